@@ -1,0 +1,1 @@
+"""The ``kubetwin`` command line: thin shells over library calls, one module per command."""

@@ -1,0 +1,146 @@
+"""``CPUSet``: a set of logical CPU ids in the Linux list format (``0-3,8,10-11``).
+
+Kept as one Python int used as a bit mask, so union, intersection and difference over a
+1,000-CPU machine are single big-int operations — the CPU manager does these in its inner
+loops. Immutable and hashable, like the kubelet's ``cpuset.CPUSet``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..errors import InputError
+
+
+class CPUSet:
+    __slots__ = ("_mask",)
+
+    def __init__(self, cpus: Iterable[int] = ()):
+        mask = 0
+        for c in cpus:
+            if c < 0:
+                raise ValueError(f"negative CPU id {c}")
+            mask |= 1 << c
+        self._mask = mask
+
+    @classmethod
+    def from_mask(cls, mask: int) -> "CPUSet":
+        obj = cls.__new__(cls)
+        obj._mask = mask
+        return obj
+
+    @classmethod
+    def range(cls, first: int, last: int) -> "CPUSet":
+        """CPUs ``first..last`` inclusive."""
+        if last < first:
+            return EMPTY
+        return cls.from_mask(((1 << (last - first + 1)) - 1) << first)
+
+    @classmethod
+    def parse(cls, text: str, path: str = "") -> "CPUSet":
+        """Parse the Linux list format; the empty string is the empty set."""
+        if not isinstance(text, str):
+            raise InputError(f"cpuset must be a string like \"0-3,8\", not {type(text).__name__}", path=path)
+        mask = 0
+        s = text.strip()
+        if not s:
+            return EMPTY
+        for part in s.split(","):
+            part = part.strip()
+            lo, dash, hi = part.partition("-")
+            try:
+                if dash:
+                    a, b = int(lo), int(hi)
+                    if a < 0 or b < a:
+                        raise ValueError
+                    mask |= ((1 << (b - a + 1)) - 1) << a
+                else:
+                    a = int(lo)
+                    if a < 0:
+                        raise ValueError
+                    mask |= 1 << a
+            except ValueError:
+                raise InputError(f'invalid cpuset "{text}": bad element "{part}"', path=path,
+                                 fix='use the Linux list format, e.g. "0-3,8,10-11"') from None
+        return cls.from_mask(mask)
+
+    # --- set algebra ------------------------------------------------------------------
+    @property
+    def mask(self) -> int:
+        return self._mask
+
+    def union(self, *others: "CPUSet") -> "CPUSet":
+        m = self._mask
+        for o in others:
+            m |= o._mask
+        return CPUSet.from_mask(m)
+
+    def intersection(self, other: "CPUSet") -> "CPUSet":
+        return CPUSet.from_mask(self._mask & other._mask)
+
+    def difference(self, other: "CPUSet") -> "CPUSet":
+        return CPUSet.from_mask(self._mask & ~other._mask)
+
+    __or__ = union
+    __and__ = intersection
+    __sub__ = difference
+
+    def is_subset_of(self, other: "CPUSet") -> bool:
+        return self._mask & ~other._mask == 0
+
+    def is_empty(self) -> bool:
+        return self._mask == 0
+
+    def size(self) -> int:
+        return self._mask.bit_count()
+
+    __len__ = size
+
+    def __bool__(self) -> bool:
+        return self._mask != 0
+
+    def __contains__(self, cpu: int) -> bool:
+        return cpu >= 0 and (self._mask >> cpu) & 1 == 1
+
+    def __iter__(self) -> Iterator[int]:
+        """Ascending CPU ids."""
+        m = self._mask
+        while m:
+            low = m & -m
+            yield low.bit_length() - 1
+            m ^= low
+
+    def sorted(self) -> list[int]:
+        return list(self)
+
+    def first(self) -> int:
+        return (self._mask & -self._mask).bit_length() - 1 if self._mask else -1
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CPUSet) and other._mask == self._mask
+
+    def __hash__(self) -> int:
+        return hash(self._mask)
+
+    def __str__(self) -> str:
+        """The Linux list format, ranges of 2+ CPUs joined with ``-`` (``String()``)."""
+        parts: list[str] = []
+        m = self._mask
+        base = 0
+        while m:
+            # skip zeros, then measure the run of ones
+            tz = (m & -m).bit_length() - 1
+            m >>= tz
+            base += tz
+            run = (~m & (m + 1)).bit_length() - 1
+            start, end = base, base + run - 1
+            parts.append(str(start) if start == end else f"{start}-{end}")
+            m >>= run
+            base += run
+        return ",".join(parts)
+
+    def __repr__(self) -> str:
+        return f"CPUSet({str(self)!r})"
+
+
+EMPTY = CPUSet.from_mask(0)
