@@ -1,0 +1,75 @@
+"""Typed, immutable view of a core/v1 ``Node``: capacity, allocatable, labels, taints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InputError
+from .meta import KubeStruct, ObjectMeta, ResourceList, check_kind, convert
+
+
+class Taint(KubeStruct, frozen=True):
+    key: str
+    value: str = ""
+    effect: str = ""
+    time_added: str | None = None
+
+
+class NodeSpec(KubeStruct, frozen=True):
+    unschedulable: bool = False
+    taints: list[Taint] = []
+    pod_cidr: str = ""
+    provider_id: str = ""
+
+
+class NodeCondition(KubeStruct, frozen=True):
+    type: str
+    status: str = "Unknown"
+    reason: str = ""
+    message: str = ""
+
+
+class NodeStatus(KubeStruct, frozen=True):
+    capacity: ResourceList = {}
+    allocatable: ResourceList = {}
+    conditions: list[NodeCondition] = []
+
+
+class Node(KubeStruct, frozen=True):
+    api_version: str = "v1"
+    kind: str = "Node"
+    metadata: ObjectMeta = ObjectMeta(namespace="")
+    spec: NodeSpec = NodeSpec()
+    status: NodeStatus = NodeStatus()
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def allocatable(self) -> ResourceList:
+        """``status.allocatable``; a node that reports none is taken at its capacity."""
+        return self.status.allocatable if self.status.allocatable else self.status.capacity
+
+    @property
+    def capacity(self) -> ResourceList:
+        return self.status.capacity
+
+
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+
+
+def node_from_dict(obj: dict[str, Any], file: str | None = None) -> Node:
+    check_kind(obj, ("Node",), ("v1",), file)
+    node = convert(obj, Node, file=file)
+    for i, t in enumerate(node.spec.taints):
+        if t.effect not in _TAINT_EFFECTS:
+            raise InputError(f'Unsupported value: "{t.effect}": supported values: "NoSchedule", '
+                             f'"PreferNoSchedule", "NoExecute"', path=f"spec.taints[{i}].effect", file=file)
+        if not t.key:
+            raise InputError("Required value: taint key", path=f"spec.taints[{i}].key", file=file)
+    for kind, values in (("capacity", node.status.capacity), ("allocatable", node.status.allocatable)):
+        for rname, q in values.items():
+            if q.sign() < 0:
+                raise InputError("must be greater than or equal to 0", path=f"status.{kind}.{rname}", file=file)
+    return node
