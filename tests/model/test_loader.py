@@ -1,0 +1,99 @@
+"""Reading objects: YAML (1.1, multi-document), JSON, NDJSON, List kinds, stdin; bad input is refused clearly."""
+
+import io
+import json
+import sys
+
+import pytest
+
+from kubetwin.errors import InputError
+from kubetwin.model import loader
+from kubetwin.model.loader import load_documents, parse_documents
+from kubetwin.model.objects import load_pods
+
+POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}]}}
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_multi_document_yaml_keeps_order(tmp_path):
+    p = write(tmp_path, "pods.yaml", "kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: b}\n---\n")
+    assert [d.obj["metadata"]["name"] for d in load_documents(p)] == ["a", "b"]
+
+
+def test_yaml_is_read_with_yaml_1_1_booleans():
+    assert parse_documents("a: yes\nb: on\nc: 'yes'\n")[0] == {"a": True, "b": True, "c": "yes"}
+
+
+def test_list_objects_are_flattened(tmp_path):
+    p = write(tmp_path, "list.json", json.dumps({"apiVersion": "v1", "kind": "List", "items": [POD, POD]}))
+    assert len(load_documents(p)) == 2
+
+
+def test_ndjson_reads_one_object_per_line(tmp_path):
+    p = write(tmp_path, "pods.ndjson", json.dumps(POD) + "\n" + json.dumps(POD) + "\n")
+    assert len(load_documents(p)) == 2
+
+
+def test_stdin_is_read_for_dash(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(POD).encode())))
+    assert load_documents("-")[0].file == "<stdin>"
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path):
+    p = write(tmp_path, "bad.yaml", "kind: Pod\nmetadata: {name: [\n")
+    with pytest.raises(InputError) as err:
+        load_documents(p)
+    assert str(err.value).startswith(str(p)) and "line" in str(err.value)
+
+
+def test_missing_file_is_named(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        load_documents(tmp_path / "nope.yaml")
+
+
+def test_alias_bomb_is_refused_without_expanding_it(tmp_path):
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, 10):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i-1}"] * 10) + "]")
+    p = write(tmp_path, "bomb.yaml", "\n".join(lines) + "\n")
+    with pytest.raises(InputError, match="alias"):
+        load_documents(p)
+
+
+def test_small_anchors_are_fine(tmp_path):
+    p = write(tmp_path, "anchors.yaml", "base: &b {cpu: '1'}\nuse: *b\n")
+    assert load_documents(p)[0].obj["use"] == {"cpu": "1"}
+
+
+def test_oversized_input_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(loader, "MAX_INPUT_BYTES", 10)
+    p = write(tmp_path, "big.yaml", "kind: Pod\n" * 5)
+    with pytest.raises(InputError, match="more than"):
+        load_documents(p)
+
+
+def test_a_scalar_document_is_not_an_object(tmp_path):
+    p = write(tmp_path, "s.yaml", "just text\n")
+    with pytest.raises(InputError, match="expected a Kubernetes object"):
+        load_documents(p)
+
+
+def test_bad_quantity_error_names_file_document_and_field(tmp_path):
+    p = write(tmp_path, "pods.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+              "  - name: a\n  - name: b\n    resources: {limits: {cpu: 2x}}\n")
+    with pytest.raises(InputError) as err:
+        load_pods(p)
+    text = str(err.value)
+    assert text.startswith(f"{p}: document 1 (Pod p): spec.containers[1].resources.limits.cpu:")
+    assert '"2x"' in text
+
+
+def test_wrong_kind_is_refused(tmp_path):
+    p = write(tmp_path, "n.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n")
+    with pytest.raises(InputError, match="expected Pod"):
+        load_pods(p)

@@ -1,0 +1,59 @@
+"""Pods are validated as the API server validates their resource fields."""
+
+import pytest
+
+from kubetwin.errors import InputError
+from kubetwin.model.pod import default_requests_from_limits, pod_from_dict
+
+
+def pod(containers, init=(), **spec):
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": list(containers), "initContainers": list(init), **spec}}
+
+
+def c(name, requests=None, limits=None, **extra):
+    return {"name": name, "resources": {"requests": requests or {}, "limits": limits or {}}, **extra}
+
+
+def test_sidecar_is_an_init_container_with_restart_policy_always():
+    p = pod_from_dict(pod([c("app")], init=[c("side", restartPolicy="Always")]))
+    assert p.spec.init_containers[0].restart_policy == "Always"
+
+
+def test_request_above_limit_is_refused():
+    with pytest.raises(InputError) as err:
+        pod_from_dict(pod([c("a", {"memory": "2Gi"}, {"memory": "1Gi"})]))
+    assert err.value.path == "spec.containers[0].resources.requests.memory"
+    assert "less than or equal to memory limit of 1Gi" in str(err.value)
+
+
+def test_negative_quantity_is_refused():
+    with pytest.raises(InputError, match="greater than or equal to 0"):
+        pod_from_dict(pod([c("a", {"cpu": "-1"})]))
+
+
+def test_duplicate_container_names_are_refused_across_init_and_app():
+    with pytest.raises(InputError, match="Duplicate"):
+        pod_from_dict(pod([c("a")], init=[c("a")]))
+
+
+def test_restart_policy_on_an_app_container_is_forbidden():
+    with pytest.raises(InputError, match="Forbidden"):
+        pod_from_dict(pod([c("a", restartPolicy="Always")]))
+
+
+def test_extended_resource_must_be_whole():
+    with pytest.raises(InputError, match="integer"):
+        pod_from_dict(pod([c("a", {"example.com/gpu": "500m"}, {"example.com/gpu": "500m"})]))
+
+
+def test_rules_upstream_tests_bend_are_warnings():
+    warnings = []
+    pod_from_dict(pod([c("a", {"hugepages-2Mi": "1Gi"})]), warn=warnings.append)
+    assert "Limit must be set" in str(warnings[0])
+
+
+def test_defaulting_copies_limits_into_missing_requests():
+    p = default_requests_from_limits(pod_from_dict(pod([c("a", {"memory": "1Gi"}, {"cpu": "2", "memory": "2Gi"})])))
+    assert str(p.spec.containers[0].requests["cpu"]) == "2"
+    assert str(p.spec.containers[0].requests["memory"]) == "1Gi"
