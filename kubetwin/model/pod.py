@@ -216,9 +216,18 @@ class NodeAllocatableResourceClaimStatus(KubeStruct, frozen=True):
     overhead: list[NodeAllocatableResourceOverhead] = []
 
 
+class PodCondition(KubeStruct, frozen=True):
+    type: str = ""
+    status: str = ""
+    reason: str = ""
+    message: str = ""
+
+
 class PodStatus(KubeStruct, frozen=True):
     phase: str = ""
     qos_class: str = ""
+    #: ``PodResizePending`` with reason ``Infeasible`` makes resize-aware sums ignore the spec.
+    conditions: list[PodCondition] = []
     nominated_node_name: str = ""
     start_time: str | None = None
     resize: str = ""
