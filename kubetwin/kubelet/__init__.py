@@ -1,0 +1,1 @@
+"""One node's decisions: QoS, cgroups, OOM score, managers, eviction."""
