@@ -70,6 +70,12 @@ FEATURE_GATES: Final[dict[str, tuple[GateSpec, ...]]] = {
                                   GateSpec("1.34", True, GA, locked=True)),
     "DRAPrioritizedList": (GateSpec("1.33", False, ALPHA), GateSpec("1.34", True, BETA)),
     "DRAAdminAccess": (GateSpec("1.32", False, ALPHA), GateSpec("1.34", True, BETA)),
+    "DRAExtendedResource": (GateSpec("1.34", False, ALPHA), GateSpec("1.36", True, BETA)),
+    # --- scheduler ---
+    "MatchLabelKeysInPodTopologySpread": (GateSpec("1.25", False, ALPHA), GateSpec("1.27", True, BETA)),
+    "NodeInclusionPolicyInPodTopologySpread": (GateSpec("1.25", False, ALPHA), GateSpec("1.26", True, BETA),
+                                               GateSpec("1.33", True, GA, locked=True)),
+    "TaintTolerationComparisonOperators": (GateSpec("1.35", False, ALPHA),),
 }
 
 # Non-gate defaults that changed between releases: name -> ((since version, value), ...).
