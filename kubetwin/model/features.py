@@ -82,6 +82,9 @@ FEATURE_GATES: Final[dict[str, tuple[GateSpec, ...]]] = {
 VERSIONED_DEFAULTS: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     # KubeletConfiguration.memoryThrottlingFactor: 0.9 until MemoryQoS beta dropped the default.
     "memoryThrottlingFactor": (("1.22", 0.9), ("1.37", None)),
+    # KubeletConfiguration.failCgroupV1: false since the field came (1.31); true from 1.35 on
+    # (KEP-5573 at beta: the kubelet refuses to start on cgroup v1 unless told otherwise).
+    "failCgroupV1": (("1.31", False), ("1.35", True)),
 }
 
 
