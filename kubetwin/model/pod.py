@@ -150,9 +150,20 @@ class EmptyDirVolumeSource(KubeStruct, frozen=True):
     size_limit: Quantity | None = None
 
 
+class HostPathVolumeSource(KubeStruct, frozen=True):
+    path: str = ""
+    type: str | None = None
+
+
 class Volume(KubeStruct, frozen=True):
+    """A pod volume; the sources kept are those the kubelet counts as local ephemeral storage
+    (eviction ranking) — others are decoded as opaque presence."""
+
     name: str
     empty_dir: EmptyDirVolumeSource | None = None
+    host_path: HostPathVolumeSource | None = None
+    config_map: dict[str, Any] | None = None
+    git_repo: dict[str, Any] | None = None
 
 
 class PodSchedulingGate(KubeStruct, frozen=True):
