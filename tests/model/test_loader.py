@@ -97,3 +97,17 @@ def test_wrong_kind_is_refused(tmp_path):
     p = write(tmp_path, "n.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n")
     with pytest.raises(InputError, match="expected Pod"):
         load_pods(p)
+
+
+def test_json_fast_path_gives_the_same_pods_as_the_general_path(tmp_path):
+    pods = [dict(POD, metadata={"name": f"p{i}"}) for i in range(3)]
+    j = write(tmp_path, "pods.json", json.dumps({"kind": "List", "apiVersion": "v1", "items": pods}))
+    y = write(tmp_path, "pods.yaml", "\n---\n".join(json.dumps(p) for p in pods))
+    assert load_pods(j) == load_pods(y)
+
+
+def test_json_errors_still_name_the_field(tmp_path):
+    bad = dict(POD, spec={"containers": [{"name": "a", "resources": {"requests": {"memory": "1Q"}}}]})
+    p = write(tmp_path, "pods.json", json.dumps(bad))
+    with pytest.raises(InputError, match=r"spec.containers\[0\].resources.requests.memory"):
+        load_pods(p)
