@@ -1,0 +1,224 @@
+"""cAdvisor ``MachineInfo`` JSON (``info/v1/machine.go``) in and out.
+
+The kubelet builds its CPU, memory and topology managers from this document, so the
+reader keeps every field the kubelet reads exactly as written (``num_cores`` is not
+recounted, NUMA node order is kept, ``uncore_caches`` and ``distances`` as given) and
+carries the fields it does not interpret through unchanged. The writer emits every field
+of cAdvisor's struct, in its declaration order, with Go's zero values (``null`` for empty
+slices) where the model has nothing — and the reader drops exactly those zero values
+again, so write → read is the identity on the model.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import InputError, join_path
+from .model import Cache, Core, HugePages, Machine, NUMANode, canonical_extra
+
+# MachineInfo fields other than the modelled ones, in cAdvisor's declaration order, with
+# the value Go serialises for a zero struct.
+_ZERO_EXTRAS: dict[str, Any] = {
+    "timestamp": "0001-01-01T00:00:00Z",
+    "vendor_id": "",
+    "memory_by_type": None,
+    "nvm": {"memory_mode_capacity": 0, "app direct_mode_capacity": 0, "avg_power_budget": 0},
+    "filesystems": None,
+    "disk_map": None,
+    "network_devices": None,
+    "cloud_provider": "",
+    "instance_type": "",
+    "instance_id": "",
+}
+_ORDER = ("timestamp", "vendor_id", "num_cores", "num_physical_cores", "num_sockets", "cpu_frequency_khz",
+          "memory_capacity", "swap_capacity", "memory_by_type", "nvm", "hugepages", "machine_id",
+          "system_uuid", "boot_id", "filesystems", "disk_map", "network_devices", "topology",
+          "cloud_provider", "instance_type", "instance_id")
+_MODELLED = {"num_cores", "num_physical_cores", "num_sockets", "cpu_frequency_khz", "memory_capacity",
+             "swap_capacity", "hugepages", "machine_id", "system_uuid", "boot_id", "topology"}
+
+
+# --- reading ---------------------------------------------------------------------------
+def _int(obj: dict, key: str, path: str, default: int | None = None) -> int:
+    if key not in obj or obj[key] is None:
+        if default is None:
+            raise InputError("required field is missing", path=join_path(path, key))
+        return default
+    v = obj[key]
+    if isinstance(v, bool) or not isinstance(v, int):
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        else:
+            raise InputError(f"must be an integer, not {json.dumps(v)[:40]}", path=join_path(path, key))
+    if v < 0:
+        raise InputError(f"must not be negative, got {v}", path=join_path(path, key))
+    return v
+
+
+def _str(obj: dict, key: str, path: str) -> str:
+    v = obj.get(key)
+    if v is None:
+        return ""
+    if not isinstance(v, str):
+        raise InputError("must be a string", path=join_path(path, key))
+    return v
+
+
+def _list(obj: dict, key: str, path: str, required: bool = False) -> list:
+    v = obj.get(key)
+    if v is None:
+        if required:
+            raise InputError("required field is missing", path=join_path(path, key),
+                             fix="a MachineInfo lists its NUMA nodes under \"topology\"")
+        return []
+    if not isinstance(v, list):
+        raise InputError(f"must be a list, not {type(v).__name__}", path=join_path(path, key))
+    return v
+
+
+def _obj(v: Any, path: str) -> dict:
+    if not isinstance(v, dict):
+        raise InputError(f"must be an object, not {type(v).__name__}", path=path)
+    return v
+
+
+def _caches(obj: dict, key: str, path: str) -> tuple[Cache, ...]:
+    out = []
+    for i, c in enumerate(_list(obj, key, path)):
+        p = f"{join_path(path, key)}[{i}]"
+        c = _obj(c, p)
+        out.append(Cache(id=_int(c, "id", p, 0), size=_int(c, "size", p, 0), type=_str(c, "type", p),
+                         level=_int(c, "level", p, 0)))
+    return tuple(out)
+
+
+def _hugepages(obj: dict, path: str) -> tuple[HugePages, ...]:
+    out = []
+    for i, h in enumerate(_list(obj, "hugepages", path)):
+        p = f"{join_path(path, 'hugepages')}[{i}]"
+        h = _obj(h, p)
+        out.append(HugePages(page_size=_int(h, "page_size", p), num_pages=_int(h, "num_pages", p, 0)))
+    return tuple(out)
+
+
+def _core(c: Any, path: str) -> Core:
+    c = _obj(c, path)
+    threads = _list(c, "thread_ids", path)
+    for j, t in enumerate(threads):
+        if isinstance(t, bool) or not isinstance(t, int) or t < 0:
+            raise InputError(f"must be a CPU id (an integer >= 0), not {json.dumps(t)[:40]}",
+                             path=f"{path}.thread_ids[{j}]")
+    if not threads:
+        raise InputError("a core needs at least one thread", path=f"{path}.thread_ids")
+    if len(set(threads)) != len(threads):
+        raise InputError("cpus provided are not unique", path=f"{path}.thread_ids")
+    return Core(core_id=_int(c, "core_id", path, 0), socket_id=_int(c, "socket_id", path, 0),
+                threads=tuple(threads), caches=_caches(c, "caches", path),
+                uncore_caches=_caches(c, "uncore_caches", path))
+
+
+def _node(n: Any, path: str) -> NUMANode:
+    n = _obj(n, path)
+    cores = tuple(_core(c, f"{path}.cores[{j}]") for j, c in enumerate(_list(n, "cores", path)))
+    dist = []
+    for j, d in enumerate(_list(n, "distances", path)):
+        if isinstance(d, bool) or not isinstance(d, int) or d < 0:
+            raise InputError("must be a non-negative integer", path=f"{path}.distances[{j}]")
+        dist.append(d)
+    return NUMANode(id=_int(n, "node_id", path, 0), memory=_int(n, "memory", path, 0),
+                    hugepages=_hugepages(n, path), cores=cores, caches=_caches(n, "caches", path),
+                    distances=tuple(dist))
+
+
+def machine_from_machineinfo(doc: Any, *, file: str | None = None, name: str = "") -> Machine:
+    """A :class:`Machine` from a decoded MachineInfo object; errors name ``file`` and the field."""
+    try:
+        doc = _obj(doc, "")
+        nodes = tuple(_node(n, f"topology[{i}]") for i, n in enumerate(_list(doc, "topology", "", required=True)))
+        ids = [n.id for n in nodes]
+        if len(set(ids)) != len(ids):
+            dup = next(i for i in ids if ids.count(i) > 1)
+            raise InputError(f"NUMA node {dup} is listed twice", path="topology",
+                             fix="every topology[] entry needs its own node_id")
+        extra = {k: v for k, v in doc.items() if k not in _MODELLED and not (k in _ZERO_EXTRAS and v == _ZERO_EXTRAS[k])}
+        return Machine(
+            num_cores=_int(doc, "num_cores", ""),
+            num_physical_cores=_int(doc, "num_physical_cores", "", 0),
+            num_sockets=_int(doc, "num_sockets", "", 0),
+            memory_capacity=_int(doc, "memory_capacity", "", sum(n.memory for n in nodes)),
+            swap_capacity=_int(doc, "swap_capacity", "", 0),
+            hugepages=_hugepages(doc, ""),
+            nodes=nodes,
+            cpu_frequency_khz=_int(doc, "cpu_frequency_khz", "", 0),
+            machine_id=_str(doc, "machine_id", ""),
+            system_uuid=_str(doc, "system_uuid", ""),
+            boot_id=_str(doc, "boot_id", ""),
+            name=name or _str(doc, "machine_id", ""),
+            extra_json=canonical_extra(extra),
+        )
+    except InputError as e:
+        raise e.in_file(file)
+
+
+def read_machineinfo(text: str, file: str = "<machineinfo>") -> Machine:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}", file=file) from None
+    except RecursionError:
+        raise InputError("JSON is nested too deeply", file=file) from None
+    return machine_from_machineinfo(doc, file=file)
+
+
+# --- writing ---------------------------------------------------------------------------
+def _cache_list(caches: tuple[Cache, ...]) -> list | None:
+    if not caches:
+        return None
+    return [{"id": c.id, "size": c.size, "type": c.type, "level": c.level} for c in caches]
+
+
+def _hp_list(hps: tuple[HugePages, ...]) -> list | None:
+    if not hps:
+        return None
+    return [{"page_size": h.page_size, "num_pages": h.num_pages} for h in hps]
+
+
+def to_machineinfo(m: Machine) -> dict[str, Any]:
+    """The MachineInfo object cAdvisor would serialise for this machine."""
+    modelled: dict[str, Any] = {
+        "num_cores": m.num_cores,
+        "num_physical_cores": m.num_physical_cores,
+        "num_sockets": m.num_sockets,
+        "cpu_frequency_khz": m.cpu_frequency_khz,
+        "memory_capacity": m.memory_capacity,
+        "swap_capacity": m.swap_capacity,
+        "hugepages": _hp_list(m.hugepages),
+        "machine_id": m.machine_id,
+        "system_uuid": m.system_uuid,
+        "boot_id": m.boot_id,
+        "topology": [
+            {
+                "node_id": n.id,
+                "memory": n.memory,
+                "hugepages": _hp_list(n.hugepages),
+                "cores": [
+                    {"core_id": c.core_id, "thread_ids": list(c.threads), "caches": _cache_list(c.caches),
+                     "uncore_caches": _cache_list(c.uncore_caches), "socket_id": c.socket_id}
+                    for c in n.cores
+                ] or None,
+                "caches": _cache_list(n.caches),
+                "distances": list(n.distances) or None,
+            }
+            for n in m.nodes
+        ],
+    }
+    extra = m.extra
+    out: dict[str, Any] = {}
+    for k in _ORDER:
+        if k in modelled:
+            out[k] = modelled[k]
+        else:
+            out[k] = extra.pop(k, _ZERO_EXTRAS[k])
+    out.update(extra)  # unknown keys from a newer cAdvisor: keep them
+    return out

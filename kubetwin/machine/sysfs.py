@@ -1,0 +1,408 @@
+"""Reading a machine from Linux sysfs the way cAdvisor does (``utils/sysinfo``), from the live
+``/sys``, from an unpacked tree, or straight from a ``.tar.bz2`` dump (hwloc's test dumps).
+
+What cAdvisor reads, and so what the kubelet sees:
+
+* NUMA nodes: the ``/sys/devices/system/node/nodeN`` directories (sparse ids stay sparse); a
+  node's CPUs are its ``cpuM`` entries that are online (``cpu/online`` list; per-CPU
+  ``online`` file on older kernels; no file at all = online). A node without CPUs is kept
+  (GPU/HBM/CXL memory): it has memory and distances but no cores.
+  Old kernels without the ``nodeN/cpuM`` links: the node's ``cpulist``/``cpumap`` (cAdvisor
+  would find no CPU at all there).
+* cores: CPUs of a node grouped by (``topology/core_id``, ``topology/physical_package_id``);
+  a CPU without those files is skipped, as cAdvisor does; a package id of -1 ("unknown",
+  POWER) becomes socket 0.
+* caches (``cpuM/cache/indexK``): level ≥ 3 shared by every thread of the node → node cache,
+  else → the core's uncore cache; level ≤ 2 shared by exactly the core's threads → core
+  cache; everything else is ignored. ``id`` missing → the cache's lowest CPU (unique, where
+  cAdvisor would report 0 and merge groups).
+* memory: ``nodeN/meminfo`` ``MemTotal`` (kB → bytes), hugepages from ``nodeN/hugepages``,
+  distances from ``nodeN/distance``; machine memory / swap from ``/proc/meminfo``.
+* no node directories at all (non-NUMA kernels): one node per physical package, as cAdvisor.
+
+Online CPUs whose NUMA node has no directory (a node hot-removed, e.g. hwloc's
+``offline-cpu0-node0`` dump) are invisible to cAdvisor and stay invisible here: the
+kubelet on that machine works with the CPUs of the nodes it can see.
+
+PCI devices come from ``/sys/bus/pci/devices/*`` (``class``, ``vendor``, ``device``,
+``numa_node``); cAdvisor does not read them, the device manager's plugins do.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import tarfile
+from pathlib import Path
+from typing import Protocol
+
+from ..errors import InputError
+from ..model.cpuset import CPUSet
+from .model import Cache, Core, HugePages, Machine, NUMANode, PCIDevice, canonical_extra, machine_counts
+
+_NODE_RE = re.compile(r"^node(\d+)$")
+_CPU_RE = re.compile(r"^cpu(\d+)$")
+_HP_RE = re.compile(r"^hugepages-(\d+)kB$")
+_MEMTOTAL_RE = re.compile(r"MemTotal:\s*(\d+) kB")
+_SWAPTOTAL_RE = re.compile(r"SwapTotal:\s*(\d+) kB")
+MAX_TAR_MEMBERS = 2_000_000
+MAX_TAR_BYTES = 256 * 1024 * 1024
+
+
+class FileSystem(Protocol):
+    """The one I/O seam of the reader: paths are relative to the dump's root (``sys/...``)."""
+
+    def read(self, path: str) -> str | None: ...
+
+    def listdir(self, path: str) -> list[str] | None: ...
+
+
+class DirFS:
+    """A directory tree: ``/`` for the live machine, or an unpacked dump."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    def read(self, path: str) -> str | None:
+        try:
+            with open(self.root / path, "rb") as f:
+                return f.read(1 << 20).decode("utf-8", "replace")
+        except OSError:
+            return None
+
+    def listdir(self, path: str) -> list[str] | None:
+        try:
+            return os.listdir(self.root / path)
+        except OSError:
+            return None
+
+
+class TarFS:
+    """A ``.tar``/``.tar.bz2``/``.tar.gz`` dump read in memory, symlinks resolved inside it."""
+
+    def __init__(self, file: str):
+        self.file = file
+        self._files: dict[str, bytes] = {}
+        self._links: dict[str, str] = {}
+        self._dirs: dict[str, set[str]] = {}
+        total = 0
+        try:
+            with tarfile.open(file, "r:*") as tar:
+                for i, m in enumerate(tar):
+                    if i > MAX_TAR_MEMBERS:
+                        raise InputError("tarball has too many members", file=file)
+                    name = posixpath.normpath(m.name.lstrip("/"))
+                    if name in (".", "") or name.startswith(".."):
+                        continue
+                    self._add_dir(name)
+                    if m.issym():
+                        self._links[name] = m.linkname
+                    elif m.islnk():
+                        self._links[name] = "/" + posixpath.normpath(m.linkname.lstrip("/"))
+                    elif m.isfile():
+                        total += m.size
+                        if total > MAX_TAR_BYTES:
+                            raise InputError("tarball content is too large", file=file)
+                        f = tar.extractfile(m)
+                        self._files[name] = f.read() if f else b""
+                    elif m.isdir():
+                        self._dirs.setdefault(name, set())
+        except (tarfile.TarError, EOFError, OSError) as e:
+            raise InputError(f"cannot read tarball: {e}", file=file) from None
+        self.prefix = self._find_prefix()
+
+    def _add_dir(self, name: str) -> None:
+        parts = name.split("/")
+        for i in range(len(parts)):
+            self._dirs.setdefault("/".join(parts[:i]), set()).add(parts[i])
+
+    def _find_prefix(self) -> str:
+        """The directory inside the tarball that holds ``sys/`` (dumps wrap it in a folder)."""
+        for d in sorted(self._dirs, key=len):
+            if d.endswith("sys/devices/system/cpu") or d == "sys/devices/system/cpu":
+                return d[: -len("sys/devices/system/cpu")]
+        for f in self._files:
+            i = f.find("sys/devices/system/cpu/")
+            if i >= 0:
+                return f[:i]
+        raise InputError("no sys/devices/system/cpu directory in the tarball", file=self.file,
+                         fix="pass a dump of /sys (and /proc), e.g. one of hwloc's tests/hwloc/linux/*.tar.bz2")
+
+    def _resolve(self, path: str) -> str:
+        """Follow symlinks component by component (relative to the dump's root)."""
+        parts = posixpath.normpath(self.prefix + path).split("/")
+        cur = ""
+        hops = 0
+        i = 0
+        while i < len(parts):
+            nxt = parts[i] if not cur else f"{cur}/{parts[i]}"
+            target = self._links.get(nxt)
+            if target is not None:
+                hops += 1
+                if hops > 40:
+                    return nxt
+                if target.startswith("/"):
+                    base = posixpath.normpath(self.prefix + target.lstrip("/"))
+                else:
+                    base = posixpath.normpath(posixpath.join(cur, target))
+                rest = parts[i + 1:]
+                parts = base.split("/") + rest
+                cur, i = "", 0
+                continue
+            cur = nxt
+            i += 1
+        return cur
+
+    def read(self, path: str) -> str | None:
+        data = self._files.get(self._resolve(path))
+        return None if data is None else data.decode("utf-8", "replace")
+
+    def listdir(self, path: str) -> list[str] | None:
+        d = self._dirs.get(self._resolve(path))
+        return None if d is None else sorted(d)
+
+
+# --- helpers -------------------------------------------------------------------------------
+def _ids(names: list[str] | None, rx: re.Pattern) -> list[int]:
+    out = []
+    for n in names or ():
+        m = rx.match(n)
+        if m:
+            out.append(int(m.group(1)))
+    return sorted(out)
+
+
+def _int_file(fs: FileSystem, path: str) -> int | None:
+    text = fs.read(path)
+    if text is None:
+        return None
+    try:
+        return int(text.strip().split()[0], 0)
+    except (ValueError, IndexError):
+        return None
+
+
+def _cpulist(fs: FileSystem, path: str) -> CPUSet | None:
+    text = fs.read(path)
+    if text is None:
+        return None
+    try:
+        return CPUSet.parse(text.strip())
+    except InputError:
+        return None
+
+
+def _size(text: str) -> int:
+    t = text.strip()
+    mult = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}.get(t[-1:].upper(), 1)
+    digits = t[:-1] if mult != 1 else t
+    try:
+        return int(digits) * mult
+    except ValueError:
+        return 0
+
+
+def _cpu_caches(fs: FileSystem, cpu: int) -> list[tuple[int, Cache, int]]:
+    """(level, cache, number of CPUs sharing it) for each ``indexK`` of a CPU."""
+    base = f"sys/devices/system/cpu/cpu{cpu}/cache"
+    out = []
+    for idx in sorted(n for n in fs.listdir(base) or () if n.startswith("index")):
+        p = f"{base}/{idx}"
+        level = _int_file(fs, f"{p}/level")
+        if level is None:
+            continue
+        shared = _cpulist(fs, f"{p}/shared_cpu_list")
+        if shared is None:  # older kernels only have the hex map
+            text = fs.read(f"{p}/shared_cpu_map")
+            shared = (_hexmask(text) if text else None) or CPUSet([cpu])
+        cid = _int_file(fs, f"{p}/id")
+        if cid is None:
+            cid = shared.first()
+        size = _size(fs.read(f"{p}/size") or "0")
+        ctype = (fs.read(f"{p}/type") or "").strip()
+        out.append((level, Cache(id=cid, size=size, type=ctype, level=level), shared.size()))
+    return out
+
+
+def _hexmask(text: str) -> CPUSet | None:
+    """A sysfs cpumap (``0000000f,ffffffff``: 32-bit words, most significant first)."""
+    mask = 0
+    try:
+        for word in text.strip().split(","):
+            mask = (mask << 32) | int(word, 16)
+    except ValueError:
+        return None
+    return CPUSet.from_mask(mask)
+
+
+def _node_cpus(fs: FileSystem, node_dir: str) -> list[int]:
+    """A node's CPUs: its ``cpuN`` links (what cAdvisor globs); old kernels without the links
+    only have ``cpulist``/``cpumap`` — cAdvisor would see no CPUs there, we read those."""
+    cpus = _ids(fs.listdir(node_dir), _CPU_RE)
+    if cpus:
+        return cpus
+    listed = _cpulist(fs, f"{node_dir}/cpulist")
+    if listed is None:
+        text = fs.read(f"{node_dir}/cpumap")
+        listed = _hexmask(text) if text else None
+    return listed.sorted() if listed is not None else []
+
+
+def _online(fs: FileSystem) -> CPUSet | None:
+    return _cpulist(fs, "sys/devices/system/cpu/online")
+
+
+def _is_online(fs: FileSystem, cpu: int, online: CPUSet | None) -> bool:
+    if online is not None:
+        return cpu in online
+    flag = _int_file(fs, f"sys/devices/system/cpu/cpu{cpu}/online")
+    return flag != 0
+
+
+def _cores(fs: FileSystem, cpus: list[int], online: CPUSet | None) -> list[dict]:
+    cores: list[dict] = []
+    by_key: dict[tuple[int, int], dict] = {}
+    for cpu in cpus:
+        if not _is_online(fs, cpu, online):
+            continue
+        topo = f"sys/devices/system/cpu/cpu{cpu}/topology"
+        core_id = _int_file(fs, f"{topo}/core_id")
+        pkg = _int_file(fs, f"{topo}/physical_package_id")
+        if core_id is None or pkg is None:
+            continue
+        if pkg < 0:  # some architectures report -1 for "unknown": one package
+            pkg = 0
+        key = (core_id, pkg)
+        rec = by_key.get(key)
+        if rec is None:
+            rec = {"core_id": core_id, "socket_id": pkg, "threads": [], "caches": [], "uncore": []}
+            by_key[key] = rec
+            cores.append(rec)
+        rec["threads"].append(cpu)
+    return cores
+
+
+def _add_caches(fs: FileSystem, cores: list[dict]) -> list[Cache]:
+    node_caches: list[Cache] = []
+    for rec in cores:
+        per_core = len(rec["threads"])
+        per_node = len(cores) * per_core
+        for level, cache, sharing in _cpu_caches(fs, rec["threads"][0]):
+            if level > 2:
+                if sharing == per_node:
+                    if cache not in node_caches:
+                        node_caches.append(cache)
+                elif cache not in rec["uncore"]:
+                    rec["uncore"].append(cache)
+            elif sharing == per_core:
+                rec["caches"].append(cache)
+    return node_caches
+
+
+def _hugepages(fs: FileSystem, path: str) -> tuple[HugePages, ...]:
+    out = []
+    for name in sorted(fs.listdir(path) or (), key=lambda n: int(_HP_RE.match(n).group(1)) if _HP_RE.match(n) else 0):
+        m = _HP_RE.match(name)
+        if not m:
+            continue
+        nr = _int_file(fs, f"{path}/{name}/nr_hugepages")
+        out.append(HugePages(page_size=int(m.group(1)), num_pages=nr or 0))
+    return tuple(out)
+
+
+def _freeze_cores(cores: list[dict]) -> tuple[Core, ...]:
+    return tuple(Core(core_id=r["core_id"], socket_id=r["socket_id"], threads=tuple(r["threads"]),
+                      caches=tuple(r["caches"]), uncore_caches=tuple(r["uncore"])) for r in cores)
+
+
+def _pci_devices(fs: FileSystem) -> tuple[PCIDevice, ...]:
+    base = "sys/bus/pci/devices"
+    out = []
+    for addr in sorted(fs.listdir(base) or ()):
+        p = f"{base}/{addr}"
+        cls = _int_file(fs, f"{p}/class")
+        if cls is None:
+            continue
+        numa = _int_file(fs, f"{p}/numa_node")
+        out.append(PCIDevice(address=addr, class_code=(cls >> 8) & 0xFFFF,
+                             vendor_id=_int_file(fs, f"{p}/vendor") or 0,
+                             device_id=_int_file(fs, f"{p}/device") or 0,
+                             numa_nodes=(numa,) if numa is not None and numa >= 0 else ()))
+    return tuple(out)
+
+
+def read_sysfs(fs: FileSystem, *, name: str = "", file: str | None = None) -> Machine:
+    """A :class:`Machine` as cAdvisor would describe the system in ``fs``."""
+    cpu_dir = fs.listdir("sys/devices/system/cpu")
+    if cpu_dir is None:
+        raise InputError("no sys/devices/system/cpu directory", file=file,
+                         fix="point at the root of a sysfs dump (the folder holding sys/ and proc/)")
+    online = _online(fs)
+    node_ids = _ids(fs.listdir("sys/devices/system/node"), _NODE_RE)
+    nodes: list[NUMANode] = []
+    if node_ids:
+        for nid in node_ids:
+            nd = f"sys/devices/system/node/node{nid}"
+            cores = _cores(fs, _node_cpus(fs, nd), online)
+            node_caches = _add_caches(fs, cores) if cores else []
+            mem = 0
+            meminfo = fs.read(f"{nd}/meminfo")
+            if meminfo:
+                m = _MEMTOTAL_RE.search(meminfo)
+                if m:
+                    mem = int(m.group(1)) * 1024
+            dist_text = fs.read(f"{nd}/distance")
+            dist: tuple[int, ...] = ()
+            if dist_text:
+                try:
+                    dist = tuple(int(x) for x in dist_text.split())
+                except ValueError:
+                    raise InputError(f"cannot parse distances {dist_text.strip()!r}", file=file,
+                                     path=f"{nd}/distance") from None
+            nodes.append(NUMANode(id=nid, memory=mem, hugepages=_hugepages(fs, f"{nd}/hugepages"),
+                                  cores=_freeze_cores(cores), caches=tuple(node_caches), distances=dist))
+    else:
+        all_cpus = _ids(cpu_dir, _CPU_RE)
+        by_pkg: dict[int, list[int]] = {}
+        for cpu in all_cpus:
+            pkg = _int_file(fs, f"sys/devices/system/cpu/cpu{cpu}/topology/physical_package_id")
+            if pkg is not None:
+                by_pkg.setdefault(max(pkg, 0), []).append(cpu)
+        for pkg, cpus in sorted(by_pkg.items()):
+            cores = _cores(fs, cpus, online)
+            node_caches = _add_caches(fs, cores) if cores else []
+            nodes.append(NUMANode(id=pkg, memory=0, cores=_freeze_cores(cores), caches=tuple(node_caches)))
+    if not any(n.cores for n in nodes):
+        raise InputError("no online CPU with topology information found under sys/devices/system/cpu",
+                         file=file, fix="the dump needs cpuN/topology/{core_id,physical_package_id}")
+    meminfo = fs.read("proc/meminfo") or ""
+    m = _MEMTOTAL_RE.search(meminfo)
+    memory = int(m.group(1)) * 1024 if m else sum(n.memory for n in nodes)
+    s = _SWAPTOTAL_RE.search(meminfo)
+    swap = int(s.group(1)) * 1024 if s else 0
+    if not node_ids and nodes and m:
+        # non-NUMA kernel: cAdvisor reports no per-node memory; keep the total on node 0
+        nodes[0] = NUMANode(id=nodes[0].id, memory=memory, cores=nodes[0].cores, caches=nodes[0].caches)
+    ncpus, ncores, nsockets = machine_counts(nodes)
+    product = (fs.read("sys/class/dmi/id/product_name") or "").strip()
+    machine_id = (fs.read("etc/machine-id") or "").strip()
+    boot_id = (fs.read("proc/sys/kernel/random/boot_id") or "").strip()
+    return Machine(
+        num_cores=ncpus, num_physical_cores=ncores, num_sockets=nsockets,
+        memory_capacity=memory, swap_capacity=swap, nodes=tuple(nodes),
+        hugepages=_hugepages(fs, "sys/kernel/mm/hugepages"), pci_devices=_pci_devices(fs),
+        machine_id=machine_id, boot_id=boot_id, name=name or product, extra_json=canonical_extra({}),
+    )
+
+
+def load_sysfs(source: str) -> Machine:
+    """Live ``/`` (``source`` = ``/`` or ``/sys``), an unpacked tree, or a tarball."""
+    p = Path(source)
+    if p.is_file():
+        fs: FileSystem = TarFS(source)
+        return read_sysfs(fs, name=p.name.split(".tar")[0], file=source)
+    root = p
+    if p.name == "sys" and (p / "devices").is_dir():
+        root = p.parent
+    return read_sysfs(DirFS(root), name="" if str(root) == "/" else p.name, file=source)
