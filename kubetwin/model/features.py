@@ -42,21 +42,36 @@ def _v(version: str) -> tuple[int, int]:
 # Gate name -> specs in ascending version order. Sources: upstream kube_features.go (and
 # staging component-base / apiextensions gates the kubelet and scheduler read).
 FEATURE_GATES: Final[dict[str, tuple[GateSpec, ...]]] = {
-    # --- resource model / kubelet ---
+    # Sources: kube_features.go as of v1.35 (defaultVersionedKubernetesFeatureGates), the v1.37
+    # development copy of the scheduler/DRA gate file, the kubernetes/website feature-gate pages
+    # and the v1.35-v1.37 CHANGELOG summaries. Rows list every stage change since the gate came.
+    # --- resource model / pod-level resources ---
     "PodLevelResources": (GateSpec("1.32", False, ALPHA), GateSpec("1.34", True, BETA)),
-    "PodLevelResourceManagers": (GateSpec("1.36", False, ALPHA),),
+    "PodLevelResourceManagers": (GateSpec("1.36", False, ALPHA), GateSpec("1.37", False, BETA)),
     "PodLevelResourcesFixKubeletQOSClass": (GateSpec("1.36", True, BETA),),
-    "MemoryQoS": (GateSpec("1.22", False, ALPHA), GateSpec("1.37", True, BETA)),
-    "NodeSwap": (GateSpec("1.22", False, ALPHA), GateSpec("1.28", True, BETA), GateSpec("1.34", True, GA)),
-    "CustomCPUCFSQuotaPeriod": (GateSpec("1.12", False, ALPHA),),
-    "DisableCPUQuotaWithExclusiveCPUs": (GateSpec("1.33", True, BETA),),
-    "KubeletOOMScoreAdjTieBreak": (GateSpec("1.37", False, ALPHA),),
-    "DRANodeAllocatableResources": (GateSpec("1.36", False, ALPHA),),
+    "PodLevelResourcesFixUpdateDefaulting": (GateSpec("1.36", True, BETA),),
+    "InPlacePodLevelResourcesVerticalScaling": (GateSpec("1.35", False, ALPHA), GateSpec("1.36", True, BETA)),
+    "InPlacePodVerticalScaling": (GateSpec("1.27", False, ALPHA), GateSpec("1.33", True, BETA),
+                                  GateSpec("1.35", True, GA, locked=True)),
+    "InPlacePodVerticalScalingExclusiveCPUs": (GateSpec("1.32", False, ALPHA),),
+    "InPlacePodVerticalScalingExclusiveMemory": (GateSpec("1.34", False, ALPHA),),
+    "InPlacePodVerticalScalingSchedulerPreemption": (GateSpec("1.37", False, ALPHA),),
     "SidecarContainers": (GateSpec("1.28", False, ALPHA), GateSpec("1.29", True, BETA),
                           GateSpec("1.33", True, GA, locked=True)),
-    "InPlacePodVerticalScaling": (GateSpec("1.27", False, ALPHA), GateSpec("1.33", True, BETA),
-                                  GateSpec("1.35", True, GA)),
-    # --- CPU / topology manager option maturity gates ---
+    # --- kubelet: cgroups, QoS, swap, OOM ---
+    "MemoryQoS": (GateSpec("1.22", False, ALPHA), GateSpec("1.37", True, BETA)),
+    "NodeSwap": (GateSpec("1.22", False, ALPHA), GateSpec("1.28", False, BETA), GateSpec("1.30", True, BETA),
+                 GateSpec("1.34", True, GA, locked=True)),
+    "CustomCPUCFSQuotaPeriod": (GateSpec("1.12", False, ALPHA),),
+    "DisableCPUQuotaWithExclusiveCPUs": (GateSpec("1.33", True, BETA),),
+    "QOSReserved": (GateSpec("1.11", False, ALPHA),),
+    "KubeletOOMScoreAdjTieBreak": (GateSpec("1.37", False, ALPHA),),
+    "KubeletCgroupDriverFromCRI": (GateSpec("1.28", False, ALPHA), GateSpec("1.31", True, BETA),
+                                   GateSpec("1.34", True, GA, locked=True)),
+    "KubeletInUserNamespace": (GateSpec("1.22", False, ALPHA), GateSpec("1.37", True, BETA)),
+    # --- kubelet: resource managers and their option maturity gates ---
+    "MemoryManager": (GateSpec("1.21", False, ALPHA), GateSpec("1.22", True, BETA),
+                      GateSpec("1.32", True, GA, locked=True)),
     "CPUManagerPolicyOptions": (GateSpec("1.22", False, ALPHA), GateSpec("1.23", True, BETA),
                                 GateSpec("1.33", True, GA, locked=True)),
     "CPUManagerPolicyBetaOptions": (GateSpec("1.23", True, BETA),),
@@ -65,17 +80,78 @@ FEATURE_GATES: Final[dict[str, tuple[GateSpec, ...]]] = {
                                      GateSpec("1.32", True, GA, locked=True)),
     "TopologyManagerPolicyBetaOptions": (GateSpec("1.26", False, BETA), GateSpec("1.28", True, BETA)),
     "TopologyManagerPolicyAlphaOptions": (GateSpec("1.26", False, ALPHA),),
+    "KubeletPodResourcesGet": (GateSpec("1.27", False, ALPHA), GateSpec("1.34", True, BETA)),
+    "KubeletPodResourcesDynamicResources": (GateSpec("1.27", False, ALPHA), GateSpec("1.34", True, BETA)),
+    "KubeletPodResourcesListUseActivePods": (GateSpec("1.0", False, GA), GateSpec("1.34", True, DEPRECATED)),
+    "ResourceHealthStatus": (GateSpec("1.31", False, ALPHA),),
+    # --- kubelet: eviction, disk, PSI (PSINodeCondition is not merged as of v1.36: left out) ---
+    "KubeletPSI": (GateSpec("1.33", False, ALPHA), GateSpec("1.34", True, BETA),
+                   GateSpec("1.36", True, GA, locked=True)),
+    "KubeletSeparateDiskGC": (GateSpec("1.29", False, ALPHA), GateSpec("1.31", True, BETA)),
+    "LocalStorageCapacityIsolationFSQuotaMonitoring": (GateSpec("1.15", False, ALPHA), GateSpec("1.31", False, BETA)),
+    "AllowOverwriteTerminationGracePeriodSeconds": (GateSpec("1.0", True, GA), GateSpec("1.32", False, DEPRECATED),
+                                                    GateSpec("1.35", False, DEPRECATED, locked=True)),
+    "ImageMaximumGCAge": (GateSpec("1.29", False, ALPHA), GateSpec("1.30", True, BETA),
+                          GateSpec("1.35", True, GA, locked=True)),
+    # --- kubelet: gates its configuration validation and defaulting read ---
+    "GracefulNodeShutdown": (GateSpec("1.20", False, ALPHA), GateSpec("1.21", True, BETA)),
+    "GracefulNodeShutdownBasedOnPodPriority": (GateSpec("1.23", False, ALPHA), GateSpec("1.24", True, BETA)),
+    "KubeletCrashLoopBackOffMax": (GateSpec("1.32", False, ALPHA), GateSpec("1.35", True, BETA)),
+    "KubeletEnsureSecretPulledImages": (GateSpec("1.33", False, ALPHA), GateSpec("1.35", True, BETA)),
+    "KubeletTracing": (GateSpec("1.25", False, ALPHA), GateSpec("1.27", True, BETA),
+                       GateSpec("1.34", True, GA, locked=True)),
+    "NodeLogQuery": (GateSpec("1.27", False, ALPHA), GateSpec("1.30", False, BETA),
+                     GateSpec("1.36", True, GA, locked=True)),
+    "NodeDeclaredFeatures": (GateSpec("1.35", False, ALPHA), GateSpec("1.36", True, BETA),
+                             GateSpec("1.37", True, GA, locked=True)),
     # --- DRA ---
     "DynamicResourceAllocation": (GateSpec("1.26", False, ALPHA), GateSpec("1.32", False, BETA),
-                                  GateSpec("1.34", True, GA, locked=True)),
-    "DRAPrioritizedList": (GateSpec("1.33", False, ALPHA), GateSpec("1.34", True, BETA)),
-    "DRAAdminAccess": (GateSpec("1.32", False, ALPHA), GateSpec("1.34", True, BETA)),
-    "DRAExtendedResource": (GateSpec("1.34", False, ALPHA), GateSpec("1.36", True, BETA)),
+                                  GateSpec("1.34", True, GA), GateSpec("1.35", True, GA, locked=True)),
+    "DRAAdminAccess": (GateSpec("1.32", False, ALPHA), GateSpec("1.34", True, BETA),
+                       GateSpec("1.36", True, GA, locked=True)),
+    "DRAConsumableCapacity": (GateSpec("1.34", False, ALPHA), GateSpec("1.36", True, BETA)),
+    "DRADerivedAttributes": (GateSpec("1.37", False, ALPHA),),
+    "DRADeviceBindingConditions": (GateSpec("1.34", False, ALPHA), GateSpec("1.36", True, BETA)),
+    "DRADeviceCompatibilityGroups": (GateSpec("1.37", False, ALPHA),),
+    "DRADeviceTaintRules": (GateSpec("1.35", False, ALPHA), GateSpec("1.36", False, BETA),
+                            GateSpec("1.37", True, GA)),
+    "DRADeviceTaints": (GateSpec("1.33", False, ALPHA), GateSpec("1.36", True, BETA), GateSpec("1.37", True, GA)),
+    "DRAExtendedResource": (GateSpec("1.34", False, ALPHA), GateSpec("1.36", True, BETA),
+                            GateSpec("1.37", True, GA, locked=True)),
+    "DRAFractionalCapacityRange": (GateSpec("1.37", True, BETA),),
+    "DRAListTypeAttributes": (GateSpec("1.36", False, ALPHA),),
+    "DRANodeAllocatableResources": (GateSpec("1.36", False, ALPHA),),
+    "DRAOptionalNodeOperations": (GateSpec("1.37", False, ALPHA),),
+    "DRAPartitionableDevices": (GateSpec("1.33", False, ALPHA), GateSpec("1.36", True, BETA)),
+    "DRAPrioritizedList": (GateSpec("1.33", False, ALPHA), GateSpec("1.34", True, BETA), GateSpec("1.36", True, GA),
+                           GateSpec("1.37", True, GA, locked=True)),
+    "DRAResourceClaimDeviceStatus": (GateSpec("1.32", False, ALPHA), GateSpec("1.33", True, BETA),
+                                     GateSpec("1.37", True, GA, locked=True)),
+    "DRASchedulerFilterTimeout": (GateSpec("1.34", True, BETA),),
+    "DRAWorkloadResourceClaims": (GateSpec("1.36", False, ALPHA), GateSpec("1.37", False, BETA)),
     # --- scheduler ---
+    "SchedulerQueueingHints": (GateSpec("1.28", False, BETA), GateSpec("1.32", True, BETA),
+                               GateSpec("1.34", True, GA, locked=True)),
+    "SchedulerAsyncAPICalls": (GateSpec("1.34", False, BETA),),
+    "SchedulerAsyncPreemption": (GateSpec("1.32", False, ALPHA), GateSpec("1.33", True, BETA)),
+    "SchedulerPopFromBackoffQ": (GateSpec("1.33", True, BETA),),
+    "SchedulerPreQueueingHints": (GateSpec("1.37", False, ALPHA),),
+    "NominatedNodeNameForExpectation": (GateSpec("1.34", False, ALPHA), GateSpec("1.35", True, BETA)),
+    "ClearingNominatedNodeNameAfterBinding": (GateSpec("1.34", False, ALPHA), GateSpec("1.35", True, BETA)),
+    "OpportunisticBatching": (GateSpec("1.35", True, BETA),),
     "MatchLabelKeysInPodTopologySpread": (GateSpec("1.25", False, ALPHA), GateSpec("1.27", True, BETA)),
+    "MatchLabelKeysInPodTopologySpreadSelectorMerge": (GateSpec("1.34", True, BETA),),
+    "MatchLabelKeysInPodAffinity": (GateSpec("1.29", False, ALPHA), GateSpec("1.31", True, BETA),
+                                    GateSpec("1.33", True, GA, locked=True)),
     "NodeInclusionPolicyInPodTopologySpread": (GateSpec("1.25", False, ALPHA), GateSpec("1.26", True, BETA),
                                                GateSpec("1.33", True, GA, locked=True)),
+    "InterPodAffinityHostnameFastPath": (GateSpec("1.37", False, ALPHA),),
     "TaintTolerationComparisonOperators": (GateSpec("1.35", False, ALPHA),),
+    "StorageCapacityScoring": (GateSpec("1.33", False, ALPHA), GateSpec("1.37", True, BETA)),
+    "GenericWorkload": (GateSpec("1.35", False, ALPHA), GateSpec("1.37", False, BETA)),
+    "TopologyAwareWorkloadScheduling": (GateSpec("1.36", False, ALPHA),),
+    "CompositePodGroup": (GateSpec("1.37", False, ALPHA),),
+    "PodGroupPreemptionPolicy": (GateSpec("1.37", False, ALPHA),),
 }
 
 # Non-gate defaults that changed between releases: name -> ((since version, value), ...).
@@ -85,6 +161,18 @@ VERSIONED_DEFAULTS: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     # KubeletConfiguration.failCgroupV1: false since the field came (1.31); true from 1.35 on
     # (KEP-5573 at beta: the kubelet refuses to start on cgroup v1 unless told otherwise).
     "failCgroupV1": (("1.31", False), ("1.35", True)),
+    # Checkpoint formats each release writes (kubelet state files under /var/lib/kubelet).
+    # cpu_manager_state: V2 ({policyName, defaultCpuSet, entries, checksum}); V3 adds podEntries and
+    # is written by 1.36 only with PodLevelResourceManagers on; 1.37 writes V4 (V3 payload as a
+    # JSON string in "data" + "dataChecksum", V2 fields inline for older readers).
+    "cpuManagerCheckpointVersion": (("1.22", "v2"), ("1.37", "v4")),
+    "cpuManagerCheckpointVersionPodLevel": (("1.36", "v3"), ("1.37", "v4")),
+    # memory_manager_state: V1 ({policyName, machineState, entries, checksum}); V2 adds pod entries,
+    # written with PodLevelResourceManagers on.
+    "memoryManagerCheckpointVersion": (("1.22", "v1"),),
+    "memoryManagerCheckpointVersionPodLevel": (("1.36", "v2"),),
+    # dra_manager_state: {"Data": <DRACheckpoint JSON string>, "Checksum": crc32} with this apiVersion.
+    "draManagerCheckpointAPIVersion": (("1.32", "checkpoint.dra.kubelet.k8s.io/v1"),),
 }
 
 
