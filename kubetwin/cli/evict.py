@@ -1,0 +1,88 @@
+"""``kubetwin evict``: the kubelet's eviction ranking for one signal, or its eviction manager
+over a timeline of Summary API readings."""
+
+from __future__ import annotations
+
+import click
+
+from .common import emit_data, kubernetes_version, output_option
+
+SIGNAL_CHOICES = ("memory.available", "allocatableMemory.available", "nodefs.available", "nodefs.inodesFree",
+                  "imagefs.available", "imagefs.inodesFree", "containerfs.available", "containerfs.inodesFree",
+                  "pid.available")
+
+
+@click.command("evict")
+@click.option("--signal", "signal", type=click.Choice(SIGNAL_CHOICES), default=None,
+              help="Rank the pods for this eviction signal (needs --summary).")
+@click.option("--summary", "summary_file", default=None, metavar="SUMMARY.json",
+              help="The kubelet Summary API (/stats/summary) JSON with the node's and pods' usage.")
+@click.option("--config", "config_file", default=None, metavar="KUBELET.yaml",
+              help="KubeletConfiguration: thresholds, grace periods, feature gates (kubelet defaults otherwise).")
+@click.option("--timeline", "timeline_file", default=None, metavar="TIMELINE.yaml",
+              help="Steps (after, summary, afterReclaim, pods, admit) to run the eviction manager over.")
+@click.option("--dedicated-imagefs", is_flag=True, help="Images on their own filesystem (imagefs).")
+@click.option("--split-containerfs", is_flag=True,
+              help="Writable container layers apart from the images (KEP-4191 split image filesystem).")
+@output_option()
+@click.argument("pods_file", metavar="PODS.yaml")
+@click.pass_context
+def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, dedicated_imagefs,
+          split_containerfs, output, pods_file) -> None:
+    """Who the kubelet evicts first, and when, under node pressure.
+
+    \b
+    kubetwin evict --signal memory.available --summary summary.json pods.yaml
+    kubetwin evict --config kubelet.yaml --timeline timeline.yaml pods.yaml
+    """
+    from ..errors import InputError
+    from ..kubelet.eviction.ranking import DiskLayout
+    from ..model.kubelet_config import load_kubelet_config
+    from ..model.objects import load_pods, warn_to_stderr
+
+    if (signal is None) == (timeline_file is None):
+        raise click.UsageError("give either --signal with --summary (a ranking) or --timeline (the manager over time)")
+    if signal is not None and summary_file is None:
+        raise click.UsageError("--signal needs --summary SUMMARY.json")
+    if timeline_file is not None and summary_file is not None:
+        raise click.UsageError("--summary goes with --signal; a timeline carries a summary per step")
+    layout = DiskLayout(dedicated_imagefs, split_containerfs)
+    config = load_kubelet_config(config_file, kubernetes_version(ctx))
+    pods = load_pods(pods_file, warn=warn_to_stderr)
+    if signal is not None:
+        _rank(signal, summary_file, pods, layout, config, output)
+        return
+    from ..kubelet.eviction.manager import EvictionManager
+    from ..kubelet.eviction.report import decision_to_dict, render_decision
+    from ..kubelet.eviction.thresholds import update_containerfs_thresholds
+    from ..kubelet.eviction.timeline import load_timeline, run_timeline
+
+    steps = load_timeline(timeline_file, warn=warn_to_stderr)
+    try:
+        thresholds = config.eviction_thresholds()
+    except InputError as exc:
+        raise exc.in_file(config_file) from None
+    manager = EvictionManager(config, layout, thresholds)
+    results = run_timeline(manager, pods, steps)
+    effective = update_containerfs_thresholds(thresholds, dedicated_image_fs=layout.dedicated_image_fs,
+                                              split_container_fs=layout.split_container_fs)
+    data = decision_to_dict(thresholds, effective, results)
+    if output == "table":
+        render_decision(data)
+    else:
+        emit_data(data, output)
+
+
+def _rank(signal, summary_file, pods, layout, config, output) -> None:
+    from ..kubelet.eviction.ranking import rank_pods
+    from ..kubelet.eviction.report import ranking_rows, render_ranking
+    from ..model.summary import load_summary
+
+    summary = load_summary(summary_file)
+    gates = config.feature_gate_values
+    ranked = rank_pods(signal, pods, summary, layout=layout, gates=gates)
+    rows = ranking_rows(signal, ranked, summary, layout, gates)
+    if output == "table":
+        render_ranking(signal, rows)
+    else:
+        emit_data({"signal": signal, "ranking": [p.name for p in ranked], "pods": rows}, output)

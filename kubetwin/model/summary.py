@@ -1,0 +1,196 @@
+"""Typed view of the kubelet Summary API (``/stats/summary``, ``k8s.io/kubelet/pkg/apis/stats/v1alpha1``).
+
+The eviction manager reads nothing else, so a real node's ``kubectl get --raw
+/api/v1/nodes/NODE/proxy/stats/summary`` can be fed in as is. Every figure is optional, as in
+the Go types (pointers): a missing figure means "not measured", which the kubelet treats
+differently from zero (no observation for a signal; pods without stats ranked first).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..errors import InputError
+from .meta import KubeStruct, convert
+
+
+class PSIData(KubeStruct, frozen=True):
+    total: int | None = None
+    avg10: float | None = None
+    avg60: float | None = None
+    avg300: float | None = None
+
+
+class PSIStats(KubeStruct, frozen=True):
+    """Pressure stall information (KEP-4205): ``some`` and ``full`` stall figures."""
+
+    full: PSIData | None = None
+    some: PSIData | None = None
+
+
+class MemoryStats(KubeStruct, frozen=True):
+    time: str | None = None
+    available_bytes: int | None = None
+    usage_bytes: int | None = None
+    working_set_bytes: int | None = None
+    rss_bytes: int | None = None
+    page_faults: int | None = None
+    major_page_faults: int | None = None
+    psi: PSIStats | None = None
+
+
+class SwapStats(KubeStruct, frozen=True):
+    time: str | None = None
+    swap_available_bytes: int | None = None
+    swap_usage_bytes: int | None = None
+
+
+class FsStats(KubeStruct, frozen=True):
+    time: str | None = None
+    available_bytes: int | None = None
+    capacity_bytes: int | None = None
+    used_bytes: int | None = None
+    inodes_free: int | None = None
+    inodes: int | None = None
+    inodes_used: int | None = None
+
+
+class ContainerStats(KubeStruct, frozen=True):
+    name: str = ""
+    start_time: str | None = None
+    memory: MemoryStats | None = None
+    swap: SwapStats | None = None
+    rootfs: FsStats | None = None
+    logs: FsStats | None = None
+
+
+class RuntimeStats(KubeStruct, frozen=True):
+    image_fs: FsStats | None = None
+    #: Writable layers on their own filesystem (KEP-4191 split image filesystem).
+    container_fs: FsStats | None = None
+
+
+class RlimitStats(KubeStruct, frozen=True):
+    time: str | None = None
+    maxpid: int | None = None
+    curproc: int | None = None
+
+
+class NodeStats(KubeStruct, frozen=True):
+    node_name: str = ""
+    system_containers: list[ContainerStats] = []
+    memory: MemoryStats | None = None
+    swap: SwapStats | None = None
+    fs: FsStats | None = None
+    runtime: RuntimeStats | None = None
+    rlimit: RlimitStats | None = None
+
+    def system_container(self, name: str) -> ContainerStats | None:
+        for c in self.system_containers:
+            if c.name == name:
+                return c
+        return None
+
+
+class PodReference(KubeStruct, frozen=True):
+    name: str = ""
+    namespace: str = ""
+    uid: str = ""
+
+
+class VolumeStats(KubeStruct, frozen=True):
+    name: str = ""
+    time: str | None = None
+    available_bytes: int | None = None
+    capacity_bytes: int | None = None
+    used_bytes: int | None = None
+    inodes_free: int | None = None
+    inodes: int | None = None
+    inodes_used: int | None = None
+
+
+class ProcessStats(KubeStruct, frozen=True):
+    process_count: int | None = msgspec.field(default=None, name="process_count")
+
+
+class PodStats(KubeStruct, frozen=True):
+    pod_ref: PodReference = PodReference()
+    start_time: str | None = None
+    containers: list[ContainerStats] = []
+    memory: MemoryStats | None = None
+    swap: SwapStats | None = None
+    volume_stats: list[VolumeStats] = msgspec.field(default_factory=list, name="volume")
+    ephemeral_storage: FsStats | None = msgspec.field(default=None, name="ephemeral-storage")
+    process_stats: ProcessStats | None = msgspec.field(default=None, name="process_stats")
+
+
+class Summary(KubeStruct, frozen=True):
+    node: NodeStats = NodeStats()
+    pods: list[PodStats] = []
+
+    def pod_stats_by_uid(self) -> dict[str, PodStats]:
+        """Pod stats keyed by ``podRef.uid``: the kubelet matches stats to pods by UID only."""
+        return {p.pod_ref.uid: p for p in self.pods}
+
+
+def summary_from_dict(obj: Any, file: str | None = None, path: str = "") -> Summary:
+    """A Summary from decoded JSON; type errors name the field (``pods[2].memory.workingSetBytes``)."""
+    if obj is None:
+        return Summary()
+    if not isinstance(obj, dict):
+        raise InputError("expected the Summary API JSON object (node, pods)", path=path, file=file)
+    summary = convert(obj, Summary, file=file, path=path)
+    _check(summary, file, path)
+    return summary
+
+
+def load_summary(path: str | Path) -> Summary:
+    """Read ``/stats/summary`` JSON (or YAML) from a file or ``-`` for stdin."""
+    from .loader import load_one
+
+    doc = load_one(path, "Summary")
+    return summary_from_dict(doc.obj, file=doc.file)
+
+
+def parse_time(value: str | None, path: str = "", file: str | None = None) -> datetime | None:
+    """An RFC 3339 stats time, or None when the stats carry none."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"invalid time {value!r}: expected RFC 3339 like 2026-01-02T15:04:05Z",
+                         path=path, file=file) from None
+
+
+def _check(summary: Summary, file: str | None, prefix: str) -> None:
+    """Reject negative figures (Go's uint64 cannot hold them) and unparsable times."""
+    def walk(obj: Any, path: str) -> None:
+        if isinstance(obj, msgspec.Struct):
+            for field in obj.__struct_fields__:
+                value = getattr(obj, field)
+                name = _wire_name(type(obj), field)
+                sub = f"{path}.{name}" if path else name
+                if field == "time" or field == "start_time":
+                    parse_time(value, sub, file)
+                elif isinstance(value, int) and not isinstance(value, bool) and value < 0:
+                    raise InputError(f"must not be negative, got {value}", path=sub, file=file)
+                else:
+                    walk(value, sub)
+        elif isinstance(obj, list):
+            for i, item in enumerate(obj):
+                walk(item, f"{path}[{i}]")
+
+    walk(summary, prefix)
+
+
+def _wire_name(cls: type, field: str) -> str:
+    info = msgspec.structs.fields(cls)
+    for f in info:
+        if f.name == field:
+            return f.encode_name
+    return field
