@@ -301,10 +301,10 @@ def pod_cgroup_files(rc: ResourceConfig, settings: CgroupSettings) -> list[Cgrou
     """The pod cgroup's files. v2 also lists ``cpu.max``/``memory.max`` when unwritten (kernel defaults)."""
     out: list[CgroupValue] = []
     n = rc.notes
-    sizes = sysfs_order(list(settings.hugepage_sizes))
     hp = dict(rc.hugepage_limit)
-    for size in sizes:  # supported sizes the pod does not ask for are limited to 0
+    for size in settings.hugepage_sizes:  # supported sizes the pod does not ask for are limited to 0
         hp.setdefault(size, 0)
+    hp = {size: hp[size] for size in sysfs_order(list(hp))}
     if settings.v2:
         if rc.cpu_shares is not None:
             out.append(CgroupValue("cpu.weight", cpu_shares_to_weight(rc.cpu_shares),
@@ -315,7 +315,7 @@ def pod_cgroup_files(rc: ResourceConfig, settings: CgroupSettings) -> list[Cgrou
         out.append(CgroupValue("memory.max", str(rc.memory) if rc.memory else "max",
                                "summed memory limits" if rc.memory else n.get("memory", "kernel default"),
                                bool(rc.memory)))
-        for size, limit in sorted(hp.items()):
+        for size, limit in hp.items():
             out.append(CgroupValue(f"hugetlb.{hugepage_unit_size(size)}.max", limit,
                                    "summed hugepage requests" if size in rc.hugepage_limit else "not requested: 0"))
         for name in ("memory.min", "memory.low", "memory.high"):
@@ -334,7 +334,7 @@ def pod_cgroup_files(rc: ResourceConfig, settings: CgroupSettings) -> list[Cgrou
             out.append(CgroupValue("cpu.cfs_period_us", rc.cpu_period, "cpuCFSQuotaPeriod"))
         if rc.memory is not None:
             out.append(CgroupValue("memory.limit_in_bytes", rc.memory, "summed memory limits"))
-        for size, limit in sorted(hp.items()):
+        for size, limit in hp.items():
             out.append(CgroupValue(f"hugetlb.{hugepage_unit_size(size)}.limit_in_bytes", limit,
                                    "summed hugepage requests" if size in rc.hugepage_limit else "not requested: 0"))
         if rc.pids_limit is not None:
