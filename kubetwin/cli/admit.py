@@ -1,0 +1,176 @@
+"""``kubetwin admit``: the kubelet's admission and allocation of pods on one node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .common import emit_data, kubernetes_version, output_option
+
+
+@click.command("admit")
+@click.option("--machine", "machine_source", required=True, metavar="SOURCE",
+              help="The node's hardware: MachineInfo JSON, sysfs (dir or tarball), hwloc XML or a spec like 2s2n8c2t.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="KubeletConfiguration (kubelet.config.k8s.io/v1beta1) YAML/JSON.")
+@click.option("--state-dir", "state_dir", type=click.Path(file_okay=False), default=None,
+              help="Directory with the kubelet's checkpoints (cpu_manager_state, memory_manager_state) to start from.")
+@click.option("--write-state", "write_state", type=click.Path(file_okay=False), default=None,
+              help="Write the checkpoints after admission into this directory (atomically).")
+@click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the resource-manager metrics in Prometheus text format to FILE.")
+@click.option("--explain", is_flag=True, help="Show each provider's topology hints and the merged hint.")
+@output_option()
+@click.argument("pods_path", metavar="PODS.yaml")
+@click.pass_context
+def admit(ctx: click.Context, machine_source: str, config_path: str | None, state_dir: str | None,
+          write_state: str | None, metrics_path: str | None, explain: bool, output: str, pods_path: str) -> None:
+    """Admit PODS.yaml in order on one node: Topology, CPU and Memory Managers, then node allocatable."""
+    data = run_admit(machine_source, config_path, state_dir, pods_path, kubernetes_version(ctx),
+                     explain=explain, write_state=write_state, metrics_path=metrics_path)
+    if output == "table":
+        render_table(data)
+    else:
+        emit_data(data, output)
+
+
+def _load_state(state_dir: str | None, name: str):
+    if state_dir is None:
+        return None
+    p = Path(state_dir) / name
+    if not p.exists():
+        return None
+    if name == "cpu_manager_state":
+        from ..kubelet.checkpoint.cpu_manager_state import read_cpu_manager_state
+
+        return read_cpu_manager_state(p)
+    from ..kubelet.checkpoint.memory_manager_state import read_memory_manager_state
+
+    return read_memory_manager_state(p)
+
+
+def run_admit(machine_source: str, config_path: str | None, state_dir: str | None, pods_path: str,
+              version: str | None, *, explain: bool = False, write_state: str | None = None,
+              metrics_path: str | None = None) -> dict[str, Any]:
+    from ..errors import InputError
+    from ..kubelet.admission import NodeAdmission
+    from ..machine import load_machine
+    from ..model.kubelet_config import load_kubelet_config
+    from ..model.objects import load_pods
+
+    machine = load_machine(machine_source)
+    cfg = load_kubelet_config(config_path, version)
+    pods = load_pods(pods_path, warn=lambda e: None)
+    cpu_state = _load_state(state_dir, "cpu_manager_state")
+    mem_state = _load_state(state_dir, "memory_manager_state")
+    try:
+        node = NodeAdmission(machine, cfg, cpu_state, mem_state, explain=explain)
+    except InputError as exc:
+        if not exc.file:
+            exc.file = config_path or "kubelet configuration"
+        raise
+    decisions = []
+    for pod in pods:
+        n_explain = len(node.topology.explain) if node.topology.explain is not None else 0
+        d = node.admit(pod)
+        entry = pod_report(node, d)
+        if explain and node.topology.explain is not None:
+            entry["explain"] = [_explain_record(r) for r in node.topology.explain[n_explain:]]
+        decisions.append(entry)
+    if write_state:
+        from ..kubelet.checkpoint.cpu_manager_state import write_cpu_manager_state
+
+        Path(write_state).mkdir(parents=True, exist_ok=True)
+        write_cpu_manager_state(Path(write_state) / "cpu_manager_state", node.cpu.state)
+        if node.memory.policy is not None:
+            from ..kubelet.checkpoint.memory_manager_state import write_memory_manager_state
+
+            write_memory_manager_state(Path(write_state) / "memory_manager_state", node.memory.policy.state)
+    if metrics_path:
+        from ..kubelet.metrics import render_metrics
+
+        Path(metrics_path).write_text(render_metrics(node))
+    return {"pods": decisions, "node": numa_map(node)}
+
+
+def _explain_record(r) -> dict[str, Any]:
+    return {"container": r.container,
+            "providers": {name: (None if h is None else {res: (None if lst is None else [x.to_dict() for x in lst])
+                                                        for res, lst in h.items()})
+                          for name, h in r.providers},
+            "merged": r.merged.to_dict(), "admit": r.admit}
+
+
+def pod_report(node, d) -> dict[str, Any]:
+    from ..kubelet.admission import container_resources_for
+
+    pod = d.pod
+    out: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid, "admitted": d.admitted,
+                           "reason": d.reason, "message": d.message, "containers": []}
+    for c, init in pod.all_containers():
+        entry: dict[str, Any] = {"name": c.name,
+                                 "type": ("sidecar" if c.restart_policy == "Always" else "init") if init else "app"}
+        if d.admitted:
+            res, qos = container_resources_for(node, pod, c)
+            entry["qosClass"] = qos
+            entry["resources"] = res
+            entry["devices"] = []
+        out["containers"].append(entry)
+    return out
+
+
+def numa_map(node) -> dict[str, Any]:
+    cpu = node.cpu
+    out: dict[str, Any] = {"cpuManagerPolicy": cpu.policy_name, "memoryManagerPolicy": node.memory.policy_name,
+                           "topologyManagerPolicy": node.topology.policy.name,
+                           "topologyManagerScope": node.topology.scope}
+    if cpu.policy is not None:
+        out["reservedCpus"] = str(cpu.reserved)
+        out["sharedPool"] = str(cpu.state.default_cpuset)
+        owners: dict[str, str] = {}
+        for uid, conts in cpu.state.entries.items():
+            for name, cs in conts.items():
+                owners[f"{uid}/{name}"] = str(cs)
+        out["exclusive"] = owners
+        out["podBubbles"] = {uid: str(cs) for uid, cs in cpu.state.pod_entries.items()}
+    if node.memory.policy is not None:
+        out["memory"] = node.memory.policy.machine_state_json()
+    return out
+
+
+def render_table(data: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from .common import console
+
+    con = console()
+    t = Table(title="admission", show_lines=False)
+    for col in ("pod", "decision", "container", "qos", "cpuset", "mems", "cfs quota"):
+        t.add_column(col)
+    for p in data["pods"]:
+        decision = "admitted" if p["admitted"] else f"{p['reason']}: {p['message']}"
+        first = True
+        for c in p["containers"] or [{}]:
+            res = c.get("resources") or {}
+            t.add_row(p["name"] if first else "", decision if first else "", c.get("name", ""), c.get("qosClass", ""),
+                      str(res.get("cpusetCpus", "")), str(res.get("cpusetMems", "")), str(res.get("cpuQuota", "")))
+            first = False
+    con.print(t)
+    n = data["node"]
+    m = Table(title="node after admission")
+    m.add_column("what")
+    m.add_column("value")
+    for k in ("cpuManagerPolicy", "memoryManagerPolicy", "topologyManagerPolicy", "topologyManagerScope",
+              "reservedCpus", "sharedPool"):
+        if k in n:
+            m.add_row(k, str(n[k]))
+    for owner, cs in (n.get("exclusive") or {}).items():
+        m.add_row(f"exclusive {owner}", cs)
+    for uid, cs in (n.get("podBubbles") or {}).items():
+        m.add_row(f"pod bubble {uid}", cs)
+    for numa, cells in (n.get("memory") or {}).items():
+        mm = cells.get("memoryMap", {}).get("memory", {})
+        m.add_row(f"NUMA {numa} memory", f"free {mm.get('free')} of allocatable {mm.get('allocatable')}")
+    con.print(m)

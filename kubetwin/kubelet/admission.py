@@ -1,0 +1,212 @@
+"""One node's admission pipeline, in the kubelet's order (``pkg/kubelet/kubelet.go``).
+
+For each pod, in order: the Topology Manager's admit handler (which asks the CPU, memory and
+device managers for hints and allocates), then the predicate admit handler (node allocatable:
+``OutOfpods``, ``OutOfcpu``, ``OutOfmemory``, extended resources). A pod rejected after its
+resources were allocated gives them back at once — the kubelet does it at the next stale-state
+sweep, before anything else is allocated, so nothing observable differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from ..machine.model import Machine
+from ..model.kubelet_config import KubeletConfiguration
+from ..model.pod import Pod
+from ..model.quantity import Quantity, parse_quantity
+from ..model.resources import pod_requests
+from .admission_errors import AdmissionError, admit_result
+from .cpu.manager import CPUManager
+from .cpu.state import CPUState
+from .topology.manager import TopologyManager
+from .topology.numa_info import NUMAInfo
+from .topology.policy import new_policy, parse_options
+
+
+@dataclass(frozen=True)
+class PodDecision:
+    pod: Pod
+    admitted: bool
+    reason: str = ""
+    message: str = ""
+
+
+def node_capacity(machine: Machine, cfg: KubeletConfiguration) -> dict[str, Quantity]:
+    """What the kubelet reports as ``status.capacity`` from MachineInfo (cpu, memory, hugepages, pods)."""
+    cap: dict[str, Quantity] = {
+        "cpu": parse_quantity(str(machine.num_cores)),
+        "memory": parse_quantity(str(machine.memory_capacity)),
+        "pods": parse_quantity(str(cfg.max_pods)),
+    }
+    sizes: dict[int, int] = {}
+    for node in machine.nodes:
+        for hp in node.hugepages:
+            sizes[hp.page_size] = sizes.get(hp.page_size, 0) + hp.bytes
+    if not sizes:
+        for hp in machine.hugepages:
+            sizes[hp.page_size] = sizes.get(hp.page_size, 0) + hp.bytes
+    for kib, total in sizes.items():
+        cap[f"hugepages-{_page_name(kib)}"] = parse_quantity(str(total))
+    return cap
+
+
+def _page_name(kib: int) -> str:
+    size = kib * 1024
+    for unit, mul in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+        if size % mul == 0:
+            return f"{size // mul}{unit}"
+    return str(size)
+
+
+def effective_config(cfg: KubeletConfiguration) -> KubeletConfiguration:
+    """``reservedSystemCPUs`` replaces kube/system-reserved cpu (``cmd/kubelet/app/server.go``)."""
+    if cfg.reserved_system_cpus.is_empty():
+        return cfg
+    kube = dict(cfg.kube_reserved)
+    kube["cpu"] = parse_quantity(str(cfg.reserved_system_cpus.size()))
+    system = {k: v for k, v in cfg.system_reserved.items() if k != "cpu"}
+    return msgspec.structs.replace(cfg, kube_reserved=kube, system_reserved=system)
+
+
+@dataclass
+class NodeAdmission:
+    """The kubelet of one node: managers, their state, and the pods admitted so far."""
+
+    machine: Machine
+    config: KubeletConfiguration
+    cpu_state: CPUState | None = None
+    memory_state: Any = None
+    explain: bool = False
+    admitted: list[Pod] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        cfg = effective_config(self.config)
+        self.config = cfg
+        self.gates = cfg.feature_gate_values
+        self.topo = self.machine.cpu_topology()
+        numa_ids = tuple(n.id for n in self.machine.nodes)
+        numa = NUMAInfo(numa_ids, self.machine.distance_matrix)
+        opts = parse_options(cfg.topology_manager_policy_options, self.gates)
+        policy = new_policy(cfg.topology_manager_policy, numa, opts)
+        self.topology = TopologyManager(policy, cfg.topology_manager_scope, self.gates)
+        if self.explain:
+            self.topology.explain = []
+        self.cpu = CPUManager(cfg, self.topo, self.topology.get_affinity, self.cpu_state)
+        self.topology.add_provider("cpu", self.cpu)
+        from .memory.manager import MemoryManager
+
+        self.memory = MemoryManager(cfg, self.machine, self.topology.get_affinity, self.memory_state)
+        self.topology.add_provider("memory", self.memory)
+        self.capacity = node_capacity(self.machine, cfg)
+        self.allocatable = cfg.node_allocatable(self.capacity)
+        self._used: dict[str, int] = {}
+
+    # --- the pipeline ------------------------------------------------------------------------
+    def admit(self, pod: Pod) -> PodDecision:
+        try:
+            self.topology.admit(pod)
+        except AdmissionError as exc:
+            self.release(pod.uid)
+            reason, message = admit_result(exc)
+            return PodDecision(pod, False, reason, message)
+        rejected = self._predicate(pod)
+        if rejected is not None:
+            self.release(pod.uid)
+            return PodDecision(pod, False, *rejected)
+        self.admitted.append(pod)
+        for name, amount in self._requests(pod).items():
+            self._used[name] = self._used.get(name, 0) + amount
+        return PodDecision(pod, True)
+
+    def _requests(self, pod: Pod) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for name, q in pod_requests(pod).items():
+            out[name] = q.milli_value() if name == "cpu" else q.value()
+        return out
+
+    def _predicate(self, pod: Pod) -> tuple[str, str] | None:
+        """``noderesources.Fits`` as the kubelet's predicate admit handler reports it."""
+        pods_cap = self.allocatable.get("pods")
+        if pods_cap is not None and len(self.admitted) + 1 > pods_cap.value():
+            return "OutOfpods", _insufficient("pods", 1, len(self.admitted), pods_cap.value())
+        req = self._requests(pod)
+        order = ["cpu", "memory", "ephemeral-storage"] + sorted(k for k in req if k not in ("cpu", "memory",
+                                                                                            "ephemeral-storage"))
+        for name in order:
+            want = req.get(name, 0)
+            if want == 0:
+                continue
+            alloc = self.allocatable.get(name)
+            if alloc is None:
+                if name in ("cpu", "memory") or name.startswith("hugepages-"):
+                    cap = 0
+                else:
+                    continue  # extended resources the node does not have are dropped first
+            else:
+                cap = alloc.milli_value() if name == "cpu" else alloc.value()
+            used = self._used.get(name, 0)
+            if want > cap - used:
+                return f"OutOf{name}", _insufficient(name, want, used, cap)
+        return None
+
+    def release(self, pod_uid: str) -> None:
+        """Give back everything a pod holds (removal, or a rejection after allocation)."""
+        self.cpu.remove_pod(pod_uid)
+        self.memory.remove_pod(pod_uid)
+        self.topology.remove_pod(pod_uid)
+
+    def remove(self, pod: Pod) -> None:
+        if pod in self.admitted:
+            self.admitted.remove(pod)
+            for name, amount in self._requests(pod).items():
+                self._used[name] = self._used.get(name, 0) - amount
+        self.release(pod.uid)
+
+
+def _insufficient(name: str, requested: int, used: int, capacity: int) -> str:
+    return f"Node didn't have enough resource: {name}, requested: {requested}, used: {used}, capacity: {capacity}"
+
+
+def cgroup_settings(node: NodeAdmission):
+    from .cgroups import CgroupSettings
+
+    cfg = node.config
+    alloc = node.allocatable.get("memory")
+    sizes = tuple(sorted({hp.page_size * 1024 for n in node.machine.nodes for hp in n.hugepages}))
+    return CgroupSettings(
+        gates=node.gates, cgroup_version=2, cpu_cfs_quota=cfg.cpu_cfs_quota,
+        cpu_cfs_quota_period_us=int(cfg.cpu_cfs_quota_period) // 1000,
+        memory_throttling_factor=cfg.memory_throttling_factor,
+        memory_reservation_policy=cfg.memory_reservation_policy,
+        single_process_oom_kill=cfg.single_process_oom_kill_for(True),
+        swap_behavior=cfg.memory_swap.swap_behavior or "NoSwap", pod_pids_limit=cfg.pod_pids_limit,
+        memory_capacity=node.machine.memory_capacity, swap_capacity=node.machine.swap_capacity,
+        node_allocatable_memory=alloc.value() if alloc is not None else node.machine.memory_capacity,
+        hugepage_sizes=sizes)
+
+
+def container_resources_for(node: NodeAdmission, pod: Pod, c) -> tuple[dict[str, Any], str]:
+    """CRI LinuxContainerResources of an admitted container, with the managers' cpusets and CFS lift."""
+    from .cgroups import container_resources
+    from .podlevel import guaranteed_cpus
+    from .qos import get_pod_qos
+
+    settings = getattr(node, "_cgroup_settings", None)
+    if settings is None:
+        settings = node._cgroup_settings = cgroup_settings(node)
+    res = dict(container_resources(pod, c, settings).resources)
+    cpus = node.cpu.cpuset_for(pod.uid, c.name)
+    if cpus is not None:
+        res["cpusetCpus"] = str(cpus)
+        exclusive = node.cpu.exclusive_cpus(pod.uid, c.name)
+        if (exclusive is not None and guaranteed_cpus(pod, c, node.gates) > 0
+                and node.gates.enabled("DisableCPUQuotaWithExclusiveCPUs") and res.get("cpuQuota", 0) != 0):
+            res["cpuQuota"] = -1
+    mems = node.memory.numa_nodes_for(pod.uid, c.name)
+    if mems:
+        res["cpusetMems"] = ",".join(str(n) for n in sorted(mems))
+    return res, get_pod_qos(pod, node.gates)

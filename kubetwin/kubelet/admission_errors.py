@@ -1,0 +1,44 @@
+"""Admission errors whose type name is the pod's rejection reason (``cm/admission/errors.go``).
+
+An error that is not one of these becomes ``UnexpectedAdmissionError`` with the kubelet's
+"Allocate failed due to ..., which is unexpected" wrapping.
+"""
+
+from __future__ import annotations
+
+
+class AdmissionError(Exception):
+    """A typed rejection: ``reason`` is what the pod status shows, ``str(err)`` the message."""
+
+    reason = "UnexpectedAdmissionError"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class TopologyAffinityError(AdmissionError):
+    reason = "TopologyAffinityError"
+
+    def __init__(self, message: str = "Resources cannot be allocated with Topology locality"):
+        super().__init__(message)
+
+
+class SMTAlignmentError(AdmissionError):
+    reason = "SMTAlignmentError"
+
+
+class EmptyPodSharedPoolError(AdmissionError):
+    reason = "EmptyPodSharedPoolError"
+
+
+class UnexpectedAdmissionError(AdmissionError):
+    reason = "UnexpectedAdmissionError"
+
+
+def admit_result(err: Exception) -> tuple[str, str]:
+    """(reason, message) for a failed allocation, as ``admission.GetPodAdmitResult`` builds them."""
+    if isinstance(err, AdmissionError) and type(err) is not UnexpectedAdmissionError and type(err) is not AdmissionError:
+        return err.reason, err.message
+    text = err.message if isinstance(err, AdmissionError) else str(err)
+    return "UnexpectedAdmissionError", f"Allocate failed due to {text}, which is unexpected"

@@ -1,0 +1,311 @@
+"""CPU Manager ``static`` policy (``cpumanager/policy_static.go``).
+
+Guaranteed containers with an integer CPU request get exclusive CPUs taken out of the shared
+pool (``defaultCpuSet``); everything else runs in the shared pool. Reserved CPUs are never
+handed out exclusively; they stay in the shared pool unless ``strict-cpu-reservation``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ...errors import InputError
+from ...machine.cputopology import CPUTopology
+from ...model.cpuset import EMPTY, CPUSet
+from ...model.features import FeatureGates
+from ...model.pod import Container, Pod, is_sidecar
+from ..admission_errors import AdmissionError, SMTAlignmentError
+from ..podlevel import (guaranteed_cpus, pod_guaranteed_cpus, pod_level_managers_enabled, is_pod_level_pod,
+                        skipped_for_pod_level, validate_pod_scope_resources)
+from ..topology.bitmask import bits_of, iterate_bitmasks
+from ..topology.hint import TopologyHint
+from .assignment import AllocationError, TakeStrategy
+from .options import StaticPolicyOptions
+from .state import CPUState
+from .topo_masks import TopoMasks, masks_of
+
+POLICY_NAME = "static"
+
+#: ``GetAffinity(podUID, containerName)`` of the Topology Manager.
+AffinityFn = Callable[[str, str], TopologyHint]
+
+
+def _no_affinity(pod_uid: str, container: str) -> TopologyHint:
+    return TopologyHint(None, True)
+
+
+@dataclass
+class Counters:
+    """What the CPU manager counts for its metrics."""
+
+    pinning_requests: int = 0
+    pinning_errors: int = 0
+    allocations: dict[tuple[str, str], int] = field(default_factory=dict)  # (resource, source)
+    allocation_errors: dict[tuple[str, str], int] = field(default_factory=dict)
+    assignments: dict[tuple[str, str], int] = field(default_factory=dict)  # (resource, assignment_type)
+
+    def bump(self, table: dict, key: tuple[str, str], n: int = 1) -> None:
+        table[key] = table.get(key, 0) + n
+
+
+def choose_reserved_cpus(topo: CPUTopology, strategy: TakeStrategy, reserved_system_cpus: CPUSet,
+                         num_reserved: int) -> CPUSet:
+    """The reserved CPUs: ``reservedSystemCPUs`` as given, else picked by the policy's own takeByTopology."""
+    all_cpus = topo.all_cpus()
+    if not reserved_system_cpus.is_empty():
+        reserved = reserved_system_cpus
+    else:
+        try:
+            reserved = strategy.take(topo, all_cpus, num_reserved)
+        except AllocationError:
+            reserved = EMPTY
+    if reserved.size() != num_reserved:
+        raise InputError(f"[cpumanager] unable to reserve the required amount of CPUs (size of {reserved} did not "
+                         f"equal {num_reserved})", path="reservedSystemCPUs" if reserved_system_cpus else "kubeReserved.cpu")
+    return reserved
+
+
+class StaticPolicy:
+    name = POLICY_NAME
+
+    def __init__(self, topo: CPUTopology, options: StaticPolicyOptions, reserved: CPUSet, gates: FeatureGates,
+                 affinity: AffinityFn = _no_affinity):
+        self.topo = topo
+        self.tm: TopoMasks = masks_of(topo)
+        self.options = options
+        self.gates = gates
+        self.affinity = affinity
+        self.strategy = TakeStrategy(
+            distribute_across_numa=options.distribute_cpus_across_numa,
+            group_size=topo.cpus_per_core() if options.full_physical_cpus_only else 1,
+            spread=options.distribute_cpus_across_cores,
+            prefer_uncore=options.prefer_align_by_uncore_cache,
+        )
+        self.reserved = reserved
+        phys = 0
+        for cpu in reserved:
+            core = self.tm.cpu_core.get(cpu)
+            if core is not None:
+                phys |= self.tm.core[core]
+        self.reserved_physical = CPUSet.from_mask(phys | reserved.mask)
+        self.cpus_to_reuse: dict[str, CPUSet] = {}
+        self.counters = Counters()
+
+    # --- start-up ---------------------------------------------------------------------------
+    def all_cpus(self) -> CPUSet:
+        cpus = self.topo.all_cpus()
+        if self.options.strict_cpu_reservation:
+            cpus = cpus - self.reserved
+        return cpus
+
+    def validate_state(self, s: CPUState) -> None:
+        """``validateState``: initialise a fresh state or refuse an inconsistent one."""
+        all_cpus = self.all_cpus()
+        tmp_default = s.default_cpuset
+        if tmp_default.is_empty():
+            if s.entries or s.pod_entries:
+                raise InputError("default cpuset cannot be empty", path="cpu_manager_state.defaultCpuSet")
+            s.default_cpuset = all_cpus
+            return
+        if self.options.strict_cpu_reservation:
+            if not (self.reserved & tmp_default).is_empty():
+                raise InputError(f'some of strictly reserved cpus: "{self.reserved & tmp_default}" are present in '
+                                 f'defaultCpuSet: "{tmp_default}"', path="cpu_manager_state.defaultCpuSet")
+        elif not self.reserved.is_subset_of(tmp_default):
+            raise InputError(f'not all reserved cpus: "{self.reserved}" are present in defaultCpuSet: "{tmp_default}"',
+                             path="cpu_manager_state.defaultCpuSet")
+        for pod_uid, conts in s.entries.items():
+            for name, cset in conts.items():
+                if not (cset & tmp_default).is_empty():
+                    raise InputError(f'pod: {pod_uid}, container: {name} cpuset: "{cset}" overlaps with default '
+                                     f'cpuset "{tmp_default}"', path=f"cpu_manager_state.entries.{pod_uid}.{name}")
+        total = tmp_default | s.assigned_cpus()
+        if total != all_cpus:
+            raise InputError(f'current set of available CPUs "{all_cpus}" doesn\'t match with CPUs in state "{total}"',
+                             path="cpu_manager_state")
+
+    # --- pools ------------------------------------------------------------------------------
+    def available(self, s: CPUState) -> CPUSet:
+        return s.default_cpuset - self.reserved
+
+    def available_physical(self, s: CPUState) -> CPUSet:
+        return s.default_cpuset - self.reserved_physical
+
+    # --- container allocation -----------------------------------------------------------------
+    def _smt_check(self, s: CPUState, n: int) -> None:
+        if not self.options.full_physical_cpus_only:
+            return
+        per_core = self.topo.cpus_per_core()
+        if per_core and n % per_core != 0:
+            raise SMTAlignmentError(f"SMT Alignment Error: requested {n} cpus not multiple cpus per core = {per_core}")
+        avail = self.available_physical(s).size()
+        if n > avail:
+            raise SMTAlignmentError(f"SMT Alignment Error: not enough free physical CPUs: available physical CPUs = "
+                                    f"{avail}, requested CPUs = {n}, CPUs per core = {per_core}")
+
+    def allocate(self, s: CPUState, pod: Pod, c: Container) -> None:
+        n = guaranteed_cpus(pod, c, self.gates)
+        if n == 0 or skipped_for_pod_level(pod, self.gates):
+            return
+        self.counters.pinning_requests += 1
+        try:
+            self._smt_check(s, n)
+            existing = s.get(pod.uid, c.name)
+            if existing is not None:
+                self._update_reuse(pod, c, existing)
+                return
+            hint = self.affinity(pod.uid, c.name)
+            cpus = self.allocate_cpus(s, n, hint.affinity, self.cpus_to_reuse.get(pod.uid, EMPTY))
+        except AdmissionError:
+            self.counters.pinning_errors += 1
+            self.counters.bump(self.counters.allocation_errors, ("cpu", "node"))
+            raise
+        except AllocationError as exc:
+            self.counters.pinning_errors += 1
+            self.counters.bump(self.counters.allocation_errors, ("cpu", "node"))
+            raise AdmissionError(str(exc)) from None
+        s.set(pod.uid, c.name, cpus)
+        self._update_reuse(pod, c, cpus)
+        self.counters.bump(self.counters.allocations, ("cpu", "node"))
+        self.counters.bump(self.counters.assignments, ("cpu", "node_exclusive"))
+
+    def _aligned_pool(self, numa_affinity: int) -> int:
+        tm = self.tm
+        m = 0
+        for node in bits_of(numa_affinity):
+            m |= tm.numa.get(node, 0)
+        if self.options.align_by_socket:
+            sockets = set()
+            for node in bits_of(numa_affinity):
+                sockets.update(tm.numa_sockets.get(node, ()))
+            for sk in sockets:
+                m |= tm.socket[sk]
+        return m
+
+    def allocate_cpus(self, s: CPUState, n: int, numa_affinity: int | None, reusable: CPUSet) -> CPUSet:
+        """``allocateCPUs``: inside the affinity first, the rest from anywhere; taken out of the pool."""
+        allocatable = self.available(s) | reusable
+        result = EMPTY
+        if numa_affinity is not None:
+            aligned = CPUSet.from_mask(allocatable.mask & self._aligned_pool(numa_affinity))
+            k = min(n, aligned.size())
+            result = self.strategy.take(self.tm, aligned, k)
+        rest = self.strategy.take(self.tm, allocatable - result, n - result.size())
+        result = result | rest
+        s.default_cpuset = s.default_cpuset - result
+        return result
+
+    def _update_reuse(self, pod: Pod, c: Container, cpus: CPUSet) -> None:
+        for uid in list(self.cpus_to_reuse):
+            if uid != pod.uid:
+                del self.cpus_to_reuse[uid]
+        cur = self.cpus_to_reuse.get(pod.uid, EMPTY)
+        for ic in pod.spec.init_containers:
+            if ic.name == c.name:
+                if is_sidecar(ic):
+                    break
+                self.cpus_to_reuse[pod.uid] = cur | cpus
+                return
+        self.cpus_to_reuse[pod.uid] = cur - cpus
+
+    def remove_container(self, s: CPUState, pod_uid: str, name: str) -> None:
+        cpus = s.get(pod_uid, name)
+        if cpus is None:
+            return
+        s.delete(pod_uid, name)
+        if pod_uid in s.pod_entries:
+            if pod_uid not in s.entries:
+                s.default_cpuset = s.default_cpuset | s.pod_entries.pop(pod_uid)
+            return
+        still = 0
+        for other in s.entries.get(pod_uid, {}).values():
+            still |= other.mask
+        s.default_cpuset = s.default_cpuset | CPUSet.from_mask(cpus.mask & ~still)
+
+    # --- hints ---------------------------------------------------------------------------------
+    def generate_hints(self, available: CPUSet, reusable: CPUSet, request: int) -> list[TopologyHint]:
+        tm = self.tm
+        numas = sorted(tm.numa)
+        min_size = len(numas)
+        reuse_nodes = 0
+        for cpu in reusable:
+            node = tm.cpu_numa.get(cpu)
+            if node is not None:
+                reuse_nodes |= 1 << node
+        nreuse = reusable.size()
+        out: list[tuple[int, int]] = []
+        for mask in iterate_bitmasks(numas):
+            cpus_in_mask = 0
+            for node in bits_of(mask):
+                cpus_in_mask |= tm.numa[node]
+            k = mask.bit_count()
+            if cpus_in_mask.bit_count() >= request and k < min_size:
+                min_size = k
+            if reuse_nodes & ~mask:
+                continue
+            if nreuse + (available.mask & cpus_in_mask).bit_count() < request:
+                continue
+            out.append((mask, k))
+        hints = []
+        per_socket = (self.topo.num_numa_nodes // self.topo.num_sockets) if self.topo.num_sockets else 0
+        for mask, k in out:
+            preferred = k == min_size
+            if self.options.align_by_socket and per_socket:
+                min_sockets = (min_size + per_socket - 1) // per_socket
+                sockets = set()
+                for node in bits_of(mask):
+                    sockets.update(tm.numa_sockets.get(node, ()))
+                if len(sockets) == min_sockets:
+                    preferred = True
+            hints.append(TopologyHint(mask, preferred))
+        return hints
+
+    def get_topology_hints(self, s: CPUState, pod: Pod, c: Container) -> dict[str, list[TopologyHint] | None] | None:
+        if skipped_for_pod_level(pod, self.gates):
+            return None
+        request = guaranteed_cpus(pod, c, self.gates)
+        if request == 0:
+            return None
+        allocated = s.get(pod.uid, c.name)
+        if allocated is not None:
+            if allocated.size() != request:
+                return {"cpu": []}
+            return {"cpu": self.generate_hints(allocated, EMPTY, request)}
+        return {"cpu": self.generate_hints(self.available(s), self.cpus_to_reuse.get(pod.uid, EMPTY), request)}
+
+    def get_pod_topology_hints(self, s: CPUState, pod: Pod) -> dict[str, list[TopologyHint] | None] | None:
+        if skipped_for_pod_level(pod, self.gates):
+            return None
+        pod_level = pod_level_managers_enabled(self.gates) and is_pod_level_pod(pod)
+        request = pod_guaranteed_cpus(pod, self.gates)
+        if request == 0:
+            return None
+        if pod_level:
+            try:
+                validate_pod_scope_resources(pod, request, self.gates)
+            except AdmissionError:
+                return {"cpu": []}
+            bubble = s.pod_entries.get(pod.uid)
+            if bubble is not None:
+                if bubble.size() != request:
+                    return {"cpu": []}
+                return {"cpu": self.generate_hints(bubble, EMPTY, request)}
+        assigned = EMPTY
+        for c, _ in pod.all_containers():
+            got = s.get(pod.uid, c.name)
+            if got is None:
+                continue
+            if not pod_level and got.size() != guaranteed_cpus(pod, c, self.gates):
+                return {"cpu": []}
+            assigned = assigned | got
+        if not pod_level and assigned.size() == request:
+            return {"cpu": self.generate_hints(assigned, EMPTY, request)}
+        reusable = self.cpus_to_reuse.get(pod.uid, EMPTY) | assigned
+        return {"cpu": self.generate_hints(self.available(s), reusable, request)}
+
+    # --- pod-level (AllocatePod) ----------------------------------------------------------------
+    def allocate_pod(self, s: CPUState, pod: Pod) -> None:
+        from .podlevel_cpu import allocate_pod_bubble
+
+        allocate_pod_bubble(self, s, pod)

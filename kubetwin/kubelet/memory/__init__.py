@@ -1,0 +1,1 @@
+"""Memory Manager: policies ``None`` and ``Static`` (``pkg/kubelet/cm/memorymanager``)."""
