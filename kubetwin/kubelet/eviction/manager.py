@@ -19,7 +19,7 @@ from ...model.kubelet_config import KubeletConfiguration, Threshold
 from ...model.pod import Pod, Toleration
 from ...model.summary import Summary
 from ..qos import BEST_EFFORT, get_pod_qos
-from .critical import is_critical_pod
+from ..oom import is_critical_pod
 from .local_storage import local_storage_violation
 from .messages import REASON, eviction_message, node_condition_message
 from .ranking import DiskLayout, signal_to_rank_func, stats_func
@@ -183,7 +183,8 @@ class EvictionManager:
                 tgps = pod.spec.termination_grace_period_seconds
                 if tgps is not None:
                     grace = min(grace, tgps)
-            message = eviction_message(resource, pod, stats(pod), acting, observations)
+            message = eviction_message(resource, pod, stats(pod), acting, observations,
+                                       self.gates.enabled("InPlacePodVerticalScaling"))
             return SyncResult(**base, ranking=tuple(ranking),
                               evicted=(Eviction(pod, grace, message, cause=to_reclaim.signal),))
         return SyncResult(**base, ranking=tuple(ranking))

@@ -58,9 +58,10 @@ def threshold_met_info(resource: str, thresholds: Iterable[Threshold],
 
 
 def eviction_message(resource: str, pod: Pod, stats: PodStats | None, thresholds: Iterable[Threshold],
-                     observations: Observations) -> str:
+                     observations: Observations, in_place_resize: bool = True) -> str:
     """``evictionMessage``: the starved resource, the threshold and what was available, then every
-    app container using more than it requested."""
+    app container using more than it requested. With in-place resize (InPlacePodVerticalScaling)
+    a container's memory request is the one allocated to it, read from its status."""
     message = NODE_LOW_FMT.format(resource)
     info = threshold_met_info(resource, thresholds, observations)
     if info is not None:
@@ -71,7 +72,13 @@ def eviction_message(resource: str, pod: Pod, stats: PodStats | None, thresholds
         for c in pod.spec.containers:
             if c.name != cs.name:
                 continue
-            request = c.resources.requests.get(resource) or Quantity(0, 0, DECIMAL_SI)
+            request = c.resources.requests.get(resource)
+            if in_place_resize and resource == RESOURCE_MEMORY:
+                status = next((st for st in pod.status.container_statuses if st.name == c.name), None)
+                if status is not None:
+                    request = status.allocated_resources.get(resource)
+            if request is None:
+                request = Quantity(0, 0, DECIMAL_SI)
             if resource in (RESOURCE_MEMORY, RESOURCE_EPHEMERAL_STORAGE):
                 used = container_usage(cs, resource)
                 if used is None:
