@@ -25,7 +25,7 @@ Online CPUs whose NUMA node has no directory (a node hot-removed, e.g. hwloc's
 kubelet on that machine works with the CPUs of the nodes it can see.
 
 PCI devices come from ``/sys/bus/pci/devices/*`` (``class``, ``vendor``, ``device``,
-``numa_node``); cAdvisor does not read them, the device manager's plugins do.
+``numa_node``, else ``local_cpulist``); cAdvisor does not read them, device plugins do.
 """
 
 from __future__ import annotations
@@ -316,8 +316,11 @@ def _freeze_cores(cores: list[dict]) -> tuple[Core, ...]:
                       caches=tuple(r["caches"]), uncore_caches=tuple(r["uncore"])) for r in cores)
 
 
-def _pci_devices(fs: FileSystem) -> tuple[PCIDevice, ...]:
+def _pci_devices(fs: FileSystem, nodes: list[NUMANode]) -> tuple[PCIDevice, ...]:
+    """PCI functions; ``numa_node`` -1 (old kernels, single-node BIOS tables) falls back to
+    the nodes whose CPUs lie inside the device's ``local_cpulist``, unless that is every CPU."""
     base = "sys/bus/pci/devices"
+    all_cpus = CPUSet().union(*(n.cpus for n in nodes))
     out = []
     for addr in sorted(fs.listdir(base) or ()):
         p = f"{base}/{addr}"
@@ -325,10 +328,14 @@ def _pci_devices(fs: FileSystem) -> tuple[PCIDevice, ...]:
         if cls is None:
             continue
         numa = _int_file(fs, f"{p}/numa_node")
+        local: tuple[int, ...] = (numa,) if numa is not None and numa >= 0 else ()
+        if not local:
+            near = _cpulist(fs, f"{p}/local_cpulist")
+            if near and near != all_cpus:
+                local = tuple(n.id for n in nodes if n.cores and n.cpus.is_subset_of(near))
         out.append(PCIDevice(address=addr, class_code=(cls >> 8) & 0xFFFF,
                              vendor_id=_int_file(fs, f"{p}/vendor") or 0,
-                             device_id=_int_file(fs, f"{p}/device") or 0,
-                             numa_nodes=(numa,) if numa is not None and numa >= 0 else ()))
+                             device_id=_int_file(fs, f"{p}/device") or 0, numa_nodes=local))
     return tuple(out)
 
 
@@ -391,7 +398,7 @@ def read_sysfs(fs: FileSystem, *, name: str = "", file: str | None = None) -> Ma
     return Machine(
         num_cores=ncpus, num_physical_cores=ncores, num_sockets=nsockets,
         memory_capacity=memory, swap_capacity=swap, nodes=tuple(nodes),
-        hugepages=_hugepages(fs, "sys/kernel/mm/hugepages"), pci_devices=_pci_devices(fs),
+        hugepages=_hugepages(fs, "sys/kernel/mm/hugepages"), pci_devices=_pci_devices(fs, nodes),
         machine_id=machine_id, boot_id=boot_id, name=name or product, extra_json=canonical_extra({}),
     )
 
