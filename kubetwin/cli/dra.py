@@ -1,0 +1,159 @@
+"""``kubetwin dra``: allocate claims like kube-scheduler, explain the verdicts, publish slices."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import click
+
+from .common import emit_data, kubernetes_version, output_option
+
+
+def _features(ctx: click.Context, gates_flag: str | None):
+    from ..dra.features import ALLOCATOR_GATES, AllocatorFeatures
+    from ..errors import InputError
+    from ..model.features import FEATURE_GATES, gates_for, parse_feature_gates_flag
+
+    overrides = parse_feature_gates_flag(gates_flag) if gates_flag else {}
+    for name in overrides:
+        if name not in FEATURE_GATES and name not in ALLOCATOR_GATES:
+            raise InputError(f"unrecognized feature gate: {name}", path="--feature-gates")
+    # The allocator takes the gates as plain switches, also where a release locks them (as
+    # the upstream allocator tests do), so the overrides are applied on top, not validated.
+    return AllocatorFeatures.from_gates(gates_for(kubernetes_version(ctx)), overrides)
+
+
+def _load(objects: tuple[str, ...], node_file: str, claim_files: tuple[str, ...]):
+    from ..dra.objects import collect, load_node
+    from ..errors import InputError
+    from ..model.loader import load_documents, load_one
+
+    docs = [d for f in objects for d in load_documents(f)]
+    cluster = collect(docs)
+    node = load_node(load_one(node_file, "Node"))
+    claim_docs = [d for f in claim_files for d in load_documents(f)]
+    wanted = collect(claim_docs, strict=True)
+    if wanted.classes or wanted.slices or wanted.templates:
+        raise InputError("the claims file may only contain ResourceClaims", file=claim_files[0],
+                         fix="put DeviceClasses and ResourceSlices into the -f objects file")
+    return cluster, node, wanted.claims
+
+
+@click.group("dra")
+def dra() -> None:
+    """Dynamic Resource Allocation (resource.k8s.io/v1): allocate, explain, publish ResourceSlices."""
+
+
+@dra.command("allocate")
+@click.option("-f", "--filename", "objects", multiple=True, required=True, metavar="OBJECTS.yaml",
+              help="DeviceClasses, ResourceSlices and already-allocated ResourceClaims (any resource.k8s.io version).")
+@click.option("--node", "node_file", required=True, metavar="NODE.yaml", help="The node to allocate on.")
+@click.option("--feature-gates", "gates", default=None, metavar="A=true,B=false", help="Feature gates.")
+@click.option("--timeout", type=float, default=None, metavar="SECONDS",
+              help="Give up like the scheduler's filter timeout (default: no limit).")
+@output_option()
+@click.argument("claim_files", nargs=-1, required=True, metavar="CLAIMS.yaml")
+@click.pass_context
+def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, gates: str | None,
+             timeout: float | None, output: str, claim_files: tuple[str, ...]) -> None:
+    """Allocate the CLAIMS of one pod together on NODE, as kube-scheduler's allocator would."""
+    from ..dra.allocator import AllocationError, Allocator
+    from ..errors import KubetwinError
+
+    features = _features(ctx, gates)
+    cluster, node, claims = _load(objects, node_file, claim_files)
+    allocated_claims = [c for c in cluster.claims if c.allocated is not None]
+    allocator = Allocator(features, cluster.classes, cluster.slices, allocated_claims)
+    todo = [c for c in claims if c.allocated is None]
+    try:
+        outcome = allocator.allocate(node, todo, timeout=timeout)
+    except AllocationError as exc:
+        raise KubetwinError(f"allocation on node {node.name} failed: {exc}") from None
+    out_claims = []
+    by_claim = dict(zip((id(c) for c in todo), outcome.results)) if outcome.allocated else {}
+    for claim in claims:
+        raw = copy.deepcopy(dict(claim.raw))
+        raw["apiVersion"] = "resource.k8s.io/v1"
+        result = by_claim.get(id(claim))
+        if result is not None:
+            raw.setdefault("status", {})
+            raw["status"] = dict(raw["status"] or {})
+            raw["status"]["allocation"] = result.to_api()
+        out_claims.append(raw)
+    data: dict[str, Any] = {
+        "outcome": "allocated" if outcome.allocated else "unsatisfiable",
+        "reason": outcome.reason,
+        "node": node.name,
+        "claims": out_claims,
+    }
+    if output != "table":
+        emit_data(data, output)
+        return
+    _print_allocation(data, allocator, node, todo, outcome.allocated)
+
+
+def _print_allocation(data: dict[str, Any], allocator, node, claims, allocated: bool) -> None:
+    from ..dra.explain import explain
+
+    click.echo(f"node {data['node']}: {data['outcome']}" + (f" ({data['reason']})" if data["reason"] else ""))
+    for claim in data["claims"]:
+        alloc = (claim.get("status") or {}).get("allocation")
+        name = claim.get("metadata", {}).get("name")
+        if not alloc:
+            click.echo(f"  claim {name}: not allocated")
+            continue
+        click.echo(f"  claim {name}:")
+        for r in alloc["devices"]["results"]:
+            extra = "".join(f" {k}={v}" for k, v in r.items() if k not in ("request", "driver", "pool", "device"))
+            click.echo(f"    {r['request']:<20} {r['driver']}/{r['pool']}/{r['device']}{extra}")
+        if alloc.get("nodeSelector"):
+            click.echo(f"    nodeSelector: {alloc['nodeSelector']}")
+    chosen = {(c.get("metadata", {}).get("name"), r["request"], f"{r['driver']}/{r['pool']}/{r['device']}")
+              for c in data["claims"] for r in ((c.get("status") or {}).get("allocation") or {}).get(
+                  "devices", {}).get("results", [])}
+    click.echo("passed over:")
+    for e in explain(allocator, node, claims):
+        for v in e.devices:
+            if (e.claim, e.request, v.device) in chosen:
+                continue
+            failed = [c for c in v.checks if not c.passed]
+            why = "; ".join(f"{c.name} failed" + (f" ({c.detail})" if c.detail else "") for c in failed) \
+                or "eligible, but the search chose other devices (search order, constraints or counters)"
+            click.echo(f"  {e.claim}/{e.request}: {v.device}: {why}")
+
+
+@dra.command("explain")
+@click.option("-f", "--filename", "objects", multiple=True, required=True, metavar="OBJECTS.yaml",
+              help="DeviceClasses, ResourceSlices and already-allocated ResourceClaims.")
+@click.option("--node", "node_file", required=True, metavar="NODE.yaml", help="The node to allocate on.")
+@click.option("--feature-gates", "gates", default=None, metavar="A=true,B=false", help="Feature gates.")
+@output_option()
+@click.argument("claim_files", nargs=-1, required=True, metavar="CLAIMS.yaml")
+@click.pass_context
+def explain_cmd(ctx: click.Context, objects: tuple[str, ...], node_file: str, gates: str | None, output: str,
+                claim_files: tuple[str, ...]) -> None:
+    """Each request, each candidate device, each selector's verdict and each check."""
+    from ..dra.allocator import Allocator
+    from ..dra.explain import explain, to_data
+
+    features = _features(ctx, gates)
+    cluster, node, claims = _load(objects, node_file, claim_files)
+    allocator = Allocator(features, cluster.classes, cluster.slices,
+                          [c for c in cluster.claims if c.allocated is not None])
+    items = explain(allocator, node, [c for c in claims if c.allocated is None])
+    if output != "table":
+        emit_data({"node": node.name, "requests": to_data(items)}, output)
+        return
+    for e in items:
+        click.echo(f"claim {e.claim}, request {e.request}: class {e.device_class}, {e.mode}"
+                   + (f" x{e.count}" if e.mode == "ExactCount" else ""))
+        for v in e.devices:
+            click.echo(f"  {'ok ' if v.eligible else 'no '} {v.device}")
+            for c in v.checks:
+                click.echo(f"      {'pass' if c.passed else 'FAIL'}  {c.name}" + (f": {c.detail}" if c.detail else ""))
+    if items and items[0].pools:
+        click.echo("pools: " + ", ".join(items[0].pools))
+
+
+explain_cmd.name = "explain"
