@@ -14,32 +14,16 @@ import click
 from .common import emit_data, kubernetes_version, output_option
 
 
-def _machine_facts(path: str | None) -> dict[str, Any]:
-    """The few MachineInfo keys explain needs (memory/swap capacity, hugepage sizes)."""
-    if path is None:
+def _machine_facts(source: str | None) -> dict[str, Any]:
+    """The few machine facts explain needs (memory/swap capacity, hugepage sizes), from any
+    source ``kubetwin.machine`` reads (MachineInfo JSON, sysfs, hwloc XML, a short spec)."""
+    if source is None:
         return {}
-    from ..errors import InputError
-    from ..model.loader import load_one
+    from ..machine.source import load_machine
 
-    doc = load_one(path, "MachineInfo")
-    obj = doc.obj
-    out: dict[str, Any] = {}
-    for key in ("memory_capacity", "swap_capacity"):
-        if key in obj:
-            value = obj[key]
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise InputError(f"must be a non-negative integer, not {value!r}", path=key, file=doc.file)
-            out[key] = value
-    sizes = []
-    for i, hp in enumerate(obj.get("hugepages") or []):
-        size = hp.get("page_size") if isinstance(hp, dict) else None
-        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
-            raise InputError(f"page_size must be a positive integer (kB), not {size!r}", path=f"hugepages[{i}].page_size",
-                             file=doc.file)
-        sizes.append(size * 1024)
-    if "hugepages" in obj:
-        out["hugepage_sizes"] = tuple(sizes)
-    return out
+    m = load_machine(source)
+    return {"memory_capacity": m.memory_capacity, "swap_capacity": m.swap_capacity,
+            "hugepage_sizes": tuple(hp.page_size * 1024 for hp in m.hugepages)}
 
 
 def build(pod_path: str, node_path: str, config_path: str | None, machine_path: str | None, cgroup: str,
@@ -151,7 +135,8 @@ def _render(data: dict[str, Any]) -> None:
 @click.option("--node", "node", required=True, metavar="NODE.yaml", help="The Node (capacity, allocatable).")
 @click.option("--config", "config", default=None, metavar="KUBELET.yaml", help="KubeletConfiguration (default: kubelet defaults).")
 @click.option("--machine", "machine", default=None, metavar="MACHINE.json",
-              help="cAdvisor MachineInfo (memory_capacity, swap_capacity, hugepages).")
+              help="The machine: cAdvisor MachineInfo JSON (memory_capacity, swap_capacity, hugepages), "
+              "sysfs, hwloc XML or a spec like 2s2n8c2t.")
 @click.option("--cgroup", "cgroup", type=click.Choice(["v1", "v2"]), default="v2", show_default=True,
               help="cgroup version of the node.")
 @click.option("--weight-curve", "weight_curve", type=click.Choice(["quadratic", "linear"]), default="quadratic",

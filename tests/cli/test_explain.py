@@ -28,6 +28,13 @@ status:
 """
 
 
+def machine(memory, swap=0):
+    """A one-NUMA-node cAdvisor MachineInfo."""
+    return {"num_cores": 2, "num_sockets": 1, "memory_capacity": memory, "swap_capacity": swap, "hugepages": [],
+            "topology": [{"node_id": 0, "memory": memory, "hugepages": [],
+                          "cores": [{"core_id": 0, "thread_ids": [0, 1], "socket_id": 0}], "distances": [10]}]}
+
+
 def run(tmp_path, *args, pod=POD, node=NODE):
     (tmp_path / "pod.yaml").write_text(pod)
     (tmp_path / "node.yaml").write_text(node)
@@ -61,7 +68,7 @@ def test_v2_pod_cgroup_lists_kernel_defaults(tmp_path):
 def test_oom_score_from_node_capacity_or_machine(tmp_path):
     out = explain_json(tmp_path)
     assert out["containers"][1]["resources"]["oomScoreAdj"] == 1000 - (1000 * (256 << 20)) // (32 << 30)
-    (tmp_path / "m.json").write_text(json.dumps({"memory_capacity": 4 << 30, "hugepages": []}))
+    (tmp_path / "m.json").write_text(json.dumps(machine(4 << 30)))
     out = explain_json(tmp_path, "--machine", "m.json")
     assert out["containers"][1]["resources"]["oomScoreAdj"] == 1000 - (1000 * (256 << 20)) // (4 << 30)
 
@@ -117,7 +124,7 @@ def test_bad_node_capacity_names_the_field(tmp_path):
 
 
 def test_bad_machine_value_names_the_field(tmp_path):
-    (tmp_path / "m.json").write_text(json.dumps({"memory_capacity": "big"}))
+    (tmp_path / "m.json").write_text(json.dumps({**machine(1 << 30), "memory_capacity": "big"}))
     proc = run(tmp_path, "pod.yaml", "--node", "node.yaml", "--machine", "m.json")
     assert proc.returncode == 1 and "m.json" in proc.stderr and "memory_capacity" in proc.stderr
 
@@ -135,3 +142,11 @@ def test_two_pods_are_refused(tmp_path):
 def test_burstable_pod_without_memory_capacity_is_refused(tmp_path):
     proc = run(tmp_path, "pod.yaml", "--node", "node.yaml", node=NODE.replace("memory: 32Gi, ", ""))
     assert proc.returncode == 1 and "memory" in proc.stderr
+
+
+def test_machine_swap_capacity_feeds_limited_swap(tmp_path):
+    (tmp_path / "k.yaml").write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                                     "failSwapOn: false\nmemorySwap: {swapBehavior: LimitedSwap}\n")
+    (tmp_path / "m.json").write_text(json.dumps(machine(40 << 30, 5 << 30)))
+    out = explain_json(tmp_path, "--config", "k.yaml", "--machine", "m.json")
+    assert out["containers"][1]["resources"]["unified"]["memory.swap.max"] == str((256 << 20) // 8)
