@@ -41,10 +41,28 @@ _current_warn: Callable[[InputError], None] | None = None
 register_kind("Pod", _pod_decoder)
 register_kind("Node", node_from_dict)
 
+# Kinds whose module registers them on import; imported only when a file holds one, so
+# commands that never see them do not pay for the import.
+LAZY_KINDS: dict[str, str] = {
+    "ResourceQuota": "kubetwin.model.policy",
+    "LimitRange": "kubetwin.model.policy",
+    "PriorityClass": "kubetwin.model.policy",
+}
+
+
+def _decoder_for(kind: str) -> Decoder | None:
+    decoder = _DECODERS.get(kind)
+    if decoder is None and kind in LAZY_KINDS:
+        import importlib
+
+        importlib.import_module(LAZY_KINDS[kind])
+        decoder = _DECODERS.get(kind)
+    return decoder
+
 
 def decode_document(doc: Document) -> Any:
     kind = doc.obj.get("kind")
-    decoder = _DECODERS.get(kind) if isinstance(kind, str) else None
+    decoder = _decoder_for(kind) if isinstance(kind, str) else None
     if decoder is None:
         raise InputError(f"kind {kind!r} is not supported here", path="kind", file=f"{doc.file}: document {doc.index + 1}",
                          fix=f"supported kinds: {', '.join(sorted(_DECODERS))}")

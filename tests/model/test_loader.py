@@ -111,3 +111,10 @@ def test_json_errors_still_name_the_field(tmp_path):
     p = write(tmp_path, "pods.json", json.dumps(bad))
     with pytest.raises(InputError, match=r"spec.containers\[0\].resources.requests.memory"):
         load_pods(p)
+
+
+def test_policy_kinds_load_without_importing_their_module_first(tmp_path):
+    from kubetwin.model.objects import load_objects
+    p = write(tmp_path, "pc.yaml", "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+              "metadata: {name: high}\nvalue: 1000\n")
+    assert load_objects(p)[0].value == 1000
