@@ -179,18 +179,15 @@ class Allocator:
         self.state = allocated_state or AllocatedState.from_claims(allocated_claims, features)
         self.cel_options = CELOptions(features.consumable_capacity, features.list_type_attributes)
         self._verdicts: dict[tuple[int, str], bool] = {}
-        self._available_counters: dict[tuple[str, str], dict[str, dict[str, Quantity]]] = {}
+        self._pools: dict[tuple, tuple[list[Pool], list[_Candidate]]] = {}
         self.last_attempts = 0
 
     # ---------------------------------------------------------------------------------------
     def allocate(self, node: Node, claims: Sequence[ResourceClaim], timeout: float | None = None,
                  trace: list | None = None) -> Outcome:
         """Allocate all ``claims`` jointly on ``node``; raises :class:`AllocationError`."""
-        try:
-            pools = gather_pools(self.index, node, self.features)
-        except PoolError as exc:
-            raise AllocationError(f"gather pool information: {exc}") from None
-        run = _Run(self, node, list(claims), pools, timeout, trace)
+        pools, candidates = self._pools_for(node)
+        run = _Run(self, node, list(claims), pools, candidates, timeout, trace)
         limit = sys.getrecursionlimit()
         if limit < 20000:
             sys.setrecursionlimit(20000)
@@ -198,6 +195,24 @@ class Allocator:
             return run.execute()
         finally:
             self.last_attempts = run.attempts
+
+    def _pools_for(self, node: Node) -> tuple[list[Pool], list["_Candidate"]]:
+        """Pools and candidates in search order; cached per node (slices never change here)."""
+        key = (node.name, tuple(sorted(node.labels.items())))
+        hit = self._pools.get(key)
+        if hit is not None:
+            return hit
+        try:
+            pools = gather_pools(self.index, node, self.features)
+        except PoolError as exc:
+            raise AllocationError(f"gather pool information: {exc}") from None
+        candidates = [_Candidate((p.driver, p.name, d.name), d, s, p)
+                      for p in pools if not (p.incomplete or p.invalid)
+                      for s in p.device_slices for d in s.devices]
+        if len(self._pools) > 4096:
+            self._pools.clear()
+        self._pools[key] = (pools, candidates)
+        return pools, candidates
 
     # ---------------------------------------------------------------------------------------
     def selector_matches(self, expression: str, device: Device, driver: str) -> bool:
@@ -230,7 +245,7 @@ class _Run:
     """The state of one ``Allocate`` call (single-threaded, thrown away afterwards)."""
 
     def __init__(self, alloc: Allocator, node: Node, claims: list[ResourceClaim], pools: list[Pool],
-                 timeout: float | None, trace: list | None):
+                 candidates: list[_Candidate], timeout: float | None, trace: list | None):
         self.a = alloc
         self.f = alloc.features
         self.node = node
@@ -248,10 +263,7 @@ class _Run:
         self.matches: dict[tuple[DeviceID, int, int, int], bool] = {}
         self.attempts = 0
         # Candidates in search order, from usable pools only (incomplete/invalid are skipped).
-        self.candidates: list[_Candidate] = [
-            _Candidate((p.driver, p.name, d.name), d, s, p)
-            for p in pools if not (p.incomplete or p.invalid)
-            for s in p.device_slices for d in s.devices]
+        self.candidates = candidates
 
     # -------------------------------------------------------------------------- validation
     def execute(self) -> Outcome:

@@ -207,8 +207,13 @@ def _includes(container: Any, item: Any) -> bool:
 # --------------------------------------------------------------------------------------------
 # environment
 # --------------------------------------------------------------------------------------------
+_T_BOOL: Any = None
+_T_ERROR: Any = None
+
+
 @lru_cache(maxsize=4)
 def _env(options: CELOptions) -> Any:
+    global _T_BOOL, _T_ERROR
     from cel_expr_python import cel
     from cel_expr_python.ext.ext_bindings import ExtBindings
     from cel_expr_python.ext.ext_math import ExtMath
@@ -217,6 +222,7 @@ def _env(options: CELOptions) -> Any:
 
     _opaque_class()
     T = cel.Type
+    _T_BOOL, _T_ERROR = T.BOOL, T.ERROR
     O = T("k8s.cel.Opaque")  # noqa: E741
     S, B, I, D = T.STRING, T.BOOL, T.INT, T.DOUBLE  # noqa: E741
 
@@ -365,24 +371,15 @@ class CompiledSelector:
 
     def matches(self, device: Device, driver: str) -> bool:
         """Evaluate on one device; a runtime error raises :class:`CELError`."""
-        data = device_data(device, driver, self.options)
-        if isinstance(data, str):
-            raise CELError(data)
-        missing_a = self.attr_domains - data["attributes"].keys()
-        missing_c = self.cap_domains - data["capacity"].keys()
-        if missing_a or missing_c:
-            data = dict(data)
-            if missing_a:
-                data["attributes"] = {**data["attributes"], **{d: {} for d in missing_a}}
-            if missing_c:
-                data["capacity"] = {**data["capacity"], **{d: {} for d in missing_c}}
-        result = self.program.eval(data={"device": data})
+        entry = _device_entry(device, driver, self.options)
+        if entry.error is not None:
+            raise CELError(entry.error)
+        activation = entry.activation_for(self.attr_domains, self.cap_domains)
+        result = self.program.eval(activation)
         kind = result.type()
-        from cel_expr_python import cel
-
-        if kind == cel.Type.BOOL:
+        if kind == _T_BOOL:
             return bool(result.value())
-        if kind == cel.Type.ERROR:
+        if kind == _T_ERROR:
             raise CELError(_clean(str(result.value())))
         raise CELError(f"CEL result of type {kind.name()} could not be converted to bool")
 
@@ -433,20 +430,57 @@ def compile_selector(expression: str, options: CELOptions = CELOptions()) -> Com
 # --------------------------------------------------------------------------------------------
 # device values
 # --------------------------------------------------------------------------------------------
-_DEVICE_DATA: dict[tuple[int, str, CELOptions], tuple[Device, dict[str, Any] | str]] = {}
+class _DeviceEntry:
+    """A device's CEL value and activations, built once per device and environment."""
+
+    __slots__ = ("device", "data", "error", "env", "_activations")
+
+    def __init__(self, device: Device, data: dict[str, Any] | str, env: Any):
+        self.device = device
+        self.data = data if isinstance(data, dict) else None
+        self.error = data if isinstance(data, str) else None
+        self.env = env
+        self._activations: dict[tuple[frozenset, frozenset], Any] = {}
+
+    def activation_for(self, attr_domains: frozenset, cap_domains: frozenset) -> Any:
+        data = self.data
+        assert data is not None
+        # Only the domains the expression names and the device lacks change the value.
+        missing_a = attr_domains.difference(data["attributes"]) if attr_domains else frozenset()
+        missing_c = cap_domains.difference(data["capacity"]) if cap_domains else frozenset()
+        key = (missing_a, missing_c)
+        act = self._activations.get(key)
+        if act is None:
+            value = data
+            if missing_a or missing_c:
+                value = dict(data)
+                value["attributes"] = {**data["attributes"], **{d: {} for d in missing_a}}
+                value["capacity"] = {**data["capacity"], **{d: {} for d in missing_c}}
+            act = self.env.Activation({"device": value})
+            if len(self._activations) < 64:
+                self._activations[key] = act
+        return act
+
+
+_DEVICE_DATA: dict[tuple[int, str, CELOptions], _DeviceEntry] = {}
+
+
+def _device_entry(device: Device, driver: str, options: CELOptions) -> _DeviceEntry:
+    key = (id(device), driver, options)
+    hit = _DEVICE_DATA.get(key)
+    if hit is not None and hit.device is device:
+        return hit
+    entry = _DeviceEntry(device, _build_device_data(device, driver, options), _env(options))
+    if len(_DEVICE_DATA) > 200_000:
+        _DEVICE_DATA.clear()
+    _DEVICE_DATA[key] = entry
+    return entry
 
 
 def device_data(device: Device, driver: str, options: CELOptions) -> dict[str, Any] | str:
     """The ``device`` variable for one device (cached), or the error every evaluation gives."""
-    key = (id(device), driver, options)
-    hit = _DEVICE_DATA.get(key)
-    if hit is not None and hit[0] is device:
-        return hit[1]
-    data = _build_device_data(device, driver, options)
-    if len(_DEVICE_DATA) > 200_000:
-        _DEVICE_DATA.clear()
-    _DEVICE_DATA[key] = (device, data)
-    return data
+    entry = _device_entry(device, driver, options)
+    return entry.error if entry.error is not None else entry.data  # type: ignore[return-value]
 
 
 def _split(name: str, driver: str) -> tuple[str, str]:
