@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import tarfile
+from lzma import LZMAError
 from pathlib import Path
 from typing import Protocol
 
@@ -78,6 +78,98 @@ class DirFS:
             return None
 
 
+def _decompressed(file: str) -> bytes:
+    """The raw tar bytes of a plain, bzip2, gzip or xz tarball, bounded in size."""
+    with open(file, "rb") as f:
+        raw = f.read(MAX_TAR_BYTES + 1)
+    if raw[:3] == b"BZh":
+        import bz2
+
+        data = bz2.BZ2Decompressor().decompress(raw, MAX_TAR_BYTES + 1)
+    elif raw[:2] == b"\x1f\x8b":
+        import zlib
+
+        data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, MAX_TAR_BYTES + 1)
+    elif raw[:6] == b"\xfd7zXZ\x00":
+        import lzma
+
+        data = lzma.LZMADecompressor().decompress(raw, MAX_TAR_BYTES + 1)
+    else:
+        data = raw
+    if len(data) > MAX_TAR_BYTES:
+        raise InputError("tarball content is too large", file=file)
+    return data
+
+
+def _octal(field: bytes) -> int:
+    text = field.rstrip(b"\0 ").lstrip(b" ")
+    return int(text, 8) if text else 0
+
+
+def _tar_members(data: bytes, file: str):
+    """(name, kind, payload) for each member of an uncompressed tar (ustar, GNU long names,
+    pax ``path``/``linkpath``). A hand-rolled reader: ``tarfile`` spends ~1 s on the 11,000
+    headers of a sysfs dump, this takes a tenth of that."""
+    pos, n = 0, 0
+    long_name = long_link = None
+    end = len(data)
+    while pos + 512 <= end:
+        hdr = data[pos:pos + 512]
+        if hdr.count(0) == 512:
+            break
+        n += 1
+        if n > MAX_TAR_MEMBERS:
+            raise InputError("tarball has too many members", file=file)
+        size = _octal(hdr[124:136])
+        flag = hdr[156:157]
+        body = data[pos + 512:pos + 512 + size]
+        if len(body) < size:
+            raise InputError("tarball is truncated", file=file)
+        pos += 512 + (size + 511) // 512 * 512
+        if flag == b"L":
+            long_name = body.rstrip(b"\0").decode("utf-8", "replace")
+            continue
+        if flag == b"K":
+            long_link = body.rstrip(b"\0").decode("utf-8", "replace")
+            continue
+        if flag in (b"x", b"g"):
+            for rec in _pax_records(body):
+                if rec[0] == "path" and flag == b"x":
+                    long_name = rec[1]
+                elif rec[0] == "linkpath" and flag == b"x":
+                    long_link = rec[1]
+            continue
+        name = hdr[0:100].split(b"\0", 1)[0].decode("utf-8", "replace")
+        if hdr[257:262] == b"ustar":
+            prefix = hdr[345:500].split(b"\0", 1)[0].decode("utf-8", "replace")
+            if prefix:
+                name = f"{prefix}/{name}"
+        link = hdr[157:257].split(b"\0", 1)[0].decode("utf-8", "replace")
+        name, long_name = (long_name or name), None
+        link, long_link = (long_link or link), None
+        if flag == b"2":
+            yield name, "sym", link.encode()
+        elif flag == b"1":
+            yield name, "hard", link.encode()
+        elif flag == b"5":
+            yield name, "dir", b""
+        elif flag in (b"0", b"\0", b"7"):
+            yield name, "file", body
+
+
+def _pax_records(body: bytes):
+    pos = 0
+    while pos < len(body):
+        sp = body.find(b" ", pos)
+        if sp < 0:
+            return
+        length = int(body[pos:sp])
+        rec = body[sp + 1:pos + length - 1].decode("utf-8", "replace")
+        key, _, value = rec.partition("=")
+        yield key, value
+        pos += length
+
+
 class TarFS:
     """A ``.tar``/``.tar.bz2``/``.tar.gz`` dump read in memory, symlinks resolved inside it."""
 
@@ -86,36 +178,36 @@ class TarFS:
         self._files: dict[str, bytes] = {}
         self._links: dict[str, str] = {}
         self._dirs: dict[str, set[str]] = {}
-        total = 0
         try:
-            with tarfile.open(file, "r:*") as tar:
-                for i, m in enumerate(tar):
-                    if i > MAX_TAR_MEMBERS:
-                        raise InputError("tarball has too many members", file=file)
-                    name = posixpath.normpath(m.name.lstrip("/"))
-                    if name in (".", "") or name.startswith(".."):
-                        continue
-                    self._add_dir(name)
-                    if m.issym():
-                        self._links[name] = m.linkname
-                    elif m.islnk():
-                        self._links[name] = "/" + posixpath.normpath(m.linkname.lstrip("/"))
-                    elif m.isfile():
-                        total += m.size
-                        if total > MAX_TAR_BYTES:
-                            raise InputError("tarball content is too large", file=file)
-                        f = tar.extractfile(m)
-                        self._files[name] = f.read() if f else b""
-                    elif m.isdir():
-                        self._dirs.setdefault(name, set())
-        except (tarfile.TarError, EOFError, OSError) as e:
+            for name, kind, payload in _tar_members(_decompressed(file), file):
+                name = posixpath.normpath(name.lstrip("/"))
+                if name in (".", "") or name.startswith(".."):
+                    continue
+                self._add_dir(name)
+                if kind == "sym":
+                    self._links[name] = payload.decode("utf-8", "replace")
+                elif kind == "hard":
+                    self._links[name] = "/" + posixpath.normpath(payload.decode("utf-8", "replace").lstrip("/"))
+                elif kind == "file":
+                    self._files[name] = payload
+                else:
+                    self._dirs.setdefault(name, set())
+        except (OSError, EOFError, ValueError, LZMAError) as e:
             raise InputError(f"cannot read tarball: {e}", file=file) from None
         self.prefix = self._find_prefix()
 
     def _add_dir(self, name: str) -> None:
-        parts = name.split("/")
-        for i in range(len(parts)):
-            self._dirs.setdefault("/".join(parts[:i]), set()).add(parts[i])
+        """Register ``name`` in its parent directory, creating ancestors not seen yet."""
+        parent, _, base = name.rpartition("/")
+        while True:
+            kids = self._dirs.get(parent)
+            if kids is not None:
+                kids.add(base)
+                return
+            self._dirs[parent] = {base}
+            if not parent:
+                return
+            parent, _, base = parent.rpartition("/")
 
     def _find_prefix(self) -> str:
         """The directory inside the tarball that holds ``sys/`` (dumps wrap it in a folder)."""
