@@ -21,13 +21,17 @@ SIGNAL_CHOICES = ("memory.available", "allocatableMemory.available", "nodefs.ava
               help="KubeletConfiguration: thresholds, grace periods, feature gates (kubelet defaults otherwise).")
 @click.option("--timeline", "timeline_file", default=None, metavar="TIMELINE.yaml",
               help="Steps (after, summary, afterReclaim, pods, admit) to run the eviction manager over.")
+@click.option("--oom", "oom", is_flag=True,
+              help="With --signal memory.available: also what the kernel's OOM killer would do if it acted first.")
+@click.option("--cgroup", "cgroup", type=click.Choice(("v1", "v2")), default="v2", show_default=True,
+              help="cgroup version, for OOM-kill scope and MemoryQoS (v2 only).")
 @click.option("--dedicated-imagefs", is_flag=True, help="Images on their own filesystem (imagefs).")
 @click.option("--split-containerfs", is_flag=True,
               help="Writable container layers apart from the images (KEP-4191 split image filesystem).")
 @output_option()
 @click.argument("pods_file", metavar="PODS.yaml")
 @click.pass_context
-def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, dedicated_imagefs,
+def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, oom, cgroup, dedicated_imagefs,
           split_containerfs, output, pods_file) -> None:
     """Who the kubelet evicts first, and when, under node pressure.
 
@@ -49,8 +53,10 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
     layout = DiskLayout(dedicated_imagefs, split_containerfs)
     config = load_kubelet_config(config_file, kubernetes_version(ctx))
     pods = load_pods(pods_file, warn=warn_to_stderr)
+    if oom and signal is None:
+        raise click.UsageError("--oom goes with --signal and --summary")
     if signal is not None:
-        _rank(signal, summary_file, pods, layout, config, output)
+        _rank(signal, summary_file, pods, layout, config, output, oom=oom, cgroup_v2=cgroup == "v2")
         return
     from ..kubelet.eviction.manager import EvictionManager
     from ..kubelet.eviction.report import decision_to_dict, render_decision
@@ -73,7 +79,7 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
         emit_data(data, output)
 
 
-def _rank(signal, summary_file, pods, layout, config, output) -> None:
+def _rank(signal, summary_file, pods, layout, config, output, *, oom: bool = False, cgroup_v2: bool = True) -> None:
     from ..kubelet.eviction.ranking import rank_pods
     from ..kubelet.eviction.report import ranking_rows, render_ranking
     from ..model.summary import load_summary
@@ -82,7 +88,17 @@ def _rank(signal, summary_file, pods, layout, config, output) -> None:
     gates = config.feature_gate_values
     ranked = rank_pods(signal, pods, summary, layout=layout, gates=gates)
     rows = ranking_rows(signal, ranked, summary, layout, gates)
+    data = {"signal": signal, "ranking": [p.name for p in ranked], "pods": rows}
+    if oom:
+        from ..kubelet.eviction.oom_kill import oom_report
+        from ..kubelet.eviction.report import oom_to_dict
+
+        data["oom"] = oom_to_dict(oom_report(pods, summary, config, cgroup_v2=cgroup_v2))
     if output == "table":
         render_ranking(signal, rows)
+        if oom:
+            from ..kubelet.eviction.report import render_oom
+
+            render_oom(data["oom"])
     else:
-        emit_data({"signal": signal, "ranking": [p.name for p in ranked], "pods": rows}, output)
+        emit_data(data, output)

@@ -140,3 +140,50 @@ def render_decision(data: dict[str, Any]) -> None:
     for s in data["steps"]:
         for e in s["evicted"]:
             con.print(f"[bold]{s['at']:g}s[/bold] {e['namespace']}/{e['name']}: {e['message']}")
+
+
+def oom_to_dict(r: Any) -> dict[str, Any]:
+    def row(c: Any) -> dict[str, Any]:
+        return {"pod": c.pod.name, "namespace": c.pod.namespace, "container": c.container, "qosClass": c.qos,
+                "oomScoreAdj": c.oom_score_adj, "workingSetBytes": c.working_set, "swapUsageBytes": c.swap_usage,
+                "memoryMax": c.memory_max, "memoryMin": c.memory_min, "memoryLow": c.memory_low,
+                "memoryHigh": c.memory_high, "swapMax": c.swap_max, "badness": c.badness,
+                "throttled": c.throttled, "overLimit": c.over_limit}
+
+    return {"memoryCapacity": r.memory_capacity, "swapCapacity": r.swap_capacity,
+            "containerKills": [{"pod": k.pod.name, "namespace": k.pod.namespace, "container": k.container,
+                                "scope": k.scope, "reason": k.reason, "restarts": k.restarts,
+                                "wholeContainer": k.whole_container} for k in r.container_kills],
+            "nodeOOMOrder": [row(c) for c in r.node_order]}
+
+
+def render_oom(data: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    from ...cli.common import console
+
+    con = console()
+    t = Table(title=f"if the node ran out of memory first: the kernel's OOM order "
+                    f"(capacity {_fmt_bytes(data['memoryCapacity'])}, swap {_fmt_bytes(data['swapCapacity'])})")
+    for col, just in (("#", "right"), ("pod/container", "left"), ("QoS", "left"), ("oom_score_adj", "right"),
+                      ("working set", "right"), ("badness", "right"), ("memory.max", "right"),
+                      ("memory.high", "right"), ("note", "left")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for i, c in enumerate(data["nodeOOMOrder"], 1):
+        note = []
+        if c["overLimit"]:
+            note.append("over its limit: OOM-killed in its cgroup")
+        if c["throttled"]:
+            note.append("above memory.high: throttled")
+        if c["swapMax"]:
+            note.append(f"may swap {_fmt_bytes(c['swapMax'])}")
+        t.add_row(str(i), f"{c['namespace']}/{c['pod']}/{c['container']}", c["qosClass"], str(c["oomScoreAdj"]),
+                  _fmt_bytes(c["workingSetBytes"]), str(c["badness"]),
+                  _fmt_bytes(c["memoryMax"]) if c["memoryMax"] else "max",
+                  _fmt_bytes(c["memoryHigh"]) if c["memoryHigh"] is not None else "-", "; ".join(note))
+    con.print(t)
+    con.print("badness = memory share in per mille of RAM+swap + oom_score_adj; highest is killed first")
+    for k in data["containerKills"]:
+        con.print(f"{k['namespace']}/{k['pod']}/{k['container']}: OOMKilled by its own limit "
+                  f"({'whole container' if k['wholeContainer'] else 'largest process'}), "
+                  f"{'restarts' if k['restarts'] else 'stays terminated'}")
