@@ -136,7 +136,7 @@ class StaticMemoryPolicy:
         self.state.entries = {}
         for u, cs in entries.items():
             for name, blocks in cs.items():
-                self._record(u, name, blocks, reserve=True)
+                self._record(u, name, blocks, reserve=("" not in cs or name == ""))
 
     def numa_nodes_for(self, uid: str, name: str) -> list[int] | None:
         blocks = self.state.entries.get(uid, {}).get(name)
@@ -295,5 +295,37 @@ class StaticMemoryPolicy:
         return False
 
     def allocate_pod(self, pod: Pod) -> None:
+        """Pod-level pods: reserve the pod's budget once on its affinity; every container runs there."""
+        from ...model.resources import is_pod_level_resources_set
+
+        if not is_pod_level_resources_set(pod) or pod.spec.resources is None:
+            for c, _ in pod.all_containers():
+                self.allocate(pod, c)
+            return
+        if get_pod_qos(pod, self.gates) != GUARANTEED or pod.uid in self.state.entries:
+            return
+        requests = {k: q.value() for k, q in pod.spec.resources.requests.items() if _is_memory(k) and q.value() > 0}
+        if not requests:
+            return
+        first = next(iter(pod.all_containers()))[0]
+        hint = self.affinity(pod.uid, first.name)
+        if hint.affinity is None:
+            best = self._best(self._calculate_hints(requests))
+            if best is None:
+                raise _err("failed to get the default NUMA affinity, no NUMA nodes with enough memory is available")
+            hint = best
+        bits = bits_of(hint.affinity)
+        ms = self.state.machine_state
+        for r, req in requests.items():
+            if sum(ms[n].memory_map[r].free if r in ms[n].memory_map else 0 for n in bits) < req:
+                raise _err(f"not enough {r} on NUMA nodes {bits} for the pod budget")
+        budget = [Block(tuple(bits), r, req) for r, req in requests.items()]
+        self._record(pod.uid, "", budget, reserve=True)
+        conts = self.state.entries[pod.uid]
         for c, _ in pod.all_containers():
-            self.allocate(pod, c)
+            own = self._requests(c)
+            conts[c.name] = [Block(tuple(bits), r, v) for r, v in own.items()] or [Block(tuple(bits), "memory", 0)]
+
+    def numa_nodes_for_pod_budget(self, uid: str) -> list[int] | None:
+        blocks = self.state.entries.get(uid, {}).get("")
+        return sorted({n for b in blocks for n in b.numa_affinity}) if blocks else None

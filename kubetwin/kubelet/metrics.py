@@ -1,0 +1,72 @@
+"""The kubelet's resource-manager metrics in Prometheus text format (``pkg/kubelet/metrics``).
+
+Written by hand rather than with prometheus_client: the kubelet's names are exact (the older
+ones carry the ``kubelet_`` subsystem prefix, the pod-level ones do not) and a client library
+would rename counters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _line(name: str, value: int | float, labels: dict[str, str] | None = None) -> str:
+    if labels:
+        inner = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
+        return f"{name}{{{inner}}} {value}"
+    return f"{name} {value}"
+
+
+def render_metrics(node: Any) -> str:
+    out: list[str] = []
+
+    def family(name: str, kind: str, help_text: str, samples: list[str]) -> None:
+        out.append(f"# HELP {name} {help_text}")
+        out.append(f"# TYPE {name} {kind}")
+        out.extend(samples)
+
+    cpu = node.cpu.policy
+    c = cpu.counters if cpu is not None else None
+    family("kubelet_cpu_manager_pinning_requests_total", "counter",
+           "[ALPHA] The number of cpu core allocations which required pinning.",
+           [_line("kubelet_cpu_manager_pinning_requests_total", c.pinning_requests if c else 0)])
+    family("kubelet_cpu_manager_pinning_errors_total", "counter",
+           "[ALPHA] The number of cpu core allocations which required pinning failed.",
+           [_line("kubelet_cpu_manager_pinning_errors_total", c.pinning_errors if c else 0)])
+    if cpu is not None:
+        family("kubelet_cpu_manager_shared_pool_size_millicores", "gauge",
+               "[ALPHA] The size of the shared CPU pool for non-guaranteed QoS pods, in millicores.",
+               [_line("kubelet_cpu_manager_shared_pool_size_millicores", node.cpu.state.default_cpuset.size() * 1000)])
+        excl = sum(cs.size() for conts in node.cpu.state.entries.values() for cs in conts.values())
+        family("kubelet_cpu_manager_exclusive_cpu_allocation_count", "gauge",
+               "[ALPHA] The total number of CPUs exclusively allocated to containers running on this node",
+               [_line("kubelet_cpu_manager_exclusive_cpu_allocation_count", excl)])
+    mem = node.memory.policy
+    mem_requests = sum(len(v) for v in mem.state.entries.values()) if mem is not None else 0
+    family("kubelet_memory_manager_pinning_requests_total", "counter",
+           "[ALPHA] The number of memory pages allocations which required pinning.",
+           [_line("kubelet_memory_manager_pinning_requests_total", mem_requests)])
+    family("kubelet_memory_manager_pinning_errors_total", "counter",
+           "[ALPHA] The number of memory pages allocations which required pinning that failed.",
+           [_line("kubelet_memory_manager_pinning_errors_total", 0)])
+    tm = node.topology
+    family("kubelet_topology_manager_admission_requests_total", "counter",
+           "[ALPHA] The number of admission requests where resources have to be aligned.",
+           [_line("kubelet_topology_manager_admission_requests_total", tm.admission_requests)])
+    family("kubelet_topology_manager_admission_errors_total", "counter",
+           "[ALPHA] The number of admission request failures where resources could not be aligned.",
+           [_line("kubelet_topology_manager_admission_errors_total", tm.admission_errors)])
+    if c is not None:
+        family("resource_manager_allocations_total", "counter",
+               "[ALPHA] Number of resource allocations performed by the resource managers.",
+               [_line("resource_manager_allocations_total", v, {"resource": r, "source": s})
+                for (r, s), v in sorted(c.allocations.items())])
+        family("resource_manager_allocation_errors_total", "counter",
+               "[ALPHA] Number of failed resource allocations performed by the resource managers.",
+               [_line("resource_manager_allocation_errors_total", v, {"resource": r, "source": s})
+                for (r, s), v in sorted(c.allocation_errors.items())])
+        family("resource_manager_container_assignments", "counter",
+               "[ALPHA] Number of container resource assignments by type.",
+               [_line("resource_manager_container_assignments", v, {"resource": r, "assignment_type": t})
+                for (r, t), v in sorted(c.assignments.items())])
+    return "\n".join(out) + "\n"
