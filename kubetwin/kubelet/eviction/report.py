@@ -127,7 +127,7 @@ def render_decision(data: dict[str, Any]) -> None:
     con.print(th)
     st = Table(title="eviction manager, one synchronize per step")
     for col in ("t", "conditions", "thresholds met", "reclaim", "evicted (grace)", "admission"):
-        st.add_column(col)
+        st.add_column(col, overflow="fold")
     for s in data["steps"]:
         met = ", ".join(f"{t['signal']}<{t['value']}" for t in s["thresholdsMet"]) or "-"
         ev = "; ".join(f"{e['namespace']}/{e['name']} ({e['gracePeriodSeconds']}s)" for e in s["evicted"]) or "-"
