@@ -1,0 +1,278 @@
+"""One scheduling cycle with a profile (``schedulePod``): PreFilter, Filter with node
+sampling, PreScore/Score/NormalizeScore with weights, and the host pick — explained per node.
+
+Node order follows the scheduler cache's node tree (nodes interleaved zone by zone), which
+decides which nodes a sampled cycle looks at. Ties among top scores are broken by a seeded
+reservoir sample, as upstream's ``selectHost`` does with its unseeded one.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import KubetwinError
+from ..model.pod import Pod
+from .framework.interface import CycleState, Plugin, plugin_class
+from .framework.status import Code, Status
+from .framework.types import NodeInfo
+from .inputs import ClusterInputs
+from .profile import CYCLE_FRAME, NOT_MODELLED, Profile, load_profile
+from .run import make_handle
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """``numFeasibleNodesToFind``: all nodes below 100, else an adaptive share (at least 100)."""
+    pct = percentage or 0
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND or pct >= 100:
+        return num_all_nodes
+    if pct <= 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+def node_tree_order(nodes: list[NodeInfo]) -> list[NodeInfo]:
+    """The cache's ``nodeTree`` listing: one node per zone in turn, zones in order of appearance."""
+    zones: dict[str, list[NodeInfo]] = {}
+    for ni in nodes:
+        region = ni.labels.get("topology.kubernetes.io/region", "")
+        zone = ni.labels.get("topology.kubernetes.io/zone", "")
+        key = f"{region}:\x00:{zone}" if region or zone else ""
+        zones.setdefault(key, []).append(ni)
+    out: list[NodeInfo] = []
+    lists = list(zones.values())
+    i = 0
+    while len(out) < len(nodes):
+        for lst in lists:
+            if i < len(lst):
+                out.append(lst[i])
+        i += 1
+    return out
+
+
+@dataclass
+class NodeVerdict:
+    filter: dict[str, Status] = field(default_factory=dict)
+    raw: dict[str, int] = field(default_factory=dict)
+    normalized: dict[str, int] = field(default_factory=dict)
+    weighted: dict[str, int] = field(default_factory=dict)
+    total: int | None = None
+
+    @property
+    def status(self) -> Status:
+        for st in self.filter.values():
+            if not st.is_success:
+                return st
+        return Status()
+
+
+@dataclass
+class CycleOutcome:
+    pod: Pod
+    node: str | None
+    nodes: dict[str, NodeVerdict]
+    message: str = ""
+    evaluated: int = 0
+    feasible: list[str] = field(default_factory=list)
+    skipped_plugins: list[str] = field(default_factory=list)
+    not_modelled: list[str] = field(default_factory=list)
+    pre_filter: dict[str, Status] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod.key,
+            "node": self.node,
+            "message": self.message,
+            "evaluatedNodes": self.evaluated,
+            "feasibleNodes": self.feasible,
+            "preFilter": {p: s.to_json() for p, s in self.pre_filter.items()},
+            "skippedPlugins": self.skipped_plugins,
+            "notModelled": self.not_modelled,
+            "nodes": {
+                name: {
+                    "filter": {p: s.to_json() for p, s in v.filter.items()},
+                    **({"scores": {p: {"raw": v.raw[p], "normalized": v.normalized[p], "weighted": v.weighted[p]}
+                                   for p in v.raw}, "total": v.total} if v.total is not None else {}),
+                }
+                for name, v in self.nodes.items()
+            },
+        }
+
+
+def fit_error_message(num_nodes: int, statuses: dict[str, Status], pre_filter_msg: str = "",
+                      post_filter_msg: str = "") -> str:
+    """``FitError.Error()``: the reason histogram sorted as strings, then PostFilter's message."""
+    text = f"0/{num_nodes} nodes are available:"
+    if pre_filter_msg:
+        text += f" {pre_filter_msg}."
+    else:
+        hist: Counter[str] = Counter()
+        for st in statuses.values():
+            for r in st.reasons:
+                hist[r] += 1
+        text += " " + ", ".join(sorted(f"{n} {r}" for r, n in hist.items())) + "."
+    if post_filter_msg:
+        text += f" {post_filter_msg}."
+    return text
+
+
+class Framework:
+    """The profile's plugins, instantiated over one snapshot."""
+
+    def __init__(self, profile: Profile, handle: Any):
+        self.handle = handle
+        self.plugins: list[tuple[Plugin, int]] = []
+        self.not_modelled: list[str] = []
+        for name, weight in profile.plugins:
+            if name in NOT_MODELLED:
+                self.not_modelled.append(name)
+                continue
+            if name in CYCLE_FRAME or name == "DynamicResources":
+                continue
+            cls = plugin_class(name, path="profile")
+            args = cls.parse_args(profile.plugin_args.get(name), f"pluginConfig[{name}].args")
+            self.plugins.append((cls(args, handle), weight))
+
+
+def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: str | None = None,
+                 admit: bool = False, seed: int = 0) -> CycleOutcome:
+    if admit:
+        raise KubetwinError("--admit: the admission controllers (LimitRange, ResourceQuota, Priority) are not "
+                            "available in this build yet")
+    if pod.spec.resource_claims:
+        raise KubetwinError(f"pod {pod.key} uses ResourceClaims: the DynamicResources plugin needs the DRA "
+                            "allocator, which is not available in this build yet")
+    profile = load_profile(config_path, pod.spec.scheduler_name)
+    handle = make_handle(cluster, gates)
+    fw = Framework(profile, handle)
+    all_nodes = node_tree_order(handle.snapshot.node_infos)
+    outcome = CycleOutcome(pod, None, {ni.name: NodeVerdict() for ni in all_nodes}, not_modelled=fw.not_modelled)
+    if pod.spec.scheduling_gates:
+        outcome.message = "pod has scheduling gates: " + ", ".join(g.name for g in pod.spec.scheduling_gates)
+        return outcome
+    if not all_nodes:
+        outcome.message = "no nodes available to schedule pods"
+        return outcome
+    state = CycleState()
+
+    # PreFilter
+    skipped: set[str] = set()
+    allowed: set[str] | None = None
+    restricting: list[str] = []
+    for plugin, _ in fw.plugins:
+        if not hasattr(plugin, "pre_filter"):
+            continue
+        names, st = plugin.pre_filter(state, pod, all_nodes)
+        outcome.pre_filter[plugin.name] = st
+        if st.is_skip:
+            skipped.add(plugin.name)
+            continue
+        if st.code != Code.Success:
+            for v in outcome.nodes.values():
+                v.filter[plugin.name] = st
+            outcome.message = fit_error_message(len(all_nodes), {}, pre_filter_msg=st.message)
+            return outcome
+        if names is not None:
+            restricting.append(plugin.name)
+            allowed = set(names) if allowed is None else allowed & set(names)
+    outcome.skipped_plugins = sorted(skipped)
+    statuses: dict[str, Status] = {}
+    candidates = all_nodes
+    if allowed is not None:
+        if not allowed:
+            msg = f"node(s) didn't satisfy plugin(s) {_plugin_list(restricting)} simultaneously"
+            outcome.message = fit_error_message(len(all_nodes), {}, pre_filter_msg=msg)
+            return outcome
+        reason = Status(Code.UnschedulableAndUnresolvable,
+                        (f"node(s) didn't satisfy plugin(s) {_plugin_list(restricting)}",))
+        for ni in all_nodes:
+            if ni.name not in allowed:
+                statuses[ni.name] = reason
+                outcome.nodes[ni.name].filter["PreFilterResult"] = reason
+        candidates = [ni for ni in all_nodes if ni.name in allowed]
+
+    # Filter, with sampling
+    filters = [p for p, _ in fw.plugins if hasattr(p, "filter") and p.name not in skipped]
+    has_score = any(hasattr(p, "score") and w > 0 for p, w in fw.plugins)
+    to_find = num_feasible_nodes_to_find(profile.percentage_of_nodes_to_score, len(candidates)) if has_score else 1
+    feasible: list[NodeInfo] = []
+    for ni in candidates:
+        outcome.evaluated += 1
+        verdict = outcome.nodes[ni.name]
+        ok = True
+        for plugin in filters:
+            st = plugin.filter(state, pod, ni)
+            verdict.filter[plugin.name] = st
+            if not st.is_success:
+                statuses[ni.name] = st.with_plugin(plugin.name)
+                ok = False
+                break
+        if ok:
+            feasible.append(ni)
+            if len(feasible) >= to_find:
+                break
+    outcome.feasible = [ni.name for ni in feasible]
+    if not feasible:
+        outcome.message = fit_error_message(len(all_nodes), statuses,
+                                            post_filter_msg="preemption: not evaluated by kubetwin yet")
+        return outcome
+    if len(feasible) == 1:
+        outcome.node = feasible[0].name
+        outcome.message = f"scheduled on {outcome.node} (the only feasible node; not scored)"
+        return outcome
+
+    # Score
+    totals = {ni.name: 0 for ni in feasible}
+    for plugin, weight in fw.plugins:
+        if not hasattr(plugin, "score") or weight == 0:
+            continue
+        if hasattr(plugin, "pre_score"):
+            st = plugin.pre_score(state, pod, feasible)
+            if st.is_skip:
+                continue
+            if not st.is_success:
+                raise KubetwinError(f"{plugin.name} PreScore: {st.message}")
+        raw = {}
+        for ni in feasible:
+            s, st = plugin.score(state, pod, ni)
+            if not st.is_success:
+                raise KubetwinError(f"{plugin.name} Score on {ni.name}: {st.message}")
+            raw[ni.name] = s
+        normalized = dict(raw)
+        if hasattr(plugin, "normalize_score"):
+            plugin.normalize_score(state, pod, normalized)
+        for name in raw:
+            v = outcome.nodes[name]
+            v.raw[plugin.name] = raw[name]
+            v.normalized[plugin.name] = normalized[name]
+            v.weighted[plugin.name] = normalized[name] * weight
+            totals[name] += normalized[name] * weight
+    for name, t in totals.items():
+        outcome.nodes[name].total = t
+    outcome.node = select_host([(ni.name, totals[ni.name]) for ni in feasible], random.Random(seed))
+    outcome.message = f"scheduled on {outcome.node} (score {totals[outcome.node]})"
+    return outcome
+
+
+def select_host(scored: list[tuple[str, int]], rng: random.Random) -> str:
+    """Highest total wins; ties broken uniformly at random by reservoir sampling."""
+    best, best_score, ties = scored[0][0], scored[0][1], 1
+    for name, score in scored[1:]:
+        if score > best_score:
+            best, best_score, ties = name, score, 1
+        elif score == best_score:
+            ties += 1
+            if rng.randrange(ties) == 0:
+                best = name
+    return best
+
+
+def _plugin_list(names: list[str]) -> str:
+    return "[" + " ".join(sorted(names)) + "]"
