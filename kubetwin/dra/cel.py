@@ -255,7 +255,16 @@ def _env(options: CELOptions) -> Any:
         cel.FunctionDecl("patch", [member("patch", I, [O], _v_part(2))]),
     ]
     if options.list_type_attributes:
-        functions.append(cel.FunctionDecl("includes", [member("includes", B, [T.DYN, T.DYN], _includes)]))
+        functions.append(cel.FunctionDecl("includes", [
+            # cel-cpp dispatches Python overloads on concrete list element types only.
+            member("includes", B, [T.List(T.STRING), T.STRING], _includes, "k8s_includes_strings"),
+            member("includes", B, [T.List(T.INT), T.INT], _includes, "k8s_includes_ints"),
+            member("includes", B, [T.List(T.BOOL), T.BOOL], _includes, "k8s_includes_bools"),
+            member("includes", B, [T.List(O), O], _includes, "k8s_includes_versions"),
+            member("includes", B, [T.STRING, T.STRING], _includes, "k8s_includes_string"),
+            member("includes", B, [T.INT, T.INT], _includes, "k8s_includes_int"),
+            member("includes", B, [T.BOOL, T.BOOL], _includes, "k8s_includes_bool"),
+            member("includes", B, [O, O], _includes, "k8s_includes_opaque")]))
     return cel.NewEnv(_POOL, variables={"device": T.Map(S, T.DYN)},
                       extensions=[ExtStrings(), ExtBindings(), ExtOptional(), ExtMath()], functions=functions)
 
