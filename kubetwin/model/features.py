@@ -11,6 +11,8 @@ Adding a release is adding rows here; no other module branches on the Kubernetes
 
 from __future__ import annotations
 
+import sys
+
 from dataclasses import dataclass
 from typing import Any, Final, Iterable, Mapping
 
@@ -187,6 +189,8 @@ class FeatureGates:
         try:
             return self.values[name]
         except KeyError:
+            if name in FEATURE_GATES:  # introduced in a later release: off at this version
+                return False
             raise KeyError(f"unknown feature gate {name!r} (add it to kubetwin.model.features.FEATURE_GATES)") from None
 
     def __getitem__(self, name: str) -> bool:
@@ -205,6 +209,15 @@ class FeatureGates:
             if not isinstance(value, bool):
                 raise InputError(f"feature gate {name} must be true or false, not {value!r}", path=f"{path}.{name}")
             spec = _spec_at(name, self.version)
+            if spec is None and name in FEATURE_GATES:
+                # A gate of a later release: a real kubelet of this version would refuse it, but
+                # users replaying newer behaviour (and upstream tests from development branches)
+                # set it on purpose. Honour it, and say so.
+                first = FEATURE_GATES[name][0].version
+                print(f"warning: {path}.{name}: feature gate {name} first appears in Kubernetes {first}; "
+                      f"honouring it on {self.version} as set", file=sys.stderr)
+                values[name] = value
+                continue
             if spec is None:
                 raise InputError(f"unrecognized feature gate: {name}", path=f"{path}.{name}",
                                  fix=f"check the spelling; known gates at {self.version}: see `kubetwin gates`")

@@ -69,10 +69,19 @@ def test_gate_history_matches_upstream(gate, version, default, stage):
     assert gates_for(version).enabled(gate) is default
 
 
-def test_gate_introduced_later_is_unknown_at_an_earlier_version():
+def test_gate_introduced_later_is_off_at_an_earlier_version():
     assert "KubeletOOMScoreAdjTieBreak" not in gates_for("1.36").values
-    with pytest.raises(InputError, match="unrecognized feature gate: KubeletOOMScoreAdjTieBreak"):
-        gates_for("1.36", {"KubeletOOMScoreAdjTieBreak": True})
+    assert gates_for("1.36").enabled("KubeletOOMScoreAdjTieBreak") is False
+
+
+def test_gate_introduced_later_is_honoured_with_a_warning_when_set(capsys):
+    assert gates_for("1.36", {"KubeletOOMScoreAdjTieBreak": True}).enabled("KubeletOOMScoreAdjTieBreak") is True
+    assert "first appears in Kubernetes 1.37" in capsys.readouterr().err
+
+
+def test_a_gate_no_release_has_is_refused():
+    with pytest.raises(InputError, match="unrecognized feature gate: NoSuchGate"):
+        gates_for("1.36", {"NoSuchGate": True})
 
 
 def test_override_changes_an_unlocked_gate():
