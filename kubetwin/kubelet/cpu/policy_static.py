@@ -91,6 +91,7 @@ class StaticPolicy:
         self.reserved_physical = CPUSet.from_mask(phys | reserved.mask)
         self.cpus_to_reuse: dict[str, CPUSet] = {}
         self.counters = Counters()
+        self._numa_masks: list[tuple[int, int, int, int]] | None = None
 
     # --- start-up ---------------------------------------------------------------------------
     def all_cpus(self) -> CPUSet:
@@ -235,16 +236,21 @@ class StaticPolicy:
                 reuse_nodes |= 1 << node
         nreuse = reusable.size()
         out: list[tuple[int, int]] = []
-        for mask in iterate_bitmasks(numas):
-            cpus_in_mask = 0
-            for node in bits_of(mask):
-                cpus_in_mask |= tm.numa[node]
-            k = mask.bit_count()
-            if cpus_in_mask.bit_count() >= request and k < min_size:
+        masks = self._numa_masks
+        if masks is None:
+            masks = self._numa_masks = []
+            for mask in iterate_bitmasks(numas):
+                cpus_in_mask = 0
+                for node in bits_of(mask):
+                    cpus_in_mask |= tm.numa[node]
+                masks.append((mask, mask.bit_count(), cpus_in_mask, cpus_in_mask.bit_count()))
+        avail = available.mask
+        for mask, k, cpus_in_mask, total in masks:
+            if total >= request and k < min_size:
                 min_size = k
             if reuse_nodes & ~mask:
                 continue
-            if nreuse + (available.mask & cpus_in_mask).bit_count() < request:
+            if nreuse + (avail & cpus_in_mask).bit_count() < request:
                 continue
             out.append((mask, k))
         hints = []

@@ -63,6 +63,7 @@ class StaticMemoryPolicy:
             alloc = n.memory - r - hp_bytes
             ns.memory_map["memory"] = MemoryTable(n.memory, r, alloc, 0, alloc)
             self.state.machine_state[n.id] = ns
+        self._masks: list[tuple[int, list[int]]] | None = None
         #: pod UID -> (mask, type) -> bytes of init-container memory later containers may reuse
         self.reusable: dict[str, dict[tuple[int, str], int]] = {}
         if state is not None:
@@ -156,10 +157,12 @@ class StaticMemoryPolicy:
         ms = self.state.machine_state
         min_size = len(self.nodes)
         found: list[int] = []
-        for mask in iterate_bitmasks(self.nodes):
-            bits = bits_of(mask)
-            if any(sum(ms[n].memory_map[r].allocatable if r in ms[n].memory_map else 0 for n in bits) < req
-                   for r, req in requests.items()):
+        if self._masks is None:
+            self._masks = [(m, bits_of(m)) for m in iterate_bitmasks(self.nodes)]
+        alloc = {r: {n: (ms[n].memory_map[r].allocatable if r in ms[n].memory_map else 0) for n in self.nodes}
+                 for r in requests}
+        for mask, bits in self._masks:
+            if any(sum(alloc[r][n] for n in bits) < req for r, req in requests.items()):
                 continue
             if len(bits) < min_size:
                 min_size = len(bits)
