@@ -128,6 +128,31 @@ def pod_disk_usage(stats: PodStats, pod: Pod, measure: Sequence[FsStatsType]) ->
 
 
 # --- comparators ------------------------------------------------------------------------------
+# Comparators run O(n log n) times; requests and disk usage are computed once per pod and rank.
+
+
+def _cached_request(gates: FeatureGates | None) -> Callable[[Pod, str], Quantity]:
+    cache: dict[tuple[int, str], Quantity] = {}
+
+    def get(pod: Pod, resource: str) -> Quantity:
+        key = (id(pod), resource)
+        q = cache.get(key)
+        if q is None:
+            q = cache[key] = resource_request(pod, resource, gates)
+        return q
+    return get
+
+
+def _cached_disk(measure: Sequence[FsStatsType]) -> Callable[[PodStats, Pod], tuple[int, int]]:
+    cache: dict[int, tuple[int, int]] = {}
+
+    def get(stats: PodStats, pod: Pod) -> tuple[int, int]:
+        v = cache.get(id(pod))
+        if v is None:
+            v = cache[id(pod)] = pod_disk_usage(stats, pod, measure)
+        return v
+    return get
+
 
 Cmp = Callable[[Pod, Pod], int]
 
@@ -164,18 +189,22 @@ def priority(p1: Pod, p2: Pod) -> int:
 
 
 def exceed_memory_requests(stats: StatsFunc, gates: FeatureGates | None) -> Cmp:
+    req = _cached_request(gates)
+
     def inner(p1: Pod, s1: PodStats, p2: Pod, s2: PodStats) -> int:
-        e1 = _exceeds(memory_usage(s1), resource_request(p1, RESOURCE_MEMORY, gates))
-        e2 = _exceeds(memory_usage(s2), resource_request(p2, RESOURCE_MEMORY, gates))
+        e1 = _exceeds(memory_usage(s1), req(p1, RESOURCE_MEMORY))
+        e2 = _exceeds(memory_usage(s2), req(p2, RESOURCE_MEMORY))
         return _cmp_bool(e1, e2)
     return _with_stats(stats, inner)
 
 
 def memory(stats: StatsFunc, gates: FeatureGates | None) -> Cmp:
     """Larger usage above request first."""
+    req = _cached_request(gates)
+
     def inner(p1: Pod, s1: PodStats, p2: Pod, s2: PodStats) -> int:
-        d1 = _above(memory_usage(s1), resource_request(p1, RESOURCE_MEMORY, gates))
-        d2 = _above(memory_usage(s2), resource_request(p2, RESOURCE_MEMORY, gates))
+        d1 = _above(memory_usage(s1), req(p1, RESOURCE_MEMORY))
+        d2 = _above(memory_usage(s2), req(p2, RESOURCE_MEMORY))
         return d2.cmp(d1)
     return _with_stats(stats, inner)
 
@@ -188,16 +217,18 @@ def process(stats: StatsFunc) -> Cmp:
     return _with_stats(stats, inner)
 
 
-def _disk_figure(stats: PodStats, pod: Pod, measure: Sequence[FsStatsType], resource: str) -> int:
-    disk, inodes = pod_disk_usage(stats, pod, measure)
+def _disk_figure(usage: Callable[[PodStats, Pod], tuple[int, int]], stats: PodStats, pod: Pod, resource: str) -> int:
+    disk, inodes = usage(stats, pod)
     return inodes if resource == RESOURCE_INODES else disk
 
 
 def exceed_disk_requests(stats: StatsFunc, measure: Sequence[FsStatsType], resource: str,
                          gates: FeatureGates | None) -> Cmp:
+    req, usage = _cached_request(gates), _cached_disk(measure)
+
     def inner(p1: Pod, s1: PodStats, p2: Pod, s2: PodStats) -> int:
-        e1 = _exceeds(_disk_figure(s1, p1, measure, resource), resource_request(p1, resource, gates))
-        e2 = _exceeds(_disk_figure(s2, p2, measure, resource), resource_request(p2, resource, gates))
+        e1 = _exceeds(_disk_figure(usage, s1, p1, resource), req(p1, resource))
+        e2 = _exceeds(_disk_figure(usage, s2, p2, resource), req(p2, resource))
         return _cmp_bool(e1, e2)
     return _with_stats(stats, inner)
 
@@ -205,9 +236,11 @@ def exceed_disk_requests(stats: StatsFunc, measure: Sequence[FsStatsType], resou
 def disk(stats: StatsFunc, measure: Sequence[FsStatsType], resource: str, gates: FeatureGates | None) -> Cmp:
     """Larger usage above the *ephemeral-storage* request first — for inodes too, as upstream
     subtracts the byte request from the inode count (kubernetes/kubernetes#109643, unmerged)."""
+    req, usage = _cached_request(gates), _cached_disk(measure)
+
     def inner(p1: Pod, s1: PodStats, p2: Pod, s2: PodStats) -> int:
-        d1 = _above(_disk_figure(s1, p1, measure, resource), resource_request(p1, RESOURCE_EPHEMERAL_STORAGE, gates))
-        d2 = _above(_disk_figure(s2, p2, measure, resource), resource_request(p2, RESOURCE_EPHEMERAL_STORAGE, gates))
+        d1 = _above(_disk_figure(usage, s1, p1, resource), req(p1, RESOURCE_EPHEMERAL_STORAGE))
+        d2 = _above(_disk_figure(usage, s2, p2, resource), req(p2, RESOURCE_EPHEMERAL_STORAGE))
         return d2.cmp(d1)
     return _with_stats(stats, inner)
 
