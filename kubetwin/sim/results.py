@@ -1,0 +1,117 @@
+"""What a simulation returns: per-pod outcomes, counters, time series and per-node pictures.
+
+Plain data (frozen where it is final), so reports, JSON and comparisons read the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class PodRecord:
+    name: str
+    namespace: str
+    phase: str                   # Running, Succeeded, Failed, Pending, Rejected
+    node: str
+    arrival: float
+    start: float | None
+    end: float | None
+    reason: str
+    message: str
+    attempts: int
+    cpus: str                    # exclusive CPUs (static CPU manager), Linux list format
+    mems: str                    # NUMA nodes of the memory (Static memory manager)
+    priority: int = 0
+    owner: str = ""
+    gpus: list[list[int]] | None = None   # [[gpu index, milli], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    time: float
+    running: int
+    pending: int
+    utilization: dict[str, float]       # requested / allocatable, cluster-wide
+    gpu_fragmentation: float = 0.0
+
+
+@dataclass
+class NUMAReport:
+    id: int
+    cpus: int
+    exclusive: int
+    free: int
+    memory_bytes: int = 0
+    memory_reserved: int = 0
+
+
+@dataclass
+class NodeReport:
+    name: str
+    group: str
+    pods: int
+    requested: dict[str, int]
+    allocatable: dict[str, int]
+    numa: list[NUMAReport] = field(default_factory=list)
+    stranded_cpus: int = 0
+    gpus: list[int] = field(default_factory=list)       # used milli per GPU
+    policies: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SimResult:
+    scenario: str
+    sim_time: float
+    wall_seconds: float
+    nodes: int
+    pods: list[PodRecord]
+    samples: list[Sample]
+    counters: Any
+    pending_reasons: dict[str, int]
+    node_reports: list[NodeReport]
+    resources: list[str]
+
+    # --- figures ---------------------------------------------------------------------------------
+    def phase_counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for p in self.pods:
+            out[p.phase] = out.get(p.phase, 0) + 1
+        return out
+
+    def pods_per_second(self) -> float:
+        return self.counters.attempts / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        c = self.counters
+        phases = self.phase_counts()
+        last = self.samples[-1] if self.samples else None
+        stranded = sum(n.stranded_cpus for n in self.node_reports)
+        numa_pods = [p for p in self.pods if p.cpus]
+        aligned = sum(1 for p in numa_pods if p.mems and "," not in p.mems)
+        return {
+            "scenario": self.scenario, "nodes": self.nodes, "pods": len(self.pods),
+            "simulatedSeconds": self.sim_time, "wallSeconds": round(self.wall_seconds, 4),
+            "schedulingAttemptsPerSecond": round(self.pods_per_second(), 1),
+            "scheduled": c.scheduled, "bound": c.bound, "running": phases.get("Running", 0),
+            "succeeded": phases.get("Succeeded", 0), "pending": phases.get("Pending", 0),
+            "pendingByReason": dict(sorted(self.pending_reasons.items(), key=lambda kv: -kv[1])),
+            "rejectedByAdmissionControl": dict(c.rejected_admission_control),
+            "rejectedByKubelet": dict(c.rejected_kubelet),
+            "preempted": c.preempted, "evicted": c.evicted, "recreated": c.recreated, "completed": c.completed,
+            "schedulingAttempts": c.attempts, "unschedulableAttempts": c.unschedulable_attempts,
+            "utilization": dict(last.utilization) if last else {},
+            "gpuFragmentation": last.gpu_fragmentation if last else 0.0,
+            "strandedCpus": stranded,
+            "exclusiveCpuPods": len(numa_pods), "singleNumaMemoryPods": aligned,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "apiVersion": "kubetwin.io/v1alpha1", "kind": "SimulationResult",
+            "summary": self.summary(),
+            "pods": [asdict(p) for p in self.pods],
+            "timeSeries": [asdict(s) for s in self.samples],
+            "nodes": [asdict(n) for n in self.node_reports],
+        }

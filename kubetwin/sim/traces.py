@@ -1,0 +1,284 @@
+"""Trace readers: the Alibaba GPU cluster trace (v2023, "openb"), a plain CSV/NDJSON table of
+pods, and a folder of manifests with arrival times. Every malformed row is an error naming the
+file, the line and the column."""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from ..errors import InputError
+from ..model.node import node_from_dict
+from ..model.pod import Pod, pod_from_dict
+from ..model.quantity import parse_quantity
+from .gpushare import GPU_COUNT, GPU_MILLI, GPU_MODEL
+from .scenario import ARRIVAL, DURATION, SimNode
+from .workload import Arrival, parse_duration_spec, seconds
+
+
+@dataclass
+class Trace:
+    nodes: list[SimNode] = field(default_factory=list)
+    arrivals: list[Arrival] = field(default_factory=list)
+
+
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+    try:
+        f = open(path, newline="", encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", file=str(path)) from None
+    with f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is None:
+            raise InputError("empty file: expected a header line", file=str(path))
+        for row in reader:
+            if None in row:
+                raise InputError(f"{len(row[None]) + len(reader.fieldnames)} fields, the header has "
+                                 f"{len(reader.fieldnames)}", file=f"{path}: line {reader.line_num}")
+            yield reader.line_num, row
+
+
+def _need(row: dict[str, str], col: str, where: str) -> str:
+    v = row.get(col)
+    if v is None:
+        raise InputError(f"missing column {col!r}", file=where)
+    return v
+
+
+def _int_cell(row: dict[str, str], col: str, where: str, *, default: int | None = None) -> int:
+    v = row.get(col)
+    if v is None or v == "":
+        if default is not None:
+            return default
+        raise InputError("Required value: an integer", path=col, file=where)
+    try:
+        out = int(v)
+    except ValueError:
+        try:
+            f = float(v)
+        except ValueError:
+            raise InputError(f"Invalid value: {v!r}: not an integer", path=col, file=where) from None
+        if f != int(f):
+            raise InputError(f"Invalid value: {v!r}: not an integer", path=col, file=where) from None
+        out = int(f)
+    if out < 0:
+        raise InputError(f"Invalid value: {v!r}: must be non-negative", path=col, file=where)
+    return out
+
+
+# --- Alibaba cluster-trace-gpu-v2023 ---------------------------------------------------------------
+_NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
+_POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+
+
+def read_alibaba_gpu(folder: str | Path, *, pods: str = "openb_pod_list_default.csv",
+                     nodes: str = "openb_node_list_all_node.csv", deletions: bool = False,
+                     limit: int | None = None, max_pods_per_node: int = 110) -> Trace:
+    """Nodes and pods of the trace. Pods arrive at ``creation_time`` in file order; with
+    ``deletions`` they leave at ``deletion_time`` (else they run forever, as the FGD simulator
+    replays it). GPU requests become open-gpu-share annotations."""
+    folder = Path(folder)
+    if (folder / "csv").is_dir():
+        folder = folder / "csv"
+    tr = Trace()
+    npath = folder / nodes
+    for line, row in _rows(npath):
+        where = f"{npath}: line {line}"
+        for c in _NODE_COLUMNS:
+            _need(row, c, where)
+        name = row["sn"]
+        if not name:
+            raise InputError("Required value: a node name", path="sn", file=where)
+        cpu = _int_cell(row, "cpu_milli", where)
+        mem = _int_cell(row, "memory_mib", where)
+        gpu = _int_cell(row, "gpu", where)
+        model = row["model"]
+        labels = {"kubernetes.io/hostname": name}
+        if model:
+            labels["alibabacloud.com/gpu-card-model"] = model
+        obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+               "status": {"capacity": {"cpu": f"{cpu}m", "memory": f"{mem}Mi", "pods": str(max_pods_per_node)},
+                          "allocatable": {"cpu": f"{cpu}m", "memory": f"{mem}Mi", "pods": str(max_pods_per_node)}}}
+        tr.nodes.append(SimNode(node_from_dict(obj, where), model or "cpu", gpus=gpu, gpu_model=model))
+    ppath = folder / pods
+    for line, row in _rows(ppath):
+        if limit is not None and len(tr.arrivals) >= limit:
+            break
+        where = f"{ppath}: line {line}"
+        for c in _POD_COLUMNS:
+            _need(row, c, where)
+        name = row["name"]
+        if not name:
+            raise InputError("Required value: a pod name", path="name", file=where)
+        cpu = _int_cell(row, "cpu_milli", where)
+        mem = _int_cell(row, "memory_mib", where)
+        ngpu = _int_cell(row, "num_gpu", where)
+        milli = _int_cell(row, "gpu_milli", where, default=0)
+        created = _int_cell(row, "creation_time", where, default=0)
+        deleted = row.get("deletion_time") or ""
+        ann: dict[str, str] = {}
+        if ngpu > 0:
+            if ngpu == 1 and milli <= 0:
+                raise InputError(f"Invalid value: {row['gpu_milli']!r}: a one-GPU pod needs gpu_milli in 1..1000",
+                                 path="gpu_milli", file=where)
+            ann[GPU_COUNT] = str(ngpu)
+            ann[GPU_MILLI] = str(milli if ngpu == 1 else 1000)
+            if row.get("gpu_spec"):
+                ann[GPU_MODEL] = row["gpu_spec"]
+        labels = {"app": "openb"}
+        if row.get("qos"):
+            labels["alibabacloud.com/qos"] = row["qos"]
+        requests: dict[str, str] = {}
+        if cpu:
+            requests["cpu"] = f"{cpu}m"
+        if mem:
+            requests["memory"] = f"{mem}Mi"
+        pod = _fast_pod(name, "default", labels, ann, requests, where)
+        duration = None
+        if deletions and deleted:
+            end = _int_cell(row, "deletion_time", where)
+            if end < created:
+                raise InputError(f"Invalid value: {end}: deletion_time is before creation_time {created}",
+                                 path="deletion_time", file=where)
+            duration = float(end - created)
+        tr.arrivals.append(Arrival(float(created), pod, duration, None, where))
+    return tr
+
+
+def _fast_pod(name: str, namespace: str, labels: dict[str, str], annotations: dict[str, str],
+              requests: dict[str, str], where: str, limits: dict[str, str] | None = None,
+              priority_class: str = "") -> Pod:
+    spec: dict[str, Any] = {"containers": [{"name": "main", "resources": {"requests": requests,
+                                                                          **({"limits": limits} if limits else {})}}]}
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    obj = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": namespace, "uid": f"{namespace}/{name}", "labels": labels,
+                        "annotations": annotations},
+           "spec": spec}
+    try:
+        return pod_from_dict(obj)
+    except InputError as exc:
+        exc.file = None
+        path = exc.path.replace("spec.containers[0].resources.", "")
+        raise InputError(exc.message, path=path, file=where) from None
+
+
+# --- a table of pods: CSV or NDJSON -------------------------------------------------------------------
+_TABLE_COLUMNS = ("name", "namespace", "cpu", "memory", "cpu_limit", "memory_limit", "gpu", "arrival", "duration",
+                  "priority_class", "labels")
+
+
+def read_pod_table(path: str | Path) -> list[Arrival]:
+    """Pods from a CSV (header: name, cpu, memory, and optionally namespace, cpu_limit, memory_limit,
+    gpu, arrival, duration, priority_class, labels as ``k=v;k2=v2``) or from NDJSON, one object per
+    line: either such a flat record or a whole Pod with ``kubetwin.io/arrival``/``duration`` annotations."""
+    path = Path(path)
+    if path.suffix in (".ndjson", ".jsonl", ".json"):
+        return _read_ndjson(path)
+    out = []
+    for line, row in _rows(path):
+        out.append(_record_arrival(row, f"{path}: line {line}"))
+    return out
+
+
+def _read_ndjson(path: Path) -> list[Arrival]:
+    out = []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", file=str(path)) from None
+    for n, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        where = f"{path}: line {n}"
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON: {e.msg} (column {e.colno})", file=where) from None
+        if not isinstance(obj, dict):
+            raise InputError("expected a JSON object", file=where)
+        if obj.get("kind") == "Pod":
+            out.append(_manifest_arrival(obj, where))
+        else:
+            out.append(_record_arrival({k: "" if v is None else str(v) for k, v in obj.items()}, where))
+    return out
+
+
+def _record_arrival(row: dict[str, str], where: str) -> Arrival:
+    for k in row:
+        if k not in _TABLE_COLUMNS:
+            raise InputError(f"unknown column {k!r}", file=where, fix=", ".join(_TABLE_COLUMNS))
+    name = row.get("name") or ""
+    if not name:
+        raise InputError("Required value: a pod name", path="name", file=where)
+    requests, limits = {}, {}
+    for col, key, target in (("cpu", "cpu", requests), ("memory", "memory", requests),
+                             ("cpu_limit", "cpu", limits), ("memory_limit", "memory", limits),
+                             ("gpu", "nvidia.com/gpu", requests)):
+        v = row.get(col) or ""
+        if v:
+            try:
+                parse_quantity(v, col)
+            except InputError as exc:
+                raise InputError(exc.message, path=col, file=where) from None
+            target[key] = v
+    if "nvidia.com/gpu" in requests:
+        limits["nvidia.com/gpu"] = requests["nvidia.com/gpu"]
+    labels = {}
+    for part in (row.get("labels") or "").split(";"):
+        if part:
+            k, sep, v = part.partition("=")
+            if not sep or not k:
+                raise InputError(f"Invalid value: {part!r}: expected key=value", path="labels", file=where)
+            labels[k] = v
+    try:
+        arrival = seconds(_num(row.get("arrival") or "0"), "arrival")
+        duration = parse_duration_spec(_num(row["duration"]) if row.get("duration") else None, "duration")
+    except InputError as exc:
+        raise exc.in_file(where) from None
+    pod = _fast_pod(name, row.get("namespace") or "default", labels, {}, requests, where, limits or None,
+                    row.get("priority_class") or "")
+    return Arrival(arrival, pod, duration.a if duration.kind == "fixed" else None, None, where)
+
+
+def _num(v: str) -> Any:
+    """A bare number is seconds; anything else is a Go duration."""
+    try:
+        return float(v)
+    except ValueError:
+        return v
+
+
+def _manifest_arrival(obj: dict[str, Any], where: str) -> Arrival:
+    ann = (obj.get("metadata") or {}).get("annotations") or {}
+    try:
+        t = seconds(_num(ann[ARRIVAL]), f"metadata.annotations[{ARRIVAL}]") if ARRIVAL in ann else 0.0
+        d = parse_duration_spec(_num(ann[DURATION]) if DURATION in ann else None, f"metadata.annotations[{DURATION}]")
+    except InputError as exc:
+        raise exc.in_file(where) from None
+    pod = pod_from_dict(obj, where)
+    return Arrival(t, pod, d.a if d.kind == "fixed" else None, None, where)
+
+
+# --- a folder of manifests ------------------------------------------------------------------------------
+def read_manifest_folder(folder: str | Path) -> list[Arrival]:
+    """Every Pod in ``*.yaml``/``*.yml``/``*.json`` files of a folder (sorted by file name), arriving at
+    its ``kubetwin.io/arrival`` annotation (default 0)."""
+    from ..model.loader import load_documents
+
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError("not a folder of manifests", file=str(folder))
+    out = []
+    for f in sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml", ".json")):
+        for doc in load_documents(f):
+            if doc.obj.get("kind") != "Pod":
+                raise InputError(f"expected Pods in a manifest folder, found kind {doc.obj.get('kind')!r}",
+                                 path="kind", file=doc.where)
+            out.append(_manifest_arrival(doc.obj, doc.where))
+    out.sort(key=lambda a: a.time)
+    return out
