@@ -227,6 +227,14 @@ class NodeAllocatableResourceClaimStatus(KubeStruct, frozen=True):
     overhead: list[NodeAllocatableResourceOverhead] = []
 
 
+class PodResourceClaimStatus(KubeStruct, frozen=True):
+    """``status.resourceClaimStatuses[]``: the claim the resourceclaim controller generated for
+    a template entry (``resource_claim_name`` None: none was needed)."""
+
+    name: str
+    resource_claim_name: str | None = None
+
+
 class PodCondition(KubeStruct, frozen=True):
     type: str = ""
     status: str = ""
@@ -245,6 +253,7 @@ class PodStatus(KubeStruct, frozen=True):
     container_statuses: list[ContainerStatus] = []
     init_container_statuses: list[ContainerStatus] = []
     node_allocatable_resource_claim_statuses: list[NodeAllocatableResourceClaimStatus] = []
+    resource_claim_statuses: list[PodResourceClaimStatus] = []
 
 
 class Pod(KubeStruct, frozen=True):
