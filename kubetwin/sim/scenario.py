@@ -52,6 +52,8 @@ class SimNode:
     kubelet: Any = None          # KubeletConfiguration, when the kubelet is simulated
     gpus: int = 0
     gpu_model: str = ""
+    #: the KubeletConfiguration as written, so variants can change one field and re-default
+    kubelet_raw: dict[str, Any] | None = None
 
 
 @dataclass
@@ -223,14 +225,19 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     if g.get("machine") is not None:
         machine = _machine(g["machine"], f"{path}.machine", root)
     cfg = None
+    raw_cfg: dict[str, Any] | None = None
     if g.get("kubeletConfig") is not None:
+        raw_cfg = dict(g["kubeletConfig"])
         try:
             cfg = KubeletConfiguration.from_dict(g["kubeletConfig"], st.kubernetes_version)
         except InputError as exc:
             exc.file = None
             raise exc.within(f"{path}.kubeletConfig") from None
     elif g.get("kubeletConfigFile"):
+        from ..model.loader import load_one
+
         cfg = load_kubelet_config(root / str(g["kubeletConfigFile"]), st.kubernetes_version)
+        raw_cfg = dict(load_one(root / str(g["kubeletConfigFile"]), "KubeletConfiguration").obj)
     elif machine is not None:
         cfg = KubeletConfiguration.from_dict(None, st.kubernetes_version)
     labels = g.get("labels") or {}
@@ -268,7 +275,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         except InputError as exc:
             exc.file = None
             raise exc.within(path) from None
-        out.append(SimNode(node, name, machine, cfg, ngpu, model))
+        out.append(SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}))
     return out
 
 

@@ -1,0 +1,89 @@
+"""``kubetwin simulate``: replay a workload on a cluster over time and write the report.
+
+With no scenario, the bundled default scenario runs (real hwloc machines, a mixed workload).
+``--variant`` runs the same workload under other configurations side by side (compare);
+several scenarios × variants run in parallel processes (sweep).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .common import emit_data, kubernetes_version
+
+DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "sim" / "default" / "scenario.yaml"
+
+
+@click.command("simulate")
+@click.argument("scenarios", nargs=-1, metavar="[SCENARIO.yaml]...")
+@click.option("--alibaba", "alibaba", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Replay the Alibaba GPU trace (cluster-trace-gpu-v2023) folder instead of a scenario.")
+@click.option("--alibaba-pods", default="openb_pod_list_default.csv", show_default=True,
+              help="Pod list of the Alibaba trace to replay.")
+@click.option("--deletions", is_flag=True, help="Alibaba trace: pods leave at their deletion_time.")
+@click.option("--scheduler-config", "scheduler_config", type=click.Path(dir_okay=False), default=None,
+              help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for every run.")
+@click.option("--variant", "variants", multiple=True, metavar="NAME:KEY=VALUE[,KEY=VALUE]",
+              help="Also run the workload with these settings changed (kubelet.<field>, scheduler.scoringStrategy, "
+                   "scheduler.percentageOfNodesToScore, gates.<Gate>); repeat to compare several.")
+@click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None,
+              help="Parallel processes for several runs (default: the number of CPUs).")
+@click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
+              help="Run the runs on this Dask scheduler (tcp://host:8786) instead of local processes.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+              help="HTML report file (default: kubetwin-report.html; '-' to skip).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the JSON results (per-pod placement, time series, nodes) to FILE.")
+@click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False), default=None,
+              help="Write Prometheus text-format metrics to FILE.")
+@click.option("-o", "--output", type=click.Choice(("table", "json", "yaml")), default="table", show_default=True,
+              help="Summary format on stdout.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.pass_context
+def simulate(ctx: click.Context, scenarios: tuple[str, ...], alibaba: str | None, alibaba_pods: str, deletions: bool,
+             scheduler_config: str | None, variants: tuple[str, ...], jobs: int | None, dask_address: str | None,
+             report_path: str | None, json_path: str | None, metrics_path: str | None, output: str,
+             no_progress: bool) -> None:
+    """Simulate the scheduler and every node's kubelet over time; write an HTML report."""
+    from ..sim.sweep import RunSpec, parse_variant, run_all
+
+    parsed = [parse_variant(v, i) for i, v in enumerate(variants)]
+    sources: list[Any] = []
+    if alibaba:
+        sources.append(("alibaba", alibaba, alibaba_pods, deletions))
+    sources.extend(("file", s) for s in scenarios)
+    if not sources:
+        sources.append(("file", str(DEFAULT_SCENARIO)))
+    specs = []
+    for src in sources:
+        specs.append(RunSpec(src, None, scheduler_config, kubernetes_version(ctx)))
+        for v in parsed:
+            specs.append(RunSpec(src, v, scheduler_config, kubernetes_version(ctx)))
+    show = output == "table" and not no_progress
+    results = run_all(specs, jobs=jobs, dask_address=dask_address, progress=show)
+    if report_path != "-":
+        from ..report.html import render_html
+
+        out = Path(report_path or "kubetwin-report.html")
+        out.write_text(render_html(results, title=f"kubetwin simulation — {results[0].scenario}"), encoding="utf-8")
+        if output == "table":
+            click.echo(f"report: {out}", err=True)
+    if json_path:
+        import json
+
+        data = [r.to_json() for r in results]
+        Path(json_path).write_text(json.dumps(data[0] if len(data) == 1 else {"runs": data}, default=str) + "\n")
+    if metrics_path:
+        from ..report.prometheus import render_metrics
+
+        Path(metrics_path).write_text(render_metrics(results))
+    if output == "table":
+        from ..report.terminal import render_summary
+
+        render_summary(results)
+    else:
+        sums = [r.summary() for r in results]
+        emit_data(sums[0] if len(sums) == 1 else {"runs": sums}, output)

@@ -1,0 +1,1 @@
+"""Presentation of simulation results: terminal summary, JSON, Prometheus text, self-contained HTML."""
