@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "dra": ("kubetwin.cli.dra", "dra", "Dynamic Resource Allocation: allocate claims, explain, publish ResourceSlices."),
     "schedule": ("kubetwin.cli.schedule", "schedule", "One kube-scheduler cycle for a pod, explained per node and plugin."),
     "evict": ("kubetwin.cli.evict", "evict", "The kubelet's eviction ranking and eviction manager over time."),
+    "simulate": ("kubetwin.cli.simulate", "simulate", "Replay a workload on a cluster over time: scheduler + every kubelet, HTML report."),
     "gates": ("kubetwin.cli.gates", "gates", "Feature gates of a Kubernetes version: default, maturity, lock."),
 }
 
