@@ -47,22 +47,36 @@ def dra() -> None:
 
 @dra.command("allocate")
 @click.option("-f", "--filename", "objects", multiple=True, required=True, metavar="OBJECTS.yaml",
-              help="DeviceClasses, ResourceSlices and already-allocated ResourceClaims (any resource.k8s.io version).")
+              help="DeviceClasses, ResourceSlices, ResourceClaimTemplates and existing ResourceClaims "
+                   "(any resource.k8s.io version).")
 @click.option("--node", "node_file", required=True, metavar="NODE.yaml", help="The node to allocate on.")
+@click.option("--pod", "pod_file", default=None, metavar="POD.yaml",
+              help="Allocate this pod's spec.resourceClaims (templates instantiated, claims reserved for it).")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed for the random suffix of claims generated from templates.")
 @click.option("--feature-gates", "gates", default=None, metavar="A=true,B=false", help="Feature gates.")
 @click.option("--timeout", type=float, default=None, metavar="SECONDS",
               help="Give up like the scheduler's filter timeout (default: no limit).")
 @output_option()
-@click.argument("claim_files", nargs=-1, required=True, metavar="CLAIMS.yaml")
+@click.argument("claim_files", nargs=-1, required=False, metavar="[CLAIMS.yaml]...")
 @click.pass_context
-def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, gates: str | None,
-             timeout: float | None, output: str, claim_files: tuple[str, ...]) -> None:
-    """Allocate the CLAIMS of one pod together on NODE, as kube-scheduler's allocator would."""
+def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_file: str | None, seed: int,
+             gates: str | None, timeout: float | None, output: str, claim_files: tuple[str, ...]) -> None:
+    """Allocate the CLAIMS of one pod together on NODE, as kube-scheduler's allocator would.
+
+    With --pod, the pod's own claims are allocated instead: claims named by
+    resourceClaimName come from the objects, template entries get a generated claim.
+    """
     from ..dra.allocator import AllocationError, Allocator
     from ..errors import KubetwinError
 
+    if not claim_files and not pod_file:
+        raise click.UsageError("give CLAIMS.yaml files or --pod POD.yaml")
     features = _features(ctx, gates)
     cluster, node, claims = _load(objects, node_file, claim_files)
+    if pod_file:
+        _allocate_pod(features, cluster, node, claims, pod_file, seed, timeout, output)
+        return
     allocated_claims = [c for c in cluster.claims if c.allocated is not None]
     allocator = Allocator(features, cluster.classes, cluster.slices, allocated_claims)
     todo = [c for c in claims if c.allocated is None]
@@ -93,6 +107,63 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, gates
     _print_allocation(data, allocator, node, todo, outcome.allocated)
 
 
+def _load_pod(pod_file: str):
+    from ..model.loader import load_one
+    from ..model.pod import pod_from_dict
+
+    doc = load_one(pod_file, "Pod")
+    return pod_from_dict(doc.obj, file=doc.where)
+
+
+def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: int, timeout: float | None,
+                  output: str) -> None:
+    from ..dra.allocator import AllocationError, Allocator
+    from ..dra.podclaims import PodClaimError, allocate_for_pod, claims_for_pod
+    from ..errors import InputError, KubetwinError
+
+    pod = _load_pod(pod_file)
+    existing = list(cluster.claims) + list(extra_claims)
+    try:
+        pod_claims = claims_for_pod(pod, existing, cluster.templates, seed=seed)
+    except PodClaimError as exc:
+        if not exc.unschedulable:
+            raise InputError(str(exc), file=pod_file) from None
+        data = {"outcome": "unsatisfiable", "reason": str(exc), "node": node.name,
+                "pod": {"name": pod.name, "namespace": pod.namespace}, "claims": []}
+        if output != "table":
+            emit_data(data, output)
+        else:
+            click.echo(f"node {node.name}: unsatisfiable ({exc})")
+        return
+    mine = {id(pc.claim) for pc in pod_claims.claims}
+    allocated_claims = [c for c in existing if c.allocated is not None and id(c) not in mine]
+    allocated_claims += pod_claims.allocated
+    allocator = Allocator(features, cluster.classes, cluster.slices, allocated_claims)
+    try:
+        result = allocate_for_pod(allocator, node, pod_claims, timeout=timeout)
+    except AllocationError as exc:
+        raise KubetwinError(f"allocation on node {node.name} failed: {exc}") from None
+    data: dict[str, Any] = {
+        "outcome": "allocated" if result.allocated else "unsatisfiable",
+        "reason": result.outcome.reason,
+        "node": node.name,
+        "pod": {"name": pod.name, "namespace": pod.namespace,
+                "resourceClaimStatuses": [dict(s) for s in result.resource_claim_statuses]},
+        "claims": list(result.claims),
+    }
+    if output != "table":
+        emit_data(data, output)
+        return
+    for pc in pod_claims.claims:
+        click.echo(f"pod claim {pc.name}: ResourceClaim {pc.claim.ref}" + (" (generated)" if pc.generated else ""))
+    _print_allocation(data, allocator, node, pod_claims.to_allocate, result.allocated)
+
+
+def _ref(claim: dict[str, Any]) -> str:
+    meta = claim.get("metadata") or {}
+    return str(meta.get("name"))
+
+
 def _print_allocation(data: dict[str, Any], allocator, node, claims, allocated: bool) -> None:
     from ..dra.explain import explain
 
@@ -109,7 +180,7 @@ def _print_allocation(data: dict[str, Any], allocator, node, claims, allocated: 
             click.echo(f"    {r['request']:<20} {r['driver']}/{r['pool']}/{r['device']}{extra}")
         if alloc.get("nodeSelector"):
             click.echo(f"    nodeSelector: {alloc['nodeSelector']}")
-    chosen = {(c.get("metadata", {}).get("name"), r["request"], f"{r['driver']}/{r['pool']}/{r['device']}")
+    chosen = {(_ref(c), r["request"], f"{r['driver']}/{r['pool']}/{r['device']}")
               for c in data["claims"] for r in ((c.get("status") or {}).get("allocation") or {}).get(
                   "devices", {}).get("results", [])}
     click.echo("passed over:")

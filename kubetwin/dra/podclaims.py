@@ -1,0 +1,326 @@
+"""A pod's ResourceClaims: resolve ``spec.resourceClaims``, instantiate templates, reserve.
+
+Three upstream actors meet here, and each rule below is theirs:
+
+* the **resourceclaim controller** (``pkg/controller/resourceclaim``) turns a
+  ``resourceClaimTemplateName`` entry into a ResourceClaim: ``generateName`` is
+  ``<pod>-<pod claim name>-`` (both parts shortened in proportion to fit 57 characters, and
+  then *without* the trailing dash), the pod is the controlling owner, the annotation
+  ``resource.kubernetes.io/pod-claim-name`` names the entry, the template's labels and
+  annotations are copied, and the pod's ``status.resourceClaimStatuses`` records the name.
+  An orphan (a claim already owned by the pod for that entry) is adopted instead.
+* the **API server** completes ``generateName`` with five random characters from
+  ``bcdfghjklmnpqrstvwxz2456789``. We draw them from a random generator seeded with
+  ``(seed, pod UID, pod claim name)``: the same inputs always give the same name, different
+  pods never collide by construction of the seed, and an accidental clash with an existing
+  claim draws again (as the controller retries after ``AlreadyExists``).
+* the **scheduler** (DynamicResources PreFilter/PreBind) resolves names through
+  ``resourceclaim.Name``, requires template claims to be owned by the pod, allocates all
+  unallocated claims of the pod together, checks allocated ones against the node, and at
+  PreBind adds the finalizer and the pod to ``status.reservedFor`` (at most 256 entries:
+  the API server rejects the 257th; there is no other sharing limit).
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from ..errors import KubetwinError
+from ..model.pod import Pod
+from .allocator import AllocationError, AllocationResult, Allocator, Outcome
+from .api import RESERVED_FOR_MAX, Node, ResourceClaim, ResourceClaimTemplate, parse_resource_claim
+from .nodeselector import NodeSelectorError, selector_matches
+
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+DELETE_PROTECTION_FINALIZER = "resource.kubernetes.io/delete-protection"
+#: ``k8s.io/apimachinery/pkg/util/rand``: consonants and digits that spell no words.
+NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+NAME_SUFFIX_LENGTH = 5
+_MAX_BASE_LEN = 57           # 63 minus a dash and the five random characters
+_MAX_GENERATED_BASE = 63 - NAME_SUFFIX_LENGTH
+
+
+class PodClaimError(KubetwinError):
+    """A pod's claims cannot be resolved. ``unschedulable``: the scheduler would wait (the pod
+    stays pending) rather than fail; the message is the scheduler's."""
+
+    def __init__(self, message: str, unschedulable: bool = True):
+        super().__init__(message)
+        self.unschedulable = unschedulable
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaim:
+    """One ``spec.resourceClaims`` entry and the ResourceClaim behind it."""
+
+    name: str                    # the entry's name (what containers reference)
+    claim: ResourceClaim
+    generated: bool = False      # created from the template in this call
+    template: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PodClaims:
+    """The claims of one pod, in ``spec.resourceClaims`` order (skipped entries left out)."""
+
+    pod: Pod
+    claims: tuple[PodClaim, ...]
+    #: ``status.resourceClaimStatuses`` after the controller ran (entries for template claims).
+    resource_claim_statuses: tuple[Mapping[str, Any], ...] = ()
+
+    @property
+    def to_allocate(self) -> list[ResourceClaim]:
+        """Claims without an allocation: the ones the allocator must solve together."""
+        return [pc.claim for pc in self.claims if pc.claim.allocated is None]
+
+    @property
+    def allocated(self) -> list[ResourceClaim]:
+        return [pc.claim for pc in self.claims if pc.claim.allocated is not None]
+
+    @property
+    def generated(self) -> list[ResourceClaim]:
+        return [pc.claim for pc in self.claims if pc.generated]
+
+    def by_name(self) -> dict[str, ResourceClaim]:
+        return {pc.name: pc.claim for pc in self.claims}
+
+
+# --------------------------------------------------------------------------------------------
+# names
+# --------------------------------------------------------------------------------------------
+def generate_name_base(pod_name: str, pod_claim_name: str) -> str:
+    """The controller's ``generateName`` for a template claim (shortened as upstream does)."""
+    base = f"{pod_name}-{pod_claim_name}-"
+    if len(base) > _MAX_BASE_LEN:
+        # Upstream cuts both parts in proportion and drops the final dash in this branch.
+        total = len(base)
+        base = pod_name[:len(pod_name) * _MAX_BASE_LEN // total] + "-" + \
+            pod_claim_name[:len(pod_claim_name) * _MAX_BASE_LEN // total]
+    return base
+
+
+def random_suffix(rng: random.Random) -> str:
+    return "".join(rng.choice(NAME_SUFFIX_ALPHABET) for _ in range(NAME_SUFFIX_LENGTH))
+
+
+def complete_generate_name(base: str, rng: random.Random) -> str:
+    """``names.SimpleNameGenerator``: at most 58 characters of the base, then 5 random ones."""
+    return base[:_MAX_GENERATED_BASE] + random_suffix(rng)
+
+
+def _rng(seed: int, pod: Pod, pod_claim_name: str) -> random.Random:
+    return random.Random(f"{seed}/{pod.uid}/{pod_claim_name}")
+
+
+# --------------------------------------------------------------------------------------------
+# resolution
+# --------------------------------------------------------------------------------------------
+def _namespace(obj_namespace: str) -> str:
+    return obj_namespace or "default"
+
+
+def _meta(claim: ResourceClaim) -> Mapping[str, Any]:
+    meta = claim.raw.get("metadata") if isinstance(claim.raw, Mapping) else None
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def is_controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
+    """``metav1.IsControlledBy``: a controller owner reference with the pod's UID."""
+    for ref in _meta(claim).get("ownerReferences") or ():
+        if isinstance(ref, Mapping) and ref.get("controller") and ref.get("uid") == pod.uid:
+            return True
+    return False
+
+
+def is_reserved_for(claim: ResourceClaim, pod: Pod) -> bool:
+    return any(isinstance(r, Mapping) and r.get("uid") == pod.uid for r in claim.reserved_for)
+
+
+def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterable[ResourceClaimTemplate] = (),
+                   *, seed: int = 0) -> PodClaims:
+    """Resolve the pod's ``spec.resourceClaims`` to ResourceClaims, generating template claims.
+
+    ``claims`` are the claims that exist (any namespace); ``templates`` the templates. Raises
+    :class:`PodClaimError` with the scheduler's or controller's wording when a claim is
+    missing, a template claim is not the pod's, or a template does not exist.
+    """
+    ns = _namespace(pod.namespace)
+    existing: dict[str, ResourceClaim] = {}
+    for c in claims:
+        if _namespace(c.namespace) == ns:
+            existing.setdefault(c.name, c)
+    tmpl_by_name = {t.name: t for t in templates if _namespace(t.namespace) == ns}
+    statuses = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
+    out_statuses: list[dict[str, Any]] = [
+        {"name": s.name, **({"resourceClaimName": s.resource_claim_name} if s.resource_claim_name else {})}
+        for s in pod.status.resource_claim_statuses]
+    taken = set(existing)
+    result: list[PodClaim] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(pod.spec.resource_claims):
+        where = f"spec.resourceClaims[{i}]"
+        if entry.name in seen:
+            raise PodClaimError(f'pod {pod.key}: {where}.name: Duplicate value: "{entry.name}"', unschedulable=False)
+        seen.add(entry.name)
+        by_name, by_template = entry.resource_claim_name, entry.resource_claim_template_name
+        if bool(by_name) == bool(by_template):
+            raise PodClaimError(f"pod {pod.key}: {where}: Invalid value: exactly one of resourceClaimName or "
+                                "resourceClaimTemplateName must be set", unschedulable=False)
+        if by_name:
+            claim = existing.get(by_name)
+            if claim is None:
+                raise PodClaimError(f'pod {pod.key}: resourceclaim "{by_name}" not found')
+            result.append(PodClaim(entry.name, claim))
+            continue
+        assert by_template is not None
+        if entry.name in statuses:
+            name = statuses[entry.name]
+            if not name:
+                continue  # the controller decided no claim is needed
+            claim = existing.get(name)
+            if claim is None:
+                raise PodClaimError(f'pod {pod.key}: resourceclaim "{name}" not found')
+            if not is_controlled_by(claim, pod):
+                raise PodClaimError(f"ResourceClaim {ns}/{name} was not created for pod {pod.key} (pod is not owner)")
+            result.append(PodClaim(entry.name, claim, template=by_template))
+            continue
+        orphan = _find_orphan(existing.values(), pod, entry.name)
+        if orphan is not None:
+            claim, generated = orphan, False
+        else:
+            template = tmpl_by_name.get(by_template)
+            if template is None:
+                raise PodClaimError(f'pod {pod.key}: resource claim template "{by_template}": '
+                                    f'resourceclaimtemplates.resource.k8s.io "{by_template}" not found')
+            claim = instantiate_template(template, pod, entry.name, taken, seed=seed)
+            generated = True
+        taken.add(claim.name)
+        out_statuses = [s for s in out_statuses if s["name"] != entry.name]
+        out_statuses.append({"name": entry.name, "resourceClaimName": claim.name})
+        result.append(PodClaim(entry.name, claim, generated, by_template))
+    return PodClaims(pod, tuple(result), tuple(out_statuses))
+
+
+def _find_orphan(claims: Iterable[ResourceClaim], pod: Pod, entry: str) -> ResourceClaim | None:
+    for c in claims:
+        if is_controlled_by(c, pod) and (_meta(c).get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) == entry:
+            return c
+    return None
+
+
+def instantiate_template(template: ResourceClaimTemplate, pod: Pod, pod_claim_name: str,
+                         taken: set[str] | frozenset[str] = frozenset(), *, seed: int = 0) -> ResourceClaim:
+    """The ResourceClaim the controller creates for one template entry of ``pod``."""
+    rng = _rng(seed, pod, pod_claim_name)
+    base = generate_name_base(pod.name, pod_claim_name)
+    name = complete_generate_name(base, rng)
+    while name in taken:
+        name = complete_generate_name(base, rng)
+    uid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    tmeta = template.metadata or {}
+    annotations = dict(tmeta.get("annotations") or {})
+    annotations[POD_CLAIM_NAME_ANNOTATION] = pod_claim_name
+    meta: dict[str, Any] = {"name": name, "generateName": base, "namespace": _namespace(pod.namespace), "uid": uid,
+                            "annotations": annotations}
+    if tmeta.get("labels"):
+        meta["labels"] = dict(tmeta["labels"])
+    meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid,
+                                "controller": True, "blockOwnerDeletion": True}]
+    raw = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
+           "spec": copy.deepcopy(dict(template.spec))}
+    return parse_resource_claim(raw)
+
+
+# --------------------------------------------------------------------------------------------
+# allocation for a pod
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class PodAllocation:
+    """What scheduling the pod's claims onto one node gives."""
+
+    outcome: Outcome
+    node: str
+    #: every claim of the pod as the API would hold it after PreBind (allocated, reserved,
+    #: finalizer) when allocated; unchanged otherwise. Generated claims included.
+    claims: tuple[dict[str, Any], ...] = ()
+    resource_claim_statuses: tuple[Mapping[str, Any], ...] = ()
+    results: Mapping[str, AllocationResult] = field(default_factory=dict)  # pod claim name -> new allocation
+
+    @property
+    def allocated(self) -> bool:
+        return self.outcome.allocated
+
+
+def consumer_ref(pod: Pod) -> dict[str, Any]:
+    """``resourceclaim.BindTo`` for a pod: ``ResourceClaimConsumerReference``."""
+    return {"resource": "pods", "name": pod.name, "uid": pod.uid}
+
+
+def allocate_for_pod(allocator: Allocator, node: Node, pod_claims: PodClaims,
+                     timeout: float | None = None) -> PodAllocation:
+    """Filter + Reserve + PreBind of the DynamicResources plugin for one node.
+
+    Allocated claims must be usable on ``node`` (their allocation's node selector); the
+    unallocated ones are allocated together. On success each claim gets its allocation, the
+    delete-protection finalizer and the pod in ``reservedFor``.
+    """
+    pod = pod_claims.pod
+    for pc in pod_claims.claims:
+        if pc.claim.allocated is None:
+            continue
+        selector = ((pc.claim.raw.get("status") or {}).get("allocation") or {}).get("nodeSelector")
+        if selector:
+            try:
+                ok = selector_matches(selector, node)
+            except NodeSelectorError as exc:
+                raise AllocationError(f"claim {pc.claim.ref}: {exc}") from None
+            if not ok:
+                reason = "resourceclaim not available on the node"
+                return PodAllocation(Outcome(False, reason=reason), node.name, _unchanged(pod_claims),
+                                     pod_claims.resource_claim_statuses)
+    todo = pod_claims.to_allocate
+    outcome = allocator.allocate(node, todo, timeout=timeout)
+    if not outcome.allocated:
+        return PodAllocation(outcome, node.name, _unchanged(pod_claims), pod_claims.resource_claim_statuses)
+    new = dict(zip((id(c) for c in todo), outcome.results))
+    out: list[dict[str, Any]] = []
+    results: dict[str, AllocationResult] = {}
+    for pc in pod_claims.claims:
+        raw = copy.deepcopy(dict(pc.claim.raw))
+        raw["apiVersion"] = "resource.k8s.io/v1"
+        status = dict(raw.get("status") or {})
+        result = new.get(id(pc.claim))
+        if result is not None:
+            status["allocation"] = result.to_api()
+            results[pc.name] = result
+        reserved = list(status.get("reservedFor") or [])
+        if not is_reserved_for(pc.claim, pod):
+            if len(reserved) >= RESERVED_FOR_MAX:
+                raise AllocationError(
+                    f'ResourceClaim.resource.k8s.io "{pc.claim.name}" is invalid: status.reservedFor: Too many: '
+                    f"{len(reserved) + 1}: must have at most {RESERVED_FOR_MAX} items")
+            reserved.append(consumer_ref(pod))
+        status["reservedFor"] = reserved
+        raw["status"] = status
+        meta = dict(raw.get("metadata") or {})
+        finalizers = list(meta.get("finalizers") or [])
+        if DELETE_PROTECTION_FINALIZER not in finalizers:
+            finalizers.append(DELETE_PROTECTION_FINALIZER)
+        meta["finalizers"] = finalizers
+        raw["metadata"] = meta
+        out.append(raw)
+    return PodAllocation(outcome, node.name, tuple(out), pod_claims.resource_claim_statuses, results)
+
+
+def _unchanged(pod_claims: PodClaims) -> tuple[dict[str, Any], ...]:
+    out = []
+    for pc in pod_claims.claims:
+        raw = copy.deepcopy(dict(pc.claim.raw))
+        raw["apiVersion"] = "resource.k8s.io/v1"
+        out.append(raw)
+    return tuple(out)
+

@@ -1,0 +1,273 @@
+"""A pod's claims: template instantiation as the resourceclaim controller does it, name
+resolution and ownership as the scheduler checks them, joint allocation and reservation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubetwin.dra.allocator import AllocationError, Allocator
+from kubetwin.dra.api import Node, parse_device_class, parse_resource_claim, parse_resource_claim_template, \
+    parse_resource_slice
+from kubetwin.dra.features import AllocatorFeatures
+from kubetwin.dra.podclaims import (DELETE_PROTECTION_FINALIZER, NAME_SUFFIX_ALPHABET, POD_CLAIM_NAME_ANNOTATION,
+                                    PodClaimError, allocate_for_pod, claims_for_pod, generate_name_base)
+from kubetwin.model.pod import pod_from_dict
+
+from .conftest import CLASS, KUBETWIN, NODE, slice_
+
+POD_UID = "aaaaaaaa-0000-0000-0000-000000000001"
+
+
+def pod(name="trainer", uid=POD_UID, claims=(("gpu", None, "one-gpu"),), statuses=None):
+    spec_claims = []
+    for entry, by_name, by_template in claims:
+        item = {"name": entry}
+        if by_name:
+            item["resourceClaimName"] = by_name
+        if by_template:
+            item["resourceClaimTemplateName"] = by_template
+        spec_claims.append(item)
+    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": uid},
+           "spec": {"containers": [{"name": "c"}], "resourceClaims": spec_claims}}
+    if statuses is not None:
+        obj["status"] = {"resourceClaimStatuses": statuses}
+    return pod_from_dict(obj)
+
+
+def template(name="one-gpu", count=1, labels=None):
+    return parse_resource_claim_template({
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"metadata": {"labels": labels or {}, "annotations": {"team": "ml"}},
+                 "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu",
+                                                                               "count": count}}]}}}})
+
+
+def claim(name, owner_uid=None, annotation=None, allocated_device=None, reserved=(), node_name="node-1"):
+    meta = {"name": name, "namespace": "default", "uid": f"uid-{name}"}
+    if owner_uid:
+        meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": "x", "uid": owner_uid,
+                                    "controller": True}]
+    if annotation:
+        meta["annotations"] = {POD_CLAIM_NAME_ANNOTATION: annotation}
+    obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
+           "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}
+    if allocated_device or reserved:
+        obj["status"] = {}
+    if allocated_device:
+        obj["status"]["allocation"] = {
+            "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "pool-1",
+                                     "device": allocated_device}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}}
+    if reserved:
+        obj["status"]["reservedFor"] = [{"resource": "pods", "name": f"p{i}", "uid": u} for i, u in enumerate(reserved)]
+    return parse_resource_claim(obj)
+
+
+def allocator(claims=(), devices=("gpu-0", "gpu-1")):
+    s = parse_resource_slice(slice_(devices=[{"name": d} for d in devices]))
+    return Allocator(AllocatorFeatures(), {"gpu": parse_device_class(CLASS)}, [s],
+                     [c for c in claims if c.allocated is not None])
+
+
+NODE_1 = Node("node-1", {"zone": "a"})
+
+
+# ---------------------------------------------------------------------------- names
+def test_generate_name_is_pod_dash_claim_dash_when_short():
+    assert generate_name_base("trainer", "gpu") == "trainer-gpu-"
+
+
+def test_generate_name_shortens_both_parts_in_proportion_without_the_final_dash():
+    base = generate_name_base("a" * 60, "b" * 20)
+    # 82 characters: pod part 60*57//82 = 41, claim part 20*57//82 = 13.
+    assert base == "a" * 41 + "-" + "b" * 13
+
+
+def test_generated_claim_name_is_the_base_plus_five_characters_of_the_apiserver_alphabet():
+    pc = claims_for_pod(pod(), [], [template()])
+    name = pc.claims[0].claim.name
+    assert name.startswith("trainer-gpu-") and len(name) == len("trainer-gpu-") + 5
+    assert all(ch in NAME_SUFFIX_ALPHABET for ch in name[-5:])
+
+
+def test_generated_names_are_deterministic_for_a_seed_and_differ_between_pods():
+    a = claims_for_pod(pod(), [], [template()]).claims[0].claim.name
+    again = claims_for_pod(pod(), [], [template()]).claims[0].claim.name
+    other_seed = claims_for_pod(pod(), [], [template()], seed=7).claims[0].claim.name
+    other_pod = claims_for_pod(pod(uid="aaaaaaaa-0000-0000-0000-000000000002"), [], [template()]).claims[0].claim.name
+    assert a == again
+    assert a != other_seed and a != other_pod
+
+
+def test_a_generated_name_that_exists_already_is_drawn_again():
+    first = claims_for_pod(pod(), [], [template()]).claims[0].claim.name
+    clash = claim(first)
+    second = claims_for_pod(pod(claims=(("gpu", None, "one-gpu"), ("other", "x", None))), [clash, claim("x")],
+                            [template()]).claims[0].claim.name
+    assert second != first and second.startswith("trainer-gpu-")
+
+
+# ---------------------------------------------------------------------------- template claims
+def test_template_claim_is_owned_by_the_pod_and_annotated_with_the_pod_claim_name():
+    c = claims_for_pod(pod(), [], [template(labels={"app": "x"})]).claims[0].claim
+    meta = c.raw["metadata"]
+    assert meta["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "trainer", "uid": POD_UID,
+                                        "controller": True, "blockOwnerDeletion": True}]
+    assert meta["annotations"] == {"team": "ml", POD_CLAIM_NAME_ANNOTATION: "gpu"}
+    assert meta["labels"] == {"app": "x"}
+    assert meta["generateName"] == "trainer-gpu-"
+    assert c.requests[0].exactly.device_class_name == "gpu"
+
+
+def test_template_claim_is_recorded_in_pod_resource_claim_statuses():
+    pc = claims_for_pod(pod(), [], [template()])
+    assert pc.resource_claim_statuses == ({"name": "gpu", "resourceClaimName": pc.claims[0].claim.name},)
+
+
+def test_claim_named_in_pod_status_is_used_when_the_pod_owns_it():
+    owned = claim("trainer-gpu-abcde", owner_uid=POD_UID)
+    pc = claims_for_pod(pod(statuses=[{"name": "gpu", "resourceClaimName": "trainer-gpu-abcde"}]), [owned],
+                        [template()])
+    assert pc.claims[0].claim is owned and not pc.claims[0].generated
+
+
+def test_claim_named_in_pod_status_but_owned_by_another_pod_is_refused():
+    foreign = claim("trainer-gpu-abcde", owner_uid="someone-else")
+    with pytest.raises(PodClaimError, match="was not created for pod default/trainer \\(pod is not owner\\)"):
+        claims_for_pod(pod(statuses=[{"name": "gpu", "resourceClaimName": "trainer-gpu-abcde"}]), [foreign], [])
+
+
+def test_pod_status_entry_without_a_claim_name_means_no_claim_is_needed():
+    pc = claims_for_pod(pod(statuses=[{"name": "gpu"}]), [], [])
+    assert pc.claims == ()
+
+
+def test_an_orphaned_claim_of_the_pod_is_adopted_instead_of_generating_another():
+    orphan = claim("trainer-gpu-zzzzz", owner_uid=POD_UID, annotation="gpu")
+    pc = claims_for_pod(pod(), [orphan], [template()])
+    assert pc.claims[0].claim is orphan
+    assert pc.resource_claim_statuses == ({"name": "gpu", "resourceClaimName": "trainer-gpu-zzzzz"},)
+
+
+def test_missing_template_is_reported_like_the_controller():
+    with pytest.raises(PodClaimError, match='resourceclaimtemplates.resource.k8s.io "one-gpu" not found'):
+        claims_for_pod(pod(), [], [])
+
+
+def test_missing_named_claim_makes_the_pod_wait():
+    with pytest.raises(PodClaimError, match='resourceclaim "shared" not found') as err:
+        claims_for_pod(pod(claims=(("s", "shared", None),)), [], [])
+    assert err.value.unschedulable
+
+
+def test_claims_of_another_namespace_are_not_seen():
+    other = parse_resource_claim({**claim("shared").raw, "metadata": {"name": "shared", "namespace": "team-b"}})
+    with pytest.raises(PodClaimError):
+        claims_for_pod(pod(claims=(("s", "shared", None),)), [other], [])
+
+
+# ---------------------------------------------------------------------------- allocation
+def test_all_claims_of_the_pod_are_allocated_together_and_reserved_for_it():
+    shared = claim("shared")
+    pc = claims_for_pod(pod(claims=(("gpu", None, "one-gpu"), ("s", "shared", None))), [shared], [template()])
+    result = allocate_for_pod(allocator([shared]), NODE_1, pc)
+    assert result.allocated
+    devices = [c["status"]["allocation"]["devices"]["results"][0]["device"] for c in result.claims]
+    assert devices == ["gpu-0", "gpu-1"]
+    for c in result.claims:
+        assert c["status"]["reservedFor"] == [{"resource": "pods", "name": "trainer", "uid": POD_UID}]
+        assert DELETE_PROTECTION_FINALIZER in c["metadata"]["finalizers"]
+
+
+def test_pod_claims_that_do_not_fit_together_are_unsatisfiable():
+    pc = claims_for_pod(pod(claims=(("a", None, "two"), ("b", None, "two"))), [], [template("two", count=2)])
+    assert not allocate_for_pod(allocator(), NODE_1, pc).allocated
+
+
+def test_an_allocated_shared_claim_is_reused_and_the_next_pod_is_appended_to_reserved_for():
+    shared = claim("shared", allocated_device="gpu-0", reserved=["other-pod"])
+    pc = claims_for_pod(pod(claims=(("s", "shared", None),)), [shared], [])
+    result = allocate_for_pod(allocator([shared]), NODE_1, pc)
+    assert result.allocated
+    assert [r["uid"] for r in result.claims[0]["status"]["reservedFor"]] == ["other-pod", POD_UID]
+    assert result.claims[0]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
+
+
+def test_an_allocated_claim_for_another_node_makes_this_node_unsuitable():
+    shared = claim("shared", allocated_device="gpu-0", node_name="node-2")
+    pc = claims_for_pod(pod(claims=(("s", "shared", None),)), [shared], [])
+    result = allocate_for_pod(allocator([shared]), NODE_1, pc)
+    assert not result.allocated and result.outcome.reason == "resourceclaim not available on the node"
+
+
+def test_reserving_a_claim_for_a_257th_consumer_is_rejected_like_the_api_server():
+    full = claim("shared", allocated_device="gpu-0", reserved=[f"u{i}" for i in range(256)])
+    pc = claims_for_pod(pod(claims=(("s", "shared", None),)), [full], [])
+    with pytest.raises(AllocationError, match="status.reservedFor: Too many: 257: must have at most 256 items"):
+        allocate_for_pod(allocator([full]), NODE_1, pc)
+
+
+def test_a_pod_already_in_reserved_for_is_not_added_twice():
+    mine = claim("shared", allocated_device="gpu-0", reserved=[POD_UID])
+    pc = claims_for_pod(pod(claims=(("s", "shared", None),)), [mine], [])
+    result = allocate_for_pod(allocator([mine]), NODE_1, pc)
+    assert len(result.claims[0]["status"]["reservedFor"]) == 1
+
+
+# ---------------------------------------------------------------------------- CLI
+def _write(tmp_path: Path, objects, the_pod):
+    (tmp_path / "objects.yaml").write_text(yaml.safe_dump_all(objects))
+    (tmp_path / "node.yaml").write_text(yaml.safe_dump(NODE))
+    (tmp_path / "pod.yaml").write_text(yaml.safe_dump(the_pod))
+
+
+TEMPLATE_OBJ = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaimTemplate",
+                "metadata": {"name": "one-gpu", "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "deviceClassName": "gpu"}]}}}}
+POD_OBJ = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer", "uid": POD_UID},
+           "spec": {"containers": [{"name": "c", "resources": {"claims": [{"name": "gpu"}]}}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}}
+
+
+def test_cli_allocate_pod_generates_allocates_and_reserves(tmp_path: Path):
+    _write(tmp_path, [CLASS, slice_(), TEMPLATE_OBJ], POD_OBJ)
+    out = subprocess.run(KUBETWIN + ["dra", "allocate", "-f", "objects.yaml", "--node", "node.yaml", "--pod",
+                                     "pod.yaml", "-o", "json"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["outcome"] == "allocated"
+    name = data["claims"][0]["metadata"]["name"]
+    assert data["pod"]["resourceClaimStatuses"] == [{"name": "gpu", "resourceClaimName": name}]
+    assert data["claims"][0]["status"]["allocation"]["devices"]["results"][0]["device"] == "gpu-0"
+
+
+def test_cli_allocate_pod_with_a_missing_template_is_unsatisfiable_with_the_reason(tmp_path: Path):
+    _write(tmp_path, [CLASS, slice_()], POD_OBJ)
+    out = subprocess.run(KUBETWIN + ["dra", "allocate", "-f", "objects.yaml", "--node", "node.yaml", "--pod",
+                                     "pod.yaml", "-o", "json"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0
+    assert "not found" in json.loads(out.stdout)["reason"]
+
+
+def test_cli_allocate_pod_with_both_claim_sources_names_the_file_and_field(tmp_path: Path):
+    bad = json.loads(json.dumps(POD_OBJ))
+    bad["spec"]["resourceClaims"][0]["resourceClaimName"] = "x"
+    _write(tmp_path, [CLASS, slice_(), TEMPLATE_OBJ], bad)
+    out = subprocess.run(KUBETWIN + ["dra", "allocate", "-f", "objects.yaml", "--node", "node.yaml", "--pod",
+                                     "pod.yaml"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "pod.yaml" in out.stderr and "spec.resourceClaims[0]" in out.stderr
+
+
+def test_cli_allocate_without_claims_or_pod_is_a_usage_error(tmp_path: Path):
+    _write(tmp_path, [CLASS], POD_OBJ)
+    out = subprocess.run(KUBETWIN + ["dra", "allocate", "-f", "objects.yaml", "--node", "node.yaml"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 2
