@@ -163,6 +163,10 @@ VERSIONED_DEFAULTS: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     # KubeletConfiguration.failCgroupV1: false since the field came (1.31); true from 1.35 on
     # (KEP-5573 at beta: the kubelet refuses to start on cgroup v1 unless told otherwise).
     "failCgroupV1": (("1.31", False), ("1.35", True)),
+    # With MemoryQoS off on cgroup v2 the kubelet resets kubepods memory.min/memory.low (and the
+    # burstable tier's memory.low) to 0 at start-up, clearing protection a MemoryQoS run left
+    # behind (kubernetes/kubernetes#138903, in v1.37).
+    "memoryQoSRollbackCleanup": (("1.22", False), ("1.37", True)),
     # Checkpoint formats each release writes (kubelet state files under /var/lib/kubelet).
     # cpu_manager_state: V2 ({policyName, defaultCpuSet, entries, checksum}); V3 adds podEntries and
     # is written by 1.36 only with PodLevelResourceManagers on; 1.37 writes V4 (V3 payload as a
