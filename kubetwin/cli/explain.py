@@ -2,7 +2,9 @@
 
 Output contract (``-o json``): FORMAT.md kind PodResourceConfig — ``qosClass``, ``podCgroup``
 (file -> content) and ``containers[]`` with CRI ``LinuxContainerResources`` as JSON; the
-formulas ride along in ``qosRule``, ``podCgroupDetails`` and per-container ``notes``.
+formulas ride along in ``qosRule``, ``podCgroupDetails`` and per-container ``notes``. The
+cgroups above the pod come as extra keys: ``qosCgroup`` (the pod's QoS parent, with both
+tiers), ``nodeCgroup`` (``kubepods``) and ``cgroupPaths`` (both drivers' naming, as configured).
 """
 
 from __future__ import annotations
@@ -26,8 +28,59 @@ def _machine_facts(source: str | None) -> dict[str, Any]:
             "hugepage_sizes": tuple(hp.page_size * 1024 for hp in m.hugepages)}
 
 
+def _level(level: Any) -> dict[str, Any] | None:
+    if level is None:
+        return None
+    return {"name": level.tier, "path": level.path, "files": {f.file: f.content for f in level.files},
+            "details": [{"file": f.file, "value": f.content, "formula": f.formula, "written": f.written}
+                        for f in level.files]}
+
+
+def _upper_cgroups(pod: Any, running: list[Any], node: Any, config: Any, config_path: str | None, qos_class: str,
+                   sizes: tuple[int, ...], v2: bool, pid_max: int | None) -> dict[str, Any]:
+    """``qosCgroup``, ``nodeCgroup`` and ``cgroupPaths``: the cgroups above the pod, on this node's pods."""
+    from ..errors import InputError
+    from ..kubelet.cgroup_paths import CgroupLayout, cgroup_mount
+    from ..kubelet.qos_cgroups import QOSCgroupSettings, parse_qos_reserved, qos_cgroups
+
+    layout = CgroupLayout(config.cgroup_driver, config.cgroup_root, config.cgroups_per_qos)
+    try:
+        settings = QOSCgroupSettings(
+            gates=config.feature_gate_values, cgroup_version=2 if v2 else 1, layout=layout,
+            capacity=dict(node.capacity), pid_max=pid_max, kube_reserved=config.kube_reserved,
+            system_reserved=config.system_reserved, enforce_node_allocatable=tuple(config.enforce_node_allocatable),
+            memory_reservation_policy=config.memory_reservation_policy,
+            qos_reserved=parse_qos_reserved(config.qos_reserved), hugepage_sizes=sizes)
+        result = qos_cgroups([*running, pod], settings)
+        pod_name = layout.pod(qos_class, pod.metadata.uid or "<uid>")
+        paths = {"driver": layout.driver, "cgroupRoot": config.cgroup_root or "/",
+                 "cgroupsPerQOS": layout.cgroups_per_qos, "mount": cgroup_mount(2 if v2 else 1),
+                 "node": layout.path(layout.node_allocatable()), "qos": layout.path(layout.qos(qos_class)),
+                 "pod": layout.path(pod_name),
+                 "containers": {c.name: layout.container_path(pod_name) for c, _ in pod.all_containers()}}
+    except InputError as exc:
+        raise exc.in_file(config_path or "KubeletConfiguration defaults") from None
+    if not layout.cgroups_per_qos:
+        paths["note"] = "cgroupsPerQOS is false: no kubepods, QoS or pod cgroups; the runtime picks the parent"
+    parent = result.parent_of(qos_class) if layout.cgroups_per_qos else None
+    sums = result.sums
+    qos = None
+    if parent is not None:
+        qos = {**_level(parent), "qosClass": qos_class,
+               "requestSums": {"burstableCpuMilli": sums.burstable_cpu_milli,
+                               "guaranteedMemory": sums.memory.get("Guaranteed", 0),
+                               "burstableMemory": sums.memory.get("Burstable", 0)},
+               "pods": {k: list(v) for k, v in sums.pods.items()},
+               "tiers": {"burstable": _level(result.burstable), "besteffort": _level(result.besteffort)}}
+    node_cg = _level(result.node)
+    if node_cg is not None:
+        node_cg.update(enforced=result.enforced, sizedFrom={k: str(q) for k, q in result.node_resources.items()})
+    return {"qosCgroup": qos, "nodeCgroup": node_cg, "cgroupPaths": paths}
+
+
 def build(pod_path: str, node_path: str, config_path: str | None, machine_path: str | None, cgroup: str,
-          weight_curve: str, version: str | None) -> dict[str, Any]:
+          weight_curve: str, version: str | None, running_path: str | None = None,
+          pid_max: int | None = None) -> dict[str, Any]:
     """Everything ``explain`` reports, as plain data."""
     from ..errors import InputError
     from ..kubelet.cgroups import (CgroupSettings, container_resources, hugepage_size_from_resource,
@@ -45,6 +98,7 @@ def build(pod_path: str, node_path: str, config_path: str | None, machine_path: 
     if len(nodes) != 1:
         raise InputError(f"expected exactly one Node, found {len(nodes)}", file=node_path)
     pod, node = pods[0], nodes[0]
+    running = load_pods(running_path, warn=warn_to_stderr) if running_path is not None else []
     config = load_kubelet_config(config_path, version)
     gates = config.feature_gate_values
     machine = _machine_facts(machine_path)
@@ -90,6 +144,8 @@ def build(pod_path: str, node_path: str, config_path: str | None, machine_path: 
         "podCgroupDetails": [{"file": f.file, "value": f.content, "formula": f.formula, "written": f.written}
                              for f in files],
         "containers": containers,
+        **_upper_cgroups(pod, running, node, config, config_path, decision.qos_class, settings.hugepage_sizes, v2,
+                         pid_max),
     }
 
 
@@ -106,6 +162,7 @@ def _render(data: dict[str, Any]) -> None:
         how = f["formula"] if f["written"] else f"{f['formula']} (not written)"
         t.add_row(f["file"], str(f["value"]), how)
     out.print(t)
+    _render_upper(out, data)
     t = Table(title="containers (CRI LinuxContainerResources)", title_justify="left")
     for col in ("container", "field", "value", "how"):
         t.add_column(col)
@@ -130,6 +187,35 @@ def _render(data: dict[str, Any]) -> None:
     out.print(t)
 
 
+def _render_upper(out: Any, data: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    paths = data["cgroupPaths"]
+    levels = []
+    if data["qosCgroup"] is not None and data["qosCgroup"]["name"] != "kubepods":
+        levels.append((f"QoS cgroup {data['qosCgroup']['path']}", data["qosCgroup"]))
+    if data["nodeCgroup"] is not None:
+        levels.append((f"node allocatable cgroup {data['nodeCgroup']['path']}", data["nodeCgroup"]))
+    for title, level in levels:
+        t = Table(title=title, title_justify="left")
+        for col in ("file", "value", "how"):
+            t.add_column(col)
+        for f in level["details"]:
+            how = f["formula"] if f["written"] else f"{f['formula']} (not written)"
+            t.add_row(f["file"], "?" if f["value"] is None else str(f["value"]), how)
+        out.print(t)
+    t = Table(title=f"cgroup paths ({paths['driver']} driver, under {paths['mount']})", title_justify="left")
+    t.add_column("cgroup")
+    t.add_column("path", overflow="fold")
+    for key in ("node", "qos", "pod"):
+        t.add_row(key, paths[key] or "-")
+    for name, path in paths["containers"].items():
+        t.add_row(f"container {name}", path or "-")
+    out.print(t)
+    if "note" in paths:
+        out.print(paths["note"])
+
+
 @click.command("explain")
 @click.argument("pod", metavar="POD.yaml")
 @click.option("--node", "node", required=True, metavar="NODE.yaml", help="The Node (capacity, allocatable).")
@@ -142,12 +228,16 @@ def _render(data: dict[str, Any]) -> None:
 @click.option("--weight-curve", "weight_curve", type=click.Choice(["quadratic", "linear"]), default="quadratic",
               show_default=True, help="How the runtime turns a container's cpuShares into cpu.weight on v2 "
               "(quadratic: runc >= 1.3.2, crun >= 1.23; linear: older runtimes).")
+@click.option("--pods", "running", default=None, metavar="RUNNING.yaml",
+              help="The other pods on the node (for the QoS-level cgroup sums); POD itself is always counted.")
+@click.option("--pid-max", "pid_max", type=click.IntRange(min=1), default=None, metavar="N",
+              help="min(kernel.pid_max, kernel.threads-max) of the node: sizes kubepods pids.max.")
 @output_option()
 @click.pass_context
 def explain(ctx: click.Context, pod: str, node: str, config: str | None, machine: str | None, cgroup: str,
-            weight_curve: str, output: str) -> None:
+            weight_curve: str, running: str | None, pid_max: int | None, output: str) -> None:
     """QoS class, cgroup values and OOM scores of POD on a node, with the rules that gave them."""
-    data = build(pod, node, config, machine, cgroup, weight_curve, kubernetes_version(ctx))
+    data = build(pod, node, config, machine, cgroup, weight_curve, kubernetes_version(ctx), running, pid_max)
     if output == "table":
         _render(data)
     else:

@@ -150,3 +150,152 @@ def test_machine_swap_capacity_feeds_limited_swap(tmp_path):
     (tmp_path / "m.json").write_text(json.dumps(machine(40 << 30, 5 << 30)))
     out = explain_json(tmp_path, "--config", "k.yaml", "--machine", "m.json")
     assert out["containers"][1]["resources"]["unified"]["memory.swap.max"] == str((256 << 20) // 8)
+
+
+# --- cgroups above the pod: qosCgroup, nodeCgroup, cgroupPaths --------------------------------
+
+RUNNING = """apiVersion: v1
+kind: Pod
+metadata: {name: other, uid: other-uid}
+spec:
+  containers:
+  - name: c
+    resources: {requests: {cpu: "2", memory: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: g, uid: g-uid}
+spec:
+  containers:
+  - name: c
+    resources:
+      requests: {cpu: "1", memory: 128Mi}
+      limits: {cpu: "1", memory: 128Mi}
+"""
+KUBELET = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+
+
+def with_config(tmp_path, body):
+    (tmp_path / "k.yaml").write_text(KUBELET + body)
+    return ("--config", "k.yaml")
+
+
+def test_format_keys_stay_and_upper_cgroups_are_extra_keys(tmp_path):
+    out = explain_json(tmp_path)
+    assert {"qosClass", "podCgroup", "containers", "qosCgroup", "nodeCgroup", "cgroupPaths"} <= set(out)
+
+
+def test_qos_cgroup_sums_the_running_pods_and_the_pod_itself(tmp_path):
+    (tmp_path / "running.yaml").write_text(RUNNING)
+    out = explain_json(tmp_path, "--cgroup", "v1", "--pods", "running.yaml")
+    qos = out["qosCgroup"]
+    assert qos["name"] == "burstable" and qos["path"] == "/kubepods/burstable"
+    assert qos["files"]["cpu.shares"] == (2000 + 600) * 1024 // 1000  # other 2 CPUs + web 500m + proxy 100m
+    assert qos["pods"]["Burstable"] == ["default/other", "default/web"] and qos["pods"]["Guaranteed"] == ["default/g"]
+    assert qos["tiers"]["besteffort"]["files"]["cpu.shares"] == 2
+
+
+def test_a_pod_listed_in_running_pods_counts_once(tmp_path):
+    (tmp_path / "running.yaml").write_text(POD)
+    out = explain_json(tmp_path, "--cgroup", "v1", "--pods", "running.yaml")
+    assert out["qosCgroup"]["files"]["cpu.shares"] == 614
+
+
+def test_memory_qos_tiered_reservation_in_qos_and_node_cgroups(tmp_path):
+    (tmp_path / "running.yaml").write_text(RUNNING)
+    cfg = with_config(tmp_path, "featureGates: {MemoryQoS: true}\nmemoryReservationPolicy: TieredReservation\n")
+    out = explain_json(tmp_path, *cfg, "--pods", "running.yaml")
+    assert out["qosCgroup"]["files"]["memory.low"] == (1 << 30) + (256 << 20) + (64 << 20)
+    assert out["nodeCgroup"]["files"]["memory.min"] == (1 << 30) + (320 << 20) + (128 << 20)
+
+
+def test_node_cgroup_from_allocatable_when_enforcing_pods(tmp_path):
+    cfg = with_config(tmp_path, "kubeReserved: {cpu: 500m, memory: 1Gi, pid: '100'}\n")
+    out = explain_json(tmp_path, *cfg, "--cgroup", "v1", "--pid-max", "4194304")
+    node = out["nodeCgroup"]
+    assert node["enforced"] is True and node["path"] == "/kubepods"
+    assert node["files"]["cpu.shares"] == 7680 and node["files"]["memory.limit_in_bytes"] == 31 << 30
+    assert node["files"]["pids.max"] == 4194304 - 100
+    assert node["files"]["hugetlb.2MB.limit_in_bytes"] == 1 << 62
+
+
+def test_node_cgroup_from_capacity_without_enforcement(tmp_path):
+    cfg = with_config(tmp_path, "kubeReserved: {cpu: 500m}\nenforceNodeAllocatable: []\n")
+    node = explain_json(tmp_path, *cfg, "--cgroup", "v1")["nodeCgroup"]
+    assert node["enforced"] is False and node["files"]["cpu.shares"] == 8192
+
+
+def test_systemd_paths_escape_the_uid(tmp_path):
+    cfg = with_config(tmp_path, "cgroupDriver: systemd\n")
+    pod = POD.replace("metadata: {name: web}", "metadata: {name: web, uid: 12ab-34cd}")
+    paths = explain_json(tmp_path, *cfg, pod=pod)["cgroupPaths"]
+    assert paths["pod"] == "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod12ab_34cd.slice"
+    assert paths["containers"]["app"].endswith("kubepods-burstable-pod12ab_34cd.slice/cri-containerd-<container-id>.scope")
+
+
+def test_cgroupfs_paths_with_cgroup_root(tmp_path):
+    cfg = with_config(tmp_path, "cgroupRoot: /custom\n")
+    paths = explain_json(tmp_path, *cfg)["cgroupPaths"]
+    assert paths["node"] == "/custom/kubepods" and paths["pod"] == "/custom/kubepods/burstable/pod<uid>"
+
+
+def test_without_cgroups_per_qos_there_is_no_qos_or_node_cgroup(tmp_path):
+    cfg = with_config(tmp_path, "cgroupsPerQOS: false\nenforceNodeAllocatable: []\n")
+    out = explain_json(tmp_path, *cfg)
+    assert out["qosCgroup"] is None and out["nodeCgroup"] is None and out["cgroupPaths"]["pod"] is None
+    assert out["podCgroup"]  # the pod's own values are still what ResourceConfigForPod computes
+
+
+def test_qos_reserved_limits_the_tiers_with_the_alpha_gate(tmp_path):
+    cfg = with_config(tmp_path, "featureGates: {QOSReserved: true}\nqosReserved: {memory: 100%}\n")
+    (tmp_path / "running.yaml").write_text(RUNNING)
+    tiers = explain_json(tmp_path, *cfg, "--cgroup", "v1", "--pods", "running.yaml")["qosCgroup"]["tiers"]
+    assert tiers["burstable"]["files"]["memory.limit_in_bytes"] == (32 << 30) - (128 << 20)
+
+
+def test_table_shows_qos_node_cgroups_and_paths(tmp_path):
+    proc = run(tmp_path, "pod.yaml", "--node", "node.yaml", "--pid-max", "32768")
+    assert proc.returncode == 0, proc.stderr
+    for text in ("QoS cgroup /kubepods/burstable", "node allocatable cgroup /kubepods", "cgroup paths",
+                 "/kubepods/burstable/pod<uid>"):
+        assert text in proc.stdout
+
+
+def test_missing_running_pods_file_is_exit_1_naming_it(tmp_path):
+    proc = run(tmp_path, "pod.yaml", "--node", "node.yaml", "--pods", "gone.yaml")
+    assert proc.returncode == 1 and "gone.yaml" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_bad_quantity_in_running_pods_names_file_and_field(tmp_path):
+    (tmp_path / "running.yaml").write_text(RUNNING.replace('cpu: "2"', "cpu: 2x"))
+    proc = run(tmp_path, "pod.yaml", "--node", "node.yaml", "--pods", "running.yaml")
+    assert proc.returncode == 1
+    assert "running.yaml" in proc.stderr and "spec.containers[0].resources.requests.cpu" in proc.stderr
+
+
+def test_running_pods_file_with_a_node_is_refused(tmp_path):
+    proc = run(tmp_path, "pod.yaml", "--node", "node.yaml", "--pods", "node.yaml")
+    assert proc.returncode == 1 and "expected Pod" in proc.stderr and "node.yaml" in proc.stderr
+
+
+@pytest.mark.parametrize("value,message", [("{cpu: 10%}", 'cannot reserve "cpu" resource'),
+                                           ("{memory: '50'}", "percentage expected"),
+                                           ("{memory: 150%}", "percentage must be between 0 and 100")])
+def test_bad_qos_reserved_is_exit_1_naming_file_and_field(tmp_path, value, message):
+    cfg = with_config(tmp_path, f"qosReserved: {value}\n")
+    proc = run(tmp_path, "pod.yaml", "--node", "node.yaml", *cfg)
+    assert proc.returncode == 1 and "k.yaml" in proc.stderr and "qosReserved." in proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_invalid_systemd_cgroup_root_is_exit_1_naming_the_field(tmp_path):
+    cfg = with_config(tmp_path, "cgroupDriver: systemd\ncgroupRoot: /a//b\n")
+    proc = run(tmp_path, "pod.yaml", "--node", "node.yaml", *cfg)
+    assert proc.returncode == 1 and "k.yaml" in proc.stderr and "cgroupRoot" in proc.stderr
+    assert "invalid slice name" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "many"])
+def test_bad_pid_max_is_a_usage_error(tmp_path, value):
+    proc = run(tmp_path, "pod.yaml", "--node", "node.yaml", "--pid-max", value)
+    assert proc.returncode == 2 and "--pid-max" in proc.stderr
