@@ -28,10 +28,14 @@ def rl(**values):
     return {k.replace("_", "-"): q(v) for k, v in values.items()}
 
 
-def pod(name, containers, phase="", uid="", **spec):
+def pod(name, containers, phase="", uid="", status=None, **spec):
     obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "test", "uid": uid},
-           "spec": {"containers": containers, **spec}, "status": {"phase": phase}}
+           "spec": {"containers": containers, **spec}, "status": {"phase": phase, **(status or {})}}
     return convert(obj, Pod)
+
+
+DRA_128MI = {"nodeAllocatableResourceClaimStatuses": [
+    {"resourceClaimName": "direct-claim", "containers": ["foo"], "mapping": [{"name": "memory", "quantity": "128Mi"}]}]}
 
 
 def upstream_pods():
@@ -56,6 +60,50 @@ def test_tiered_reservation_protects_guaranteed_plus_burstable_at_kubepods_and_b
     assert files(r.node)["memory.min"] == (128 + 384) << 20
     assert files(r.burstable)["memory.low"] == 384 << 20
     assert "memory.min" not in files(r.burstable)
+
+
+@pytest.mark.parametrize("pods", [
+    [pod("besteffort-pod", [c("foo")])],
+    [pod("burstable-pod-no-memory-request", [c("foo", {"cpu": "1"})])],
+    [],
+    [pod("besteffort-pod-with-dra", [c("foo")], status=DRA_128MI)],
+], ids=["best-effort", "no-memory-request", "no-pods", "best-effort-with-dra"])
+def test_tiered_reservation_writes_zero_when_nothing_is_protected(pods):
+    s = settings(gates=gates_for("1.36", {"MemoryQoS": True, "DRANodeAllocatableResources": True}),
+                 memory_reservation_policy="TieredReservation")
+    r = qos_cgroups(pods, s)
+    assert files(r.node)["memory.min"] == 0 and files(r.burstable)["memory.low"] == 0
+
+
+def test_tiered_reservation_counts_dra_node_allocatable_memory():
+    g = {"memory": "128Mi", "cpu": "1"}
+    pods = [pod("guaranteed-pod", [c("foo", g, g)]),
+            pod("burstable-pod", [c("foo", g, {"memory": "256Mi", "cpu": "2"})], status=DRA_128MI)]
+    s = settings(gates=gates_for("1.36", {"MemoryQoS": True, "DRANodeAllocatableResources": True}),
+                 memory_reservation_policy="TieredReservation")
+    r = qos_cgroups(pods, s)
+    assert files(r.node)["memory.min"] == 384 << 20 and files(r.burstable)["memory.low"] == 256 << 20
+
+
+def test_tiered_reservation_counts_pod_level_requests():
+    g = {"memory": "128Mi", "cpu": "1"}
+    pods = [pod("guaranteed-pod", [c("foo", g, g)]),
+            pod("burstable-pod-pod-level", [c("foo", g, {"memory": "256Mi", "cpu": "2"})],
+                resources={"requests": {"memory": "512Mi"}})]
+    r = qos_cgroups(pods, settings(memory_reservation_policy="TieredReservation"))
+    assert files(r.node)["memory.min"] == 640 << 20 and files(r.burstable)["memory.low"] == 512 << 20
+
+
+@pytest.mark.parametrize("kinds,shares", [(["g"], 2), (["b"], 1024), (["be"], 2), (["g", "b"], 1024),
+                                          (["be", "b"], 1024)])
+def test_qos_cpu_config_update(kinds, shares):
+    """TestQOSCPUConfigUpdate: only Burstable requests move the burstable tier; besteffort stays at 2."""
+    make = {"g": lambda: pod("g", [c("foo", {"cpu": "1", "memory": "128Mi"}, {"cpu": "1", "memory": "128Mi"})]),
+            "b": lambda: pod("b", [c("foo", {"cpu": "1", "memory": "128Mi"}, {"cpu": "2", "memory": "256Mi"})]),
+            "be": lambda: pod("be", [c("foo")])}
+    r = qos_cgroups([make[k]() for k in kinds], settings(cgroup_version=1))
+    assert files(r.burstable)["cpu.shares"] == shares and files(r.besteffort)["cpu.shares"] == 2
+    assert "cpu.shares" in files(r.node)  # kubepods' shares come from node allocatable, not from the QoS manager
 
 
 def test_reservation_policy_none_writes_zero_protection():
