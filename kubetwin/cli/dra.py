@@ -228,3 +228,75 @@ def explain_cmd(ctx: click.Context, objects: tuple[str, ...], node_file: str, ga
 
 
 explain_cmd.name = "explain"
+
+
+@dra.command("prepare")
+@click.option("-f", "--filename", "objects", multiple=True, required=True, metavar="OBJECTS.yaml",
+              help="The pod's ResourceClaims (allocated, reserved for the pod) and any other DRA objects.")
+@click.option("--node", "node_file", required=True, metavar="NODE.yaml", help="The node the pod runs on.")
+@click.option("--state-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Kubelet state directory: dra_manager_state is read from and written to it.")
+@click.option("--cdi-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Write the drivers' CDI spec files here (like /var/run/cdi).")
+@click.option("--cdi-class", default="device", show_default=True, metavar="CLASS",
+              help="CDI device class the model driver uses in vendor/class=name.")
+@output_option()
+@click.argument("pod_file", metavar="POD.yaml")
+def prepare(objects: tuple[str, ...], node_file: str, state_dir: str | None, cdi_dir: str | None,
+            cdi_class: str, output: str, pod_file: str) -> None:
+    """Prepare POD's claims on NODE as the kubelet's DRA manager does: checkpoint, CDI, PodResources."""
+    import json
+    from pathlib import Path
+
+    from ..dra.checkpoint import CHECKPOINT_NAME, decode_checkpoint, encode_checkpoint
+    from ..dra.objects import collect, load_node
+    from ..dra.prepare import PrepareError, prepare_pod
+    from ..errors import InputError, KubetwinError
+    from ..kubelet.checkpoint.files import atomic_write
+    from ..model.loader import load_documents, load_one
+
+    cluster = collect([d for f in objects for d in load_documents(f)])
+    node = load_node(load_one(node_file, "Node"))
+    pod = _load_pod(pod_file)
+    state = []
+    state_path = Path(state_dir) / CHECKPOINT_NAME if state_dir else None
+    if state_path is not None:
+        if not state_path.parent.is_dir():
+            raise InputError("state directory does not exist", file=str(state_path.parent))
+        if state_path.exists():
+            state = decode_checkpoint(state_path.read_bytes(), file=str(state_path))
+    if cdi_dir and not Path(cdi_dir).is_dir():
+        raise InputError("CDI directory does not exist", file=cdi_dir)
+    try:
+        prepared = prepare_pod(pod, cluster.claims, node, state=state, cdi_class=cdi_class)
+    except PrepareError as exc:
+        raise KubetwinError(f"prepare resources for pod {pod.key}: {exc}") from None
+    except InputError as exc:
+        raise exc.in_file(objects[0]) from None
+    # Everything is computed and valid: only now touch the disk.
+    writes: list[tuple[Path, bytes]] = []
+    if cdi_dir:
+        for name, spec in prepared.cdi_specs.items():
+            writes.append((Path(cdi_dir) / name, (json.dumps(spec.to_json(), indent=2) + "\n").encode()))
+    if state_path is not None:
+        writes.append((state_path, encode_checkpoint(prepared.state)))
+    for path, blob in writes:
+        atomic_write(path, blob)
+    data = prepared.to_data()
+    data["node"] = node.name
+    data["written"] = [str(p) for p, _ in writes]
+    if output != "table":
+        emit_data(data, output)
+        return
+    click.echo(f"pod {pod.key} on node {node.name}: {len(prepared.claims)} claim(s) prepared")
+    for entry in prepared.claims:
+        click.echo(f"  claim {entry.namespace}/{entry.claim_name} ({entry.claim_uid}), pods: "
+                   f"{', '.join(sorted(entry.pod_uids))}")
+        for driver in sorted(entry.driver_state):
+            for d in entry.driver_state[driver]:
+                click.echo(f"    {driver}/{d.pool_name}/{d.device_name}  requests={','.join(d.request_names or ())}"
+                           f"  cdi={','.join(d.cdi_device_ids or ())}")
+    for c in prepared.containers:
+        click.echo(f"  container {c.name}: " + (", ".join(c.cdi_devices) if c.cdi_devices else "no CDI devices"))
+    for p in data["written"]:
+        click.echo(f"wrote {p}")

@@ -141,10 +141,12 @@ def is_reserved_for(claim: ResourceClaim, pod: Pod) -> bool:
 
 
 def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterable[ResourceClaimTemplate] = (),
-                   *, seed: int = 0) -> PodClaims:
+                   *, seed: int = 0, generate: bool = True) -> PodClaims:
     """Resolve the pod's ``spec.resourceClaims`` to ResourceClaims, generating template claims.
 
-    ``claims`` are the claims that exist (any namespace); ``templates`` the templates. Raises
+    ``claims`` are the claims that exist (any namespace); ``templates`` the templates.
+    ``generate=False`` resolves only (as the scheduler and kubelet do: a template entry
+    without a ``status.resourceClaimStatuses`` entry is "ResourceClaim not created yet"). Raises
     :class:`PodClaimError` with the scheduler's or controller's wording when a claim is
     missing, a template claim is not the pod's, or a template does not exist.
     """
@@ -188,6 +190,8 @@ def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterabl
                 raise PodClaimError(f"ResourceClaim {ns}/{name} was not created for pod {pod.key} (pod is not owner)")
             result.append(PodClaim(entry.name, claim, template=by_template))
             continue
+        if not generate:
+            raise PodClaimError(f'pod "{pod.key}": ResourceClaim not created yet')
         orphan = _find_orphan(existing.values(), pod, entry.name)
         if orphan is not None:
             claim, generated = orphan, False
