@@ -21,17 +21,23 @@ from .common import emit_data, kubernetes_version, output_option
               help="Write the checkpoints after admission into this directory (atomically).")
 @click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False), default=None,
               help="Write the resource-manager metrics in Prometheus text format to FILE.")
+@click.option("--devices", "devices_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+              help="Device inventory (docs/device-inventory.md): what the device plugins advertise, with NUMA nodes.")
+@click.option("--devices-from-machine", is_flag=True,
+              help="Advertise the machine's PCI GPUs as their vendors' device plugins do (nvidia.com/gpu, ...).")
 @click.option("--explain", is_flag=True, help="Show each provider's topology hints and the merged hint.")
 @output_option()
 @click.argument("pods_path", metavar="PODS.yaml")
 @click.pass_context
 def admit(ctx: click.Context, machine_source: str, config_path: str | None, state_dir: str | None,
-          write_state: str | None, metrics_path: str | None, explain: bool, output: str, pods_path: str) -> None:
-    """Admit PODS.yaml in order on one node: Topology, CPU and Memory Managers, then node allocatable."""
+          write_state: str | None, metrics_path: str | None, devices_path: str | None, devices_from_machine: bool,
+          explain: bool, output: str, pods_path: str) -> None:
+    """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable."""
     data = run_admit(machine_source, config_path, state_dir, pods_path, kubernetes_version(ctx),
-                     explain=explain, write_state=write_state, metrics_path=metrics_path)
+                     explain=explain, write_state=write_state, metrics_path=metrics_path,
+                     devices_path=devices_path, devices_from_machine=devices_from_machine)
     if output == "table":
-        render_table(data)
+        render_table(data, explain=explain)
     else:
         emit_data(data, output)
 
@@ -40,6 +46,15 @@ def _load_state(state_dir: str | None, name: str):
     if state_dir is None:
         return None
     p = Path(state_dir) / name
+    if name == "kubelet_internal_checkpoint":
+        from ..kubelet.checkpoint.device_manager_state import read_device_manager_state
+        from ..model.objects import warn_to_stderr
+
+        if not p.exists():
+            p = Path(state_dir) / "device-plugins" / name  # the kubelet root's layout
+        if not p.exists():
+            return None
+        return read_device_manager_state(p, warn=lambda msg: warn_to_stderr(msg))
     if not p.exists():
         return None
     if name == "cpu_manager_state":
@@ -53,7 +68,8 @@ def _load_state(state_dir: str | None, name: str):
 
 def run_admit(machine_source: str, config_path: str | None, state_dir: str | None, pods_path: str,
               version: str | None, *, explain: bool = False, write_state: str | None = None,
-              metrics_path: str | None = None) -> dict[str, Any]:
+              metrics_path: str | None = None, devices_path: str | None = None,
+              devices_from_machine: bool = False) -> dict[str, Any]:
     from ..errors import InputError
     from ..kubelet.admission import NodeAdmission
     from ..machine import load_machine
@@ -65,8 +81,11 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
     pods = load_pods(pods_path, warn=lambda e: None)
     cpu_state = _load_state(state_dir, "cpu_manager_state")
     mem_state = _load_state(state_dir, "memory_manager_state")
+    dev_state = _load_state(state_dir, "kubelet_internal_checkpoint")
+    inventory = _inventory(machine, devices_path, devices_from_machine)
     try:
-        node = NodeAdmission(machine, cfg, cpu_state, mem_state, explain=explain)
+        node = NodeAdmission(machine, cfg, cpu_state, mem_state, explain=explain, devices=inventory,
+                             device_state=dev_state)
     except InputError as exc:
         if not exc.file:
             exc.file = config_path or "kubelet configuration"
@@ -80,19 +99,43 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
             entry["explain"] = [_explain_record(r) for r in node.topology.explain[n_explain:]]
         decisions.append(entry)
     if write_state:
-        from ..kubelet.checkpoint.cpu_manager_state import write_cpu_manager_state
-
-        Path(write_state).mkdir(parents=True, exist_ok=True)
-        write_cpu_manager_state(Path(write_state) / "cpu_manager_state", node.cpu.state)
-        if node.memory.policy is not None:
-            from ..kubelet.checkpoint.memory_manager_state import write_memory_manager_state
-
-            write_memory_manager_state(Path(write_state) / "memory_manager_state", node.memory.policy.state)
+        write_checkpoints(node, Path(write_state))
     if metrics_path:
         from ..kubelet.metrics import render_metrics
 
         Path(metrics_path).write_text(render_metrics(node))
     return {"pods": decisions, "node": numa_map(node)}
+
+
+def _inventory(machine, devices_path: str | None, from_machine: bool):
+    from ..kubelet.devices import EMPTY_INVENTORY, devices_from_machine, load_device_inventory, merge_inventories
+
+    inv = devices_from_machine(machine) if from_machine else EMPTY_INVENTORY
+    if devices_path:
+        inv = merge_inventories(inv, load_device_inventory(devices_path, machine))
+    return inv
+
+
+def write_checkpoints(node, out: Path) -> None:
+    """The kubelet's state files after admission, in the formats this Kubernetes version writes."""
+    from ..kubelet.checkpoint.cpu_manager_state import write_cpu_manager_state
+    from ..kubelet.checkpoint.device_manager_state import write_device_manager_state
+    from ..model.features import default_for
+
+    version = node.config.kubernetes_version or None
+    pod_level = node.gates.enabled("PodLevelResourceManagers")
+    suffix = "PodLevel" if pod_level else ""
+    out.mkdir(parents=True, exist_ok=True)
+    write_cpu_manager_state(out / "cpu_manager_state", node.cpu.state,
+                            default_for(f"cpuManagerCheckpointVersion{suffix}", version))
+    if node.memory.policy is not None:
+        from ..kubelet.checkpoint.memory_manager_state import write_memory_manager_state
+
+        write_memory_manager_state(out / "memory_manager_state", node.memory.policy.state,
+                                   default_for(f"memoryManagerCheckpointVersion{suffix}", version))
+    (out / "device-plugins").mkdir(exist_ok=True)
+    write_device_manager_state(out / "device-plugins" / "kubelet_internal_checkpoint",
+                               node.device_manager.checkpoint_data())
 
 
 def _explain_record(r) -> dict[str, Any]:
@@ -116,7 +159,8 @@ def pod_report(node, d) -> dict[str, Any]:
             res, qos = container_resources_for(node, pod, c)
             entry["qosClass"] = qos
             entry["resources"] = res
-            entry["devices"] = []
+            entry["devices"] = [{"resourceName": r, "deviceIds": ids}
+                                for r, ids in node.device_manager.devices_for(pod.uid, c.name)]
         out["containers"].append(entry)
     return out
 
@@ -137,10 +181,13 @@ def numa_map(node) -> dict[str, Any]:
         out["podBubbles"] = {uid: str(cs) for uid, cs in cpu.state.pod_entries.items()}
     if node.memory.policy is not None:
         out["memory"] = node.memory.policy.machine_state_json()
+    devices = node.device_manager.numa_map()
+    if devices:
+        out["devices"] = devices
     return out
 
 
-def render_table(data: dict[str, Any]) -> None:
+def render_table(data: dict[str, Any], explain: bool = False) -> None:
     from rich.table import Table
 
     from .common import console

@@ -18,7 +18,8 @@ from ..machine.model import Machine
 from ..model.kubelet_config import KubeletConfiguration
 from ..model.pod import Pod
 from ..model.quantity import Quantity, parse_quantity
-from ..model.resources import pod_requests
+from ..model.pod import is_extended_resource
+from ..model.resources import pod_limits, pod_requests
 from .admission_errors import AdmissionError, admit_result
 from .cpu.manager import CPUManager
 from .cpu.state import CPUState
@@ -81,6 +82,8 @@ class NodeAdmission:
     cpu_state: CPUState | None = None
     memory_state: Any = None
     explain: bool = False
+    devices: Any = None  # DeviceInventory
+    device_state: Any = None  # DeviceCheckpointData from kubelet_internal_checkpoint
     admitted: list[Pod] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -95,6 +98,12 @@ class NodeAdmission:
         self.topology = TopologyManager(policy, cfg.topology_manager_scope, self.gates)
         if self.explain:
             self.topology.explain = []
+        from .devices import EMPTY_INVENTORY, DeviceManager
+
+        # the container manager registers the device manager as the first hint provider
+        self.device_manager = DeviceManager(self.devices or EMPTY_INVENTORY, numa_ids, self.topology.get_affinity,
+                                            self.device_state)
+        self.topology.add_provider("devices", self.device_manager)
         self.cpu = CPUManager(cfg, self.topo, self.topology.get_affinity, self.cpu_state)
         self.topology.add_provider("cpu", self.cpu)
         from .memory.manager import MemoryManager
@@ -102,11 +111,26 @@ class NodeAdmission:
         self.memory = MemoryManager(cfg, self.machine, self.topology.get_affinity, self.memory_state)
         self.topology.add_provider("memory", self.memory)
         self.capacity = node_capacity(self.machine, cfg)
+        dev_cap, dev_alloc = self.device_manager.capacity()
+        for name, n in dev_cap.items():
+            self.capacity[name] = parse_quantity(str(n))
         self.allocatable = cfg.node_allocatable(self.capacity)
+        for name, n in dev_alloc.items():
+            self.allocatable[name] = parse_quantity(str(n))
+        # devices held by pods of the checkpoint count as used, until such a pod shows up as input
+        # (then it is being re-admitted and counts by its own requests)
         self._used: dict[str, int] = {}
+        self._held: dict[str, dict[str, int]] = {}
+        for uid in self.device_manager.pod_devices:
+            held = self._held[uid] = {}
+            for name, ids in self.device_manager.devices_by_resource(uid).items():
+                held[name] = len(ids)
+                self._used[name] = self._used.get(name, 0) + len(ids)
 
     # --- the pipeline ------------------------------------------------------------------------
     def admit(self, pod: Pod) -> PodDecision:
+        for name, n in self._held.pop(pod.uid, {}).items():
+            self._used[name] -= n
         try:
             self.topology.admit(pod)
         except AdmissionError as exc:
@@ -117,6 +141,12 @@ class NodeAdmission:
         if rejected is not None:
             self.release(pod.uid)
             return PodDecision(pod, False, *rejected)
+        if self.topology.pod_level_pod_scope(pod):
+            # AllocatePod of the device manager is a no-op: devices come when the containers start
+            try:
+                self.device_manager.allocate_at_container_start(pod)
+            except AdmissionError:
+                pass  # the container fails to start; the pod stays admitted
         self.admitted.append(pod)
         for name, amount in self._requests(pod).items():
             self._used[name] = self._used.get(name, 0) + amount
@@ -126,11 +156,23 @@ class NodeAdmission:
         out: dict[str, int] = {}
         for name, q in pod_requests(pod).items():
             out[name] = q.milli_value() if name == "cpu" else q.value()
+        # the API server defaults an extended resource's request from its limit (they must be equal)
+        for c, _ in pod.all_containers():
+            for name, q in c.resources.limits.items():
+                if name not in c.resources.requests and is_extended_resource(name):
+                    break
+            else:
+                continue
+            for name, q in pod_limits(pod).items():
+                if is_extended_resource(name) and name not in out:
+                    out[name] = q.value()
+            break
         return out
 
     def _predicate(self, pod: Pod) -> tuple[str, str] | None:
         """``noderesources.Fits`` as the kubelet's predicate admit handler reports it."""
-        pods_cap = self.allocatable.get("pods")
+        allocatable = self._sanitized_allocatable()
+        pods_cap = allocatable.get("pods")
         if pods_cap is not None and len(self.admitted) + 1 > pods_cap.value():
             return "OutOfpods", _insufficient("pods", 1, len(self.admitted), pods_cap.value())
         req = self._requests(pod)
@@ -140,7 +182,7 @@ class NodeAdmission:
             want = req.get(name, 0)
             if want == 0:
                 continue
-            alloc = self.allocatable.get(name)
+            alloc = allocatable.get(name)
             if alloc is None:
                 if name in ("cpu", "memory") or name.startswith("hugepages-"):
                     cap = 0
@@ -153,8 +195,21 @@ class NodeAdmission:
                 return f"OutOf{name}", _insufficient(name, want, used, cap)
         return None
 
+    def _sanitized_allocatable(self) -> dict[str, Quantity]:
+        """``sanitizeNodeAllocatable``: for this admission, a device resource's allocatable is at
+        least what is allocated (so running pods pass after a plugin lost devices)."""
+        out = self.allocatable
+        for name, ids in self.device_manager.allocated.items():
+            have = out.get(name)
+            if ids and (have is None or have.value() < len(ids)):
+                if out is self.allocatable:
+                    out = dict(out)
+                out[name] = parse_quantity(str(len(ids)))
+        return out
+
     def release(self, pod_uid: str) -> None:
         """Give back everything a pod holds (removal, or a rejection after allocation)."""
+        self.device_manager.remove_pod(pod_uid)
         self.cpu.remove_pod(pod_uid)
         self.memory.remove_pod(pod_uid)
         self.topology.remove_pod(pod_uid)

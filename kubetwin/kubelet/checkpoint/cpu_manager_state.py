@@ -1,8 +1,15 @@
-"""``cpu_manager_state`` (``cpumanager/state/checkpoint.go``): V2, V3 (podEntries) and V4 (data + dataChecksum).
+"""``cpu_manager_state`` (``cpumanager/state/checkpoint.go``, ``state_checkpoint.go``).
 
-Loading tries the newest shape first, as the kubelet does; cpusets are Linux list strings.
-Checksums are written (FNV-32a over Go's ``dump.ForHash`` text, see ``gohash``) but not yet
-verified on reading: the ``ForHash`` rendering has not been checked against a real kubelet file.
+Shapes: V1 (entries keyed by container id — needs the runtime's container map to migrate, which
+a file alone cannot give, so it is refused as the kubelet refuses an unknown id), V2 (entries by
+pod and container), V3 (V2 + ``podEntries``, pod-level resource managers), V4 (the V3 fields
+inline with checksum 0 for older readers, plus ``data`` — the payload as a JSON string — and
+``dataChecksum`` over it).
+
+Checksums are verified as the kubelet verifies them (``gohash``): a V2/V3 file with checksum 0
+is accepted (old file backend); V3 checksums are accepted under either struct name the kubelet
+has hashed them with. A hand-written file without a ``checksum`` key is accepted too: that is
+how the conformance cases and people write state, and the kubelet itself never writes one.
 """
 
 from __future__ import annotations
@@ -15,9 +22,19 @@ from ...errors import InputError
 from ...model.cpuset import CPUSet
 from ..cpu.state import CPUState
 from .files import atomic_write, read_json
-from .gohash import cpu_checkpoint_checksum
+from .gohash import cpu_checkpoint_struct, checksum, string_checksum
 
 FILE_NAME = "cpu_manager_state"
+VERSIONS = ("v2", "v3", "v4")
+
+
+def corrupt_error(file: str | None, manager: str = "CPU", name: str = FILE_NAME,
+                  reason: str = "checkpoint is corrupted") -> InputError:
+    """The kubelet's start-up refusal (``NewCheckpointState``), naming the file to delete."""
+    where = file or name
+    return InputError(f"could not restore state from checkpoint: {reason}, please drain this node and delete "
+                      f'the {manager} manager checkpoint file "{where}" before restarting Kubelet',
+                      path="checksum", file=file)
 
 
 def _cpuset(value: Any, path: str) -> CPUSet:
@@ -26,35 +43,83 @@ def _cpuset(value: Any, path: str) -> CPUSet:
     return CPUSet.parse(value, path)
 
 
+def _checksum_value(doc: dict, key: str) -> int | None:
+    if key not in doc:
+        return None
+    v = doc[key]
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise InputError("checksum must be a non-negative integer", path=key)
+    return v
+
+
+def _verify_inline(doc: dict, file: str | None) -> None:
+    """V2/V3 ``VerifyChecksum``: 0 or absent passes; otherwise one of the kubelet's struct names must match."""
+    ck = _checksum_value(doc, "checksum")
+    if not ck:
+        return
+    policy = doc.get("policyName", "")
+    default = doc.get("defaultCpuSet", doc.get("defaultCPUSet", ""))
+    entries = doc.get("entries") or {}
+    if not isinstance(policy, str) or not isinstance(default, str) or not isinstance(entries, dict):
+        raise corrupt_error(file)
+    if any(isinstance(v, str) for v in entries.values()):  # V1: container id -> cpuset
+        if checksum(cpu_checkpoint_struct("CPUManagerCheckpoint", policy, default, entries, v1=True)) == ck:
+            return
+        raise corrupt_error(file)
+    pods = None
+    if "podEntries" in doc:
+        pods = {}
+        for uid, e in (doc.get("podEntries") or {}).items():
+            cs = e.get("cpuSet", "") if isinstance(e, dict) else ""
+            pods[uid] = list(_cpuset(cs, f"podEntries.{uid}.cpuSet"))
+    candidates = []
+    if pods is None:
+        candidates += [("CPUManagerCheckpoint", None), ("CPUManagerCheckpointV2", None), ("CPUManagerCheckpointV3", {})]
+    else:
+        candidates += [("CPUManagerCheckpointV3", pods), ("CPUManagerCheckpoint", pods)]
+    for name, pe in candidates:
+        if checksum(cpu_checkpoint_struct(name, policy, default, entries, pe)) == ck:
+            return
+    raise corrupt_error(file)
+
+
 def cpu_state_from_json(doc: Any, file: str | None = None) -> CPUState:
     try:
         if not isinstance(doc, dict):
             raise InputError("checkpoint must be a JSON object", path="")
         payload = doc
         if isinstance(doc.get("data"), str):
+            ck = _checksum_value(doc, "dataChecksum")
+            if ck is not None and ck != string_checksum(doc["data"]):
+                raise corrupt_error(file)
             try:
                 payload = json.loads(doc["data"])
             except json.JSONDecodeError:
-                raise InputError("checkpoint is corrupted: data is not valid JSON", path="data") from None
+                raise corrupt_error(file, reason="failed to deserialize cpu manager checkpoint data") from None
+            if not isinstance(payload, dict):
+                raise corrupt_error(file, reason="failed to deserialize cpu manager checkpoint data")
+        else:
+            _verify_inline(doc, file)
         policy = payload.get("policyName")
         if not isinstance(policy, str):
             raise InputError("policyName is required", path="policyName")
-        state = CPUState(policy, _cpuset(payload.get("defaultCpuSet", ""), "defaultCpuSet"))
+        default = payload.get("defaultCpuSet", payload.get("defaultCPUSet", ""))
+        state = CPUState(policy, _cpuset(default, "defaultCpuSet"))
         entries = payload.get("entries") or {}
         if not isinstance(entries, dict):
             raise InputError("entries must map pod UIDs to containers", path="entries")
         for uid, conts in entries.items():
             if not isinstance(conts, dict):
-                raise InputError("must map container names to cpusets (V1 checkpoints are no longer read)",
-                                 path=f"entries.{uid}")
+                raise InputError(f"could not restore state from checkpoint: error migrating v1 checkpoint state to "
+                                 f"v2 checkpoint state: containerID '{uid}' not found in initial containers list",
+                                 path=f"entries.{uid}",
+                                 fix="V1 checkpoints (entries by container id) need the running containers; "
+                                     "rewrite the entries by pod UID and container name")
             for name, cs in conts.items():
                 state.set(uid, name, _cpuset(cs, f"entries.{uid}.{name}"))
         for uid, entry in (payload.get("podEntries") or {}).items():
             cs = entry.get("cpuSet", "") if isinstance(entry, dict) else entry
             state.pod_entries[uid] = _cpuset(cs, f"podEntries.{uid}.cpuSet")
-        for key in ("checksum", "dataChecksum"):
-            if key in doc and not isinstance(doc[key], int):
-                raise InputError("checksum must be an integer", path=key)
         return state
     except InputError as exc:
         raise exc.in_file(file)
@@ -65,16 +130,41 @@ def read_cpu_manager_state(path: str | Path) -> CPUState:
     return cpu_state_from_json(read_json(p), str(p))
 
 
-def cpu_state_to_json(state: CPUState) -> dict[str, Any]:
-    """The V3 shape (podEntries only when there are any), with its checksum."""
+def _entries(state: CPUState) -> dict[str, dict[str, str]]:
+    return {uid: {n: str(c) for n, c in sorted(conts.items())} for uid, conts in sorted(state.entries.items())}
+
+
+def _pod_entries(state: CPUState) -> dict[str, dict[str, str]]:
+    return {uid: {"cpuSet": str(c)} for uid, c in sorted(state.pod_entries.items())}
+
+
+def cpu_state_to_json(state: CPUState, version: str = "v2") -> dict[str, Any]:
+    """The document the kubelet writes in checkpoint format ``version`` (``MarshalCheckpoint``)."""
+    if version not in VERSIONS:
+        raise InputError(f"unknown cpu_manager_state version {version!r}", path="version",
+                         fix=f"use one of {', '.join(VERSIONS)}")
+    entries = _entries(state)
     doc: dict[str, Any] = {"policyName": state.policy_name, "defaultCpuSet": str(state.default_cpuset)}
-    if state.entries:
-        doc["entries"] = {uid: {n: str(c) for n, c in conts.items()} for uid, conts in state.entries.items()}
+    if entries:
+        doc["entries"] = entries
+    if version == "v2":
+        doc["checksum"] = checksum(cpu_checkpoint_struct("CPUManagerCheckpoint", state.policy_name,
+                                                         str(state.default_cpuset), entries))
+        return doc
     if state.pod_entries:
-        doc["podEntries"] = {uid: {"cpuSet": str(c)} for uid, c in state.pod_entries.items()}
-    doc["checksum"] = cpu_checkpoint_checksum(state, with_pod_entries=bool(state.pod_entries))
+        doc["podEntries"] = _pod_entries(state)
+    pods = {uid: list(c) for uid, c in state.pod_entries.items()}
+    if version == "v3":
+        doc["checksum"] = checksum(cpu_checkpoint_struct("CPUManagerCheckpointV3", state.policy_name,
+                                                         str(state.default_cpuset), entries, pods))
+        return doc
+    data = json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    doc["checksum"] = 0
+    doc["data"] = data
+    doc["dataChecksum"] = string_checksum(data)
     return doc
 
 
-def write_cpu_manager_state(path: str | Path, state: CPUState) -> None:
-    atomic_write(path, json.dumps(cpu_state_to_json(state), separators=(",", ":")).encode())
+def write_cpu_manager_state(path: str | Path, state: CPUState, version: str = "v2") -> None:
+    text = json.dumps(cpu_state_to_json(state, version), separators=(",", ":"), ensure_ascii=False)
+    atomic_write(path, text.encode())

@@ -95,6 +95,12 @@ class TopologyManager:
             for _, p in self.providers:
                 p.allocate(pod, c)
 
+    def pod_level_pod_scope(self, pod: Pod) -> bool:
+        """Whether admission went through ``AllocatePod`` (pod scope, pod-level resource managers)."""
+        return (self.policy.name != NONE and self.scope == "pod" and self.gates is not None
+                and self.gates.enabled("PodLevelResources") and self.gates.enabled("PodLevelResourceManagers")
+                and is_pod_level_resources_set(pod))
+
     def _admit_pod_scope(self, pod: Pod) -> None:
         hints = [(name, p.get_pod_topology_hints(pod)) for name, p in self.providers]
         best, admit = self.policy.merge([h for _, h in hints])
