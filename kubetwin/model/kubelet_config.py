@@ -38,7 +38,8 @@ TOPOLOGY_MANAGER_SCOPES: Final = ("container", "pod")
 SWAP_BEHAVIORS: Final = ("NoSwap", "LimitedSwap")
 MEMORY_RESERVATION_POLICIES: Final = ("None", "TieredReservation")
 CGROUP_DRIVERS: Final = ("cgroupfs", "systemd")
-ENFORCE_NODE_ALLOCATABLE_KEYS: Final = ("pods", "system-reserved", "kube-reserved", "none")
+ENFORCE_NODE_ALLOCATABLE_KEYS: Final = ("pods", "system-reserved", "kube-reserved", "system-reserved-compressible",
+                                       "kube-reserved-compressible", "none")
 RESERVABLE_RESOURCES: Final = ("cpu", "memory", "ephemeral-storage", "pid")
 
 # --- eviction signals (pkg/kubelet/eviction/api/types.go) -----------------------------------------
