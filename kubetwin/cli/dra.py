@@ -300,3 +300,68 @@ def prepare(objects: tuple[str, ...], node_file: str, state_dir: str | None, cdi
         click.echo(f"  container {c.name}: " + (", ".join(c.cdi_devices) if c.cdi_devices else "no CDI devices"))
     for p in data["written"]:
         click.echo(f"wrote {p}")
+
+
+@dra.command("slices")
+@click.option("--machine", "machine_source", required=True, metavar="SOURCE",
+              help="Machine description: cAdvisor MachineInfo JSON, hwloc XML, sysfs dump or spec.")
+@click.option("--driver", required=True, metavar="NAME", help="DRA driver name (a DNS subdomain, e.g. gpu.example.com).")
+@click.option("--node-name", default="node-1", show_default=True, metavar="NODE", help="The node the slices are for.")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(["gpu", "nic", "nvme"]),
+              help="Device kinds to publish (repeatable; default: all).")
+@click.option("--vendor-id", "vendor_ids", multiple=True, metavar="HEX",
+              help="Only devices of this PCI vendor (e.g. 10de; repeatable).")
+@click.option("--partitions", type=int, default=0, show_default=True,
+              help="Offer each GPU whole or as N partitions sharing counters (DRAPartitionableDevices).")
+@click.option("--feature-gates", "gates", default=None, metavar="A=true,B=false", help="Feature gates.")
+@click.option("--cdi-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Also write the driver's CDI spec files here.")
+@output_option(default="yaml")
+@click.pass_context
+def slices_cmd(ctx: click.Context, machine_source: str, driver: str, node_name: str, kinds: tuple[str, ...],
+               vendor_ids: tuple[str, ...], partitions: int, gates: str | None, cdi_dir: str | None, output: str) -> None:
+    """ResourceSlices (and CDI specs) a DRA driver would publish for a machine's PCI devices."""
+    import json
+    from pathlib import Path
+
+    from ..dra.api import _driver_name
+    from ..dra.hardware import KINDS, devices_for_machine
+    from ..errors import InputError
+    from ..kubelet.checkpoint.files import atomic_write
+    from ..machine import load_machine
+
+    _driver_name(driver, "--driver")
+    features = _features(ctx, gates)
+    if cdi_dir and not Path(cdi_dir).is_dir():
+        raise InputError("CDI directory does not exist", file=cdi_dir)
+    vendors = []
+    for v in vendor_ids:
+        try:
+            vendors.append(int(v.lower().removeprefix("0x"), 16))
+        except ValueError:
+            raise InputError(f"invalid PCI vendor id {v!r}: expected 4 hex digits", path="--vendor-id") from None
+    machine = load_machine(machine_source)
+    published = devices_for_machine(machine, driver, node_name, kinds=kinds or KINDS, vendor_ids=tuple(vendors),
+                                    partitions=partitions,
+                                    partitionable_devices=features.partitionable_devices)
+    if cdi_dir:
+        for name, spec in published.cdi_specs.items():
+            atomic_write(Path(cdi_dir) / name, (json.dumps(spec.to_json(), indent=2) + "\n").encode())
+    if output != "table":
+        emit_data(published.as_list(), output)
+        return
+    for s in published.slices:
+        spec = s["spec"]
+        if "sharedCounters" in spec:
+            click.echo(f"{s['metadata']['name']}: {len(spec['sharedCounters'])} counter set(s)")
+            continue
+        click.echo(f"{s['metadata']['name']}: {len(spec['devices'])} device(s)")
+        for d in spec["devices"]:
+            a = d["attributes"]
+            mem = (d.get("capacity") or {}).get("memory", {}).get("value", "")
+            click.echo(f"  {d['name']:<14} {a['type']['string']:<5} numa={a.get('numaNode', {}).get('int', '?')} "
+                       f"{a.get('resource.kubernetes.io/pciBusID', {}).get('string', ''):<13} {mem:<6} "
+                       f"{a['model']['string']}")
+
+
+slices_cmd.name = "slices"
