@@ -41,6 +41,32 @@ def _err(msg: str) -> AdmissionError:
     return AdmissionError(f"[memorymanager] {msg}")
 
 
+def machine_states_equal(a: dict[int, NUMANodeState], b: dict[int, NUMANodeState]) -> bool:
+    """``areMachineStatesEqual``: same nodes, assignments, groups, sizes; free/reserved equal per group."""
+    if a.keys() != b.keys():
+        return False
+    for nid, na in a.items():
+        nb = b[nid]
+        if na.number_of_assignments != nb.number_of_assignments or sorted(na.cells) != sorted(nb.cells):
+            return False
+        if na.memory_map.keys() != nb.memory_map.keys():
+            return False
+        for r, ta in na.memory_map.items():
+            tb = nb.memory_map[r]
+            if (ta.total, ta.system_reserved, ta.allocatable) != (tb.total, tb.system_reserved, tb.allocatable):
+                return False
+            try:
+                fa = sum(a[c].memory_map[r].free for c in na.cells)
+                ra = sum(a[c].memory_map[r].reserved for c in na.cells)
+                fb = sum(b[c].memory_map[r].free for c in na.cells)
+                rb = sum(b[c].memory_map[r].reserved for c in na.cells)
+            except KeyError:
+                return False
+            if fa != fb or ra != rb:
+                return False
+    return True
+
+
 class StaticMemoryPolicy:
     def __init__(self, cfg: KubeletConfiguration, machine: Machine, affinity: Callable[[str, str], TopologyHint],
                  state: MemoryState | None = None):
@@ -73,7 +99,22 @@ class StaticMemoryPolicy:
                                  path="memory_manager_state.policyName")
             for uid, conts in state.entries.items():
                 for name, blocks in conts.items():
-                    self._record(uid, name, blocks, reserve=True)
+                    for b in blocks:
+                        for n in b.numa_affinity:
+                            if n not in self.state.machine_state:
+                                raise InputError(f"[memorymanager] (pod: {uid}, container: {name}) the memory "
+                                                 "assignment uses the NUMA that does not exist",
+                                                 path=f"memory_manager_state.entries.{uid}.{name}")
+                            if b.type not in self.state.machine_state[n].memory_map:
+                                raise InputError(f"[memorymanager] (pod: {uid}, container: {name}) the memory "
+                                                 "assignment uses memory resource that does not exist",
+                                                 path=f"memory_manager_state.entries.{uid}.{name}")
+                    self._record(uid, name, blocks, reserve=("" not in conts or name == ""))
+            if state.machine_state and not machine_states_equal(state.machine_state, self.state.machine_state):
+                raise InputError("[memorymanager] the expected machine state is different from the real one",
+                                 path="memory_manager_state.machineState",
+                                 fix="the checkpoint does not match this machine, reservedMemory and entries: "
+                                     "drain the node and delete the memory_manager_state file")
 
     def _validate_reserved(self, cfg: KubeletConfiguration) -> dict[int, dict[str, int]]:
         out: dict[int, dict[str, int]] = {}
@@ -117,9 +158,11 @@ class StaticMemoryPolicy:
                     t.free -= take
                     t.reserved += take
                     need -= take
-        for n in {n for b in blocks for n in b.numa_affinity}:
-            ms[n].number_of_assignments += 1
-            ms[n].cells = sorted({x for b in blocks for x in b.numa_affinity})
+        # updateMachineState: every block counts once on each node of its affinity
+        for b in blocks:
+            for n in b.numa_affinity:
+                ms[n].number_of_assignments += 1
+                ms[n].cells = list(b.numa_affinity)
 
     def remove_pod(self, uid: str) -> None:
         conts = self.state.entries.pop(uid, None)
