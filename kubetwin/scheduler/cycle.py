@@ -262,16 +262,14 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
 
 
 def select_host(scored: list[tuple[str, int]], rng: random.Random) -> str:
-    """Highest total wins; ties broken uniformly at random by reservoir sampling."""
-    best, best_score, ties = scored[0][0], scored[0][1], 1
-    for name, score in scored[1:]:
-        if score > best_score:
-            best, best_score, ties = name, score, 1
-        elif score == best_score:
-            ties += 1
-            if rng.randrange(ties) == 0:
-                best = name
-    return best
+    """Highest total wins; among equal totals one is picked uniformly at random.
+
+    Upstream draws by reservoir sampling over a heap, so only the distribution (uniform
+    over the top-scoring nodes) can be matched; one draw per tie keeps it cheap and seeded.
+    """
+    best = max(s for _, s in scored)
+    top = [name for name, s in scored if s == best]
+    return top[0] if len(top) == 1 else top[rng.randrange(len(top))]
 
 
 def _plugin_list(names: list[str]) -> str:

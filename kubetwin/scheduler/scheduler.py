@@ -1,0 +1,502 @@
+"""A long-running scheduler over one cluster: ``schedule(pod)``, ``bind``, ``remove``.
+
+This is kube-scheduler's ``SchedulePod`` for simulations: the snapshot is kept between
+cycles (:class:`ClusterState`, updated on bind/remove), the node-local default plugins are
+evaluated over all nodes at once (:mod:`.vector`), and only plugins that look at other pods
+(PodTopologySpread, InterPodAffinity, NodeResourceTopologyMatch, ...) run node by node —
+for the nodes the sampling actually visits. Sampling and its rotation (``nextStartNodeIndex``),
+the nominated-node shortcut, the FitError message and DefaultPreemption follow upstream; the
+tie-break among top scores uses one seeded RNG for the scheduler's lifetime.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from ..errors import KubetwinError
+from ..model.node import Node
+from ..model.pod import Pod
+from .cycle import Framework, num_feasible_nodes_to_find
+from .framework.interface import CycleState, Plugin
+from .framework.status import Code, Status
+from .framework.types import NodeInfo, PodInfo
+from .profile import Profile
+from .state import ClusterState
+from .vector import SKIPPED, VECTOR_FILTERS, VECTOR_SCORES, FilterVerdict
+
+NO_NODES = "no nodes available to schedule pods"
+
+
+@dataclass(frozen=True)
+class ScheduleResult:
+    """One cycle's answer. ``node`` is None when the pod is unschedulable (``message`` says why)."""
+
+    pod: Pod
+    node: str | None
+    code: Code = Code.Success
+    message: str = ""
+    #: feasible nodes found / nodes whose filters ran (sampling)
+    feasible: int = 0
+    evaluated: int = 0
+    #: plugins that rejected the pod on some node (what queueing hints key on)
+    unschedulable_plugins: frozenset[str] = frozenset()
+    #: DefaultPreemption's answer: the node nominated for the pod and the pods to evict there
+    nominated_node: str | None = None
+    victims: tuple[Pod, ...] = ()
+
+    @property
+    def scheduled(self) -> bool:
+        return self.node is not None
+
+
+class Diagnosis:
+    """Which node failed which filter, with which status (``framework.Diagnosis``)."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.evaluated = np.zeros(n, dtype=bool)
+        self.per_node: dict[int, Status] = {}
+        self.vector: list[tuple[FilterVerdict, np.ndarray]] = []  # (verdict, nodes it decided)
+        self.all_nodes: Status | None = None  # a PreFilter rejection: every node has it
+        self.absent: Status | None = None     # nodes a PreFilterResult left out
+        self.absent_mask: np.ndarray | None = None
+        self.skipped: set[str] = set()  # plugins whose PreFilter said Skip
+
+    def status(self, i: int) -> Status | None:
+        if self.all_nodes is not None:
+            return self.all_nodes
+        st = self.per_node.get(i)
+        if st is not None:
+            return st
+        for verdict, mask in self.vector:
+            if mask[i]:
+                return verdict.status(i)
+        if self.absent_mask is not None and self.absent_mask[i]:
+            return self.absent
+        return None
+
+    def codes(self) -> np.ndarray:
+        """Code per node (0 where no status)."""
+        out = np.zeros(self.n, dtype=np.int8)
+        if self.all_nodes is not None:
+            out[:] = int(self.all_nodes.code)
+            return out
+        if self.absent_mask is not None:
+            out[self.absent_mask] = int(self.absent.code)  # type: ignore[union-attr]
+        for verdict, mask in self.vector:
+            out[mask] = verdict.code[mask]
+        for i, st in self.per_node.items():
+            out[i] = int(st.code)
+        return out
+
+    def histogram(self) -> Counter[str]:
+        hist: Counter[str] = Counter()
+        if self.all_nodes is not None:
+            for r in self.all_nodes.reasons:
+                hist[r] += self.n
+            return hist
+        if self.absent_mask is not None:
+            cnt = int(self.absent_mask.sum())
+            for r in self.absent.reasons:  # type: ignore[union-attr]
+                hist[r] += cnt
+        for verdict, mask in self.vector:
+            if not mask.any():
+                continue
+            if verdict.key is None:
+                keys, counts = np.array([0]), np.array([int(mask.sum())])
+            else:
+                keys, counts = np.unique(verdict.key[mask], return_counts=True)
+            for k, c in zip(keys.tolist(), counts.tolist()):
+                for r in verdict.reasons_of(k):
+                    hist[r] += c
+        for st in self.per_node.values():
+            for r in st.reasons:
+                hist[r] += 1
+        return hist
+
+    def plugins(self) -> frozenset[str]:
+        if self.all_nodes is not None:
+            return frozenset({self.all_nodes.plugin})
+        out = {v.plugin for v, m in self.vector if m.any()}
+        out |= {st.plugin for st in self.per_node.values()}
+        return frozenset(p for p in out if p)
+
+
+def fit_error(num_nodes: int, hist: Counter[str], pre_filter_msg: str = "", post_filter_msg: str = "") -> str:
+    """``FitError.Error()``: the reason histogram sorted as strings, then PostFilter's message."""
+    text = f"0/{num_nodes} nodes are available:"
+    if pre_filter_msg:
+        text += f" {pre_filter_msg}."
+    else:
+        text += " " + ", ".join(sorted(f"{c} {r}" for r, c in hist.items())) + "."
+    if post_filter_msg:
+        text += f" {post_filter_msg}."
+    return text
+
+
+def pod_priority(pod: Pod) -> int:
+    """``corev1helpers.PodPriority``: unset priority counts as 0."""
+    return pod.spec.priority or 0
+
+
+class Scheduler:
+    """One scheduler profile over a fixed set of nodes, with the cluster kept between cycles.
+
+    ``vectorised=False`` runs every plugin node by node (the reference the fast path is
+    tested against).
+    """
+
+    def __init__(self, profile: Profile | None, nodes: Iterable[Node], gates: Any, seed: int = 0, *,
+                 pods: Iterable[Pod] = (), objects: Mapping[str, list[Any]] | None = None,
+                 namespaces: Mapping[str, Mapping[str, str]] | None = None, pdbs: Iterable[Any] = (),
+                 vectorised: bool = True):
+        self.profile = profile or Profile()
+        self.gates = gates
+        self.cluster = ClusterState(nodes, gates, pods=pods, namespaces=namespaces, objects=objects)
+        self.handle = self.cluster.handle
+        self.framework = Framework(self.profile, self.handle)
+        self.plugins: list[tuple[Plugin, int]] = self.framework.plugins
+        self.pre_filters = [p for p, _ in self.plugins if hasattr(p, "pre_filter")]
+        self.filters = [p for p, _ in self.plugins if hasattr(p, "filter")]
+        self.scorers = [(p, w) for p, w in self.plugins if hasattr(p, "score") and w > 0]
+        self.has_score = bool(self.scorers)
+        self.vectorised = vectorised
+        self.rng = random.Random(seed)
+        self.next_start = 0
+        self.preemption = "DefaultPreemption" in {n for n, _ in self.profile.plugins}
+        self.pdbs: list[Any] = list(pdbs)
+
+    # --- cluster events ------------------------------------------------------------------------
+
+    def bind(self, pod: Pod, node: str) -> None:
+        """The pod now runs on ``node`` (cache ``AssumePod`` + binding); its nomination ends."""
+        self.clear_nomination(pod)
+        self.cluster.bind(pod, node)
+
+    def remove(self, pod: Pod) -> str | None:
+        """A bound pod is gone (deleted, finished, preempted); returns its node."""
+        self.clear_nomination(pod)
+        return self.cluster.remove(pod)
+
+    def nominate(self, pod: Pod, node: str) -> None:
+        """``status.nominatedNodeName``: the pod's resources are held on ``node`` for others."""
+        self.clear_nomination(pod)
+        self.cluster.nominated.setdefault(node, []).append(pod)
+
+    def clear_nomination(self, pod: Pod) -> None:
+        uid = pod.uid
+        for node, pods in list(self.cluster.nominated.items()):
+            kept = [p for p in pods if p.uid != uid]
+            if len(kept) != len(pods):
+                if kept:
+                    self.cluster.nominated[node] = kept
+                else:
+                    del self.cluster.nominated[node]
+
+    def nominated_node_of(self, pod: Pod) -> str | None:
+        for node, pods in self.cluster.nominated.items():
+            if any(p.uid == pod.uid for p in pods):
+                return node
+        return pod.status.nominated_node_name or None
+
+    # --- the cycle -----------------------------------------------------------------------------
+
+    def schedule(self, pod: Pod) -> ScheduleResult:
+        """One scheduling cycle (``SchedulePod`` then PostFilter on failure). Does not bind."""
+        cs = self.cluster
+        if pod.spec.scheduling_gates:
+            return ScheduleResult(pod, None, Code.Pending, "pod has scheduling gates: "
+                                  + ", ".join(g.name for g in pod.spec.scheduling_gates))
+        if cs.n == 0:
+            return ScheduleResult(pod, None, Code.UnschedulableAndUnresolvable, NO_NODES)
+        state = CycleState()
+        diag = Diagnosis(cs.n)
+
+        # PreFilter
+        skipped: set[str] = diag.skipped
+        allowed: set[str] | None = None
+        restricting: list[str] = []
+        for plugin in self.pre_filters:
+            if self._pre_filter_is_skip(plugin, pod):
+                skipped.add(plugin.name)
+                continue
+            if plugin.name == "NodeResourcesFit" and self.vectorised:
+                state[plugin.name] = cs.amounts(pod).requests
+                continue
+            names, st = plugin.pre_filter(state, pod, cs.infos)
+            if st.is_skip:
+                skipped.add(plugin.name)
+                continue
+            if st.code != Code.Success:
+                diag.all_nodes = st.with_plugin(plugin.name)
+                return self._unschedulable(pod, state, diag, pre_filter_msg=st.message)
+            if names is not None:
+                restricting.append(plugin.name)
+                allowed = set(names) if allowed is None else allowed & set(names)
+
+        # a nominated node that still passes the filters is taken as is
+        nnn = pod.status.nominated_node_name
+        if nnn and nnn in cs.index:
+            i = cs.index[nnn]
+            if self._node_status(state, pod, i, skipped) is None:
+                return ScheduleResult(pod, nnn, feasible=1, evaluated=1)
+
+        candidates = cs.all_nodes
+        if allowed is not None:
+            plist = "[" + " ".join(sorted(restricting)) + "]"
+            if not allowed:
+                diag.all_nodes = Status(Code.UnschedulableAndUnresolvable,
+                                        (f"node(s) didn't satisfy plugin(s) {plist} simultaneously",))
+                return self._unschedulable(pod, state, diag,
+                                           pre_filter_msg=f"node(s) didn't satisfy plugin(s) {plist} simultaneously")
+            inside = np.zeros(cs.n, dtype=bool)
+            for name in allowed:
+                i = cs.index.get(name)
+                if i is not None:
+                    inside[i] = True
+            candidates = np.flatnonzero(inside)
+            diag.absent = Status(Code.UnschedulableAndUnresolvable, (f"node(s) didn't satisfy plugin(s) {plist}",))
+            diag.absent_mask = ~inside
+
+        feasible, processed = self._find_feasible(state, pod, skipped, candidates, diag)
+        if len(candidates):
+            self.next_start = (self.next_start + processed) % cs.n
+        if len(feasible) == 0:
+            return self._unschedulable(pod, state, diag, evaluated=processed)
+        if len(feasible) == 1:
+            return ScheduleResult(pod, cs.names[int(feasible[0])], feasible=1, evaluated=processed)
+        totals = self._score(state, pod, feasible)
+        best = self._select_host(totals)
+        return ScheduleResult(pod, cs.names[int(feasible[best])], feasible=len(feasible), evaluated=processed)
+
+    def _spread_is_skip(self, pod: Pod) -> bool:
+        """PodTopologySpread has nothing to do: no constraints, and no objects a default one needs."""
+        if pod.spec.topology_spread_constraints:
+            return False
+        objs = self.handle.objects
+        return not any(objs.get(k) for k in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"))
+
+    def _pre_filter_is_skip(self, plugin: Plugin, pod: Pod) -> bool:
+        """PreFilters known to Skip without looking (they would walk every node to find out)."""
+        if plugin.name == "PodTopologySpread":
+            return self._spread_is_skip(pod)
+        if plugin.name == "InterPodAffinity":
+            aff = pod.spec.affinity
+            has = aff is not None and (
+                (aff.pod_affinity is not None and aff.pod_affinity.required_during_scheduling_ignored_during_execution)
+                or (aff.pod_anti_affinity is not None
+                    and aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution))
+            return not has and self.cluster.pods_with_required_anti_affinity == 0
+        return False
+
+    # --- Filter ----------------------------------------------------------------------------------
+
+    def _stages(self, state: CycleState, pod: Pod, skipped: set[str]) -> list[tuple[Plugin, FilterVerdict | None]]:
+        stages = []
+        for plugin in self.filters:
+            if plugin.name in skipped:
+                continue
+            verdict = None
+            if self.vectorised:
+                fn = VECTOR_FILTERS.get(plugin.name)
+                if fn is not None:
+                    verdict = fn(self.cluster, pod, plugin, state)
+            stages.append((plugin, verdict))
+        return stages
+
+    def _nominated_here(self, pod: Pod) -> dict[int, list[Pod]]:
+        """Nodes with pods nominated there of priority ≥ the pod's (other than the pod)."""
+        out: dict[int, list[Pod]] = {}
+        if not self.cluster.nominated:
+            return out
+        prio = pod_priority(pod)
+        for node, pods in self.cluster.nominated.items():
+            keep = [p for p in pods if p.uid != pod.uid and pod_priority(p) >= prio]
+            if keep and node in self.cluster.index:
+                out[self.cluster.index[node]] = keep
+        return out
+
+    def _chain(self, state: CycleState, pod: Pod, ni: NodeInfo, skipped: set[str]) -> Status | None:
+        for plugin in self.filters:
+            if plugin.name in skipped:
+                continue
+            st = plugin.filter(state, pod, ni)
+            if not st.is_success:
+                return st.with_plugin(plugin.name)
+        return None
+
+    def _node_status(self, state: CycleState, pod: Pod, i: int, skipped: set[str],
+                     stages: list | None = None) -> Status | None:
+        """``RunFilterPluginsWithNominatedPods`` on one node: must pass with and without them."""
+        ni = self.cluster.infos[i]
+        nominated = self._nominated_here(pod).get(i)
+        if nominated:
+            clone = ni.clone()
+            for p in nominated:
+                clone.add_pod(PodInfo(p))
+            st = self._chain(state, pod, clone, skipped)
+            if st is not None:
+                return st
+        if stages is None:
+            return self._chain(state, pod, ni, skipped)
+        for plugin, verdict in stages:
+            if verdict is not None:
+                if verdict.fail[i]:
+                    return verdict.status(i)
+                continue
+            st = plugin.filter(state, pod, ni)
+            if not st.is_success:
+                return st.with_plugin(plugin.name)
+        return None
+
+    def _find_feasible(self, state: CycleState, pod: Pod, skipped: set[str], candidates: np.ndarray,
+                       diag: Diagnosis) -> tuple[np.ndarray, int]:
+        cs = self.cluster
+        m = len(candidates)
+        if m == 0:
+            return candidates, 0
+        to_find = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, m) if self.has_score else 1
+        start = self.next_start % m
+        rot = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
+        stages = self._stages(state, pod, skipped)
+        nominated = self._nominated_here(pod)
+        per_node = [k for k, (_, v) in enumerate(stages) if v is None]
+        if not per_node and not nominated:
+            fails = [v.fail for _, v in stages if v.fail is not cs.no_fail]  # type: ignore[union-attr]
+            if fails:
+                fail = fails[0].copy()
+                for f in fails[1:]:
+                    fail |= f
+                ok = np.ones(m, dtype=bool) if not fails else ~fail[rot]
+            pos = np.flatnonzero(ok)
+            if len(pos) >= to_find:
+                processed = int(pos[to_find - 1]) + 1
+                pos = pos[:to_find]
+            else:
+                processed = m
+            seen = rot[:processed]
+            feasible = rot[pos]
+            if len(feasible) == 0:
+                self._record_vector(diag, stages, seen)
+            return feasible, processed
+        # node by node where some plugin needs it; vector stages before the first such plugin
+        # settle most nodes in bulk
+        first = per_node[0] if per_node else len(stages)
+        prefix_fail = np.zeros(cs.n, dtype=bool)
+        for _, v in stages[:first]:
+            prefix_fail |= v.fail  # type: ignore[union-attr]
+        for i in nominated:
+            prefix_fail[i] = False
+        found: list[int] = []
+        processed = m
+        statuses: dict[int, Status] = {}
+        open_pos = np.flatnonzero(~prefix_fail[rot])
+        for pos in open_pos.tolist():
+            i = int(rot[pos])
+            st = self._node_status(state, pod, i, skipped, stages)
+            if st is None:
+                found.append(i)
+                if len(found) >= to_find:
+                    processed = pos + 1
+                    break
+            else:
+                statuses[i] = st
+        feasible = np.array(found, dtype=np.int64)
+        if len(feasible) == 0:
+            seen = rot[:processed]
+            prefix_seen = np.zeros(cs.n, dtype=bool)
+            prefix_seen[seen] = prefix_fail[seen]
+            self._record_vector(diag, stages[:first], np.flatnonzero(prefix_seen))
+            diag.per_node.update(statuses)
+        return feasible, processed
+
+    @staticmethod
+    def _record_vector(diag: Diagnosis, stages: list, seen: np.ndarray) -> None:
+        undecided = np.zeros(diag.n, dtype=bool)
+        undecided[seen] = True
+        for _, v in stages:
+            mask = undecided & v.fail
+            if mask.any():
+                diag.vector.append((v, mask))
+                undecided &= ~mask
+
+    # --- Score -----------------------------------------------------------------------------------
+
+    def _score(self, state: CycleState, pod: Pod, feasible: np.ndarray) -> np.ndarray:
+        cs = self.cluster
+        totals = np.zeros(len(feasible), dtype=np.int64)
+        infos: list[NodeInfo] | None = None
+        for plugin, weight in self.scorers:
+            if self.vectorised:
+                fn = VECTOR_SCORES.get(plugin.name)
+                if fn is not None:
+                    sv = fn(cs, pod, plugin, feasible)
+                    if sv is SKIPPED:
+                        continue
+                    if sv is not None:
+                        totals += sv.normalized * weight
+                        continue
+            if plugin.name == "InterPodAffinity" and self._ipa_score_is_skip(pod):
+                continue
+            if plugin.name == "PodTopologySpread" and self._spread_is_skip(pod):
+                continue
+            if infos is None:
+                infos = cs.infos_array[feasible].tolist()
+            if hasattr(plugin, "pre_score"):
+                st = plugin.pre_score(state, pod, infos)
+                if st.is_skip:
+                    continue
+                if not st.is_success:
+                    raise KubetwinError(f"{plugin.name} PreScore: {st.message}")
+            scores: dict[str, int] = {}
+            for ni in infos:
+                s, st = plugin.score(state, pod, ni)
+                if not st.is_success:
+                    raise KubetwinError(f"{plugin.name} Score on {ni.name}: {st.message}")
+                scores[ni.name] = s
+            if hasattr(plugin, "normalize_score"):
+                plugin.normalize_score(state, pod, scores)
+            totals += np.array([scores[ni.name] for ni in infos], dtype=np.int64) * weight
+        return totals
+
+    def _ipa_score_is_skip(self, pod: Pod) -> bool:
+        aff = pod.spec.affinity
+        has_pref = aff is not None and (
+            (aff.pod_affinity is not None and aff.pod_affinity.preferred_during_scheduling_ignored_during_execution)
+            or (aff.pod_anti_affinity is not None
+                and aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution))
+        return not has_pref and self.cluster.pods_with_affinity == 0
+
+    def _select_host(self, totals: np.ndarray) -> int:
+        """``selectHost``: the highest total; among equal ones a uniformly random one (seeded)."""
+        top = np.flatnonzero(totals == totals.max())
+        if len(top) == 1:
+            return int(top[0])
+        return int(top[self.rng.randrange(len(top))])
+
+    # --- failure -------------------------------------------------------------------------------
+
+    def _unschedulable(self, pod: Pod, state: CycleState, diag: Diagnosis, *, pre_filter_msg: str = "",
+                       evaluated: int = 0) -> ScheduleResult:
+        cs = self.cluster
+        hist = diag.histogram() if not pre_filter_msg else Counter()
+        post_msg = ""
+        nominated: str | None = None
+        victims: tuple[Pod, ...] = ()
+        if self.preemption:
+            from .preemption import preempt
+
+            outcome = preempt(self, pod, state, diag)
+            post_msg = outcome.message
+            if outcome.node is not None:
+                nominated, victims = outcome.node, outcome.victims
+        code = Code.Unschedulable
+        if diag.all_nodes is not None:
+            code = diag.all_nodes.code
+        msg = fit_error(cs.n, hist, pre_filter_msg, post_msg)
+        return ScheduleResult(pod, None, code, msg, 0, evaluated, diag.plugins(), nominated, victims)

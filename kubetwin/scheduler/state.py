@@ -1,0 +1,284 @@
+"""The cluster snapshot a long-running scheduler keeps between cycles.
+
+kube-scheduler's cache is updated by events and the per-cycle snapshot is refreshed
+incrementally; here the same role is played by one :class:`ClusterState` that binding and
+removing pods update in place. Besides the :class:`NodeInfo` objects the per-node plugins
+read, it keeps the node state the vectorised plugins need as compact numpy arrays:
+allocatable and requested amounts per resource, pod counts, taint sets (nodes share few
+distinct ones) and node labels encoded per key, so a label requirement is evaluated once per
+distinct value instead of once per node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping, Sequence
+
+import msgspec
+import numpy as np
+
+from ..errors import KubetwinError
+from ..model.meta import _enc_hook
+from ..model.node import Node, Taint
+from ..model.pod import Pod
+from .framework.interface import Handle
+from .framework.types import NodeInfo, PodInfo, ResourceAccounting, Snapshot, host_ports
+from .plugins.resource_allocation import is_scalar_resource_name
+
+FIXED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+_KEY_ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
+
+
+def node_tree_order(nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
+    """The cache's ``nodeTree`` listing: one node per zone in turn, zones in order of appearance."""
+    zones: dict[str, list[NodeInfo]] = {}
+    for ni in nodes:
+        region = ni.labels.get("topology.kubernetes.io/region", "")
+        zone = ni.labels.get("topology.kubernetes.io/zone", "")
+        key = f"{region}:\x00:{zone}" if region or zone else ""
+        zones.setdefault(key, []).append(ni)
+    out: list[NodeInfo] = []
+    lists = list(zones.values())
+    depth = 0
+    while len(out) < len(nodes):
+        for lst in lists:
+            if depth < len(lst):
+                out.append(lst[depth])
+        depth += 1
+    return out
+
+
+@dataclass(slots=True)
+class PodAmounts:
+    """A pod's requests in the forms the scheduler reads, shared by pods of one template."""
+
+    requests: dict[str, int]                 # Fit's Filter (spec; PodRequests)
+    bound: np.ndarray                        # what it takes once bound, per indexed resource
+    non_zero: tuple[int, int]                # cpu/memory with scoring defaults, once bound
+    score: dict[Any, list[int]]              # scoring request lists per (resources, use_requested)
+
+
+@dataclass(slots=True)
+class BoundPod:
+    """What binding a pod changed, so removing it undoes exactly that."""
+
+    pod: Pod
+    info: PodInfo
+    node: int
+    requested: np.ndarray
+    non_zero: tuple[int, int]
+    has_ports: bool
+
+
+class LabelIndex:
+    """Node labels per key as integer codes into that key's distinct values (-1: no such label).
+
+    A requirement on one key is evaluated on each distinct value plus 'absent' and then
+    gathered with the codes; indexing with -1 picks the trailing 'absent' entry.
+    """
+
+    def __init__(self, infos: Sequence[NodeInfo]):
+        n = len(infos)
+        self.values: dict[str, list[str]] = {}
+        self._value_ids: dict[str, dict[str, int]] = {}
+        self.codes: dict[str, np.ndarray] = {}
+        for i, ni in enumerate(infos):
+            for k, v in ni.labels.items():
+                ids = self._value_ids.get(k)
+                if ids is None:
+                    ids = self._value_ids[k] = {}
+                    self.values[k] = []
+                    self.codes[k] = np.full(n, -1, dtype=np.int32)
+                c = ids.get(v)
+                if c is None:
+                    c = ids[v] = len(self.values[k])
+                    self.values[k].append(v)
+                self.codes[k][i] = c
+        self._n = n
+        self._absent = np.full(n, -1, dtype=np.int32)
+
+    def codes_of(self, key: str) -> np.ndarray:
+        return self.codes.get(key, self._absent)
+
+    def code_of(self, key: str, value: str) -> int | None:
+        ids = self._value_ids.get(key)
+        return None if ids is None else ids.get(value)
+
+    def evaluate(self, key: str, matcher: Any) -> np.ndarray:
+        """``matcher({key: v})`` for every node, computed once per distinct value of ``key``."""
+        table = [bool(matcher({key: v})) for v in self.values.get(key, ())]
+        table.append(bool(matcher({})))
+        return np.array(table, dtype=bool)[self.codes_of(key)]
+
+
+class ClusterState:
+    """Nodes in node-tree order, their pods, and the arrays the vectorised plugins read."""
+
+    def __init__(self, nodes: Iterable[Node], gates: Any, *, pods: Iterable[Pod] = (),
+                 namespaces: Mapping[str, Mapping[str, str]] | None = None,
+                 objects: Mapping[str, list[Any]] | None = None):
+        self.gates = gates
+        self.accounting = ResourceAccounting(gates)
+        infos = node_tree_order([NodeInfo(n, self.accounting) for n in nodes])
+        self.infos = infos
+        self.n = len(infos)
+        self.names = [ni.name for ni in infos]
+        self.infos_array = np.empty(self.n, dtype=object)
+        self.infos_array[:] = infos
+        self.index = {name: i for i, name in enumerate(self.names)}
+        if len(self.index) != self.n:
+            dup = next(n for n in self.names if self.names.count(n) > 1)
+            raise KubetwinError(f"node {dup} is given twice")
+        self.snapshot = Snapshot(infos, dict(namespaces or {}), [])
+        self.handle = Handle(snapshot=self.snapshot, gates=gates, accounting=self.accounting,
+                             objects=dict(objects or {}))
+        self.nominated: dict[str, list[Pod]] = {}
+        self.handle.nominated = self.nominated
+        resources: list[str] = list(FIXED_RESOURCES)
+        for ni in infos:
+            for r in ni.allocatable:
+                if r not in resources and r != "pods" and is_scalar_resource_name(r):
+                    resources.append(r)
+        self.resources = resources
+        self.rindex = {r: j for j, r in enumerate(resources)}
+        # column-major: one resource's amounts over all nodes are contiguous
+        self.alloc = np.zeros((self.n, len(resources)), dtype=np.int64, order="F")
+        self.pods_alloc = np.zeros(self.n, dtype=np.int64)
+        for i, ni in enumerate(infos):
+            a = ni.allocatable
+            for r, v in a.items():
+                j = self.rindex.get(r)
+                if j is not None:
+                    self.alloc[i, j] = v
+            self.pods_alloc[i] = a.get("pods", 0)
+        self.requested = np.zeros((self.n, len(resources)), dtype=np.int64, order="F")
+        self.non_zero = np.zeros((self.n, 2), dtype=np.int64, order="F")
+        self.free = self.alloc.copy(order="F")  # allocatable − requested, kept in step
+        self.npods = np.zeros(self.n, dtype=np.int64)
+        # taints: nodes share few distinct taint lists
+        self.taint_sets: list[tuple[Taint, ...]] = []
+        ids: dict[tuple, int] = {}
+        self.taint_set_of = np.zeros(self.n, dtype=np.int32)
+        for i, ni in enumerate(infos):
+            t = tuple(ni.node.spec.taints)
+            key = tuple((x.key, x.value, x.effect) for x in t)
+            sid = ids.get(key)
+            if sid is None:
+                sid = ids[key] = len(self.taint_sets)
+                self.taint_sets.append(t)
+            self.taint_set_of[i] = sid
+        self.unschedulable = np.array([ni.node.spec.unschedulable for ni in infos], dtype=bool)
+        self.any_unschedulable = bool(self.unschedulable.any())
+        self.all_nodes = np.arange(self.n)
+        #: a shared all-False verdict (read-only): plugins that reject no node return it
+        self.no_fail = np.zeros(self.n, dtype=bool)
+        self.no_fail.flags.writeable = False
+        self._memo_pod: Pod | None = None
+        self._memo_hit: PodAmounts | None = None
+        self._amounts: dict[bytes, PodAmounts] = {}
+        self.labels = LabelIndex(infos)
+        self.names_array = np.array(self.names, dtype=object)
+        self.bound: dict[str, BoundPod] = {}
+        self.nodes_with_ports: set[int] = set()
+        self.pods_with_affinity = 0
+        self.pods_with_required_anti_affinity = 0
+        for p in pods:
+            if p.spec.node_name in self.index:
+                self.bind(p, p.spec.node_name)
+
+    def amounts(self, pod: Pod) -> PodAmounts:
+        """The pod's requests, computed once per distinct resource-relevant part of the pod.
+
+        Pods of one template share the entry: the key is everything ``PodRequests`` reads
+        (containers, overhead, pod-level resources, claims, the status resize fields).
+        """
+        if self._memo_pod is pod:
+            return self._memo_hit
+        spec = pod.spec
+        key = _KEY_ENCODER.encode((spec.containers, spec.init_containers, spec.overhead, spec.resources,
+                                   spec.resource_claims, pod.status.container_statuses,
+                                   pod.status.init_container_statuses, pod.status.resize,
+                                   pod.status.node_allocatable_resource_claim_statuses))
+        hit = self._amounts.get(key)
+        if hit is None:
+            from .framework.resources import pod_request_amounts
+
+            req, nz = self.accounting.pod_amounts(pod)
+            vec = np.zeros(len(self.resources), dtype=np.int64)
+            for r, v in req.items():
+                j = self.rindex.get(r)
+                if j is not None:
+                    vec[j] = v
+            hit = PodAmounts(pod_request_amounts(pod, self.gates, status=False), vec,
+                             (nz.get("cpu", 0), nz.get("memory", 0)), {})
+            if len(self._amounts) > 50_000:
+                self._amounts.clear()
+            self._amounts[key] = hit
+        self._memo_pod, self._memo_hit = pod, hit
+        return hit
+
+    def score_requests(self, pod: Pod, resources: Any, use_requested: bool) -> list[int]:
+        a = self.amounts(pod)
+        k = (resources, use_requested)
+        got = a.score.get(k)
+        if got is None:
+            from .plugins.resource_allocation import pod_request_list
+
+            got = a.score[k] = pod_request_list(pod, self.gates, resources, use_requested)
+        return got
+
+    # --- incremental updates (the cache's AddPod / RemovePod) ---------------------------------
+
+    def bind(self, pod: Pod, node: str) -> None:
+        """Account ``pod`` on ``node``; the pod keeps its own spec (``nodeName`` need not be set)."""
+        i = self.index.get(node)
+        if i is None:
+            raise KubetwinError(f"cannot bind {pod.key}: no node {node!r}")
+        uid = pod.uid
+        if uid in self.bound:
+            raise KubetwinError(f"pod {pod.key} is already bound to {self.names[self.bound[uid].node]}")
+        a = self.amounts(pod)
+        vec, nzt = a.bound, a.non_zero
+        info = PodInfo(pod)
+        ports = bool(host_ports(pod))
+        self.infos[i].add_pod(info)
+        self.requested[i] += vec
+        self.free[i] -= vec
+        self.non_zero[i, 0] += nzt[0]
+        self.non_zero[i, 1] += nzt[1]
+        self.npods[i] += 1
+        if ports:
+            self.nodes_with_ports.add(i)
+        if info.has_affinity:
+            self.pods_with_affinity += 1
+        if info.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity += 1
+        self.bound[uid] = BoundPod(pod, info, i, vec, nzt, ports)
+
+    def remove(self, pod: Pod) -> str | None:
+        """Forget a bound pod (deleted, completed, evicted); returns the node it was on."""
+        b = self.bound.pop(pod.uid, None)
+        if b is None:
+            return None
+        i = b.node
+        ni = self.infos[i]
+        ni.remove_pod(b.pod)
+        self.requested[i] -= b.requested
+        self.free[i] += b.requested
+        self.non_zero[i, 0] -= b.non_zero[0]
+        self.non_zero[i, 1] -= b.non_zero[1]
+        self.npods[i] -= 1
+        if b.has_ports and not ni.used_ports:
+            self.nodes_with_ports.discard(i)
+        if b.info.has_affinity:
+            self.pods_with_affinity -= 1
+        if b.info.has_required_anti_affinity:
+            self.pods_with_required_anti_affinity -= 1
+        return self.names[i]
+
+    def node_of(self, pod: Pod) -> str | None:
+        b = self.bound.get(pod.uid)
+        return None if b is None else self.names[b.node]
+
+    def pods_on(self, node: str) -> list[Pod]:
+        return [pi.pod for pi in self.infos[self.index[node]].pods]

@@ -1,0 +1,435 @@
+"""Filter and Score of the node-local default plugins over every node at once.
+
+Each function here computes, with numpy over a :class:`ClusterState`, exactly what the
+plugin object computes node by node (the property tests compare both on random clusters).
+A function returns ``None`` when the pod needs something the arrays do not model (for
+example extended resources backed by DRA): the scheduler then runs that plugin per node.
+Amounts are int64; ratios are formed in float64 in the same order of operations as the
+plugins, so results are identical for amounts below 2**53.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..model.pod import NodeSelectorTerm, Pod, is_extended_resource
+from .framework.interface import MAX_NODE_SCORE, CycleState
+from .framework.resources import pod_request_amounts
+from .framework.status import Code, Status
+from .framework.types import host_ports, ports_conflict
+from .labels import requirement_matcher
+from .plugins import resource_allocation as ra
+from .plugins.dra_extended import device_class_for
+from .plugins import nodeaffinity, nodename, nodeports, nodeunschedulable, tainttoleration
+from .plugins.helpers import tolerated, untolerated_taint
+from .state import FIXED_RESOURCES, ClusterState
+
+U = np.int8(Code.Unschedulable)
+UU = np.int8(Code.UnschedulableAndUnresolvable)
+
+
+@dataclass
+class FilterVerdict:
+    """One plugin's Filter over all nodes: who fails, with which code and reasons."""
+
+    plugin: str
+    fail: np.ndarray                     # bool[n]
+    code: np.ndarray                     # int8[n] (meaningful where fail)
+    key: np.ndarray | None               # int64[n] reason key (None: one reason set for all)
+    reasons_of: Callable[[int], tuple[str, ...]]
+
+    def status(self, i: int) -> Status:
+        k = 0 if self.key is None else int(self.key[i])
+        return Status(Code(int(self.code[i])), self.reasons_of(k), self.plugin)
+
+
+def _single(plugin: str, fail: np.ndarray, code: np.int8, reason: str) -> FilterVerdict:
+    return FilterVerdict(plugin, fail, np.full(len(fail), code, dtype=np.int8), None, lambda _k: (reason,))
+
+
+# --- node-local filters ----------------------------------------------------------------------
+
+
+def filter_node_unschedulable(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict:
+    fail = cs.unschedulable if cs.any_unschedulable else cs.no_fail
+    if cs.any_unschedulable and tolerated(pod.spec.tolerations, nodeunschedulable._UNSCHEDULABLE_TAINT,
+                                cs.gates.enabled("TaintTolerationComparisonOperators")):
+        fail = np.zeros(cs.n, dtype=bool)
+    return _single(plugin.name, fail, UU, nodeunschedulable.ERR_REASON)
+
+
+def filter_node_name(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict:
+    if not pod.spec.node_name:
+        fail = cs.no_fail
+    else:
+        fail = np.ones(cs.n, dtype=bool)
+        i = cs.index.get(pod.spec.node_name)
+        if i is not None:
+            fail[i] = False
+    return _single(plugin.name, fail, UU, nodename.ERR_REASON)
+
+
+def filter_taint_toleration(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict:
+    cmp_ops = cs.gates.enabled("TaintTolerationComparisonOperators")
+    table = [untolerated_taint(list(ts), pod.spec.tolerations, cmp_ops) is not None for ts in cs.taint_sets]
+    fail = np.array(table, dtype=bool)[cs.taint_set_of] if any(table) else cs.no_fail
+    return _single(plugin.name, fail, UU, tainttoleration.ERR_REASON)
+
+
+def term_mask(cs: ClusterState, term: NodeSelectorTerm) -> np.ndarray:
+    """``node_selector_term_matcher`` for every node: empty or invalid terms match nothing."""
+    if not term.match_expressions and not term.match_fields:
+        return np.zeros(cs.n, dtype=bool)
+    mask = np.ones(cs.n, dtype=bool)
+    for req in term.match_expressions:
+        m = requirement_matcher(req.key, req.operator, req.values)
+        if m is None:
+            return np.zeros(cs.n, dtype=bool)
+        mask &= cs.labels.evaluate(req.key, m)
+    for req in term.match_fields:
+        if req.key != "metadata.name" or req.operator not in ("In", "NotIn") or len(req.values) != 1:
+            return np.zeros(cs.n, dtype=bool)
+        eq = np.zeros(cs.n, dtype=bool)
+        i = cs.index.get(req.values[0])
+        if i is not None:
+            eq[i] = True
+        mask &= eq if req.operator == "In" else ~eq
+    return mask
+
+
+def terms_mask(cs: ClusterState, terms: Sequence[NodeSelectorTerm]) -> np.ndarray:
+    """Terms are ORed; no terms match nothing."""
+    out = np.zeros(cs.n, dtype=bool)
+    for t in terms:
+        out |= term_mask(cs, t)
+    return out
+
+
+def required_affinity_mask(cs: ClusterState, pod: Pod) -> np.ndarray:
+    """``GetRequiredNodeAffinity``: nodeSelector AND the required terms (when given)."""
+    mask = np.ones(cs.n, dtype=bool)
+    for k, v in pod.spec.node_selector.items():
+        code = cs.labels.code_of(k, v)
+        if code is None:
+            return np.zeros(cs.n, dtype=bool)
+        mask &= cs.labels.codes_of(k) == code
+    aff = pod.spec.affinity.node_affinity if pod.spec.affinity else None
+    req = aff.required_during_scheduling_ignored_during_execution if aff else None
+    if req is not None:
+        mask &= terms_mask(cs, req.node_selector_terms)
+    return mask
+
+
+def filter_node_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict:
+    added = plugin.args.added_affinity
+    req = added.required_during_scheduling_ignored_during_execution if added else None
+    key = np.zeros(cs.n, dtype=np.int64)
+    fail = np.zeros(cs.n, dtype=bool)
+    if req is not None:
+        enforced = ~terms_mask(cs, req.node_selector_terms)
+        fail |= enforced
+    pod_fail = ~required_affinity_mask(cs, pod) & ~fail
+    key[pod_fail] = 1
+    fail |= pod_fail
+    reasons = ((nodeaffinity.ERR_REASON_ENFORCED,), (nodeaffinity.ERR_REASON_POD,))
+    return FilterVerdict(plugin.name, fail, np.full(cs.n, UU, dtype=np.int8), key, lambda k: reasons[k])
+
+
+def filter_node_ports(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict:
+    wanted = state.get(plugin.name)
+    if wanted is None:
+        wanted = host_ports(pod)
+    if not cs.nodes_with_ports:
+        return _single(plugin.name, cs.no_fail, U, nodeports.ERR_REASON)
+    fail = np.zeros(cs.n, dtype=bool)
+    for i in cs.nodes_with_ports:
+        used = cs.infos[i].used_ports
+        if any(ports_conflict(used, p) for p in wanted):
+            fail[i] = True
+    return _single(plugin.name, fail, U, nodeports.ERR_REASON)
+
+
+def filter_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict:
+    """``fitsRequest`` as a reason bitmask per node: bit 0 'Too many pods', then one per resource."""
+    req = state.get(plugin.name)
+    if req is None:
+        req = cs.amounts(pod).requests
+    args = plugin.args
+    n = cs.n
+    bits = np.zeros(n, dtype=np.int64)
+    uu = np.zeros(n, dtype=bool)
+    names = ["Too many pods"]
+    too_many = cs.npods >= cs.pods_alloc
+    if too_many.any():
+        bits[too_many] = 1
+    scalars = [(k, v) for k, v in req.items() if k not in FIXED_RESOURCES and ra.is_scalar_resource_name(k)]
+    wanted: list[tuple[str, int]] = []
+    if any(req.get(k, 0) for k in FIXED_RESOURCES) or scalars:
+        wanted = [(k, req.get(k, 0)) for k in FIXED_RESOURCES] + scalars
+    dra = cs.gates.enabled("DRAExtendedResource")
+    for name, want in wanted:
+        if want <= 0 if name in FIXED_RESOURCES else want == 0:
+            continue
+        if name not in FIXED_RESOURCES and is_extended_resource(name) and (
+                name in args.ignored_resources or name.split("/", 1)[0] in args.ignored_resource_groups):
+            continue
+        j = cs.rindex.get(name)
+        if j is None:  # no node has it: only pods already bound may have asked for it
+            alloc = np.zeros(n, dtype=np.int64)
+            free = alloc - _unindexed_requested(cs, name)
+        else:
+            alloc, free = cs.alloc[:, j], cs.free[:, j]
+        short = want > free
+        if name not in FIXED_RESOURCES and dra and device_class_for(cs.handle, name) is not None:
+            short &= alloc > 0
+        if short.any():
+            bits[short] |= 1 << len(names)
+            uu |= short & (want > alloc)
+        names.append(f"Insufficient {name}")
+    fail = bits != 0
+    code = np.where(uu, UU, U).astype(np.int8)
+    cache: dict[int, tuple[str, ...]] = {}
+
+    def reasons_of(k: int) -> tuple[str, ...]:
+        r = cache.get(k)
+        if r is None:
+            r = cache[k] = tuple(nm for b, nm in enumerate(names) if k >> b & 1)
+        return r
+
+    return FilterVerdict(plugin.name, fail, code, bits, reasons_of)
+
+
+def _unindexed_requested(cs: ClusterState, name: str) -> np.ndarray:
+    out = np.zeros(cs.n, dtype=np.int64)
+    for i, ni in enumerate(cs.infos):
+        v = ni.requested.get(name, 0) if ni.pods else 0
+        if v:
+            out[i] = v
+    return out
+
+
+VECTOR_FILTERS: dict[str, Callable[[ClusterState, Pod, Any, CycleState], FilterVerdict | None]] = {
+    "NodeUnschedulable": filter_node_unschedulable,
+    "NodeName": filter_node_name,
+    "TaintToleration": filter_taint_toleration,
+    "NodeAffinity": filter_node_affinity,
+    "NodePorts": filter_node_ports,
+    "NodeResourcesFit": filter_node_resources_fit,
+}
+
+
+# --- scores ------------------------------------------------------------------------------------
+
+
+@dataclass
+class ScoreVector:
+    raw: np.ndarray
+    normalized: np.ndarray
+
+
+#: A vector score's answer when the plugin's PreScore would return Skip.
+SKIPPED = ScoreVector(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+
+def default_normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
+    """``helper.DefaultNormalizeScore`` over the scored nodes."""
+    mx = int(scores.max()) if len(scores) else 0
+    if mx == 0:
+        return np.full(len(scores), MAX_NODE_SCORE, dtype=np.int64) if reverse else scores.copy()
+    s = MAX_NODE_SCORE * scores // mx
+    return MAX_NODE_SCORE - s if reverse else s
+
+
+def score_taint_toleration(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
+    cmp_ops = cs.gates.enabled("TaintTolerationComparisonOperators")
+    tols = [t for t in pod.spec.tolerations if t.effect in ("", "PreferNoSchedule")]
+    table = [sum(1 for t in ts if t.effect == "PreferNoSchedule" and not tolerated(tols, t, cmp_ops))
+             for ts in cs.taint_sets]
+    if not any(table):
+        raw = np.zeros(len(idx), dtype=np.int64)
+        return ScoreVector(raw, np.full(len(idx), MAX_NODE_SCORE, dtype=np.int64))
+    raw = np.array(table, dtype=np.int64)[cs.taint_set_of[idx]]
+    return ScoreVector(raw, default_normalize(raw, True))
+
+
+def score_node_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
+    pref = nodeaffinity._pod_preferred(pod)
+    added = plugin.args.added_affinity
+    added_pref = added.preferred_during_scheduling_ignored_during_execution if added else []
+    if pref is None and not added_pref:
+        return SKIPPED
+    total = np.zeros(cs.n, dtype=np.int64)
+    for t in list(added_pref) + list(pref or []):
+        if t.weight == 0 or not (t.preference.match_expressions or t.preference.match_fields):
+            continue
+        total += np.where(term_mask(cs, t.preference), t.weight, 0)
+    raw = total[idx]
+    return ScoreVector(raw, default_normalize(raw, False))
+
+
+def _amounts(cs: ClusterState, reqs: Sequence[int], resources: Sequence[ra.ResourceSpec], use_requested: bool,
+             idx: np.ndarray) -> tuple[list[np.ndarray], list[np.ndarray]] | None:
+    """``calculateResourceAllocatableRequest`` per scored resource: (allocatable, requested)."""
+    zeros = np.zeros(len(idx), dtype=np.int64)
+    allocs, requested = [], []
+    for r, want, scalar in zip(resources, reqs, _scalar_flags(resources)):
+        name = r.name
+        j = cs.rindex.get(name)
+        if (want == 0 and scalar) or j is None:
+            if j is None and scalar and want != 0 and cs.gates.enabled("DRAExtendedResource") \
+                    and device_class_for(cs.handle, name) is not None:
+                return None
+            allocs.append(zeros)
+            requested.append(zeros)
+            continue
+        if name in ("cpu", "memory"):
+            base = cs.requested[idx, j] if use_requested else cs.non_zero[idx, 0 if name == "cpu" else 1]
+        elif name == "ephemeral-storage" or scalar:
+            base = cs.requested[idx, j]
+        else:
+            allocs.append(zeros)
+            requested.append(zeros)
+            continue
+        a = cs.alloc[idx, j]
+        if scalar and cs.gates.enabled("DRAExtendedResource") and device_class_for(cs.handle, name) is not None \
+                and not all(name in cs.infos[i].allocatable for i in idx):
+            return None
+        allocs.append(a)
+        requested.append(np.where(a == 0, 0, base + want))
+    return allocs, requested
+
+
+_SCALAR_FLAGS: dict[Any, tuple[bool, ...]] = {}
+
+
+def _scalar_flags(resources: Sequence[ra.ResourceSpec]) -> tuple[bool, ...]:
+    got = _SCALAR_FLAGS.get(resources)
+    if got is None:
+        got = _SCALAR_FLAGS[resources] = tuple(ra.is_scalar_resource_name(r.name) for r in resources)
+    return got
+
+
+def _least(resources, allocs, reqs) -> np.ndarray:
+    n = len(allocs[0]) if allocs else 0
+    if all(bool(cap.all()) for cap in allocs):  # every node has every scored resource
+        total = np.zeros(n, dtype=np.int64)
+        for r, cap, req in zip(resources, allocs, reqs):
+            s = (cap - req) * MAX_NODE_SCORE // cap
+            s[req > cap] = 0
+            total += s * r.weight if r.weight != 1 else s
+        wsum = sum(r.weight for r in resources)
+        return total // wsum if wsum else total
+    total = np.zeros(n, dtype=np.int64)
+    wsum = np.zeros(n, dtype=np.int64)
+    for r, cap, req in zip(resources, allocs, reqs):
+        valid = cap != 0
+        s = np.where(req > cap, 0, (cap - req) * MAX_NODE_SCORE // np.where(valid, cap, 1))
+        total += np.where(valid, s * r.weight, 0)
+        wsum += np.where(valid, r.weight, 0)
+    return np.where(wsum > 0, total // np.maximum(wsum, 1), 0)
+
+
+def _most(resources, allocs, reqs) -> np.ndarray:
+    n = len(allocs[0]) if allocs else 0
+    total = np.zeros(n, dtype=np.int64)
+    wsum = np.zeros(n, dtype=np.int64)
+    for r, cap, req in zip(resources, allocs, reqs):
+        valid = cap != 0
+        s = np.minimum(req, cap) * MAX_NODE_SCORE // np.where(valid, cap, 1)
+        total += np.where(valid, s * r.weight, 0)
+        wsum += np.where(valid, r.weight, 0)
+    return np.where(wsum > 0, total // np.maximum(wsum, 1), 0)
+
+
+def _rtcr(resources, shape, allocs, reqs) -> np.ndarray:
+    scale = MAX_NODE_SCORE // ra.MAX_CUSTOM_PRIORITY_SCORE
+    fn = ra.broken_linear([(u, s * scale) for u, s in shape])
+    table = np.array([fn(p) for p in range(ra.MAX_UTILIZATION + 1)], dtype=np.int64)
+    n = len(allocs[0]) if allocs else 0
+    total = np.zeros(n, dtype=np.int64)
+    wsum = np.zeros(n, dtype=np.int64)
+    for r, cap, req in zip(resources, allocs, reqs):
+        valid = cap != 0
+        util = np.where(req > cap, ra.MAX_UTILIZATION, req * ra.MAX_UTILIZATION // np.where(valid, cap, 1))
+        s = table[np.clip(util, 0, ra.MAX_UTILIZATION)]
+        take = valid & (s > 0)
+        total += np.where(take, s * r.weight, 0)
+        wsum += np.where(take, r.weight, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = total / np.where(wsum > 0, wsum, 1)
+    return np.where(wsum > 0, np.floor(mean + 0.5), 0).astype(np.int64)
+
+
+def _balanced(allocs, reqs) -> np.ndarray:
+    """``balancedResourceScorer``; the same float64 operations, in the same order, per node."""
+    n = len(allocs[0]) if allocs else 0
+    if len(allocs) == 2 and bool(allocs[0].all()) and bool(allocs[1].all()):
+        f0 = np.minimum(reqs[0] / allocs[0], 1.0)
+        f1 = np.minimum(reqs[1] / allocs[1], 1.0)
+        std = np.abs((f0 - f1) / 2)
+        return np.floor((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+    cnt = np.zeros(n, dtype=np.int64)
+    first = np.zeros(n)
+    second = np.zeros(n)
+    fracs = []
+    s = np.zeros(n)
+    for cap, req in zip(allocs, reqs):
+        valid = cap != 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            f = np.minimum(req / np.where(valid, cap, 1), 1.0)
+        first = np.where(valid & (cnt == 0), f, first)
+        second = np.where(valid & (cnt == 1), f, second)
+        s = np.where(valid, s + f, s)
+        fracs.append((valid, f))
+        cnt += valid
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = s / np.maximum(cnt, 1)
+    sq = np.zeros(n)
+    for valid, f in fracs:
+        d = f - mean
+        sq = np.where(valid, sq + d * d, sq)
+    std_n = np.sqrt(sq / np.maximum(cnt, 1))
+    std = np.where(cnt == 2, np.abs((first - second) / 2), np.where(cnt > 2, std_n, 0.0))
+    return np.floor((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+
+
+def score_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
+    args = plugin.args
+    reqs = cs.score_requests(pod, args.resources, False)
+    got = _amounts(cs, reqs, args.resources, False, idx)
+    if got is None:
+        return None
+    allocs, reqs = got
+    if args.strategy == "LeastAllocated":
+        raw = _least(args.resources, allocs, reqs)
+    elif args.strategy == "MostAllocated":
+        raw = _most(args.resources, allocs, reqs)
+    else:
+        raw = _rtcr(args.resources, args.shape, allocs, reqs)
+    if not args.resources:
+        raw = np.zeros(len(idx), dtype=np.int64)
+    return ScoreVector(raw, raw)
+
+
+def score_balanced_allocation(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
+    reqs = cs.score_requests(pod, plugin.args.resources, True)
+    if not any(reqs):
+        return SKIPPED  # a best-effort pod changes no balance
+    got = _amounts(cs, reqs, plugin.args.resources, True, idx)
+    if got is None:
+        return None
+    allocs, reqs = got
+    raw = _balanced(allocs, reqs) if allocs else np.full(len(idx), MAX_NODE_SCORE, dtype=np.int64)
+    return ScoreVector(raw, raw)
+
+
+#: plugin -> vector score (PreScore's Skip included: :data:`SKIPPED`).
+VECTOR_SCORES: dict[str, Callable[[ClusterState, Pod, Any, np.ndarray], ScoreVector | None]] = {
+    "TaintToleration": score_taint_toleration,
+    "NodeAffinity": score_node_affinity,
+    "NodeResourcesFit": score_node_resources_fit,
+    "NodeResourcesBalancedAllocation": score_balanced_allocation,
+}
