@@ -1,0 +1,210 @@
+"""The long-running scheduler: queue order, sampling rotation, binding, preemption victims."""
+
+from __future__ import annotations
+
+from kubetwin.model.features import gates_for
+from kubetwin.model.meta import convert
+from kubetwin.model.node import Node
+from kubetwin.model.pod import Pod
+from kubetwin.scheduler.pdb import PodDisruptionBudget
+from kubetwin.scheduler.queue import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, NODE_ADD, SchedulingQueue,
+                                      backoff_duration)
+from kubetwin.scheduler.scheduler import Scheduler
+
+GATES = gates_for()
+
+
+def node(name: str, cpu: str = "4", pods: int = 110, zone: str | None = None, **extra) -> Node:
+    labels = {"kubernetes.io/hostname": name}
+    if zone:
+        labels["topology.kubernetes.io/zone"] = zone
+    return convert({"metadata": {"name": name, "labels": labels}, "spec": extra,
+                    "status": {"allocatable": {"cpu": cpu, "memory": "16Gi", "pods": str(pods)}}}, Node)
+
+
+def pod(name: str, cpu: str = "1", priority: int | None = None, node_name: str = "", labels=None,
+        start: str | None = None, created: str | None = None, **spec) -> Pod:
+    s = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}], **spec}
+    if priority is not None:
+        s["priority"] = priority
+    if node_name:
+        s["nodeName"] = node_name
+    meta = {"name": name, "namespace": "default", "labels": labels or {}}
+    if created:
+        meta["creationTimestamp"] = created
+    status = {"startTime": start} if start else {}
+    return convert({"metadata": meta, "spec": s, "status": status}, Pod)
+
+
+# --- queue -------------------------------------------------------------------------------------
+
+
+def test_queue_pops_higher_priority_first():
+    q = SchedulingQueue()
+    q.add(pod("low", priority=1))
+    q.add(pod("high", priority=100))
+    q.add(pod("none"))
+    assert [q.pop().name for _ in range(3)] == ["high", "low", "none"]
+
+
+def test_queue_breaks_priority_ties_by_creation_time():
+    q = SchedulingQueue()
+    q.add(pod("later", created="2024-01-01T00:00:02Z"))
+    q.add(pod("earlier", created="2024-01-01T00:00:01Z"))
+    assert q.pop().name == "earlier"
+
+
+def test_queue_keeps_arrival_order_without_timestamps():
+    q = SchedulingQueue()
+    for n in ("a", "b", "c"):
+        q.add(pod(n))
+    assert [q.pop().name for _ in range(3)] == ["a", "b", "c"]
+
+
+def test_gated_pods_are_never_popped():
+    q = SchedulingQueue()
+    q.add(pod("gated", schedulingGates=[{"name": "wait"}]))
+    assert q.pop() is None
+
+
+def test_unschedulable_pod_waits_for_an_event_its_plugin_registered():
+    q = SchedulingQueue()
+    p = pod("p")
+    q.add(p)
+    q.pop()
+    q.requeue_unschedulable(p, {"NodeResourcesFit"})
+    assert q.on_event(ASSIGNED_POD_ADD) == 0  # a new pod never frees resources
+    assert q.pop() is None
+    assert q.on_event(ASSIGNED_POD_DELETE) == 1
+    assert q.pop().name == "p"
+
+
+def test_requeued_pod_respects_backoff_when_time_is_given():
+    q = SchedulingQueue()
+    p = pod("p")
+    q.add(p)
+    q.pop(now=0.0)
+    q.requeue_unschedulable(p, {"NodeAffinity"}, now=0.0)
+    q.on_event(NODE_ADD, now=0.5)
+    assert q.pop(now=0.5) is None
+    assert q.pop(now=1.0).name == "p"
+
+
+def test_backoff_doubles_up_to_ten_seconds():
+    assert [backoff_duration(n) for n in (1, 2, 3, 4, 5, 9)] == [1, 2, 4, 8, 10, 10]
+
+
+# --- cycles ------------------------------------------------------------------------------------
+
+
+def test_bind_accounts_the_pod_for_the_next_cycle():
+    s = Scheduler(None, [node("n1", cpu="1")], GATES)
+    first = pod("a", cpu="1")
+    assert s.schedule(first).node == "n1"
+    s.bind(first, "n1")
+    r = s.schedule(pod("b", cpu="1"))
+    assert r.node is None
+    assert r.message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+
+
+def test_remove_frees_the_node_again():
+    s = Scheduler(None, [node("n1", cpu="1")], GATES)
+    first = pod("a", cpu="1")
+    s.bind(first, "n1")
+    assert s.remove(first) == "n1"
+    assert s.schedule(pod("b", cpu="1")).node == "n1"
+
+
+def test_sampling_rotates_the_start_node_between_cycles():
+    nodes = [node(f"n{i:03}") for i in range(200)]
+    s = Scheduler(None, nodes, GATES)
+    r = s.schedule(pod("a"))
+    # 200 nodes: adaptive 48 % → 100 feasible nodes to find, all fit, so 100 processed
+    assert (r.feasible, r.evaluated) == (100, 100)
+    assert s.next_start == 100
+    s.schedule(pod("b"))
+    assert s.next_start == 0
+
+
+def test_same_seed_same_choices():
+    nodes = [node(f"n{i}") for i in range(10)]
+    picks = []
+    for _ in range(2):
+        s = Scheduler(None, nodes, GATES, seed=42)
+        picks.append([s.schedule(pod(f"p{k}")).node for k in range(5)])
+    assert picks[0] == picks[1]
+
+
+def test_no_nodes_message():
+    assert Scheduler(None, [], GATES).schedule(pod("a")).message == "no nodes available to schedule pods"
+
+
+# --- preemption --------------------------------------------------------------------------------
+
+
+def test_preemption_picks_lowest_priority_victims_on_the_best_node():
+    nodes = [node("n1", cpu="2"), node("n2", cpu="2")]
+    running = [pod("n1-a", priority=10, node_name="n1"), pod("n1-b", priority=10, node_name="n1"),
+               pod("n2-a", priority=5, node_name="n2"), pod("n2-b", priority=50, node_name="n2")]
+    s = Scheduler(None, nodes, GATES, pods=running)
+    r = s.schedule(pod("hi", priority=100))
+    assert r.node is None
+    # n2's highest victim (5) is lower than n1's (10): only n2-a needs to go
+    assert r.nominated_node == "n2"
+    assert [v.name for v in r.victims] == ["n2-a"]
+
+
+def test_preemption_reprieves_victims_that_can_stay():
+    s = Scheduler(None, [node("n1", cpu="3")], GATES,
+                  pods=[pod("a", priority=1, node_name="n1"), pod("b", priority=2, node_name="n1"),
+                        pod("c", priority=3, node_name="n1")])
+    r = s.schedule(pod("hi", cpu="2", priority=10))
+    assert r.nominated_node == "n1"
+    assert sorted(v.name for v in r.victims) == ["a", "b"]
+
+
+def test_preemption_never_policy():
+    s = Scheduler(None, [node("n1", cpu="1")], GATES, pods=[pod("a", priority=1, node_name="n1")])
+    r = s.schedule(pod("hi", priority=10, preemptionPolicy="Never"))
+    assert r.nominated_node is None
+    assert r.message == ("0/1 nodes are available: 1 Insufficient cpu. "
+                         "preemption: not eligible due to preemptionPolicy=Never..")
+
+
+def test_preemption_not_helpful_for_unresolvable_nodes():
+    s = Scheduler(None, [node("n1", cpu="1", taints=[{"key": "k", "effect": "NoSchedule"}]), node("n2", cpu="1")],
+                  GATES, pods=[pod("a", priority=100, node_name="n2")])
+    r = s.schedule(pod("hi", priority=10))
+    assert r.message == (
+        "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). preemption: 0/2 nodes are "
+        "available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling..")
+
+
+def test_preemption_prefers_nodes_without_pdb_violations():
+    nodes = [node("n1", cpu="1"), node("n2", cpu="1")]
+    running = [pod("guarded", priority=1, node_name="n1", labels={"app": "db"}),
+               pod("free", priority=5, node_name="n2", labels={"app": "web"})]
+    pdb = convert({"metadata": {"name": "db", "namespace": "default"},
+                   "spec": {"selector": {"matchLabels": {"app": "db"}}},
+                   "status": {"disruptionsAllowed": 0}}, PodDisruptionBudget)
+    s = Scheduler(None, nodes, GATES, pods=running, pdbs=[pdb])
+    r = s.schedule(pod("hi", priority=10))
+    assert r.nominated_node == "n2"
+    assert [v.name for v in r.victims] == ["free"]
+
+
+def test_preemption_ties_go_to_the_node_whose_top_victim_started_last():
+    nodes = [node("n1", cpu="1"), node("n2", cpu="1")]
+    running = [pod("old", priority=1, node_name="n1", start="2024-01-01T00:00:00Z"),
+               pod("new", priority=1, node_name="n2", start="2024-06-01T00:00:00Z")]
+    r = Scheduler(None, nodes, GATES, pods=running).schedule(pod("hi", priority=10))
+    assert r.nominated_node == "n2"
+
+
+def test_nominated_pod_holds_its_node_against_lower_priority_pods():
+    s = Scheduler(None, [node("n1", cpu="1")], GATES)
+    s.nominate(pod("hi", priority=100), "n1")
+    r = s.schedule(pod("low", priority=1))
+    assert r.node is None
+    assert r.message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
+    assert s.schedule(pod("higher", priority=1000)).node == "n1"
