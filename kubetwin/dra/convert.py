@@ -70,6 +70,44 @@ def to_v1(obj: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def split_counter_slices(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Split slices that carry both ``devices`` and ``sharedCounters`` (v1beta1/v1alpha3 allowed
+    it; v1 does not) into a device slice and a counter slice ``<name>-counters`` of the same
+    pool, raising ``resourceSliceCount`` of every slice of that pool generation accordingly.
+
+    ``objs`` are v1-shaped objects; others pass through unchanged, order is kept.
+    """
+    extra: dict[tuple[Any, Any, Any], int] = {}
+    out: list[dict[str, Any]] = []
+    for obj in objs:
+        spec = obj.get("spec") if obj.get("kind") == "ResourceSlice" else None
+        if not (isinstance(spec, dict) and spec.get("devices") and spec.get("sharedCounters")):
+            out.append(obj)
+            continue
+        pool = spec.get("pool") if isinstance(spec.get("pool"), dict) else {}
+        key = (spec.get("driver"), pool.get("name"), pool.get("generation", 0))
+        extra[key] = extra.get(key, 0) + 1
+        devices = copy.deepcopy(obj)
+        devices["spec"].pop("sharedCounters")
+        counters = copy.deepcopy(obj)
+        counters["spec"].pop("devices")
+        meta = dict(counters.get("metadata") or {})
+        meta["name"] = f"{meta.get('name', '')}-counters"
+        counters["metadata"] = meta
+        out += [devices, counters]
+    if not extra:
+        return out
+    for obj in out:
+        spec = obj.get("spec") if obj.get("kind") == "ResourceSlice" else None
+        if not isinstance(spec, dict) or not isinstance(spec.get("pool"), dict):
+            continue
+        pool = spec["pool"]
+        key = (spec.get("driver"), pool.get("name"), pool.get("generation", 0))
+        if key in extra and isinstance(pool.get("resourceSliceCount"), int):
+            obj["spec"] = {**spec, "pool": {**pool, "resourceSliceCount": pool["resourceSliceCount"] + extra[key]}}
+    return out
+
+
 def _claim_spec(spec: dict[str, Any], version: str) -> None:
     devices = spec.get("devices")
     if not isinstance(devices, dict):

@@ -9,7 +9,7 @@ from ..errors import InputError
 from ..model.loader import Document
 from .api import (DeviceClass, Node, ResourceClaim, ResourceClaimTemplate, ResourceSlice, parse_device_class,
                   parse_node, parse_resource_claim, parse_resource_claim_template, parse_resource_slice)
-from .convert import to_v1
+from .convert import split_counter_slices, to_v1
 
 
 @dataclass(slots=True)
@@ -45,10 +45,40 @@ def parse_object(doc: Document) -> Any:
         raise exc.in_file(doc.where) from None
 
 
+def _split_old_slices(docs: Iterable[Document]) -> list[Document]:
+    """v1beta1/v1alpha3 slices with devices *and* counters become two v1 slices (see convert)."""
+    docs = list(docs)
+    old = [d for d in docs if d.obj.get("kind") == "ResourceSlice"
+           and d.obj.get("apiVersion") in ("resource.k8s.io/v1beta1", "resource.k8s.io/v1alpha3")
+           and isinstance(d.obj.get("spec"), dict) and d.obj["spec"].get("devices")
+           and d.obj["spec"].get("sharedCounters")]
+    if not old:
+        return docs
+    converted: list[Document] = []
+    for d in docs:
+        if d.obj.get("kind") == "ResourceSlice":
+            try:
+                v1 = to_v1(d.obj)
+            except InputError as exc:
+                raise exc.in_file(d.where) from None
+            converted.append(Document(v1, d.file, d.index))
+        else:
+            converted.append(d)
+    objs = split_counter_slices([d.obj for d in converted])
+    out: list[Document] = []
+    i = 0
+    for d in converted:
+        spec = d.obj.get("spec") if d.obj.get("kind") == "ResourceSlice" else None
+        n = 2 if isinstance(spec, dict) and spec.get("devices") and spec.get("sharedCounters") else 1
+        out.extend(Document(o, d.file, d.index) for o in objs[i:i + n])
+        i += n
+    return out
+
+
 def collect(docs: Iterable[Document], strict: bool = False) -> DRAObjects:
     """Sort documents by kind; non-DRA objects are kept aside unless ``strict``."""
     out = DRAObjects()
-    for doc in docs:
+    for doc in _split_old_slices(docs):
         kind = doc.obj.get("kind")
         if kind not in _PARSERS:
             if strict:
