@@ -84,9 +84,14 @@ class CycleOutcome:
     skipped_plugins: list[str] = field(default_factory=list)
     not_modelled: list[str] = field(default_factory=list)
     pre_filter: dict[str, Status] = field(default_factory=dict)
+    #: what DefaultPreemption would do for an unschedulable pod
+    nominated_node: str | None = None
+    victims: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"preemption": {"nominatedNode": self.nominated_node, "victims": self.victims}}
+               if self.nominated_node else {}),
             "pod": self.pod.key,
             "node": self.node,
             "message": self.message,
@@ -178,7 +183,7 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
             for v in outcome.nodes.values():
                 v.filter[plugin.name] = st
             outcome.message = fit_error_message(len(all_nodes), {}, pre_filter_msg=st.message)
-            return outcome
+            return _post_filter(outcome, cluster, pod, gates, profile, seed)
         if names is not None:
             restricting.append(plugin.name)
             allowed = set(names) if allowed is None else allowed & set(names)
@@ -220,9 +225,7 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
                 break
     outcome.feasible = [ni.name for ni in feasible]
     if not feasible:
-        outcome.message = fit_error_message(len(all_nodes), statuses,
-                                            post_filter_msg="preemption: not evaluated by kubetwin yet")
-        return outcome
+        return _post_filter(outcome, cluster, pod, gates, profile, seed)
     if len(feasible) == 1:
         outcome.node = feasible[0].name
         outcome.message = f"scheduled on {outcome.node} (the only feasible node; not scored)"
@@ -258,6 +261,24 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
         outcome.nodes[name].total = t
     outcome.node = select_host([(ni.name, totals[ni.name]) for ni in feasible], random.Random(seed))
     outcome.message = f"scheduled on {outcome.node} (score {totals[outcome.node]})"
+    return outcome
+
+
+def _post_filter(outcome: CycleOutcome, cluster: ClusterInputs, pod: Pod, gates: Any, profile: Profile,
+                 seed: int) -> CycleOutcome:
+    """PostFilter (DefaultPreemption) for an unschedulable pod: the full FitError message with
+    preemption's part, and the node it would nominate with the victims to evict there."""
+    from .pdb import pdbs_from_objects
+    from .scheduler import Scheduler
+
+    pdbs = pdbs_from_objects(cluster.objects.get("PodDisruptionBudget", []), cluster.origins.get("PodDisruptionBudget"))
+    sched = Scheduler(profile, cluster.nodes, gates, seed, pods=cluster.pods, objects=cluster.objects,
+                      namespaces=cluster.namespace_labels(), pdbs=pdbs)
+    result = sched.schedule(pod)
+    if result.node is None:
+        outcome.message = result.message
+        outcome.nominated_node = result.nominated_node
+        outcome.victims = [v.key for v in result.victims]
     return outcome
 
 

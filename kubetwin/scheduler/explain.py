@@ -28,5 +28,7 @@ def render_table(outcome: CycleOutcome) -> None:
         table.add_row(name + mark, verdict, scores, "" if v.total is None else str(v.total))
     con.print(table)
     con.print(outcome.message)
+    if outcome.nominated_node:
+        con.print(f"preemption: nominate {outcome.nominated_node}, evicting {', '.join(outcome.victims)}")
     if outcome.not_modelled:
         con.print(f"[dim]not modelled: {', '.join(outcome.not_modelled)}[/dim]")
