@@ -184,40 +184,122 @@ def numa_map(node) -> dict[str, Any]:
     devices = node.device_manager.numa_map()
     if devices:
         out["devices"] = devices
+    out["numaNodes"] = _per_numa(node, devices)
     return out
 
 
+def _per_numa(node, devices: dict) -> list[dict[str, Any]]:
+    """Who holds what on each NUMA node: CPUs (reserved, shared pool, exclusive), memory, devices."""
+    from ..model.cpuset import CPUSet
+
+    names = {p.uid: f"{p.namespace}/{p.name}" for p in node.admitted}
+    rows = []
+    mem_state = node.memory.policy.state if node.memory.policy is not None else None
+    for n in node.machine.nodes:
+        cpus = n.cpus
+        row: dict[str, Any] = {"id": n.id, "cpus": str(cpus)}
+        if node.cpu.policy is not None:
+            row["reserved"] = str(CPUSet.from_mask(node.cpu.reserved.mask & cpus.mask))
+            row["sharedPool"] = str(CPUSet.from_mask(node.cpu.state.default_cpuset.mask & cpus.mask))
+            excl = {}
+            for uid, conts in node.cpu.state.entries.items():
+                for cname, cs in conts.items():
+                    m = cs.mask & cpus.mask
+                    if m:
+                        excl[f"{names.get(uid, uid)}/{cname}"] = str(CPUSet.from_mask(m))
+            row["exclusive"] = excl
+        if mem_state is not None and n.id in mem_state.machine_state:
+            ns = mem_state.machine_state[n.id]
+            row["memory"] = {r: {"allocatable": t.allocatable, "reserved": t.reserved, "free": t.free}
+                             for r, t in ns.memory_map.items()}
+            owners: dict[str, int] = {}
+            for uid, conts in mem_state.entries.items():
+                budget = "" in conts
+                for cname, blocks in conts.items():
+                    if budget and cname != "":
+                        continue
+                    for b in blocks:
+                        if n.id in b.numa_affinity:
+                            key = f"{names.get(uid, uid)}/{cname or '(pod budget)'} {b.type}"
+                            owners[key] = owners.get(key, 0) + b.size
+            row["memoryOwners"] = owners
+        row["devices"] = [{"resource": r, "id": d, "owner": info["owner"], "health": info["health"]}
+                          for r, devs in devices.items() for d, info in devs.items() if n.id in info["numaNodes"]]
+        rows.append(row)
+    return rows
+
+
+
+def _size(b: int) -> str:
+    for unit, mul in (("Gi", 1 << 30), ("Mi", 1 << 20), ("Ki", 1 << 10)):
+        if b >= mul and b % mul == 0:
+            return f"{b // mul}{unit}"
+    return str(b)
+
+
+def _hints(lst) -> str:
+    if lst is None:
+        return "any"
+    if not lst:
+        return "none possible"
+    return " ".join(("{" + ",".join(str(x) for x in (h["numaNodeAffinity"] or [])) + "}"
+                     + ("*" if h["preferred"] else "")) for h in lst)
+
+
 def render_table(data: dict[str, Any], explain: bool = False) -> None:
+    """Decisions per pod and container, the merged hints (``--explain``), then the NUMA map."""
     from rich.table import Table
 
     from .common import console
 
     con = console()
     t = Table(title="admission", show_lines=False)
-    for col in ("pod", "decision", "container", "qos", "cpuset", "mems", "cfs quota"):
+    for col in ("pod", "decision", "container", "qos", "cpuset", "mems", "devices", "cfs quota"):
         t.add_column(col)
     for p in data["pods"]:
         decision = "admitted" if p["admitted"] else f"{p['reason']}: {p['message']}"
         first = True
         for c in p["containers"] or [{}]:
             res = c.get("resources") or {}
+            devs = " ".join(f"{d['resourceName']}={','.join(d['deviceIds'])}" for d in c.get("devices") or [])
             t.add_row(p["name"] if first else "", decision if first else "", c.get("name", ""), c.get("qosClass", ""),
-                      str(res.get("cpusetCpus", "")), str(res.get("cpusetMems", "")), str(res.get("cpuQuota", "")))
+                      str(res.get("cpusetCpus", "")), str(res.get("cpusetMems", "")), devs,
+                      str(res.get("cpuQuota", "")))
             first = False
     con.print(t)
+    if explain:
+        h = Table(title="topology hints ({NUMA nodes}, * = preferred)")
+        for col in ("pod", "container", "provider", "resource", "hints", "merged", "admit"):
+            h.add_column(col)
+        for p in data["pods"]:
+            for rec in p.get("explain") or []:
+                merged = rec["merged"]
+                mtext = ("any" if merged["numaNodeAffinity"] is None else
+                         "{" + ",".join(str(x) for x in merged["numaNodeAffinity"]) + "}") + \
+                    ("*" if merged["preferred"] else "")
+                rows = [(prov, res, _hints(lst)) for prov, hints in rec["providers"].items()
+                        for res, lst in (hints or {"-": None}).items()]
+                for i, (prov, res, text) in enumerate(rows):
+                    last = i == len(rows) - 1
+                    h.add_row(p["name"] if i == 0 else "", (rec["container"] or "(pod)") if i == 0 else "",
+                              prov, res, text, mtext if last else "", ("yes" if rec["admit"] else "no") if last else "")
+        con.print(h)
     n = data["node"]
-    m = Table(title="node after admission")
-    m.add_column("what")
-    m.add_column("value")
-    for k in ("cpuManagerPolicy", "memoryManagerPolicy", "topologyManagerPolicy", "topologyManagerScope",
-              "reservedCpus", "sharedPool"):
-        if k in n:
-            m.add_row(k, str(n[k]))
-    for owner, cs in (n.get("exclusive") or {}).items():
-        m.add_row(f"exclusive {owner}", cs)
-    for uid, cs in (n.get("podBubbles") or {}).items():
-        m.add_row(f"pod bubble {uid}", cs)
-    for numa, cells in (n.get("memory") or {}).items():
-        mm = cells.get("memoryMap", {}).get("memory", {})
-        m.add_row(f"NUMA {numa} memory", f"free {mm.get('free')} of allocatable {mm.get('allocatable')}")
+    title = (f"NUMA map after admission — cpu {n.get('cpuManagerPolicy')}, memory {n.get('memoryManagerPolicy')}, "
+             f"topology {n.get('topologyManagerPolicy')}/{n.get('topologyManagerScope')}")
+    m = Table(title=title, show_lines=True)
+    for col in ("NUMA", "CPUs", "reserved", "shared pool", "exclusive CPUs", "memory", "devices"):
+        m.add_column(col)
+    for row in n.get("numaNodes", []):
+        excl = "\n".join(f"{o}: {cs}" for o, cs in (row.get("exclusive") or {}).items())
+        mem_lines = []
+        for r, tbl in (row.get("memory") or {}).items():
+            mem_lines.append(f"{r}: {_size(tbl['free'])} free of {_size(tbl['allocatable'])}")
+        mem_lines += [f"  {o}: {_size(b)}" for o, b in (row.get("memoryOwners") or {}).items()]
+        devs = "\n".join(f"{d['resource']} {d['id']}: {d['owner'] or ('free' if d['health'] == 'Healthy' else 'unhealthy')}"
+                         for d in row.get("devices") or [])
+        m.add_row(str(row["id"]), row["cpus"], row.get("reserved", ""), row.get("sharedPool", ""), excl,
+                  "\n".join(mem_lines), devs)
     con.print(m)
+    for uid, cs in (n.get("podBubbles") or {}).items():
+        con.print(f"pod-level CPU bubble {uid}: {cs}")

@@ -17,6 +17,13 @@ def _line(name: str, value: int | float, labels: dict[str, str] | None = None) -
     return f"{name} {value}"
 
 
+class _Merged:
+    def __init__(self, tables: dict[str, dict]):
+        self.allocations = tables["allocations"]
+        self.allocation_errors = tables["allocation_errors"]
+        self.assignments = tables["assignments"]
+
+
 def render_metrics(node: Any) -> str:
     out: list[str] = []
 
@@ -42,13 +49,13 @@ def render_metrics(node: Any) -> str:
                "[ALPHA] The total number of CPUs exclusively allocated to containers running on this node",
                [_line("kubelet_cpu_manager_exclusive_cpu_allocation_count", excl)])
     mem = node.memory.policy
-    mem_requests = sum(len(v) for v in mem.state.entries.values()) if mem is not None else 0
+    mc = mem.counters if mem is not None else None
     family("kubelet_memory_manager_pinning_requests_total", "counter",
            "[ALPHA] The number of memory pages allocations which required pinning.",
-           [_line("kubelet_memory_manager_pinning_requests_total", mem_requests)])
+           [_line("kubelet_memory_manager_pinning_requests_total", mc.pinning_requests if mc else 0)])
     family("kubelet_memory_manager_pinning_errors_total", "counter",
            "[ALPHA] The number of memory pages allocations which required pinning that failed.",
-           [_line("kubelet_memory_manager_pinning_errors_total", 0)])
+           [_line("kubelet_memory_manager_pinning_errors_total", mc.pinning_errors if mc else 0)])
     tm = node.topology
     family("kubelet_topology_manager_admission_requests_total", "counter",
            "[ALPHA] The number of admission requests where resources have to be aligned.",
@@ -56,7 +63,15 @@ def render_metrics(node: Any) -> str:
     family("kubelet_topology_manager_admission_errors_total", "counter",
            "[ALPHA] The number of admission request failures where resources could not be aligned.",
            [_line("kubelet_topology_manager_admission_errors_total", tm.admission_errors)])
-    if c is not None:
+    tables: dict[str, dict] = {"allocations": {}, "allocation_errors": {}, "assignments": {}}
+    for counters in (c, mc):
+        if counters is None:
+            continue
+        for name in tables:
+            for key, v in getattr(counters, name).items():
+                tables[name][key] = tables[name].get(key, 0) + v
+    if c is not None or mc is not None:
+        c = _Merged(tables)
         family("resource_manager_allocations_total", "counter",
                "[ALPHA] Number of resource allocations performed by the resource managers.",
                [_line("resource_manager_allocations_total", v, {"resource": r, "source": s})

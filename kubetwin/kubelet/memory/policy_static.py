@@ -90,6 +90,9 @@ class StaticMemoryPolicy:
             ns.memory_map["memory"] = MemoryTable(n.memory, r, alloc, 0, alloc)
             self.state.machine_state[n.id] = ns
         self._masks: list[tuple[int, list[int]]] | None = None
+        from ..cpu.policy_static import Counters
+
+        self.counters = Counters()
         #: pod UID -> (mask, type) -> bytes of init-container memory later containers may reuse
         self.reusable: dict[str, dict[tuple[int, str], int]] = {}
         if state is not None:
@@ -274,13 +277,27 @@ class StaticMemoryPolicy:
         return best
 
     def allocate(self, pod: Pod, c: Container) -> None:
+        """``Allocate``, counted as upstream: every Guaranteed container is a pinning request."""
         if get_pod_qos(pod, self.gates) != GUARANTEED or skipped_for_pod_level(pod, self.gates):
             return
+        m = self.counters
+        m.pinning_requests += 1
+        try:
+            blocks = self._allocate_container(pod, c)
+        except AdmissionError:
+            m.pinning_errors += 1
+            m.bump(m.allocation_errors, ("memory", "node"))
+            raise
+        if blocks is not None:
+            m.bump(m.allocations, ("memory", "node"), len(blocks))
+            m.bump(m.assignments, ("memory", "node_exclusive"))
+
+    def _allocate_container(self, pod: Pod, c: Container) -> list[Block] | None:
         if c.name in self.state.entries.get(pod.uid, {}):
-            return
+            return None
         requests = self._requests(c)
         if not requests:
-            return
+            return []
         hint = self.affinity(pod.uid, c.name)
         reusable = self.reusable.setdefault(pod.uid, {})
         for uid in [u for u in self.reusable if u != pod.uid]:
@@ -327,6 +344,7 @@ class StaticMemoryPolicy:
                 reusable[key] = have - used
             blocks.append(Block(tuple(bits), r, req))
         self._record(pod.uid, c.name, blocks, reserve=False)
+        return blocks
 
     def _violates_groups(self, bits: list[int]) -> bool:
         ms = self.state.machine_state
