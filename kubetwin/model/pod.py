@@ -192,6 +192,7 @@ class PodSpec(KubeStruct, frozen=True):
     runtime_class_name: str | None = None
     restart_policy: str = "Always"
     termination_grace_period_seconds: int | None = None
+    active_deadline_seconds: int | None = None
     volumes: list[Volume] = []
     host_network: bool = False
     scheduling_gates: list[PodSchedulingGate] = []
