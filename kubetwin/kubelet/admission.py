@@ -137,7 +137,8 @@ class NodeAdmission:
             self.release(pod.uid)
             reason, message = admit_result(exc)
             return PodDecision(pod, False, reason, message)
-        rejected = self._predicate(pod)
+        requests = self._requests(pod)
+        rejected = self._predicate(pod, requests)
         if rejected is not None:
             self.release(pod.uid)
             return PodDecision(pod, False, *rejected)
@@ -148,7 +149,7 @@ class NodeAdmission:
             except AdmissionError:
                 pass  # the container fails to start; the pod stays admitted
         self.admitted.append(pod)
-        for name, amount in self._requests(pod).items():
+        for name, amount in requests.items():
             self._used[name] = self._used.get(name, 0) + amount
         return PodDecision(pod, True)
 
@@ -169,13 +170,14 @@ class NodeAdmission:
             break
         return out
 
-    def _predicate(self, pod: Pod) -> tuple[str, str] | None:
+    def _predicate(self, pod: Pod, req: dict[str, int] | None = None) -> tuple[str, str] | None:
         """``noderesources.Fits`` as the kubelet's predicate admit handler reports it."""
         allocatable = self._sanitized_allocatable()
         pods_cap = allocatable.get("pods")
         if pods_cap is not None and len(self.admitted) + 1 > pods_cap.value():
             return "OutOfpods", _insufficient("pods", 1, len(self.admitted), pods_cap.value())
-        req = self._requests(pod)
+        if req is None:
+            req = self._requests(pod)
         order = ["cpu", "memory", "ephemeral-storage"] + sorted(k for k in req if k not in ("cpu", "memory",
                                                                                             "ephemeral-storage"))
         for name in order:

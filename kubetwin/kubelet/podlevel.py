@@ -12,7 +12,22 @@ from ..model.features import FeatureGates
 from ..model.pod import Container, Pod, is_sidecar
 from ..model.resources import is_pod_level_resources_set
 from .admission_errors import EmptyPodSharedPoolError
-from .qos import GUARANTEED, get_pod_qos
+from .qos import GUARANTEED
+from .qos import get_pod_qos as _get_pod_qos
+
+#: The last pod whose QoS class was computed: every provider asks for it several times per
+#: admission, and pods are immutable, so identity is a safe key.
+_last_qos: list = [None, None, ""]
+
+
+def get_pod_qos(pod: Pod, gates: FeatureGates) -> str:
+    """``GetPodQOS``, remembered for the pod being admitted."""
+    last = _last_qos
+    if last[0] is pod and last[1] is gates:
+        return last[2]
+    qos = _get_pod_qos(pod, gates)
+    last[0], last[1], last[2] = pod, gates, qos
+    return qos
 
 
 def pod_level_managers_enabled(gates: FeatureGates) -> bool:

@@ -17,7 +17,8 @@ from ...model.pod import Container, Pod, is_sidecar
 from ...model.resources import pod_requests
 from ..admission_errors import AdmissionError
 from ..podlevel import skipped_for_pod_level
-from ..qos import GUARANTEED, get_pod_qos
+from ..podlevel import get_pod_qos
+from ..qos import GUARANTEED
 from ..topology.bitmask import bits_of, iterate_bitmasks, mask_of
 from ..topology.hint import TopologyHint
 from .state import Block, MemoryState, MemoryTable, NUMANodeState
