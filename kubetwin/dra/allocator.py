@@ -167,6 +167,13 @@ class _Candidate:
     pool: Pool
 
 
+#: Pools and candidates per (slices, features, node), shared by allocators built on the same
+#: slice objects (the scheduler builds one allocator per cycle on an unchanged slice list).
+#: Gathering pools is a pure function of these immutable inputs; the entry keeps the slice
+#: tuple alive, so the ids in the key cannot be reused by other objects while it exists.
+_SHARED_POOLS: dict[tuple, tuple[tuple[ResourceSlice, ...], list[Pool], list["_Candidate"]]] = {}
+
+
 class Allocator:
     """Allocation for one cluster state; call :meth:`allocate` for each candidate node."""
 
@@ -175,12 +182,20 @@ class Allocator:
                  allocated_state: AllocatedState | None = None):
         self.features = features
         self.classes = dict(classes)
-        self.index = SliceIndex(slices)
+        self.slices = tuple(slices)
+        self._slices_key = tuple(map(id, self.slices))
+        self._index: SliceIndex | None = None   # built on first need
         self.state = allocated_state or AllocatedState.from_claims(allocated_claims, features)
         self.cel_options = CELOptions(features.consumable_capacity, features.list_type_attributes)
         self._verdicts: dict[tuple[int, str], bool] = {}
         self._pools: dict[tuple, tuple[list[Pool], list[_Candidate]]] = {}
         self.last_attempts = 0
+
+    @property
+    def index(self) -> SliceIndex:
+        if self._index is None:
+            self._index = SliceIndex(self.slices)
+        return self._index
 
     # ---------------------------------------------------------------------------------------
     def allocate(self, node: Node, claims: Sequence[ResourceClaim], timeout: float | None = None,
@@ -202,13 +217,22 @@ class Allocator:
         hit = self._pools.get(key)
         if hit is not None:
             return hit
-        try:
-            pools = gather_pools(self.index, node, self.features)
-        except PoolError as exc:
-            raise AllocationError(f"gather pool information: {exc}") from None
-        candidates = [_Candidate((p.driver, p.name, d.name), d, s, p)
-                      for p in pools if not (p.incomplete or p.invalid)
-                      for s in p.device_slices for d in s.devices]
+        shared_key = (self._slices_key, self.features, key)
+        shared = _SHARED_POOLS.get(shared_key)
+        if shared is not None and len(shared[0]) == len(self.slices) and \
+                all(a is b for a, b in zip(shared[0], self.slices)):
+            pools, candidates = shared[1], shared[2]
+        else:
+            try:
+                pools = gather_pools(self.index, node, self.features)
+            except PoolError as exc:
+                raise AllocationError(f"gather pool information: {exc}") from None
+            candidates = [_Candidate((p.driver, p.name, d.name), d, s, p)
+                          for p in pools if not (p.incomplete or p.invalid)
+                          for s in p.device_slices for d in s.devices]
+            if len(_SHARED_POOLS) > 256:
+                _SHARED_POOLS.clear()
+            _SHARED_POOLS[shared_key] = (self.slices, pools, candidates)
         if len(self._pools) > 4096:
             self._pools.clear()
         self._pools[key] = (pools, candidates)

@@ -265,7 +265,7 @@ def _env(options: CELOptions) -> Any:
             member("includes", B, [T.INT, T.INT], _includes, "k8s_includes_int"),
             member("includes", B, [T.BOOL, T.BOOL], _includes, "k8s_includes_bool"),
             member("includes", B, [O, O], _includes, "k8s_includes_opaque")]))
-    return cel.NewEnv(_POOL, variables={"device": T.Map(S, T.DYN)},
+    return cel.NewEnv(_POOL, variables={"device": T.Map(S, T.DYN), CONSTS_VAR: T.Map(S, O)},
                       extensions=[ExtStrings(), ExtBindings(), ExtOptional(), ExtMath()], functions=functions)
 
 
@@ -357,6 +357,61 @@ def _range_size(text: str, start: int, dot: int) -> int:
 
 
 # --------------------------------------------------------------------------------------------
+# constant folding of quantity("…") / semver("…")
+# --------------------------------------------------------------------------------------------
+#: A map variable holding the values of literal ``quantity(...)``/``semver(...)`` calls. Making a
+#: Quantity or Semver crosses from Python into cel-cpp as a protobuf message, which costs
+#: ~15 µs per call; folded, a literal costs a map lookup. Only literals that parse are folded,
+#: so a bad literal still fails at evaluation time with the library's error, as upstream.
+CONSTS_VAR: Final = "__kubetwin_consts"
+_CONSTS: dict[str, Any] = {}
+_consts_generation = 0
+_CALL_RE: Final = re.compile(
+    r"""(?<![\w.])(quantity|semver|isQuantity|isSemver)\s*\(\s*("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+    r"""\s*(?:,\s*(true|false)\s*)?\)""")
+
+
+def _literal(token: str) -> str | None:
+    body = token[1:-1]
+    if "\\" in body:
+        return None  # escapes: leave it to CEL
+    return body
+
+
+def fold_constants(expression: str) -> str:
+    """``expression`` with literal quantity/semver calls replaced by constant lookups."""
+    strings = [(m.start(), m.end()) for m in _STRING_RE.finditer(expression)]
+
+    def inside_string(pos: int) -> bool:
+        return any(a < pos < b for a, b in strings)
+
+    def replace(m: re.Match) -> str:
+        global _consts_generation
+        if inside_string(m.start()):
+            return m.group(0)
+        fn, token, flag = m.group(1), m.group(2), m.group(3)
+        text = _literal(token)
+        if text is None or (flag is not None and fn in ("quantity", "isQuantity")):
+            return m.group(0)
+        normalize = flag == "true"
+        if fn == "isQuantity":
+            return "true" if _f_is_quantity(text) else "false"
+        if fn == "isSemver":
+            return "true" if _f_is_semver(text, normalize) else "false"
+        try:
+            value = _f_quantity(text) if fn == "quantity" else _f_semver(text, normalize)
+        except ValueError:
+            return m.group(0)
+        key = f"{fn}|{int(normalize)}|{text}"
+        if key not in _CONSTS:
+            _CONSTS[key] = value
+            _consts_generation += 1
+        return f'{CONSTS_VAR}["{key}"]'
+
+    return _CALL_RE.sub(replace, expression)
+
+
+# --------------------------------------------------------------------------------------------
 # compiled selectors
 # --------------------------------------------------------------------------------------------
 _DOMAIN_RE: Final = re.compile(r"""\b(attributes|capacity)\s*\[\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*\]""")
@@ -417,9 +472,12 @@ def compile_selector(expression: str, options: CELOptions = CELOptions()) -> Com
                        f"{EXPRESSION_MAX_LENGTH} allowed")
     env = _env(options)
     try:
-        program = env.compile(expression)
-    except RuntimeError as exc:
-        raise CELError("compilation failed: " + _clean(str(exc))) from None
+        program = env.compile(fold_constants(expression))
+    except RuntimeError:
+        try:
+            program = env.compile(expression)  # the error message must quote what the user wrote
+        except RuntimeError as exc:
+            raise CELError("compilation failed: " + _clean(str(exc))) from None
     from cel_expr_python import cel
 
     out = program.return_type()
@@ -457,17 +515,18 @@ class _DeviceEntry:
         # Only the domains the expression names and the device lacks change the value.
         missing_a = attr_domains.difference(data["attributes"]) if attr_domains else frozenset()
         missing_c = cap_domains.difference(data["capacity"]) if cap_domains else frozenset()
-        key = (missing_a, missing_c)
+        key = (missing_a, missing_c, _consts_generation)
         act = self._activations.get(key)
         if act is None:
+            if len(self._activations) >= 64:
+                self._activations.clear()
             value = data
             if missing_a or missing_c:
                 value = dict(data)
                 value["attributes"] = {**data["attributes"], **{d: {} for d in missing_a}}
                 value["capacity"] = {**data["capacity"], **{d: {} for d in missing_c}}
-            act = self.env.Activation({"device": value})
-            if len(self._activations) < 64:
-                self._activations[key] = act
+            act = self.env.Activation({"device": value, CONSTS_VAR: _CONSTS})
+            self._activations[key] = act
         return act
 
 
