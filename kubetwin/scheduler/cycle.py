@@ -87,9 +87,12 @@ class CycleOutcome:
     #: what DefaultPreemption would do for an unschedulable pod
     nominated_node: str | None = None
     victims: list[str] = field(default_factory=list)
+    #: what the admission controllers changed (``--admit``)
+    admission: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"admission": self.admission} if self.admission else {}),
             **({"preemption": {"nominatedNode": self.nominated_node, "victims": self.victims}}
                if self.nominated_node else {}),
             "pod": self.pod.key,
@@ -148,9 +151,12 @@ class Framework:
 
 def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: str | None = None,
                  admit: bool = False, seed: int = 0) -> CycleOutcome:
+    admission: list[str] = []
     if admit:
-        raise KubetwinError("--admit: the admission controllers (LimitRange, ResourceQuota, Priority) are not "
-                            "available in this build yet")
+        from .admission import admit_from_objects
+
+        result = admit_from_objects(pod, cluster.objects, cluster.origins, cluster.pods, gates)
+        pod, admission = result.pod, result.changes
     if pod.spec.resource_claims:
         raise KubetwinError(f"pod {pod.key} uses ResourceClaims: the DynamicResources plugin needs the DRA "
                             "allocator, which is not available in this build yet")
@@ -158,7 +164,8 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
     handle = make_handle(cluster, gates)
     fw = Framework(profile, handle)
     all_nodes = node_tree_order(handle.snapshot.node_infos)
-    outcome = CycleOutcome(pod, None, {ni.name: NodeVerdict() for ni in all_nodes}, not_modelled=fw.not_modelled)
+    outcome = CycleOutcome(pod, None, {ni.name: NodeVerdict() for ni in all_nodes}, not_modelled=fw.not_modelled,
+                           admission=admission)
     if pod.spec.scheduling_gates:
         outcome.message = "pod has scheduling gates: " + ", ".join(g.name for g in pod.spec.scheduling_gates)
         return outcome

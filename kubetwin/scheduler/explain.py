@@ -11,6 +11,8 @@ def render_table(outcome: CycleOutcome) -> None:
     from ..cli.common import console
 
     con = console()
+    for change in outcome.admission:
+        con.print(f"[dim]admission: {change}[/dim]")
     table = Table(title=f"scheduling {outcome.pod.key}", show_lines=False)
     table.add_column("node")
     table.add_column("filter")

@@ -127,7 +127,49 @@ def test_percentage_of_nodes_to_score_out_of_range_names_the_field(files):
     assert "profiles[0].percentageOfNodesToScore" in proc.stderr
 
 
-def test_admission_is_reported_unavailable_not_faked(files):
-    proc = run(files, "--nodes", "nodes.yaml", "--admit", "pod.yaml")
+def test_admit_applies_priority_class_before_scheduling(files):
+    (files / "pc.yaml").write_text("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+                                   "metadata: {name: high}\nvalue: 1000\nglobalDefault: true\n")
+    proc = run(files, "--nodes", "nodes.yaml", "-f", "pc.yaml", "--admit", "-o", "json", "pod.yaml")
+    assert proc.returncode == 0, proc.stderr
+    assert any("priority=1000" in c for c in json.loads(proc.stdout)["admission"])
+
+
+def test_admit_rejection_exits_1_with_the_api_server_message(files):
+    (files / "lr.yaml").write_text("apiVersion: v1\nkind: LimitRange\nmetadata: {name: lr}\n"
+                                   "spec: {limits: [{type: Container, max: {cpu: '1'}}]}\n")
+    proc = run(files, "--nodes", "nodes.yaml", "-f", "lr.yaml", "--admit", "pod.yaml")
     assert proc.returncode == 1
-    assert "admission controllers" in proc.stderr
+    # the default limit comes from max (1 cpu); the 3-cpu request then exceeds it
+    assert proc.stderr == 'error: pods "p" is forbidden: maximum cpu usage per Container is 1, but request is 3\n'
+
+
+def test_admit_with_an_invalid_quota_names_file_and_field(files):
+    (files / "q.yaml").write_text("apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\n"
+                                  "spec: {hard: {pods: lots}}\n")
+    proc = run(files, "--nodes", "nodes.yaml", "-f", "q.yaml", "--admit", "pod.yaml")
+    assert proc.returncode == 1
+    assert "q.yaml" in proc.stderr and "spec.hard.pods" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_admit_with_two_default_priority_classes_is_refused(files):
+    (files / "pc.yaml").write_text("".join(
+        f"---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {{name: c{i}}}\nvalue: {i}\n"
+        "globalDefault: true\n" for i in range(2)))
+    proc = run(files, "--nodes", "nodes.yaml", "-f", "pc.yaml", "--admit", "pod.yaml")
+    assert proc.returncode == 1
+    assert "globalDefault" in proc.stderr
+
+
+def test_unschedulable_pod_shows_what_preemption_would_do(files):
+    (files / "running.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: low}\nspec: {nodeName: n1, priority: 1, containers: "
+        "[{name: c, resources: {requests: {cpu: '2'}}}]}\n")
+    (files / "hi.yaml").write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: hi}\nspec: {priority: 9, "
+                                   "containers: [{name: c, resources: {requests: {cpu: '1'}}}]}\n")
+    proc = run(files, "--nodes", "nodes.yaml", "--pods", "running.yaml", "-o", "json", "hi.yaml")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["preemption"] == {"nominatedNode": "n1", "victims": ["default/low"]}
+    assert out["message"] == "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s)."

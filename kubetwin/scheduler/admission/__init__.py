@@ -1,0 +1,72 @@
+"""Admission controllers the API server runs when a pod is created, before any scheduler sees it.
+
+The order is the API server's: mutating phase (LimitRanger's defaults, then Priority's
+class resolution), then validating phase (LimitRanger's min/max/ratio, then ResourceQuota).
+A rejection is an :class:`AdmissionRejected` worded as the API server's ``Forbidden`` error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ...errors import KubetwinError
+from ...model.pod import Pod
+
+
+class AdmissionRejected(KubetwinError):
+    """The API server refused the pod (HTTP 403 Forbidden)."""
+
+    def __init__(self, plugin: str, pod: Pod, reason: str):
+        self.plugin = plugin
+        self.reason = reason
+        super().__init__(forbidden(pod, reason))
+
+
+def forbidden(pod: Pod, reason: str) -> str:
+    """``admission.NewForbidden``: ``pods "<name>" is forbidden: <reason>``."""
+    return f'pods "{pod.metadata.name}" is forbidden: {reason}'
+
+
+def aggregate(errors: Sequence[str]) -> str:
+    """``utilerrors.NewAggregate(...).Error()``: one message alone, several in brackets."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
+@dataclass
+class AdmissionResult:
+    pod: Pod
+    #: what each controller changed, in order (``kubernetes.io/limit-ranger`` annotation text etc.)
+    changes: list[str] = field(default_factory=list)
+
+
+def admit_pod(pod: Pod, *, limit_ranges: Sequence[Any] = (), quotas: Sequence[Any] = (),
+              priority_classes: Sequence[Any] = (), running: Sequence[Pod] = (), gates: Any = None) -> AdmissionResult:
+    """Run LimitRanger, Priority and ResourceQuota on a pod being created; raise if rejected."""
+    from ...model.pod import default_requests_from_limits
+    from . import limitrange, priority, resourcequota
+
+    result = AdmissionResult(default_requests_from_limits(pod))
+    limitrange.admit(result, [lr for lr in limit_ranges if lr.metadata.namespace == pod.metadata.namespace])
+    priority.admit(result, priority_classes)
+    limitrange.validate(result.pod, [lr for lr in limit_ranges if lr.metadata.namespace == pod.metadata.namespace],
+                        gates)
+    resourcequota.validate(result.pod, [q for q in quotas if q.metadata.namespace == pod.metadata.namespace],
+                           running, gates)
+    return result
+
+
+def admit_from_objects(pod: Pod, objects: Any, origins: Any, running: Sequence[Pod], gates: Any) -> AdmissionResult:
+    """:func:`admit_pod` with LimitRanges, ResourceQuotas and PriorityClasses from raw ``-f`` objects."""
+    from ...model.policy import (check_single_global_default, limit_range_from_dict, priority_class_from_dict,
+                                 resource_quota_from_dict)
+
+    def typed(kind: str, parse: Any) -> list[Any]:
+        where = origins.get(kind, [])
+        return [parse(o, where[i] if i < len(where) else None) for i, o in enumerate(objects.get(kind, []))]
+
+    classes = typed("PriorityClass", priority_class_from_dict)
+    check_single_global_default(classes)
+    return admit_pod(pod, limit_ranges=typed("LimitRange", limit_range_from_dict),
+                     quotas=typed("ResourceQuota", resource_quota_from_dict), priority_classes=classes,
+                     running=running, gates=gates)
