@@ -142,7 +142,7 @@ class Framework:
             if name in NOT_MODELLED:
                 self.not_modelled.append(name)
                 continue
-            if name in CYCLE_FRAME or name == "DynamicResources":
+            if name in CYCLE_FRAME:
                 continue
             cls = plugin_class(name, path="profile")
             args = cls.parse_args(profile.plugin_args.get(name), f"pluginConfig[{name}].args")
@@ -157,9 +157,6 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
 
         result = admit_from_objects(pod, cluster.objects, cluster.origins, cluster.pods, gates)
         pod, admission = result.pod, result.changes
-    if pod.spec.resource_claims:
-        raise KubetwinError(f"pod {pod.key} uses ResourceClaims: the DynamicResources plugin needs the DRA "
-                            "allocator, which is not available in this build yet")
     profile = load_profile(config_path, pod.spec.scheduler_name)
     handle = make_handle(cluster, gates)
     fw = Framework(profile, handle)

@@ -165,6 +165,7 @@ class Scheduler:
         self.filters = [p for p, _ in self.plugins if hasattr(p, "filter")]
         self.scorers = [(p, w) for p, w in self.plugins if hasattr(p, "score") and w > 0]
         self.has_score = bool(self.scorers)
+        self.reservers = [p for p, _ in self.plugins if hasattr(p, "reserve")]
         self.vectorised = vectorised
         self.rng = random.Random(seed)
         self.next_start = 0
@@ -174,14 +175,20 @@ class Scheduler:
     # --- cluster events ------------------------------------------------------------------------
 
     def bind(self, pod: Pod, node: str) -> None:
-        """The pod now runs on ``node`` (cache ``AssumePod`` + binding); its nomination ends."""
+        """The pod now runs on ``node`` (Reserve, cache ``AssumePod``, binding); its nomination ends."""
+        for plugin in self.reservers:
+            plugin.reserve(pod, node)
         self.clear_nomination(pod)
         self.cluster.bind(pod, node)
 
     def remove(self, pod: Pod) -> str | None:
         """A bound pod is gone (deleted, finished, preempted); returns its node."""
         self.clear_nomination(pod)
-        return self.cluster.remove(pod)
+        node = self.cluster.remove(pod)
+        if node is not None:
+            for plugin in self.reservers:
+                plugin.unreserve(pod)
+        return node
 
     def nominate(self, pod: Pod, node: str) -> None:
         """``status.nominatedNodeName``: the pod's resources are held on ``node`` for others."""
@@ -485,16 +492,24 @@ class Scheduler:
                        evaluated: int = 0) -> ScheduleResult:
         cs = self.cluster
         hist = diag.histogram() if not pre_filter_msg else Counter()
-        post_msg = ""
+        messages = []
         nominated: str | None = None
         victims: tuple[Pod, ...] = ()
+        for plugin, _ in self.plugins:  # PostFilter plugins before DefaultPreemption (DynamicResources)
+            if hasattr(plugin, "post_filter_message") and plugin.name not in diag.skipped:
+                m = plugin.post_filter_message(state)
+                if m:
+                    messages.append(m)
         if self.preemption:
             from .preemption import preempt
 
             outcome = preempt(self, pod, state, diag)
-            post_msg = outcome.message
+            if outcome.message:
+                messages.append(outcome.message)
             if outcome.node is not None:
                 nominated, victims = outcome.node, outcome.victims
+                messages = []  # PostFilter succeeded: the first success ends PostFilter
+        post_msg = ", ".join(messages)
         code = Code.Unschedulable
         if diag.all_nodes is not None:
             code = diag.all_nodes.code
