@@ -27,7 +27,7 @@ from .framework.status import Code, Status
 from .framework.types import NodeInfo, PodInfo
 from .profile import Profile
 from .state import ClusterState
-from .vector import SKIPPED, VECTOR_FILTERS, VECTOR_SCORES, FilterVerdict
+from .vector import SKIPPED, SPREAD_STATE, VECTOR_FILTERS, VECTOR_SCORES, FilterVerdict, spread_constraints
 
 NO_NODES = "no nodes available to schedule pods"
 
@@ -235,6 +235,14 @@ class Scheduler:
             if plugin.name == "NodeResourcesFit" and self.vectorised:
                 state[plugin.name] = cs.amounts(pod).requests
                 continue
+            if plugin.name == "PodTopologySpread" and self.vectorised:
+                cons = spread_constraints(cs, pod, plugin)
+                if cons is not None:
+                    if not cons:
+                        skipped.add(plugin.name)
+                    else:
+                        state[SPREAD_STATE] = cons
+                    continue
             names, st = plugin.pre_filter(state, pod, cs.infos)
             if st.is_skip:
                 skipped.add(plugin.name)

@@ -179,6 +179,8 @@ class ClusterState:
         self.labels = LabelIndex(infos)
         self.names_array = np.array(self.names, dtype=object)
         self.bound: dict[str, BoundPod] = {}
+        #: (namespace, selector key) -> (matcher, matching pods per node), kept in step on bind/remove
+        self._match_counts: dict[Any, tuple[str, Any, np.ndarray]] = {}
         self.nodes_with_ports: set[int] = set()
         self.pods_with_affinity = 0
         self.pods_with_required_anti_affinity = 0
@@ -227,6 +229,34 @@ class ClusterState:
             got = a.score[k] = pod_request_list(pod, self.gates, resources, use_requested)
         return got
 
+    def match_counts(self, namespace: str, key: Any, matcher: Any) -> np.ndarray:
+        """Pods of ``namespace`` whose labels ``matcher`` accepts, per node (terminating pods excluded).
+
+        Computed once per selector and then updated as pods are bound and removed, so
+        PodTopologySpread and InterPodAffinity count without walking every pod each cycle.
+        """
+        hit = self._match_counts.get((namespace, key))
+        if hit is not None:
+            return hit[2]
+        arr = np.zeros(self.n, dtype=np.int64)
+        for b in self.bound.values():
+            p = b.pod
+            if p.metadata.namespace == namespace and p.metadata.deletion_timestamp is None \
+                    and matcher(p.metadata.labels):
+                arr[b.node] += 1
+        if len(self._match_counts) > 512:
+            self._match_counts.clear()
+        self._match_counts[(namespace, key)] = (namespace, matcher, arr)
+        return arr
+
+    def _count(self, pod: Pod, i: int, delta: int) -> None:
+        if pod.metadata.deletion_timestamp is not None:
+            return
+        ns, labels = pod.metadata.namespace, pod.metadata.labels
+        for cns, matcher, arr in self._match_counts.values():
+            if cns == ns and matcher(labels):
+                arr[i] += delta
+
     # --- incremental updates (the cache's AddPod / RemovePod) ---------------------------------
 
     def bind(self, pod: Pod, node: str) -> None:
@@ -254,6 +284,8 @@ class ClusterState:
         if info.has_required_anti_affinity:
             self.pods_with_required_anti_affinity += 1
         self.bound[uid] = BoundPod(pod, info, i, vec, nzt, ports)
+        if self._match_counts:
+            self._count(pod, i, 1)
 
     def remove(self, pod: Pod) -> str | None:
         """Forget a bound pod (deleted, completed, evicted); returns the node it was on."""
@@ -274,6 +306,8 @@ class ClusterState:
             self.pods_with_affinity -= 1
         if b.info.has_required_anti_affinity:
             self.pods_with_required_anti_affinity -= 1
+        if self._match_counts:
+            self._count(b.pod, i, -1)
         return self.names[i]
 
     def node_of(self, pod: Pod) -> str | None:

@@ -211,6 +211,81 @@ def _unindexed_requested(cs: ClusterState, name: str) -> np.ndarray:
     return out
 
 
+SPREAD_STATE = "PodTopologySpread/vector"
+MAX_INT32 = 2**31 - 1
+_SEL_ENCODER = __import__("msgspec").json.Encoder()
+
+
+def spread_constraints(cs: ClusterState, pod: Pod, plugin: Any) -> list | None:
+    """The pod's hard spread constraints with a cache key per selector; None when the pod has
+    none of its own (default constraints are left to the plugin)."""
+    if not pod.spec.topology_spread_constraints:
+        return None
+    cons = plugin._constraints(pod, "DoNotSchedule")
+    raws = [c for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
+    mlk = cs.gates.enabled("MatchLabelKeysInPodTopologySpread")
+    labels = pod.metadata.labels
+    out = []
+    for c, raw in zip(cons, raws):
+        extra = tuple(sorted((k, labels[k]) for k in raw.match_label_keys if k in labels)) if mlk else ()
+        out.append((c, (_SEL_ENCODER.encode(raw.label_selector), extra)))
+    return out
+
+
+def filter_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict | None:
+    """PreFilter's domain counts and Filter's skew check over all nodes at once."""
+    from .plugins import podtopologyspread as pts
+
+    cons = state.get(SPREAD_STATE)
+    if cons is None:
+        return None
+    n = cs.n
+    ns = pod.metadata.namespace
+    has_all = np.ones(n, dtype=bool)
+    for c, _ in cons:
+        has_all &= cs.labels.codes_of(c.topology_key) >= 0
+    aff = taint_ok = None
+    fail = np.zeros(n, dtype=bool)
+    key = np.zeros(n, dtype=np.int64)  # 1: missing label (UU), 2: skew (U)
+    for c, sel_key in cons:
+        included = has_all.copy()
+        if c.node_affinity_policy == "Honor":
+            if aff is None:
+                aff = required_affinity_mask(cs, pod)
+            included &= aff
+        if c.node_taints_policy == "Honor":
+            if taint_ok is None:
+                taint_ok = ~filter_taint_toleration(cs, pod, plugin, state).fail
+            included &= taint_ok
+        codes = cs.labels.codes_of(c.topology_key)
+        nvals = len(cs.labels.values.get(c.topology_key, ()))
+        if c.selector.empty:
+            counts = np.zeros(n, dtype=np.int64)
+        else:
+            counts = cs.match_counts(ns, sel_key, c.selector.matches)
+        inc_codes = codes[included]
+        present = np.bincount(inc_codes, minlength=nvals) > 0 if nvals else np.zeros(0, dtype=bool)
+        dom = np.bincount(inc_codes, weights=counts[included], minlength=nvals).astype(np.int64) \
+            if nvals else np.zeros(0, dtype=np.int64)
+        n_dom = int(present.sum())
+        min_match = int(dom[present].min()) if n_dom else MAX_INT32
+        if n_dom < c.min_domains:
+            min_match = 0
+        self_match = 1 if c.selector.matches(pod.metadata.labels) else 0
+        missing = codes < 0
+        node_dom = np.where(missing, 0, dom[np.where(missing, 0, codes)] if nvals else 0)
+        skew = node_dom + self_match - min_match > c.max_skew
+        new_missing = missing & ~fail
+        key[new_missing] = 1
+        fail |= new_missing
+        new_skew = skew & ~missing & ~fail
+        key[new_skew] = 2
+        fail |= new_skew
+    code = np.where(key == 1, UU, U).astype(np.int8)
+    reasons = ((), (pts.ERR_REASON_NODE_LABEL_NOT_MATCH,), (pts.ERR_REASON_CONSTRAINTS_NOT_MATCH,))
+    return FilterVerdict(plugin.name, fail, code, key, lambda k: reasons[k])
+
+
 VECTOR_FILTERS: dict[str, Callable[[ClusterState, Pod, Any, CycleState], FilterVerdict | None]] = {
     "NodeUnschedulable": filter_node_unschedulable,
     "NodeName": filter_node_name,
@@ -218,6 +293,7 @@ VECTOR_FILTERS: dict[str, Callable[[ClusterState, Pod, Any, CycleState], FilterV
     "NodeAffinity": filter_node_affinity,
     "NodePorts": filter_node_ports,
     "NodeResourcesFit": filter_node_resources_fit,
+    "PodTopologySpread": filter_pod_topology_spread,
 }
 
 

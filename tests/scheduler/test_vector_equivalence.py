@@ -94,14 +94,28 @@ def _pod(rng: random.Random, name: str, node: str | None = None) -> Pod:
                                            {"key": "spot", "operator": "Exists"},
                                            {"operator": "Exists"},
                                            {"key": "node.kubernetes.io/unschedulable", "operator": "Exists"}])]
-    if rng.random() < 0.1:
-        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
-                                              "whenUnsatisfiable": rng.choice(["DoNotSchedule", "ScheduleAnyway"]),
-                                              "labelSelector": {"matchLabels": {"app": "x"}}}]
+    if rng.random() < 0.15:
+        tsc: dict = {"maxSkew": rng.choice([1, 2]),
+                     "topologyKey": rng.choice(["topology.kubernetes.io/zone", "kubernetes.io/hostname", "disk"]),
+                     "whenUnsatisfiable": rng.choice(["DoNotSchedule", "DoNotSchedule", "ScheduleAnyway"]),
+                     "labelSelector": rng.choice([{"matchLabels": {"app": "x"}}, {}, {"matchExpressions": [
+                         {"key": "app", "operator": "In", "values": ["x", "y"]}]}])}
+        if rng.random() < 0.3:
+            tsc["minDomains"] = rng.randint(1, 4)
+        if rng.random() < 0.3:
+            tsc["nodeTaintsPolicy"] = "Honor"
+        if rng.random() < 0.2:
+            tsc["nodeAffinityPolicy"] = "Ignore"
+        if rng.random() < 0.2:
+            tsc["matchLabelKeys"] = ["tier"]
+        spec["topologySpreadConstraints"] = [tsc]
     if node:
         spec["nodeName"] = node
-    labels = {"app": rng.choice(["x", "y"])}
-    return convert({"metadata": {"name": name, "namespace": "default", "labels": labels}, "spec": spec}, Pod)
+    labels = {"app": rng.choice(["x", "y"]), "tier": rng.choice(["a", "b"])}
+    meta: dict = {"name": name, "namespace": rng.choice(["default", "default", "other"]), "labels": labels}
+    if node and rng.random() < 0.1:
+        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    return convert({"metadata": meta, "spec": spec}, Pod)
 
 
 def _pair(seed: int, n_nodes: int, profile: Profile | None = None):
