@@ -14,13 +14,13 @@ from ...errors import InputError
 from ...machine.model import Machine
 from ...model.kubelet_config import KubeletConfiguration
 from ...model.pod import Container, Pod, is_sidecar
-from ...model.resources import pod_requests
 from ..admission_errors import AdmissionError
-from ..podlevel import skipped_for_pod_level
-from ..podlevel import get_pod_qos
+from ..podlevel import get_pod_qos, is_container_equivalent_guaranteed, skipped_for_pod_level
 from ..qos import GUARANTEED
 from ..topology.bitmask import bits_of, iterate_bitmasks, mask_of
 from ..topology.hint import TopologyHint
+from .podlevel_memory import (allocate_pod_bubble, pod_level_managed, pod_requested_resources,
+                              validate_pod_scope_memory)
 from .state import Block, MemoryState, MemoryTable, NUMANodeState
 
 POLICY_NAME = "Static"
@@ -40,6 +40,18 @@ def _is_memory(name: str) -> bool:
 
 def _err(msg: str) -> AdmissionError:
     return AdmissionError(f"[memorymanager] {msg}")
+
+
+def regenerate_hints(blocks: list[Block], requests: dict[str, int]) -> dict[str, list[TopologyHint]] | None:
+    """``regenerateHints``: the blocks' own masks when they match the request exactly, else no preference."""
+    if len(blocks) != len(requests):
+        return None
+    hints: dict[str, list[TopologyHint]] = {r: [] for r in requests}
+    for b in blocks:
+        if b.type not in requests or b.size != requests[b.type]:
+            return None
+        hints[b.type].append(TopologyHint(mask_of(b.numa_affinity), True))
+    return hints
 
 
 def machine_states_equal(a: dict[int, NUMANodeState], b: dict[int, NUMANodeState]) -> bool:
@@ -113,7 +125,7 @@ class StaticMemoryPolicy:
                                 raise InputError(f"[memorymanager] (pod: {uid}, container: {name}) the memory "
                                                  "assignment uses memory resource that does not exist",
                                                  path=f"memory_manager_state.entries.{uid}.{name}")
-                    self._record(uid, name, blocks, reserve=("" not in conts or name == ""))
+                    self._record(uid, name, blocks, reserve=self._counts(conts, name))
             if state.machine_state and not machine_states_equal(state.machine_state, self.state.machine_state):
                 raise InputError("[memorymanager] the expected machine state is different from the real one",
                                  path="memory_manager_state.machineState",
@@ -149,7 +161,13 @@ class StaticMemoryPolicy:
 
     # --- bookkeeping ------------------------------------------------------------------------
     def _record(self, uid: str, name: str, blocks: list[Block], reserve: bool) -> None:
+        """Store blocks; ``reserve``: they take memory and count as assignments (``updateMachineState``).
+
+        A pod-level pod's container blocks are views into its bubble: only the bubble (name
+        ``""``) reserves and counts, as ``AllocatePod`` and ``validateState`` do."""
         self.state.entries.setdefault(uid, {})[name] = blocks
+        if not reserve:
+            return
         ms = self.state.machine_state
         for b in blocks:
             if reserve:
@@ -168,6 +186,13 @@ class StaticMemoryPolicy:
                 ms[n].number_of_assignments += 1
                 ms[n].cells = list(b.numa_affinity)
 
+    def _counts(self, conts: dict[str, list[Block]], name: str) -> bool:
+        """Whether these blocks take memory: the bubble of a pod-level pod (with the gate on, as
+        ``validateState`` reads ``podEntries`` only then), else the container's own blocks."""
+        if "" in conts and self.gates.enabled("PodLevelResourceManagers"):
+            return name == ""
+        return name != ""
+
     def remove_pod(self, uid: str) -> None:
         conts = self.state.entries.pop(uid, None)
         self.reusable.pop(uid, None)
@@ -184,7 +209,7 @@ class StaticMemoryPolicy:
         self.state.entries = {}
         for u, cs in entries.items():
             for name, blocks in cs.items():
-                self._record(u, name, blocks, reserve=("" not in cs or name == ""))
+                self._record(u, name, blocks, reserve=self._counts(cs, name))
 
     def numa_nodes_for(self, uid: str, name: str) -> list[int] | None:
         blocks = self.state.entries.get(uid, {}).get(name)
@@ -196,7 +221,9 @@ class StaticMemoryPolicy:
         return {str(n): ns.to_json() for n, ns in sorted(self.state.machine_state.items())}
 
     # --- hints -----------------------------------------------------------------------------
-    def _requests(self, c: Container) -> dict[str, int]:
+    def _requests(self, pod: Pod, c: Container) -> dict[str, int]:
+        if pod_level_managed(pod, self.gates) and not is_container_equivalent_guaranteed(c):
+            return {}
         return {k: q.value() for k, q in c.resources.requests.items() if _is_memory(k) and q.value() > 0}
 
     def _calculate_hints(self, requests: dict[str, int], reusable: dict[tuple[int, str], int] | None = None
@@ -243,27 +270,35 @@ class StaticMemoryPolicy:
     def get_topology_hints(self, pod: Pod, c: Container):
         if get_pod_qos(pod, self.gates) != GUARANTEED or skipped_for_pod_level(pod, self.gates):
             return None
-        requests = self._requests(c)
+        requests = self._requests(pod, c)
         if not requests:
             return None
         blocks = self.state.entries.get(pod.uid, {}).get(c.name)
         if blocks is not None:
-            out = {}
-            for r, req in requests.items():
-                bs = [b for b in blocks if b.type == r]
-                if not bs or sum(b.size for b in bs) != req:
-                    return {k: [] for k in requests}
-                out[r] = [TopologyHint(mask_of(bs[0].numa_affinity), True)]
-            return out
+            return regenerate_hints(blocks, requests)
         hints = self._calculate_hints(requests, self.reusable.get(pod.uid))
         return {r: list(hints) for r in requests}
 
     def get_pod_topology_hints(self, pod: Pod):
-        if get_pod_qos(pod, self.gates) != GUARANTEED or skipped_for_pod_level(pod, self.gates):
+        """``GetPodTopologyHints``: an invalid pod-level pod gets empty hints (a preference that
+        cannot be met), a pod with blocks already gets them back, others the calculated masks."""
+        if get_pod_qos(pod, self.gates) != GUARANTEED:
             return None
-        requests = {k: q.value() for k, q in pod_requests(pod).items() if _is_memory(k) and q.value() > 0}
+        requests = pod_requested_resources(pod, self.gates)
+        if skipped_for_pod_level(pod, self.gates):
+            return None
+        if pod_level_managed(pod, self.gates):
+            try:
+                validate_pod_scope_memory(pod, self.gates)
+            except AdmissionError:
+                return {r: [] for r in requests}
         if not requests:
             return None
+        conts = self.state.entries.get(pod.uid, {})
+        for c, _ in pod.all_containers():
+            blocks = conts.get(c.name)
+            if blocks is not None:
+                return regenerate_hints(blocks, requests)
         hints = self._calculate_hints(requests)
         return {r: list(hints) for r in requests}
 
@@ -296,9 +331,9 @@ class StaticMemoryPolicy:
     def _allocate_container(self, pod: Pod, c: Container) -> list[Block] | None:
         if c.name in self.state.entries.get(pod.uid, {}):
             return None
-        requests = self._requests(c)
+        requests = self._requests(pod, c)
         if not requests:
-            return []
+            return None
         hint = self.affinity(pod.uid, c.name)
         reusable = self.reusable.setdefault(pod.uid, {})
         for uid in [u for u in self.reusable if u != pod.uid]:
@@ -344,7 +379,11 @@ class StaticMemoryPolicy:
             else:
                 reusable[key] = have - used
             blocks.append(Block(tuple(bits), r, req))
-        self._record(pod.uid, c.name, blocks, reserve=False)
+        self.state.entries.setdefault(pod.uid, {})[c.name] = blocks
+        for b in blocks:  # updateMachineState: every block counts once on each node of its affinity
+            for n in b.numa_affinity:
+                ms[n].number_of_assignments += 1
+                ms[n].cells = list(b.numa_affinity)
         return blocks
 
     def _violates_groups(self, bits: list[int]) -> bool:
@@ -360,36 +399,14 @@ class StaticMemoryPolicy:
         return False
 
     def allocate_pod(self, pod: Pod) -> None:
-        """Pod-level pods: reserve the pod's budget once on its affinity; every container runs there."""
-        from ...model.resources import is_pod_level_resources_set
-
-        if not is_pod_level_resources_set(pod) or pod.spec.resources is None:
+        """``AllocatePod`` for a pod-level pod (the pod-scope admit handler calls it once)."""
+        if not pod_level_managed(pod, self.gates):
             for c, _ in pod.all_containers():
                 self.allocate(pod, c)
             return
-        if get_pod_qos(pod, self.gates) != GUARANTEED or pod.uid in self.state.entries:
+        if pod.uid in self.state.entries:
             return
-        requests = {k: q.value() for k, q in pod.spec.resources.requests.items() if _is_memory(k) and q.value() > 0}
-        if not requests:
-            return
-        first = next(iter(pod.all_containers()))[0]
-        hint = self.affinity(pod.uid, first.name)
-        if hint.affinity is None:
-            best = self._best(self._calculate_hints(requests))
-            if best is None:
-                raise _err("failed to get the default NUMA affinity, no NUMA nodes with enough memory is available")
-            hint = best
-        bits = bits_of(hint.affinity)
-        ms = self.state.machine_state
-        for r, req in requests.items():
-            if sum(ms[n].memory_map[r].free if r in ms[n].memory_map else 0 for n in bits) < req:
-                raise _err(f"not enough {r} on NUMA nodes {bits} for the pod budget")
-        budget = [Block(tuple(bits), r, req) for r, req in requests.items()]
-        self._record(pod.uid, "", budget, reserve=True)
-        conts = self.state.entries[pod.uid]
-        for c, _ in pod.all_containers():
-            own = self._requests(c)
-            conts[c.name] = [Block(tuple(bits), r, v) for r, v in own.items()] or [Block(tuple(bits), "memory", 0)]
+        allocate_pod_bubble(self, pod)
 
     def numa_nodes_for_pod_budget(self, uid: str) -> list[int] | None:
         blocks = self.state.entries.get(uid, {}).get("")
