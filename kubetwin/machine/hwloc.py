@@ -17,7 +17,10 @@ How hwloc objects become the MachineInfo-shaped model:
   the first (the normal page size); distances from ``distances2`` (the ``NUMALatency`` matrix,
   else the first NUMA matrix) or v1 ``distances`` (``latency`` × ``latency_base``);
 * PCI devices from ``PCIDev`` (``pci_busid``, ``pci_type`` = "class [vendor:device] ..."),
-  local to the NUMA nodes of the nearest ancestor that has a ``nodeset``;
+  local to the NUMA nodes of the nearest ancestor that has a ``nodeset``; their PCIe root
+  complex is the host bridge above them (``Bridge`` with ``bridge_type`` "0-1"), named after
+  its domain and secondary bus (``bridge_pci="0000:[3a-3f]"`` → ``pci0000:3a``) as Linux names
+  the root's sysfs directory; without a host bridge, the bus of the topmost PCI object;
 * ``x86/*`` CPUID dumps have no NUMA nodes: one node 0 with all CPUs and 0 memory.
 """
 
@@ -34,6 +37,8 @@ from .model import Cache, Core, HugePages, Machine, NUMANode, PCIDevice, canonic
 MAX_XML_BYTES = 128 * 1024 * 1024
 MAX_ELEMENTS = 5_000_000
 _PCI_TYPE = re.compile(r"^\s*([0-9a-fA-F]{4})\s*\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]")
+_HOST_BRIDGE_PCI = re.compile(r"^\s*([0-9a-fA-F]{4}):\[([0-9a-fA-F]{2})-[0-9a-fA-F]{2}\]")
+_BUSID = re.compile(r"^([0-9a-fA-F]{4}):([0-9a-fA-F]{2}):[0-9a-fA-F]{2}\.[0-9a-fA-F]$")
 _CACHE_TYPES = {"0": "Unified", "1": "Data", "2": "Instruction"}
 
 
@@ -338,8 +343,25 @@ def _pci(objs: list[_Obj]) -> tuple[PCIDevice, ...]:
         out.append(PCIDevice(address=o.attrs.get("pci_busid", ""), class_code=int(m.group(1), 16),
                              vendor_id=int(m.group(2), 16), device_id=int(m.group(3), 16),
                              numa_nodes=tuple(nodes), model=o.infos.get("PCIDevice", ""),
-                             vendor=o.infos.get("PCIVendor", "")))
+                             vendor=o.infos.get("PCIVendor", ""), pcie_root=_pcie_root(o)))
     return tuple(out)
+
+
+def _pcie_root(obj: _Obj) -> str:
+    """``pci<domain>:<root bus>`` from the host bridge above ``obj``, else from the topmost
+    PCI object of its chain (which sits on the root bus)."""
+    topmost = obj.attrs.get("pci_busid", "")
+    a = obj.parent
+    while a is not None and a.type in ("Bridge", "PCIDev"):
+        if a.attrs.get("bridge_type", "").startswith("0-"):
+            m = _HOST_BRIDGE_PCI.match(a.attrs.get("bridge_pci", ""))
+            if m:
+                return f"pci{m.group(1)}:{m.group(2)}".lower()
+            break
+        topmost = a.attrs.get("pci_busid", topmost)
+        a = a.parent
+    m = _BUSID.match(topmost)
+    return f"pci{m.group(1)}:{m.group(2)}".lower() if m else ""
 
 
 def load_hwloc_xml(path: str) -> Machine:

@@ -101,7 +101,12 @@ def _pci_kind(class_code: int) -> str:
 class PCIDevice:
     """A PCI function and where it sits: ``class_code`` is the 16-bit class+subclass
     (``0x0302`` = 3D controller), ``numa_nodes`` the NUMA node(s) it is local to (empty when
-    unknown: sysfs ``numa_node`` = -1)."""
+    unknown: sysfs ``numa_node`` = -1).
+
+    ``pcie_root`` is the PCIe root complex the function hangs off, named as Linux names its
+    ``/sys/devices`` directory and as DRA drivers publish ``resource.kubernetes.io/pcieRoot``:
+    ``pci<domain>:<root bus>`` (``"pci0000:00"``); empty when the source cannot tell. Devices
+    under one root share the host bridge, which is what "GPU and NIC close together" means."""
 
     address: str  # domain:bus:device.function, e.g. "0000:3b:00.0"
     class_code: int
@@ -110,6 +115,7 @@ class PCIDevice:
     numa_nodes: tuple[int, ...] = ()
     model: str = ""
     vendor: str = ""
+    pcie_root: str = ""
 
     @property
     def kind(self) -> str:

@@ -92,7 +92,8 @@ def _node_lines(m: Machine, node: NUMANode, width: int, sockets_inside: bool) ->
     for d in m.pci_devices:
         if d.numa_node == node.id and d.kind != "other":
             name = d.model or f"{d.vendor_id:04x}:{d.device_id:04x}"
-            lines.append(f"  {d.kind.upper():4} {d.address}  {name}"[:width])
+            root = f" ({d.pcie_root})" if d.pcie_root else ""
+            lines.append(f"  {d.kind.upper():4} {d.address}{root}  {name}"[:width])
     return lines
 
 

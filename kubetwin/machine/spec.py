@@ -39,6 +39,33 @@ _DEVICES = {  # kind -> (class code, vendor, device, model)
 MAX_CPUS = 65536
 
 
+def _pci_devices(spec: str, devices: dict[str, int], n_nodes: int) -> list[PCIDevice]:
+    """GPUs, NICs, NVMe drives round-robin over NUMA nodes, each NUMA node with one PCIe root
+    complex: the root bus first, then one bus per device behind its own root port — the
+    layout that puts a node's GPUs and NICs under one ``resource.kubernetes.io/pcieRoot``."""
+    total = sum(devices.values())
+    if total > 0x100 - 0x10:
+        raise _err(spec, f"too many PCI devices: {total} (at most {0x100 - 0x10} PCI buses)")
+    placed = [(kind, i % n_nodes) for kind, count in devices.items() for i in range(count)]
+    buses: dict[int, int] = {}
+    bus = 0x10
+    for node in sorted({n for _, n in placed}):
+        buses[node] = bus  # the root bus
+        bus += 1 + sum(1 for _, n in placed if n == node)
+    if bus - 1 > 0xFF:
+        raise _err(spec, f"too many PCI devices: {len(placed)} devices and {len(buses)} root complexes "
+                         f"need {bus - 0x10} of the {0x100 - 0x10} PCI buses")
+    out: list[PCIDevice] = []
+    used = dict.fromkeys(buses, 0)
+    for kind, node in placed:
+        cls, vendor, device, model = _DEVICES[kind]
+        used[node] += 1
+        out.append(PCIDevice(address=f"0000:{buses[node] + used[node]:02x}:00.0", class_code=cls,
+                             vendor_id=vendor, device_id=device, numa_nodes=(node,), model=model,
+                             pcie_root=f"pci0000:{buses[node]:02x}"))
+    return out
+
+
 def looks_like_spec(text: str) -> bool:
     return bool(_SHAPE.match(text.split(":", 1)[0]))
 
@@ -153,16 +180,7 @@ def parse_spec(spec: str) -> Machine:
         nodes.append(NUMANode(id=nid, memory=node_mem, hugepages=node_hp, cores=tuple(cores),
                               caches=node_caches, distances=dist))
 
-    pci = []
-    bus = 0x10
-    for kind, count in devices.items():
-        cls, vendor, device, model = _DEVICES[kind]
-        for i in range(count):
-            pci.append(PCIDevice(address=f"0000:{bus:02x}:00.0", class_code=cls, vendor_id=vendor,
-                                 device_id=device, numa_nodes=(i % n_nodes,), model=model))
-            bus += 1
-            if bus > 0xFF:
-                raise _err(text, "too many PCI devices (at most 240)")
+    pci = _pci_devices(text, devices, n_nodes)
     machine_hp = tuple(HugePages(h.page_size, h.num_pages * n_nodes) for h in node_hp)
     return Machine(num_cores=total_cores * tpc, num_physical_cores=total_cores, num_sockets=sockets,
                    memory_capacity=node_mem * n_nodes, swap_capacity=swap, nodes=tuple(nodes),

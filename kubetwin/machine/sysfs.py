@@ -25,7 +25,11 @@ Online CPUs whose NUMA node has no directory (a node hot-removed, e.g. hwloc's
 kubelet on that machine works with the CPUs of the nodes it can see.
 
 PCI devices come from ``/sys/bus/pci/devices/*`` (``class``, ``vendor``, ``device``,
-``numa_node``, else ``local_cpulist``); cAdvisor does not read them, device plugins do.
+``numa_node``, else ``local_cpulist``); cAdvisor does not read them, device plugins do. Their
+PCIe root complex is read as ``k8s.io/dynamic-resource-allocation/deviceattribute`` reads it:
+the ``/sys/bus/pci/devices/<address>`` symlink must point into ``/sys/devices/pci…/…/<address>``
+and the first directory under ``/sys/devices`` is the root (``pci0000:00``); anything else
+(a real directory, a link elsewhere) leaves it unknown, where a driver would get an error.
 """
 
 from __future__ import annotations
@@ -57,6 +61,10 @@ class FileSystem(Protocol):
 
     def listdir(self, path: str) -> list[str] | None: ...
 
+    def readlink(self, path: str) -> str | None:
+        """The target of the symlink at ``path`` as written (``None``: not a symlink)."""
+        ...
+
 
 class DirFS:
     """A directory tree: ``/`` for the live machine, or an unpacked dump."""
@@ -74,6 +82,12 @@ class DirFS:
     def listdir(self, path: str) -> list[str] | None:
         try:
             return os.listdir(self.root / path)
+        except OSError:
+            return None
+
+    def readlink(self, path: str) -> str | None:
+        try:
+            return os.readlink(self.root / path)
         except OSError:
             return None
 
@@ -178,6 +192,7 @@ class TarFS:
         self._files: dict[str, bytes] = {}
         self._links: dict[str, str] = {}
         self._dirs: dict[str, set[str]] = {}
+        self._hard: set[str] = set()  # hard links live in _links too, but are not symlinks
         try:
             for name, kind, payload in _tar_members(_decompressed(file), file):
                 name = posixpath.normpath(name.lstrip("/"))
@@ -187,6 +202,7 @@ class TarFS:
                 if kind == "sym":
                     self._links[name] = payload.decode("utf-8", "replace")
                 elif kind == "hard":
+                    self._hard.add(name)
                     self._links[name] = "/" + posixpath.normpath(payload.decode("utf-8", "replace").lstrip("/"))
                 elif kind == "file":
                     self._files[name] = payload
@@ -253,6 +269,11 @@ class TarFS:
     def listdir(self, path: str) -> list[str] | None:
         d = self._dirs.get(self._resolve(path))
         return None if d is None else sorted(d)
+
+    def readlink(self, path: str) -> str | None:
+        parent, _, base = path.rstrip("/").rpartition("/")
+        name = f"{self._resolve(parent)}/{base}" if parent else posixpath.normpath(self.prefix + base)
+        return None if name in self._hard else self._links.get(name)
 
 
 # --- helpers -------------------------------------------------------------------------------
@@ -427,8 +448,33 @@ def _pci_devices(fs: FileSystem, nodes: list[NUMANode]) -> tuple[PCIDevice, ...]
                 local = tuple(n.id for n in nodes if n.cores and n.cpus.is_subset_of(near))
         out.append(PCIDevice(address=addr, class_code=(cls >> 8) & 0xFFFF,
                              vendor_id=_int_file(fs, f"{p}/vendor") or 0,
-                             device_id=_int_file(fs, f"{p}/device") or 0, numa_nodes=local))
+                             device_id=_int_file(fs, f"{p}/device") or 0, numa_nodes=local,
+                             pcie_root=pcie_root(fs, addr)))
     return tuple(out)
+
+
+_BDF_RE = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9a-f]$")
+
+
+def pcie_root(fs: FileSystem, address: str) -> str:
+    """The root complex (``pci0000:00``) of the PCI function ``address``, or ``""``.
+
+    Only a lowercase extended BDF is looked up and only a symlink that lands in
+    ``sys/devices/pci*`` and ends in the address counts, as the DRA helper library requires.
+    """
+    if not _BDF_RE.match(address):
+        return ""
+    link = f"sys/bus/pci/devices/{address}"
+    target = fs.readlink(link)
+    if not target:
+        return ""
+    if target.startswith("/"):
+        full = posixpath.normpath(target.lstrip("/"))
+    else:
+        full = posixpath.normpath(posixpath.join(posixpath.dirname(link), target))
+    if not full.startswith("sys/devices/pci") or posixpath.basename(full) != address:
+        return ""
+    return full.split("/")[2]
 
 
 def read_sysfs(fs: FileSystem, *, name: str = "", file: str | None = None) -> Machine:

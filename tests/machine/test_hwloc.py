@@ -160,3 +160,40 @@ def test_hwloc_v1_numa_parent_layout_loads():
     assert m.num_sockets == 2
     assert m.distance_matrix[0] == {0: 10, 1: 21}
     assert m.nodes[0].caches[0].level == 3
+
+
+@needs_shared
+def test_pcie_root_is_the_host_bridge_domain_and_secondary_bus():
+    m = load_machine(str(HWLOC / "xml/nvidiaDGX2.xml"))
+    roots = {d.address: d.pcie_root for d in m.pci_devices}
+    # bridge_pci="0000:[2b-3b]" above the first four GPUs, behind two levels of PCIe switches
+    assert roots["0000:34:00.0"] == roots["0000:3b:00.0"] == "pci0000:2b"
+    assert roots["0000:b7:00.0"] == "pci0000:ae"
+
+
+@needs_shared
+def test_pcie_root_keeps_the_pci_domain():
+    m = load_machine(str(HWLOC / "xml/power8gpudistances.xml"))
+    assert sorted(d.pcie_root for d in m.pci_devices) == ["pci0002:00", "pci0003:00", "pci000a:00", "pci000b:00"]
+
+
+@needs_shared
+def test_pcie_roots_from_hwloc_xml_agree_with_the_same_machine_read_from_sysfs():
+    xml = {d.address: d.pcie_root for d in load_machine(str(HWLOC / "linux/40intel64-2g2n4c+pcilocality.xml")).pci_devices}
+    fs = {d.address: d.pcie_root
+          for d in load_machine(str(HWLOC / "sysfs/40intel64-2g2n4c+pcilocality.tar.bz2")).pci_devices}
+    assert xml and all(fs[a] == root for a, root in xml.items())
+    assert set(xml.values()) == {"pci0000:00", "pci0000:40"}
+
+
+def test_pcie_root_without_a_host_bridge_is_the_bus_of_the_topmost_pci_object():
+    xml = b"""<?xml version="1.0"?><topology version="2.0">
+    <object type="Machine" os_index="0" cpuset="0x1" nodeset="0x1">
+     <object type="Package" os_index="0" cpuset="0x1"><object type="Core" os_index="0" cpuset="0x1">
+      <object type="PU" os_index="0" cpuset="0x1"/></object></object>
+     <object type="Bridge" bridge_type="1-1" depth="0" bridge_pci="0001:[41-41]" pci_busid="0001:40:01.0"
+             pci_type="0604 [8086:1234] [0000:0000] 00 00">
+      <object type="PCIDev" pci_busid="0001:41:00.0" pci_type="0302 [10de:20b0] [0000:0000] a1 00"/>
+     </object></object></topology>"""
+    (gpu,) = [d for d in read_hwloc_xml(xml, file="t.xml").pci_devices if d.kind == "gpu"]
+    assert gpu.pcie_root == "pci0001:40"

@@ -83,3 +83,15 @@ def test_bad_specs_name_the_bad_part(spec, message):
     with pytest.raises(InputError) as e:
         parse_spec(spec)
     assert f'machine spec "{spec}"' in str(e.value) and message in str(e.value)
+
+
+def test_each_numa_node_has_one_pcie_root_with_its_devices_on_buses_behind_it():
+    m = parse_spec("2s1n4c:gpus=2:nics=2")
+    got = [(d.kind, d.numa_node, d.address, d.pcie_root) for d in m.pci_devices]
+    assert got == [("gpu", 0, "0000:11:00.0", "pci0000:10"), ("gpu", 1, "0000:14:00.0", "pci0000:13"),
+                   ("nic", 0, "0000:12:00.0", "pci0000:10"), ("nic", 1, "0000:15:00.0", "pci0000:13")]
+
+
+def test_more_pci_devices_than_buses_is_refused():
+    with pytest.raises(InputError, match="too many PCI devices"):
+        parse_spec("2s1n4c:gpus=239")

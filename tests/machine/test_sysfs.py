@@ -166,3 +166,51 @@ def test_folder_without_cpus_is_rejected(tmp_path):
     _tree(tmp_path, {"sys/devices/system/cpu/online": "0\n"})
     with pytest.raises(InputError, match="no online CPU with topology information"):
         load_machine(str(tmp_path))
+
+
+@needs_shared
+def test_pcie_root_is_the_first_directory_the_bus_symlink_points_to():
+    m = load_machine(str(HWLOC / "sysfs/40intel64-2g2n4c+pcilocality.tar.bz2"))
+    roots = {d.address: d.pcie_root for d in m.pci_devices}
+    assert roots["0000:43:00.0"] == "pci0000:40"  # ../../../devices/pci0000:40/0000:40:03.0/0000:43:00.0
+    assert roots["0000:02:00.0"] == "pci0000:00"
+
+
+@needs_shared
+def test_pcie_root_is_unknown_when_the_bus_entry_is_no_symlink():
+    # this dump stores sys/bus/pci/devices/* as plain directories: readlink fails upstream too
+    m = load_machine(str(HWLOC / "sysfs/nvidiagpunumanodes.tar.bz2"))
+    assert m.pci_devices and all(d.pcie_root == "" for d in m.pci_devices)
+
+
+def _linked_gpu(root: Path, address: str, target: str) -> None:
+    real = root / "sys/bus/pci/devices" / target
+    assert real.resolve().name == address
+    _tree(real, {"class": "0x030200\n", "vendor": "0x10de\n", "device": "0x20b0\n", "numa_node": "0\n"})
+    link = root / "sys/bus/pci/devices" / address
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(target)
+
+
+def test_pcie_root_from_a_folder_with_relative_symlinks(tmp_path):
+    root = _two_node_tree(tmp_path)
+    _linked_gpu(root, "0000:3b:00.0", "../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0")
+    (gpu,) = load_machine(str(root)).pci_devices
+    assert gpu.pcie_root == "pci0000:3a"
+
+
+def test_pcie_root_needs_a_link_into_sys_devices_pci_ending_in_the_address(tmp_path):
+    root = _two_node_tree(tmp_path)
+    _linked_gpu(root, "0000:3b:00.0", "../../../devices/platform/vmbus/0000:3b:00.0")  # not under pci*
+    (gpu,) = load_machine(str(root)).pci_devices
+    assert gpu.pcie_root == ""
+
+
+def test_pcie_root_from_a_tarball_symlink(tmp_path):
+    tree = _two_node_tree(tmp_path / "dump")
+    _linked_gpu(tree, "0000:3b:00.0", "../../../devices/pci0000:3a/0000:3a:00.0/0000:3b:00.0")
+    tarball = tmp_path / "dump.tar.gz"
+    with tarfile.open(tarball, "w:gz") as tar:
+        tar.add(tree, arcname="dump")
+    (gpu,) = load_machine(str(tarball)).pci_devices
+    assert (gpu.address, gpu.pcie_root) == ("0000:3b:00.0", "pci0000:3a")
