@@ -5,9 +5,10 @@ with a device per GPU, NIC or NVMe controller it manages. Attributes follow what
 drivers and the standard attributes (``k8s.io/dynamic-resource-allocation/deviceattribute``)
 use: ``resource.kubernetes.io/pciBusID`` (extended BDF), ``type``, ``index``, ``model``,
 ``vendor``, ``vendorID``/``deviceID`` (4 hex digits), ``numaNode``; ``memory`` capacity where
-the model is known. ``resource.kubernetes.io/pcieRoot`` needs the host bridge a device hangs
-off, which a machine description here does not carry, so it is left out (as upstream does
-when it cannot resolve it).
+the model is known; ``resource.kubernetes.io/pcieRoot`` (``pci<domain>:<root bus>``, the
+root complex the device hangs off, for ``matchAttribute`` constraints that keep a GPU and a
+NIC under one host bridge) when the machine source tells it — a MachineInfo does not, and
+a driver that cannot resolve it publishes no such attribute either.
 
 Partitionable GPUs (gate DRAPartitionableDevices) follow the v1 shape: counters live in
 slices of their own (``sharedCounters``, at most 8 counter sets per slice), devices in other
@@ -30,6 +31,7 @@ from .api import (COUNTER_SETS_MAX, DEVICES_PER_SLICE_MAX, DEVICES_PER_SLICE_WIT
 from .cdi import CDIDevice, CDISpec, ContainerEdits
 
 PCI_BUS_ID: Final = "resource.kubernetes.io/pciBusID"
+PCIE_ROOT: Final = "resource.kubernetes.io/pcieRoot"
 KINDS: Final = ("gpu", "nic", "nvme")
 _GI: Final = 1024 ** 3
 
@@ -85,6 +87,8 @@ def _attributes(dev: PCIDevice, kind: str, index: int) -> tuple[dict[str, Any], 
     }
     if _BDF.match(dev.address):
         attrs[PCI_BUS_ID] = _string(dev.address.lower())
+    if dev.pcie_root:
+        attrs[PCIE_ROOT] = _string(dev.pcie_root)
     if dev.numa_node is not None:
         attrs["numaNode"] = {"int": dev.numa_node}
     capacity: dict[str, Any] = {}

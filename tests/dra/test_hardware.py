@@ -13,9 +13,9 @@ import yaml
 from kubetwin.dra.allocator import Allocator
 from kubetwin.dra.api import Node, parse_device_class, parse_resource_claim, parse_resource_slice
 from kubetwin.dra.features import AllocatorFeatures
-from kubetwin.dra.hardware import PCI_BUS_ID, devices_for_machine
+from kubetwin.dra.hardware import PCI_BUS_ID, PCIE_ROOT, devices_for_machine
 from kubetwin.errors import InputError
-from kubetwin.machine import load_machine
+from kubetwin.machine import load_machine, parse_spec
 
 from .conftest import KUBETWIN
 
@@ -134,3 +134,42 @@ def test_cli_slices_with_a_missing_machine_exits_1():
     out = subprocess.run(KUBETWIN + ["dra", "slices", "--machine", "/nonexistent.xml", "--driver", "d.example.com"],
                          capture_output=True, text=True)
     assert out.returncode == 1 and "nonexistent" in out.stderr
+
+
+def test_each_device_publishes_the_pcie_root_it_hangs_off():
+    pub = devices_for_machine(load_machine(str(DGX2)), "gpu.nvidia.com", "node-1", kinds=("gpu",))
+    roots = [d["attributes"][PCIE_ROOT]["string"] for d in devices(pub)]
+    assert roots == ["pci0000:2b"] * 4 + ["pci0000:4e"] * 4 + ["pci0000:ae"] * 4 + ["pci0000:d7"] * 4
+
+
+def test_partitions_inherit_the_pcie_root_of_their_gpu():
+    pub = devices_for_machine(load_machine(str(DGX2)), "gpu.nvidia.com", "node-1", kinds=("gpu",), partitions=2)
+    by_name = {d["name"]: d for d in devices(pub)}
+    assert by_name["gpu-5-part-1"]["attributes"][PCIE_ROOT] == {"string": "pci0000:4e"}
+
+
+def test_a_machine_source_without_pci_topology_publishes_no_pcie_root():
+    import dataclasses
+
+    machine = parse_spec("1s1n2c:gpus=1")
+    bare = dataclasses.replace(machine, pci_devices=tuple(dataclasses.replace(d, pcie_root="")
+                                                          for d in machine.pci_devices))
+    (gpu,) = devices(devices_for_machine(bare, "gpu.example.com", "node-1", kinds=("gpu",)))
+    assert PCIE_ROOT not in gpu["attributes"] and PCI_BUS_ID in gpu["attributes"]
+
+
+def test_match_attribute_on_pcie_root_pairs_a_gpu_with_a_nic_under_the_same_host_bridge():
+    machine = parse_spec("2s1n4c:gpus=2:nics=2")  # one GPU and one NIC under each NUMA node's root
+    pub = devices_for_machine(machine, "dev.example.com", "node-1")
+    classes = {k: parse_device_class({"metadata": {"name": k}, "spec": {"selectors": [{"cel": {"expression":
+               f'device.attributes["dev.example.com"].type == "{k}"'}}]}}) for k in ("gpu", "nic")}
+    claim = parse_resource_claim({"metadata": {"name": "c"}, "spec": {"devices": {
+        "requests": [{"name": "nic", "exactly": {"deviceClassName": "nic", "selectors": [{"cel": {"expression":
+                         'device.attributes["dev.example.com"].numaNode == 1'}}]}},
+                     {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}],
+        "constraints": [{"matchAttribute": PCIE_ROOT}]}}})
+    outcome = Allocator(AllocatorFeatures(), classes, [parse_resource_slice(s) for s in pub.slices]).allocate(
+        Node("node-1"), [claim])
+    assert outcome.allocated
+    got = {r.request: r.device for r in outcome.results[0].results}
+    assert got == {"nic": "nic-1", "gpu": "gpu-1"}  # without the constraint: gpu-0
