@@ -116,12 +116,16 @@ class Simulator:
         self.counters = Counters()
         self.samples: list[Sample] = []
         self.now = 0.0
+        #: events that can change the cluster (not flushes or samples): none left means nothing more happens
+        self.live = 0
         self.controllers = {c.key: c for c in scenario.controllers}
         self.total_expected = len(scenario.arrivals) + sum(c.replicas for c in scenario.controllers)
         self._pc_default = _default_priority_class(scenario.priority_classes)
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
+        if kind != FLUSH and kind != SAMPLE:
+            self.live += 1
         heapq.heappush(self.heap, (t, next(self.seq), kind, obj))
 
     def run(self) -> SimResult:
@@ -137,8 +141,10 @@ class Simulator:
         self.push(0.0, SAMPLE, None)
         horizon = self.sc.settings.horizon
         done = 0
-        while self.heap:
+        while self.heap and (self.live > 0 or self.active):
             t, _, kind, obj = heapq.heappop(self.heap)
+            if kind != FLUSH and kind != SAMPLE:
+                self.live -= 1
             if horizon is not None and t > horizon:
                 self.now = horizon
                 break
@@ -162,7 +168,7 @@ class Simulator:
                     self._enqueue(sp)
             elif kind == SAMPLE:
                 self._sample()
-                if any(k != SAMPLE for _, _, k, _ in self.heap) or self.active:
+                if self.live > 0 or self.active:
                     self.push(t + self.sc.settings.sample_interval, SAMPLE, None)
             if not self.heap or self.heap[0][0] > t:
                 self._schedule_all()
