@@ -1,0 +1,103 @@
+"""Reports: HTML is self-contained and renders; Prometheus text parses; the CLI writes them all."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubetwin.report.html import render_html
+from kubetwin.report.prometheus import render_metrics
+from kubetwin.sim import load_scenario, simulate
+
+SCENARIO = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "r"},
+            "spec": {"nodeGroups": [{"name": "n", "count": 2, "machine": "1s2n4c2t",
+                                     "kubeletConfig": {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}}}],
+                     "workloads": [{"name": "w", "count": 6, "arrival": {"interval": "10s"},
+                                    "template": {"spec": {"containers": [{"name": "c", "resources": {
+                                        "requests": {"cpu": "2", "memory": "1Gi"},
+                                        "limits": {"cpu": "2", "memory": "1Gi"}}}]}}}]}}
+
+
+@pytest.fixture
+def result(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(SCENARIO))
+    return simulate(load_scenario(p))
+
+
+def test_html_needs_no_network(result):
+    page = render_html([result])
+    assert "<svg" in page and "Per-node NUMA maps" in page
+    assert not re.search(r"(src|href)=[\"']?https?://", page)
+    assert "<script" not in page
+
+
+def test_html_compares_runs_side_by_side(result):
+    page = render_html([result, result])
+    assert page.count("<th>r</th>") == 2
+
+
+def test_prometheus_text_has_help_type_and_samples(result):
+    text = render_metrics([result])
+    assert "# TYPE kubetwin_sim_pods gauge" in text
+    assert 'kubetwin_sim_pods{scenario="r",phase="Running"} 6' in text
+    for line in text.splitlines():
+        assert line.startswith("#") or re.match(r'^[a-z_]+(\{[^}]*\})? [-0-9.e+]+$', line), line
+
+
+def test_json_results_have_placements_and_time_series(result):
+    data = result.to_json()
+    assert data["kind"] == "SimulationResult"
+    assert all(p["node"] for p in data["pods"]) and data["timeSeries"]
+    json.dumps(data)
+
+
+def _kubetwin() -> list[str]:
+    exe = Path(sys.executable).parent / "kubetwin"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "kubetwin"]
+
+
+def test_simulate_without_arguments_runs_the_default_scenario_and_writes_the_report(tmp_path):
+    out = subprocess.run(_kubetwin() + ["simulate", "--no-progress", "--json", "r.json", "--metrics", "m.prom"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "kubetwin-report.html").stat().st_size > 10_000
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["scheduled"] > 0
+    assert "kubetwin_sim_pods" in (tmp_path / "m.prom").read_text()
+
+
+def test_simulate_bad_scenario_exits_1_naming_file_and_field(tmp_path):
+    bad = dict(SCENARIO, spec={"nodeGroups": [{"name": "g", "count": "many", "capacity": {"cpu": "1"}}]})
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(bad))
+    out = subprocess.run(_kubetwin() + ["simulate", "bad.yaml"], cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 1
+    assert "bad.yaml" in out.stderr and "spec.nodeGroups[0].count" in out.stderr
+
+
+def test_simulate_bad_variant_exits_1(tmp_path):
+    out = subprocess.run(_kubetwin() + ["simulate", "--variant", "x:kubelet", "--report", "-"], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and "--variant[0]" in out.stderr
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium not installed")
+def test_the_report_renders_in_headless_chromium(tmp_path, result):
+    page = tmp_path / "report.html"
+    page.write_text(render_html([result]))
+    shot = tmp_path / "shot.png"
+    profile = tmp_path / "profile"
+    subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                    "--no-first-run", f"--user-data-dir={profile}", "--window-size=1200,1600",
+                    f"--screenshot={shot}", page.as_uri()], capture_output=True, timeout=90)
+    assert shot.exists() and shot.stat().st_size > 20_000
+    dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                          "--no-first-run", f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=90).stdout
+    assert "At a glance" in dom and "Over time" in dom
