@@ -27,7 +27,8 @@ from .framework.status import Code, Status
 from .framework.types import NodeInfo, PodInfo
 from .profile import Profile
 from .state import ClusterState
-from .vector import SKIPPED, SPREAD_STATE, VECTOR_FILTERS, VECTOR_SCORES, FilterVerdict, spread_constraints
+from .vector import (IPA_STATE, SKIPPED, SPREAD_STATE, VECTOR_FILTERS, VECTOR_SCORES, FilterVerdict,
+                     inter_pod_affinity_state, spread_constraints)
 
 NO_NODES = "no nodes available to schedule pods"
 
@@ -234,6 +235,13 @@ class Scheduler:
                 continue
             if plugin.name == "NodeResourcesFit" and self.vectorised:
                 state[plugin.name] = cs.amounts(pod).requests
+                continue
+            if plugin.name == "InterPodAffinity" and self.vectorised:
+                ipa_state = inter_pod_affinity_state(cs, pod)
+                if ipa_state is None:
+                    skipped.add(plugin.name)
+                else:
+                    state[IPA_STATE] = ipa_state
                 continue
             if plugin.name == "PodTopologySpread" and self.vectorised:
                 cons = spread_constraints(cs, pod, plugin)

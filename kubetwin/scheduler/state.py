@@ -179,8 +179,10 @@ class ClusterState:
         self.labels = LabelIndex(infos)
         self.names_array = np.array(self.names, dtype=object)
         self.bound: dict[str, BoundPod] = {}
-        #: (namespace, selector key) -> (matcher, matching pods per node), kept in step on bind/remove
-        self._match_counts: dict[Any, tuple[str, Any, np.ndarray]] = {}
+        #: selector key -> (namespace, terminating?, pod matcher, matching pods per node)
+        self._match_counts: dict[Any, tuple[str | None, bool, Any, np.ndarray]] = {}
+        #: nodes running pods with required anti-affinity (InterPodAffinity's symmetry)
+        self.nodes_with_anti: dict[int, int] = {}
         self.nodes_with_ports: set[int] = set()
         self.pods_with_affinity = 0
         self.pods_with_required_anti_affinity = 0
@@ -229,32 +231,38 @@ class ClusterState:
             got = a.score[k] = pod_request_list(pod, self.gates, resources, use_requested)
         return got
 
-    def match_counts(self, namespace: str, key: Any, matcher: Any) -> np.ndarray:
-        """Pods of ``namespace`` whose labels ``matcher`` accepts, per node (terminating pods excluded).
+    def match_counts(self, namespace: str | None, key: Any, matcher: Any, *, terminating: bool = False,
+                     pod_matcher: Any = None) -> np.ndarray:
+        """Pods matching a selector, per node, computed once and then kept in step on bind/remove.
 
-        Computed once per selector and then updated as pods are bound and removed, so
-        PodTopologySpread and InterPodAffinity count without walking every pod each cycle.
+        ``matcher`` takes labels (pods of ``namespace`` only, terminating ones excluded unless
+        ``terminating``); ``pod_matcher`` instead takes the whole pod (``namespace`` None). This
+        lets PodTopologySpread and InterPodAffinity count without walking every pod each cycle.
         """
-        hit = self._match_counts.get((namespace, key))
+        full = (namespace, key, terminating)
+        hit = self._match_counts.get(full)
         if hit is not None:
-            return hit[2]
+            return hit[3]
+        if pod_matcher is None:
+            def pod_matcher(p: Pod, ns: str | None = namespace, m: Any = matcher) -> bool:
+                return p.metadata.namespace == ns and m(p.metadata.labels)
         arr = np.zeros(self.n, dtype=np.int64)
         for b in self.bound.values():
             p = b.pod
-            if p.metadata.namespace == namespace and p.metadata.deletion_timestamp is None \
-                    and matcher(p.metadata.labels):
+            if (terminating or p.metadata.deletion_timestamp is None) and pod_matcher(p):
                 arr[b.node] += 1
         if len(self._match_counts) > 512:
             self._match_counts.clear()
-        self._match_counts[(namespace, key)] = (namespace, matcher, arr)
+        self._match_counts[full] = (namespace, terminating, pod_matcher, arr)
         return arr
 
     def _count(self, pod: Pod, i: int, delta: int) -> None:
-        if pod.metadata.deletion_timestamp is not None:
-            return
-        ns, labels = pod.metadata.namespace, pod.metadata.labels
-        for cns, matcher, arr in self._match_counts.values():
-            if cns == ns and matcher(labels):
+        live = pod.metadata.deletion_timestamp is None
+        ns = pod.metadata.namespace
+        for cns, terminating, pod_matcher, arr in self._match_counts.values():
+            if cns is not None and cns != ns:
+                continue
+            if (terminating or live) and pod_matcher(pod):
                 arr[i] += delta
 
     # --- incremental updates (the cache's AddPod / RemovePod) ---------------------------------
@@ -283,6 +291,7 @@ class ClusterState:
             self.pods_with_affinity += 1
         if info.has_required_anti_affinity:
             self.pods_with_required_anti_affinity += 1
+            self.nodes_with_anti[i] = self.nodes_with_anti.get(i, 0) + 1
         self.bound[uid] = BoundPod(pod, info, i, vec, nzt, ports)
         if self._match_counts:
             self._count(pod, i, 1)
@@ -306,6 +315,11 @@ class ClusterState:
             self.pods_with_affinity -= 1
         if b.info.has_required_anti_affinity:
             self.pods_with_required_anti_affinity -= 1
+            left = self.nodes_with_anti.get(i, 0) - 1
+            if left > 0:
+                self.nodes_with_anti[i] = left
+            else:
+                self.nodes_with_anti.pop(i, None)
         if self._match_counts:
             self._count(b.pod, i, -1)
         return self.names[i]

@@ -286,6 +286,99 @@ def filter_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, state: C
     return FilterVerdict(plugin.name, fail, code, key, lambda k: reasons[k])
 
 
+IPA_STATE = "InterPodAffinity/vector"
+
+
+def _term_key(t: Any, raw: Any) -> tuple:
+    ns_sel = raw.namespace_selector
+    everything = ns_sel is not None and not ns_sel.match_labels and not ns_sel.match_expressions
+    return (_SEL_ENCODER.encode(raw.label_selector), tuple(sorted(t.namespaces)), everything)
+
+
+def inter_pod_affinity_state(cs: ClusterState, pod: Pod) -> tuple | None:
+    """InterPodAffinity's PreFilter: the pod's resolved required terms and the topology pairs
+    where existing pods' required anti-affinity rejects it; None when it would Skip."""
+    from .framework.types import PodInfo
+    from .plugins import interpodaffinity as ipa
+
+    snap = cs.snapshot
+    info = PodInfo(pod)
+    raw_aff, raw_anti = ipa._raw(pod, False, False), ipa._raw(pod, True, False)
+    affinity = ipa._resolved_terms(pod, info.required_affinity_terms, raw_aff, snap)
+    anti = ipa._resolved_terms(pod, info.required_anti_affinity_terms, raw_anti, snap)
+    ns_labels = snap.namespace_labels(pod.metadata.namespace)
+    existing: dict[tuple[str, str], int] = {}
+    for i in cs.nodes_with_anti:
+        ni = cs.infos[i]
+        for ep in ni.pods_with_required_anti_affinity:
+            for t in ep.required_anti_affinity_terms:
+                if t.matches(pod, ns_labels):
+                    v = ni.labels.get(t.topology_key)
+                    if v is not None:
+                        existing[(t.topology_key, v)] = existing.get((t.topology_key, v), 0) + 1
+    if not affinity and not anti and not existing:
+        return None
+    return affinity, raw_aff, anti, raw_anti, existing
+
+
+def _domain_hits(cs: ClusterState, key: str, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(node's code for ``key``, does the node's domain hold a counted pod)."""
+    codes = cs.labels.codes_of(key)
+    nvals = len(cs.labels.values.get(key, ()))
+    if not nvals:
+        return codes, np.zeros(cs.n, dtype=bool)
+    has = codes >= 0
+    dom = np.bincount(codes[has], weights=counts[has], minlength=nvals) > 0
+    return codes, has & dom[np.where(has, codes, 0)]
+
+
+def filter_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict | None:
+    from .plugins import interpodaffinity as ipa
+
+    st = state.get(IPA_STATE)
+    if st is None:
+        return None
+    affinity, raw_aff, anti, raw_anti, existing = st
+    n = cs.n
+    fail = np.zeros(n, dtype=bool)
+    key = np.zeros(n, dtype=np.int64)
+    if affinity:
+        k = ("affinity-all",) + tuple(_term_key(t, r) for t, r in zip(affinity, raw_aff))
+        counts = cs.match_counts(None, k, None, terminating=True,
+                                 pod_matcher=lambda p, terms=affinity: ipa.matches_all(terms, p))
+        missing = np.zeros(n, dtype=bool)
+        exist = np.ones(n, dtype=bool)
+        any_counted = False
+        for t in affinity:
+            codes, hit = _domain_hits(cs, t.topology_key, counts)
+            missing |= codes < 0
+            exist &= hit
+            any_counted |= bool(counts[codes >= 0].sum() > 0)
+        first_pod = not any_counted and ipa.matches_all(affinity, pod)
+        bad = missing | (~exist & (not first_pod))
+        key[bad] = 1
+        fail |= bad
+    for t, r in zip(anti, raw_anti):
+        counts = cs.match_counts(None, ("anti",) + _term_key(t, r), None, terminating=True,
+                                 pod_matcher=lambda p, term=t: term.matches(p, {}))
+        _, hit = _domain_hits(cs, t.topology_key, counts)
+        bad = hit & ~fail
+        key[bad] = 2
+        fail |= bad
+    for (k, v), c in existing.items():
+        if c <= 0:
+            continue
+        code = cs.labels.code_of(k, v)
+        if code is None:
+            continue
+        bad = (cs.labels.codes_of(k) == code) & ~fail
+        key[bad] = 3
+        fail |= bad
+    code = np.where(key == 1, UU, U).astype(np.int8)
+    reasons = ((), (ipa.ERR_REASON_AFFINITY,), (ipa.ERR_REASON_ANTI_AFFINITY,), (ipa.ERR_REASON_EXISTING_ANTI_AFFINITY,))
+    return FilterVerdict(plugin.name, fail, code, key, lambda kk: reasons[kk])
+
+
 VECTOR_FILTERS: dict[str, Callable[[ClusterState, Pod, Any, CycleState], FilterVerdict | None]] = {
     "NodeUnschedulable": filter_node_unschedulable,
     "NodeName": filter_node_name,
@@ -294,6 +387,7 @@ VECTOR_FILTERS: dict[str, Callable[[ClusterState, Pod, Any, CycleState], FilterV
     "NodePorts": filter_node_ports,
     "NodeResourcesFit": filter_node_resources_fit,
     "PodTopologySpread": filter_pod_topology_spread,
+    "InterPodAffinity": filter_inter_pod_affinity,
 }
 
 

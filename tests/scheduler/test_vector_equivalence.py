@@ -84,9 +84,21 @@ def _pod(rng: random.Random, name: str, node: str | None = None) -> Pod:
                 {"key": "disk", "operator": "In", "values": [rng.choice(DISKS)]}]}},
             {"weight": rng.randint(0, 5), "preference": {"matchExpressions": [
                 {"key": "topology.kubernetes.io/zone", "operator": "Exists"}]}}]
+    if rng.random() < 0.15:
+        term: dict = {"topologyKey": rng.choice(["kubernetes.io/hostname", "topology.kubernetes.io/zone", "disk"]),
+                      "labelSelector": rng.choice([{"matchLabels": {"app": "x"}}, {"matchLabels": {"tier": "a"}}])}
+        r = rng.random()
+        if r < 0.2:
+            term["namespaces"] = ["other"]
+        elif r < 0.35:
+            term["namespaceSelector"] = {}
+        aff["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
     if rng.random() < 0.1:
-        aff["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "x"}}}]}
+        terms = [{"topologyKey": rng.choice(["topology.kubernetes.io/zone", "disk"]),
+                  "labelSelector": {"matchLabels": {"app": rng.choice(["x", "y"])}}}]
+        if rng.random() < 0.3:
+            terms.append({"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"tier": "a"}}})
+        aff["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": terms}
     if aff:
         spec["affinity"] = aff
     if rng.random() < 0.3:
@@ -143,7 +155,7 @@ def _run(seed: int, n_nodes: int, n_pods: int, profile: Profile | None = None) -
         assert fast.next_start == slow.next_start
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10**9))
 def test_vectorised_cycles_match_plugin_by_plugin_cycles_on_small_clusters(seed):
     _run(seed, n_nodes=12, n_pods=25)
