@@ -46,8 +46,22 @@ class FilterVerdict:
         return Status(Code(int(self.code[i])), self.reasons_of(k), self.plugin)
 
 
+_CODE_ARRAYS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _codes(n: int, code: np.int8) -> np.ndarray:
+    """A shared read-only array of one code (verdicts never write to it)."""
+    arr = _CODE_ARRAYS.get((n, int(code)))
+    if arr is None:
+        arr = np.full(n, code, dtype=np.int8)
+        arr.flags.writeable = False
+        _CODE_ARRAYS[(n, int(code))] = arr
+    return arr
+
+
 def _single(plugin: str, fail: np.ndarray, code: np.int8, reason: str) -> FilterVerdict:
-    return FilterVerdict(plugin, fail, np.full(len(fail), code, dtype=np.int8), None, lambda _k: (reason,))
+    reasons = (reason,)
+    return FilterVerdict(plugin, fail, _codes(len(fail), code), None, lambda _k: reasons)
 
 
 # --- node-local filters ----------------------------------------------------------------------
@@ -135,7 +149,7 @@ def filter_node_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: CycleSt
     key[pod_fail] = 1
     fail |= pod_fail
     reasons = ((nodeaffinity.ERR_REASON_ENFORCED,), (nodeaffinity.ERR_REASON_POD,))
-    return FilterVerdict(plugin.name, fail, np.full(cs.n, UU, dtype=np.int8), key, lambda k: reasons[k])
+    return FilterVerdict(plugin.name, fail, _codes(cs.n, UU), key, lambda k: reasons[k])
 
 
 def filter_node_ports(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict:

@@ -188,3 +188,21 @@ profiles:
     profile = load_profile(cfg)
     for seed in range(5):
         _run(seed, n_nodes=15, n_pods=20, profile=profile)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_first_cycle_matches_the_explained_one_shot_cycle(seed):
+    from kubetwin.scheduler.cycle import schedule_one
+    from kubetwin.scheduler.inputs import ClusterInputs
+
+    rng = random.Random(seed)
+    nodes = [_node(rng, i) for i in range(20)]
+    running = [_pod(rng, f"r{k}", f"n{rng.randrange(20)}") for k in range(20)]
+    cluster = ClusterInputs(nodes, running)
+    for k in range(10):
+        pod = _pod(rng, f"p{k}")
+        explained = schedule_one(cluster, pod, gates_for(), seed=seed)
+        fast = Scheduler(None, nodes, gates_for(), seed, pods=running).schedule(pod)
+        assert (fast.node, fast.message if fast.node is None else "") == (
+            explained.node, explained.message if explained.node is None else "")
+        assert fast.feasible == len(explained.feasible)

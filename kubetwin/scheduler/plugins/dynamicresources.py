@@ -167,13 +167,13 @@ class DynamicResources(Plugin):
 
     def reserve(self, pod: Pod, node: str) -> None:
         """The pod is bound to ``node``: its new allocations take their devices."""
+        if not pod.spec.resource_claims:
+            return
         from ...dra.api import AllocatedDevice
 
         uid, per_node = self._last
         s_outcome = per_node.get(node) if uid == pod.uid else None
         if s_outcome is None:
-            if not pod.spec.resource_claims:
-                return
             state = CycleState()
             _, st = self.pre_filter(state, pod, [])
             if not st.is_success:
@@ -200,6 +200,8 @@ class DynamicResources(Plugin):
 
     def unreserve(self, pod: Pod) -> None:
         """The pod is gone: claims no other pod uses give their devices back."""
+        if not pod.spec.resource_claims:
+            return
         alloc = self._allocator
         for key, (result, _, users) in list(self._allocated.items()):
             users.discard(pod.uid)
