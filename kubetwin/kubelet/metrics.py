@@ -43,11 +43,31 @@ def render_metrics(node: Any) -> str:
     if cpu is not None:
         family("kubelet_cpu_manager_shared_pool_size_millicores", "gauge",
                "[ALPHA] The size of the shared CPU pool for non-guaranteed QoS pods, in millicores.",
-               [_line("kubelet_cpu_manager_shared_pool_size_millicores", node.cpu.state.default_cpuset.size() * 1000)])
-        excl = sum(cs.size() for conts in node.cpu.state.entries.values() for cs in conts.values())
+               [_line("kubelet_cpu_manager_shared_pool_size_millicores", c.shared_pool_millicores)])
         family("kubelet_cpu_manager_exclusive_cpu_allocation_count", "gauge",
                "[ALPHA] The total number of CPUs exclusively allocated to containers running on this node",
-               [_line("kubelet_cpu_manager_exclusive_cpu_allocation_count", excl)])
+               [_line("kubelet_cpu_manager_exclusive_cpu_allocation_count", c.exclusive_cpus)])
+        family("kubelet_cpu_manager_allocation_per_numa", "gauge", "[ALPHA] Number of CPUs allocated per NUMA node",
+               [_line("kubelet_cpu_manager_allocation_per_numa", v, {"numa_node": str(n)})
+                for n, v in sorted(c.allocation_per_numa.items())])
+    aligned: dict[tuple[str, str], int] = {}
+    failures: dict[tuple[str, str], int] = {}
+    for src in (c, node.topology):
+        if src is None:
+            continue
+        for table, into in ((src.aligned, aligned), (src.aligned_failures, failures)):
+            for key, v in table.items():
+                into[key] = into.get(key, 0) + v
+    if aligned or failures:
+        family("kubelet_container_aligned_compute_resources_count", "counter",
+               "[ALPHA] Cumulative number of aligned compute resources allocated to containers by alignment type.",
+               [_line("kubelet_container_aligned_compute_resources_count", v, {"scope": sc, "boundary": b})
+                for (sc, b), v in sorted(aligned.items())])
+        family("kubelet_container_aligned_compute_resources_failure_count", "counter",
+               "[ALPHA] Cumulative number of failures to allocate aligned compute resources to containers by "
+               "alignment type.",
+               [_line("kubelet_container_aligned_compute_resources_failure_count", v, {"scope": sc, "boundary": b})
+                for (sc, b), v in sorted(failures.items())])
     mem = node.memory.policy
     mc = mem.counters if mem is not None else None
     family("kubelet_memory_manager_pinning_requests_total", "counter",

@@ -60,6 +60,7 @@ class CPUManager:
                              fix="drain the node and remove the cpu_manager_state file, or use the policy it was written with")
         if self.policy is not None:
             self.policy.validate_state(self.state)
+            self.policy.initialize_metrics(self.state)
 
     @property
     def reserved(self) -> CPUSet:
@@ -86,7 +87,7 @@ class CPUManager:
         for name in list(self.state.entries.get(pod_uid, {})):
             self.policy.remove_container(self.state, pod_uid, name)
         if pod_uid in self.state.pod_entries and pod_uid not in self.state.entries:
-            self.state.default_cpuset = self.state.default_cpuset | self.state.pod_entries.pop(pod_uid)
+            self.policy.release_pod_bubble(self.state, pod_uid)
         self.policy.cpus_to_reuse.pop(pod_uid, None)
 
     # --- what the container sees -----------------------------------------------------------

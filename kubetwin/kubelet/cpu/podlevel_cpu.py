@@ -1,5 +1,8 @@
 """``AllocatePod`` of the static policy: one CPU bubble for a pod-level pod, then its partition.
 
+Metrics as upstream: no pinning request for the pod itself, one per exclusive container; the
+bubble moves the exclusive-CPU and shared-pool gauges once.
+
 The bubble is sized by the pod's integer CPU budget and aligned once; exclusive containers take
 slices of it in order; a regular init container without exclusive CPUs runs in what the
 sidecars left at its turn; everything else shares the final pod shared pool.
@@ -25,7 +28,6 @@ def allocate_pod_bubble(p: "StaticPolicy", s: CPUState, pod: Pod) -> None:
     if total == 0:
         return
     c = p.counters
-    c.pinning_requests += 1
     try:
         validate_pod_scope_resources(pod, total, p.gates)
         p._smt_check(s, total)
@@ -34,6 +36,8 @@ def allocate_pod_bubble(p: "StaticPolicy", s: CPUState, pod: Pod) -> None:
         first = next(iter(pod.all_containers()))[0]
         hint = p.affinity(pod.uid, first.name)
         bubble = p.allocate_cpus(s, total, hint.affinity, EMPTY)
+        # before the containers are stored: the per-NUMA gauge does not see this pod yet
+        p.update_metrics_on_allocate(s, bubble)
         plan = _partition(p, pod, bubble)
     except AdmissionError:
         c.pinning_errors += 1
@@ -57,6 +61,7 @@ def _partition(p: "StaticPolicy", pod: Pod, bubble: CPUSet) -> list[tuple[str, C
     for ic in pod.spec.init_containers:
         n = guaranteed_cpus(pod, ic, p.gates)
         if n > 0:
+            p.counters.pinning_requests += 1
             cpus = p.strategy.take(p.tm, bubble - sidecars, n)
             plan[ic.name] = (cpus, "pod_exclusive")
             if is_sidecar(ic):
@@ -69,6 +74,7 @@ def _partition(p: "StaticPolicy", pod: Pod, bubble: CPUSet) -> list[tuple[str, C
     for ac in pod.spec.containers:
         n = guaranteed_cpus(pod, ac, p.gates)
         if n > 0:
+            p.counters.pinning_requests += 1
             cpus = p.strategy.take(p.tm, shared, n)
             shared = shared - cpus
             plan[ac.name] = (cpus, "pod_exclusive")

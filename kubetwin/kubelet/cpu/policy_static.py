@@ -44,6 +44,14 @@ class Counters:
     allocations: dict[tuple[str, str], int] = field(default_factory=dict)  # (resource, source)
     allocation_errors: dict[tuple[str, str], int] = field(default_factory=dict)
     assignments: dict[tuple[str, str], int] = field(default_factory=dict)  # (resource, assignment_type)
+    #: gauges kept as the kubelet keeps them: set at start, then moved by each allocation/release
+    exclusive_cpus: int = 0
+    shared_pool_millicores: int = 0
+    #: NUMA node -> CPUs; a node is only ever overwritten when it still holds CPUs (upstream quirk)
+    allocation_per_numa: dict[int, int] = field(default_factory=dict)
+    #: (scope, boundary) -> count, for container_aligned_compute_resources_(failure_)count
+    aligned: dict[tuple[str, str], int] = field(default_factory=dict)
+    aligned_failures: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def bump(self, table: dict, key: tuple[str, str], n: int = 1) -> None:
         table[key] = table.get(key, 0) + n
@@ -126,6 +134,55 @@ class StaticPolicy:
             raise InputError(f'current set of available CPUs "{all_cpus}" doesn\'t match with CPUs in state "{total}"',
                              path="cpu_manager_state")
 
+    # --- metrics (initializeMetrics, updateMetricsOnAllocate/Release) -------------------------
+    def initialize_metrics(self, s: CPUState) -> None:
+        m = self.counters
+        m.shared_pool_millicores = self.available(s).size() * 1000
+        m.aligned_failures.setdefault(("container", "physical_cpu"), 0)
+        m.aligned.setdefault(("container", "physical_cpu"), 0)
+        m.aligned.setdefault(("container", "uncore_cache"), 0)
+        assigned = self._assigned_exclusive(s)
+        m.exclusive_cpus = assigned.bit_count()
+        self._update_per_numa(assigned)
+
+    @staticmethod
+    def _assigned_exclusive(s: CPUState) -> int:
+        """``getTotalAssignedExclusiveCPUs``: container assignments only (pod bubbles are not read)."""
+        mask = 0
+        for conts in s.entries.values():
+            for cpus in conts.values():
+                mask |= cpus.mask
+        return mask
+
+    def _update_per_numa(self, mask: int) -> None:
+        per = self.counters.allocation_per_numa
+        for node, cpus in self.tm.numa.items():
+            n = (mask & cpus).bit_count()
+            if n:
+                per[node] = n
+
+    def _aligned_at_uncore(self, cpus: CPUSet) -> bool:
+        mask = cpus.mask
+        if mask.bit_count() <= 1:
+            return True
+        return any(mask & ~u == 0 for u in self.tm.uncore.values())
+
+    def update_metrics_on_allocate(self, s: CPUState, cpus: CPUSet) -> None:
+        m = self.counters
+        n = cpus.size()
+        m.exclusive_cpus += n
+        m.shared_pool_millicores -= n * 1000
+        if self._aligned_at_uncore(cpus):
+            m.bump(m.aligned, ("container", "uncore_cache"))
+        self._update_per_numa(self._assigned_exclusive(s))
+
+    def update_metrics_on_release(self, s: CPUState, cpus: CPUSet) -> None:
+        m = self.counters
+        n = cpus.size()
+        m.exclusive_cpus -= n
+        m.shared_pool_millicores += n * 1000
+        self._update_per_numa(self._assigned_exclusive(s) & ~cpus.mask)
+
     # --- pools ------------------------------------------------------------------------------
     def available(self, s: CPUState) -> CPUSet:
         return s.default_cpuset - self.reserved
@@ -149,27 +206,36 @@ class StaticPolicy:
         n = guaranteed_cpus(pod, c, self.gates)
         if n == 0 or skipped_for_pod_level(pod, self.gates):
             return
-        self.counters.pinning_requests += 1
+        m = self.counters
+        m.pinning_requests += 1
         try:
             self._smt_check(s, n)
             existing = s.get(pod.uid, c.name)
             if existing is not None:
                 self._update_reuse(pod, c, existing)
+                self._count_physical_alignment()
                 return
             hint = self.affinity(pod.uid, c.name)
             cpus = self.allocate_cpus(s, n, hint.affinity, self.cpus_to_reuse.get(pod.uid, EMPTY))
-        except AdmissionError:
-            self.counters.pinning_errors += 1
-            self.counters.bump(self.counters.allocation_errors, ("cpu", "node"))
+        except (AdmissionError, AllocationError) as exc:
+            m.pinning_errors += 1
+            m.bump(m.allocation_errors, ("cpu", "node"))
+            if self.options.full_physical_cpus_only:
+                m.bump(m.aligned_failures, ("container", "physical_cpu"))
+            if isinstance(exc, AllocationError):
+                raise AdmissionError(str(exc)) from None
             raise
-        except AllocationError as exc:
-            self.counters.pinning_errors += 1
-            self.counters.bump(self.counters.allocation_errors, ("cpu", "node"))
-            raise AdmissionError(str(exc)) from None
         s.set(pod.uid, c.name, cpus)
         self._update_reuse(pod, c, cpus)
-        self.counters.bump(self.counters.allocations, ("cpu", "node"))
-        self.counters.bump(self.counters.assignments, ("cpu", "node_exclusive"))
+        self.update_metrics_on_allocate(s, cpus)
+        m.bump(m.allocations, ("cpu", "node"))
+        m.bump(m.assignments, ("cpu", "node_exclusive"))
+        self._count_physical_alignment()
+
+    def _count_physical_alignment(self) -> None:
+        """A successful ``Allocate`` (the already-allocated shortcut included) under full-pcpus-only."""
+        if self.options.full_physical_cpus_only:
+            self.counters.bump(self.counters.aligned, ("container", "physical_cpu"))
 
     def _aligned_pool(self, numa_affinity: int) -> int:
         tm = self.tm
@@ -217,12 +283,20 @@ class StaticPolicy:
         s.delete(pod_uid, name)
         if pod_uid in s.pod_entries:
             if pod_uid not in s.entries:
-                s.default_cpuset = s.default_cpuset | s.pod_entries.pop(pod_uid)
+                self.release_pod_bubble(s, pod_uid)
             return
         still = 0
         for other in s.entries.get(pod_uid, {}).values():
             still |= other.mask
-        s.default_cpuset = s.default_cpuset | CPUSet.from_mask(cpus.mask & ~still)
+        released = CPUSet.from_mask(cpus.mask & ~still)
+        s.default_cpuset = s.default_cpuset | released
+        self.update_metrics_on_release(s, released)
+
+    def release_pod_bubble(self, s: CPUState, pod_uid: str) -> None:
+        """The last container of a pod-level pod is gone: the whole bubble goes back to the pool."""
+        bubble = s.pod_entries.pop(pod_uid)
+        s.default_cpuset = s.default_cpuset | bubble
+        self.update_metrics_on_release(s, bubble)
 
     # --- hints ---------------------------------------------------------------------------------
     def generate_hints(self, available: CPUSet, reusable: CPUSet, request: int) -> list[TopologyHint]:

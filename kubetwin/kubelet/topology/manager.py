@@ -45,6 +45,24 @@ class TopologyManager:
     admission_requests: int = 0
     admission_errors: int = 0
     explain: list[ExplainRecord] | None = None
+    #: (scope, "numa_node") -> containers (or pods) admitted / refused with guaranteed alignment
+    aligned: dict[tuple[str, str], int] = field(default_factory=dict)
+    aligned_failures: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.policy.name != NONE:  # initializeMetrics: the four series exist from the start
+            for scope in ("container", "pod"):
+                self.aligned.setdefault((scope, "numa_node"), 0)
+                self.aligned_failures.setdefault((scope, "numa_node"), 0)
+
+    def _alignment_guaranteed(self) -> bool:
+        """``IsAlignmentGuaranteed``: only single-numa-node promises NUMA alignment or failure."""
+        return self.policy.name == "single-numa-node"
+
+    def _count_alignment(self, scope: str, ok: bool) -> None:
+        if self._alignment_guaranteed():
+            table = self.aligned if ok else self.aligned_failures
+            table[(scope, "numa_node")] = table.get((scope, "numa_node"), 0) + 1
 
     def add_provider(self, name: str, provider: HintProvider) -> None:
         self.providers.append((name, provider))
@@ -90,10 +108,12 @@ class TopologyManager:
             best, admit = self.policy.merge([h for _, h in hints])
             self._record(c.name, hints, best, admit)
             if not admit:
+                self._count_alignment("container", False)
                 raise TopologyAffinityError()
             self.affinities[(pod.uid, c.name)] = best
             for _, p in self.providers:
                 p.allocate(pod, c)
+            self._count_alignment("container", True)
 
     def pod_level_pod_scope(self, pod: Pod) -> bool:
         """Whether admission went through ``AllocatePod`` (pod scope, pod-level resource managers)."""
@@ -108,6 +128,7 @@ class TopologyManager:
         pod_level = (self.gates is not None and self.gates.enabled("PodLevelResources")
                      and self.gates.enabled("PodLevelResourceManagers") and is_pod_level_resources_set(pod))
         if not admit:
+            self._count_alignment("pod", False)
             if pod_level:
                 raise TopologyAffinityError("Pod Scope: Resources cannot be allocated with Topology locality")
             raise TopologyAffinityError()
@@ -116,7 +137,8 @@ class TopologyManager:
         if pod_level:
             for _, p in self.providers:
                 p.allocate_pod(pod)
-            return
-        for c, _ in pod.all_containers():
-            for _, p in self.providers:
-                p.allocate(pod, c)
+        else:
+            for c, _ in pod.all_containers():
+                for _, p in self.providers:
+                    p.allocate(pod, c)
+        self._count_alignment("pod", True)
