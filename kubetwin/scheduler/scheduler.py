@@ -16,6 +16,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+import msgspec
 import numpy as np
 
 from ..errors import KubetwinError
@@ -211,6 +212,41 @@ class Scheduler:
             if any(p.uid == pod.uid for p in pods):
                 return node
         return pod.status.nominated_node_name or None
+
+    def apply_preemption(self, result: "ScheduleResult") -> None:
+        """What upstream does after PostFilter nominated a node: evict the victims, nominate the pod."""
+        if result.nominated_node is None:
+            return
+        for v in result.victims:
+            self.remove(v)
+        self.nominate(result.pod, result.nominated_node)
+
+    def run(self, queue: Any, *, max_cycles: int | None = None, now: float | None = None) -> list["ScheduleResult"]:
+        """Schedule what ``queue`` (a :class:`~.queue.SchedulingQueue`) holds until it has nothing
+        ready: bind what fits, preempt where DefaultPreemption nominates, park the rest until an
+        event their rejecting plugins registered for (binds and evictions are such events)."""
+        from .queue import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE
+
+        results = []
+        while max_cycles is None or len(results) < max_cycles:
+            pod = queue.pop(now)
+            if pod is None:
+                break
+            r = self.schedule(pod)
+            results.append(r)
+            if r.node is not None:
+                self.bind(pod, r.node)
+                queue.on_event(ASSIGNED_POD_ADD, now or 0.0)
+                continue
+            if r.nominated_node is not None:
+                self.apply_preemption(r)
+                if r.victims:
+                    queue.on_event(ASSIGNED_POD_DELETE, now or 0.0)
+                queue.add(msgspec.structs.replace(pod, status=msgspec.structs.replace(
+                    pod.status, nominated_node_name=r.nominated_node)), now)
+                continue
+            queue.requeue_unschedulable(pod, r.unschedulable_plugins, now or 0.0)
+        return results
 
     # --- the cycle -----------------------------------------------------------------------------
 

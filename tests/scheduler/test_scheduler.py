@@ -208,3 +208,18 @@ def test_nominated_pod_holds_its_node_against_lower_priority_pods():
     assert r.node is None
     assert r.message.startswith("0/1 nodes are available: 1 Insufficient cpu.")
     assert s.schedule(pod("higher", priority=1000)).node == "n1"
+
+
+def test_run_drains_the_queue_in_priority_order_and_preempts():
+    s = Scheduler(None, [node("n1", cpu="2")], GATES)
+    q = SchedulingQueue()
+    low = [pod(f"low{i}", priority=1) for i in range(2)]
+    q.add_all(low)
+    results = s.run(q)
+    assert [r.node for r in results] == ["n1", "n1"]
+    q.add(pod("hi", priority=100))
+    results = s.run(q)
+    # the first cycle preempts one low pod; the pod, now nominated, binds in the next cycle
+    assert results[0].nominated_node == "n1" and len(results[0].victims) == 1
+    assert results[-1].node == "n1" and results[-1].pod.name == "hi"
+    assert s.cluster.npods[0] == 2
