@@ -265,7 +265,8 @@ def _env(options: CELOptions) -> Any:
             member("includes", B, [T.INT, T.INT], _includes, "k8s_includes_int"),
             member("includes", B, [T.BOOL, T.BOOL], _includes, "k8s_includes_bool"),
             member("includes", B, [O, O], _includes, "k8s_includes_opaque")]))
-    return cel.NewEnv(_POOL, variables={"device": T.Map(S, T.DYN), CONSTS_VAR: T.Map(S, O)},
+    return cel.NewEnv(_POOL, variables={"device": T.Map(S, T.DYN), CONSTS_VAR: T.Map(S, O),
+                                                PRE_VAR: T.Map(S, T.DYN)},
                       extensions=[ExtStrings(), ExtBindings(), ExtOptional(), ExtMath()], functions=functions)
 
 
@@ -412,6 +413,69 @@ def fold_constants(expression: str) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# pre-compared quantities and versions
+# --------------------------------------------------------------------------------------------
+#: A map variable holding, per device, the results of comparisons between one of the device's
+#: quantities/versions and a folded constant. ``compareTo``/``isGreaterThan``/``isLessThan``
+#: call back into Python (~10 µs each); their result for a given device and constant never
+#: changes, so it is computed once per device and the program reads it like any value.
+PRE_VAR: Final = "__kubetwin_pre"
+_Q = r"""(?:"[^"\\\n]*"|'[^'\\\n]*')"""
+_PRE_RE: Final = re.compile(
+    rf"""(?<![\w.])device\s*\.\s*(capacity|attributes)\s*\[\s*({_Q})\s*\]\s*"""
+    rf"""(?:\.\s*([A-Za-z_]\w*)|\[\s*({_Q})\s*\])\s*\.\s*(compareTo|isGreaterThan|isLessThan)\s*\(\s*"""
+    rf"""{CONSTS_VAR}\["([^"\\]*)"\]\s*\)""")
+#: ``device`` rebound by a macro or cel.bind: paths no longer mean the device's values.
+_SHADOW_RE: Final = re.compile(r"[(,]\s*device\s*,")
+
+
+@dataclass(frozen=True, slots=True)
+class PreCompare:
+    """``device.<field>[domain].<name>.<method>(<constant>)``, answered per device."""
+
+    key: str
+    field: str  # "attributes" or "capacity"
+    domain: str
+    name: str
+    method: str
+    const: Any
+
+    def answer(self, data: dict[str, Any]) -> Any:
+        """The call's result for a device, or ``None`` where evaluating it would fail (missing
+        value, not a quantity/version, kinds that differ): then the device takes the original
+        program, which fails exactly as upstream does."""
+        value = data[self.field].get(self.domain, {}).get(self.name)
+        if value is None or getattr(value, "kind", None) != self.const.kind:
+            return None
+        c = _compare(value, self.const)
+        if self.method == "compareTo":
+            return c
+        return c > 0 if self.method == "isGreaterThan" else c < 0
+
+
+def precompare(folded: str) -> tuple[str, tuple[PreCompare, ...]]:
+    """``folded`` with device-vs-constant comparisons replaced by lookups in :data:`PRE_VAR`."""
+    if _SHADOW_RE.search(folded):
+        return folded, ()
+    strings = [(m.start(), m.end()) for m in _STRING_RE.finditer(folded)]
+    found: list[PreCompare] = []
+
+    def replace(m: re.Match) -> str:
+        if any(a < m.start() < b for a, b in strings):
+            return m.group(0)
+        const = _CONSTS.get(m.group(6))
+        if const is None:
+            return m.group(0)
+        name = m.group(3) or m.group(4)[1:-1]
+        pc = PreCompare(str(len(found)), m.group(1), m.group(2)[1:-1], name, m.group(5), const)
+        found.append(pc)
+        return f'{PRE_VAR}["{pc.key}"]'
+
+    out = _PRE_RE.sub(replace, folded)
+    return out, tuple(found)
+
+
+# --------------------------------------------------------------------------------------------
 # compiled selectors
 # --------------------------------------------------------------------------------------------
 _DOMAIN_RE: Final = re.compile(r"""\b(attributes|capacity)\s*\[\s*("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')\s*\]""")
@@ -420,32 +484,63 @@ _DOMAIN_RE: Final = re.compile(r"""\b(attributes|capacity)\s*\[\s*("(?:[^"\\]|\\
 class CompiledSelector:
     """One compiled selector expression: evaluate it against devices."""
 
-    __slots__ = ("expression", "program", "options", "attr_domains", "cap_domains", "cost")
+    __slots__ = ("expression", "program", "options", "attr_domains", "cap_domains", "cost", "fast_program",
+                 "pre", "_prepared")
 
-    def __init__(self, expression: str, program: Any, options: CELOptions, cost: int):
+    def __init__(self, expression: str, program: Any, options: CELOptions, cost: int,
+                 fast_program: Any = None, pre: tuple[PreCompare, ...] = ()):
         self.expression = expression
         self.program = program
         self.options = options
         self.cost = cost
+        self.fast_program = fast_program
+        self.pre = pre
         attr, cap = set(), set()
         for m in _DOMAIN_RE.finditer(expression):
             (attr if m.group(1) == "attributes" else cap).add(m.group(2)[1:-1])
         self.attr_domains = frozenset(attr)
         self.cap_domains = frozenset(cap)
+        #: id(device) -> (device, program, activation or None, error or None)
+        self._prepared: dict[int, tuple[Device, Any, Any, str | None]] = {}
 
     def matches(self, device: Device, driver: str) -> bool:
         """Evaluate on one device; a runtime error raises :class:`CELError`."""
-        entry = _device_entry(device, driver, self.options)
-        if entry.error is not None:
-            raise CELError(entry.error)
-        activation = entry.activation_for(self.attr_domains, self.cap_domains)
-        result = self.program.eval(activation)
+        hit = self._prepared.get(id(device))
+        if hit is None or hit[0] is not device:
+            hit = self._prepare(device, driver)
+        if hit[3] is not None:
+            raise CELError(hit[3])
+        result = hit[1].eval(hit[2])
+        value = result.value()
+        if value is True or value is False:
+            return value
         kind = result.type()
         if kind == _T_BOOL:
-            return bool(result.value())
+            return bool(value)
         if kind == _T_ERROR:
-            raise CELError(_clean(str(result.value())))
+            raise CELError(_clean(str(value)))
         raise CELError(f"CEL result of type {kind.name()} could not be converted to bool")
+
+    def _prepare(self, device: Device, driver: str) -> tuple[Device, Any, Any, str | None]:
+        """Which program and activation evaluate this device (built once per device)."""
+        entry = _device_entry(device, driver, self.options)
+        if entry.error is not None:
+            prepared = (device, None, None, entry.error)
+        else:
+            data = entry.data
+            assert data is not None
+            answers = [pc.answer(data) for pc in self.pre] if self.fast_program is not None else [None]
+            if all(a is not None for a in answers):
+                act = entry.env.Activation({"device": entry.value_for(self.attr_domains, self.cap_domains),
+                                            CONSTS_VAR: _CONSTS,
+                                            PRE_VAR: {pc.key: a for pc, a in zip(self.pre, answers)}})
+                prepared = (device, self.fast_program, act, None)
+            else:
+                prepared = (device, self.program, entry.activation_for(self.attr_domains, self.cap_domains), None)
+        if len(self._prepared) > 100_000:
+            self._prepared.clear()
+        self._prepared[id(device)] = prepared
+        return prepared
 
 
 def _clean(message: str) -> str:
@@ -487,7 +582,15 @@ def compile_selector(expression: str, options: CELOptions = CELOptions()) -> Com
     if cost > COST_LIMIT:
         raise CELError(f"operation cancelled: actual cost limit exceeded (estimated worst case {cost} > "
                        f"{COST_LIMIT} cost units)")
-    compiled = CompiledSelector(expression, program, options, cost)
+    fast_program, pre = None, ()
+    folded = fold_constants(expression)
+    rewritten, found = precompare(folded)
+    if found:
+        try:
+            fast_program, pre = env.compile(rewritten), found
+        except RuntimeError:
+            pass  # keep the plain program: same verdicts, only slower
+    compiled = CompiledSelector(expression, program, options, cost, fast_program, pre)
     if len(_COMPILED) > 10_000:
         _COMPILED.clear()
     _COMPILED[key] = compiled
@@ -508,6 +611,19 @@ class _DeviceEntry:
         self.error = data if isinstance(data, str) else None
         self.env = env
         self._activations: dict[tuple[frozenset, frozenset], Any] = {}
+
+    def value_for(self, attr_domains: frozenset, cap_domains: frozenset) -> dict[str, Any]:
+        """The ``device`` value with an empty map for each named domain the device lacks."""
+        data = self.data
+        assert data is not None
+        missing_a = attr_domains.difference(data["attributes"]) if attr_domains else frozenset()
+        missing_c = cap_domains.difference(data["capacity"]) if cap_domains else frozenset()
+        if not (missing_a or missing_c):
+            return data
+        value = dict(data)
+        value["attributes"] = {**data["attributes"], **{d: {} for d in missing_a}}
+        value["capacity"] = {**data["capacity"], **{d: {} for d in missing_c}}
+        return value
 
     def activation_for(self, attr_domains: frozenset, cap_domains: frozenset) -> Any:
         data = self.data
