@@ -70,6 +70,17 @@ class BoundPod:
     has_ports: bool
 
 
+class LiveSnapshot(Snapshot):
+    """The snapshot of a :class:`ClusterState`: nodes with affinity pods come from its index."""
+
+    state: "ClusterState"
+
+    @property
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        infos = self.state.infos
+        return [infos[i] for i in self.state.nodes_with_affinity]
+
+
 class LabelIndex:
     """Node labels per key as integer codes into that key's distinct values (-1: no such label).
 
@@ -129,7 +140,8 @@ class ClusterState:
         if len(self.index) != self.n:
             dup = next(n for n in self.names if self.names.count(n) > 1)
             raise KubetwinError(f"node {dup} is given twice")
-        self.snapshot = Snapshot(infos, dict(namespaces or {}), [])
+        self.snapshot = LiveSnapshot(infos, dict(namespaces or {}), [])
+        self.snapshot.state = self
         self.handle = Handle(snapshot=self.snapshot, gates=gates, accounting=self.accounting,
                              objects=dict(objects or {}))
         self.nominated: dict[str, list[Pod]] = {}
@@ -181,8 +193,9 @@ class ClusterState:
         self.bound: dict[str, BoundPod] = {}
         #: selector key -> (namespace, terminating?, pod matcher, matching pods per node)
         self._match_counts: dict[Any, tuple[str | None, bool, Any, np.ndarray]] = {}
-        #: nodes running pods with required anti-affinity (InterPodAffinity's symmetry)
+        #: nodes running pods with required anti-affinity / any pod (anti-)affinity: pods per node
         self.nodes_with_anti: dict[int, int] = {}
+        self.nodes_with_affinity: dict[int, int] = {}
         self.nodes_with_ports: set[int] = set()
         self.pods_with_affinity = 0
         self.pods_with_required_anti_affinity = 0
@@ -289,6 +302,7 @@ class ClusterState:
             self.nodes_with_ports.add(i)
         if info.has_affinity:
             self.pods_with_affinity += 1
+            self.nodes_with_affinity[i] = self.nodes_with_affinity.get(i, 0) + 1
         if info.has_required_anti_affinity:
             self.pods_with_required_anti_affinity += 1
             self.nodes_with_anti[i] = self.nodes_with_anti.get(i, 0) + 1
@@ -313,6 +327,11 @@ class ClusterState:
             self.nodes_with_ports.discard(i)
         if b.info.has_affinity:
             self.pods_with_affinity -= 1
+            left = self.nodes_with_affinity.get(i, 0) - 1
+            if left > 0:
+                self.nodes_with_affinity[i] = left
+            else:
+                self.nodes_with_affinity.pop(i, None)
         if b.info.has_required_anti_affinity:
             self.pods_with_required_anti_affinity -= 1
             left = self.nodes_with_anti.get(i, 0) - 1

@@ -379,13 +379,13 @@ def filter_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
         bad = hit & ~fail
         key[bad] = 2
         fail |= bad
+    by_key: dict[str, list[int]] = {}
     for (k, v), c in existing.items():
-        if c <= 0:
-            continue
-        code = cs.labels.code_of(k, v)
-        if code is None:
-            continue
-        bad = (cs.labels.codes_of(k) == code) & ~fail
+        code = cs.labels.code_of(k, v) if c > 0 else None
+        if code is not None:
+            by_key.setdefault(k, []).append(code)
+    for k, codes in by_key.items():
+        bad = np.isin(cs.labels.codes_of(k), codes) & ~fail
         key[bad] = 3
         fail |= bad
     code = np.where(key == 1, UU, U).astype(np.int8)

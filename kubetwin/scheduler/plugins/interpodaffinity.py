@@ -196,7 +196,7 @@ class InterPodAffinity(Plugin):
                     d = topo.setdefault(term.topology_key, {})
                     d[v] = d.get(v, 0) + weight * sign
 
-        for ni in snap.node_infos:
+        for ni in (snap.node_infos if has_constraints else snap.have_pods_with_affinity):
             if not has_constraints and not ni.pods_with_affinity:
                 continue
             if not ni.labels:
