@@ -163,6 +163,8 @@ class ClusterState:
                 if j is not None:
                     self.alloc[i, j] = v
             self.pods_alloc[i] = a.get("pods", 0)
+        #: per resource: does every node have some of it (scoring then needs no zero guard)
+        self.alloc_nonzero = [bool(self.alloc[:, j].all()) for j in range(len(resources))]
         self.requested = np.zeros((self.n, len(resources)), dtype=np.int64, order="F")
         self.non_zero = np.zeros((self.n, 2), dtype=np.int64, order="F")
         self.free = self.alloc.copy(order="F")  # allocatable − requested, kept in step

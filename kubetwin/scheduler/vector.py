@@ -470,19 +470,20 @@ def _amounts(cs: ClusterState, reqs: Sequence[int], resources: Sequence[ra.Resou
             requested.append(zeros)
             continue
         if name in ("cpu", "memory"):
-            base = cs.requested[idx, j] if use_requested else cs.non_zero[idx, 0 if name == "cpu" else 1]
+            base = cs.requested[:, j].take(idx) if use_requested else cs.non_zero[:, 0 if name == "cpu" else 1].take(idx)
         elif name == "ephemeral-storage" or scalar:
-            base = cs.requested[idx, j]
+            base = cs.requested[:, j].take(idx)
         else:
             allocs.append(zeros)
             requested.append(zeros)
             continue
-        a = cs.alloc[idx, j]
+        a = cs.alloc[:, j].take(idx)
         if scalar and cs.gates.enabled("DRAExtendedResource") and device_class_for(cs.handle, name) is not None \
                 and not all(name in cs.infos[i].allocatable for i in idx):
             return None
         allocs.append(a)
-        requested.append(np.where(a == 0, 0, base + want))
+        base += want
+        requested.append(base if cs.alloc_nonzero[j] else np.where(a == 0, 0, base))
     return allocs, requested
 
 
