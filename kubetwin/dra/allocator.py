@@ -507,7 +507,7 @@ class _Run:
                         return False
                 except CELError as exc:
                     text = str(exc)
-                    runtime = not text.startswith(("compilation failed", "must evaluate", "operation cancelled"))
+                    runtime = not text.startswith(("compilation failed", "must evaluate"))
                     where = f"class {owner.name}" if owner is not None else f"claim {claim_ref or self._claim_of(data)}"
                     if runtime:
                         raise AllocationError(f"{where}: selector #{i} on device {_fmt(cand.id)}: CEL runtime error: "

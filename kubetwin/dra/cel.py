@@ -13,9 +13,10 @@ selector in a few microseconds. What it lacks we add here:
   ``allowMultipleAllocations``. Upstream returns an empty map for an unknown domain; we add an
   empty map for every domain the expression indexes with a literal (exact for the way selectors
   are written; a computed domain that is absent remains a "no such key" error).
-* The cost limit: cel-cpp's Python binding exposes no runtime cost tracking, so a static
-  worst-case estimate over comprehension nesting rejects expressions that could exceed
-  Kubernetes' 1,000,000 cost units before they run (see :func:`estimate_cost`).
+* The cost limit: cel-cpp's Python binding exposes no runtime cost tracking, so cel-go's
+  actual cost is computed from the checked AST and this device's value sizes before the
+  evaluation (see :mod:`.celcost`); past 1,000,000 units the evaluation fails as upstream,
+  "operation cancelled: actual cost limit exceeded".
 
 Compiled programs are cached by expression for the life of the process; failed compilations
 are not cached (as upstream).
@@ -31,9 +32,9 @@ from typing import Any, Final
 from ..errors import KubetwinError
 from ..model.quantity import Quantity, QuantityError
 from .api import Device
+from .celcost import COST_LIMIT, LIMIT_EXCEEDED, checked_ast, evaluation_cost, of, worst_case_device
 from .semver import Semver, SemverError, parse_semver
 
-COST_LIMIT: Final = 1_000_000
 EXPRESSION_MAX_LENGTH: Final = 10 * 1024
 
 
@@ -271,90 +272,12 @@ def _env(options: CELOptions) -> Any:
 
 
 # --------------------------------------------------------------------------------------------
-# static cost bound
+# cost
 # --------------------------------------------------------------------------------------------
-_MACROS: Final = ("all", "exists", "exists_one", "map", "filter", "transformList", "transformMap",
-                  "transformMapEntry", "existsOne", "sortBy")
-_MACRO_RE: Final = re.compile(r"\.\s*(" + "|".join(_MACROS) + r")\s*\(")
-_STRING_RE: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
-#: Upper bound on what a comprehension can range over when the range is not a literal: a
-#: device has at most 32 attributes and capacities, and a string at most 64 characters.
-_DEVICE_RANGE: Final = 64
-
-
-def estimate_cost(expression: str) -> int:
-    """A worst-case cost estimate: iterations of nested comprehensions times their bodies.
-
-    Kubernetes stops an evaluation once it has spent 1,000,000 cost units. cel-cpp's Python
-    binding cannot count, so we bound instead: a comprehension ranges over its literal list
-    (counted elements) or over at most a device's worth of entries, and nested comprehensions
-    multiply. This is conservative for nested literal ranges and exact enough to stop the
-    classic bombs (``[1,…,1000].all(a, [1,…,1000].all(b, …))``) before they run.
-    """
-    text = _STRING_RE.sub('""', expression)
-    return _cost_of(text, 0, len(text))
-
-
-def _cost_of(text: str, start: int, end: int) -> int:
-    cost = 1
-    pos = start
-    while True:
-        m = _MACRO_RE.search(text, pos, end)
-        if not m:
-            break
-        open_paren = m.end() - 1
-        close = _matching(text, open_paren, end)
-        size = _range_size(text, start, m.start())
-        body = _cost_of(text, open_paren + 1, close)
-        cost += size * (body + 1)
-        pos = close + 1
-    return cost + (end - start) // 4
-
-
-def _matching(text: str, open_idx: int, end: int) -> int:
-    depth = 0
-    for i in range(open_idx, end):
-        ch = text[i]
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return end
-
-
-def _range_size(text: str, start: int, dot: int) -> int:
-    """Elements of the receiver when it is a literal list ending right before ``dot``."""
-    i = dot - 1
-    while i >= start and text[i].isspace():
-        i -= 1
-    if i < start or text[i] != "]":
-        return _DEVICE_RANGE
-    depth = 0
-    j = i
-    while j >= start:
-        if text[j] in ")]}":
-            depth += 1
-        elif text[j] in "([{":
-            depth -= 1
-            if depth == 0:
-                break
-        j -= 1
-    inner = text[j + 1:i]
-    if not inner.strip():
-        return 0
-    depth = 0
-    count = 1
-    for ch in inner:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            count += 1
-    # A literal that is itself built from a comprehension can be as large as its source.
-    return max(count, _DEVICE_RANGE if _MACRO_RE.search(inner) else 0)
+def estimate_cost(expression: str, options: CELOptions = CELOptions()) -> int:
+    """The cost of evaluating ``expression`` on the largest device the API allows (see
+    :mod:`.celcost`); a selector above :data:`COST_LIMIT` here is costed per device."""
+    return compile_selector(expression, options).cost
 
 
 # --------------------------------------------------------------------------------------------
@@ -365,6 +288,7 @@ def _range_size(text: str, start: int, dot: int) -> int:
 #: ~15 µs per call; folded, a literal costs a map lookup. Only literals that parse are folded,
 #: so a bad literal still fails at evaluation time with the library's error, as upstream.
 CONSTS_VAR: Final = "__kubetwin_consts"
+_STRING_RE: Final = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _CONSTS: dict[str, Any] = {}
 _consts_generation = 0
 _CALL_RE: Final = re.compile(
@@ -484,15 +408,18 @@ _DOMAIN_RE: Final = re.compile(r"""\b(attributes|capacity)\s*\[\s*("(?:[^"\\]|\\
 class CompiledSelector:
     """One compiled selector expression: evaluate it against devices."""
 
-    __slots__ = ("expression", "program", "options", "attr_domains", "cap_domains", "cost", "fast_program",
-                 "pre", "_prepared")
+    __slots__ = ("expression", "program", "options", "attr_domains", "cap_domains", "cost", "cost_ast",
+                 "fast_program", "pre", "_prepared")
 
     def __init__(self, expression: str, program: Any, options: CELOptions, cost: int,
-                 fast_program: Any = None, pre: tuple[PreCompare, ...] = ()):
+                 fast_program: Any = None, pre: tuple[PreCompare, ...] = (), cost_ast: Any = None):
         self.expression = expression
         self.program = program
         self.options = options
+        #: the cost on the largest device the API allows; above the limit, ``cost_ast`` is
+        #: kept to cost each device before it is evaluated
         self.cost = cost
+        self.cost_ast = cost_ast
         self.fast_program = fast_program
         self.pre = pre
         attr, cap = set(), set()
@@ -526,6 +453,8 @@ class CompiledSelector:
         entry = _device_entry(device, driver, self.options)
         if entry.error is not None:
             prepared = (device, None, None, entry.error)
+        elif self.cost_ast is not None and evaluation_cost(self.cost_ast, of(entry.data)) > COST_LIMIT:
+            prepared = (device, None, None, LIMIT_EXCEEDED)
         else:
             data = entry.data
             assert data is not None
@@ -578,10 +507,11 @@ def compile_selector(expression: str, options: CELOptions = CELOptions()) -> Com
     out = program.return_type()
     if out != cel.Type.BOOL and out != cel.Type.DYN:
         raise CELError(f"must evaluate to bool or the unknown type, not {out.name().lower()}")
-    cost = estimate_cost(expression)
-    if cost > COST_LIMIT:
-        raise CELError(f"operation cancelled: actual cost limit exceeded (estimated worst case {cost} > "
-                       f"{COST_LIMIT} cost units)")
+    try:
+        ast = checked_ast(env.compile(expression).serialize())
+    except RuntimeError:  # only the folded form compiles: cost that one
+        ast = checked_ast(program.serialize())
+    cost = evaluation_cost(ast, worst_case_device())
     fast_program, pre = None, ()
     folded = fold_constants(expression)
     rewritten, found = precompare(folded)
@@ -590,7 +520,8 @@ def compile_selector(expression: str, options: CELOptions = CELOptions()) -> Com
             fast_program, pre = env.compile(rewritten), found
         except RuntimeError:
             pass  # keep the plain program: same verdicts, only slower
-    compiled = CompiledSelector(expression, program, options, cost, fast_program, pre)
+    compiled = CompiledSelector(expression, program, options, cost, fast_program, pre,
+                                cost_ast=ast if cost > COST_LIMIT else None)
     if len(_COMPILED) > 10_000:
         _COMPILED.clear()
     _COMPILED[key] = compiled
