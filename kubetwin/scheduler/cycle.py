@@ -127,7 +127,7 @@ def fit_error_message(num_nodes: int, statuses: dict[str, Status], pre_filter_ms
                 hist[r] += 1
         text += " " + ", ".join(sorted(f"{n} {r}" for r, n in hist.items())) + "."
     if post_filter_msg:
-        text += f" {post_filter_msg}."
+        text += f" {post_filter_msg}"  # PostFilter's message brings its own full stop
     return text
 
 

@@ -137,7 +137,7 @@ def fit_error(num_nodes: int, hist: Counter[str], pre_filter_msg: str = "", post
     else:
         text += " " + ", ".join(sorted(f"{c} {r}" for r, c in hist.items())) + "."
     if post_filter_msg:
-        text += f" {post_filter_msg}."
+        text += f" {post_filter_msg}"  # PostFilter's message brings its own full stop
     return text
 
 

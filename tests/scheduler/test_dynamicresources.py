@@ -50,7 +50,7 @@ def test_devices_of_a_bound_pod_are_not_allocated_again():
     r = s.schedule(gpu_pod("b"))
     assert r.node is None
     assert r.message == ("0/1 nodes are available: 1 cannot allocate all claims. still not schedulable, "
-                         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling..")
+                         "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")
 
 
 def test_removing_the_pod_frees_its_devices():

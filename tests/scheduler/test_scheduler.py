@@ -168,7 +168,7 @@ def test_preemption_never_policy():
     r = s.schedule(pod("hi", priority=10, preemptionPolicy="Never"))
     assert r.nominated_node is None
     assert r.message == ("0/1 nodes are available: 1 Insufficient cpu. "
-                         "preemption: not eligible due to preemptionPolicy=Never..")
+                         "preemption: not eligible due to preemptionPolicy=Never.")
 
 
 def test_preemption_not_helpful_for_unresolvable_nodes():
@@ -177,7 +177,7 @@ def test_preemption_not_helpful_for_unresolvable_nodes():
     r = s.schedule(pod("hi", priority=10))
     assert r.message == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). preemption: 0/2 nodes are "
-        "available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling..")
+        "available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.")
 
 
 def test_preemption_prefers_nodes_without_pdb_violations():
