@@ -14,7 +14,7 @@ from typing import Any, Mapping, TypeVar
 import msgspec
 
 from ..errors import InputError
-from .quantity import Quantity, QuantityError, parse_quantity
+from .quantity import QUANTITY_FIX, Quantity, QuantityError, parse_quantity
 
 T = TypeVar("T")
 
@@ -120,7 +120,8 @@ def _to_input_error(text: str, raw: Any, file: str | None, prefix: str) -> Input
     message = message.replace("Expected `str`", "expected a string").replace("Expected `int`", "expected an integer")
     message = message.replace("Expected `bool`", "expected true or false")
     message = re.sub(r"`(\w+)`", r"\1", message)
-    return InputError(message, path=path, file=file)
+    fix = QUANTITY_FIX if message.startswith('quantity "') else None
+    return InputError(message, path=path, file=file, fix=fix)
 
 
 def _bad_key(node: Any) -> str | None:

@@ -34,6 +34,7 @@ SPLIT_RE_STRING: Final = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 ERR_FORMAT_WRONG: Final = f"quantities must match the regular expression '{SPLIT_RE_STRING}'"
 ERR_NUMERIC: Final = "unable to parse numeric part of quantity"
 ERR_SUFFIX: Final = "unable to parse quantity's suffix"
+QUANTITY_FIX: Final = 'use a number with an optional suffix, e.g. "500m", "2", "1Gi", "1e3"'
 
 
 class QuantityError(InputError):
@@ -357,8 +358,7 @@ def parse_quantity(value: object, path: str = "") -> Quantity:
     try:
         q = Quantity.parse(text)
     except QuantityError as exc:
-        raise QuantityError(f'quantity "{text}" is invalid: {exc.message}', path=path,
-                            fix='use a number with an optional suffix, e.g. "500m", "2", "1Gi", "1e3"') from None
+        raise QuantityError(f'quantity "{text}" is invalid: {exc.message}', path=path, fix=QUANTITY_FIX) from None
     if len(_CACHE) < 65536:
         _CACHE[text] = q
     return q
