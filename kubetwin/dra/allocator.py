@@ -62,6 +62,11 @@ class DeviceResult:
     share_id: str | None = None
     consumed_capacity: Mapping[str, Quantity] | None = None
 
+    def allocated_device(self) -> AllocatedDevice:
+        """This result as the allocated state reads it back from ``status.allocation``."""
+        return AllocatedDevice(self.request, self.driver, self.pool, self.device, self.admin_access, self.share_id,
+                               self.consumed_capacity)
+
     def to_api(self) -> dict[str, Any]:
         out: dict[str, Any] = {"request": self.request, "driver": self.driver, "pool": self.pool,
                                "device": self.device}
@@ -87,6 +92,9 @@ class AllocationResult:
     results: tuple[DeviceResult, ...]
     config: tuple[Mapping[str, Any], ...] = ()
     node_selector: Mapping[str, Any] | None = None
+
+    def devices(self) -> tuple[AllocatedDevice, ...]:
+        return tuple(r.allocated_device() for r in self.results)
 
     def to_api(self) -> dict[str, Any]:
         out: dict[str, Any] = {"devices": {"results": [r.to_api() for r in self.results]}}
@@ -134,6 +142,37 @@ class AllocatedState:
                 cap.add_into(agg, r.consumed_capacity)
             return
         self.dedicated.add(did)
+
+    def add_all(self, devices: Iterable[AllocatedDevice], features: AllocatorFeatures) -> None:
+        """A claim got allocated: its devices (and the counters they consume) are taken."""
+        for r in devices:
+            self.add(r, features)
+
+    def release(self, r: AllocatedDevice, features: AllocatorFeatures) -> None:
+        """Undo :meth:`add`: the device is free again once no share of it is left.
+
+        Shared counters need no bookkeeping of their own: they are charged for every device
+        :meth:`is_allocated` reports, so a released device gives its counters back.
+        """
+        if r.admin_access:
+            return
+        did = (r.driver, r.pool, r.device)
+        if features.consumable_capacity and r.share_id:
+            self.shared.discard((*did, r.share_id))
+            agg = self.aggregated_capacity.get(did)
+            if agg is None:
+                return
+            if r.consumed_capacity:
+                cap.subtract_from(agg, r.consumed_capacity)
+            if not any(s[:3] == did for s in self.shared):
+                del self.aggregated_capacity[did]
+            return
+        self.dedicated.discard(did)
+
+    def release_all(self, devices: Iterable[AllocatedDevice], features: AllocatorFeatures) -> None:
+        """A claim got deallocated (no consumer left, or deleted with its pod)."""
+        for r in devices:
+            self.release(r, features)
 
     def is_allocated(self, did: DeviceID) -> bool:
         return did in self.dedicated or did in self.aggregated_capacity

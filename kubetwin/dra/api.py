@@ -247,6 +247,9 @@ class ResourceClaim:
     allocated: tuple[AllocatedDevice, ...] | None = None  # None: not allocated
     reserved_for: tuple[Mapping[str, Any], ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict)
+    #: ``status.allocation.nodeSelector``: the nodes an allocated claim can be used from
+    #: (None: every node, or not allocated).
+    node_selector: Mapping[str, Any] | None = None
 
     @property
     def ref(self) -> str:
@@ -787,9 +790,15 @@ def parse_resource_claim(obj: Mapping[str, Any]) -> ResourceClaim:
     if len(reserved) > RESERVED_FOR_MAX:
         raise InputError(f"Too many: {len(reserved)}: must have at most {RESERVED_FOR_MAX} items",
                          path="status.reservedFor")
+    allocated = _allocated_results(status)
+    selector = None
+    if allocated is not None:
+        selector = _node_selector(_obj(status.get("allocation"), "status.allocation").get("nodeSelector"),
+                                  "status.allocation.nodeSelector")
     return ResourceClaim(name=name, namespace=_str(meta.get("namespace"), "metadata.namespace"),
                          uid=_str(meta.get("uid"), "metadata.uid"), requests=requests, constraints=constraints,
-                         config=config, allocated=_allocated_results(status), reserved_for=reserved, raw=obj)
+                         config=config, allocated=allocated, reserved_for=reserved, raw=obj,
+                         node_selector=selector)
 
 
 def parse_resource_claim_template(obj: Mapping[str, Any]) -> ResourceClaimTemplate:
