@@ -29,6 +29,8 @@ ARRIVE, COMPLETE, CONTROLLER, RETRY, FLUSH, SAMPLE = range(6)
 #: ``podMaxInUnschedulablePodsDuration``
 UNSCHEDULABLE_FLUSH = 300.0
 #: plugins whose rejection a pod leaving a node may resolve (their QueueingHints on Pod/Delete)
+#: plugins whose rejection a pod arriving on a node may resolve (affinity to existing pods)
+_HELPED_BY_POD_ADD = frozenset({"InterPodAffinity", "PodTopologySpread"})
 _HELPED_BY_POD_DELETE = frozenset({"NodeResourcesFit", "GPUShare", "InterPodAffinity", "PodTopologySpread",
                                    "NodePorts", "NodeResourceTopologyMatch", "DynamicResources"})
 
@@ -38,7 +40,7 @@ class SimPod:
 
     __slots__ = ("i", "pod", "shape", "arrival", "duration", "owner", "priority", "phase", "node", "start", "end",
                  "reason", "message", "attempts", "gpus", "plugins", "last_try", "queued", "run", "cpus", "mems",
-                 "admission_checked")
+                 "version")
 
     def __init__(self, i: int, pod: Pod, arrival: float, duration: float | None, owner: str | None):
         self.i = i
@@ -62,6 +64,7 @@ class SimPod:
         self.run = 0
         self.cpus = ""
         self.mems = ""
+        self.version = -1
 
 
 @dataclass
@@ -118,6 +121,12 @@ class Simulator:
         self.now = 0.0
         #: events that can change the cluster (not flushes or samples): none left means nothing more happens
         self.live = 0
+        #: bumped whenever a pod leaves a node: an unschedulable pod retried without a bump gets the same answer
+        self.version = 0
+        self.running = 0
+        #: running pods per priority, so preemption knows at once when no pod has a lower priority
+        self.priorities: dict[int, int] = {}
+        self.sched.lowest_priority = lambda: min(self.priorities) if self.priorities else None
         self.controllers = {c.key: c for c in scenario.controllers}
         self.total_expected = len(scenario.arrivals) + sum(c.replicas for c in scenario.controllers)
         self._pc_default = _default_priority_class(scenario.priority_classes)
@@ -164,6 +173,8 @@ class Simulator:
             elif kind == RETRY or kind == FLUSH:
                 sp, attempts = obj
                 if sp.phase == "Pending" and sp.attempts == attempts and sp.i in self.unschedulable:
+                    if kind == FLUSH and sp.version == self.version and not (sp.plugins & _HELPED_BY_POD_ADD):
+                        continue  # nothing changed since its last attempt: the same answer; it waits for an event
                     del self.unschedulable[sp.i]
                     self._enqueue(sp)
             elif kind == SAMPLE:
@@ -213,6 +224,7 @@ class Simulator:
 
     def _cluster_event_pod_deleted(self) -> None:
         """Queueing hints for Pod/Delete: move pods a freed node may help, respecting backoff."""
+        self.version += 1
         if not self.unschedulable:
             return
         moved = [sp for sp in self.unschedulable.values() if sp.plugins & _HELPED_BY_POD_DELETE]
@@ -239,6 +251,7 @@ class Simulator:
         c.attempts += 1
         sp.attempts += 1
         sp.last_try = self.now
+        sp.version = self.version
         d = self.sched.schedule(sp.pod, sp.shape)
         if d.node < 0:
             c.unschedulable_attempts += 1
@@ -274,6 +287,8 @@ class Simulator:
         sp.phase, sp.start, sp.reason, sp.message = "Running", self.now, "", ""
         sp.run += 1
         self.residents[i][sp.i] = sp
+        self.running += 1
+        self.priorities[sp.priority] = self.priorities.get(sp.priority, 0) + 1
         if sp.duration is not None:
             self.push(self.now + sp.duration, COMPLETE, (sp, sp.run))
 
@@ -314,6 +329,12 @@ class Simulator:
         if i < 0 or sp.i not in self.residents[i]:
             return
         del self.residents[i][sp.i]
+        self.running -= 1
+        left = self.priorities[sp.priority] - 1
+        if left:
+            self.priorities[sp.priority] = left
+        else:
+            del self.priorities[sp.priority]
         self.sched.forget(sp.pod, sp.shape, i, sp.gpus)
         sp.gpus = None
         k = self.kubelets[i]
@@ -372,7 +393,7 @@ class Simulator:
             gpu_alloc = s.gpu.allocated_milli() / cap if cap else 0.0
             gpu_frag = s.gpu.fragmentation_milli() / cap if cap else 0.0
             util["gpu"] = gpu_alloc
-        running = sum(len(r) for r in self.residents)
+        running = self.running
         pending = len(self.unschedulable) + len(self.active)
         self.samples.append(Sample(self.now, running, pending, util, gpu_frag))
 

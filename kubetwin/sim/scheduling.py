@@ -595,6 +595,9 @@ class ClusterScheduler:
         not_helpful = n - len(candidates)
         best: tuple[tuple, int, list[Any]] | None = None
         no_victims = 0
+        lowest = self.lowest_priority()
+        if lowest is None or lowest >= prio:
+            no_victims, candidates = len(candidates), candidates[:0]
         for i in candidates:
             if i in slow_fail:
                 no_victims += 1
@@ -651,5 +654,7 @@ class ClusterScheduler:
             return None  # GPU sharing is not preempted in the simulation
         return victims
 
+    #: set by the simulator: the lowest priority of any running pod (None: no pods)
+    lowest_priority: Any = staticmethod(lambda: 0)
     #: set by the simulator: node index -> running pod records (``priority``, ``start``, ``shape``)
     residents: Any = staticmethod(lambda i: [])
