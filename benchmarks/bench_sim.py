@@ -1,0 +1,92 @@
+"""Simulation throughput: end to end (scheduler default profile + kubelet admission with static CPU,
+Static memory and a topology manager policy on every bound pod), the Alibaba GPU trace, and a
+GPU-sharing workload. Prints one line per figure.
+
+    .venv/bin/python benchmarks/bench_sim.py [--nodes 5000 --pods 50000] [--only e2e|alibaba|gpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+from kubetwin.model.kubelet_config import KubeletConfiguration
+from kubetwin.model.pod import pod_from_dict
+from kubetwin.sim.loop import simulate
+from kubetwin.sim.scenario import Scenario, SimNode, _machine_resources
+from kubetwin.sim.workload import Arrival
+
+
+def _nodes(n: int, gpus: int = 0):
+    from kubetwin.machine import load_machine
+    from kubetwin.model.node import node_from_dict
+
+    machine = load_machine("2s2n16c2t")
+    cfg = KubeletConfiguration.from_dict({
+        "cpuManagerPolicy": "static", "memoryManagerPolicy": "Static", "topologyManagerPolicy": "single-numa-node",
+        "kubeReserved": {"cpu": "2", "memory": "2Gi"},
+        "reservedMemory": [{"numaNode": 0, "limits": {"memory": "2148Mi"}}]})
+    cap, alloc = _machine_resources(machine, cfg, None)
+    out = []
+    for i in range(n):
+        node = node_from_dict({"apiVersion": "v1", "kind": "Node",
+                               "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}",
+                                                                      "topology.kubernetes.io/zone": f"z{i % 3}"}},
+                               "status": {"capacity": cap, "allocatable": alloc}})
+        out.append(SimNode(node, "bench", machine, cfg, gpus, "G" if gpus else ""))
+    return out
+
+
+def _pods(n: int, gpu: bool = False):
+    out = []
+    for k in range(n):
+        cpu = ("1", "2", "4")[k % 3]
+        res = {"requests": {"cpu": cpu, "memory": "1Gi"}}
+        if k % 2 == 0:
+            res["limits"] = dict(res["requests"])   # Guaranteed: exclusive CPUs, NUMA-pinned memory
+        meta = {"name": f"p{k}", "namespace": "default", "uid": f"default/p{k}"}
+        if gpu:
+            meta["annotations"] = {"alibabacloud.com/gpu-count": "1", "alibabacloud.com/gpu-milli": "1000"}
+        pod = pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+                             "spec": {"containers": [{"name": "c", "resources": res}]}})
+        out.append(Arrival(k * 0.01, pod))
+    return out
+
+
+def _run(label: str, sc: Scenario) -> None:
+    t = time.perf_counter()
+    r = simulate(sc)
+    dt = time.perf_counter() - t
+    s = r.summary()
+    print(f"{label}: {len(sc.nodes)} nodes, {len(sc.arrivals)} pods: {dt:.2f} s, "
+          f"{len(sc.arrivals) / dt:,.0f} pods/s; bound {s['bound']}, pending {s['pending']}, "
+          f"kubelet rejections {sum(s['rejectedByKubelet'].values())}; "
+          f"max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--nodes", type=int, default=5000)
+    ap.add_argument("--pods", type=int, default=50000)
+    ap.add_argument("--only", choices=("e2e", "alibaba", "gpu"), default=None)
+    a = ap.parse_args()
+    if a.only in (None, "alibaba"):
+        from kubetwin.sim.sweep import RunSpec, load_run
+
+        t = time.perf_counter()
+        sc = load_run(RunSpec(("alibaba", "/work/shared/data/traces/alibaba-gpu-v2023",
+                               "openb_pod_list_default.csv", False)))
+        r = simulate(sc)
+        print(f"alibaba-gpu-v2023 (load + replay): {len(sc.nodes)} nodes, {len(sc.arrivals)} pods: "
+              f"{time.perf_counter() - t:.2f} s; bound {r.counters.bound}; max RSS "
+              f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    if a.only in (None, "gpu"):
+        _run("gpu (500 nodes x 10 GPUs, one GPU per pod)", Scenario("gpu", _nodes(500, 10), _pods(5000, gpu=True)))
+    if a.only in (None, "e2e"):
+        _run("end to end (default profile + kubelet static CPU/Static memory/single-numa-node)",
+             Scenario("e2e", _nodes(a.nodes), _pods(a.pods)))
+
+
+if __name__ == "__main__":
+    main()
