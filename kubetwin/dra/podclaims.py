@@ -264,32 +264,43 @@ def consumer_ref(pod: Pod) -> dict[str, Any]:
     return {"resource": "pods", "name": pod.name, "uid": pod.uid}
 
 
-def allocate_for_pod(allocator: Allocator, node: Node, pod_claims: PodClaims,
-                     timeout: float | None = None) -> PodAllocation:
-    """Filter + Reserve + PreBind of the DynamicResources plugin for one node.
+#: The scheduler's Filter message for an allocated claim whose node selector excludes the node.
+CLAIM_NOT_AVAILABLE = "resourceclaim not available on the node"
 
-    Allocated claims must be usable on ``node`` (their allocation's node selector); the
-    unallocated ones are allocated together. On success each claim gets its allocation, the
-    delete-protection finalizer and the pod in ``reservedFor``.
-    """
-    pod = pod_claims.pod
+
+def available_on(pod_claims: PodClaims, node: Node) -> bool:
+    """Every already-allocated claim of the pod can be used from ``node`` (its allocation's
+    ``nodeSelector``, as DynamicResources Filter checks it)."""
     for pc in pod_claims.claims:
-        if pc.claim.allocated is None:
+        selector = pc.claim.node_selector
+        if pc.claim.allocated is None or not selector:
             continue
-        selector = ((pc.claim.raw.get("status") or {}).get("allocation") or {}).get("nodeSelector")
-        if selector:
-            try:
-                ok = selector_matches(selector, node)
-            except NodeSelectorError as exc:
-                raise AllocationError(f"claim {pc.claim.ref}: {exc}") from None
-            if not ok:
-                reason = "resourceclaim not available on the node"
-                return PodAllocation(Outcome(False, reason=reason), node.name, _unchanged(pod_claims),
-                                     pod_claims.resource_claim_statuses)
+        try:
+            ok = selector_matches(selector, node)
+        except NodeSelectorError as exc:
+            raise AllocationError(f"claim {pc.claim.ref}: {exc}") from None
+        if not ok:
+            return False
+    return True
+
+
+def filter_on_node(allocator: Allocator, node: Node, pod_claims: PodClaims,
+                   timeout: float | None = None) -> Outcome:
+    """DynamicResources Filter for one node: allocated claims reachable, the others allocated
+    together. ``Outcome.results`` follow :attr:`PodClaims.to_allocate`."""
+    if not available_on(pod_claims, node):
+        return Outcome(False, reason=CLAIM_NOT_AVAILABLE)
     todo = pod_claims.to_allocate
-    outcome = allocator.allocate(node, todo, timeout=timeout)
-    if not outcome.allocated:
-        return PodAllocation(outcome, node.name, _unchanged(pod_claims), pod_claims.resource_claim_statuses)
+    if not todo:
+        return Outcome(True)
+    return allocator.allocate(node, todo, timeout=timeout)
+
+
+def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAllocation:
+    """Reserve + PreBind after a successful Filter: each claim gets its new allocation, the
+    delete-protection finalizer and the pod in ``status.reservedFor``."""
+    pod = pod_claims.pod
+    todo = pod_claims.to_allocate
     new = dict(zip((id(c) for c in todo), outcome.results))
     out: list[dict[str, Any]] = []
     results: dict[str, AllocationResult] = {}
@@ -317,7 +328,50 @@ def allocate_for_pod(allocator: Allocator, node: Node, pod_claims: PodClaims,
         meta["finalizers"] = finalizers
         raw["metadata"] = meta
         out.append(raw)
-    return PodAllocation(outcome, node.name, tuple(out), pod_claims.resource_claim_statuses, results)
+    return PodAllocation(outcome, node, tuple(out), pod_claims.resource_claim_statuses, results)
+
+
+def allocate_for_pod(allocator: Allocator, node: Node, pod_claims: PodClaims,
+                     timeout: float | None = None) -> PodAllocation:
+    """Filter + Reserve + PreBind of the DynamicResources plugin for one node.
+
+    Allocated claims must be usable on ``node`` (their allocation's node selector); the
+    unallocated ones are allocated together. On success each claim gets its allocation, the
+    delete-protection finalizer and the pod in ``reservedFor``.
+    """
+    outcome = filter_on_node(allocator, node, pod_claims, timeout)
+    if not outcome.allocated:
+        return PodAllocation(outcome, node.name, _unchanged(pod_claims), pod_claims.resource_claim_statuses)
+    return bind_claims(pod_claims, outcome, node.name)
+
+
+def release_for_pod(claim: ResourceClaim, pod: Pod) -> ResourceClaim | None:
+    """The claim once ``pod`` is gone, as the resourceclaim controller leaves it.
+
+    None: the claim was generated for the pod and is deleted with it. Otherwise the pod leaves
+    ``status.reservedFor``; with no consumer left the claim is deallocated (allocation and
+    finalizer removed). The caller frees the devices of a claim that lost its allocation.
+    """
+    if is_controlled_by(claim, pod):
+        return None
+    raw = copy.deepcopy(dict(claim.raw))
+    status = dict(raw.get("status") or {})
+    reserved = [r for r in status.get("reservedFor") or () if not (isinstance(r, Mapping) and r.get("uid") == pod.uid)]
+    if reserved:
+        status["reservedFor"] = reserved
+    else:
+        status.pop("reservedFor", None)
+        status.pop("allocation", None)
+        status.pop("devices", None)
+        meta = dict(raw.get("metadata") or {})
+        finalizers = [f for f in meta.get("finalizers") or () if f != DELETE_PROTECTION_FINALIZER]
+        if finalizers:
+            meta["finalizers"] = finalizers
+        else:
+            meta.pop("finalizers", None)
+        raw["metadata"] = meta
+    raw["status"] = status
+    return parse_resource_claim(raw)
 
 
 def _unchanged(pod_claims: PodClaims) -> tuple[dict[str, Any], ...]:

@@ -89,6 +89,9 @@ class CycleOutcome:
     victims: list[str] = field(default_factory=list)
     #: what the admission controllers changed (``--admit``)
     admission: list[str] = field(default_factory=list)
+    #: the pod's ResourceClaims after PreBind, and the pod status fields PreBind writes
+    resource_claims: list[dict[str, Any]] = field(default_factory=list)
+    pod_status: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -97,6 +100,8 @@ class CycleOutcome:
                if self.nominated_node else {}),
             "pod": self.pod.key,
             "node": self.node,
+            **({"resourceClaims": self.resource_claims} if self.resource_claims else {}),
+            **({"podStatus": self.pod_status} if self.pod_status else {}),
             "message": self.message,
             "evaluatedNodes": self.evaluated,
             "feasibleNodes": self.feasible,
@@ -158,7 +163,7 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
         result = admit_from_objects(pod, cluster.objects, cluster.origins, cluster.pods, gates)
         pod, admission = result.pod, result.changes
     profile = load_profile(config_path, pod.spec.scheduler_name)
-    handle = make_handle(cluster, gates)
+    handle = make_handle(cluster, gates, seed)
     fw = Framework(profile, handle)
     all_nodes = node_tree_order(handle.snapshot.node_infos)
     outcome = CycleOutcome(pod, None, {ni.name: NodeVerdict() for ni in all_nodes}, not_modelled=fw.not_modelled,
@@ -233,7 +238,7 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
     if len(feasible) == 1:
         outcome.node = feasible[0].name
         outcome.message = f"scheduled on {outcome.node} (the only feasible node; not scored)"
-        return outcome
+        return _pre_bind(outcome, fw, pod)
 
     # Score
     totals = {ni.name: 0 for ni in feasible}
@@ -265,6 +270,18 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
         outcome.nodes[name].total = t
     outcome.node = select_host([(ni.name, totals[ni.name]) for ni in feasible], random.Random(seed))
     outcome.message = f"scheduled on {outcome.node} (score {totals[outcome.node]})"
+    return _pre_bind(outcome, fw, pod)
+
+
+def _pre_bind(outcome: CycleOutcome, fw: Framework, pod: Pod) -> CycleOutcome:
+    """Reserve and PreBind on the chosen node: the claims DynamicResources writes for the pod."""
+    assert outcome.node is not None
+    for plugin, _ in fw.plugins:
+        if plugin.name != "DynamicResources":
+            continue
+        plugin.reserve(pod, outcome.node)
+        outcome.resource_claims = plugin.claims_of(pod)
+        outcome.pod_status = plugin.pod_status(pod)
     return outcome
 
 

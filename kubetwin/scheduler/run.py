@@ -13,10 +13,10 @@ from .inputs import ClusterInputs, load_plugin_args
 from .single import PluginResult, run_plugin
 
 
-def make_handle(cluster: ClusterInputs, gates: Any) -> Handle:
+def make_handle(cluster: ClusterInputs, gates: Any, seed: int = 0) -> Handle:
     accounting = ResourceAccounting(gates)
     snapshot = build_snapshot(cluster.nodes, cluster.pods, accounting, cluster.namespace_labels())
-    return Handle(snapshot=snapshot, gates=gates, accounting=accounting, objects=cluster.objects)
+    return Handle(snapshot=snapshot, gates=gates, accounting=accounting, objects=cluster.objects, seed=seed)
 
 
 def run_single_plugin(name: str, args_path: str | Path | None, cluster: ClusterInputs, pod: Pod,

@@ -161,6 +161,7 @@ class Scheduler:
         self.gates = gates
         self.cluster = ClusterState(nodes, gates, pods=pods, namespaces=namespaces, objects=objects)
         self.handle = self.cluster.handle
+        self.handle.seed = seed
         self.framework = Framework(self.profile, self.handle)
         self.plugins: list[tuple[Plugin, int]] = self.framework.plugins
         self.pre_filters = [p for p, _ in self.plugins if hasattr(p, "pre_filter")]

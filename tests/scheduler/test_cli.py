@@ -173,3 +173,53 @@ def test_unschedulable_pod_shows_what_preemption_would_do(files):
     out = json.loads(proc.stdout)
     assert out["preemption"] == {"nominatedNode": "n1", "victims": ["default/low"]}
     assert out["message"] == "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s)."
+
+
+DRA_OBJECTS = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec: {selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: default}
+spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}}
+"""
+GPU_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer, namespace: default, uid: 4c1f3a2e-0000-4000-8000-000000000001}
+spec:
+  containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+"""
+
+
+@pytest.mark.parametrize("seed", ["0", "5"])
+def test_schedule_names_template_claims_as_dra_allocate_does(files: Path, seed: str):
+    (files / "dra.yaml").write_text(DRA_OBJECTS)
+    (files / "gpu-pod.yaml").write_text(GPU_POD)
+    (files / "n1.yaml").write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n")
+    sched = run(files, "--nodes", "nodes.yaml", "-f", "dra.yaml", "--seed", seed, "gpu-pod.yaml", "-o", "json")
+    assert sched.returncode == 0, sched.stderr
+    out = json.loads(sched.stdout)
+    assert out["node"] == "n1"
+    dra = subprocess.run([sys.executable, "-m", "kubetwin", "dra", "allocate", "-f", "dra.yaml", "--node", "n1.yaml",
+                          "--pod", "gpu-pod.yaml", "--seed", seed, "-o", "json"], cwd=files, capture_output=True,
+                         text=True)
+    assert dra.returncode == 0, dra.stderr
+    expected = json.loads(dra.stdout)
+    assert [c["metadata"]["name"] for c in out["resourceClaims"]] == \
+        [c["metadata"]["name"] for c in expected["claims"]]
+    assert out["resourceClaims"][0]["status"] == expected["claims"][0]["status"]
+    assert out["podStatus"]["resourceClaimStatuses"] == expected["pod"]["resourceClaimStatuses"]

@@ -33,6 +33,8 @@ class Handle:
     objects: Mapping[str, list[Any]] = field(default_factory=dict)
     #: pods nominated to nodes (preemption), by node name
     nominated: Mapping[str, list[Any]] = field(default_factory=dict)
+    #: the run's seed: tie-breaks and the names of generated ResourceClaims
+    seed: int = 0
 
 
 class CycleState(dict):

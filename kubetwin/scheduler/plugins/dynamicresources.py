@@ -1,11 +1,18 @@
 """DynamicResources: pods with ResourceClaims fit only where their devices can be allocated.
 
-PreFilter resolves the pod's claims (named claims from the objects given, template claims
-instantiated as the ResourceClaim controller would); Filter checks, per node, that already
-allocated claims are reachable from it (their allocation's node selector) and allocates the
-others with :mod:`kubetwin.dra`'s structured allocator on that node; Reserve records the
-chosen devices as in use so later pods see them taken (Unreserve frees them). PostFilter has
-nothing to deallocate in a simulation and says so as upstream does.
+Claims are resolved exactly as ``kubetwin dra allocate --pod`` resolves them
+(:func:`kubetwin.dra.podclaims.claims_for_pod`: template claims named, owned and adopted as the
+resourceclaim controller does, with the same seeded name suffix), so a pod's claims carry the
+same names in a single cycle, a simulation and the DRA command. Filter checks, per node, that
+already-allocated claims are reachable from it and allocates the others together on that node
+(:func:`~kubetwin.dra.podclaims.filter_on_node`); Reserve turns the node's result into the
+claims as PreBind writes them (:func:`~kubetwin.dra.podclaims.bind_claims`) and marks their
+devices in use. When a pod goes away its claims are released as the resourceclaim controller
+does (:func:`~kubetwin.dra.podclaims.release_for_pod`): generated claims are deleted, shared
+ones lose the pod from ``reservedFor`` and are deallocated once nobody uses them.
+
+Extended resources backed by DRA (KEP-5004, :mod:`.dra_extended`) ride along as one more claim
+per pod, built per node from the requests the node's device plugins do not cover.
 """
 
 from __future__ import annotations
@@ -15,24 +22,36 @@ from typing import Any, Mapping
 
 from ...errors import KubetwinError
 from ...model.loader import Document
-from ...model.meta import convert
-from ...model.pod import NodeSelector, Pod
+from ...model.pod import Pod
 from ..framework.interface import CycleState, Plugin, register
 from ..framework.status import SKIP, SUCCESS, Code, Status, unresolvable
 from ..framework.types import NodeInfo
-from ..labels import node_selector_matcher
+from . import dra_extended as ext
 
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+ERR_IN_USE = "resourceclaim in use"
 POST_FILTER_MESSAGE = "still not schedulable"
 DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 
 
 @dataclass
-class _PodClaims:
-    claims: list[Any]            # dra.api.ResourceClaim, in pod order
-    to_allocate: list[Any]       # those without an allocation
-    selectors: list[Any]         # node matchers of the allocated ones
+class _State:
+    """PreFilter's findings for one pod (``stateData``)."""
+
+    pod_claims: Any                     # dra.podclaims.PodClaims (user claims)
+    extended: Any = None                # dra_extended.PodExtendedResources or None
+
+
+@dataclass
+class _NodeResult:
+    pod_claims: Any                     # PodClaims allocated on this node (incl. the extended claim)
+    outcome: Any                        # dra.allocator.Outcome
+    mappings: tuple[Mapping[str, str], ...] = ()
+
+
+def _key(claim: Any) -> str:
+    return f"{claim.namespace or 'default'}/{claim.name}"
 
 
 @register
@@ -43,9 +62,20 @@ class DynamicResources(Plugin):
         super().__init__(args, handle)
         self._dra: Any = None
         self._allocator: Any = None
-        #: claim key -> (allocation result, node matcher, pods using it)
-        self._allocated: dict[str, tuple[Any, Any, set[str]]] = {}
-        self._last: tuple[str, dict[str, Any]] = ("", {})
+        #: every ResourceClaim as the API holds it now, by namespace/name (input, then updates)
+        self._claims: dict[str, Any] = {}
+        #: pod UID -> keys of the claims reserved for it
+        self._reserved: dict[str, set[str]] = {}
+        #: pod UID -> ``status.extendedResourceClaimStatus`` written at PreBind
+        self._extended_status: dict[str, dict[str, Any]] = {}
+        #: pod UID -> ``status.resourceClaimStatuses`` (the resourceclaim controller's)
+        self._claim_statuses: dict[str, list[dict[str, Any]]] = {}
+        self._last: tuple[str, dict[str, _NodeResult]] = ("", {})
+
+    @property
+    def seed(self) -> int:
+        """Seed of generated claim names: the run's seed, as ``dra allocate --seed``."""
+        return int(getattr(self.handle, "seed", 0) or 0)
 
     # --- objects ---------------------------------------------------------------------------------
 
@@ -60,7 +90,16 @@ class DynamicResources(Plugin):
                 for i, obj in enumerate(self.handle.objects.get(kind, [])):
                     docs.append(Document(obj, where[i] if i < len(where) else f"-f {kind}", i))
             self._dra = collect(docs)
+            for c in self._dra.claims:
+                self._claims.setdefault(_key(c), c)
+                for ref in c.reserved_for:
+                    if isinstance(ref, Mapping) and ref.get("uid"):
+                        self._reserved.setdefault(str(ref["uid"]), set()).add(_key(c))
         return self._dra
+
+    def _claims_now(self) -> Any:
+        self._objects()
+        return self._claims.values()
 
     def _alloc(self) -> Any:
         if self._allocator is None:
@@ -69,151 +108,173 @@ class DynamicResources(Plugin):
 
             dra = self._objects()
             self._allocator = Allocator(AllocatorFeatures.from_gates(self.handle.gates), dra.classes, dra.slices,
-                                        [c for c in dra.claims if c.allocated is not None])
+                                        [c for c in self._claims.values() if c.allocated is not None])
         return self._allocator
 
-    def _resolve(self, pod: Pod) -> tuple[list[Any] | None, Status]:
-        from ...dra.api import parse_resource_claim
-
-        dra = self._objects()
-        ns = pod.metadata.namespace
-        out = []
-        for prc in pod.spec.resource_claims:
-            if prc.resource_claim_name:
-                claim = next((c for c in dra.claims if c.name == prc.resource_claim_name
-                              and (c.namespace or "default") == ns), None)
-                if claim is None:
-                    return None, unresolvable(f'resourceclaim "{prc.resource_claim_name}" not found')
-                if (claim.raw.get("metadata") or {}).get("deletionTimestamp"):
-                    return None, unresolvable(f'resourceclaim "{claim.name}" is being deleted')
-            elif prc.resource_claim_template_name:
-                tpl = next((t for t in dra.templates if t.name == prc.resource_claim_template_name
-                            and (t.namespace or "default") == ns), None)
-                if tpl is None:
-                    return None, unresolvable(f'resourceclaimtemplate "{prc.resource_claim_template_name}" not found')
-                name = f"{pod.metadata.name}-{prc.name}"
-                claim = parse_resource_claim({"metadata": {"name": name, "namespace": ns, "uid": f"{pod.uid}/{prc.name}"},
-                                              "spec": dict(tpl.spec)})
-            else:
-                return None, unresolvable(f"pod resource claim {prc.name} names neither a claim nor a template")
-            out.append(claim)
-        return out, SUCCESS
-
-    @staticmethod
-    def _key(claim: Any) -> str:
-        return f"{claim.namespace or 'default'}/{claim.name}"
-
-    def _allocation_selector(self, claim: Any) -> Any:
-        """A matcher for the nodes an allocated claim is reachable from (None: every node)."""
-        hit = self._allocated.get(self._key(claim))
-        if hit is not None:
-            return hit[1]
-        sel = ((claim.raw.get("status") or {}).get("allocation") or {}).get("nodeSelector")
-        if sel is None:
-            return None
-        return node_selector_matcher(convert(sel, NodeSelector, path="status.allocation.nodeSelector")
-                                     .node_selector_terms)
+    def _extended_enabled(self) -> bool:
+        return self.handle.gates.enabled("DRAExtendedResource")
 
     # --- extension points ------------------------------------------------------------------------
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]):
-        if not pod.spec.resource_claims:
+        extended = None
+        if self._extended_enabled() and self.handle.objects.get("DeviceClass"):
+            extended = ext.pod_extended_resources(self.handle, pod, self._claims_now())
+        if not pod.spec.resource_claims and extended is None:
             return None, SKIP
-        claims, st = self._resolve(pod)
-        if claims is None:
-            return None, st
-        to_allocate, selectors = [], []
-        for c in claims:
-            if c.allocated is not None or self._key(c) in self._allocated:
-                m = self._allocation_selector(c)
-                if m is not None:
-                    selectors.append(m)
-            else:
-                to_allocate.append(c)
-        state[self.name] = _PodClaims(claims, to_allocate, selectors)
+        from ...dra.podclaims import PodClaimError, claims_for_pod
+
+        dra = self._objects()
+        try:
+            pod_claims = claims_for_pod(pod, self._claims.values(), dra.templates, seed=self.seed)
+        except PodClaimError as exc:
+            return None, unresolvable(str(exc))
+        for pc in pod_claims.claims:
+            c = pc.claim
+            if (c.raw.get("metadata") or {}).get("deletionTimestamp"):
+                return None, unresolvable(f'resourceclaim "{c.name}" is being deleted')
+            if c.allocated is not None and not _can_be_reserved(c) and not _reserved_for(c, pod):
+                return None, unresolvable(ERR_IN_USE)
+        if not pod_claims.claims and extended is None:
+            return None, SKIP
+        state[self.name] = _State(pod_claims, extended)
         return None, SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
-        s: _PodClaims | None = state.get(self.name)
+        s: _State | None = state.get(self.name)
         if s is None:
             scratch = CycleState()
             _, st = self.pre_filter(scratch, pod, [])
             if not st.is_success:
                 return SUCCESS if st.is_skip else st
             s = scratch[self.name]
-        for m in s.selectors:
-            if not m(node.labels, node.name):
-                return unresolvable(ERR_NOT_AVAILABLE)
-        if not s.to_allocate:
+        pod_claims, mappings = s.pod_claims, ()
+        if s.extended is not None:
+            st, claim, mappings = ext.node_claim(self.handle, s.extended, node)
+            if not st.is_success:
+                return st
+            if claim is not None:
+                pod_claims = ext.with_claim(pod_claims, claim)
+        if not pod_claims.claims:
             return SUCCESS
         from ...dra.allocator import AllocationError
         from ...dra.api import Node as DRANode
+        from ...dra.podclaims import CLAIM_NOT_AVAILABLE, filter_on_node
 
         try:
-            outcome = self._alloc().allocate(DRANode(node.name, dict(node.labels)), s.to_allocate)
+            outcome = filter_on_node(self._alloc(), DRANode(node.name, dict(node.labels)), pod_claims)
         except AllocationError as exc:
             if exc.node_local:
                 return unresolvable(str(exc))
             return Status(Code.Error, (str(exc),))
         if not outcome.allocated:
-            return unresolvable(ERR_CANNOT_ALLOCATE)
+            return unresolvable(ERR_NOT_AVAILABLE if outcome.reason == CLAIM_NOT_AVAILABLE else ERR_CANNOT_ALLOCATE)
         if self._last[0] != pod.uid:
             self._last = (pod.uid, {})
-        self._last[1][node.name] = (s, outcome)
+        self._last[1][node.name] = _NodeResult(pod_claims, outcome, mappings)
         return SUCCESS
 
     def post_filter_message(self, state: CycleState) -> str:
         return POST_FILTER_MESSAGE if state.get(self.name) is not None else ""
 
     def reserve(self, pod: Pod, node: str) -> None:
-        """The pod is bound to ``node``: its new allocations take their devices."""
-        if not pod.spec.resource_claims:
+        """The pod is bound to ``node``: Reserve and PreBind write its claims, devices are taken."""
+        if not pod.spec.resource_claims and not (self._extended_enabled() and self.handle.objects.get("DeviceClass")):
             return
-        from ...dra.api import AllocatedDevice
-
         uid, per_node = self._last
-        s_outcome = per_node.get(node) if uid == pod.uid else None
-        if s_outcome is None:
+        result = per_node.get(node) if uid == pod.uid else None
+        if result is None:
             state = CycleState()
             _, st = self.pre_filter(state, pod, [])
+            if st.is_skip:
+                return
             if not st.is_success:
                 raise KubetwinError(f"cannot bind {pod.key}: {st.message}")
             ni = self.handle.snapshot.get(node)
             st = self.filter(state, pod, ni)
             if not st.is_success:
                 raise KubetwinError(f"cannot bind {pod.key} to {node}: {st.message}")
-            s_outcome = self._last[1][node]
-        s, outcome = s_outcome
+            result = self._last[1].get(node)
+            if result is None:  # nothing for DRA on this node (device plugins cover the requests)
+                return
+        from ...dra.api import parse_resource_claim
+        from ...dra.podclaims import bind_claims
+
+        bound = bind_claims(result.pod_claims, result.outcome, node)
         alloc = self._alloc()
-        for claim, result in zip(s.to_allocate, outcome.results):
-            for r in result.results:
-                alloc.state.add(AllocatedDevice(r.request, r.driver, r.pool, r.device, r.admin_access, r.share_id,
-                                                r.consumed_capacity), alloc.features)
-            sel = result.node_selector
-            m = node_selector_matcher(convert(sel, NodeSelector).node_selector_terms) if sel is not None else None
-            self._allocated[self._key(claim)] = (result, m, {pod.uid})
-        for claim in s.claims:
-            hit = self._allocated.get(self._key(claim))
-            if hit is not None:
-                hit[2].add(pod.uid)
+        for res in bound.results.values():
+            alloc.state.add_all(res.devices(), alloc.features)
+        keys = self._reserved.setdefault(pod.uid, set())
+        for raw in bound.claims:
+            claim = parse_resource_claim(raw)
+            self._claims[_key(claim)] = claim
+            keys.add(_key(claim))
+        if bound.resource_claim_statuses:
+            self._claim_statuses[pod.uid] = [dict(x) for x in bound.resource_claim_statuses]
+        ext_claim = next((pc.claim for pc in result.pod_claims.claims if pc.name == ext.POD_CLAIM_NAME), None)
+        if ext_claim is not None and result.mappings:
+            self._extended_status[pod.uid] = {"requestMappings": [dict(m) for m in result.mappings],
+                                              "resourceClaimName": ext_claim.name}
         self._last = ("", {})
 
     def unreserve(self, pod: Pod) -> None:
-        """The pod is gone: claims no other pod uses give their devices back."""
-        if not pod.spec.resource_claims:
+        """The pod is gone: the resourceclaim controller deletes its generated claims and
+        deallocates claims nobody else uses; their devices are free again."""
+        self._objects()
+        keys = self._reserved.pop(pod.uid, None)
+        self._extended_status.pop(pod.uid, None)
+        self._claim_statuses.pop(pod.uid, None)
+        if not keys:
             return
+        from ...dra.podclaims import release_for_pod
+
         alloc = self._allocator
-        for key, (result, _, users) in list(self._allocated.items()):
-            users.discard(pod.uid)
-            if users or alloc is None:
+        for key in sorted(keys):
+            claim = self._claims.get(key)
+            if claim is None:
                 continue
-            for r in result.results:
-                did = (r.driver, r.pool, r.device)
-                alloc.state.dedicated.discard(did)
-                if r.share_id:
-                    alloc.state.shared.discard((*did, r.share_id))
-            del self._allocated[key]
+            after = release_for_pod(claim, pod)
+            if claim.allocated is not None and (after is None or after.allocated is None) and alloc is not None:
+                alloc.state.release_all(claim.allocated, alloc.features)
+            if after is None:
+                del self._claims[key]
+            else:
+                self._claims[key] = after
+
+    # --- results ---------------------------------------------------------------------------------
+
+    def claims_of(self, pod: Pod) -> list[dict[str, Any]]:
+        """The pod's ResourceClaims as the API holds them after PreBind (bound pods only)."""
+        self._objects()
+        return [dict(self._claims[k].raw) for k in sorted(self._reserved.get(pod.uid, ())) if k in self._claims]
+
+    def extended_resource_claim_status(self, pod: Pod) -> dict[str, Any] | None:
+        """``status.extendedResourceClaimStatus`` PreBind wrote for the pod, if any."""
+        return self._extended_status.get(pod.uid)
+
+    def pod_status(self, pod: Pod) -> dict[str, Any]:
+        """The pod status fields written for a bound pod: ``resourceClaimStatuses`` (controller)
+        and ``extendedResourceClaimStatus`` (PreBind)."""
+        out: dict[str, Any] = {}
+        if self._claim_statuses.get(pod.uid):
+            out["resourceClaimStatuses"] = self._claim_statuses[pod.uid]
+        if self._extended_status.get(pod.uid):
+            out["extendedResourceClaimStatus"] = self._extended_status[pod.uid]
+        return out
 
     def allocations(self) -> Mapping[str, Any]:
-        """Claim → allocation result (``status.allocation``) made by this scheduler."""
-        return {k: v[0] for k, v in self._allocated.items()}
+        """Claim → ``status.allocation`` of every allocated claim the scheduler knows."""
+        self._objects()
+        return {k: (c.raw.get("status") or {}).get("allocation") for k, c in self._claims.items()
+                if c.allocated is not None}
+
+
+def _reserved_for(claim: Any, pod: Pod) -> bool:
+    return any(isinstance(r, Mapping) and r.get("uid") == pod.uid for r in claim.reserved_for)
+
+
+def _can_be_reserved(claim: Any) -> bool:
+    """``resourceclaim.CanBeReserved``: room for one more consumer."""
+    from ...dra.api import RESERVED_FOR_MAX
+
+    return len(claim.reserved_for) < RESERVED_FOR_MAX
