@@ -42,6 +42,17 @@ def pod(kind: str, i: int = 0) -> Pod:
         spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
                                               "whenUnsatisfiable": "DoNotSchedule",
                                               "labelSelector": {"matchLabels": {"app": "a0"}}}]
+    if kind == "soft-spread":
+        spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway",
+                                              "labelSelector": {"matchLabels": {"app": "a0"}}}
+                                             for key in ("topology.kubernetes.io/zone", "kubernetes.io/hostname")]
+    if kind == "preferred-affinity":
+        spec["affinity"] = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 10, "podAffinityTerm": {"topologyKey": "topology.kubernetes.io/zone",
+                                               "labelSelector": {"matchLabels": {"app": "a1"}}}}]},
+            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 5, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname",
+                                                  "labelSelector": {"matchLabels": {"app": "a0"}}}}]}}
     if kind == "anti-affinity":
         spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": "a9"}}}]}}
@@ -55,7 +66,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", default="500,5000,15000")
     ap.add_argument("--pods", type=int, default=2000, help="pods per measurement (simple; others use 1/10)")
-    ap.add_argument("--kinds", default="simple,spread,anti-affinity")
+    ap.add_argument("--kinds", default="simple,spread,anti-affinity,soft-spread,preferred-affinity")
     ap.add_argument("--exact", type=int, default=0, help="also time N one-shot explained cycles")
     a = ap.parse_args()
     gates = gates_for()

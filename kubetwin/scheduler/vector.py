@@ -611,10 +611,89 @@ def score_balanced_allocation(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
     return ScoreVector(raw, raw)
 
 
+def score_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
+    """Soft spread (``ScheduleAnyway``) over the scored nodes at once: domains from the scored
+    nodes, matching pods counted per domain over every included node, log-weighted sums rounded
+    as Go's ``math.Round``, then reversed against the highest and lowest sum.
+
+    Only the pod's own constraints are vectorised (their selectors have a cache key); default
+    constraints built from Services and controllers go the node-by-node way (None).
+    """
+    import math
+
+    from .plugins import podtopologyspread as pts
+
+    if not pod.spec.topology_spread_constraints:
+        return None
+    cons = plugin._constraints(pod, "ScheduleAnyway")
+    if not cons:
+        return SKIPPED
+    raws = [c for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "ScheduleAnyway"]
+    mlk = cs.gates.enabled("MatchLabelKeysInPodTopologySpread")
+    labels = pod.metadata.labels
+    ns = pod.metadata.namespace
+    n, m = cs.n, len(idx)
+    codes = [cs.labels.codes_of(c.topology_key) for c in cons]
+    has_all = np.ones(n, dtype=bool)
+    for cd in codes:
+        has_all &= cd >= 0
+    valid = has_all[idx]                      # require_all: the pod has constraints of its own
+    n_valid = int(valid.sum())
+    inclusion = cs.gates.enabled("NodeInclusionPolicyInPodTopologySpread")
+    aff = required_affinity_mask(cs, pod)
+    taint_ok = None
+    base = has_all if inclusion else has_all & aff
+    total = np.zeros(m, dtype=np.float64)
+    for c, raw_c, cd in zip(cons, raws, codes):
+        if c.selector.empty:
+            match = np.zeros(n, dtype=np.int64)
+        else:
+            extra = tuple(sorted((k, labels[k]) for k in raw_c.match_label_keys if k in labels)) if mlk else ()
+            match = cs.match_counts(ns, (_SEL_ENCODER.encode(raw_c.label_selector), extra), c.selector.matches)
+        node_codes = cd[idx]
+        if c.topology_key == pts.HOSTNAME:
+            weight = math.log(n_valid + 2)
+            cnt = match[idx]
+        else:
+            nvals = len(cs.labels.values.get(c.topology_key, ()))
+            present = np.bincount(node_codes[valid], minlength=nvals) > 0 if nvals else np.zeros(0, dtype=bool)
+            weight = math.log(int(present.sum()) + 2)
+            included = base.copy()
+            if inclusion:
+                if c.node_affinity_policy == "Honor":
+                    included &= aff
+                if c.node_taints_policy == "Honor":
+                    if taint_ok is None:
+                        taint_ok = ~filter_taint_toleration(cs, pod, plugin, CycleState()).fail
+                    included &= taint_ok
+            if nvals:
+                inc_codes = cd[included]
+                dom = np.bincount(inc_codes, weights=match[included], minlength=nvals).astype(np.int64)
+                dom[~present] = 0
+                cnt = dom[np.where(node_codes >= 0, node_codes, 0)]
+            else:
+                cnt = np.zeros(m, dtype=np.int64)
+        has = node_codes >= 0
+        total = np.where(has, total + (cnt * weight + (c.max_skew - 1)), total)
+    raw = np.floor(total + 0.5).astype(np.int64)
+    raw[~valid] = 0
+    if n_valid:
+        lo, hi = int(raw[valid].min()), max(int(raw[valid].max()), 0)
+    else:
+        lo, hi = 2**63 - 1, 0
+    if hi == 0:
+        norm = np.full(m, MAX_NODE_SCORE, dtype=np.int64)
+    else:
+        norm = MAX_NODE_SCORE * (hi + lo - raw) // hi
+    norm[~valid] = 0
+    return ScoreVector(raw, norm)
+
+
 #: plugin -> vector score (PreScore's Skip included: :data:`SKIPPED`).
 VECTOR_SCORES: dict[str, Callable[[ClusterState, Pod, Any, np.ndarray], ScoreVector | None]] = {
     "TaintToleration": score_taint_toleration,
     "NodeAffinity": score_node_affinity,
     "NodeResourcesFit": score_node_resources_fit,
     "NodeResourcesBalancedAllocation": score_balanced_allocation,
+    "PodTopologySpread": score_pod_topology_spread,
 }

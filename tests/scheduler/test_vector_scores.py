@@ -1,0 +1,80 @@
+"""Vectorised scores equal the plugin's PreScore/Score/NormalizeScore run node by node, on
+random clusters, random pods and random subsets of feasible nodes."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kubetwin.model.meta import convert
+from kubetwin.model.pod import Pod
+from kubetwin.scheduler.framework.interface import CycleState
+from kubetwin.scheduler.scheduler import Scheduler
+from kubetwin.scheduler.vector import SKIPPED, VECTOR_SCORES
+
+from .test_vector_equivalence import _pair, _pod
+
+KEYS = ["topology.kubernetes.io/zone", "kubernetes.io/hostname", "disk"]
+
+
+def _soft_spread_pod(rng: random.Random, name: str) -> Pod:
+    cons = []
+    for key in rng.sample(KEYS, rng.randint(1, 3)):
+        tsc: dict = {"maxSkew": rng.choice([1, 2, 3]), "topologyKey": key,
+                     "whenUnsatisfiable": rng.choice(["ScheduleAnyway", "ScheduleAnyway", "DoNotSchedule"]),
+                     "labelSelector": rng.choice([{"matchLabels": {"app": "x"}}, {}, {"matchExpressions": [
+                         {"key": "app", "operator": "In", "values": ["x", "y"]}]}])}
+        if rng.random() < 0.3:
+            tsc["nodeTaintsPolicy"] = "Honor"
+        if rng.random() < 0.3:
+            tsc["nodeAffinityPolicy"] = "Ignore"
+        if rng.random() < 0.2:
+            tsc["matchLabelKeys"] = ["tier"]
+        cons.append(tsc)
+    spec: dict = {"containers": [{"name": "c"}], "topologySpreadConstraints": cons}
+    if rng.random() < 0.3:
+        spec["nodeSelector"] = {"disk": rng.choice(["ssd", "hdd"])}
+    return convert({"metadata": {"name": name, "namespace": rng.choice(["default", "other"]),
+                                 "labels": {"app": rng.choice(["x", "y"]), "tier": rng.choice(["a", "b"])}},
+                    "spec": spec}, Pod)
+
+
+def _plugin_scores(s: Scheduler, name: str, pod: Pod, idx: np.ndarray) -> list[int] | None:
+    plugin = next(p for p, _ in s.plugins if p.name == name)
+    infos = s.cluster.infos_array[idx].tolist()
+    state = CycleState()
+    st_ = plugin.pre_score(state, pod, infos)
+    if st_.is_skip:
+        return None
+    scores = {ni.name: plugin.score(state, pod, ni)[0] for ni in infos}
+    plugin.normalize_score(state, pod, scores)
+    return [scores[ni.name] for ni in infos]
+
+
+def _check(s: Scheduler, name: str, pod: Pod, rng: random.Random) -> None:
+    n = s.cluster.n
+    idx = np.array(sorted(rng.sample(range(n), rng.randint(2, n))), dtype=np.int64)
+    plugin = next(p for p, _ in s.plugins if p.name == name)
+    sv = VECTOR_SCORES[name](s.cluster, pod, plugin, idx)
+    if sv is None:
+        return
+    want = _plugin_scores(s, name, pod, idx)
+    if sv is SKIPPED:
+        assert want is None
+        return
+    assert want is not None and sv.normalized.tolist() == want
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**9))
+def test_soft_spread_vector_score_equals_the_plugin(seed):
+    rng, fast, _ = _pair(seed, 14, None)
+    for k in range(12):
+        _check(fast, "PodTopologySpread", _soft_spread_pod(rng, f"q{k}"), rng)
+        bound = _pod(rng, f"b{k}")
+        r = fast.schedule(bound)
+        if r.node is not None:
+            fast.bind(bound, r.node)
