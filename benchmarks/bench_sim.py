@@ -27,7 +27,7 @@ def _nodes(n: int, gpus: int = 0):
         "cpuManagerPolicy": "static", "memoryManagerPolicy": "Static", "topologyManagerPolicy": "single-numa-node",
         "kubeReserved": {"cpu": "2", "memory": "2Gi"},
         "reservedMemory": [{"numaNode": 0, "limits": {"memory": "2148Mi"}}]})
-    cap, alloc = _machine_resources(machine, cfg, None)
+    cap, alloc = _machine_resources(machine, cfg, {"alibabacloud.com/gpu-count": str(gpus)} if gpus else None)
     out = []
     for i in range(n):
         node = node_from_dict({"apiVersion": "v1", "kind": "Node",
@@ -52,6 +52,12 @@ def _pods(n: int, gpu: bool = False):
                              "spec": {"containers": [{"name": "c", "resources": res}]}})
         out.append(Arrival(k * 0.01, pod))
     return out
+
+
+def _scenario(name, nodes, arrivals):
+    from kubetwin.sim.scenario import parse_scheduler_config
+
+    return Scenario(name, nodes, arrivals, profile=parse_scheduler_config(None))
 
 
 def _run(label: str, sc: Scenario) -> None:
@@ -82,10 +88,10 @@ def main() -> None:
               f"{time.perf_counter() - t:.2f} s; bound {r.counters.bound}; max RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if a.only in (None, "gpu"):
-        _run("gpu (500 nodes x 10 GPUs, one GPU per pod)", Scenario("gpu", _nodes(500, 10), _pods(5000, gpu=True)))
+        _run("gpu (500 nodes x 10 GPUs, one GPU per pod)", _scenario("gpu", _nodes(500, 10), _pods(5000, gpu=True)))
     if a.only in (None, "e2e"):
         _run("end to end (default profile + kubelet static CPU/Static memory/single-numa-node)",
-             Scenario("e2e", _nodes(a.nodes), _pods(a.pods)))
+             _scenario("e2e", _nodes(a.nodes), _pods(a.pods)))
 
 
 if __name__ == "__main__":

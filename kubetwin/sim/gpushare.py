@@ -1,28 +1,42 @@
-"""GPU sharing as the Alibaba GPU trace describes it: a pod asks for whole GPUs, or for a
-fraction of one GPU in thousandths (``gpu-milli``), optionally restricted to GPU models.
+"""GPU sharing as the Alibaba GPU trace describes it — the open-gpu-share model, as a scheduler plugin.
 
 Kubernetes has no built-in object for a GPU fraction (DRA consumable capacity is the modern
-route); the trace's own scheduler is open-gpu-share, whose pod annotations we read:
-``alibabacloud.com/gpu-count``, ``alibabacloud.com/gpu-milli``, ``alibabacloud.com/gpu-card-model``.
+route); the trace's own scheduler is open-gpu-share, whose names we read: a node advertises
+``alibabacloud.com/gpu-count`` GPUs (its ``alibabacloud.com/gpu-card-model`` label says which), a pod
+asks with the annotations ``alibabacloud.com/gpu-count``, ``alibabacloud.com/gpu-milli`` (thousandths
+of one GPU, for a single shared GPU) and ``alibabacloud.com/gpu-card-model`` (``|``-separated models).
 A fraction goes to the GPU with the least room that still fits it (best fit), whole GPUs to the
 lowest-numbered free ones.
+
+:class:`GPUShare` is a plugin of :mod:`kubetwin.scheduler` registered under the name ``GPUShare``:
+Filter over all nodes at once (a vector filter), per node on a copied NodeInfo (preemption's dry
+runs), Reserve/Unreserve keep the per-GPU free thousandths. It is not an upstream plugin, so the
+simulation adds it to a profile only when some node has shared GPUs.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
 from ..model.pod import Pod
+from ..scheduler.framework.interface import CycleState, Plugin, register
+from ..scheduler.framework.status import SUCCESS, Code, Status
+from ..scheduler.framework.types import NodeInfo
 
 GPU_COUNT = "alibabacloud.com/gpu-count"
 GPU_MILLI = "alibabacloud.com/gpu-milli"
 GPU_MODEL = "alibabacloud.com/gpu-card-model"
 FULL = 1000
+NAME = "GPUShare"
+INSUFFICIENT = "Insufficient GPU"
+WRONG_MODEL = "node(s) didn't match the GPU model"
+
+GPURequest = tuple[int, int, frozenset[str]]
 
 
-def gpu_request(pod: Pod) -> tuple[int, int, frozenset[str]] | None:
+def gpu_request(pod: Pod) -> GPURequest | None:
     """(GPUs, milli per GPU, allowed models) from the pod's annotations; None when it asks for none."""
     ann = pod.metadata.annotations
     count = int(ann.get(GPU_COUNT, "0") or 0)
@@ -33,52 +47,109 @@ def gpu_request(pod: Pod) -> tuple[int, int, frozenset[str]] | None:
     return count, milli, models
 
 
-class GPUShare:
-    """Free thousandths of every GPU of every node (``-1`` pads nodes with fewer GPUs)."""
+def _fits_row(row: np.ndarray, req: GPURequest) -> bool:
+    count, milli, _ = req
+    if count == 1 and milli < FULL:
+        return bool((row >= milli).any())
+    return int((row == FULL).sum()) >= count
 
-    reason = "Insufficient GPU"
 
-    def __init__(self, counts: Sequence[int], models: Sequence[str]):
+def _take(row: np.ndarray, req: GPURequest) -> tuple[tuple[int, int], ...]:
+    count, milli, _ = req
+    if count == 1 and milli < FULL:
+        ok = np.flatnonzero(row >= milli)
+        g = int(ok[np.argmin(row[ok])])
+        row[g] -= milli
+        return ((g, milli),)
+    ids = np.flatnonzero(row == FULL)[:count]
+    row[ids] = 0
+    return tuple((int(g), FULL) for g in ids)
+
+
+@register
+class GPUShare(Plugin):
+    """Free thousandths of every GPU of every node (``-1`` pads nodes with fewer GPUs), in the
+    scheduler's node order."""
+
+    name = NAME
+
+    def __init__(self, args: Any, handle: Any):
+        super().__init__(args, handle)
+        cs = handle.snapshot.state
+        self.cluster = cs
+        counts = [int(ni.allocatable.get(GPU_COUNT, 0)) for ni in cs.infos]
         width = max(counts, default=0) or 1
-        self.free = np.full((len(counts), width), -1, dtype=np.int64)
+        self.free = np.full((cs.n, width), -1, dtype=np.int64)
         for i, c in enumerate(counts):
             self.free[i, :c] = FULL
         self.counts = np.array(counts, dtype=np.int64)
-        self.models = list(models)
+        #: per node, kept in step with ``free``: the roomiest GPU's free thousandths, whole free GPUs
+        self.max_free = np.where(self.counts > 0, FULL, -1).astype(np.int64)
+        self.whole_free = self.counts.copy()
+        models = [ni.labels.get(GPU_MODEL, "") for ni in cs.infos]
+        self._model_ids = {m: k for k, m in enumerate(dict.fromkeys(models))}
+        self.model_of = np.array([self._model_ids[m] for m in models], dtype=np.int32)
+        #: pod uid -> (node index, ((gpu, milli), ...))
+        self.assigned: dict[str, tuple[int, tuple[tuple[int, int], ...]]] = {}
+        self._model_masks: dict[frozenset[str], np.ndarray] = {}
+        self.resolvable = np.full(cs.n, np.int8(Code.Unschedulable), dtype=np.int8)
+        self.resolvable.flags.writeable = False
 
-    def reorder(self, order: Sequence[int]) -> "GPUShare":
-        out = GPUShare.__new__(GPUShare)
-        out.free = self.free[list(order)].copy()
-        out.counts = self.counts[list(order)]
-        out.models = [self.models[i] for i in order]
-        return out
-
+    # --- Filter -----------------------------------------------------------------------------------
     def model_mask(self, allowed: frozenset[str]) -> np.ndarray:
-        if not allowed:
-            return np.ones(len(self.models), dtype=bool)
-        return np.array([m in allowed for m in self.models], dtype=bool)
+        hit = self._model_masks.get(allowed)
+        if hit is None:
+            table = np.array([m in allowed for m in self._model_ids], dtype=bool)
+            hit = self._model_masks[allowed] = table[self.model_of]
+        return hit
 
-    def fits(self, req: tuple[int, int, frozenset[str]]) -> np.ndarray:
+    def fits(self, req: GPURequest) -> np.ndarray:
         count, milli, _ = req
         if count == 1 and milli < FULL:
-            return self.free.max(axis=1) >= milli
-        return (self.free == FULL).sum(axis=1) >= count
+            return self.max_free >= milli
+        return self.whole_free >= count
 
-    def allocate(self, i: int, req: tuple[int, int, frozenset[str]]) -> tuple[tuple[int, int], ...]:
-        count, milli, _ = req
+    def _changed(self, i: int) -> None:
         row = self.free[i]
-        if count == 1 and milli < FULL:
-            ok = np.flatnonzero(row >= milli)
-            g = int(ok[np.argmin(row[ok])])
-            row[g] -= milli
-            return ((g, milli),)
-        ids = np.flatnonzero(row == FULL)[:count]
-        row[ids] = 0
-        return tuple((int(g), FULL) for g in ids)
+        self.max_free[i] = row.max()
+        self.whole_free[i] = int((row == FULL).sum())
 
-    def release(self, i: int, taken: tuple[tuple[int, int], ...]) -> None:
-        for g, m in taken:
-            self.free[i, g] += m
+    def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
+        """One node, from the GPUs the pods on ``node`` hold (works on preemption's copies)."""
+        req = gpu_request(pod)
+        if req is None:
+            return SUCCESS
+        i = self.cluster.index[node.name]
+        if req[2] and not self.model_mask(req[2])[i]:
+            return Status(Code.UnschedulableAndUnresolvable, (WRONG_MODEL,))
+        row = np.where(self.free[i] >= 0, FULL, -1)
+        for pi in node.pods:
+            got = self.assigned.get(pi.pod.uid)
+            if got is not None:
+                for g, m in got[1]:
+                    row[g] -= m
+        return SUCCESS if _fits_row(row, req) else Status(Code.Unschedulable, (INSUFFICIENT,))
+
+    # --- Reserve ----------------------------------------------------------------------------------
+    def reserve(self, pod: Pod, node: str) -> None:
+        req = gpu_request(pod)
+        if req is None:
+            return
+        i = self.cluster.index[node]
+        self.assigned[pod.uid] = (i, _take(self.free[i], req))
+        self._changed(i)
+
+    def unreserve(self, pod: Pod) -> None:
+        got = self.assigned.pop(pod.uid, None)
+        if got is not None:
+            i, taken = got
+            for g, m in taken:
+                self.free[i, g] += m
+            self._changed(i)
+
+    def gpus_of(self, pod: Pod) -> tuple[tuple[int, int], ...] | None:
+        got = self.assigned.get(pod.uid)
+        return got[1] if got is not None else None
 
     # --- figures ---------------------------------------------------------------------------------
     def allocated_milli(self) -> int:
@@ -91,9 +162,40 @@ class GPUShare:
     def fragmentation_milli(self, typical_milli: int = FULL) -> int:
         """Free GPU capacity that cannot serve a ``typical_milli`` request: free slivers smaller than it
         (the FGD paper's view of fragmentation for one typical task)."""
-        have = self.free >= 0
-        sliver = have & (self.free > 0) & (self.free < typical_milli)
+        sliver = (self.free > 0) & (self.free < typical_milli)
         return int(self.free[sliver].sum())
 
     def partially_used_gpus(self) -> int:
         return int(((self.free > 0) & (self.free < FULL)).sum())
+
+
+def _vector_filter(cs: Any, pod: Pod, plugin: GPUShare, state: CycleState) -> Any:
+    """Filter over every node at once: the model first (unresolvable), then room (resolvable)."""
+    from ..scheduler.vector import FilterVerdict
+
+    req = gpu_request(pod)
+    if req is None:
+        return FilterVerdict(NAME, cs.no_fail, plugin.resolvable, None, _REASONS.__getitem__)
+    short = ~plugin.fits(req)
+    if not req[2]:
+        return FilterVerdict(NAME, short, plugin.resolvable, None, _INSUFFICIENT.__getitem__)
+    wrong = ~plugin.model_mask(req[2])
+    key = short.astype(np.int64)
+    key[wrong] = 2
+    code = np.where(wrong, np.int8(Code.UnschedulableAndUnresolvable), np.int8(Code.Unschedulable)).astype(np.int8)
+    return FilterVerdict(NAME, short | wrong, code, key, _REASONS.__getitem__)
+
+
+_REASONS = {0: (), 1: (INSUFFICIENT,), 2: (WRONG_MODEL,)}
+_INSUFFICIENT = {0: (INSUFFICIENT,)}
+
+
+def _register() -> None:
+    """The plugin's vector Filter and the cluster events that may help a pod it rejected."""
+    from ..scheduler import queue, vector
+
+    vector.VECTOR_FILTERS.setdefault(NAME, _vector_filter)
+    queue.PLUGIN_EVENTS.setdefault(NAME, frozenset({queue.ASSIGNED_POD_DELETE, queue.NODE_ADD, queue.NODE_UPDATE}))
+
+
+_register()

@@ -1,13 +1,18 @@
-"""The event loop: a heap clock over arrivals, completions, controller re-creation, retries and samples.
+"""The event loop: a heap clock over arrivals, completions, controller re-creation and samples,
+driving the project's one scheduler (:class:`kubetwin.scheduler.Scheduler`) and every node's kubelet.
 
-At each instant, events are applied first (pods arrive, finish, controllers create pods), then the
-scheduler drains its active queue in PrioritySort order (higher priority first, then earlier
-arrival). A bound pod goes through its node's kubelet admission; a kubelet rejection fails the
-pod as Kubernetes does (phase Failed, the admission reason), which its controller answers by
-creating a replacement — the "scheduled but rejected" loop of Kubernetes issue 84869, capped by
-``maxRecreations``. Unschedulable pods keep kube-scheduler's message and wait for a cluster event
-that may help them (a pod leaving a node), with kube-scheduler's backoff, or for the
-5-minute flush of the unschedulable queue.
+At each instant, events are applied first (pods arrive through the API server's admission
+controllers — LimitRanger, Priority, ResourceQuota — finish, controllers create pods), then the
+scheduler drains its :class:`~kubetwin.scheduler.SchedulingQueue` (PrioritySort order; an idle
+scheduler takes pods out of backoff at once, as ``SchedulerPopFromBackoffQ`` does). A bound pod
+goes through its node's kubelet: the eviction manager's admit handler (node conditions), then the
+admission pipeline (Topology, CPU, Memory, Device Managers, node allocatable). A kubelet rejection
+fails the pod as Kubernetes does (phase Failed, the admission reason), which its controller
+answers by creating a replacement — the "scheduled but rejected" loop of Kubernetes issue 84869,
+capped by ``maxRecreations``. Unschedulable pods keep kube-scheduler's message and wait for a
+cluster event one of their rejecting plugins registered for (a pod leaving a node, ...).
+Preemption evicts DefaultPreemption's victims and nominates the preemptor. At sample times,
+each node with usage curves reports a Summary to its eviction manager (:mod:`.pressure`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
 import msgspec
@@ -22,30 +28,23 @@ import msgspec
 from ..model.pod import Pod
 from .results import PodRecord, SimResult, Sample
 from .scenario import Scenario, SimNode
-from .scheduling import ClusterScheduler, PodShape
 from .workload import Controller
 
-ARRIVE, COMPLETE, CONTROLLER, RETRY, FLUSH, SAMPLE = range(6)
-#: ``podMaxInUnschedulablePodsDuration``
-UNSCHEDULABLE_FLUSH = 300.0
-#: plugins whose rejection a pod leaving a node may resolve (their QueueingHints on Pod/Delete)
-#: plugins whose rejection a pod arriving on a node may resolve (affinity to existing pods)
-_HELPED_BY_POD_ADD = frozenset({"InterPodAffinity", "PodTopologySpread"})
-_HELPED_BY_POD_DELETE = frozenset({"NodeResourcesFit", "GPUShare", "InterPodAffinity", "PodTopologySpread",
-                                   "NodePorts", "NodeResourceTopologyMatch", "DynamicResources"})
+ARRIVE, COMPLETE, CONTROLLER, SAMPLE = range(4)
+#: the simulated clock's zero, for ``status.startTime`` (preemption orders victims by it)
+EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 class SimPod:
     """The simulation's record of one pod (mutable: it moves through phases)."""
 
-    __slots__ = ("i", "pod", "shape", "arrival", "duration", "owner", "priority", "phase", "node", "start", "end",
-                 "reason", "message", "attempts", "gpus", "plugins", "last_try", "queued", "run", "cpus", "mems",
-                 "version")
+    __slots__ = ("i", "pod", "arrival", "duration", "owner", "priority", "phase", "node", "start", "end",
+                 "reason", "message", "attempts", "gpus", "run", "cpus", "mems", "claims", "usage", "restarts")
 
-    def __init__(self, i: int, pod: Pod, arrival: float, duration: float | None, owner: str | None):
+    def __init__(self, i: int, pod: Pod, arrival: float, duration: float | None, owner: str | None,
+                 usage: Any = None):
         self.i = i
         self.pod = pod
-        self.shape: PodShape | None = None
         self.arrival = arrival
         self.duration = duration
         self.owner = owner
@@ -58,13 +57,12 @@ class SimPod:
         self.message = ""
         self.attempts = 0
         self.gpus: Any = None
-        self.plugins: frozenset[str] = frozenset()
-        self.last_try = 0.0
-        self.queued = False
         self.run = 0
         self.cpus = ""
         self.mems = ""
-        self.version = -1
+        self.claims: list[str] = []
+        self.usage = usage
+        self.restarts = 0
 
 
 @dataclass
@@ -75,10 +73,16 @@ class Counters:
     rejected_kubelet: dict[str, int] = field(default_factory=dict)
     preempted: int = 0
     evicted: int = 0
+    evicted_by_signal: dict[str, int] = field(default_factory=dict)
+    oom_killed: int = 0
     completed: int = 0
     recreated: int = 0
     attempts: int = 0
     unschedulable_attempts: int = 0
+
+
+def _bump(d: dict[str, int], key: str) -> None:
+    d[key] = d.get(key, 0) + 1
 
 
 class Simulator:
@@ -86,17 +90,12 @@ class Simulator:
 
     def __init__(self, scenario: Scenario, *, progress: Callable[[int, int], None] | None = None):
         from ..model.features import gates_for
+        from ..scheduler import Scheduler, SchedulingQueue
 
         self.sc = scenario
         st = scenario.settings
         self.gates = gates_for(st.kubernetes_version, st.feature_gates)
         self.progress = progress
-        self.nodes: list[SimNode] = list(scenario.nodes)
-        gpu = None
-        if any(n.gpus for n in self.nodes):
-            from .gpushare import GPUShare
-
-            gpu = GPUShare([n.gpus for n in self.nodes], [n.gpu_model for n in self.nodes])
         objects = {k: list(v) for k, v in scenario.objects.items()}
         for c in scenario.controllers:
             if c.kind in ("Deployment", "ReplicaSet"):
@@ -104,36 +103,50 @@ class Simulator:
                     {"apiVersion": "apps/v1", "kind": "ReplicaSet",
                      "metadata": {"name": _rs_name(c), "namespace": c.meta["namespace"]},
                      "spec": {"selector": c.meta["selector"] or {"matchLabels": dict(c.template.metadata.labels)}}})
-        self.sched = ClusterScheduler([n.node for n in self.nodes], scenario.profile, self.gates, seed=st.seed,
-                                      objects=objects, gpu=gpu)
-        by_name = {n.node.metadata.name: n for n in self.nodes}
-        self.sim_nodes = [by_name[name] for name in self.sched.names]   # scheduler's node order
+        from ..scheduler.profile import Profile
+
+        profile = scenario.profile or Profile()
+        if any(n.gpus for n in scenario.nodes) and not any(name == "GPUShare" for name, _ in profile.plugins):
+            import dataclasses
+
+            from . import gpushare  # registers the plugin
+
+            profile = dataclasses.replace(profile, plugins=profile.plugins + ((gpushare.NAME, 0),))
+        self.sched = Scheduler(profile, [n.node for n in scenario.nodes], self.gates, st.seed, objects=objects,
+                               namespaces=_namespaces(objects), pdbs=_pdbs(objects))
+        self.sched.handle.seed = st.seed
+        self.cluster = cs = self.sched.cluster
+        self.gpu = next((p for p, _ in self.sched.plugins if p.name == "GPUShare"), None)
+        self.dra = next((p for p, _ in self.sched.plugins if p.name == "DynamicResources"), None)
+        by_name = {n.node.metadata.name: n for n in scenario.nodes}
+        self.sim_nodes: list[SimNode] = [by_name[name] for name in cs.names]   # scheduler's node order
         self.kubelets: list[Any] = [None] * len(self.sim_nodes)
         self.residents: list[dict[int, SimPod]] = [dict() for _ in self.sim_nodes]
-        self.sched.residents = lambda i: [_Victim(p) for p in self.residents[i].values()]
+        self.queue = SchedulingQueue()
+        self.by_uid: dict[str, SimPod] = {}
         self.pods: list[SimPod] = []
         self.heap: list[tuple[float, int, int, Any]] = []
         self.seq = itertools.count()
-        self.active: list[tuple[int, float, int, SimPod]] = []
-        self.unschedulable: dict[int, SimPod] = {}
         self.counters = Counters()
         self.samples: list[Sample] = []
         self.now = 0.0
-        #: events that can change the cluster (not flushes or samples): none left means nothing more happens
+        #: events that can change the cluster (not samples): none left means nothing more happens
         self.live = 0
-        #: bumped whenever a pod leaves a node: an unschedulable pod retried without a bump gets the same answer
-        self.version = 0
         self.running = 0
-        #: running pods per priority, so preemption knows at once when no pod has a lower priority
-        self.priorities: dict[int, int] = {}
-        self.sched.lowest_priority = lambda: min(self.priorities) if self.priorities else None
+        self.pending = 0
         self.controllers = {c.key: c for c in scenario.controllers}
         self.total_expected = len(scenario.arrivals) + sum(c.replicas for c in scenario.controllers)
-        self._pc_default = _default_priority_class(scenario.priority_classes)
+        self.admission = _AdmissionControl(scenario, objects, self.gates)
+        self.pressure: Any = None
+        if any(a.usage is not None for a in scenario.arrivals) or any(c.usage is not None for c in scenario.controllers):
+            from .pressure import NodePressure
+
+            self.pressure = NodePressure(self)
+        self.events: list[dict[str, Any]] = []
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
-        if kind != FLUSH and kind != SAMPLE:
+        if kind != SAMPLE:
             self.live += 1
         heapq.heappush(self.heap, (t, next(self.seq), kind, obj))
 
@@ -142,7 +155,7 @@ class Simulator:
 
         wall = time.perf_counter()
         for a in self.sc.arrivals:
-            sp = SimPod(len(self.pods), a.pod, a.time, a.duration, a.owner)
+            sp = SimPod(len(self.pods), a.pod, a.time, a.duration, a.owner, a.usage)
             self.pods.append(sp)
             self.push(a.time, ARRIVE, sp)
         for c in self.sc.controllers:
@@ -150,9 +163,10 @@ class Simulator:
         self.push(0.0, SAMPLE, None)
         horizon = self.sc.settings.horizon
         done = 0
-        while self.heap and (self.live > 0 or self.active):
-            t, _, kind, obj = heapq.heappop(self.heap)
-            if kind != FLUSH and kind != SAMPLE:
+        heap = self.heap
+        while heap and (self.live > 0 or self.pending):
+            t, _, kind, obj = heapq.heappop(heap)
+            if kind != SAMPLE:
                 self.live -= 1
             if horizon is not None and t > horizon:
                 self.now = horizon
@@ -170,127 +184,124 @@ class Simulator:
                     self.counters.completed += 1
             elif kind == CONTROLLER:
                 self._reconcile(obj)
-            elif kind == RETRY or kind == FLUSH:
-                sp, attempts = obj
-                if sp.phase == "Pending" and sp.attempts == attempts and sp.i in self.unschedulable:
-                    if kind == FLUSH and sp.version == self.version and not (sp.plugins & _HELPED_BY_POD_ADD):
-                        continue  # nothing changed since its last attempt: the same answer; it waits for an event
-                    del self.unschedulable[sp.i]
-                    self._enqueue(sp)
             elif kind == SAMPLE:
+                if self.pressure is not None:
+                    self.pressure.synchronize(t)
                 self._sample()
-                if self.live > 0 or self.active:
+                if self.live > 0 or self.pending:
                     self.push(t + self.sc.settings.sample_interval, SAMPLE, None)
-            if not self.heap or self.heap[0][0] > t:
+            if not heap or heap[0][0] > t:
                 self._schedule_all()
+                if self.pending and self.live == 0 and not self._has_samples():
+                    break
         self._sample()
         if self.progress is not None:
             self.progress(self.total_expected, self.total_expected)
         return self._result(time.perf_counter() - wall)
 
+    def _has_samples(self) -> bool:
+        """Pending pods wait on cluster events; with only samples left, pressure may still act."""
+        return self.pressure is not None and self.running > 0
+
     # --- events ---------------------------------------------------------------------------------------
     def _arrive(self, sp: SimPod) -> None:
-        """The API server's admission (Priority), then the scheduling queue."""
-        pod = sp.pod
-        name = pod.spec.priority_class_name
-        pc = self.sc.priority_classes.get(name) if name else self._pc_default
-        if name and pc is None and name not in ("system-cluster-critical", "system-node-critical"):
-            reason = "PriorityClassNotFound"
-            sp.phase, sp.reason = "Rejected", reason
-            sp.message = f'pods "{pod.name}" is forbidden: no PriorityClass with name {name} was found'
-            c = self.counters.rejected_admission_control
-            c[reason] = c.get(reason, 0) + 1
+        """The API server's admission controllers, then the scheduling queue."""
+        from ..scheduler.admission import AdmissionRejected
+
+        try:
+            sp.pod = self.admission.admit(sp.pod, self)
+        except AdmissionRejected as exc:
+            sp.phase, sp.reason, sp.message = "Rejected", exc.plugin, str(exc)
+            _bump(self.counters.rejected_admission_control, exc.plugin)
             self._owner_lost(sp, failed=True)
             return
-        if pc is not None or name in ("system-cluster-critical", "system-node-critical"):
-            value = pc.value if pc is not None else (2000000000 if name == "system-cluster-critical" else 2000001000)
-            policy = pc.preemption_policy if pc is not None else "PreemptLowerPriority"
-            spec = msgspec.structs.replace(pod.spec, priority=value, preemption_policy=pod.spec.preemption_policy or policy,
-                                           priority_class_name=name or (pc.name if pc is not None else ""))
-            sp.pod = pod = msgspec.structs.replace(pod, spec=spec)
-            sp.priority = value
-        sp.shape = self.sched.shape(pod)
-        self._enqueue(sp)
-
-    def _enqueue(self, sp: SimPod) -> None:
-        if not sp.queued:
-            sp.queued = True
-            heapq.heappush(self.active, (-sp.priority, sp.arrival, sp.i, sp))
-
-    def _backoff(self, sp: SimPod) -> float:
-        prof = self.sc.profile
-        d = prof.pod_initial_backoff_seconds * (2 ** max(sp.attempts - 1, 0))
-        return min(d, prof.pod_max_backoff_seconds)
-
-    def _cluster_event_pod_deleted(self) -> None:
-        """Queueing hints for Pod/Delete: move pods a freed node may help, respecting backoff."""
-        self.version += 1
-        if not self.unschedulable:
-            return
-        moved = [sp for sp in self.unschedulable.values() if sp.plugins & _HELPED_BY_POD_DELETE]
-        for sp in moved:
-            del self.unschedulable[sp.i]
-            ready = sp.last_try + self._backoff(sp)
-            if ready <= self.now:
-                self._enqueue(sp)
-            else:
-                self.unschedulable[sp.i] = sp
-                self.push(ready, RETRY, (sp, sp.attempts))
+        sp.priority = sp.pod.spec.priority or 0
+        self.by_uid[sp.pod.uid] = sp
+        self.pending += 1
+        self.queue.add(sp.pod, self.now)
 
     # --- scheduling ----------------------------------------------------------------------------------
     def _schedule_all(self) -> None:
-        while self.active:
-            _, _, _, sp = heapq.heappop(self.active)
-            sp.queued = False
-            if sp.phase != "Pending":
+        pop = self.queue.pop
+        while True:
+            pod = pop()
+            if pod is None:
+                return
+            sp = self.by_uid.get(pod.uid)
+            if sp is None or sp.phase != "Pending":
                 continue
-            self._schedule_one(sp)
+            self._schedule_one(sp, pod)
 
-    def _schedule_one(self, sp: SimPod) -> None:
+    def _schedule_one(self, sp: SimPod, pod: Pod) -> None:
+        from ..scheduler.queue import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE
+
         c = self.counters
         c.attempts += 1
         sp.attempts += 1
-        sp.last_try = self.now
-        sp.version = self.version
-        d = self.sched.schedule(sp.pod, sp.shape)
-        if d.node < 0:
+        r = self.sched.schedule(pod)
+        if r.node is None:
             c.unschedulable_attempts += 1
-            sp.reason, sp.message, sp.plugins = "Unschedulable", d.message, d.plugins
-            if d.victims:
-                for v in d.victims:
-                    self._preempt(v.sp, sp)
-                self._enqueue(sp)   # the victims' deletion is the event that requeues the preemptor
+            sp.reason, sp.message = "Unschedulable", r.message
+            if r.nominated_node is not None:
+                for v in r.victims:
+                    self._preempt(self.by_uid[v.uid], sp, r.nominated_node)
+                self.sched.nominate(pod, r.nominated_node)
+                sp.pod = pod = msgspec.structs.replace(pod, status=msgspec.structs.replace(
+                    pod.status, nominated_node_name=r.nominated_node))
+                self.queue.on_event(ASSIGNED_POD_DELETE, self.now)
+                self.queue.add(pod, sp.arrival)
                 return
-            self.unschedulable[sp.i] = sp
-            self.push(self.now + UNSCHEDULABLE_FLUSH, FLUSH, (sp, sp.attempts))
+            self.queue.requeue_unschedulable(pod, r.unschedulable_plugins, self.now)
             return
-        i = d.node
-        sp.gpus = self.sched.assume(sp.pod, sp.shape, i)
+        node = r.node
+        i = self.cluster.index[node]
         c.scheduled += 1
+        bound = msgspec.structs.replace(pod, status=msgspec.structs.replace(
+            pod.status, start_time=_rfc3339(self.now), nominated_node_name=None))
+        sp.pod = bound
+        self.sched.bind(bound, node)
         sp.node = i
+        if self.gpu is not None:
+            sp.gpus = self.gpu.gpus_of(bound)
         if self.sc.settings.kubelet_admission:
-            kubelet = self._kubelet(i)
-            if kubelet is not None:
-                decision = kubelet.admit(sp.pod)
-                if not decision.admitted:
-                    self.sched.forget(sp.pod, sp.shape, i, sp.gpus)
-                    sp.gpus = None
-                    sp.phase, sp.reason, sp.message, sp.end = "Failed", decision.reason, decision.message, self.now
-                    sp.start = self.now
-                    k = c.rejected_kubelet
-                    k[decision.reason] = k.get(decision.reason, 0) + 1
-                    self._cluster_event_pod_deleted()
-                    self._owner_lost(sp, failed=True)
-                    return
-                self._record_allocation(sp, kubelet)
+            rejected = self._kubelet_admit(sp, i)
+            if rejected is not None:
+                reason, message = rejected
+                self.sched.remove(bound)
+                sp.gpus = None
+                sp.phase, sp.reason, sp.message, sp.start, sp.end = "Failed", reason, message, self.now, self.now
+                self.pending -= 1
+                _bump(c.rejected_kubelet, reason)
+                self.queue.on_event(ASSIGNED_POD_DELETE, self.now)
+                self._owner_lost(sp, failed=True)
+                return
+        if self.dra is not None and bound.spec.resource_claims:
+            sp.claims = [f"{(cl.get('metadata') or {}).get('namespace', 'default')}/"
+                         f"{(cl.get('metadata') or {}).get('name', '')}" for cl in self.dra.claims_of(bound)]
         c.bound += 1
+        self.pending -= 1
         sp.phase, sp.start, sp.reason, sp.message = "Running", self.now, "", ""
         sp.run += 1
         self.residents[i][sp.i] = sp
         self.running += 1
-        self.priorities[sp.priority] = self.priorities.get(sp.priority, 0) + 1
         if sp.duration is not None:
             self.push(self.now + sp.duration, COMPLETE, (sp, sp.run))
+        self.queue.on_event(ASSIGNED_POD_ADD, self.now)
+
+    def _kubelet_admit(self, sp: SimPod, i: int) -> tuple[str, str] | None:
+        """The kubelet's admit handlers in order: eviction (node conditions), then resources."""
+        if self.pressure is not None:
+            got = self.pressure.admit(i, sp.pod)
+            if got is not None:
+                return got
+        kubelet = self._kubelet(i)
+        if kubelet is None:
+            return None
+        decision = kubelet.admit(sp.pod)
+        if not decision.admitted:
+            return decision.reason, decision.message
+        self._record_allocation(sp, kubelet)
+        return None
 
     def _kubelet(self, i: int) -> Any:
         k = self.kubelets[i]
@@ -299,9 +310,9 @@ class Simulator:
             if n.machine is None or n.kubelet is None:
                 self.kubelets[i] = False
                 return None
-            from ..kubelet.admission import NodeAdmission
+            from .kubelets import kubelet_for
 
-            k = self.kubelets[i] = NodeAdmission(n.machine, n.kubelet)
+            k = self.kubelets[i] = kubelet_for(n)
         return k or None
 
     def _record_allocation(self, sp: SimPod, kubelet: Any) -> None:
@@ -330,27 +341,37 @@ class Simulator:
             return
         del self.residents[i][sp.i]
         self.running -= 1
-        left = self.priorities[sp.priority] - 1
-        if left:
-            self.priorities[sp.priority] = left
-        else:
-            del self.priorities[sp.priority]
-        self.sched.forget(sp.pod, sp.shape, i, sp.gpus)
-        sp.gpus = None
+        self.sched.remove(sp.pod)
         k = self.kubelets[i]
         if k:
             k.remove(sp.pod)
+        if self.pressure is not None:
+            self.pressure.forget(i, sp)
 
     def _finish(self, sp: SimPod, phase: str, reason: str, message: str) -> None:
+        from ..scheduler.queue import ASSIGNED_POD_DELETE
+
+        if sp.phase == "Pending":
+            self.pending -= 1
+            self.sched.clear_nomination(sp.pod)
         self._release(sp)
         sp.phase, sp.reason, sp.message, sp.end = phase, reason, message, self.now
-        self._cluster_event_pod_deleted()
+        self.by_uid.pop(sp.pod.uid, None)
+        self.queue.on_event(ASSIGNED_POD_DELETE, self.now)
         self._owner_lost(sp, failed=phase != "Succeeded")
 
-    def _preempt(self, victim: SimPod, by: SimPod) -> None:
+    def _preempt(self, victim: SimPod, by: SimPod, node: str) -> None:
         self.counters.preempted += 1
-        self._finish(victim, "Failed", "Preempted",
-                     f"Preempted by pod {by.pod.uid} on node {self.sched.names[victim.node]}")
+        self._finish(victim, "Failed", "Preempted", f"Preempted by pod {by.pod.uid} on node {node}")
+
+    def evict(self, sp: SimPod, message: str, cause: str) -> None:
+        """The eviction manager killed the pod: phase Failed, reason Evicted."""
+        self.counters.evicted += 1
+        _bump(self.counters.evicted_by_signal, cause)
+        node = self.cluster.names[sp.node]
+        self.events.append({"time": self.now, "type": "Evicted", "pod": sp.pod.key, "node": node, "cause": cause,
+                            "message": message})
+        self._finish(sp, "Failed", "Evicted", message)
 
     # --- controllers ----------------------------------------------------------------------------------
     def _owner_lost(self, sp: SimPod, *, failed: bool) -> None:
@@ -373,7 +394,8 @@ class Simulator:
                 self.counters.recreated += 1
             c.created += 1
             c.active += 1
-            sp = SimPod(len(self.pods), pod, self.now, c.duration.sample(_rng(self.sc, c.key, c.created)), c.key)
+            sp = SimPod(len(self.pods), pod, self.now, c.duration.sample(_rng(self.sc, c.key, c.created)), c.key,
+                        c.usage)
             self.pods.append(sp)
             self._arrive(sp)
             if sp.phase == "Rejected":
@@ -381,30 +403,28 @@ class Simulator:
 
     # --- observations ----------------------------------------------------------------------------------
     def _sample(self) -> None:
-        s = self.sched
-        res = s.resources
-        alloc = s.alloc.sum(axis=0)
-        used = s.used.sum(axis=0)
-        util = {r: (float(used[j]) / float(alloc[j]) if alloc[j] else 0.0) for j, r in enumerate(res)
-                if r in ("cpu", "memory") or alloc[j]}
-        gpu_alloc = gpu_frag = 0.0
-        if s.gpu is not None:
-            cap = s.gpu.capacity_milli()
-            gpu_alloc = s.gpu.allocated_milli() / cap if cap else 0.0
-            gpu_frag = s.gpu.fragmentation_milli() / cap if cap else 0.0
-            util["gpu"] = gpu_alloc
-        running = self.running
-        pending = len(self.unschedulable) + len(self.active)
-        self.samples.append(Sample(self.now, running, pending, util, gpu_frag))
+        cs = self.cluster
+        alloc = cs.alloc.sum(axis=0)
+        used = cs.requested.sum(axis=0)
+        util = {r: (float(used[j]) / float(alloc[j]) if alloc[j] else 0.0) for j, r in enumerate(cs.resources)
+                if (r in ("cpu", "memory") or alloc[j]) and r != "alibabacloud.com/gpu-count"}
+        gpu_frag = 0.0
+        if self.gpu is not None:
+            cap = self.gpu.capacity_milli()
+            util["gpu"] = self.gpu.allocated_milli() / cap if cap else 0.0
+            gpu_frag = self.gpu.fragmentation_milli() / cap if cap else 0.0
+        pressure = self.pressure.nodes_under_pressure() if self.pressure is not None else {}
+        self.samples.append(Sample(self.now, self.running, self.pending, util, gpu_frag, pressure,
+                                   self.counters.evicted, self.counters.oom_killed))
 
     def _result(self, wall: float) -> SimResult:
         from .metrics import node_reports
 
-        records = [PodRecord(sp.pod.name, sp.pod.namespace, sp.phase if sp.phase != "Pending" else "Pending",
-                             self.sched.names[sp.node] if sp.node >= 0 else "", sp.arrival,
-                             sp.start if sp.node >= 0 else None, sp.end, sp.reason, sp.message, sp.attempts,
-                             sp.cpus, sp.mems, sp.priority, sp.owner or "",
-                             [list(g) for g in sp.gpus] if sp.gpus else None)
+        names = self.cluster.names
+        records = [PodRecord(sp.pod.name, sp.pod.namespace, sp.phase, names[sp.node] if sp.node >= 0 else "",
+                             sp.arrival, sp.start if sp.node >= 0 else None, sp.end, sp.reason, sp.message,
+                             sp.attempts, sp.cpus, sp.mems, sp.priority, sp.owner or "",
+                             [list(g) for g in sp.gpus] if sp.gpus else None, list(sp.claims), sp.restarts)
                    for sp in self.pods]
         pending_reasons: dict[str, int] = {}
         for sp in self.pods:
@@ -412,16 +432,59 @@ class Simulator:
                 key = _reason_key(sp.message) if sp.message else "not yet attempted"
                 pending_reasons[key] = pending_reasons.get(key, 0) + 1
         return SimResult(self.sc.name, self.now, wall, len(self.sim_nodes), records, self.samples, self.counters,
-                         pending_reasons, node_reports(self), self.sched.resources)
+                         pending_reasons, node_reports(self), list(self.cluster.resources), self.events)
 
 
-class _Victim:
-    """A running pod as preemption sees it."""
+class _AdmissionControl:
+    """The API server's admission chain for pod creation: LimitRanger, Priority, ResourceQuota."""
 
-    __slots__ = ("sp", "priority", "start", "shape")
+    def __init__(self, sc: Scenario, objects: dict[str, list[Any]], gates: Any):
+        from ..model.policy import limit_range_from_dict, resource_quota_from_dict
 
-    def __init__(self, sp: SimPod):
-        self.sp, self.priority, self.start, self.shape = sp, sp.priority, sp.start, sp.shape
+        self.gates = gates
+        self.classes = list(sc.priority_classes.values())
+        self.limit_ranges: dict[str, list[Any]] = {}
+        for obj in objects.get("LimitRange", []):
+            lr = limit_range_from_dict(obj)
+            self.limit_ranges.setdefault(lr.metadata.namespace or "default", []).append(lr)
+        self.quotas: dict[str, list[Any]] = {}
+        for obj in objects.get("ResourceQuota", []):
+            q = resource_quota_from_dict(obj)
+            self.quotas.setdefault(q.metadata.namespace or "default", []).append(q)
+
+    def admit(self, pod: Pod, sim: Simulator) -> Pod:
+        from ..scheduler.admission import admit_pod
+
+        ns = pod.metadata.namespace
+        quotas = self.quotas.get(ns, ())
+        running: list[Pod] = []
+        if quotas:   # what the quota controller counts: the namespace's pods that are not terminal
+            running = [sp.pod for sp in sim.by_uid.values() if sp.pod.metadata.namespace == ns]
+        return admit_pod(pod, limit_ranges=self.limit_ranges.get(ns, ()), quotas=quotas,
+                         priority_classes=self.classes, running=running, gates=self.gates).pod
+
+
+def _namespaces(objects: dict[str, list[Any]]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for obj in objects.get("Namespace", []):
+        meta = obj.get("metadata") or {}
+        if meta.get("name"):
+            out[str(meta["name"])] = dict(meta.get("labels") or {})
+    return out
+
+
+def _pdbs(objects: dict[str, list[Any]]) -> list[Any]:
+    raw = objects.get("PodDisruptionBudget", [])
+    if not raw:
+        return []
+    from ..scheduler.pdb import pdbs_from_objects
+
+    return pdbs_from_objects(raw)
+
+
+def _rfc3339(t: float) -> str:
+    """``metav1.Time`` as the API serves it: whole seconds."""
+    return (EPOCH + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _reason_key(message: str) -> str:
@@ -458,12 +521,6 @@ def _rng(sc: Scenario, key: str, k: int) -> Any:
     import random
 
     return random.Random(f"{sc.settings.seed}/{key}/{k}")
-
-
-def _default_priority_class(classes: dict[str, Any]) -> Any:
-    from ..model.policy import global_default_priority
-
-    return global_default_priority(list(classes.values()))
 
 
 def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> SimResult:

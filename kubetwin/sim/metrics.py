@@ -39,13 +39,17 @@ def numa_report(kubelet: Any) -> tuple[list[NUMAReport], int]:
 
 
 def node_reports(sim: Any) -> list[NodeReport]:
-    s = sim.sched
+    s = sim.cluster
     out = []
     for i, name in enumerate(s.names):
         sn = sim.sim_nodes[i]
-        req = {r: int(s.used[i, j]) for j, r in enumerate(s.resources) if s.used[i, j] or r in ("cpu", "memory")}
+        req = {r: int(s.requested[i, j]) for j, r in enumerate(s.resources)
+               if s.requested[i, j] or r in ("cpu", "memory")}
         alloc = {r: int(s.alloc[i, j]) for j, r in enumerate(s.resources) if s.alloc[i, j]}
         rep = NodeReport(name, sn.group, int(s.npods[i]), req, alloc)
+        if sim.pressure is not None:
+            rep.conditions = list(sim.pressure.conditions_of(i))
+            rep.evicted = sim.pressure.evicted_on(i)
         k = sim.kubelets[i]
         if k:
             rep.numa, rep.stranded_cpus = numa_report(k)
@@ -53,8 +57,8 @@ def node_reports(sim: Any) -> list[NodeReport]:
                             "topologyManager": k.topology.policy.name, "scope": k.topology.scope}
         elif sn.kubelet is not None and sn.machine is not None:
             rep.numa = [NUMAReport(n.id, n.cpus.size(), 0, n.cpus.size(), n.memory) for n in sn.machine.nodes]
-        if s.gpu is not None and sn.gpus:
-            row = s.gpu.free[i]
-            rep.gpus = [int(1000 - f) for f in row[: sn.gpus]]
+        gpu = sim.gpu
+        if gpu is not None and gpu.counts[i]:
+            rep.gpus = [int(1000 - f) for f in gpu.free[i][: int(gpu.counts[i])]]
         out.append(rep)
     return out

@@ -26,6 +26,8 @@ class PodRecord:
     priority: int = 0
     owner: str = ""
     gpus: list[list[int]] | None = None   # [[gpu index, milli], ...]
+    claims: list[str] = field(default_factory=list)   # ResourceClaims allocated for it (namespace/name)
+    restarts: int = 0                     # container restarts after OOM kills
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +37,9 @@ class Sample:
     pending: int
     utilization: dict[str, float]       # requested / allocatable, cluster-wide
     gpu_fragmentation: float = 0.0
+    pressure: dict[str, int] = field(default_factory=dict)   # node condition -> nodes reporting it
+    evicted: int = 0                    # evictions so far
+    oom_killed: int = 0                 # OOM kills so far
 
 
 @dataclass
@@ -58,6 +63,8 @@ class NodeReport:
     stranded_cpus: int = 0
     gpus: list[int] = field(default_factory=list)       # used milli per GPU
     policies: dict[str, str] = field(default_factory=dict)
+    conditions: list[str] = field(default_factory=list)  # node pressure conditions at the end
+    evicted: int = 0                                     # pods its eviction manager evicted
 
 
 @dataclass
@@ -72,6 +79,8 @@ class SimResult:
     pending_reasons: dict[str, int]
     node_reports: list[NodeReport]
     resources: list[str]
+    #: evictions and OOM kills with their messages, in time order
+    events: list[dict[str, Any]] = field(default_factory=list)
 
     # --- figures ---------------------------------------------------------------------------------
     def phase_counts(self) -> dict[str, int]:
@@ -99,7 +108,8 @@ class SimResult:
             "pendingByReason": dict(sorted(self.pending_reasons.items(), key=lambda kv: -kv[1])),
             "rejectedByAdmissionControl": dict(c.rejected_admission_control),
             "rejectedByKubelet": dict(c.rejected_kubelet),
-            "preempted": c.preempted, "evicted": c.evicted, "recreated": c.recreated, "completed": c.completed,
+            "preempted": c.preempted, "evicted": c.evicted, "evictedBySignal": dict(c.evicted_by_signal),
+            "oomKilled": c.oom_killed, "recreated": c.recreated, "completed": c.completed,
             "schedulingAttempts": c.attempts, "unschedulableAttempts": c.unschedulable_attempts,
             "utilization": dict(last.utilization) if last else {},
             "gpuFragmentation": last.gpu_fragmentation if last else 0.0,
@@ -114,4 +124,5 @@ class SimResult:
             "pods": [asdict(p) for p in self.pods],
             "timeSeries": [asdict(s) for s in self.samples],
             "nodes": [asdict(n) for n in self.node_reports],
+            "events": list(self.events),
         }

@@ -31,14 +31,14 @@ from ..errors import InputError
 from ..model.loader import Document, load_documents
 from ..model.node import Node, node_from_dict
 from ..model.pod import Pod, pod_from_dict
-from .profile import SchedulerProfile, parse_scheduler_config
+from .gpushare import GPU_COUNT, GPU_MODEL
 from .workload import FOREVER, Arrival, Controller, DurationSpec, parse_duration_spec, seconds
 
 API_VERSION = "kubetwin.io/v1alpha1"
 ARRIVAL = "kubetwin.io/arrival"
 DURATION = "kubetwin.io/duration"
 _CONTROLLERS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1"}
-_PASSED_ON = ("Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology",
+_PASSED_ON = ("Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology", "PodDisruptionBudget",
               "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "ResourceQuota", "LimitRange")
 
 
@@ -74,7 +74,7 @@ class Scenario:
     nodes: list[SimNode] = field(default_factory=list)
     arrivals: list[Arrival] = field(default_factory=list)
     controllers: list[Controller] = field(default_factory=list)
-    profile: SchedulerProfile = field(default_factory=SchedulerProfile)
+    profile: Any = None   # kubetwin.scheduler.profile.Profile (None: the default profile)
     settings: Settings = field(default_factory=Settings)
     priority_classes: dict[str, Any] = field(default_factory=dict)
     objects: dict[str, list[Any]] = field(default_factory=dict)
@@ -102,8 +102,39 @@ def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = N
     if sims:
         _apply_simulation(sc, sims[0], base)
     _apply_objects(sc, others)
+    if sc.profile is None:
+        sc.profile = parse_scheduler_config(None)
     _finish(sc)
     return sc
+
+
+def parse_scheduler_config(obj: Any, file: str | None = None) -> Any:
+    """The first profile of a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), read by the
+    scheduler package's profile reader; ``None`` is the default profile."""
+    from ..scheduler.profile import Profile, _profile
+
+    if obj is None:
+        return Profile()
+    if not isinstance(obj, Mapping):
+        raise InputError("expected a KubeSchedulerConfiguration mapping", file=file)
+    kind = obj.get("kind")
+    if kind not in (None, "KubeSchedulerConfiguration"):
+        raise InputError(f"expected kind KubeSchedulerConfiguration, found {kind!r}", path="kind", file=file)
+    api = obj.get("apiVersion")
+    if api not in (None, "kubescheduler.config.k8s.io/v1"):
+        raise InputError(f'Unsupported value: "{api}": supported values: "kubescheduler.config.k8s.io/v1"',
+                         path="apiVersion", file=file)
+    pct = obj.get("percentageOfNodesToScore")
+    if pct is not None and (not isinstance(pct, int) or isinstance(pct, bool) or not 0 <= pct <= 100):
+        raise InputError(f"Invalid value: {pct!r}: not in valid range [0-100]", path="percentageOfNodesToScore",
+                         file=file)
+    profiles = obj.get("profiles") or [{}]
+    if not isinstance(profiles, list) or not all(isinstance(p, Mapping) for p in profiles):
+        raise InputError("expected a list of profile mappings", path="profiles", file=file)
+    try:
+        return _profile(profiles[0], pct)
+    except InputError as exc:
+        raise exc.within("profiles[0]").in_file(file) from None
 
 
 def _dir_of(doc: Document, base: Path | None) -> Path:
@@ -260,7 +291,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         if zones:
             lab["topology.kubernetes.io/zone"] = str(zones[k % len(zones)])
         if model:
-            lab.setdefault("kubetwin.io/gpu-model", model)
+            lab.setdefault(GPU_MODEL, model)
         obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_name, "labels": lab},
                                "spec": {"taints": copy.deepcopy(g.get("taints") or [])}}
         if machine is not None and cfg is not None:
@@ -269,6 +300,8 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
             cap = {str(a): str(b) for a, b in (capacity or {}).items()}
             cap.setdefault("pods", "110")
             alloc = dict(cap)
+        if ngpu:
+            cap[GPU_COUNT] = alloc[GPU_COUNT] = str(ngpu)   # open-gpu-share's device plugin resource
         obj["status"] = {"capacity": cap, "allocatable": alloc}
         try:
             node = node_from_dict(obj)

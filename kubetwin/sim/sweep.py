@@ -69,14 +69,15 @@ def parse_variant(text: str, index: int = 0) -> Variant:
 
 def load_run(spec: RunSpec) -> Any:
     """The scenario of one run, with its variant applied."""
-    from .scenario import Scenario, load_scenario
+    from .scenario import Scenario, load_scenario, parse_scheduler_config
 
     if spec.source[0] == "alibaba":
         from .traces import read_alibaba_gpu
 
         _, folder, pods, deletions = spec.source
         tr = read_alibaba_gpu(folder, pods=pods, deletions=deletions)
-        sc = Scenario(name="alibaba-gpu-v2023", nodes=tr.nodes, arrivals=tr.arrivals, source=str(folder))
+        sc = Scenario(name="alibaba-gpu-v2023", nodes=tr.nodes, arrivals=tr.arrivals, source=str(folder),
+                      profile=parse_scheduler_config(None))
         sc.settings.sample_interval = 3600.0
         sc.settings.kubelet_admission = False
     else:
@@ -85,7 +86,6 @@ def load_run(spec: RunSpec) -> Any:
         sc.settings.kubernetes_version = spec.version
     if spec.scheduler_config:
         from ..model.loader import load_one
-        from .profile import parse_scheduler_config
 
         d = load_one(spec.scheduler_config, "KubeSchedulerConfiguration")
         sc.profile = parse_scheduler_config(d.obj, d.where)

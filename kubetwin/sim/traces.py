@@ -99,9 +99,11 @@ def read_alibaba_gpu(folder: str | Path, *, pods: str = "openb_pod_list_default.
         labels = {"kubernetes.io/hostname": name}
         if model:
             labels["alibabacloud.com/gpu-card-model"] = model
+        res = {"cpu": f"{cpu}m", "memory": f"{mem}Mi", "pods": str(max_pods_per_node)}
+        if gpu:
+            res[GPU_COUNT] = str(gpu)   # what open-gpu-share's device plugin advertises
         obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-               "status": {"capacity": {"cpu": f"{cpu}m", "memory": f"{mem}Mi", "pods": str(max_pods_per_node)},
-                          "allocatable": {"cpu": f"{cpu}m", "memory": f"{mem}Mi", "pods": str(max_pods_per_node)}}}
+               "status": {"capacity": dict(res), "allocatable": res}}
         tr.nodes.append(SimNode(node_from_dict(obj, where), model or "cpu", gpus=gpu, gpu_model=model))
     ppath = folder / pods
     for line, row in _rows(ppath):

@@ -86,6 +86,8 @@ class Arrival:
     owner: str | None = None     # controller key, for re-creation
     #: where the pod came from (file:line or workload name), for messages
     source: str = ""
+    #: resource use over the pod's run time (:class:`kubetwin.sim.usage.Usage`), None: not simulated
+    usage: Any = None
 
 
 @dataclass
@@ -107,6 +109,8 @@ class Controller:
     failed: int = 0
     active: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+    #: resource use of each pod it creates (:class:`kubetwin.sim.usage.Usage`)
+    usage: Any = None
 
     @property
     def is_job(self) -> bool:

@@ -68,7 +68,8 @@ def test_an_unknown_priority_class_is_rejected_by_admission_control(tmp_path, ki
     sc = kit.scenario(tmp_path, {"nodeGroups": [kit.group()], "workloads": [kit.workload(priorityClassName="nope")]})
     r = simulate(sc)
     assert r.pods[0].phase == "Rejected"
-    assert r.summary()["rejectedByAdmissionControl"] == {"PriorityClassNotFound": 1}
+    assert r.summary()["rejectedByAdmissionControl"] == {"Priority": 1}
+    assert r.pods[0].message == 'pods "w-0" is forbidden: no PriorityClass with name nope was found'
 
 
 def test_a_deployment_recreates_a_preempted_pod(tmp_path, kit):
