@@ -689,6 +689,96 @@ def score_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
     return ScoreVector(raw, norm)
 
 
+def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
+    """Preferred (anti-)affinity over the scored nodes at once.
+
+    The pod's own preferred terms count matching pods per node with the kept match counts and
+    sum them per topology domain (bincount); the terms of existing pods with affinity (required
+    affinity at ``hardPodAffinityWeight``, preferred affinity and anti-affinity) are few and
+    added per domain. A node scores the sum over its domains; min-max normalisation follows.
+    """
+    from .framework.types import PodInfo
+    from .plugins import interpodaffinity as ipa
+
+    args = plugin.args
+    raw_aff, raw_anti = ipa._raw(pod, False, True), ipa._raw(pod, True, True)
+    has_constraints = bool(raw_aff or raw_anti)
+    if not has_constraints and (args.ignore_preferred_terms_of_existing_pods or cs.pods_with_affinity == 0):
+        return SKIPPED
+    snap = cs.snapshot
+    info = PodInfo(pod)
+    pref_aff = ipa._resolved_terms(pod, info.preferred_affinity_terms, raw_aff, snap)
+    pref_anti = ipa._resolved_terms(pod, info.preferred_anti_affinity_terms, raw_anti, snap)
+    n, m = cs.n, len(idx)
+    raw = np.zeros(m, dtype=np.int64)
+    touched = False
+    #: per topology key: weighted sum per label code
+    per_key: dict[str, np.ndarray] = {}
+
+    def domain_sums(key: str) -> np.ndarray | None:
+        nvals = len(cs.labels.values.get(key, ()))
+        if not nvals:
+            return None
+        arr = per_key.get(key)
+        if arr is None:
+            arr = per_key[key] = np.zeros(nvals, dtype=np.int64)
+        return arr
+
+    for terms, raws, sign in ((pref_aff, raw_aff, 1), (pref_anti, raw_anti, -1)):
+        for t, r in zip(terms, raws):
+            counts = cs.match_counts(None, ("pref",) + _term_key(t, r), None, terminating=True,
+                                     pod_matcher=lambda p, term=t: term.matches(p, {}))
+            codes = cs.labels.codes_of(t.topology_key)
+            has = codes >= 0
+            if not has.any() or not counts[has].any():
+                continue
+            touched = True
+            arr = domain_sums(t.topology_key)
+            assert arr is not None
+            arr += np.bincount(codes[has], weights=counts[has], minlength=len(arr)).astype(np.int64) \
+                * (t.weight * sign)
+    if cs.pods_with_affinity:
+        ns_labels = snap.namespace_labels(pod.metadata.namespace)
+        hard = args.hard_pod_affinity_weight
+        existing_pref = not args.ignore_preferred_terms_of_existing_pods
+        for i in cs.nodes_with_affinity:
+            ni = cs.infos[i]
+            for ep in ni.pods_with_affinity:
+                found: list[tuple[Any, int]] = []
+                if hard > 0:
+                    found += [(t, hard) for t in ep.required_affinity_terms]
+                if existing_pref:
+                    found += [(t, t.weight) for t in ep.preferred_affinity_terms]
+                    found += [(t, -t.weight) for t in ep.preferred_anti_affinity_terms]
+                for t, w in found:
+                    if not t.matches(pod, ns_labels):
+                        continue
+                    v = ni.labels.get(t.topology_key)
+                    if v is None:
+                        continue
+                    code = cs.labels.code_of(t.topology_key, v)
+                    arr = domain_sums(t.topology_key)
+                    if code is None or arr is None:
+                        continue
+                    touched = True
+                    arr[code] += w
+    if not touched:
+        return SKIPPED
+    for key, arr in per_key.items():
+        codes = cs.labels.codes_of(key)[idx]
+        has = codes >= 0
+        raw += np.where(has, arr[np.where(has, codes, 0)], 0)
+    if m == 0:
+        return ScoreVector(raw, raw.copy())
+    lo, hi = int(raw.min()), int(raw.max())
+    diff = hi - lo
+    if diff > 0:
+        norm = (MAX_NODE_SCORE * ((raw - lo) / diff)).astype(np.int64)
+    else:
+        norm = np.zeros(m, dtype=np.int64)
+    return ScoreVector(raw, norm)
+
+
 #: plugin -> vector score (PreScore's Skip included: :data:`SKIPPED`).
 VECTOR_SCORES: dict[str, Callable[[ClusterState, Pod, Any, np.ndarray], ScoreVector | None]] = {
     "TaintToleration": score_taint_toleration,
@@ -696,4 +786,5 @@ VECTOR_SCORES: dict[str, Callable[[ClusterState, Pod, Any, np.ndarray], ScoreVec
     "NodeResourcesFit": score_node_resources_fit,
     "NodeResourcesBalancedAllocation": score_balanced_allocation,
     "PodTopologySpread": score_pod_topology_spread,
+    "InterPodAffinity": score_inter_pod_affinity,
 }

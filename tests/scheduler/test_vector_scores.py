@@ -78,3 +78,46 @@ def test_soft_spread_vector_score_equals_the_plugin(seed):
         r = fast.schedule(bound)
         if r.node is not None:
             fast.bind(bound, r.node)
+
+
+def _pref_term(rng: random.Random) -> dict:
+    term: dict = {"topologyKey": rng.choice(KEYS + ["gen"]),
+                  "labelSelector": rng.choice([{"matchLabels": {"app": "x"}}, {"matchLabels": {"tier": "a"}},
+                                               {"matchExpressions": [{"key": "app", "operator": "Exists"}]}])}
+    r = rng.random()
+    if r < 0.2:
+        term["namespaces"] = ["other"]
+    elif r < 0.3:
+        term["namespaceSelector"] = {}
+    return {"weight": rng.randint(1, 100), "podAffinityTerm": term}
+
+
+def _pref_pod(rng: random.Random, name: str, node: str | None = None) -> Pod:
+    aff: dict = {}
+    if rng.random() < 0.7:
+        aff["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            _pref_term(rng) for _ in range(rng.randint(1, 2))]}
+    if rng.random() < 0.6:
+        aff["podAntiAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+            _pref_term(rng) for _ in range(rng.randint(1, 2))]}
+    if rng.random() < 0.2:
+        aff.setdefault("podAffinity", {})["requiredDuringSchedulingIgnoredDuringExecution"] = [
+            {"topologyKey": rng.choice(KEYS), "labelSelector": {"matchLabels": {"app": rng.choice(["x", "y"])}}}]
+    spec: dict = {"containers": [{"name": "c"}]}
+    if aff:
+        spec["affinity"] = aff
+    if node:
+        spec["nodeName"] = node
+    return convert({"metadata": {"name": name, "namespace": rng.choice(["default", "default", "other"]),
+                                 "labels": {"app": rng.choice(["x", "y"]), "tier": rng.choice(["a", "b"])}},
+                    "spec": spec}, Pod)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**9))
+def test_preferred_inter_pod_affinity_vector_score_equals_the_plugin(seed):
+    rng, fast, _ = _pair(seed, 14, None)
+    for k in range(10):
+        _check(fast, "InterPodAffinity", _pref_pod(rng, f"q{k}"), rng)
+        bound = _pref_pod(rng, f"b{k}") if rng.random() < 0.5 else _pod(rng, f"b{k}")
+        fast.bind(bound, fast.cluster.names[rng.randrange(fast.cluster.n)])
