@@ -71,11 +71,40 @@ def _run(label: str, sc: Scenario) -> None:
           f"max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
+def _dra_scenario(nodes: int, gpus: int, pods: int):
+    """Nodes whose DRA driver publishes their GPUs; each pod claims one GPU from a template."""
+    import tempfile
+    from pathlib import Path
+
+    import yaml
+
+    from kubetwin.sim import load_scenario
+
+    sim = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "dra"},
+           "spec": {"kubeletAdmission": False,
+                    "nodeGroups": [{"name": "gpu", "count": nodes, "machine": f"2s2n16c2t:gpus={gpus}",
+                                    "draDrivers": [{"driver": "gpu.example.com", "kinds": ["gpu"]}]}],
+                    "workloads": [{"name": "p", "count": pods, "arrival": {"interval": 0.01},
+                                   "template": {"spec": {
+                                       "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu"}],
+                                       "containers": [{"name": "c", "resources": {
+                                           "requests": {"cpu": "1", "memory": "1Gi"}, "claims": [{"name": "gpu"}]}}]}}}]}}
+    dc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+          "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}
+    tmpl = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "gpu", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}}
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "dra.yaml"
+        p.write_text(yaml.safe_dump_all([sim, dc, tmpl]))
+        return load_scenario(p)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=50000)
-    ap.add_argument("--only", choices=("e2e", "alibaba", "gpu"), default=None)
+    ap.add_argument("--only", choices=("e2e", "alibaba", "gpu", "dra"), default=None)
     a = ap.parse_args()
     if a.only in (None, "alibaba"):
         from kubetwin.sim.sweep import RunSpec, load_run
@@ -89,6 +118,8 @@ def main() -> None:
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if a.only in (None, "gpu"):
         _run("gpu (500 nodes x 10 GPUs, one GPU per pod)", _scenario("gpu", _nodes(500, 10), _pods(5000, gpu=True)))
+    if a.only in (None, "dra"):
+        _run("dra (500 nodes x 10 GPUs, one ResourceClaim per pod)", _dra_scenario(500, 10, 5000))
     if a.only in (None, "e2e"):
         _run("end to end (default profile + kubelet static CPU/Static memory/single-numa-node)",
              _scenario("e2e", _nodes(a.nodes), _pods(a.pods)))

@@ -172,7 +172,7 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
         rows.append(f"<tr><td>{_e(label)}</td>" + "".join(f"<td>{_e(s[k])}</td>" for s in sums) + "</tr>")
     rows.append("<tr><td>rejected by kubelets</td>" + "".join(
         f"<td>{_e(', '.join(f'{k}: {v}' for k, v in s['rejectedByKubelet'].items()) or 0)}</td>" for s in sums) + "</tr>")
-    for res in ("cpu", "memory", "gpu"):
+    for res in ("cpu", "memory", "gpu", "devices"):
         if any(res in s["utilization"] for s in sums):
             rows.append(f"<tr><td>{res} requested / allocatable</td>"
                         + "".join(f"<td>{_pct(s['utilization'].get(res, 0))}</td>" for s in sums) + "</tr>")
@@ -186,7 +186,7 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
         for k, r in enumerate(results)) + "</div>"
     charts = [line_chart("running pods", [(r.scenario, [(s.time, s.running) for s in r.samples]) for r in results]),
               line_chart("pending pods", [(r.scenario, [(s.time, s.pending) for s in r.samples]) for r in results])]
-    for res in ("cpu", "memory", "gpu"):
+    for res in ("cpu", "memory", "gpu", "devices"):
         if any(res in s.utilization for r in results for s in r.samples[:1]):
             charts.append(line_chart(f"{res} requested / allocatable",
                                      [(r.scenario, [(s.time, s.utilization.get(res, 0.0)) for s in r.samples])

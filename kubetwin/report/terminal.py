@@ -32,7 +32,7 @@ def render_summary(results: list[Any], con: Any = None) -> None:
     row("preempted", lambda s: s["preempted"])
     row("evicted", lambda s: s["evicted"])
     row("re-created by controllers", lambda s: s["recreated"])
-    for res in ("cpu", "memory", "gpu"):
+    for res in ("cpu", "memory", "gpu", "devices"):
         if any(res in s["utilization"] for s in sums):
             row(f"{res} requested / allocatable", lambda s, res=res: f"{100 * s['utilization'].get(res, 0):.1f}%")
     if any(s["gpuFragmentation"] for s in sums):

@@ -118,6 +118,8 @@ class Simulator:
         self.cluster = cs = self.sched.cluster
         self.gpu = next((p for p, _ in self.sched.plugins if p.name == "GPUShare"), None)
         self.dra = next((p for p, _ in self.sched.plugins if p.name == "DynamicResources"), None)
+        #: devices the DRA drivers publish (partitions counted as devices of their own)
+        self.dra_devices = sum(len((o.get("spec") or {}).get("devices") or ()) for o in objects.get("ResourceSlice", ()))
         by_name = {n.node.metadata.name: n for n in scenario.nodes}
         self.sim_nodes: list[SimNode] = [by_name[name] for name in cs.names]   # scheduler's node order
         self.kubelets: list[Any] = [None] * len(self.sim_nodes)
@@ -413,6 +415,9 @@ class Simulator:
             cap = self.gpu.capacity_milli()
             util["gpu"] = self.gpu.allocated_milli() / cap if cap else 0.0
             gpu_frag = self.gpu.fragmentation_milli() / cap if cap else 0.0
+        if self.dra is not None and self.dra_devices:
+            taken = sum(len(((a or {}).get("devices") or {}).get("results") or ()) for a in self.dra.allocations().values())
+            util["devices"] = taken / self.dra_devices
         pressure = self.pressure.nodes_under_pressure() if self.pressure is not None else {}
         self.samples.append(Sample(self.now, self.running, self.pending, util, gpu_frag, pressure,
                                    self.counters.evicted, self.counters.oom_killed))

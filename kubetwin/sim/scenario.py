@@ -54,6 +54,8 @@ class SimNode:
     gpu_model: str = ""
     #: the KubeletConfiguration as written, so variants can change one field and re-default
     kubelet_raw: dict[str, Any] | None = None
+    #: ResourceSlices its DRA drivers publish
+    slices: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -202,7 +204,11 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         d = load_one(root / str(spec["schedulerConfigFile"]), "KubeSchedulerConfiguration")
         sc.profile = parse_scheduler_config(d.obj, d.where)
     for i, g in enumerate(_list(spec.get("nodeGroups"), "spec.nodeGroups")):
-        sc.nodes.extend(_node_group(g, f"spec.nodeGroups[{i}]", root, st))
+        nodes = _node_group(g, f"spec.nodeGroups[{i}]", root, st)
+        sc.nodes.extend(nodes)
+        for n in nodes:
+            if n.slices:
+                sc.objects.setdefault("ResourceSlice", []).extend(n.slices)
     for i, w in enumerate(_list(spec.get("workloads"), "spec.workloads")):
         _workload(sc, w, f"spec.workloads[{i}]")
     for i, p in enumerate(_list(spec.get("objects"), "spec.objects")):
@@ -236,7 +242,7 @@ def _bool(v: Any, path: str) -> bool:
     return v
 
 
-_GROUP_KEYS = {"name", "count", "machine", "kubeletConfig", "kubeletConfigFile", "labels", "taints", "capacity",
+_GROUP_KEYS = {"name", "count", "machine", "kubeletConfig", "kubeletConfigFile", "labels", "taints", "capacity", "draDrivers",
                "gpus", "zones"}
 
 
@@ -280,6 +286,11 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     ngpu = _int(gpus.get("count", 0), f"{path}.gpus.count")
     model = str(gpus.get("model", ""))
     zones = _list(g.get("zones"), f"{path}.zones")
+    drivers = [_dra_driver(d, f"{path}.draDrivers[{k}]", st) for k, d in enumerate(_list(g.get("draDrivers"),
+                                                                                        f"{path}.draDrivers"))]
+    if drivers and machine is None:
+        raise InputError("Required value: machine (DRA drivers publish the machine's PCI devices)",
+                         path=f"{path}.machine")
     capacity = g.get("capacity")
     if machine is None and capacity is None:
         raise InputError("Required value: machine or capacity", path=path,
@@ -308,8 +319,70 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         except InputError as exc:
             exc.file = None
             raise exc.within(path) from None
-        out.append(SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}))
+        sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {})
+        for d in drivers:
+            sn.slices.extend(_publish(machine, d, node_name))
+        out.append(sn)
     return out
+
+
+_DRIVER_KEYS = {"driver", "kinds", "vendorIDs", "partitions"}
+
+
+@dataclass(frozen=True)
+class DRADriver:
+    """A node-local DRA driver publishing the machine's PCI devices (as ``kubetwin dra slices``)."""
+
+    driver: str
+    kinds: tuple[str, ...]
+    vendor_ids: tuple[int, ...]
+    partitions: int
+    partitionable: bool
+
+
+def _dra_driver(d: Any, path: str, st: Settings) -> DRADriver:
+    from ..dra.hardware import KINDS, check_driver_name
+    from ..model.features import gates_for
+
+    if not isinstance(d, Mapping):
+        raise InputError("expected {driver, kinds, vendorIDs, partitions}", path=path)
+    for k in d:
+        if k not in _DRIVER_KEYS:
+            raise InputError(f'unknown field "{k}"', path=f"{path}.{k}", fix=", ".join(sorted(_DRIVER_KEYS)))
+    name = d.get("driver")
+    if not isinstance(name, str) or not name:
+        raise InputError("Required value: driver (a DNS subdomain such as gpu.example.com)", path=f"{path}.driver")
+    try:
+        check_driver_name(name)
+    except InputError as exc:
+        raise InputError(exc.message, path=f"{path}.driver") from None
+    kinds = tuple(str(k) for k in _list(d.get("kinds"), f"{path}.kinds")) or KINDS
+    for j, k in enumerate(kinds):
+        if k not in KINDS:
+            raise InputError(f'Unsupported value: "{k}": supported values: ' + ", ".join(f'"{x}"' for x in KINDS),
+                             path=f"{path}.kinds[{j}]")
+    vendors = []
+    for j, v in enumerate(_list(d.get("vendorIDs"), f"{path}.vendorIDs")):
+        try:
+            vendors.append(int(str(v), 16))
+        except ValueError:
+            raise InputError(f"Invalid value: {v!r}: a PCI vendor ID in hex, such as 10de",
+                             path=f"{path}.vendorIDs[{j}]") from None
+    partitions = _int(d.get("partitions", 0), f"{path}.partitions")
+    if partitions == 1 or partitions > 16:
+        raise InputError(f"Invalid value: {partitions}: 0 (whole devices) or 2 to 16", path=f"{path}.partitions")
+    gates = gates_for(st.kubernetes_version, st.feature_gates)
+    if partitions and not gates.enabled("DRAPartitionableDevices"):
+        raise InputError("partitioned GPUs need the DRAPartitionableDevices feature gate", path=f"{path}.partitions",
+                         fix="set spec.featureGates: {DRAPartitionableDevices: true}")
+    return DRADriver(name, kinds, tuple(vendors), partitions, gates.enabled("DRAPartitionableDevices"))
+
+
+def _publish(machine: Any, d: DRADriver, node: str) -> list[dict[str, Any]]:
+    from ..dra.hardware import devices_for_machine
+
+    return list(devices_for_machine(machine, d.driver, node, kinds=d.kinds, vendor_ids=d.vendor_ids,
+                                    partitions=d.partitions, partitionable_devices=d.partitionable).slices)
 
 
 def _machine(src: Any, path: str, root: Path) -> Any:
