@@ -192,6 +192,9 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
             for v in outcome.nodes.values():
                 v.filter[plugin.name] = st
             outcome.message = fit_error_message(len(all_nodes), {}, pre_filter_msg=st.message)
+            if st.code == Code.UnschedulableAndUnresolvable and _post_filter_without_dry_run(
+                    outcome, fw, profile, state, pod, skipped, {ni.name: st for ni in all_nodes}, st.message):
+                return outcome
             return _post_filter(outcome, cluster, pod, gates, profile, seed)
         if names is not None:
             restricting.append(plugin.name)
@@ -234,6 +237,8 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
                 break
     outcome.feasible = [ni.name for ni in feasible]
     if not feasible:
+        if _post_filter_without_dry_run(outcome, fw, profile, state, pod, skipped, statuses, ""):
+            return outcome
         return _post_filter(outcome, cluster, pod, gates, profile, seed)
     if len(feasible) == 1:
         outcome.node = feasible[0].name
@@ -283,6 +288,47 @@ def _pre_bind(outcome: CycleOutcome, fw: Framework, pod: Pod) -> CycleOutcome:
         outcome.resource_claims = plugin.claims_of(pod)
         outcome.pod_status = plugin.pod_status(pod)
     return outcome
+
+
+def _post_filter_without_dry_run(outcome: CycleOutcome, fw: Framework, profile: Profile, state: CycleState,
+                                 pod: Pod, skipped: set[str], statuses: dict[str, Status],
+                                 pre_filter_msg: str) -> bool:
+    """PostFilter's message when DefaultPreemption cannot find a victim anywhere — no pod of
+    lower priority on any node that failed only as Unschedulable — without building the
+    vectorised scheduler for a dry run (keeps the one-shot command free of numpy).
+
+    False when a dry run is needed (or the pod carries a nominated node to check).
+    """
+    from .preemption import NEVER, NO_VICTIMS, NOT_HELPFUL, pod_priority
+
+    preemption = "DefaultPreemption" in {n for n, _ in profile.plugins}
+    nodes = fw.handle.snapshot.node_infos
+    preempt_msg = ""
+    if preemption:
+        if pod.spec.preemption_policy == "Never":
+            preempt_msg = "preemption: " + NEVER
+        else:
+            if pod.status.nominated_node_name:
+                return False
+            prio = pod_priority(pod)
+            reasons: dict[str, Status] = {}
+            for ni in nodes:
+                st = statuses.get(ni.name)
+                if st is not None and st.code == Code.Unschedulable:
+                    if any(pod_priority(pi.pod) < prio for pi in ni.pods):
+                        return False
+                    reasons[ni.name] = Status(Code.UnschedulableAndUnresolvable, (NO_VICTIMS,))
+                else:
+                    reasons[ni.name] = Status(Code.UnschedulableAndUnresolvable, (NOT_HELPFUL,))
+            preempt_msg = "preemption: " + fit_error_message(len(nodes), reasons)
+    messages = [plugin.post_filter_message(state) for plugin, _ in fw.plugins
+                if hasattr(plugin, "post_filter_message") and plugin.name not in skipped]
+    messages = [m for m in messages if m]
+    if preempt_msg:
+        messages.append(preempt_msg)
+    outcome.message = fit_error_message(len(nodes), {} if pre_filter_msg else statuses, pre_filter_msg,
+                                        ", ".join(messages))
+    return True
 
 
 def _post_filter(outcome: CycleOutcome, cluster: ClusterInputs, pod: Pod, gates: Any, profile: Profile,
