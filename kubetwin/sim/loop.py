@@ -31,6 +31,8 @@ from .scenario import Scenario, SimNode
 from .workload import Controller
 
 ARRIVE, COMPLETE, CONTROLLER, SAMPLE = range(4)
+#: how long node pressure may keep the clock going after the last event (no horizon set)
+PRESSURE_SETTLE = 3600.0
 #: the simulated clock's zero, for ``status.startTime`` (preemption orders victims by it)
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -39,7 +41,7 @@ class SimPod:
     """The simulation's record of one pod (mutable: it moves through phases)."""
 
     __slots__ = ("i", "pod", "arrival", "duration", "owner", "priority", "phase", "node", "start", "end",
-                 "reason", "message", "attempts", "gpus", "run", "cpus", "mems", "claims", "usage", "restarts")
+                 "reason", "message", "attempts", "gpus", "run", "cpus", "mems", "claims", "usage", "restarts", "origin")
 
     def __init__(self, i: int, pod: Pod, arrival: float, duration: float | None, owner: str | None,
                  usage: Any = None):
@@ -63,6 +65,7 @@ class SimPod:
         self.claims: list[str] = []
         self.usage = usage
         self.restarts = 0
+        self.origin = 0.0   # when its containers (last) started: usage curves count from here
 
 
 @dataclass
@@ -145,6 +148,7 @@ class Simulator:
 
             self.pressure = NodePressure(self)
         self.events: list[dict[str, Any]] = []
+        self.last_event = 0.0
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
@@ -166,7 +170,7 @@ class Simulator:
         horizon = self.sc.settings.horizon
         done = 0
         heap = self.heap
-        while heap and (self.live > 0 or self.pending):
+        while heap and (self.live > 0 or self.pending or self._pressure_busy()):
             t, _, kind, obj = heapq.heappop(heap)
             if kind != SAMPLE:
                 self.live -= 1
@@ -174,6 +178,8 @@ class Simulator:
                 self.now = horizon
                 break
             self.now = t
+            if kind != SAMPLE:
+                self.last_event = t
             if kind == ARRIVE:
                 self._arrive(obj)
                 done += 1
@@ -190,20 +196,28 @@ class Simulator:
                 if self.pressure is not None:
                     self.pressure.synchronize(t)
                 self._sample()
-                if self.live > 0 or self.pending:
+                if self.live > 0 or self.pending or self._pressure_busy():
                     self.push(t + self.sc.settings.sample_interval, SAMPLE, None)
             if not heap or heap[0][0] > t:
                 self._schedule_all()
-                if self.pending and self.live == 0 and not self._has_samples():
+                if self.pending and self.live == 0 and not self._pressure_busy():
                     break
         self._sample()
         if self.progress is not None:
             self.progress(self.total_expected, self.total_expected)
         return self._result(time.perf_counter() - wall)
 
-    def _has_samples(self) -> bool:
-        """Pending pods wait on cluster events; with only samples left, pressure may still act."""
-        return self.pressure is not None and self.running > 0
+    def _pressure_busy(self) -> bool:
+        """With no events left, node pressure may still act while usage curves move (at most
+        :data:`PRESSURE_SETTLE` of simulated time past the last event, when no horizon is set)."""
+        if self.pressure is None or self.running == 0:
+            return False
+        if self.live > 0:
+            self.last_event = self.now
+            return True
+        if self.sc.settings.horizon is None and self.now - self.last_event > PRESSURE_SETTLE:
+            return False
+        return self.pressure.busy(self.now)
 
     # --- events ---------------------------------------------------------------------------------------
     def _arrive(self, sp: SimPod) -> None:
@@ -283,8 +297,11 @@ class Simulator:
         c.bound += 1
         self.pending -= 1
         sp.phase, sp.start, sp.reason, sp.message = "Running", self.now, "", ""
+        sp.origin = self.now
         sp.run += 1
         self.residents[i][sp.i] = sp
+        if self.pressure is not None:
+            self.pressure.started(i, sp)
         self.running += 1
         if sp.duration is not None:
             self.push(self.now + sp.duration, COMPLETE, (sp, sp.run))

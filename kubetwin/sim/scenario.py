@@ -32,6 +32,7 @@ from ..model.loader import Document, load_documents
 from ..model.node import Node, node_from_dict
 from ..model.pod import Pod, pod_from_dict
 from .gpushare import GPU_COUNT, GPU_MODEL
+from .usage import USAGE, parse_usage
 from .workload import FOREVER, Arrival, Controller, DurationSpec, parse_duration_spec, seconds
 
 API_VERSION = "kubetwin.io/v1alpha1"
@@ -415,7 +416,7 @@ def _machine_resources(machine: Any, cfg: Any, extra: Mapping[str, Any] | None) 
     return out_cap, out_alloc
 
 
-_WORKLOAD_KEYS = {"name", "count", "template", "arrival", "duration", "priorityClassName"}
+_WORKLOAD_KEYS = {"name", "count", "template", "arrival", "duration", "priorityClassName", "usage"}
 
 
 def _workload(sc: Scenario, w: Any, path: str) -> None:
@@ -434,6 +435,7 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
     if not isinstance(tmpl, Mapping):
         raise InputError("Required value: template (a Pod: metadata and spec)", path=f"{path}.template")
     duration = parse_duration_spec(w.get("duration"), f"{path}.duration")
+    usage = parse_usage(w.get("usage"), f"{path}.usage")
     times = arrival_times(w.get("arrival"), count, f"{path}.arrival", random.Random(f"{sc.settings.seed}/{name}"))
     drng = random.Random(f"{sc.settings.seed}/{name}/duration")
     base = _pod_dict(tmpl, name)
@@ -447,7 +449,7 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
         obj["metadata"]["name"] = f"{name}-{k}"
         obj["metadata"]["uid"] = f"{obj['metadata'].get('namespace', 'default')}/{name}-{k}"
         pod = _decode_pod(obj, f"{path}.template")
-        sc.arrivals.append(Arrival(t, pod, duration.sample(drng), None, name))
+        sc.arrivals.append(Arrival(t, pod, duration.sample(drng), None, name, usage))
 
 
 def _pod_dict(tmpl: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -532,7 +534,7 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
         if kind == "Pod":
             pod = pod_from_dict(obj, where)
             t, d = _timing(obj, where)
-            sc.arrivals.append(Arrival(t, pod, d.sample(_rng(sc, pod.name)), None, where))
+            sc.arrivals.append(Arrival(t, pod, d.sample(_rng(sc, pod.name)), None, where, _usage(obj, where)))
         elif kind == "Node":
             sc.nodes.append(SimNode(node_from_dict(obj, where), "nodes"))
         elif kind == "PriorityClass":
@@ -556,6 +558,16 @@ def _rng(sc: Scenario, name: str) -> Any:
     import random
 
     return random.Random(f"{sc.settings.seed}/{name}")
+
+
+def _usage(obj: Mapping[str, Any], where: str) -> Any:
+    ann = (obj.get("metadata") or {}).get("annotations") or {}
+    if USAGE not in ann:
+        return None
+    try:
+        return parse_usage(ann[USAGE], f"metadata.annotations[{USAGE}]")
+    except InputError as exc:
+        raise exc.in_file(where) from None
 
 
 def _timing(obj: Mapping[str, Any], where: str) -> tuple[float, DurationSpec]:
@@ -609,7 +621,8 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
         d = FOREVER
     return Controller(f"{kind}/{ns}/{name}", kind, template, replicas, completions, backoff, t, d,
                       sc.settings.max_recreations, meta={"name": name, "namespace": ns,
-                                                         "selector": (spec.get("selector") or {})})
+                                                         "selector": (spec.get("selector") or {})},
+                      usage=_usage(obj, where))
 
 
 def _finish(sc: Scenario) -> None:

@@ -1,0 +1,287 @@
+"""Node pressure over time: the kernel's OOM killer and the kubelet's eviction manager on every node
+whose pods have usage curves (:mod:`.usage`).
+
+At each sampling time, per such node: the working set of every container is read off its curve
+(pods without a curve use their memory request), then
+
+1. the kernel acts first — a container at its cgroup's ``memory.max`` is OOM-killed
+   (:func:`kubetwin.kubelet.eviction.oom_kill.oom_report`), and a node whose pods together exceed
+   its memory loses containers in the kernel's badness order; a killed container restarts (its curve
+   starts over) when its restart policy says so, else the pod fails with ``OOMKilled``;
+2. the eviction manager runs one ``synchronize`` on the Summary built from those figures
+   (:class:`kubetwin.kubelet.eviction.EvictionManager`): thresholds, grace periods, node conditions
+   with their transition period, at most one eviction with the kubelet's message;
+3. node conditions become the node lifecycle controller's NoSchedule taints
+   (``node.kubernetes.io/memory-pressure``), which the scheduler sees, and the eviction manager's
+   admit handler turns pods away while they last.
+
+The node's own working set is its pods' (system daemons are taken to stay within the reserved
+amounts). A node without a KubeletConfiguration runs the kubelet's defaults.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from ..model.node import Taint
+from ..model.pod import Pod
+from ..model.summary import ContainerStats, MemoryStats, NodeStats, PodReference, PodStats, Summary
+
+if TYPE_CHECKING:
+    from .loop import SimPod, Simulator
+
+NS = 1_000_000_000
+
+
+class _Node:
+    """One node's kubelet-side pressure state."""
+
+    __slots__ = ("manager", "config", "capacity", "pods", "conditions", "evicted")
+
+    def __init__(self, manager: Any, config: Any, capacity: int):
+        self.manager = manager
+        self.config = config
+        self.capacity = capacity
+        self.pods: dict[int, SimPod] = {}     # running pods with a usage curve
+        self.conditions: tuple[str, ...] = ()
+        self.evicted = 0
+
+
+class NodePressure:
+    def __init__(self, sim: "Simulator"):
+        self.sim = sim
+        self.nodes: dict[int, _Node] = {}
+        self._default_config: Any = None
+
+    # --- bookkeeping ----------------------------------------------------------------------------
+    def _node(self, i: int) -> _Node:
+        n = self.nodes.get(i)
+        if n is None:
+            from ..kubelet.eviction import EvictionManager
+            from ..model.kubelet_config import KubeletConfiguration
+
+            sn = self.sim.sim_nodes[i]
+            cfg = sn.kubelet
+            if cfg is None:
+                if self._default_config is None:
+                    self._default_config = KubeletConfiguration.from_dict(None, self.sim.sc.settings.kubernetes_version)
+                cfg = self._default_config
+            if sn.machine is not None:
+                capacity = int(sn.machine.memory_capacity)
+            else:
+                q = sn.node.status.capacity.get("memory")
+                capacity = q.value() if q is not None else 0
+            n = self.nodes[i] = _Node(EvictionManager(cfg), cfg, capacity)
+        return n
+
+    def started(self, i: int, sp: "SimPod") -> None:
+        if sp.usage is not None:
+            self._node(i).pods[sp.i] = sp
+
+    def forget(self, i: int, sp: "SimPod") -> None:
+        n = self.nodes.get(i)
+        if n is not None:
+            n.pods.pop(sp.i, None)
+
+    # --- kubelet admission ------------------------------------------------------------------------
+    def admit(self, i: int, pod: Pod) -> tuple[str, str] | None:
+        """The eviction manager's admit handler (the kubelet's first)."""
+        n = self.nodes.get(i)
+        if n is None or not n.manager.node_conditions:
+            return None
+        r = n.manager.admit(pod)
+        return None if r.admitted else (r.reason, r.message)
+
+    # --- the loop ---------------------------------------------------------------------------------
+    def busy(self, now: float) -> bool:
+        """Whether a later sample could still change something: a curve still moving, a
+        condition still reported, or a threshold met."""
+        for n in self.nodes.values():
+            if n.conditions or n.manager._thresholds_met or n.manager._first_observed:
+                return True
+            for sp in n.pods.values():
+                if sp.phase == "Running" and now - sp.origin < sp.usage.settles_at:
+                    return True
+        return False
+
+    def synchronize(self, t: float) -> None:
+        for i in list(self.nodes):
+            n = self.nodes[i]
+            if not n.pods and not n.conditions:
+                continue
+            self._kernel(i, n, t)
+            self._kubelet(i, n, t)
+
+    def _working_sets(self, i: int, n: _Node, t: float) -> tuple[list[tuple["SimPod", dict[str, int]]], int]:
+        """Per running pod on node ``i``: container -> working set; and the node's total."""
+        out = []
+        total = 0
+        for sp in self.sim.residents[i].values():
+            ws: dict[str, int] = {}
+            first = True
+            for c, init in sp.pod.all_containers():
+                from ..model.pod import is_sidecar
+
+                if init and not is_sidecar(c):
+                    continue
+                curve = sp.usage.of(c.name, first and not init) if sp.usage is not None else None
+                if not init:
+                    first = False
+                if curve is not None:
+                    ws[c.name] = curve.at(t - sp.origin)
+                elif sp.usage is None:
+                    q = c.resources.requests.get("memory")
+                    ws[c.name] = q.value() if q is not None else 0
+                else:
+                    ws[c.name] = 0
+            if sp.usage is None and not any(ws.values()) and sp.pod.spec.resources is not None:
+                q = sp.pod.spec.resources.requests.get("memory")
+                if q is not None and ws:
+                    ws[next(iter(ws))] = q.value()
+            total += sum(ws.values())
+            out.append((sp, ws))
+        return out, total
+
+    def _summary(self, n: _Node, t: float, rows: list[tuple["SimPod", dict[str, int]]], total: int,
+                 name: str = "") -> Summary:
+        from .loop import EPOCH
+
+        stamp = (EPOCH + timedelta(seconds=t)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        pods = []
+        for sp, ws in rows:
+            p = sp.pod
+            pods.append(PodStats(
+                pod_ref=PodReference(name=p.metadata.name, namespace=p.metadata.namespace, uid=p.uid),
+                containers=[ContainerStats(name=c, memory=MemoryStats(time=stamp, working_set_bytes=v,
+                                                                      usage_bytes=v))
+                            for c, v in ws.items()],
+                memory=MemoryStats(time=stamp, working_set_bytes=sum(ws.values()), usage_bytes=sum(ws.values()))))
+        node = NodeStats(node_name=name, memory=MemoryStats(
+            time=stamp, available_bytes=max(n.capacity - total, 0), working_set_bytes=total, usage_bytes=total))
+        return Summary(node=node, pods=pods)
+
+    def _kernel(self, i: int, n: _Node, t: float) -> None:
+        """OOM kills: containers at their limit, then the whole node if it ran out."""
+        rows, total = self._working_sets(i, n, t)
+        candidates = [(sp, ws) for sp, ws in rows if sp.usage is not None and _may_hit_limit(sp.pod, ws)]
+        if not candidates and total <= n.capacity:
+            return
+        from ..kubelet.eviction.oom_kill import oom_report
+
+        summary = self._summary(n, t, rows, total, self.sim.cluster.names[i])
+        report = oom_report([sp.pod for sp, _ in rows], summary, n.config)
+        by_uid = {sp.pod.uid: sp for sp, _ in rows}
+        killed: set[str] = set()
+        for k in report.container_kills:
+            sp = by_uid[k.pod.uid]
+            if sp.pod.uid not in killed:
+                killed.add(sp.pod.uid)
+                self._oom(sp, k.container, k.restarts, "container", t)
+        over = total - n.capacity
+        if over > 0:
+            for row in report.node_order:
+                if over <= 0:
+                    break
+                sp = by_uid[row.pod.uid]
+                if sp.pod.uid in killed:
+                    continue
+                killed.add(sp.pod.uid)
+                over -= row.working_set
+                from ..kubelet.eviction.oom_kill import restarts_after_oom_kill
+
+                c = next(c for c, _ in sp.pod.all_containers() if c.name == row.container)
+                init = any(c2.name == row.container for c2 in sp.pod.spec.init_containers)
+                self._oom(sp, row.container, restarts_after_oom_kill(sp.pod, c, init), "node", t)
+
+    def _oom(self, sp: "SimPod", container: str, restarts: bool, scope: str, t: float) -> None:
+        sim = self.sim
+        sim.counters.oom_killed += 1
+        node = sim.cluster.names[sp.node]
+        where = "its memory limit" if scope == "container" else f"node {node} ran out of memory"
+        sim.events.append({"time": t, "type": "OOMKilled", "pod": sp.pod.key, "node": node, "container": container,
+                           "scope": scope, "restarts": restarts,
+                           "message": f"container {container} was OOM-killed: {where}"})
+        if restarts:
+            sp.restarts += 1
+            sp.origin = t    # the container starts again: its curve starts over
+            return
+        sim._finish(sp, "Failed", "OOMKilled", f"container {container} was OOM-killed ({where})")
+
+    def _kubelet(self, i: int, n: _Node, t: float) -> None:
+        rows, total = self._working_sets(i, n, t)
+        summary = self._summary(n, t, rows, total, self.sim.cluster.names[i])
+        active = [sp.pod for sp, _ in rows]
+        result = n.manager.synchronize(int(t * NS), summary, active)
+        for ev in result.evicted:
+            sp = self.sim.by_uid.get(ev.pod.uid)
+            if sp is not None and sp.phase == "Running":
+                n.evicted += 1
+                self.sim.evict(sp, ev.message, ev.cause)
+        if result.conditions != n.conditions:
+            self._set_conditions(i, n, result.conditions)
+
+    def _set_conditions(self, i: int, n: _Node, conditions: tuple[str, ...]) -> None:
+        """The node lifecycle controller's NoSchedule taints follow the conditions (TaintNodesByCondition)."""
+        from ..kubelet.eviction.signals import CONDITION_TO_TAINT
+        from ..scheduler.queue import NODE_UPDATE
+
+        sim = self.sim
+        before = set(n.conditions)
+        n.conditions = conditions
+        sim.events.append({"time": sim.now, "type": "NodeConditions", "node": sim.cluster.names[i],
+                           "conditions": list(conditions)})
+        cs = sim.cluster
+        ni = cs.infos[i]
+        ours = {CONDITION_TO_TAINT[c] for c in CONDITION_TO_TAINT}
+        taints = [tt for tt in ni.node.spec.taints if tt.key not in ours]
+        taints += [Taint(key=CONDITION_TO_TAINT[c], effect="NoSchedule") for c in conditions if c in CONDITION_TO_TAINT]
+        _update_node_taints(cs, i, taints)
+        if before - set(conditions):
+            sim.queue.on_event(NODE_UPDATE, sim.now)
+
+    # --- figures ---------------------------------------------------------------------------------
+    def nodes_under_pressure(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for n in self.nodes.values():
+            for c in n.conditions:
+                out[c] = out.get(c, 0) + 1
+        return out
+
+    def conditions_of(self, i: int) -> tuple[str, ...]:
+        n = self.nodes.get(i)
+        return n.conditions if n is not None else ()
+
+    def evicted_on(self, i: int) -> int:
+        n = self.nodes.get(i)
+        return n.evicted if n is not None else 0
+
+
+def _may_hit_limit(pod: Pod, ws: dict[str, int]) -> bool:
+    """A cheap pre-check before the exact kernel model: some container at or above a memory limit."""
+    pod_limit = pod.spec.resources.limits.get("memory") if pod.spec.resources is not None else None
+    if pod_limit is not None and sum(ws.values()) >= pod_limit.value():
+        return True
+    for c, _ in pod.all_containers():
+        q = c.resources.limits.get("memory")
+        if q is not None and ws.get(c.name, 0) >= q.value():
+            return True
+    return False
+
+
+def _update_node_taints(cs: Any, i: int, taints: list[Taint]) -> None:
+    """Give node ``i`` new taints in the scheduler's cluster state (its NodeInfo and the taint-set
+    index the vectorised TaintToleration reads). The scheduler package has no node-update call yet."""
+    ni = cs.infos[i]
+    node = msgspec.structs.replace(ni.node, spec=msgspec.structs.replace(ni.node.spec, taints=list(taints)))
+    ni.node = node
+    key = tuple((x.key, x.value, x.effect) for x in taints)
+    for sid, ts in enumerate(cs.taint_sets):
+        if tuple((x.key, x.value, x.effect) for x in ts) == key:
+            break
+    else:
+        sid = len(cs.taint_sets)
+        cs.taint_sets.append(tuple(taints))
+    cs.taint_set_of[i] = sid

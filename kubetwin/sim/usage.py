@@ -1,0 +1,136 @@
+"""What a pod actually uses while it runs: memory working-set curves.
+
+Kubernetes objects say what a pod asks for, never what it uses; node pressure, evictions and
+OOM kills depend on the latter. A curve is given beside the pod (a workload's ``usage``, or the
+annotation ``kubetwin.io/usage`` of a Pod, Deployment, ReplicaSet or Job)::
+
+    usage:
+      memory: 2Gi                            # constant working set
+      memory: [[0s, 512Mi], [10m, 6Gi]]      # points (time since the container started, bytes):
+                                             # linear in between, flat after the last point
+      containers:                            # per container (otherwise the first app container
+        sidecar: {memory: 64Mi}              # carries the pod's curve)
+
+A pod without a curve uses what it requested (its working set is its memory request), so
+only pods with curves can push a node into pressure.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from ..errors import InputError
+from ..model.quantity import parse_quantity
+from .workload import seconds
+
+USAGE = "kubetwin.io/usage"
+
+
+@dataclass(frozen=True, slots=True)
+class Curve:
+    """Bytes over seconds since the container started: linear between points, flat outside."""
+
+    times: tuple[float, ...]
+    values: tuple[int, ...]
+
+    def at(self, t: float) -> int:
+        ts = self.times
+        if t <= ts[0]:
+            return self.values[0]
+        k = bisect.bisect_right(ts, t)
+        if k >= len(ts):
+            return self.values[-1]
+        t0, t1 = ts[k - 1], ts[k]
+        v0, v1 = self.values[k - 1], self.values[k]
+        return int(v0 + (v1 - v0) * (t - t0) / (t1 - t0))
+
+    @property
+    def settles_at(self) -> float:
+        """After this time the curve no longer changes."""
+        return self.times[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Memory curves per container name; ``""`` is the pod's own curve (its first app container)."""
+
+    memory: tuple[tuple[str, Curve], ...]
+
+    def of(self, container: str, first: bool) -> Curve | None:
+        got = None
+        for name, curve in self.memory:
+            if name == container:
+                return curve
+            if name == "" and first:
+                got = curve
+        return got
+
+    @property
+    def settles_at(self) -> float:
+        return max(c.settles_at for _, c in self.memory)
+
+
+def _bytes(v: Any, path: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise InputError(f"Invalid value: {v!r}: a quantity of memory such as 512Mi", path=path)
+    q = parse_quantity(str(v), path)
+    n = q.value()
+    if n < 0:
+        raise InputError(f"Invalid value: {v!r}: must not be negative", path=path)
+    return n
+
+
+def parse_curve(raw: Any, path: str) -> Curve:
+    if not isinstance(raw, list):
+        return Curve((0.0,), (_bytes(raw, path),))
+    if not raw:
+        raise InputError("expected at least one point [time, amount]", path=path)
+    times, values = [], []
+    for k, pt in enumerate(raw):
+        where = f"{path}[{k}]"
+        if not isinstance(pt, list) or len(pt) != 2:
+            raise InputError(f"Invalid value: {pt!r}: expected a point [time, amount]", path=where)
+        t = seconds(pt[0], f"{where}[0]")
+        if times and t <= times[-1]:
+            raise InputError(f"Invalid value: {pt[0]!r}: times must increase", path=f"{where}[0]")
+        times.append(t)
+        values.append(_bytes(pt[1], f"{where}[1]"))
+    return Curve(tuple(times), tuple(values))
+
+
+def parse_usage(raw: Any, path: str) -> Usage | None:
+    if raw is None:
+        return None
+    if isinstance(raw, str):   # the annotation: JSON (or YAML flow) text
+        try:
+            raw = json.loads(raw)
+        except ValueError:
+            import yaml
+
+            try:
+                raw = yaml.safe_load(raw)
+            except yaml.YAMLError:
+                raise InputError("expected {memory: ...} as JSON or YAML", path=path) from None
+    if not isinstance(raw, Mapping):
+        raise InputError("expected {memory: CURVE, containers: {NAME: {memory: CURVE}}}", path=path)
+    for k in raw:
+        if k not in ("memory", "containers"):
+            raise InputError(f'unknown field "{k}"', path=f"{path}.{k}", fix="memory, containers")
+    curves: list[tuple[str, Curve]] = []
+    if raw.get("memory") is not None:
+        curves.append(("", parse_curve(raw["memory"], f"{path}.memory")))
+    conts = raw.get("containers") or {}
+    if not isinstance(conts, Mapping):
+        raise InputError("expected a map of container name to {memory: CURVE}", path=f"{path}.containers")
+    for name, c in conts.items():
+        where = f"{path}.containers.{name}"
+        if not isinstance(c, Mapping) or set(c) - {"memory"}:
+            raise InputError("expected {memory: CURVE}", path=where)
+        if c.get("memory") is not None:
+            curves.append((str(name), parse_curve(c["memory"], f"{where}.memory")))
+    if not curves:
+        raise InputError("Required value: memory", path=path)
+    return Usage(tuple(curves))
