@@ -1,0 +1,45 @@
+"""Each node's kubelet is a copy of its group's freshly started template kubelet."""
+
+from __future__ import annotations
+
+from kubetwin.kubelet.admission import NodeAdmission
+from kubetwin.machine import load_machine
+from kubetwin.model.kubelet_config import KubeletConfiguration
+from kubetwin.model.pod import pod_from_dict
+from kubetwin.sim.kubelets import kubelet_for
+from kubetwin.sim.scenario import SimNode
+
+
+def _node():
+    cfg = KubeletConfiguration.from_dict({"cpuManagerPolicy": "static", "memoryManagerPolicy": "Static",
+                                          "topologyManagerPolicy": "single-numa-node",
+                                          "kubeReserved": {"cpu": "1", "memory": "1Gi"},
+                                          "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}]})
+    return SimNode(node=None, machine=load_machine("2s2n4c2t"), kubelet=cfg)  # type: ignore[arg-type]
+
+
+def _pods(n):
+    return [pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{k}", "uid": f"u{k}"},
+                           "spec": {"containers": [{"name": "c", "resources": {
+                               "requests": {"cpu": "3", "memory": "2Gi"}, "limits": {"cpu": "3", "memory": "2Gi"}}}]}})
+            for k in range(n)]
+
+
+def test_a_copied_kubelet_decides_exactly_as_a_freshly_built_one():
+    sn = _node()
+    kubelet_for(sn)                  # builds the template
+    copied, fresh = kubelet_for(sn), NodeAdmission(sn.machine, sn.kubelet)
+    for p in _pods(6):
+        a, b = copied.admit(p), fresh.admit(p)
+        assert (a.admitted, a.reason, a.message) == (b.admitted, b.reason, b.message)
+        assert copied.cpu.state.entries.get(p.uid) == fresh.cpu.state.entries.get(p.uid)
+        assert copied.memory.numa_nodes_for(p.uid, "c") == fresh.memory.numa_nodes_for(p.uid, "c")
+
+
+def test_copies_do_not_share_state():
+    sn = _node()
+    a, b = kubelet_for(sn), kubelet_for(sn)
+    p = _pods(1)[0]
+    assert a.admit(p).admitted
+    assert b.cpu.state.entries.get(p.uid) is None and not b.admitted
+    assert b.admit(p).admitted and a.cpu.state.entries[p.uid] == b.cpu.state.entries[p.uid]
