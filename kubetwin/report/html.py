@@ -154,7 +154,8 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
     cards = [("scheduled", s0["scheduled"]), ("running", s0["running"]), ("pending", s0["pending"]),
              ("rejected by kubelets", sum(s0["rejectedByKubelet"].values())),
              ("rejected by admission", sum(s0["rejectedByAdmissionControl"].values())),
-             ("preempted", s0["preempted"]), ("cpu requested", _pct(s0["utilization"].get("cpu", 0))),
+             ("preempted", s0["preempted"]), ("evicted", s0["evicted"]), ("OOM kills", s0["oomKilled"]),
+             ("cpu requested", _pct(s0["utilization"].get("cpu", 0))),
              ("stranded CPUs", s0["strandedCpus"])]
     if "gpu" in s0["utilization"]:
         cards.append(("gpu allocated", _pct(s0["utilization"]["gpu"])))
@@ -164,7 +165,8 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
                  + "</div></section>")
     # summary table (comparison)
     keys = [("pods", "pods"), ("scheduled", "scheduled"), ("running", "running"), ("succeeded", "succeeded"),
-            ("pending", "pending"), ("preempted", "preempted"), ("evicted", "evicted"), ("recreated", "re-created"),
+            ("pending", "pending"), ("preempted", "preempted"), ("evicted", "evicted"), ("oomKilled", "OOM kills"),
+            ("recreated", "re-created"),
             ("exclusiveCpuPods", "pods with exclusive CPUs"), ("strandedCpus", "stranded CPUs"),
             ("schedulingAttempts", "scheduling attempts"), ("wallSeconds", "wall seconds")]
     rows = ["<tr><th></th>" + "".join(f"<th>{_e(r.scenario)}</th>" for r in results) + "</tr>"]
@@ -191,6 +193,14 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
             charts.append(line_chart(f"{res} requested / allocatable",
                                      [(r.scenario, [(s.time, s.utilization.get(res, 0.0)) for s in r.samples])
                                       for r in results], percent=True))
+    if any(s.evicted or s.oom_killed for r in results for s in r.samples):
+        charts.append(line_chart("evictions (cumulative)", [(r.scenario, [(s.time, s.evicted) for s in r.samples])
+                                                             for r in results]))
+        charts.append(line_chart("OOM kills (cumulative)", [(r.scenario, [(s.time, s.oom_killed) for s in r.samples])
+                                                             for r in results]))
+    if any(s.pressure for r in results for s in r.samples):
+        charts.append(line_chart("nodes under memory pressure", [
+            (r.scenario, [(s.time, s.pressure.get("MemoryPressure", 0)) for s in r.samples]) for r in results]))
     if any(s.gpu_fragmentation for r in results for s in r.samples):
         charts.append(line_chart("GPU fragmentation", [(r.scenario, [(s.time, s.gpu_fragmentation) for s in r.samples])
                                                         for r in results], percent=True))
@@ -214,6 +224,7 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
                          "<i class=sw style='background:#d1fae5'></i>shared pool"
                          + (f" · showing {len(shown)} of {len(with_numa)} nodes" if len(shown) < len(with_numa) else "")
                          + "</p><div class=numa>" + "".join(numa_map(n) for n in shown) + "</div></section>")
+        parts.append(_pressure_events(r))
         parts.append(_node_table(r))
     parts.append("<footer style='padding:8px 32px;color:#6b7280'>kubetwin · self-contained report, no network needed"
                  "</footer></main></body></html>")
@@ -235,11 +246,24 @@ def _examples(r: Any, limit: int = 8) -> str:
             "<th>message</th></tr></thead>" + rows + "</table>")
 
 
+def _pressure_events(r: Any, limit: int = 40) -> str:
+    """Evictions and OOM kills, with the kubelet's and the kernel's words."""
+    evs = [e for e in r.events if e["type"] in ("Evicted", "OOMKilled")]
+    if not evs:
+        return ""
+    rows = "".join(f"<tr><td>{_time(e['time'])}</td><td>{_e(e['type'])}</td><td>{_e(e['node'])}</td>"
+                   f"<td>{_e(e['pod'])}</td><td class=msg>{_e(e['message'])}</td></tr>" for e in evs[:limit])
+    more = f" (first {limit} of {len(evs)})" if len(evs) > limit else ""
+    return (f"<section><h2>Node pressure — {_e(r.scenario)}{more}</h2><div class=scroll><table><thead><tr>"
+            "<th>time</th><th>what</th><th>node</th><th>pod</th><th>message</th></tr></thead>" + rows
+            + "</table></div></section>")
+
+
 def _node_table(r: Any) -> str:
     nodes = sorted(r.node_reports, key=lambda n: -n.pods)[:MAX_NODE_ROWS]
     res = [x for x in ("cpu", "memory") if any(x in n.allocatable for n in nodes)]
     head = "<tr><th>node</th><th>group</th><th>pods</th>" + "".join(f"<th>{x} requested</th>" for x in res) + \
-        "<th>policies</th><th>stranded CPUs</th><th>GPUs used</th></tr>"
+        "<th>policies</th><th>stranded CPUs</th><th>GPUs used</th><th>evicted</th><th>conditions</th></tr>"
     rows = []
     for n in nodes:
         cells = []
@@ -249,7 +273,8 @@ def _node_table(r: Any) -> str:
         pol = ", ".join(f"{k}={v}" for k, v in n.policies.items())
         gpu = f"{sum(n.gpus) / 1000:.2f}/{len(n.gpus)}" if n.gpus else ""
         rows.append(f"<tr><td>{_e(n.name)}</td><td>{_e(n.group)}</td><td>{n.pods}</td>{''.join(cells)}"
-                    f"<td style='text-align:left'>{_e(pol)}</td><td>{n.stranded_cpus}</td><td>{gpu}</td></tr>")
+                    f"<td style='text-align:left'>{_e(pol)}</td><td>{n.stranded_cpus}</td><td>{gpu}</td>"
+                    f"<td>{n.evicted or ''}</td><td>{_e(', '.join(n.conditions))}</td></tr>")
     more = f" (the {len(nodes)} busiest of {len(r.node_reports)})" if len(r.node_reports) > len(nodes) else ""
     return (f"<section><h2>Nodes — {_e(r.scenario)}{more}</h2><div class=scroll><table><thead>{head}</thead>"
             + "".join(rows) + "</table></div></section>")

@@ -33,7 +33,11 @@ def render_metrics(results: list[Any]) -> str:
     family("kubetwin_sim_admission_rejections_total", "counter", "Pods the API server's admission rejected.",
            [({"scenario": n, "reason": k}, v) for n, s in sums for k, v in s["rejectedByAdmissionControl"].items()])
     family("kubetwin_sim_preemptions_total", "counter", "Pods preempted.", [({"scenario": n}, s["preempted"]) for n, s in sums])
-    family("kubetwin_sim_evictions_total", "counter", "Pods evicted.", [({"scenario": n}, s["evicted"]) for n, s in sums])
+    family("kubetwin_sim_evictions_total", "counter", "Pods the kubelets' eviction managers evicted, by signal.",
+           [({"scenario": n, "signal": k}, v) for n, s in sums for k, v in s["evictedBySignal"].items()]
+           or [({"scenario": n}, 0) for n, _ in sums])
+    family("kubetwin_sim_oom_kills_total", "counter", "Containers the kernel OOM-killed.",
+           [({"scenario": n}, s["oomKilled"]) for n, s in sums])
     family("kubetwin_sim_requested_ratio", "gauge", "Requested / allocatable at the end of the run.",
            [({"scenario": n, "resource": k}, v) for n, s in sums for k, v in s["utilization"].items()])
     family("kubetwin_sim_gpu_fragmentation_ratio", "gauge", "Free GPU capacity in slivers too small for a whole GPU.",

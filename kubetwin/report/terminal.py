@@ -31,6 +31,8 @@ def render_summary(results: list[Any], con: Any = None) -> None:
     row("rejected by kubelets", lambda s: sum(s["rejectedByKubelet"].values()))
     row("preempted", lambda s: s["preempted"])
     row("evicted", lambda s: s["evicted"])
+    if any(s["oomKilled"] for s in sums):
+        row("OOM kills", lambda s: s["oomKilled"])
     row("re-created by controllers", lambda s: s["recreated"])
     for res in ("cpu", "memory", "gpu", "devices"):
         if any(res in s["utilization"] for s in sums):
@@ -45,7 +47,8 @@ def render_summary(results: list[Any], con: Any = None) -> None:
     for r, s in zip(results, sums):
         reasons = list(s["pendingByReason"].items()) + [
             (f"kubelet: {k}", v) for k, v in s["rejectedByKubelet"].items()] + [
-            (f"admission: {k}", v) for k, v in s["rejectedByAdmissionControl"].items()]
+            (f"admission: {k}", v) for k, v in s["rejectedByAdmissionControl"].items()] + [
+            (f"evicted: {k}", v) for k, v in s["evictedBySignal"].items()]
         if not reasons:
             continue
         rt = Table(title=f"{r.scenario}: why pods did not run")

@@ -101,3 +101,40 @@ def test_the_report_renders_in_headless_chromium(tmp_path, result):
                           "--no-first-run", f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
                          capture_output=True, text=True, timeout=90).stdout
     assert "At a glance" in dom and "Over time" in dom
+
+
+PRESSURE = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "p"},
+            "spec": {"sampleInterval": "10s", "horizon": "10m",
+                     "nodeGroups": [{"name": "n", "count": 2, "capacity": {"cpu": "4", "memory": "8Gi"}}],
+                     "workloads": [{"name": "hog", "usage": {"memory": [["0s", "1Gi"], ["2m", "7.95Gi"]]},
+                                    "template": {"spec": {"containers": [{"name": "c", "resources": {
+                                        "requests": {"cpu": "1", "memory": "1Gi"}}}]}}},
+                                   {"name": "leak", "usage": {"memory": [["0s", "0"], ["30s", "1Gi"]]},
+                                    "template": {"spec": {"containers": [{"name": "c", "resources": {
+                                        "requests": {"cpu": "1", "memory": "512Mi"},
+                                        "limits": {"cpu": "1", "memory": "512Mi"}}}]}}}]}}
+
+
+def test_evictions_and_oom_kills_reach_every_report(tmp_path):
+    from kubetwin.report.terminal import render_summary
+
+    p = tmp_path / "p.yaml"
+    p.write_text(yaml.safe_dump(PRESSURE))
+    r = simulate(load_scenario(p))
+    assert r.counters.evicted == 1 and r.counters.oom_killed >= 1
+    page = render_html([r])
+    assert "Node pressure" in page and "The node was low on resource: memory." in page
+    assert "OOM kills (cumulative)" in page and "nodes under memory pressure" in page
+    metrics = render_metrics([r])
+    assert 'kubetwin_sim_evictions_total{scenario="p",signal="memory.available"} 1' in metrics
+    assert re.search(r'kubetwin_sim_oom_kills_total\{scenario="p"\} [1-9]', metrics)
+    events = r.to_json()["events"]
+    assert {e["type"] for e in events} >= {"Evicted", "OOMKilled", "NodeConditions"}
+    import io
+
+    from rich.console import Console
+
+    buf = io.StringIO()
+    render_summary([r], Console(file=buf, width=120))
+    out = buf.getvalue()
+    assert "OOM kills" in out and "evicted: memory.available" in out
