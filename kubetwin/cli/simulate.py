@@ -69,8 +69,6 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], alibaba: str | None
 
         out = Path(report_path or "kubetwin-report.html")
         out.write_text(render_html(results, title=f"kubetwin simulation — {results[0].scenario}"), encoding="utf-8")
-        if output == "table":
-            click.echo(f"report: {out}", err=True)
     if json_path:
         import json
 
@@ -84,6 +82,8 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], alibaba: str | None
         from ..report.terminal import render_summary
 
         render_summary(results)
+        if report_path != "-":
+            click.echo(f"report: {out.resolve()}")
     else:
         sums = [r.summary() for r in results]
         emit_data(sums[0] if len(sums) == 1 else {"runs": sums}, output)

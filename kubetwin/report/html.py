@@ -176,7 +176,8 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
         f"<td>{_e(', '.join(f'{k}: {v}' for k, v in s['rejectedByKubelet'].items()) or 0)}</td>" for s in sums) + "</tr>")
     for res in ("cpu", "memory", "gpu", "devices"):
         if any(res in s["utilization"] for s in sums):
-            rows.append(f"<tr><td>{res} requested / allocatable</td>"
+            label = "DRA devices allocated" if res == "devices" else f"{res} requested / allocatable"
+            rows.append(f"<tr><td>{label}</td>"
                         + "".join(f"<td>{_pct(s['utilization'].get(res, 0))}</td>" for s in sums) + "</tr>")
     if any(s["gpuFragmentation"] for s in sums):
         rows.append("<tr><td>GPU fragmentation</td>" + "".join(f"<td>{_pct(s['gpuFragmentation'])}</td>" for s in sums)
@@ -190,7 +191,7 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
               line_chart("pending pods", [(r.scenario, [(s.time, s.pending) for s in r.samples]) for r in results])]
     for res in ("cpu", "memory", "gpu", "devices"):
         if any(res in s.utilization for r in results for s in r.samples[:1]):
-            charts.append(line_chart(f"{res} requested / allocatable",
+            charts.append(line_chart("DRA devices allocated" if res == "devices" else f"{res} requested / allocatable",
                                      [(r.scenario, [(s.time, s.utilization.get(res, 0.0)) for s in r.samples])
                                       for r in results], percent=True))
     if any(s.evicted or s.oom_killed for r in results for s in r.samples):

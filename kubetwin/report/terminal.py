@@ -36,7 +36,8 @@ def render_summary(results: list[Any], con: Any = None) -> None:
     row("re-created by controllers", lambda s: s["recreated"])
     for res in ("cpu", "memory", "gpu", "devices"):
         if any(res in s["utilization"] for s in sums):
-            row(f"{res} requested / allocatable", lambda s, res=res: f"{100 * s['utilization'].get(res, 0):.1f}%")
+            row("DRA devices allocated" if res == "devices" else f"{res} requested / allocatable",
+                lambda s, res=res: f"{100 * s['utilization'].get(res, 0):.1f}%")
     if any(s["gpuFragmentation"] for s in sums):
         row("GPU fragmentation", lambda s: f"{100 * s['gpuFragmentation']:.1f}%")
     row("pods with exclusive CPUs", lambda s: s["exclusiveCpuPods"])

@@ -177,6 +177,8 @@ class NodePressure:
         killed: set[str] = set()
         for k in report.container_kills:
             sp = by_uid[k.pod.uid]
+            if sp.usage is None:
+                continue   # no curve: it uses its request, which a limit at the request does not kill
             if sp.pod.uid not in killed:
                 killed.add(sp.pod.uid)
                 self._oom(sp, k.container, k.restarts, "container", t)

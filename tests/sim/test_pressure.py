@@ -72,3 +72,12 @@ def test_bad_usage_curves_are_refused_with_their_field(tmp_path, kit, usage, pat
         kit.scenario(tmp_path, {"nodeGroups": [kit.group()], "workloads": [kit.workload(usage=usage)]})
     assert f"spec.workloads[0].{path}" in str(e.value) and text in str(e.value)
     assert "scenario.yaml" in str(e.value)
+
+
+def test_pods_without_a_curve_use_their_request_and_are_never_oom_killed_at_their_limit(tmp_path, kit):
+    steady = kit.workload("steady", cpu="1", memory="1Gi", limits=True)
+    leaky = kit.workload("leaky", cpu="1", memory="1Gi", limits=True, usage={"memory": [["0s", "0"], ["1m", "2Gi"]]})
+    sc = kit.scenario(tmp_path, {"nodeGroups": [kit.group()], "sampleInterval": "10s", "horizon": "3m",
+                                 "workloads": [steady, leaky]})
+    r = simulate(sc)
+    assert {e["pod"] for e in r.events if e["type"] == "OOMKilled"} == {"default/leaky-0"}
