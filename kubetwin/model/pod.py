@@ -236,6 +236,23 @@ class PodResourceClaimStatus(KubeStruct, frozen=True):
     resource_claim_name: str | None = None
 
 
+class ContainerExtendedResourceRequest(KubeStruct, frozen=True):
+    """Which request of the pod's extended-resource claim serves a container's extended resource."""
+
+    container_name: str = ""
+    resource_name: str = ""
+    request_name: str = ""
+
+
+class PodExtendedResourceClaimStatus(KubeStruct, frozen=True):
+    """``status.extendedResourceClaimStatus`` (gate DRAExtendedResource): the ResourceClaim the
+    scheduler created for extended resources backed by DRA, and which container uses which
+    request of it — what the kubelet needs to hand each container its devices."""
+
+    request_mappings: list[ContainerExtendedResourceRequest] = []
+    resource_claim_name: str = ""
+
+
 class PodCondition(KubeStruct, frozen=True):
     type: str = ""
     status: str = ""
@@ -255,6 +272,7 @@ class PodStatus(KubeStruct, frozen=True):
     init_container_statuses: list[ContainerStatus] = []
     node_allocatable_resource_claim_statuses: list[NodeAllocatableResourceClaimStatus] = []
     resource_claim_statuses: list[PodResourceClaimStatus] = []
+    extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
 class Pod(KubeStruct, frozen=True):

@@ -57,3 +57,21 @@ def test_defaulting_copies_limits_into_missing_requests():
     p = default_requests_from_limits(pod_from_dict(pod([c("a", {"memory": "1Gi"}, {"cpu": "2", "memory": "2Gi"})])))
     assert str(p.spec.containers[0].requests["cpu"]) == "2"
     assert str(p.spec.containers[0].requests["memory"]) == "1Gi"
+
+
+def test_extended_resource_claim_status_is_typed_and_round_trips():
+    import msgspec
+
+    status = {"extendedResourceClaimStatus": {
+        "requestMappings": [{"containerName": "a", "resourceName": "example.com/gpu",
+                             "requestName": "container-0-request-0"}],
+        "resourceClaimName": "p-extended-resources-x7k9p"}}
+    p = pod_from_dict({**pod([c("a")]), "status": status})
+    got = p.status.extended_resource_claim_status
+    assert got.resource_claim_name == "p-extended-resources-x7k9p"
+    assert got.request_mappings[0].request_name == "container-0-request-0"
+    assert msgspec.to_builtins(p.status) == status
+
+
+def test_pod_without_extended_resource_claim_status_has_none():
+    assert pod_from_dict(pod([c("a")])).status.extended_resource_claim_status is None
