@@ -194,9 +194,10 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
             charts.append(line_chart("DRA devices allocated" if res == "devices" else f"{res} requested / allocatable",
                                      [(r.scenario, [(s.time, s.utilization.get(res, 0.0)) for s in r.samples])
                                       for r in results], percent=True))
-    if any(s.evicted or s.oom_killed for r in results for s in r.samples):
+    if any(s.evicted for r in results for s in r.samples):
         charts.append(line_chart("evictions (cumulative)", [(r.scenario, [(s.time, s.evicted) for s in r.samples])
                                                              for r in results]))
+    if any(s.oom_killed for r in results for s in r.samples):
         charts.append(line_chart("OOM kills (cumulative)", [(r.scenario, [(s.time, s.oom_killed) for s in r.samples])
                                                              for r in results]))
     if any(s.pressure for r in results for s in r.samples):
