@@ -75,7 +75,10 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
     from ..machine import load_machine
     from ..model.kubelet_config import load_kubelet_config
     from ..model.objects import load_pods
+    from ..outputs import check_output
 
+    if metrics_path:
+        check_output(metrics_path, "--metrics")
     machine = load_machine(machine_source)
     cfg = load_kubelet_config(config_path, version)
     pods = load_pods(pods_path, warn=lambda e: None)
@@ -103,7 +106,9 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
     if metrics_path:
         from ..kubelet.metrics import render_metrics
 
-        Path(metrics_path).write_text(render_metrics(node))
+        from ..outputs import write_atomic
+
+        write_atomic(metrics_path, render_metrics(node), "--metrics")
     return {"pods": decisions, "node": numa_map(node)}
 
 

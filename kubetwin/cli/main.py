@@ -76,6 +76,10 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(1)
     except BrokenPipeError:
         sys.exit(1)
+    except OSError as exc:  # a file we were told to read or write: never a traceback
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(1)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(130)

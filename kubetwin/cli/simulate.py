@@ -48,8 +48,15 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], alibaba: str | None
              report_path: str | None, json_path: str | None, metrics_path: str | None, output: str,
              no_progress: bool) -> None:
     """Simulate the scheduler and every node's kubelet over time; write an HTML report."""
+    from ..outputs import check_output, write_atomic
     from ..sim.sweep import RunSpec, parse_variant, run_all
 
+    # Outputs are checked before the (possibly long) run, so it never fails at the very end.
+    out = check_output(report_path or "kubetwin-report.html", "--report") if report_path != "-" else None
+    if json_path:
+        check_output(json_path, "--json")
+    if metrics_path:
+        check_output(metrics_path, "--metrics")
     parsed = [parse_variant(v, i) for i, v in enumerate(variants)]
     sources: list[Any] = []
     if alibaba:
@@ -64,25 +71,24 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], alibaba: str | None
             specs.append(RunSpec(src, v, scheduler_config, kubernetes_version(ctx)))
     show = output == "table" and not no_progress
     results = run_all(specs, jobs=jobs, dask_address=dask_address, progress=show)
-    if report_path != "-":
+    if out is not None:
         from ..report.html import render_html
 
-        out = Path(report_path or "kubetwin-report.html")
-        out.write_text(render_html(results, title=f"kubetwin simulation — {results[0].scenario}"), encoding="utf-8")
+        write_atomic(out, render_html(results, title=f"kubetwin simulation — {results[0].scenario}"), "--report")
     if json_path:
         import json
 
         data = [r.to_json() for r in results]
-        Path(json_path).write_text(json.dumps(data[0] if len(data) == 1 else {"runs": data}, default=str) + "\n")
+        write_atomic(json_path, json.dumps(data[0] if len(data) == 1 else {"runs": data}, default=str) + "\n", "--json")
     if metrics_path:
         from ..report.prometheus import render_metrics
 
-        Path(metrics_path).write_text(render_metrics(results))
+        write_atomic(metrics_path, render_metrics(results), "--metrics")
     if output == "table":
         from ..report.terminal import render_summary
 
         render_summary(results)
-        if report_path != "-":
+        if out is not None:
             click.echo(f"report: {out.resolve()}")
     else:
         sums = [r.summary() for r in results]
