@@ -1,31 +1,18 @@
-"""Atomic checkpoint writes: write a temporary file in the same directory, fsync, rename."""
+"""Checkpoint files: atomic writes (via :mod:`kubetwin.outputs`) and JSON reads with the kubelet's errors."""
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
+from ...outputs import write_atomic
 
 
 def atomic_write(path: str | Path, data: bytes) -> None:
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Checkpoints are replaced in one rename, as the kubelet's checkpoint manager does."""
+    write_atomic(path, data)
 
 
 def read_json(path: Path) -> Any:
