@@ -16,12 +16,14 @@ from ..errors import InputError
 from ..model.loader import load_one
 from .framework.interface import PLUGIN_MODULES
 
-#: (name, score weight) in upstream's multiPoint order (v1 ``getDefaultPlugins``).
+#: (name, score weight) in upstream's multiPoint order (v1 ``getDefaultPlugins``). A multi-point
+#: plugin without a weight that has a Score method gets weight 1 (``getScoreWeights``):
+#: DynamicResources scores since v1.35 (prioritized lists), so it weighs 1.
 DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
     ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
     ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
     ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0),
-    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 0), ("DefaultPreemption", 0),
+    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 1), ("DefaultPreemption", 0),
     ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
 )
 

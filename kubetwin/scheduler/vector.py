@@ -779,6 +779,16 @@ def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
     return ScoreVector(raw, norm)
 
 
+def score_dynamic_resources(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
+    """Prioritized-list ranks from this cycle's Filter results; a pod that left nothing to
+    score (no claims, nothing allocated, gate off) scores 0 everywhere, which adds nothing."""
+    if not plugin.scores_pod(pod):
+        return SKIPPED
+    raw_list = plugin.node_scores(pod, [cs.names[i] for i in idx.tolist()])
+    raw = np.array(raw_list, dtype=np.int64)
+    return ScoreVector(raw, default_normalize(raw, False))
+
+
 #: plugin -> vector score (PreScore's Skip included: :data:`SKIPPED`).
 VECTOR_SCORES: dict[str, Callable[[ClusterState, Pod, Any, np.ndarray], ScoreVector | None]] = {
     "TaintToleration": score_taint_toleration,
@@ -787,4 +797,5 @@ VECTOR_SCORES: dict[str, Callable[[ClusterState, Pod, Any, np.ndarray], ScoreVec
     "NodeResourcesBalancedAllocation": score_balanced_allocation,
     "PodTopologySpread": score_pod_topology_spread,
     "InterPodAffinity": score_inter_pod_affinity,
+    "DynamicResources": score_dynamic_resources,
 }

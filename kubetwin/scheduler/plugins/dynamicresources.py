@@ -13,6 +13,12 @@ ones lose the pod from ``reservedFor`` and are deallocated once nobody uses them
 
 Extended resources backed by DRA (KEP-5004, :mod:`.dra_extended`) ride along as one more claim
 per pod, built per node from the requests the node's device plugins do not cover.
+
+Score (gate DRAPrioritizedList, v1.35+): a node where the allocator could use a higher-ranked
+``firstAvailable`` subrequest scores higher — ``8 - i`` for the subrequest at index ``i`` of
+each request, summed over the pod's claims — then ``DefaultNormalizeScore``. Claims already
+allocated count with their own allocation, as the scoring fix for mixed allocated and
+unallocated claims (kubernetes#139017, 1.36.x) does; 1.36.0 failed such cycles instead.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any, Mapping
 from ...errors import KubetwinError
 from ...model.loader import Document
 from ...model.pod import Pod
-from ..framework.interface import CycleState, Plugin, register
+from ..framework.interface import MAX_NODE_SCORE, CycleState, Plugin, register
 from ..framework.status import SKIP, SUCCESS, Code, Status, unresolvable
 from ..framework.types import NodeInfo
 from . import dra_extended as ext
@@ -31,6 +37,8 @@ from . import dra_extended as ext
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
 ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_IN_USE = "resourceclaim in use"
+#: ``resourceapi.FirstAvailableDeviceRequestMaxSize``: the best-ranked subrequest scores this much
+FIRST_AVAILABLE_MAX_SIZE = 8
 POST_FILTER_MESSAGE = "still not schedulable"
 DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
 
@@ -137,17 +145,21 @@ class DynamicResources(Plugin):
                 return None, unresolvable(ERR_IN_USE)
         if not pod_claims.claims and extended is None:
             return None, SKIP
+        self._last = (pod.uid, {})
         state[self.name] = _State(pod_claims, extended)
         return None, SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         s: _State | None = state.get(self.name)
-        if s is None:
+        if s is None:  # called without this cycle's PreFilter (preemption's dry runs)
+            kept = self._last
             scratch = CycleState()
             _, st = self.pre_filter(scratch, pod, [])
             if not st.is_success:
                 return SUCCESS if st.is_skip else st
             s = scratch[self.name]
+            if kept[0] == pod.uid:  # keep the other nodes' results of this pod
+                self._last = kept
         pod_claims, mappings = s.pod_claims, ()
         if s.extended is not None:
             st, claim, mappings = ext.node_claim(self.handle, s.extended, node)
@@ -173,6 +185,39 @@ class DynamicResources(Plugin):
             self._last = (pod.uid, {})
         self._last[1][node.name] = _NodeResult(pod_claims, outcome, mappings)
         return SUCCESS
+
+    def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> tuple[int, Status]:
+        """Ranks of the ``firstAvailable`` subrequests the node's allocation used."""
+        uid, per_node = self._last
+        if state.get(self.name) is None or uid != pod.uid or not self.handle.gates.enabled("DRAPrioritizedList"):
+            return 0, SUCCESS
+        result = per_node.get(node.name)
+        return (0 if result is None else prioritized_list_score(result.pod_claims, result.outcome)), SUCCESS
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status:
+        """``helper.DefaultNormalizeScore(MaxNodeScore, reverse=false)``."""
+        top = max(scores.values(), default=0)
+        if top > 0:
+            for name, v in scores.items():
+                scores[name] = MAX_NODE_SCORE * v // top
+        return SUCCESS
+
+    def scores_pod(self, pod: Pod) -> bool:
+        """False when this cycle left nothing to score (no claims, nothing allocated, gate
+        off): every node scores 0 and the plugin adds nothing to the totals."""
+        uid, per_node = self._last
+        return uid == pod.uid and bool(per_node) and self.handle.gates.enabled("DRAPrioritizedList")
+
+    def node_scores(self, pod: Pod, names: list[str]) -> list[int]:
+        """Raw scores of ``names`` from this cycle's Filter results (``nodeAllocations``)."""
+        if not self.scores_pod(pod):
+            return [0] * len(names)
+        per_node = self._last[1]
+        out = []
+        for name in names:
+            r = per_node.get(name)
+            out.append(0 if r is None else prioritized_list_score(r.pod_claims, r.outcome))
+        return out
 
     def post_filter_message(self, state: CycleState) -> str:
         return POST_FILTER_MESSAGE if state.get(self.name) is not None else ""
@@ -267,6 +312,30 @@ class DynamicResources(Plugin):
         self._objects()
         return {k: (c.raw.get("status") or {}).get("allocation") for k, c in self._claims.items()
                 if c.allocated is not None}
+
+
+def prioritized_list_score(pod_claims: Any, outcome: Any) -> int:
+    """``computeScore``: ``8 - i`` for every allocated subrequest at index ``i`` of a
+    ``firstAvailable`` request. Claims allocated on this node take ``outcome.results`` in
+    :attr:`PodClaims.to_allocate` order; claims allocated before keep their own results."""
+    if not outcome.results and not pod_claims.to_allocate:
+        return 0
+    results = iter(outcome.results)
+    score = 0
+    for pc in pod_claims.claims:
+        claim = pc.claim
+        if claim.allocated is not None:
+            used = {d.request for d in claim.allocated}
+        else:
+            res = next(results, None)
+            used = {d.request for d in res.results} if res is not None else set()
+        for req in claim.requests:
+            if req.exactly is not None:
+                continue
+            for i, sub in enumerate(req.first_available):
+                if f"{req.name}/{sub.name}" in used:
+                    score += FIRST_AVAILABLE_MAX_SIZE - i
+    return score
 
 
 def _reserved_for(claim: Any, pod: Pod) -> bool:
