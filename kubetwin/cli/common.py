@@ -35,7 +35,17 @@ def emit_data(data: Any, output: str) -> None:
 
 
 def console() -> Any:
-    """A rich Console (imported lazily: rich costs ~50 ms to import)."""
+    """A rich Console (imported lazily: rich costs ~50 ms to import).
+
+    Piped or redirected output (no terminal to measure, no ``COLUMNS``) is laid out 120 columns
+    wide rather than rich's 80, so tables of CPU sets and pod names stay readable in files and CI logs.
+    """
+    import os
+    import sys
+
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    width = None
+    if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
+        width = 120
+    return Console(highlight=False, soft_wrap=False, width=width)
