@@ -178,7 +178,11 @@ def test_extended_resource_is_allocated_from_the_device_class():
     assert claim["spec"]["devices"]["requests"] == [{"name": "container-0-request-0", "exactly": {
         "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2}}]
     assert [d["device"] for d in claim["status"]["allocation"]["devices"]["results"]] == ["gpu-0", "gpu-1"]
-    assert plugin_of(s).extended_resource_claim_status(pod) == {
+    status = plugin_of(s).extended_resource_claim_status(pod)
+    assert status.resource_claim_name == claim["metadata"]["name"]
+    assert [(m.container_name, m.resource_name, m.request_name) for m in status.request_mappings] == [
+        ("app", "example.com/gpu", "container-0-request-0")]
+    assert plugin_of(s).pod_status(pod)["extendedResourceClaimStatus"] == {
         "requestMappings": [{"containerName": "app", "resourceName": "example.com/gpu",
                              "requestName": "container-0-request-0"}],
         "resourceClaimName": claim["metadata"]["name"]}
@@ -235,3 +239,31 @@ def test_extended_resources_are_left_alone_without_the_gate():
     s = Scheduler(None, [node("gpu-node")], gf(None, {"DRAExtendedResource": False}),
                   objects=ext_objects({"gpu-node": 1}))
     assert s.schedule(ext_pod("a")).node is None
+
+
+def test_running_pods_extended_resource_claim_is_released_with_the_pod():
+    objs = ext_objects({"n1": 1})
+    objs["ResourceClaim"] = [{
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": "a-extended-resources-abcde", "namespace": "default",
+                     "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "a", "uid": "uid-a",
+                                          "controller": True}]},
+        "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+            "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}},
+        "status": {"allocation": {"devices": {"results": [
+            {"request": "container-0-request-0", "driver": "gpu.example.com", "pool": "n1", "device": "gpu-0"}]}}}}]
+    running = convert({
+        "metadata": {"name": "a", "namespace": "default", "uid": "uid-a"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "app", "resources": {
+            "requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}]},
+        "status": {"extendedResourceClaimStatus": {"resourceClaimName": "a-extended-resources-abcde",
+                                                   "requestMappings": [{"containerName": "app",
+                                                                        "resourceName": "example.com/gpu",
+                                                                        "requestName": "container-0-request-0"}]}}},
+        Pod)
+    s = Scheduler(None, [node("n1")], GATES, objects=objs, pods=[running])
+    assert plugin_of(s).extended_resource_claim_status(running).resource_claim_name == "a-extended-resources-abcde"
+    assert s.schedule(ext_pod("b")).node is None
+    s.remove(running)
+    assert s.schedule(ext_pod("b")).node == "n1"

@@ -28,7 +28,7 @@ from typing import Any, Mapping
 
 from ...errors import KubetwinError
 from ...model.loader import Document
-from ...model.pod import Pod
+from ...model.pod import ContainerExtendedResourceRequest, Pod, PodExtendedResourceClaimStatus
 from ..framework.interface import MAX_NODE_SCORE, CycleState, Plugin, register
 from ..framework.status import SKIP, SUCCESS, Code, Status, unresolvable
 from ..framework.types import NodeInfo
@@ -75,7 +75,7 @@ class DynamicResources(Plugin):
         #: pod UID -> keys of the claims reserved for it
         self._reserved: dict[str, set[str]] = {}
         #: pod UID -> ``status.extendedResourceClaimStatus`` written at PreBind
-        self._extended_status: dict[str, dict[str, Any]] = {}
+        self._extended_status: dict[str, PodExtendedResourceClaimStatus] = {}
         #: pod UID -> ``status.resourceClaimStatuses`` (the resourceclaim controller's)
         self._claim_statuses: dict[str, list[dict[str, Any]]] = {}
         self._last: tuple[str, dict[str, _NodeResult]] = ("", {})
@@ -103,6 +103,14 @@ class DynamicResources(Plugin):
                 for ref in c.reserved_for:
                     if isinstance(ref, Mapping) and ref.get("uid"):
                         self._reserved.setdefault(str(ref["uid"]), set()).add(_key(c))
+            # a running pod's extended-resource claim is its own even where reservedFor is not given
+            for ni in self.handle.snapshot.node_infos:
+                for pi in ni.pods:
+                    st = pi.pod.status.extended_resource_claim_status
+                    if st is not None and st.resource_claim_name:
+                        key = f"{pi.pod.namespace or 'default'}/{st.resource_claim_name}"
+                        if key in self._claims:
+                            self._reserved.setdefault(pi.pod.uid, set()).add(key)
         return self._dra
 
     def _claims_now(self) -> Any:
@@ -258,8 +266,11 @@ class DynamicResources(Plugin):
             self._claim_statuses[pod.uid] = [dict(x) for x in bound.resource_claim_statuses]
         ext_claim = next((pc.claim for pc in result.pod_claims.claims if pc.name == ext.POD_CLAIM_NAME), None)
         if ext_claim is not None and result.mappings:
-            self._extended_status[pod.uid] = {"requestMappings": [dict(m) for m in result.mappings],
-                                              "resourceClaimName": ext_claim.name}
+            self._extended_status[pod.uid] = PodExtendedResourceClaimStatus(
+                request_mappings=[ContainerExtendedResourceRequest(
+                    container_name=m["containerName"], resource_name=m["resourceName"], request_name=m["requestName"])
+                    for m in result.mappings],
+                resource_claim_name=ext_claim.name)
         self._last = ("", {})
 
     def unreserve(self, pod: Pod) -> None:
@@ -293,9 +304,10 @@ class DynamicResources(Plugin):
         self._objects()
         return [dict(self._claims[k].raw) for k in sorted(self._reserved.get(pod.uid, ())) if k in self._claims]
 
-    def extended_resource_claim_status(self, pod: Pod) -> dict[str, Any] | None:
-        """``status.extendedResourceClaimStatus`` PreBind wrote for the pod, if any."""
-        return self._extended_status.get(pod.uid)
+    def extended_resource_claim_status(self, pod: Pod) -> PodExtendedResourceClaimStatus | None:
+        """``status.extendedResourceClaimStatus``: what PreBind wrote for the pod, else what the
+        pod already carries (a pod bound before this scheduler started)."""
+        return self._extended_status.get(pod.uid) or pod.status.extended_resource_claim_status
 
     def pod_status(self, pod: Pod) -> dict[str, Any]:
         """The pod status fields written for a bound pod: ``resourceClaimStatuses`` (controller)
@@ -303,8 +315,11 @@ class DynamicResources(Plugin):
         out: dict[str, Any] = {}
         if self._claim_statuses.get(pod.uid):
             out["resourceClaimStatuses"] = self._claim_statuses[pod.uid]
-        if self._extended_status.get(pod.uid):
-            out["extendedResourceClaimStatus"] = self._extended_status[pod.uid]
+        ext_status = self._extended_status.get(pod.uid)
+        if ext_status is not None:
+            import msgspec
+
+            out["extendedResourceClaimStatus"] = msgspec.to_builtins(ext_status)
         return out
 
     def allocations(self) -> Mapping[str, Any]:
