@@ -35,6 +35,8 @@ class Handle:
     nominated: Mapping[str, list[Any]] = field(default_factory=dict)
     #: the run's seed: tie-breaks and the names of generated ResourceClaims
     seed: int = 0
+    #: the DynamicResources plugin over this snapshot, whose allocated devices other plugins read
+    dynamic_resources: Any = None
 
 
 class CycleState(dict):

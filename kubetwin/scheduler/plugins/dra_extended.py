@@ -79,28 +79,69 @@ def device_class_for(handle: Any, resource: str) -> dict | None:
 
 
 def dra_extended_allocatable(handle: Any, node: Any, resource: str) -> tuple[int, int] | None:
-    """(devices of the class on the node, devices already allocated there) or None if not DRA-backed.
+    """``calculateDRAExtendedResourceAllocatableRequest``: (devices of the resource's class on
+    the node, how many of them are allocated), or None when no DeviceClass backs ``resource``.
 
-    Devices are counted from the node's ResourceSlices; a class with CEL selectors needs the
-    DRA allocator to decide which devices match — counted only when every device qualifies
-    (no selectors), otherwise reported as not available.
+    Slices are matched to the node as NodeResourcesFit's scorer does (slice-level name, all
+    nodes or selector; per-device selection device by device), every CEL selector of the class
+    is evaluated with the DRA allocator's cached verdicts, and a device counts as allocated when
+    a claim holds it whole or a share of it. A selector that fails to evaluate makes the
+    resource unscorable on the node (0, 0), as upstream logs the error and bypasses it.
     """
     dc = device_class_for(handle, resource)
     if dc is None:
         return None
-    selectors = (dc.get("spec") or {}).get("selectors") or []
-    if selectors:
-        from ...errors import KubetwinError
+    from ...dra.api import Node as DRANode
+    from ...dra.cel import CELError
+    from ...dra.nodeselector import NodeSelectorError
 
-        raise KubetwinError(f"DeviceClass {dc.get('metadata', {}).get('name')} has selectors: scoring the "
-                            f"DRA-backed extended resource {resource} needs the DRA allocator (not available yet)")
-    total = 0
-    for rs in handle.objects.get("ResourceSlice", []):
-        spec = rs.get("spec") or {}
-        if spec.get("nodeName") != node.name and not spec.get("allNodes"):
-            continue
-        total += len(spec.get("devices") or [])
-    return total, 0
+    alloc = dra_allocator(handle)
+    cls = alloc.classes.get(str((dc.get("metadata") or {}).get("name", "")))
+    selectors = [e for e in (cls.selectors if cls is not None else ()) if e is not None]
+    dnode = DRANode(node.name, dict(node.labels))
+    state = alloc.state
+    shared = {sh[:3] for sh in state.shared}
+    total = used = 0
+    try:
+        for sl in alloc.slices:
+            devices = _slice_devices_for(sl, dnode)
+            for d in devices:
+                if selectors and not all(alloc.selector_matches(e, d, sl.driver) for e in selectors):
+                    continue
+                total += 1
+                did = (sl.driver, sl.pool, d.name)
+                if did in state.dedicated or did in shared:
+                    used += 1
+    except (CELError, NodeSelectorError):
+        return 0, 0
+    return total, used
+
+
+def _slice_devices_for(sl: Any, node: Any) -> Any:
+    """``calculateDRAResourceTotals``' node filter: the slice's devices usable from ``node``."""
+    from ...dra.nodeselector import node_matches
+
+    if sl.per_device_node_selection:
+        return [d for d in sl.devices
+                if d.all_nodes or (d.node_name and d.node_name == node.name)
+                or (d.node_selector is not None and node_matches(node, d.node_name, d.all_nodes, d.node_selector))]
+    if not sl.all_nodes and sl.node_name != node.name and sl.node_selector is not None:
+        if not node_matches(node, sl.node_name, sl.all_nodes, sl.node_selector):
+            return ()
+    elif not sl.all_nodes and sl.node_name and sl.node_name != node.name:
+        return ()
+    return sl.devices
+
+
+def dra_allocator(handle: Any) -> Any:
+    """The DRA allocator the cluster's DynamicResources plugin keeps (devices in use follow
+    binds and removals); a stand-alone one over the input objects when the profile has none."""
+    plugin = getattr(handle, "dynamic_resources", None)
+    if plugin is None:
+        from .dynamicresources import DynamicResources
+
+        plugin = DynamicResources(None, handle)
+    return plugin.allocator()
 
 
 # --------------------------------------------------------------------------------------------

@@ -79,6 +79,8 @@ class DynamicResources(Plugin):
         #: pod UID -> ``status.resourceClaimStatuses`` (the resourceclaim controller's)
         self._claim_statuses: dict[str, list[dict[str, Any]]] = {}
         self._last: tuple[str, dict[str, _NodeResult]] = ("", {})
+        # NodeResourcesFit scores DRA-backed extended resources on this plugin's allocated state
+        handle.dynamic_resources = self
 
     @property
     def seed(self) -> int:
@@ -116,6 +118,10 @@ class DynamicResources(Plugin):
     def _claims_now(self) -> Any:
         self._objects()
         return self._claims.values()
+
+    def allocator(self) -> Any:
+        """The allocator over the cluster's classes and slices, with the devices in use now."""
+        return self._alloc()
 
     def _alloc(self) -> Any:
         if self._allocator is None:
