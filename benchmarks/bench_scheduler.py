@@ -1,4 +1,6 @@
-"""Scheduling throughput with the default profile (simple pods, spread, anti-affinity).
+"""Scheduling throughput with the default profile (simple pods, spread, anti-affinity, soft
+spread, preferred affinity, and ``service-spread``: pods without constraints that a Service
+selects, spread by the System default constraints).
 
     python benchmarks/bench_scheduler.py [--nodes 500,5000,15000] [--pods 2000] [--exact 3]
 
@@ -19,6 +21,11 @@ from kubetwin.model.meta import convert
 from kubetwin.model.node import Node
 from kubetwin.model.pod import Pod
 from kubetwin.scheduler.inputs import ClusterInputs
+
+
+#: Services whose selectors give pods without constraints the System default spreading
+SERVICES = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": f"svc-a{j}", "namespace": "default"},
+             "spec": {"selector": {"app": f"a{j}"}}} for j in range(2)]
 
 
 def cluster(n: int) -> ClusterInputs:
@@ -66,7 +73,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", default="500,5000,15000")
     ap.add_argument("--pods", type=int, default=2000, help="pods per measurement (simple; others use 1/10)")
-    ap.add_argument("--kinds", default="simple,spread,anti-affinity,soft-spread,preferred-affinity")
+    ap.add_argument("--kinds", default="simple,spread,anti-affinity,soft-spread,preferred-affinity,service-spread")
     ap.add_argument("--exact", type=int, default=0, help="also time N one-shot explained cycles")
     a = ap.parse_args()
     gates = gates_for()
@@ -74,7 +81,8 @@ def main() -> None:
         c = cluster(n)
         for kind in a.kinds.split(","):
             t0 = time.perf_counter()
-            sched = Scheduler(None, c.nodes, gates, pods=c.pods)
+            objects = {"Service": SERVICES} if kind == "service-spread" else None
+            sched = Scheduler(None, c.nodes, gates, pods=c.pods, objects=objects)
             build = time.perf_counter() - t0
             count = a.pods if kind == "simple" else max(a.pods // 10, 20)
             pods = [pod(kind, i) for i in range(count)]

@@ -231,10 +231,11 @@ _SEL_ENCODER = __import__("msgspec").json.Encoder()
 
 
 def spread_constraints(cs: ClusterState, pod: Pod, plugin: Any) -> list | None:
-    """The pod's hard spread constraints with a cache key per selector; None when the pod has
-    none of its own (default constraints are left to the plugin)."""
+    """The pod's hard spread constraints with a cache key per selector — its own, or the
+    profile's default ones on the selector of the Services and controllers selecting it."""
     if not pod.spec.topology_spread_constraints:
-        return None
+        got = plugin.default_constraints(pod, "DoNotSchedule")
+        return [] if got is None else [(c, got[1]) for c in got[0]]
     cons = plugin._constraints(pod, "DoNotSchedule")
     raws = [c for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
     mlk = cs.gates.enabled("MatchLabelKeysInPodTopologySpread")
@@ -616,47 +617,65 @@ def score_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
     nodes, matching pods counted per domain over every included node, log-weighted sums rounded
     as Go's ``math.Round``, then reversed against the highest and lowest sum.
 
-    Only the pod's own constraints are vectorised (their selectors have a cache key); default
-    constraints built from Services and controllers go the node-by-node way (None).
+    The pod's own constraints count only nodes that carry every topology key; the profile's
+    default constraints (on the selector of the Services and controllers selecting the pod)
+    under ``System`` defaulting also score nodes missing a key, whose domain is the empty value.
     """
     import math
 
     from .plugins import podtopologyspread as pts
 
-    if not pod.spec.topology_spread_constraints:
-        return None
-    cons = plugin._constraints(pod, "ScheduleAnyway")
-    if not cons:
-        return SKIPPED
-    raws = [c for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "ScheduleAnyway"]
-    mlk = cs.gates.enabled("MatchLabelKeysInPodTopologySpread")
-    labels = pod.metadata.labels
     ns = pod.metadata.namespace
+    if pod.spec.topology_spread_constraints:
+        cons = plugin._constraints(pod, "ScheduleAnyway")
+        if not cons:
+            return SKIPPED
+        raws = [c for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "ScheduleAnyway"]
+        mlk = cs.gates.enabled("MatchLabelKeysInPodTopologySpread")
+        labels = pod.metadata.labels
+        keys = [(_SEL_ENCODER.encode(r.label_selector),
+                 tuple(sorted((k, labels[k]) for k in r.match_label_keys if k in labels)) if mlk else ())
+                for r in raws]
+        require_all = True
+    else:
+        got = plugin.default_constraints(pod, "ScheduleAnyway")
+        if got is None:
+            return SKIPPED
+        cons, key = got
+        keys = [key] * len(cons)
+        require_all = not plugin._system_defaulted
     n, m = cs.n, len(idx)
     codes = [cs.labels.codes_of(c.topology_key) for c in cons]
     has_all = np.ones(n, dtype=bool)
-    for cd in codes:
-        has_all &= cd >= 0
-    valid = has_all[idx]                      # require_all: the pod has constraints of its own
+    if require_all:
+        for cd in codes:
+            has_all &= cd >= 0
+    valid = has_all[idx]
     n_valid = int(valid.sum())
     inclusion = cs.gates.enabled("NodeInclusionPolicyInPodTopologySpread")
     aff = required_affinity_mask(cs, pod)
     taint_ok = None
     base = has_all if inclusion else has_all & aff
     total = np.zeros(m, dtype=np.float64)
-    for c, raw_c, cd in zip(cons, raws, codes):
+    for c, sel_key, cd in zip(cons, keys, codes):
         if c.selector.empty:
             match = np.zeros(n, dtype=np.int64)
         else:
-            extra = tuple(sorted((k, labels[k]) for k in raw_c.match_label_keys if k in labels)) if mlk else ()
-            match = cs.match_counts(ns, (_SEL_ENCODER.encode(raw_c.label_selector), extra), c.selector.matches)
+            match = cs.match_counts(ns, sel_key, c.selector.matches)
         node_codes = cd[idx]
         if c.topology_key == pts.HOSTNAME:
             weight = math.log(n_valid + 2)
             cnt = match[idx]
         else:
             nvals = len(cs.labels.values.get(c.topology_key, ()))
-            present = np.bincount(node_codes[valid], minlength=nvals) > 0 if nvals else np.zeros(0, dtype=bool)
+            if not require_all:
+                # a node without the key sits in the domain of the empty value
+                empty = cs.labels.code_of(c.topology_key, "")
+                if empty is None:
+                    empty, nvals = nvals, nvals + 1
+                cd = np.where(cd < 0, empty, cd)
+            eff_codes = cd[idx]
+            present = np.bincount(eff_codes[valid], minlength=nvals) > 0 if nvals else np.zeros(0, dtype=bool)
             weight = math.log(int(present.sum()) + 2)
             included = base.copy()
             if inclusion:

@@ -23,6 +23,7 @@ ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 MAX_INT32 = 2**31 - 1
+_SELECTOR_KEY = __import__("msgspec").json.Encoder()
 
 SYSTEM_DEFAULT_CONSTRAINTS = (
     TopologySpreadConstraint(max_skew=3, topology_key=HOSTNAME, when_unsatisfiable="ScheduleAnyway"),
@@ -140,14 +141,22 @@ class PodTopologySpread(Plugin):
     def _constraints(self, pod: Pod, action: str) -> list[Constraint]:
         if pod.spec.topology_spread_constraints:
             return self._filter_constraints(pod.spec.topology_spread_constraints, pod.metadata.labels, action)
+        got = self.default_constraints(pod, action)
+        return got[0] if got is not None else []
+
+    def default_constraints(self, pod: Pod, action: str) -> tuple[list[Constraint], tuple] | None:
+        """The profile's default constraints for a pod without its own, all on the selector of
+        the Services and controllers that select the pod, with a key naming that selector (so
+        matching pods can be counted once and kept in step); None when there are none."""
         cons = self._filter_constraints(list(self.args.default_constraints), pod.metadata.labels, action)
         if not cons:
-            return []
-        sel = self._default_selector(pod)
-        if sel is None:
-            return []
+            return None
+        got = self._default_selector_keyed(pod)
+        if got is None:
+            return None
+        sel, key = got
         return [Constraint(c.max_skew, c.topology_key, sel, c.min_domains, c.node_affinity_policy,
-                           c.node_taints_policy) for c in cons]
+                           c.node_taints_policy) for c in cons], key
 
     def _filter_constraints(self, constraints: list[TopologySpreadConstraint], pod_labels: Mapping[str, str],
                             action: str) -> list[Constraint]:
@@ -169,7 +178,12 @@ class PodTopologySpread(Plugin):
         return out
 
     def _default_selector(self, pod: Pod) -> Selector | None:
-        """``helper.DefaultSelector``: services, RCs, ReplicaSets and StatefulSets selecting the pod."""
+        got = self._default_selector_keyed(pod)
+        return got[0] if got is not None else None
+
+    def _default_selector_keyed(self, pod: Pod) -> tuple[Selector, tuple] | None:
+        """``helper.DefaultSelector``: services, RCs, ReplicaSets and StatefulSets selecting the
+        pod; with a key of the merged label set and the controllers' selectors."""
         objs = self.handle.objects
         ns = pod.metadata.namespace
         labels = pod.metadata.labels
@@ -184,6 +198,7 @@ class PodTopologySpread(Plugin):
             if all(labels.get(k) == v for k, v in sel.items()):
                 label_set.update(sel)
         extra: list[Callable[[Mapping[str, str]], bool]] = []
+        extra_keys: list[bytes] = []
         owner = next((o for o in pod.metadata.owner_references if o.controller), None)
         if owner is not None:
             kinds = {("v1", "ReplicationController"), ("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet")}
@@ -199,10 +214,12 @@ class PodTopologySpread(Plugin):
                         ls = convert(spec_sel, LabelSelector)
                         if ls.match_labels or ls.match_expressions:
                             extra.append(label_selector_matcher(ls))
+                            extra_keys.append(_SELECTOR_KEY.encode(ls))
         if not label_set and not extra:
             return None
         base = map_selector_matcher(label_set)
-        return Selector(lambda l: base(l) and all(m(l) for m in extra))
+        key = ("default-selector", tuple(sorted(label_set.items())), tuple(extra_keys))
+        return Selector(lambda l: base(l) and all(m(l) for m in extra)), key
 
     def _included(self, c: Constraint, pod: Pod, node: NodeInfo, affinity: Any) -> bool:
         """``matchNodeInclusionPolicies``."""
