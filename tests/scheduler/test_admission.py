@@ -193,3 +193,86 @@ def test_limit_range_defaults_are_counted_by_the_quota():
     lr = limit_range({"type": "Container", "defaultRequest": {"cpu": "2"}, "default": {"cpu": "2"}})
     with pytest.raises(AdmissionRejected, match="requested: requests.cpu=2"):
         admit_pod(pod(), limit_ranges=[lr], quotas=[quota({"requests.cpu": "1"})], gates=GATES)
+
+
+# --- LimitRanger with pod-level resources (PodLevelResources) ----------------------------------
+
+
+def pod_level(containers, requests=None, limits=None, **spec) -> Pod:
+    res = {}
+    if requests:
+        res["requests"] = requests
+    if limits:
+        res["limits"] = limits
+    return convert({"metadata": {"name": "p", "namespace": "default"},
+                    "spec": {"containers": containers, "resources": res, **spec}}, Pod)
+
+
+def ctr(name, requests=None, limits=None) -> dict:
+    return {"name": name, "resources": {"requests": requests or {}, "limits": limits or {}}}
+
+
+def test_pod_item_checks_the_pod_level_limit_instead_of_the_container_sum():
+    lr = limit_range({"type": "Pod", "max": {"cpu": "2"}})
+    p = pod_level([ctr("a", limits={"cpu": "1500m"}), ctr("b", limits={"cpu": "1500m"})],
+                  requests={"cpu": "1"}, limits={"cpu": "1500m"})
+    admit_pod(p, limit_ranges=[lr], gates=GATES)
+
+
+def test_pod_item_rejects_a_pod_level_limit_above_max():
+    lr = limit_range({"type": "Pod", "max": {"cpu": "1"}})
+    p = pod_level([ctr("a")], limits={"cpu": "1500m"})
+    with pytest.raises(AdmissionRejected, match="maximum cpu usage per Pod is 1, but limit is 1500m"):
+        admit_pod(p, limit_ranges=[lr], gates=GATES)
+
+
+def test_pod_item_sums_containers_when_pod_level_resources_are_off():
+    lr = limit_range({"type": "Pod", "max": {"cpu": "2"}})
+    p = pod_level([ctr("a", limits={"cpu": "1500m"}), ctr("b", limits={"cpu": "1500m"})], limits={"cpu": "1500m"})
+    with pytest.raises(AdmissionRejected, match="maximum cpu usage per Pod is 2, but limit is 3"):
+        admit_pod(p, limit_ranges=[lr], gates=gates_for(overrides={"PodLevelResources": False}))
+
+
+def test_pod_level_request_defaults_to_the_pod_level_limit():
+    lr = limit_range({"type": "Pod", "min": {"memory": "1Gi"}})
+    out = admit_pod(pod_level([ctr("a")], limits={"memory": "2Gi"}), limit_ranges=[lr], gates=GATES).pod
+    assert {k: str(v) for k, v in out.spec.resources.requests.items()} == {"memory": "2Gi"}
+
+
+def test_pod_level_request_defaults_to_the_containers_requests():
+    lr = limit_range({"type": "Pod", "min": {"cpu": "600m"}})
+    p = pod_level([ctr("a", requests={"cpu": "200m"}), ctr("b", requests={"cpu": "300m"})], limits={"cpu": "1"})
+    with pytest.raises(AdmissionRejected, match="minimum cpu usage per Pod is 600m, but request is 500m"):
+        admit_pod(p, limit_ranges=[lr], gates=GATES)
+
+
+def test_pod_level_hugepage_limit_defaults_to_the_containers_limits():
+    from kubetwin.scheduler.admission.defaults import default_pod
+
+    p = pod_level([ctr("a", limits={"hugepages-2Mi": "4Mi", "memory": "1Gi"})], requests={"cpu": "1"})
+    out = default_pod(p, GATES)
+    assert {k: str(v) for k, v in out.spec.resources.limits.items()} == {"hugepages-2Mi": "4Mi"}
+    # with a pod-level limit now set, the other requests default too: memory from the containers
+    assert {k: str(v) for k, v in out.spec.resources.requests.items()} == {
+        "cpu": "1", "hugepages-2Mi": "4Mi", "memory": "1Gi"}
+
+
+def test_pod_level_limits_are_not_defaulted_from_container_limits():
+    from kubetwin.scheduler.admission.defaults import default_pod
+
+    out = default_pod(pod_level([ctr("a", limits={"cpu": "1"})], requests={"cpu": "1"}), GATES)
+    assert out.spec.resources.limits == {}
+
+
+def test_pod_item_ignores_the_runtime_class_overhead():
+    lr = limit_range({"type": "Pod", "max": {"memory": "1Gi"}})
+    p = pod_level([ctr("a", limits={"memory": "1Gi"})], overhead={"memory": "100Mi"})
+    admit_pod(p, limit_ranges=[lr], gates=GATES)
+
+
+def test_container_defaults_still_fill_containers_of_a_pod_with_pod_level_resources():
+    lr = limit_range({"type": "Container", "defaultRequest": {"cpu": "100m"}, "default": {"cpu": "200m"}})
+    out = admit_pod(pod_level([ctr("a")], requests={"cpu": "1"}, limits={"cpu": "1"}), limit_ranges=[lr],
+                    gates=GATES).pod
+    assert res(out, "requests") == {"cpu": "100m"}
+    assert res(out, "limits") == {"cpu": "200m"}

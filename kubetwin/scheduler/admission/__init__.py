@@ -1,7 +1,8 @@
 """Admission controllers the API server runs when a pod is created, before any scheduler sees it.
 
-The order is the API server's: mutating phase (LimitRanger's defaults, then Priority's
-class resolution), then validating phase (LimitRanger's min/max/ratio, then ResourceQuota).
+The order is the API server's: defaulting (container requests from limits, pod-level
+resources), mutating phase (LimitRanger's defaults, then Priority's class resolution), then
+validating phase (LimitRanger's min/max/ratio, then ResourceQuota).
 A rejection is an :class:`AdmissionRejected` worded as the API server's ``Forbidden`` error.
 """
 
@@ -43,10 +44,10 @@ class AdmissionResult:
 def admit_pod(pod: Pod, *, limit_ranges: Sequence[Any] = (), quotas: Sequence[Any] = (),
               priority_classes: Sequence[Any] = (), running: Sequence[Pod] = (), gates: Any = None) -> AdmissionResult:
     """Run LimitRanger, Priority and ResourceQuota on a pod being created; raise if rejected."""
-    from ...model.pod import default_requests_from_limits
     from . import limitrange, priority, resourcequota
+    from .defaults import default_pod
 
-    result = AdmissionResult(default_requests_from_limits(pod))
+    result = AdmissionResult(default_pod(pod, gates))
     limitrange.admit(result, [lr for lr in limit_ranges if lr.metadata.namespace == pod.metadata.namespace])
     priority.admit(result, priority_classes)
     limitrange.validate(result.pod, [lr for lr in limit_ranges if lr.metadata.namespace == pod.metadata.namespace],

@@ -1,5 +1,10 @@
 """LimitRanger admission: container defaults, then min / max / maxLimitRequestRatio checks.
 
+Pod items check the pod as a whole: containers summed (sidecars and init containers as the
+pod's effective requests), and with PodLevelResources the pod-level cpu and memory in place
+of the sum. Container defaults are applied to every container whether or not the pod states
+pod-level resources (v1.36 LimitRanger has no Pod-item defaults).
+
 The LimitRange object is first defaulted as the API server stores it (a Container item's
 ``default`` falls back to ``max``, its ``defaultRequest`` to ``default`` then ``min``).
 Defaults fill only what a container leaves unset; the checks compare in milli-units when
@@ -18,6 +23,8 @@ from ...model.quantity import Quantity
 from . import AdmissionRejected, AdmissionResult, aggregate
 
 PLUGIN = "LimitRanger"
+#: pod-level resources LimitRanger's Pod items read (its own ``supportedPodLevelResources``)
+LIMIT_RANGER_POD_LEVEL = frozenset({"cpu", "memory"})
 MAX_MILLI_VALUE = (2**63 - 1) // 1000
 
 
@@ -166,10 +173,52 @@ def _check(kind: str, item: Any, requests: Mapping[str, Quantity], limits: Mappi
             errors.append(e)
 
 
+def _aggregate(pod: Pod, kind: str) -> dict[str, Quantity]:
+    """Apps and sidecars add up; each init container peaks with the sidecars started before it."""
+    from ...model.pod import is_sidecar
+    from ...model.resources import add_resource_list, max_resource_list
+
+    total: dict[str, Quantity] = {}
+    for c in pod.spec.containers:
+        add_resource_list(total, getattr(c.resources, kind))
+    sidecars: dict[str, Quantity] = {}
+    peak: dict[str, Quantity] = {}
+    for c in pod.spec.init_containers:
+        values = getattr(c.resources, kind)
+        if is_sidecar(c):
+            add_resource_list(total, values)
+            add_resource_list(sidecars, values)
+            candidate = sidecars
+        else:
+            candidate = dict(values)
+            add_resource_list(candidate, sidecars)
+        max_resource_list(peak, candidate)
+    max_resource_list(total, peak)
+    return total
+
+
+def pod_requests(pod: Pod, pod_level: bool) -> dict[str, Quantity]:
+    """LimitRanger's own ``podRequests``: the spec only (no status, no overhead); with
+    PodLevelResources, pod-level cpu and memory requests replace the containers' sum — the
+    only pod-level resources LimitRanger knows (not hugepages)."""
+    return _with_pod_level(_aggregate(pod, "requests"), pod, "requests", pod_level)
+
+
+def pod_limits(pod: Pod, pod_level: bool) -> dict[str, Quantity]:
+    """LimitRanger's ``podLimits``: as :func:`pod_requests` over limits."""
+    return _with_pod_level(_aggregate(pod, "limits"), pod, "limits", pod_level)
+
+
+def _with_pod_level(total: dict[str, Quantity], pod: Pod, kind: str, pod_level: bool) -> dict[str, Quantity]:
+    if pod_level and pod.spec.resources is not None:
+        for name, q in getattr(pod.spec.resources, kind).items():
+            if name in LIMIT_RANGER_POD_LEVEL:
+                total[name] = q
+    return total
+
+
 def validate(pod: Pod, limit_ranges: Sequence[Any], gates: Any = None) -> None:
     """Validating phase (``PodValidateLimitFunc``): Container items per container, Pod items on the sums."""
-    from ...model.resources import PodResourcesOptions, pod_limits, pod_requests
-
     for lr in limit_ranges:
         errors: list[str] = []
         for item in lr.spec.limits:
@@ -177,8 +226,7 @@ def validate(pod: Pod, limit_ranges: Sequence[Any], gates: Any = None) -> None:
                 for c in list(pod.spec.containers) + list(pod.spec.init_containers):
                     _check("Container", item, c.resources.requests, c.resources.limits, errors)
             elif item.type == "Pod":
-                skip = gates is not None and not gates.enabled("PodLevelResources")
-                opts = PodResourcesOptions(skip_pod_level_resources=skip)
-                _check("Pod", item, pod_requests(pod, opts), pod_limits(pod, opts), errors)
+                pod_level = gates is None or gates.enabled("PodLevelResources")
+                _check("Pod", item, pod_requests(pod, pod_level), pod_limits(pod, pod_level), errors)
         if errors:
             raise AdmissionRejected(PLUGIN, pod, aggregate(errors))
