@@ -91,30 +91,40 @@ def dra_extended_allocatable(handle: Any, node: Any, resource: str) -> tuple[int
     dc = device_class_for(handle, resource)
     if dc is None:
         return None
+    plugin = dra_plugin(handle)
+    ids = plugin.class_devices_on(str((dc.get("metadata") or {}).get("name", "")), node)
+    if ids is None:
+        return 0, 0
+    state = plugin.allocator().state
+    if state.shared:
+        shared = {sh[:3] for sh in state.shared}
+        used = sum(1 for did in ids if did in state.dedicated or did in shared)
+    else:
+        dedicated = state.dedicated
+        used = sum(1 for did in ids if did in dedicated)
+    return len(ids), used
+
+
+def class_device_ids(alloc: Any, class_name: str, node: Any) -> tuple | None:
+    """IDs of the devices of class ``class_name`` usable from ``node`` (``calculateDRAResourceTotals``'
+    capacity), or None when a selector fails to evaluate on some device."""
     from ...dra.api import Node as DRANode
     from ...dra.cel import CELError
     from ...dra.nodeselector import NodeSelectorError
 
-    alloc = dra_allocator(handle)
-    cls = alloc.classes.get(str((dc.get("metadata") or {}).get("name", "")))
+    cls = alloc.classes.get(class_name)
     selectors = [e for e in (cls.selectors if cls is not None else ()) if e is not None]
     dnode = DRANode(node.name, dict(node.labels))
-    state = alloc.state
-    shared = {sh[:3] for sh in state.shared}
-    total = used = 0
+    out = []
     try:
-        for sl in alloc.slices:
-            devices = _slice_devices_for(sl, dnode)
-            for d in devices:
+        for sl in alloc.index.for_node(dnode):   # slices naming another node never apply
+            for d in _slice_devices_for(sl, dnode):
                 if selectors and not all(alloc.selector_matches(e, d, sl.driver) for e in selectors):
                     continue
-                total += 1
-                did = (sl.driver, sl.pool, d.name)
-                if did in state.dedicated or did in shared:
-                    used += 1
+                out.append((sl.driver, sl.pool, d.name))
     except (CELError, NodeSelectorError):
-        return 0, 0
-    return total, used
+        return None
+    return tuple(out)
 
 
 def _slice_devices_for(sl: Any, node: Any) -> Any:
@@ -133,15 +143,15 @@ def _slice_devices_for(sl: Any, node: Any) -> Any:
     return sl.devices
 
 
-def dra_allocator(handle: Any) -> Any:
-    """The DRA allocator the cluster's DynamicResources plugin keeps (devices in use follow
-    binds and removals); a stand-alone one over the input objects when the profile has none."""
+def dra_plugin(handle: Any) -> Any:
+    """The cluster's DynamicResources plugin, whose allocator keeps the devices in use in step
+    with binds and removals; a stand-alone one over the input objects when the profile has none."""
     plugin = getattr(handle, "dynamic_resources", None)
     if plugin is None:
         from .dynamicresources import DynamicResources
 
         plugin = DynamicResources(None, handle)
-    return plugin.allocator()
+    return plugin
 
 
 # --------------------------------------------------------------------------------------------

@@ -81,6 +81,7 @@ class DynamicResources(Plugin):
         self._last: tuple[str, dict[str, _NodeResult]] = ("", {})
         # NodeResourcesFit scores DRA-backed extended resources on this plugin's allocated state
         handle.dynamic_resources = self
+        self._class_devices: dict[tuple[str, str], tuple[Any, tuple | None]] = {}
 
     @property
     def seed(self) -> int:
@@ -122,6 +123,17 @@ class DynamicResources(Plugin):
     def allocator(self) -> Any:
         """The allocator over the cluster's classes and slices, with the devices in use now."""
         return self._alloc()
+
+    def class_devices_on(self, class_name: str, node: NodeInfo) -> tuple | None:
+        """Devices of a DeviceClass usable from ``node`` (slices never change here, so once per
+        class and node labels); None when a selector fails to evaluate."""
+        key = (class_name, node.name)
+        hit = self._class_devices.get(key)
+        if hit is not None and hit[0] is node.labels:
+            return hit[1]
+        ids = ext.class_device_ids(self._alloc(), class_name, node)
+        self._class_devices[key] = (node.labels, ids)
+        return ids
 
     def _alloc(self) -> Any:
         if self._allocator is None:
