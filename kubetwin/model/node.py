@@ -62,6 +62,8 @@ _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 def node_from_dict(obj: dict[str, Any], file: str | None = None) -> Node:
     check_kind(obj, ("Node",), ("v1",), file)
     node = convert(obj, Node, file=file)
+    if not node.metadata.name:
+        raise InputError("Required value: name or generateName is required", path="metadata.name", file=file)
     for i, t in enumerate(node.spec.taints):
         if t.effect not in _TAINT_EFFECTS:
             raise InputError(f'Unsupported value: "{t.effect}": supported values: "NoSchedule", '

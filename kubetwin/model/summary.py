@@ -143,6 +143,11 @@ def summary_from_dict(obj: Any, file: str | None = None, path: str = "") -> Summ
         return Summary()
     if not isinstance(obj, dict):
         raise InputError("expected the Summary API JSON object (node, pods)", path=path, file=file)
+    if "kind" in obj or "apiVersion" in obj:
+        # The Summary API has neither; a manifest here is a swapped argument.
+        raise InputError(f"this is a Kubernetes {obj.get('kind') or 'object'} manifest, not a kubelet Summary API "
+                         "document", path=path or "kind", file=file,
+                         fix="pass the JSON of /api/v1/nodes/NODE/proxy/stats/summary")
     summary = convert(obj, Summary, file=file, path=path)
     _check(summary, file, path)
     return summary

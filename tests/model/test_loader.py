@@ -118,3 +118,16 @@ def test_policy_kinds_load_without_importing_their_module_first(tmp_path):
     p = write(tmp_path, "pc.yaml", "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
               "metadata: {name: high}\nvalue: 1000\n")
     assert load_objects(p)[0].value == 1000
+
+
+def test_a_node_needs_a_name(tmp_path):
+    from kubetwin.model.objects import load_nodes
+    p = write(tmp_path, "n.yaml", "apiVersion: v1\nkind: Node\n")
+    with pytest.raises(InputError, match="metadata.name"):
+        load_nodes(p)
+
+
+def test_a_manifest_is_not_a_summary():
+    from kubetwin.model.summary import summary_from_dict
+    with pytest.raises(InputError, match="not a kubelet Summary API document"):
+        summary_from_dict({"apiVersion": "v1", "kind": "Pod"}, file="summary.json")
