@@ -29,6 +29,9 @@ _DIGITS: Final = frozenset("0123456789")
 _MAX_INT64: Final = 2**63 - 1
 _NANO: Final = -9
 _MAX_INT64_FACTORS: Final = 18
+#: Digits before (or after) the decimal point beyond which a quantity is refused: far past
+#: int64 (19 digits), where Kubernetes' own Value()/MilliValue() already overflow.
+MAX_DECIMAL_DIGITS: Final = 40
 
 SPLIT_RE_STRING: Final = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 ERR_FORMAT_WRONG: Final = f"quantities must match the regular expression '{SPLIT_RE_STRING}'"
@@ -155,6 +158,12 @@ class Quantity:
         base, exponent, fmt = interp
         if not num.isdigit() or not (denom == "" or denom.isdigit()) or not num.isascii() or not denom.isascii():
             raise QuantityError(ERR_NUMERIC)
+        if fmt != BINARY_SI and (num + denom).strip("0") and (len(num) + exponent > MAX_DECIMAL_DIGITS
+                                                               or exponent - len(denom) < -MAX_DECIMAL_DIGITS):
+            # Kubernetes parses such strings but then computes with int64 (Value/MilliValue):
+            # nothing in a cluster can use them, and exact arithmetic on them would not end.
+            raise QuantityError(f"quantity is out of range: more than {MAX_DECIMAL_DIGITS} decimal digits "
+                                "before or after the point")
 
         precision = 0
         scale = 0
@@ -176,6 +185,8 @@ class Quantity:
                     raise QuantityError(ERR_NUMERIC)
                 result = ivalue * mantissa
                 if -(2**63) <= result <= _MAX_INT64:
+                    if result == 0:
+                        scale = 0  # zero has no magnitude: keep exact arithmetic on it cheap
                     if not positive:
                         result = -result
                     keep = None

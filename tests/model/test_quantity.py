@@ -97,3 +97,14 @@ def test_milli_value_of_a_decimal_is_exact_or_rounded_up(whole, frac):
     q = Quantity.parse(f"{whole}.{frac:03d}")
     assert q.milli_value() == whole * 1000 + frac
     assert q.value() == whole + (1 if frac else 0)
+
+
+@pytest.mark.parametrize("text", ["1e999999999", "1e-999999999", "1e40", "0." + "0" * 45 + "1", "1" + "0" * 41])
+def test_absurd_magnitudes_are_refused_instead_of_hanging(text):
+    with pytest.raises(QuantityError, match="out of range"):
+        Quantity.parse(text)
+
+
+def test_zero_with_a_huge_exponent_is_just_zero():
+    q = Quantity.parse("0e999999999")
+    assert (q.canonical(), q.value(), q.milli_value()) == ("0", 0, 0)
