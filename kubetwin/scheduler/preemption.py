@@ -93,7 +93,7 @@ def num_candidates(num_nodes: int) -> int:
 
 
 def preempt(sched: "Scheduler", pod: Pod, state: CycleState, diag: "Diagnosis") -> PreemptionOutcome:
-    from .scheduler import fit_error
+    import numpy as np  # the one-shot command imports this module's constants without numpy
 
     cs = sched.cluster
     if pod.spec.preemption_policy == "Never":
@@ -108,9 +108,16 @@ def preempt(sched: "Scheduler", pod: Pod, state: CycleState, diag: "Diagnosis") 
                 if pod_priority(pi.pod) < prio and terminating_by_preemption(pi.pod):
                     return PreemptionOutcome(None, message="preemption: " + TERMINATING)
     codes = diag.codes()
-    potential = [i for i in range(cs.n) if codes[i] == Code.Unschedulable]
+    potential = np.flatnonzero(codes == np.int8(Code.Unschedulable)).tolist()
     statuses: dict[int, Status] = {}
     candidates: list[Victims] = []
+    if potential and not cs.any_priority_below(pod_priority(pod)):
+        # no pod anywhere has a lower priority: every node's dry run would find no victims
+        sched.rng.randrange(len(potential))  # the offset is drawn all the same (one seeded stream)
+        hist = {NO_VICTIMS: len(potential)}
+        if cs.n > len(potential):
+            hist[NOT_HELPFUL] = cs.n - len(potential)
+        return _no_candidates(cs.n, hist)
     if potential:
         offset = sched.rng.randrange(len(potential))
         wanted = num_candidates(len(potential))
@@ -137,11 +144,18 @@ def preempt(sched: "Scheduler", pod: Pod, state: CycleState, diag: "Diagnosis") 
         absent = cs.n - len(statuses)
         if absent:
             hist[NOT_HELPFUL] = hist.get(NOT_HELPFUL, 0) + absent
-        from collections import Counter
-
-        return PreemptionOutcome(None, message="preemption: " + fit_error(cs.n, Counter(hist)))
+        return _no_candidates(cs.n, hist)
     best = pick_one_node(candidates)
     return PreemptionOutcome(best.node, best.pods, "", Code.Success)
+
+
+def _no_candidates(num_nodes: int, hist: dict[str, int]) -> PreemptionOutcome:
+    """PostFilter's answer when no node has victims: the FitError of the dry runs."""
+    from collections import Counter
+
+    from .scheduler import fit_error
+
+    return PreemptionOutcome(None, message="preemption: " + fit_error(num_nodes, Counter(hist)))
 
 
 def pick_one_node(candidates: list[Victims]) -> Victims:
@@ -172,11 +186,12 @@ def select_victims_on_node(sched: "Scheduler", pod: Pod, state: CycleState, i: i
     """``SelectVictimsOnNode`` on a copy of node ``i``."""
     cs = sched.cluster
     original = cs.infos[i]
-    ni = original.clone()
     prio = pod_priority(pod)
-    potential = [pi for pi in ni.pods if pod_priority(pi.pod) < prio]
-    if not potential:
+    # a node without lower-priority pods has no victims: no copy needed to find out
+    if not any(pod_priority(pi.pod) < prio for pi in original.pods):
         return [], 0, Status(Code.UnschedulableAndUnresolvable, (NO_VICTIMS,))
+    ni = original.clone()
+    potential = [pi for pi in ni.pods if pod_priority(pi.pod) < prio]
     for pi in potential:
         ni.remove_pod(pi.pod)
     checker = _NodeChecker(sched, pod, state, i, ni, skipped)

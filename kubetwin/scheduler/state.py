@@ -201,6 +201,9 @@ class ClusterState:
         self.nodes_with_ports: set[int] = set()
         self.pods_with_affinity = 0
         self.pods_with_required_anti_affinity = 0
+        #: bound pods per priority (few distinct values): preemption asks whether any pod has a
+        #: lower priority than the preemptor before it looks at a single node
+        self.priority_counts: dict[int, int] = {}
         for p in pods:
             if p.spec.node_name in self.index:
                 self.bind(p, p.spec.node_name)
@@ -309,6 +312,8 @@ class ClusterState:
             self.pods_with_required_anti_affinity += 1
             self.nodes_with_anti[i] = self.nodes_with_anti.get(i, 0) + 1
         self.bound[uid] = BoundPod(pod, info, i, vec, nzt, ports)
+        prio = pod.spec.priority or 0
+        self.priority_counts[prio] = self.priority_counts.get(prio, 0) + 1
         if self._match_counts:
             self._count(pod, i, 1)
 
@@ -341,9 +346,19 @@ class ClusterState:
                 self.nodes_with_anti[i] = left
             else:
                 self.nodes_with_anti.pop(i, None)
+        prio = b.pod.spec.priority or 0
+        left = self.priority_counts[prio] - 1
+        if left:
+            self.priority_counts[prio] = left
+        else:
+            del self.priority_counts[prio]
         if self._match_counts:
             self._count(b.pod, i, -1)
         return self.names[i]
+
+    def any_priority_below(self, priority: int) -> bool:
+        """Does some bound pod have a priority lower than ``priority`` (a possible victim)?"""
+        return any(p < priority for p in self.priority_counts)
 
     def node_of(self, pod: Pod) -> str | None:
         b = self.bound.get(pod.uid)
