@@ -250,6 +250,11 @@ class Allocator:
         finally:
             self.last_attempts = run.attempts
 
+    def pools_for(self, node: Node) -> list[Pool]:
+        """The pools whose devices ``node`` can use, in search order (what an allocation on the
+        node reads besides the claims: a caller caching verdicts watches these pools' devices)."""
+        return self._pools_for(node)[0]
+
     def _pools_for(self, node: Node) -> tuple[list[Pool], list["_Candidate"]]:
         """Pools and candidates in search order; cached per node (slices never change here)."""
         key = (node.name, tuple(sorted(node.labels.items())))

@@ -71,7 +71,7 @@ class DynamicResources(Plugin):
         self._dra: Any = None
         self._allocator: Any = None
         #: every ResourceClaim as the API holds it now, by namespace/name (input, then updates)
-        self._claims: dict[str, Any] = {}
+        self._claims: Any = None   # dra.podclaims.ClaimIndex, made with the objects
         #: pod UID -> keys of the claims reserved for it
         self._reserved: dict[str, set[str]] = {}
         #: pod UID -> ``status.extendedResourceClaimStatus`` written at PreBind
@@ -82,6 +82,7 @@ class DynamicResources(Plugin):
         # NodeResourcesFit scores DRA-backed extended resources on this plugin's allocated state
         handle.dynamic_resources = self
         self._class_devices: dict[tuple[str, str], tuple[Any, tuple | None]] = {}
+        self._verdicts: Any = None  # dra_verdicts.VerdictCache, made on the first vector Filter
 
     @property
     def seed(self) -> int:
@@ -93,6 +94,7 @@ class DynamicResources(Plugin):
     def _objects(self) -> Any:
         if self._dra is None:
             from ...dra.objects import collect
+            from ...dra.podclaims import ClaimIndex
 
             docs = []
             origins = getattr(self.handle, "origins", {}) or {}
@@ -101,6 +103,7 @@ class DynamicResources(Plugin):
                 for i, obj in enumerate(self.handle.objects.get(kind, [])):
                     docs.append(Document(obj, where[i] if i < len(where) else f"-f {kind}", i))
             self._dra = collect(docs)
+            self._claims = ClaimIndex()
             for c in self._dra.claims:
                 self._claims.setdefault(_key(c), c)
                 for ref in c.reserved_for:
@@ -153,14 +156,15 @@ class DynamicResources(Plugin):
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]):
         extended = None
         if self._extended_enabled() and self.handle.objects.get("DeviceClass"):
-            extended = ext.pod_extended_resources(self.handle, pod, self._claims_now())
+            self._objects()
+            extended = ext.pod_extended_resources(self.handle, pod, self._claims.controlled_by(pod.uid))
         if not pod.spec.resource_claims and extended is None:
             return None, SKIP
         from ...dra.podclaims import PodClaimError, claims_for_pod
 
         dra = self._objects()
         try:
-            pod_claims = claims_for_pod(pod, self._claims.values(), dra.templates, seed=self.seed)
+            pod_claims = claims_for_pod(pod, self._claims, dra.templates, seed=self.seed)
         except PodClaimError as exc:
             return None, unresolvable(str(exc))
         for pc in pod_claims.claims:
@@ -212,6 +216,53 @@ class DynamicResources(Plugin):
         self._last[1][node.name] = _NodeResult(pod_claims, outcome, mappings)
         return SUCCESS
 
+    def filter_all(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Any:
+        """Filter over every node at once, for pods whose claims all wait for an allocation and
+        that need no DRA-backed extended resources: verdicts kept per (claim specs, node) until
+        the devices the node sees change (:mod:`.dra_verdicts`), so a cycle runs the allocator
+        only where a bind or a pod's end changed something. Returns the failing nodes (bool
+        array, reason :data:`ERR_CANNOT_ALLOCATE`), or None where the per-node Filter must run
+        (already-allocated claims, extended resources, an allocation error)."""
+        s: _State | None = state.get(self.name)
+        if s is None or s.extended is not None:
+            return None
+        pod_claims = s.pod_claims
+        if not pod_claims.claims or any(pc.claim.allocated is not None for pc in pod_claims.claims):
+            return None
+        from ...dra.allocator import AllocationError
+        from ...dra.api import Node as DRANode
+        from ...dra.podclaims import filter_on_node
+        from .dra_verdicts import CycleResults, VerdictCache, claims_signature, reusable
+
+        cache = self._verdicts
+        if cache is None or len(cache.names) != len(nodes):
+            cache = self._verdicts = VerdictCache([ni.name for ni in nodes])
+        entry = cache.verdicts(claims_signature(pod.namespace or "default", [pc.claim for pc in pod_claims.claims]))
+        stale = (entry.seen != cache.version).nonzero()[0]
+        if len(stale):
+            alloc = self._alloc()
+            for i in stale.tolist():
+                ni = nodes[i]
+                node = DRANode(ni.name, dict(ni.labels))
+                try:
+                    if not cache.registered[i]:
+                        cache.watch(i, alloc.pools_for(node))
+                    outcome = filter_on_node(alloc, node, pod_claims)
+                except AllocationError:
+                    return None
+                entry.fits[i] = outcome.allocated
+                entry.outcomes[i] = outcome if outcome.allocated else None
+                entry.seen[i] = cache.version[i] if not outcome.allocated or reusable(outcome) else -1
+        self._last = (pod.uid, CycleResults(pod_claims, entry, cache.index,
+                                            lambda pc, outcome: _NodeResult(pc, outcome)))
+        return ~entry.fits
+
+    def node_changed(self, name: str) -> None:
+        """A node's labels changed (its usable pools may differ): forget its verdicts."""
+        if self._verdicts is not None:
+            self._verdicts.node_changed(name)
+        self._class_devices = {k: v for k, v in self._class_devices.items() if k[1] != name}
+
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> tuple[int, Status]:
         """Ranks of the ``firstAvailable`` subrequests the node's allocation used."""
         uid, per_node = self._last
@@ -232,7 +283,10 @@ class DynamicResources(Plugin):
         """False when this cycle left nothing to score (no claims, nothing allocated, gate
         off): every node scores 0 and the plugin adds nothing to the totals."""
         uid, per_node = self._last
-        return uid == pod.uid and bool(per_node) and self.handle.gates.enabled("DRAPrioritizedList")
+        if uid != pod.uid or not per_node or not self.handle.gates.enabled("DRAPrioritizedList"):
+            return False
+        pod_claims = getattr(per_node, "pod_claims", None)  # the same claims on every node (vector Filter)
+        return pod_claims is None or any(req.first_available for pc in pod_claims.claims for req in pc.claim.requests)
 
     def node_scores(self, pod: Pod, names: list[str]) -> list[int]:
         """Raw scores of ``names`` from this cycle's Filter results (``nodeAllocations``)."""
@@ -274,7 +328,10 @@ class DynamicResources(Plugin):
         bound = bind_claims(result.pod_claims, result.outcome, node)
         alloc = self._alloc()
         for res in bound.results.values():
-            alloc.state.add_all(res.devices(), alloc.features)
+            devices = res.devices()
+            alloc.state.add_all(devices, alloc.features)
+            if self._verdicts is not None:
+                self._verdicts.devices_changed(devices)
         keys = self._reserved.setdefault(pod.uid, set())
         for raw in bound.claims:
             claim = parse_resource_claim(raw)
@@ -310,6 +367,8 @@ class DynamicResources(Plugin):
             after = release_for_pod(claim, pod)
             if claim.allocated is not None and (after is None or after.allocated is None) and alloc is not None:
                 alloc.state.release_all(claim.allocated, alloc.features)
+                if self._verdicts is not None:
+                    self._verdicts.devices_changed(claim.allocated)
             if after is None:
                 del self._claims[key]
             else:

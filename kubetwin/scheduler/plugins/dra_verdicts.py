@@ -1,0 +1,117 @@
+"""DynamicResources Filter verdicts kept between scheduling cycles.
+
+An allocation on one node reads only the claims' specs (and namespace), the device classes,
+the node's labels and the pools usable from the node with their devices in use. Classes and
+slices do not change while a scheduler runs, so a verdict for (claim specs, node) stays true
+until a device of one of the node's pools is taken or freed — which a bind or a pod's end does
+on one node at a time. Pods of one template share their claim specs: after the first pod, each
+cycle re-runs the allocator only on the nodes whose devices changed since.
+
+Positive outcomes are kept too (Score and Reserve read them); an outcome that drew a random
+share ID (consumable capacity) is used for its own cycle only, since another pod would draw
+another one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+
+class ClaimVerdicts:
+    """Verdicts for one claim-spec signature: per node, the node's device version they hold for."""
+
+    __slots__ = ("seen", "fits", "outcomes")
+
+    def __init__(self, n: int):
+        self.seen = np.full(n, -1, dtype=np.int64)
+        self.fits = np.zeros(n, dtype=bool)
+        self.outcomes: list[Any] = [None] * n
+
+
+class VerdictCache:
+    """Device versions per node (bumped when a device of a pool the node sees changes) and the
+    verdicts per claim-spec signature, for a fixed list of nodes."""
+
+    def __init__(self, names: Sequence[str]):
+        self.names = list(names)
+        self.index = {name: i for i, name in enumerate(self.names)}
+        self.version = np.zeros(len(self.names), dtype=np.int64)
+        self.registered = np.zeros(len(self.names), dtype=bool)
+        self._pool_nodes: dict[tuple[str, str], list[int]] = {}
+        self._entries: dict[str, ClaimVerdicts] = {}
+
+    def watch(self, i: int, pools: Iterable[Any]) -> None:
+        """Node ``i`` allocates from ``pools`` (``Pool`` objects: driver and name)."""
+        if self.registered[i]:
+            return
+        for p in pools:
+            self._pool_nodes.setdefault((p.driver, p.name), []).append(i)
+        self.registered[i] = True
+
+    def devices_changed(self, devices: Iterable[Any]) -> None:
+        """Devices (anything with ``driver`` and ``pool``) were taken or freed."""
+        for pool in {(d.driver, d.pool) for d in devices}:
+            nodes = self._pool_nodes.get(pool)
+            if nodes:
+                self.version[nodes] += 1
+
+    def node_changed(self, name: str) -> None:
+        """A node's labels changed: its pools are gathered again, its verdicts recomputed."""
+        i = self.index.get(name)
+        if i is None:
+            return
+        for nodes in self._pool_nodes.values():
+            if i in nodes:
+                nodes.remove(i)
+        self.registered[i] = False
+        self.version[i] += 1
+
+    def verdicts(self, signature: str) -> ClaimVerdicts:
+        got = self._entries.get(signature)
+        if got is None:
+            if len(self._entries) > 1024:
+                self._entries.clear()
+            got = self._entries[signature] = ClaimVerdicts(len(self.names))
+        return got
+
+
+def claims_signature(namespace: str, claims: Sequence[Any]) -> str:
+    """What an allocation reads from the claims: their namespace and specs (not their names)."""
+    return json.dumps([namespace, [(c.raw.get("spec") if isinstance(c.raw, dict) else None) for c in claims]],
+                      sort_keys=True, default=str)
+
+
+def reusable(outcome: Any) -> bool:
+    """An outcome another pod with the same specs would get as well (no random share IDs)."""
+    return all(r.share_id is None for res in outcome.results for r in res.results)
+
+
+class CycleResults:
+    """This cycle's per-node Filter results, read from the verdict cache on demand (a dict of the
+    nodes set explicitly, e.g. by preemption's dry runs, takes precedence)."""
+
+    def __init__(self, pod_claims: Any, entry: ClaimVerdicts, index: dict[str, int], make: Any):
+        self.pod_claims = pod_claims
+        self.fits = entry.fits.copy()
+        self.outcomes = list(entry.outcomes)
+        self.index = index
+        self.make = make
+        self.extra: dict[str, Any] = {}
+
+    def get(self, name: str, default: Any = None) -> Any:
+        got = self.extra.get(name)
+        if got is not None:
+            return got
+        i = self.index.get(name)
+        if i is None or not self.fits[i]:
+            return default
+        return self.make(self.pod_claims, self.outcomes[i])
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self.extra[name] = value
+
+    def __bool__(self) -> bool:
+        return bool(self.extra) or bool(self.fits.any())
