@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Scheduler", "ScheduleResult", "SchedulingQueue"]
+__all__ = ["Scheduler", "ScheduleResult", "SchedulingQueue", "Profile", "profile_from_config",
+           "register_plugin_events", "register_vector_filter"]
 
 
 def __getattr__(name: str) -> Any:
@@ -13,8 +14,16 @@ def __getattr__(name: str) -> Any:
         from . import scheduler
 
         return getattr(scheduler, name)
-    if name == "SchedulingQueue":
-        from .queue import SchedulingQueue
+    if name in ("SchedulingQueue", "register_plugin_events"):
+        from . import queue
 
-        return SchedulingQueue
+        return getattr(queue, name)
+    if name in ("Profile", "profile_from_config"):
+        from . import profile
+
+        return getattr(profile, name)
+    if name == "register_vector_filter":
+        from .vector import register_vector_filter
+
+        return register_vector_filter
     raise AttributeError(name)

@@ -66,6 +66,34 @@ def load_profile(path: str | Path | None, pod_scheduler_name: str = "default-sch
                      fix="the pod's spec.schedulerName must name one of the profiles")
 
 
+def profile_from_config(obj: Any, file: str | None = None) -> Profile:
+    """The first profile of a KubeSchedulerConfiguration given as a mapping (embedded in another
+    document, e.g. a simulation scenario); ``None`` is the default profile. Errors name
+    ``file`` and the field path."""
+    if obj is None:
+        return Profile()
+    if not isinstance(obj, Mapping):
+        raise InputError("expected a KubeSchedulerConfiguration mapping", file=file)
+    kind = obj.get("kind")
+    if kind not in (None, "KubeSchedulerConfiguration"):
+        raise InputError(f"expected kind KubeSchedulerConfiguration, found {kind!r}", path="kind", file=file)
+    api = obj.get("apiVersion")
+    if api not in (None, "kubescheduler.config.k8s.io/v1"):
+        raise InputError(f'Unsupported value: "{api}": supported values: "kubescheduler.config.k8s.io/v1"',
+                         path="apiVersion", file=file)
+    pct = obj.get("percentageOfNodesToScore")
+    if pct is not None and (not isinstance(pct, int) or isinstance(pct, bool) or not 0 <= pct <= 100):
+        raise InputError(f"Invalid value: {pct!r}: not in valid range [0-100]", path="percentageOfNodesToScore",
+                         file=file)
+    profiles = obj.get("profiles") or [{}]
+    if not isinstance(profiles, list) or not all(isinstance(p, Mapping) for p in profiles):
+        raise InputError("expected a list of profile mappings", path="profiles", file=file)
+    try:
+        return _profile(profiles[0], pct)
+    except InputError as exc:
+        raise exc.within("profiles[0]").in_file(file) from None
+
+
 def _profile(prof: Mapping[str, Any], global_pct: Any) -> Profile:
     plugins = list(DEFAULT_MULTI_POINT)
     sets = prof.get("plugins") or {}

@@ -19,6 +19,11 @@ from ..model.pod import Pod
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
+#: ``podMaxInUnschedulablePodsDuration``: a pod parked this long is retried without any event
+POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
+#: ``flushUnschedulablePodsLeftover`` runs this often in kube-scheduler
+UNSCHEDULABLE_FLUSH_INTERVAL = 30.0
+UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
 
 ASSIGNED_POD_ADD = "AssignedPodAdd"
 ASSIGNED_POD_DELETE = "AssignedPodDelete"
@@ -48,6 +53,12 @@ PLUGIN_EVENTS: dict[str, frozenset[str]] = {
 }
 
 
+def register_plugin_events(plugin: str, events: Iterable[str]) -> None:
+    """``EventsToRegister`` of an out-of-tree plugin: the cluster events that may make a pod it
+    rejected schedulable (a plugin never registered is woken by every event)."""
+    PLUGIN_EVENTS[plugin] = frozenset(events)
+
+
 def _timestamp(pod: Pod) -> float | None:
     t = pod.metadata.creation_timestamp
     if not t:
@@ -66,6 +77,8 @@ class QueuedPod:
     attempts: int = 0
     backoff_until: float = 0.0
     unschedulable_plugins: frozenset[str] = frozenset()
+    #: when the pod last entered the unschedulable pool (upstream refreshes ``Timestamp`` then)
+    unschedulable_since: float = 0.0
 
     def key(self) -> tuple[int, float, int]:
         return (-(self.pod.spec.priority or 0), self.timestamp, self.seq)
@@ -129,7 +142,7 @@ class SchedulingQueue:
         n = (prev.attempts if prev is not None and prev.pod.uid == pod.uid else 0) + 1 if attempts is None else attempts
         seq = next(self._seq)
         ts = prev.timestamp if prev is not None and prev.pod.uid == pod.uid else float(seq)
-        qp = QueuedPod(pod, ts, seq, n, now + backoff_duration(n), frozenset(plugins))
+        qp = QueuedPod(pod, ts, seq, n, now + backoff_duration(n), frozenset(plugins), now)
         self._pods[pod.uid] = qp
         self._unschedulable.add(pod.uid)
 
@@ -139,6 +152,23 @@ class SchedulingQueue:
         for uid in list(self._unschedulable):
             qp = self._pods[uid]
             if _interested(qp.unschedulable_plugins, event):
+                self._unschedulable.discard(uid)
+                if qp.backoff_until > now:
+                    self._backoff.add(uid)
+                else:
+                    heapq.heappush(self._active, (qp.key(), uid))
+                moved += 1
+        return moved
+
+    def flush_unschedulable_leftover(self, now: float,
+                                     max_duration: float = POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> int:
+        """``flushUnschedulablePodsLeftover``: pods parked for longer than ``max_duration``
+        (``podMaxInUnschedulablePodsDuration``, 5 minutes) go back to backoff or activeQ
+        whatever their plugins registered (``UnschedulableTimeout``). Returns how many."""
+        moved = 0
+        for uid in list(self._unschedulable):
+            qp = self._pods[uid]
+            if now - qp.unschedulable_since > max_duration:
                 self._unschedulable.discard(uid)
                 if qp.backoff_until > now:
                     self._backoff.add(uid)

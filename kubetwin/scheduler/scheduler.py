@@ -193,6 +193,18 @@ class Scheduler:
                 plugin.unreserve(pod)
         return node
 
+    def update_node(self, node: Node) -> list[str]:
+        """A node object changed (taints, ``unschedulable``, labels, allocatable), as the node
+        lifecycle controller's condition taints or a relabelling do; the next cycle sees it.
+        Returns what changed. The caller tells its queue (``NodeUpdate``) when pods may care."""
+        changed = self.cluster.update_node(node)
+        if "labels" in changed:
+            for plugin, _ in self.plugins:
+                hook = getattr(plugin, "node_changed", None)
+                if hook is not None:
+                    hook(node.metadata.name)
+        return changed
+
     def nominate(self, pod: Pod, node: str) -> None:
         """``status.nominatedNodeName``: the pod's resources are held on ``node`` for others."""
         self.clear_nomination(pod)

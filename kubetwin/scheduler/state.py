@@ -356,6 +356,56 @@ class ClusterState:
             self._count(b.pod, i, -1)
         return self.names[i]
 
+    def update_node(self, node: Node) -> list[str]:
+        """A node object changed (the cache's ``UpdateNode``): taints, ``unschedulable``, labels
+        and allocatable amounts take effect for the next cycle; its pods stay. Returns what
+        changed (``taints``, ``unschedulable``, ``labels``, ``allocatable``)."""
+        name = node.metadata.name
+        i = self.index.get(name)
+        if i is None:
+            raise KubetwinError(f"cannot update node {name!r}: no such node")
+        ni = self.infos[i]
+        old = ni.node
+        changed: list[str] = []
+        ni.node = node
+        if old.spec.taints != node.spec.taints:
+            changed.append("taints")
+            taints = tuple(node.spec.taints)
+            key = tuple((x.key, x.value, x.effect) for x in taints)
+            for sid, ts in enumerate(self.taint_sets):
+                if tuple((x.key, x.value, x.effect) for x in ts) == key:
+                    break
+            else:
+                sid = len(self.taint_sets)
+                self.taint_sets.append(taints)
+            self.taint_set_of[i] = sid
+        if old.spec.unschedulable != node.spec.unschedulable:
+            changed.append("unschedulable")
+            self.unschedulable[i] = bool(node.spec.unschedulable)
+            self.any_unschedulable = bool(self.unschedulable.any())
+        if old.metadata.labels != node.metadata.labels:
+            changed.append("labels")
+            ni.labels = node.metadata.labels
+            self.labels = LabelIndex(self.infos)
+        if old.status.allocatable != node.status.allocatable:
+            changed.append("allocatable")
+            ni._allocatable = None
+            amounts = ni.allocatable
+            extra = [r for r in amounts if r not in self.rindex and r != "pods" and is_scalar_resource_name(r)]
+            if extra:
+                raise KubetwinError(f"cannot update node {name!r}: new resource {extra[0]!r} in status.allocatable "
+                                    "(resources are fixed when the scheduler starts)")
+            row = np.zeros(len(self.resources), dtype=np.int64)
+            for r, v in amounts.items():
+                j = self.rindex.get(r)
+                if j is not None:
+                    row[j] = v
+            self.alloc[i] = row
+            self.free[i] = row - self.requested[i]
+            self.pods_alloc[i] = amounts.get("pods", 0)
+            self.alloc_nonzero = [bool(self.alloc[:, j].all()) for j in range(len(self.resources))]
+        return changed
+
     def any_priority_below(self, priority: int) -> bool:
         """Does some bound pod have a priority lower than ``priority`` (a possible victim)?"""
         return any(p < priority for p in self.priority_counts)

@@ -394,6 +394,17 @@ def filter_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
     return FilterVerdict(plugin.name, fail, code, key, lambda kk: reasons[kk])
 
 
+def filter_dynamic_resources(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict | None:
+    """Claims that all wait for an allocation, from the plugin's verdicts kept per (claim specs,
+    node) until the node's devices change; None (per-node Filter) for anything else."""
+    fail = plugin.filter_all(state, pod, cs.infos)
+    if fail is None:
+        return None
+    from .plugins.dynamicresources import ERR_CANNOT_ALLOCATE
+
+    return _single(plugin.name, fail, UU, ERR_CANNOT_ALLOCATE)
+
+
 VECTOR_FILTERS: dict[str, Callable[[ClusterState, Pod, Any, CycleState], FilterVerdict | None]] = {
     "NodeUnschedulable": filter_node_unschedulable,
     "NodeName": filter_node_name,
@@ -403,7 +414,14 @@ VECTOR_FILTERS: dict[str, Callable[[ClusterState, Pod, Any, CycleState], FilterV
     "NodeResourcesFit": filter_node_resources_fit,
     "PodTopologySpread": filter_pod_topology_spread,
     "InterPodAffinity": filter_inter_pod_affinity,
+    "DynamicResources": filter_dynamic_resources,
 }
+
+
+def register_vector_filter(plugin: str, fn: Callable[[ClusterState, Pod, Any, CycleState], FilterVerdict | None]) -> None:
+    """An out-of-tree plugin's Filter over every node at once (it must answer exactly as the
+    plugin's own ``filter`` node by node; None sends the pod through the per-node Filter)."""
+    VECTOR_FILTERS[plugin] = fn
 
 
 # --- scores ------------------------------------------------------------------------------------

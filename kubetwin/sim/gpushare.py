@@ -192,10 +192,11 @@ _INSUFFICIENT = {0: (INSUFFICIENT,)}
 
 def _register() -> None:
     """The plugin's vector Filter and the cluster events that may help a pod it rejected."""
-    from ..scheduler import queue, vector
+    from ..scheduler import register_plugin_events, register_vector_filter
+    from ..scheduler.queue import ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE
 
-    vector.VECTOR_FILTERS.setdefault(NAME, _vector_filter)
-    queue.PLUGIN_EVENTS.setdefault(NAME, frozenset({queue.ASSIGNED_POD_DELETE, queue.NODE_ADD, queue.NODE_UPDATE}))
+    register_vector_filter(NAME, _vector_filter)
+    register_plugin_events(NAME, (ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE))
 
 
 _register()

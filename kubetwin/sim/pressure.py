@@ -235,12 +235,11 @@ class NodePressure:
         n.conditions = conditions
         sim.events.append({"time": sim.now, "type": "NodeConditions", "node": sim.cluster.names[i],
                            "conditions": list(conditions)})
-        cs = sim.cluster
-        ni = cs.infos[i]
+        node = sim.cluster.infos[i].node
         ours = {CONDITION_TO_TAINT[c] for c in CONDITION_TO_TAINT}
-        taints = [tt for tt in ni.node.spec.taints if tt.key not in ours]
+        taints = [tt for tt in node.spec.taints if tt.key not in ours]
         taints += [Taint(key=CONDITION_TO_TAINT[c], effect="NoSchedule") for c in conditions if c in CONDITION_TO_TAINT]
-        _update_node_taints(cs, i, taints)
+        sim.sched.update_node(msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints)))
         if before - set(conditions):
             sim.queue.on_event(NODE_UPDATE, sim.now)
 
@@ -271,19 +270,3 @@ def _may_hit_limit(pod: Pod, ws: dict[str, int]) -> bool:
         if q is not None and ws.get(c.name, 0) >= q.value():
             return True
     return False
-
-
-def _update_node_taints(cs: Any, i: int, taints: list[Taint]) -> None:
-    """Give node ``i`` new taints in the scheduler's cluster state (its NodeInfo and the taint-set
-    index the vectorised TaintToleration reads). The scheduler package has no node-update call yet."""
-    ni = cs.infos[i]
-    node = msgspec.structs.replace(ni.node, spec=msgspec.structs.replace(ni.node.spec, taints=list(taints)))
-    ni.node = node
-    key = tuple((x.key, x.value, x.effect) for x in taints)
-    for sid, ts in enumerate(cs.taint_sets):
-        if tuple((x.key, x.value, x.effect) for x in ts) == key:
-            break
-    else:
-        sid = len(cs.taint_sets)
-        cs.taint_sets.append(tuple(taints))
-    cs.taint_set_of[i] = sid

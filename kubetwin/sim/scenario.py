@@ -114,30 +114,9 @@ def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = N
 def parse_scheduler_config(obj: Any, file: str | None = None) -> Any:
     """The first profile of a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1), read by the
     scheduler package's profile reader; ``None`` is the default profile."""
-    from ..scheduler.profile import Profile, _profile
+    from ..scheduler.profile import profile_from_config
 
-    if obj is None:
-        return Profile()
-    if not isinstance(obj, Mapping):
-        raise InputError("expected a KubeSchedulerConfiguration mapping", file=file)
-    kind = obj.get("kind")
-    if kind not in (None, "KubeSchedulerConfiguration"):
-        raise InputError(f"expected kind KubeSchedulerConfiguration, found {kind!r}", path="kind", file=file)
-    api = obj.get("apiVersion")
-    if api not in (None, "kubescheduler.config.k8s.io/v1"):
-        raise InputError(f'Unsupported value: "{api}": supported values: "kubescheduler.config.k8s.io/v1"',
-                         path="apiVersion", file=file)
-    pct = obj.get("percentageOfNodesToScore")
-    if pct is not None and (not isinstance(pct, int) or isinstance(pct, bool) or not 0 <= pct <= 100):
-        raise InputError(f"Invalid value: {pct!r}: not in valid range [0-100]", path="percentageOfNodesToScore",
-                         file=file)
-    profiles = obj.get("profiles") or [{}]
-    if not isinstance(profiles, list) or not all(isinstance(p, Mapping) for p in profiles):
-        raise InputError("expected a list of profile mappings", path="profiles", file=file)
-    try:
-        return _profile(profiles[0], pct)
-    except InputError as exc:
-        raise exc.within("profiles[0]").in_file(file) from None
+    return profile_from_config(obj, file)
 
 
 def _dir_of(doc: Document, base: Path | None) -> Path:
