@@ -8,6 +8,8 @@ reservoir sample, as upstream's ``selectHost`` does with its unseeded one.
 
 from __future__ import annotations
 
+from typing import Sequence
+
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -38,7 +40,7 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     return max(num_all_nodes * pct // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-def node_tree_order(nodes: list[NodeInfo]) -> list[NodeInfo]:
+def node_tree_order(nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
     """The cache's ``nodeTree`` listing: one node per zone in turn, zones in order of appearance."""
     zones: dict[str, list[NodeInfo]] = {}
     for ni in nodes:

@@ -21,31 +21,13 @@ from ..errors import KubetwinError
 from ..model.meta import _enc_hook
 from ..model.node import Node, Taint
 from ..model.pod import Pod
+from .cycle import node_tree_order
 from .framework.interface import Handle
 from .framework.types import NodeInfo, PodInfo, ResourceAccounting, Snapshot, host_ports
 from .plugins.resource_allocation import is_scalar_resource_name
 
 FIXED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _KEY_ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
-
-
-def node_tree_order(nodes: Sequence[NodeInfo]) -> list[NodeInfo]:
-    """The cache's ``nodeTree`` listing: one node per zone in turn, zones in order of appearance."""
-    zones: dict[str, list[NodeInfo]] = {}
-    for ni in nodes:
-        region = ni.labels.get("topology.kubernetes.io/region", "")
-        zone = ni.labels.get("topology.kubernetes.io/zone", "")
-        key = f"{region}:\x00:{zone}" if region or zone else ""
-        zones.setdefault(key, []).append(ni)
-    out: list[NodeInfo] = []
-    lists = list(zones.values())
-    depth = 0
-    while len(out) < len(nodes):
-        for lst in lists:
-            if depth < len(lst):
-                out.append(lst[depth])
-        depth += 1
-    return out
 
 
 @dataclass(slots=True)
