@@ -198,6 +198,12 @@ def _per_numa(node, devices: dict) -> list[dict[str, Any]]:
     from ..model.cpuset import CPUSet
 
     names = {p.uid: f"{p.namespace}/{p.name}" for p in node.admitted}
+    # Containers of a pod-level pod that run in the pod's shared pool (not Guaranteed-integer):
+    # their cpuset is the rest of the pod's bubble, not CPUs of their own.
+    from ..kubelet.podlevel import guaranteed_cpus
+
+    shared_by_pod = {p.uid: {c.name for c, _ in p.all_containers() if guaranteed_cpus(p, c, node.cpu.gates) == 0}
+                     for p in node.admitted if p.uid in node.cpu.state.pod_entries}
     rows = []
     mem_state = node.memory.policy.state if node.memory.policy is not None else None
     for n in node.machine.nodes:
@@ -206,13 +212,17 @@ def _per_numa(node, devices: dict) -> list[dict[str, Any]]:
         if node.cpu.policy is not None:
             row["reserved"] = str(CPUSet.from_mask(node.cpu.reserved.mask & cpus.mask))
             row["sharedPool"] = str(CPUSet.from_mask(node.cpu.state.default_cpuset.mask & cpus.mask))
-            excl = {}
+            excl, pod_pool = {}, {}
             for uid, conts in node.cpu.state.entries.items():
+                in_pool = shared_by_pod.get(uid, set())
                 for cname, cs in conts.items():
                     m = cs.mask & cpus.mask
                     if m:
-                        excl[f"{names.get(uid, uid)}/{cname}"] = str(CPUSet.from_mask(m))
+                        (pod_pool if cname in in_pool else excl)[f"{names.get(uid, uid)}/{cname}"] = \
+                            str(CPUSet.from_mask(m))
             row["exclusive"] = excl
+            if pod_pool:
+                row["podSharedPool"] = pod_pool
         if mem_state is not None and n.id in mem_state.machine_state:
             ns = mem_state.machine_state[n.id]
             row["memory"] = {r: {"allocatable": t.allocatable, "reserved": t.reserved, "free": t.free}
@@ -293,10 +303,11 @@ def render_table(data: dict[str, Any], explain: bool = False) -> None:
     title = (f"NUMA map after admission — cpu {n.get('cpuManagerPolicy')}, memory {n.get('memoryManagerPolicy')}, "
              f"topology {n.get('topologyManagerPolicy')}/{n.get('topologyManagerScope')}")
     m = Table(title=title, show_lines=True)
-    for col in ("NUMA", "CPUs", "reserved", "shared pool", "exclusive CPUs", "memory", "devices"):
+    for col in ("NUMA", "CPUs", "reserved", "shared pool", "pinned CPUs", "memory", "devices"):
         m.add_column(col)
     for row in n.get("numaNodes", []):
-        excl = "\n".join(f"{o}: {cs}" for o, cs in (row.get("exclusive") or {}).items())
+        excl = "\n".join([f"{o}: {cs}" for o, cs in (row.get("exclusive") or {}).items()]
+                         + [f"{o}: {cs} (pod shared pool)" for o, cs in (row.get("podSharedPool") or {}).items()])
         mem_lines = []
         for r, tbl in (row.get("memory") or {}).items():
             mem_lines.append(f"{r}: {_size(tbl['free'])} free of {_size(tbl['allocatable'])}")
