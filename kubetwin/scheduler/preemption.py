@@ -113,13 +113,9 @@ def preempt(sched: "Scheduler", pod: Pod, state: CycleState, diag: "Diagnosis") 
     candidates: list[Victims] = []
     if potential and not cs.any_priority_below(pod_priority(pod)):
         # no pod anywhere has a lower priority: every node's dry run would find no victims
-        sched.rng.randrange(len(potential))  # the offset is drawn all the same (one seeded stream)
-        hist = {NO_VICTIMS: len(potential)}
-        if cs.n > len(potential):
-            hist[NOT_HELPFUL] = cs.n - len(potential)
-        return _no_candidates(cs.n, hist)
+        return PreemptionOutcome(None, message=message_without_dry_run(cs.n, len(potential)))
     if potential:
-        offset = sched.rng.randrange(len(potential))
+        offset = dry_run_offset(sched, pod, len(potential))
         wanted = num_candidates(len(potential))
         non_violating: list[Victims] = []
         violating: list[Victims] = []
@@ -147,6 +143,28 @@ def preempt(sched: "Scheduler", pod: Pod, state: CycleState, diag: "Diagnosis") 
         return _no_candidates(cs.n, hist)
     best = pick_one_node(candidates)
     return PreemptionOutcome(best.node, best.pods, "", Code.Success)
+
+
+def message_without_dry_run(num_nodes: int, potential: int) -> str:
+    """PostFilter's message when no node needs a dry run: ``potential`` nodes failed as
+    Unschedulable but hold no lower-priority pod, the others preemption cannot help."""
+    hist = {NO_VICTIMS: potential} if potential else {}
+    if num_nodes > potential:
+        hist[NOT_HELPFUL] = num_nodes - potential
+    return _no_candidates(num_nodes, hist).message
+
+
+def dry_run_offset(sched: "Scheduler", pod: Pod, n: int) -> int:
+    """``GetOffsetAndNumCandidates``' random start among the ``n`` potential nodes.
+
+    Upstream draws it from a process-wide random source. Here it is a hash of the seed, the
+    pod and the cluster's generation: a uniform pick that is the same whenever the same pod
+    meets the same cluster, so a repeated failed cycle needs no re-run (and draws nothing
+    from the tie-break stream of ``selectHost``)."""
+    import hashlib
+
+    h = hashlib.blake2b(f"{sched.handle.seed}/{pod.uid}/{sched.cluster.generation}".encode(), digest_size=8)
+    return int.from_bytes(h.digest(), "little") % n
 
 
 def _no_candidates(num_nodes: int, hist: dict[str, int]) -> PreemptionOutcome:

@@ -77,7 +77,7 @@ class QueuedPod:
     attempts: int = 0
     backoff_until: float = 0.0
     unschedulable_plugins: frozenset[str] = frozenset()
-    #: when the pod last entered the unschedulable pool (upstream refreshes ``Timestamp`` then)
+    #: when the pod last entered the unschedulable pool (its refreshed ``Timestamp``)
     unschedulable_since: float = 0.0
 
     def key(self) -> tuple[int, float, int]:
@@ -99,11 +99,16 @@ class SchedulingQueue:
         return len(self._pods)
 
     def add(self, pod: Pod, now: float | None = None) -> None:
-        """A new pending pod enters activeQ (gated pods wait outside: see :meth:`pop`)."""
+        """A new pending pod enters activeQ (gated pods wait outside: see :meth:`pop`).
+
+        Its ``Timestamp`` is the queue's clock at ``Add`` (``newQueuedPodInfo``); without a
+        clock, the pod's creation time stands in for it, else the order of arrival."""
         seq = next(self._seq)
-        ts = _timestamp(pod)
+        ts = now
         if ts is None:
-            ts = now if now is not None else float(seq)
+            ts = _timestamp(pod)
+            if ts is None:
+                ts = float(seq)
         qp = QueuedPod(pod, ts, seq)
         self._pods[pod.uid] = qp
         heapq.heappush(self._active, (qp.key(), pod.uid))
@@ -132,19 +137,34 @@ class SchedulingQueue:
         if now is None and self._backoff:
             uid = min(self._backoff, key=lambda u: (self._pods[u].backoff_until, self._pods[u].key()))
             self._backoff.discard(uid)
-            return self._pods.pop(uid).pod
+            qp = self._pods.pop(uid)
+            self._popped = qp
+            return qp.pod
         return None
 
-    def requeue_unschedulable(self, pod: Pod, plugins: Iterable[str], now: float = 0.0,
+    def requeue_unschedulable(self, pod: Pod, plugins: Iterable[str], now: float | None = None,
                               attempts: int | None = None) -> None:
-        """A failed cycle: the pod waits for an event its rejecting plugins care about."""
+        """A failed cycle (``AddUnschedulableIfNotPresent``): the pod waits for an event its
+        rejecting plugins care about. Its ``Timestamp`` is refreshed to ``now`` — PrioritySort
+        breaks ties with it and the leftover flush measures the time parked from it — and
+        its backoff runs from then (1 s doubled per failed attempt, at most 10 s)."""
         prev = self._popped
-        n = (prev.attempts if prev is not None and prev.pod.uid == pod.uid else 0) + 1 if attempts is None else attempts
+        same = prev is not None and prev.pod.uid == pod.uid
+        n = ((prev.attempts if same else 0) + 1) if attempts is None else attempts  # type: ignore[union-attr]
         seq = next(self._seq)
-        ts = prev.timestamp if prev is not None and prev.pod.uid == pod.uid else float(seq)
-        qp = QueuedPod(pod, ts, seq, n, now + backoff_duration(n), frozenset(plugins), now)
+        ts = now if now is not None else float(seq)
+        t = now if now is not None else 0.0
+        qp = QueuedPod(pod, ts, seq, n, t + backoff_duration(n), frozenset(plugins), ts)
         self._pods[pod.uid] = qp
         self._unschedulable.add(pod.uid)
+
+    def oldest_unschedulable(self) -> float | None:
+        """The earliest ``Timestamp`` in the unschedulable pool (when the next leftover flush
+        can move a pod), or None when the pool is empty."""
+        if not self._unschedulable:
+            return None
+        pods = self._pods
+        return min(pods[u].timestamp for u in self._unschedulable)
 
     def on_event(self, event: str, now: float = 0.0) -> int:
         """Move the unschedulable pods this event may help to backoff/active; returns how many."""
@@ -162,13 +182,14 @@ class SchedulingQueue:
 
     def flush_unschedulable_leftover(self, now: float,
                                      max_duration: float = POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> int:
-        """``flushUnschedulablePodsLeftover``: pods parked for longer than ``max_duration``
-        (``podMaxInUnschedulablePodsDuration``, 5 minutes) go back to backoff or activeQ
-        whatever their plugins registered (``UnschedulableTimeout``). Returns how many."""
+        """``flushUnschedulablePodsLeftover`` (kube-scheduler runs it every 30 s): pods whose
+        ``Timestamp`` is more than ``max_duration`` old (the ``--pod-max-in-unschedulable-pods-duration``
+        flag, 5 minutes) go back to backoff or activeQ whatever their plugins registered
+        (``UnschedulableTimeout``). Returns how many."""
         moved = 0
         for uid in list(self._unschedulable):
             qp = self._pods[uid]
-            if now - qp.unschedulable_since > max_duration:
+            if now - qp.timestamp > max_duration:
                 self._unschedulable.discard(uid)
                 if qp.backoff_until > now:
                     self._backoff.add(uid)

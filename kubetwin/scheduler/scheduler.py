@@ -11,6 +11,7 @@ tie-break among top scores uses one seeded RNG for the scheduler's lifetime.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ import msgspec
 import numpy as np
 
 from ..errors import KubetwinError
+from ..model.meta import _enc_hook
 from ..model.node import Node
 from ..model.pod import Pod
 from .cycle import Framework, num_feasible_nodes_to_find
@@ -28,10 +30,12 @@ from .framework.status import Code, Status
 from .framework.types import NodeInfo, PodInfo
 from .profile import Profile
 from .state import ClusterState
+from .verdicts import PREEMPT_NEVER, PREEMPT_NO_DRY_RUN, PREEMPT_OFF, Verdict, local_failure, patch
 from .vector import (IPA_STATE, SKIPPED, SPREAD_STATE, VECTOR_FILTERS, VECTOR_SCORES, FilterVerdict,
                      inter_pod_affinity_state, spread_constraints)
 
 NO_NODES = "no nodes available to schedule pods"
+_SIG_ENCODER = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,7 @@ class Scheduler:
     def __init__(self, profile: Profile | None, nodes: Iterable[Node], gates: Any, seed: int = 0, *,
                  pods: Iterable[Pod] = (), objects: Mapping[str, list[Any]] | None = None,
                  namespaces: Mapping[str, Mapping[str, str]] | None = None, pdbs: Iterable[Any] = (),
-                 vectorised: bool = True):
+                 vectorised: bool = True, reuse_verdicts: bool = True):
         self.profile = profile or Profile()
         self.gates = gates
         self.cluster = ClusterState(nodes, gates, pods=pods, namespaces=namespaces, objects=objects)
@@ -174,6 +178,15 @@ class Scheduler:
         self.next_start = 0
         self.preemption = "DefaultPreemption" in {n for n, _ in self.profile.plugins}
         self.pdbs: list[Any] = list(pdbs)
+        #: a failed cycle's answer per pod uid, reused while nothing it read has changed
+        self.reuse_verdicts = reuse_verdicts
+        self._verdicts: dict[str, Verdict] = {}
+        self._shapes: dict[bytes, Verdict] = {}
+        self._signatures: dict[str, tuple[Pod, bytes]] = {}
+        self._failure: tuple | None = None   # the last failed cycle's diagnosis (see verdicts)
+        #: cycles answered from a kept verdict instead of being run again (as is / node by node)
+        self.reused_cycles = 0
+        self.patched_cycles = 0
 
     # --- cluster events ------------------------------------------------------------------------
 
@@ -183,6 +196,8 @@ class Scheduler:
             plugin.reserve(pod, node)
         self.clear_nomination(pod)
         self.cluster.bind(pod, node)
+        self._verdicts.pop(pod.uid, None)
+        self._signatures.pop(pod.uid, None)
 
     def remove(self, pod: Pod) -> str | None:
         """A bound pod is gone (deleted, finished, preempted); returns its node."""
@@ -209,12 +224,14 @@ class Scheduler:
         """``status.nominatedNodeName``: the pod's resources are held on ``node`` for others."""
         self.clear_nomination(pod)
         self.cluster.nominated.setdefault(node, []).append(pod)
+        self.cluster.touch(-1)
 
     def clear_nomination(self, pod: Pod) -> None:
         uid = pod.uid
         for node, pods in list(self.cluster.nominated.items()):
             kept = [p for p in pods if p.uid != uid]
             if len(kept) != len(pods):
+                self.cluster.touch(-1)
                 if kept:
                     self.cluster.nominated[node] = kept
                 else:
@@ -264,7 +281,80 @@ class Scheduler:
     # --- the cycle -----------------------------------------------------------------------------
 
     def schedule(self, pod: Pod) -> ScheduleResult:
-        """One scheduling cycle (``SchedulePod`` then PostFilter on failure). Does not bind."""
+        """One scheduling cycle (``SchedulePod`` then PostFilter on failure). Does not bind.
+
+        A pod that failed its last cycle and comes back while the cluster is at the same
+        generation (nothing bound, removed, nominated or updated since) gets that cycle's answer
+        again without the work: every input of the cycle is unchanged, PostFilter's random
+        offset is drawn from the generation, and the sampling rotation moves on as the cycle
+        would have moved it (by every node examined).
+        """
+        if self.reuse_verdicts:
+            r = self._reuse(pod)
+            if r is not None:
+                return r
+        start = self.next_start
+        self._failure = None
+        r = self._cycle(pod)
+        if self.reuse_verdicts and r.node is None and r.nominated_node is None and r.code != Code.Pending:
+            self._keep(pod, r, start)
+        return r
+
+    def _reuse(self, pod: Pod) -> ScheduleResult | None:
+        """A kept failed cycle brought up to date, or None when the real cycle must run.
+
+        Failures that read only each node's own state are kept per pod *shape* (the pod without
+        its name): pods of one template, rejected alike, share one verdict."""
+        cs = self.cluster
+        uid = pod.uid
+        kept = self._verdicts.get(uid)
+        if kept is not None and kept.pod is pod and kept.generation == cs.generation:
+            if kept.advance:
+                self.next_start = (self.next_start + kept.advance) % cs.n
+            self.reused_cycles += 1
+            return kept.result
+        if not self._shapes:
+            return None
+        sig = self._signature(pod)
+        shared = self._shapes.get(sig)
+        if shared is None:
+            return None
+        if shared.generation != cs.generation:
+            nodes = cs.changed_since(shared.generation)
+            r = patch(self, shared, nodes) if nodes is not None else None
+            if r is None:
+                del self._shapes[sig]
+                return None
+            shared.generation, shared.result = cs.generation, r
+            self.patched_cycles += 1
+        else:
+            self.reused_cycles += 1
+        r = shared.result
+        return r if r.pod is pod else dataclasses.replace(r, pod=pod)
+
+    def _keep(self, pod: Pod, r: ScheduleResult, start: int) -> None:
+        cs = self.cluster
+        advance = (self.next_start - start) % cs.n if cs.n else 0
+        if self._failure is not None and not advance:
+            diag, kind, others = self._failure
+            local = local_failure(self, pod, diag, kind, others)
+            if local is not None:
+                self._verdicts.pop(pod.uid, None)
+                self._shapes[self._signature(pod)] = Verdict(pod, cs.generation, r, 0, local)
+                return
+        self._verdicts[pod.uid] = Verdict(pod, cs.generation, r, advance)
+
+    def _signature(self, pod: Pod) -> bytes:
+        """Everything of the pod a node-local cycle can read: all but its name and identity."""
+        got = self._signatures.get(pod.uid)
+        if got is not None and got[0] is pod:
+            return got[1]
+        m = pod.metadata
+        sig = _SIG_ENCODER.encode((m.namespace, m.labels, m.annotations, pod.spec, pod.status))
+        self._signatures[pod.uid] = (pod, sig)
+        return sig
+
+    def _cycle(self, pod: Pod) -> ScheduleResult:
         cs = self.cluster
         if pod.spec.scheduling_gates:
             return ScheduleResult(pod, None, Code.Pending, "pod has scheduling gates: "
@@ -565,6 +655,7 @@ class Scheduler:
                 m = plugin.post_filter_message(state)
                 if m:
                     messages.append(m)
+        others = bool(messages)
         if self.preemption:
             from .preemption import preempt
 
@@ -579,4 +670,20 @@ class Scheduler:
         if diag.all_nodes is not None:
             code = diag.all_nodes.code
         msg = fit_error(cs.n, hist, pre_filter_msg, post_msg)
+        if self.reuse_verdicts and not pre_filter_msg and nominated is None:
+            self._failure = (diag, self._preemption_kind(pod, diag), others)
         return ScheduleResult(pod, None, code, msg, 0, evaluated, diag.plugins(), nominated, victims)
+
+    def _preemption_kind(self, pod: Pod, diag: Diagnosis) -> int | None:
+        """How DefaultPreemption answered without a dry run, or None if it may have run one."""
+        if not self.preemption:
+            return PREEMPT_OFF
+        if pod.spec.preemption_policy == "Never":
+            return PREEMPT_NEVER
+        if pod.status.nominated_node_name:
+            return None
+        if not self.cluster.any_priority_below(pod_priority(pod)):
+            return PREEMPT_NO_DRY_RUN
+        if not (diag.codes() == int(Code.Unschedulable)).any():
+            return PREEMPT_NO_DRY_RUN
+        return None

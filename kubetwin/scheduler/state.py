@@ -186,6 +186,11 @@ class ClusterState:
         #: bound pods per priority (few distinct values): preemption asks whether any pod has a
         #: lower priority than the preemptor before it looks at a single node
         self.priority_counts: dict[int, int] = {}
+        #: bumped by every change a cycle can read (bind, remove, node update, nomination):
+        #: a cycle repeated at the same generation reaches the same verdict
+        self.generation = 0
+        #: the node each generation step changed (-1: not one node's own state)
+        self.changes: list[int] = []
         for p in pods:
             if p.spec.node_name in self.index:
                 self.bind(p, p.spec.node_name)
@@ -275,6 +280,7 @@ class ClusterState:
         uid = pod.uid
         if uid in self.bound:
             raise KubetwinError(f"pod {pod.key} is already bound to {self.names[self.bound[uid].node]}")
+        self.touch(i)
         a = self.amounts(pod)
         vec, nzt = a.bound, a.non_zero
         info = PodInfo(pod)
@@ -305,6 +311,7 @@ class ClusterState:
         if b is None:
             return None
         i = b.node
+        self.touch(i)
         ni = self.infos[i]
         ni.remove_pod(b.pod)
         self.requested[i] -= b.requested
@@ -350,6 +357,7 @@ class ClusterState:
         old = ni.node
         changed: list[str] = []
         ni.node = node
+        self.touch(-1)
         if old.spec.taints != node.spec.taints:
             changed.append("taints")
             taints = tuple(node.spec.taints)
@@ -387,6 +395,16 @@ class ClusterState:
             self.pods_alloc[i] = amounts.get("pods", 0)
             self.alloc_nonzero = [bool(self.alloc[:, j].all()) for j in range(len(self.resources))]
         return changed
+
+    def touch(self, i: int) -> None:
+        """One more generation: node ``i`` changed (-1: something beyond one node's own state)."""
+        self.generation += 1
+        self.changes.append(i)
+
+    def changed_since(self, generation: int) -> set[int] | None:
+        """Nodes changed after ``generation``; None when a change was not one node's own."""
+        out = set(self.changes[generation:])
+        return None if -1 in out else out
 
     def any_priority_below(self, priority: int) -> bool:
         """Does some bound pod have a priority lower than ``priority`` (a possible victim)?"""

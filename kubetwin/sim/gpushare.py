@@ -72,6 +72,8 @@ class GPUShare(Plugin):
     scheduler's node order."""
 
     name = NAME
+    #: Filter reads only the node's own GPUs (a kept failed cycle is brought up to date node by node)
+    node_local = True
 
     def __init__(self, args: Any, handle: Any):
         super().__init__(args, handle)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
@@ -30,7 +31,7 @@ from .results import PodRecord, SimResult, Sample
 from .scenario import Scenario, SimNode
 from .workload import Controller
 
-ARRIVE, COMPLETE, CONTROLLER, SAMPLE = range(4)
+ARRIVE, COMPLETE, CONTROLLER, SAMPLE, FLUSH = range(5)
 #: how long node pressure may keep the clock going after the last event (no horizon set)
 PRESSURE_SETTLE = 3600.0
 #: the simulated clock's zero, for ``status.startTime`` (preemption orders victims by it)
@@ -91,7 +92,8 @@ def _bump(d: dict[str, int], key: str) -> None:
 class Simulator:
     """Runs one scenario; ``progress(done, total)`` is called now and then."""
 
-    def __init__(self, scenario: Scenario, *, progress: Callable[[int, int], None] | None = None):
+    def __init__(self, scenario: Scenario, *, progress: Callable[[int, int], None] | None = None,
+                 reuse_verdicts: bool = True):
         from ..model.features import gates_for
         from ..scheduler import Scheduler, SchedulingQueue
 
@@ -116,7 +118,8 @@ class Simulator:
 
             profile = dataclasses.replace(profile, plugins=profile.plugins + ((gpushare.NAME, 0),))
         self.sched = Scheduler(profile, [n.node for n in scenario.nodes], self.gates, st.seed, objects=objects,
-                               namespaces=_namespaces(objects), pdbs=_pdbs(objects))
+                               namespaces=_namespaces(objects), pdbs=_pdbs(objects),
+                               reuse_verdicts=reuse_verdicts)
         self.sched.handle.seed = st.seed
         self.cluster = cs = self.sched.cluster
         self.gpu = next((p for p, _ in self.sched.plugins if p.name == "GPUShare"), None)
@@ -149,10 +152,11 @@ class Simulator:
             self.pressure = NodePressure(self)
         self.events: list[dict[str, Any]] = []
         self.last_event = 0.0
+        self.flush_at: float | None = None   # the next leftover flush on the clock
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
-        if kind != SAMPLE:
+        if kind < SAMPLE:
             self.live += 1
         heapq.heappush(self.heap, (t, next(self.seq), kind, obj))
 
@@ -172,13 +176,13 @@ class Simulator:
         heap = self.heap
         while heap and (self.live > 0 or self.pending or self._pressure_busy()):
             t, _, kind, obj = heapq.heappop(heap)
-            if kind != SAMPLE:
+            if kind < SAMPLE:
                 self.live -= 1
             if horizon is not None and t > horizon:
                 self.now = horizon
                 break
             self.now = t
-            if kind != SAMPLE:
+            if kind < SAMPLE:
                 self.last_event = t
             if kind == ARRIVE:
                 self._arrive(obj)
@@ -192,6 +196,10 @@ class Simulator:
                     self.counters.completed += 1
             elif kind == CONTROLLER:
                 self._reconcile(obj)
+            elif kind == FLUSH:
+                if t == self.flush_at:
+                    self.flush_at = None
+                    self.queue.flush_unschedulable_leftover(t, self.sc.settings.pod_max_in_unschedulable)
             elif kind == SAMPLE:
                 if self.pressure is not None:
                     self.pressure.synchronize(t)
@@ -200,12 +208,27 @@ class Simulator:
                     self.push(t + self.sc.settings.sample_interval, SAMPLE, None)
             if not heap or heap[0][0] > t:
                 self._schedule_all()
+                self._plan_flush()
                 if self.pending and self.live == 0 and not self._pressure_busy():
                     break
         self._sample()
         if self.progress is not None:
             self.progress(self.total_expected, self.total_expected)
         return self._result(time.perf_counter() - wall)
+
+    def _plan_flush(self) -> None:
+        """kube-scheduler runs ``flushUnschedulablePodsLeftover`` every 30 s from its start;
+        only the ticks that can move a pod are put on the clock: the first tick at which the
+        oldest parked pod has waited longer than ``podMaxInUnschedulablePodsDuration``."""
+        from ..scheduler.queue import UNSCHEDULABLE_FLUSH_INTERVAL as every
+
+        oldest = self.queue.oldest_unschedulable()
+        if oldest is None:
+            return
+        due = (math.floor((oldest + self.sc.settings.pod_max_in_unschedulable) / every) + 1) * every
+        if self.flush_at is None or due < self.flush_at:
+            self.flush_at = due
+            self.push(due, FLUSH, None)
 
     def _pressure_busy(self) -> bool:
         """With no events left, node pressure may still act while usage curves move (at most
@@ -264,8 +287,10 @@ class Simulator:
                 self.sched.nominate(pod, r.nominated_node)
                 sp.pod = pod = msgspec.structs.replace(pod, status=msgspec.structs.replace(
                     pod.status, nominated_node_name=r.nominated_node))
+                # back as any failed cycle; the victims' deletion, seen while the pod was in
+                # flight, sends it to backoff at once
+                self.queue.requeue_unschedulable(pod, r.unschedulable_plugins, self.now)
                 self.queue.on_event(ASSIGNED_POD_DELETE, self.now)
-                self.queue.add(pod, sp.arrival)
                 return
             self.queue.requeue_unschedulable(pod, r.unschedulable_plugins, self.now)
             return

@@ -69,6 +69,9 @@ class Settings:
     max_recreations: int = 10
     kubernetes_version: str | None = None
     feature_gates: dict[str, bool] = field(default_factory=dict)
+    #: kube-scheduler's ``--pod-max-in-unschedulable-pods-duration`` (a flag, not a
+    #: KubeSchedulerConfiguration field): parked pods older than this are retried
+    pod_max_in_unschedulable: float = 300.0
 
 
 @dataclass
@@ -146,7 +149,7 @@ def _apply_simulation(sc: Scenario, doc: Document, base: Path | None) -> None:
 
 _SPEC_KEYS = {"seed", "horizon", "sampleInterval", "kubeletAdmission", "controllerDelay", "maxRecreations",
               "kubernetesVersion", "featureGates", "schedulerConfig", "schedulerConfigFile", "nodeGroups",
-              "workloads", "objects", "traces"}
+              "workloads", "objects", "traces", "podMaxInUnschedulablePodsDuration"}
 
 
 def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
@@ -166,6 +169,9 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         st.controller_delay = seconds(spec["controllerDelay"], "spec.controllerDelay")
     if "maxRecreations" in spec:
         st.max_recreations = _int(spec["maxRecreations"], "spec.maxRecreations")
+    if "podMaxInUnschedulablePodsDuration" in spec:
+        st.pod_max_in_unschedulable = seconds(spec["podMaxInUnschedulablePodsDuration"],
+                                              "spec.podMaxInUnschedulablePodsDuration")
     if "kubernetesVersion" in spec:
         st.kubernetes_version = str(spec["kubernetesVersion"])
     if "featureGates" in spec:

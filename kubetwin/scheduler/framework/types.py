@@ -148,7 +148,8 @@ class NodeInfo:
         if pi.has_required_anti_affinity:
             self.pods_with_required_anti_affinity.append(pi)
         self.used_ports.extend(host_ports(pi.pod))
-        self._requested = self._non_zero = None
+        if self._requested is not None:
+            self._add_amounts(pi.pod, 1)
 
     def remove_pod(self, pod: Pod) -> None:
         uid = pod.uid
@@ -156,7 +157,22 @@ class NodeInfo:
         self.pods_with_affinity = [p for p in self.pods_with_affinity if p.pod.uid != uid]
         self.pods_with_required_anti_affinity = [p for p in self.pods_with_required_anti_affinity if p.pod.uid != uid]
         self.used_ports = [hp for p in self.pods for hp in host_ports(p.pod)]
-        self._requested = self._non_zero = None
+        if self._requested is not None:
+            self._add_amounts(pod, -1)
+
+    def _add_amounts(self, pod: Pod, sign: int) -> None:
+        """Kept sums moved by one pod (new dicts: clones share the old ones)."""
+        r, n = self._accounting.pod_amounts(pod)
+        req = dict(self._requested)  # type: ignore[arg-type]
+        for k, v in r.items():
+            left = req.get(k, 0) + sign * v
+            if left or sign > 0:
+                req[k] = left
+            else:
+                req.pop(k, None)
+        nz = self._non_zero or {"cpu": 0, "memory": 0}
+        self._requested = req
+        self._non_zero = {"cpu": nz["cpu"] + sign * n.get("cpu", 0), "memory": nz["memory"] + sign * n.get("memory", 0)}
 
     def clone(self) -> "NodeInfo":
         c = NodeInfo(self.node, self._accounting)

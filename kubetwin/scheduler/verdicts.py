@@ -1,0 +1,171 @@
+"""Failed cycles kept per pod, answered again without re-running the whole cycle.
+
+kube-scheduler retries an unschedulable pod whenever one of its rejecting plugins' events
+fires, and every ``podMaxInUnschedulablePodsDuration`` regardless (``flushUnschedulablePodsLeftover``).
+Most such retries in a simulation meet a cluster that has barely moved. Two shortcuts give the
+retry's exact answer:
+
+* **Same generation** — nothing the cycle reads has changed (no bind, removal, node update or
+  nomination since): the cycle's answer is the same, down to the message.
+* **Only some nodes changed** — when the failed cycle read nothing but each node's own state
+  (node-local Filters, PreFilters that read only the pod, DefaultPreemption settled without a dry
+  run), the per-node verdicts of the untouched nodes stand. Only the changed nodes are filtered
+  again; their old reasons are taken out of the FitError histogram and the new ones put in. A
+  changed node that now fits ends the shortcut: the real cycle runs.
+
+The rotation of ``nextStartNodeIndex`` moves as the real cycle would have moved it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..model.pod import Pod
+from .framework.interface import CycleState
+from .framework.status import Code, Status
+
+if TYPE_CHECKING:
+    from .scheduler import Diagnosis, Scheduler, ScheduleResult
+
+#: in-tree Filters that read only the node being filtered and whose PreFilter reads only the pod
+NODE_LOCAL_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+                                "NodeResourcesFit"})
+#: plugins whose PreFilter Skip is re-checked cheaply (their state would read other nodes' pods)
+_RECHECKED_SKIPS = frozenset({"InterPodAffinity", "PodTopologySpread", "DynamicResources"})
+#: more changed nodes than this and the real cycle is cheaper than filtering them one by one
+MAX_PATCHED_NODES = 32
+
+#: how DefaultPreemption ended the kept cycle without a dry run
+PREEMPT_OFF, PREEMPT_NEVER, PREEMPT_NO_DRY_RUN = range(3)
+
+
+@dataclass
+class Verdict:
+    """A failed cycle's answer and what it was computed from."""
+
+    pod: Pod
+    generation: int
+    result: "ScheduleResult"
+    advance: int                      # how far the cycle moved ``nextStartNodeIndex``
+    local: "LocalFailure | None" = None   # set for verdicts kept per pod shape
+
+
+@dataclass
+class LocalFailure:
+    """What a node-local failed cycle needs to be brought up to date node by node."""
+
+    diag: "Diagnosis"
+    skipped: frozenset[str]
+    preempt: int
+    hist: Counter[str]
+    plugin_nodes: Counter[str]          # nodes each plugin rejected
+    potential: int                      # nodes rejected as Unschedulable (preemption candidates)
+    changed: dict[int, Status] = field(default_factory=dict)   # newer statuses than ``diag``'s
+    state: CycleState | None = None     # PreFilter state for node-by-node Filter calls
+
+    def status(self, i: int) -> Status | None:
+        st = self.changed.get(i)
+        return st if st is not None else self.diag.status(i)
+
+
+def is_node_local(sched: "Scheduler", plugin: Any) -> bool:
+    return plugin.name in NODE_LOCAL_FILTERS or bool(getattr(plugin, "node_local", False))
+
+
+def local_failure(sched: "Scheduler", pod: Pod, diag: "Diagnosis", preempt: int | None,
+                  other_messages: bool) -> LocalFailure | None:
+    """The node-local description of a failed cycle, or None when it read more than that."""
+    if preempt is None or other_messages or diag.all_nodes is not None or diag.absent_mask is not None:
+        return None
+    if pod.status.nominated_node_name or sched.cluster.nominated:
+        return None
+    for plugin in sched.filters:
+        if plugin.name in diag.skipped:
+            if not is_node_local(sched, plugin) and plugin.name not in _RECHECKED_SKIPS:
+                return None
+        elif not is_node_local(sched, plugin):
+            return None
+    for plugin in sched.pre_filters:
+        if plugin.name not in diag.skipped and not is_node_local(sched, plugin) and plugin.name not in _RECHECKED_SKIPS:
+            return None
+    plugin_nodes: Counter[str] = Counter()
+    potential = 0
+    for verdict, mask in diag.vector:
+        m = int(mask.sum())
+        if m:
+            plugin_nodes[verdict.plugin] += m
+    for st in diag.per_node.values():
+        plugin_nodes[st.plugin] += 1
+    potential = int((diag.codes() == int(Code.Unschedulable)).sum())
+    return LocalFailure(diag, frozenset(diag.skipped), preempt, diag.histogram(), plugin_nodes, potential)
+
+
+def _skips_hold(sched: "Scheduler", pod: Pod, skipped: frozenset[str]) -> bool:
+    """The plugins skipped in the kept cycle would be skipped again."""
+    for name in skipped & _RECHECKED_SKIPS:
+        if name == "DynamicResources":
+            if pod.spec.resource_claims or sched.handle.objects.get("DeviceClass"):
+                return False
+            continue
+        plugin = next((p for p in sched.pre_filters if p.name == name), None)
+        if plugin is not None and not sched._pre_filter_is_skip(plugin, pod):
+            return False
+    return True
+
+
+def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult | None":
+    """The kept failure with ``nodes`` filtered again; None when the real cycle must run."""
+    from .preemption import message_without_dry_run
+    from .scheduler import ScheduleResult, fit_error
+
+    lf = kept.local
+    cs = sched.cluster
+    pod = kept.pod
+    if lf is None or len(nodes) > MAX_PATCHED_NODES or cs.nominated:
+        return None
+    if not _skips_hold(sched, pod, lf.skipped):
+        return None
+    if lf.state is None:
+        state = CycleState()
+        for plugin in sched.pre_filters:
+            if plugin.name in lf.skipped:
+                continue
+            _, st = plugin.pre_filter(state, pod, cs.infos)
+            if not st.is_success:
+                return None
+        lf.state = state
+    skipped = set(lf.skipped)
+    fresh = {i: sched._chain(lf.state, pod, cs.infos[i], skipped) for i in nodes}
+    if any(st is None for st in fresh.values()):
+        return None
+    hist, plugin_nodes, potential = Counter(lf.hist), Counter(lf.plugin_nodes), lf.potential
+    for i, new in fresh.items():
+        old = lf.status(i)
+        if old is not None:
+            for r in old.reasons:
+                hist[r] -= 1
+            plugin_nodes[old.plugin] -= 1
+            potential -= old.code == Code.Unschedulable
+        for r in new.reasons:  # type: ignore[union-attr]
+            hist[r] += 1
+        plugin_nodes[new.plugin] += 1  # type: ignore[union-attr]
+        potential += new.code == Code.Unschedulable  # type: ignore[union-attr]
+    if lf.preempt == PREEMPT_NO_DRY_RUN and potential and cs.any_priority_below(pod.spec.priority or 0):
+        return None   # DefaultPreemption would look for victims now: the real cycle runs
+    for c in (hist, plugin_nodes):
+        for k in [k for k, v in c.items() if v <= 0]:
+            del c[k]
+    lf.hist, lf.plugin_nodes, lf.potential = hist, plugin_nodes, potential
+    lf.changed.update(fresh)  # type: ignore[arg-type]
+    post = ""
+    if lf.preempt == PREEMPT_NEVER:
+        from .preemption import NEVER
+
+        post = "preemption: " + NEVER
+    elif lf.preempt == PREEMPT_NO_DRY_RUN:
+        post = message_without_dry_run(cs.n, potential)
+    r = kept.result
+    return ScheduleResult(pod, None, Code.Unschedulable, fit_error(cs.n, hist, "", post), 0, r.evaluated,
+                          frozenset(p for p in plugin_nodes if p))

@@ -1,0 +1,74 @@
+"""Retries answered from a kept failed cycle give exactly the outcomes of re-running every cycle.
+
+Random clusters and workloads (several priorities, so preemption; spread constraints; taints;
+pods that finish and free nodes), a short ``podMaxInUnschedulablePodsDuration`` so the leftover
+flush retries parked pods many times: every pod's phase, node, times, attempts and message are
+the same with the shortcut on and off.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from kubetwin.sim.loop import Simulator
+
+PCS = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{v}"}, "value": v}
+       for v in (10, 100, 1000)]
+
+
+def _random_spec(rng: random.Random) -> dict:
+    groups = []
+    for g in range(rng.randint(1, 3)):
+        grp = {"name": f"g{g}", "count": rng.randint(2, 8),
+               "capacity": {"cpu": str(rng.choice((2, 4, 8))), "memory": f"{rng.choice((4, 8, 16))}Gi",
+                            "pods": str(rng.choice((3, 10, 110)))},
+               "zones": [f"z{k}" for k in range(rng.choice((1, 2, 3)))]}
+        if rng.random() < 0.3:
+            grp["taints"] = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+        groups.append(grp)
+    workloads = []
+    for w in range(rng.randint(2, 5)):
+        spec: dict = {"containers": [{"name": "c", "resources": {"requests": {
+            "cpu": rng.choice(("500m", "1", "2", "3")), "memory": rng.choice(("512Mi", "1Gi", "3Gi"))}}}]}
+        if rng.random() < 0.3:
+            spec["topologySpreadConstraints"] = [{
+                "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": f"w{w}"}}}]
+        if rng.random() < 0.3:
+            spec["tolerations"] = [{"key": "dedicated", "operator": "Exists"}]
+        wl = {"name": f"w{w}", "count": rng.randint(3, 15), "template": {"spec": spec},
+              "arrival": {"interval": f"{rng.choice((1, 20, 90))}s", "start": f"{rng.randint(0, 600)}s"}}
+        if rng.random() < 0.6:
+            wl["duration"] = f"{rng.choice((30, 400, 2000))}s"
+        if rng.random() < 0.6:
+            wl["priorityClassName"] = rng.choice(("p10", "p100", "p1000"))
+        workloads.append(wl)
+    return {"seed": rng.randint(0, 1000), "podMaxInUnschedulablePodsDuration": rng.choice(("60s", "5m")),
+            "kubeletAdmission": False, "nodeGroups": groups, "workloads": workloads}
+
+
+def _outcomes(sc, reuse: bool):
+    sim = Simulator(sc, reuse_verdicts=reuse)
+    r = sim.run()
+    return [(p.name, p.phase, p.node, p.start, p.end, p.attempts, p.reason, p.message) for p in r.pods], sim
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_kept_verdicts_change_no_outcome(tmp_path, kit, seed):
+    sc = kit.scenario(tmp_path, _random_spec(random.Random(seed)), *PCS)
+    fast, sim = _outcomes(sc, True)
+    slow, _ = _outcomes(sc, False)
+    assert fast == slow
+
+
+def test_kept_verdicts_are_used(tmp_path, kit):
+    spec = {"podMaxInUnschedulablePodsDuration": "60s", "kubeletAdmission": False,
+            "nodeGroups": [kit.group(count=3, cpu="2")],
+            "workloads": [kit.workload("big", count=4, cpu="3"),
+                          kit.workload("small", count=6, cpu="1", arrival={"interval": "100s"})]}
+    sc = kit.scenario(tmp_path, spec)
+    fast, sim = _outcomes(sc, True)
+    assert sim.sched.reused_cycles + sim.sched.patched_cycles > 0
+    assert fast == _outcomes(sc, False)[0]
