@@ -330,7 +330,10 @@ class Scheduler:
         else:
             self.reused_cycles += 1
         r = shared.result
-        return r if r.pod is pod else dataclasses.replace(r, pod=pod)
+        if r.pod is not pod:
+            r = dataclasses.replace(r, pod=pod)
+            self._verdicts[uid] = Verdict(pod, cs.generation, r, 0)   # its own copy, for same-generation retries
+        return r
 
     def _keep(self, pod: Pod, r: ScheduleResult, start: int) -> None:
         cs = self.cluster

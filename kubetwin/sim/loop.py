@@ -208,7 +208,8 @@ class Simulator:
                     self.push(t + self.sc.settings.sample_interval, SAMPLE, None)
             if not heap or heap[0][0] > t:
                 self._schedule_all()
-                self._plan_flush()
+                if kind == FLUSH:
+                    self._plan_flush(self.queue.oldest_unschedulable())
                 if self.pending and self.live == 0 and not self._pressure_busy():
                     break
         self._sample()
@@ -216,13 +217,13 @@ class Simulator:
             self.progress(self.total_expected, self.total_expected)
         return self._result(time.perf_counter() - wall)
 
-    def _plan_flush(self) -> None:
+    def _plan_flush(self, oldest: float | None) -> None:
         """kube-scheduler runs ``flushUnschedulablePodsLeftover`` every 30 s from its start;
         only the ticks that can move a pod are put on the clock: the first tick at which the
-        oldest parked pod has waited longer than ``podMaxInUnschedulablePodsDuration``."""
+        oldest parked pod (parked at ``oldest``) has waited longer than
+        ``podMaxInUnschedulablePodsDuration``."""
         from ..scheduler.queue import UNSCHEDULABLE_FLUSH_INTERVAL as every
 
-        oldest = self.queue.oldest_unschedulable()
         if oldest is None:
             return
         due = (math.floor((oldest + self.sc.settings.pod_max_in_unschedulable) / every) + 1) * every
@@ -291,8 +292,10 @@ class Simulator:
                 # flight, sends it to backoff at once
                 self.queue.requeue_unschedulable(pod, r.unschedulable_plugins, self.now)
                 self.queue.on_event(ASSIGNED_POD_DELETE, self.now)
+                self._plan_flush(self.now)
                 return
             self.queue.requeue_unschedulable(pod, r.unschedulable_plugins, self.now)
+            self._plan_flush(self.now)
             return
         node = r.node
         i = self.cluster.index[node]

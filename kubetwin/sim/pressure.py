@@ -100,7 +100,7 @@ class NodePressure:
         """Whether a later sample could still change something: a curve still moving, a
         condition still reported, or a threshold met."""
         for n in self.nodes.values():
-            if n.conditions or n.manager._thresholds_met or n.manager._first_observed:
+            if n.conditions or n.manager.tracking_thresholds:
                 return True
             for sp in n.pods.values():
                 if sp.phase == "Running" and now - sp.origin < sp.usage.settles_at:

@@ -155,3 +155,23 @@ def test_admission_under_disk_pressure_turns_away_every_non_critical_pod():
     m.synchronize(0, summary(nodefs=(Mi, 100 * Gi)), [])
     assert not m.admit(PODS[1]).admitted
     assert m.admit(pod("crit", priority=2_000_000_000)).admitted
+
+
+def test_a_soft_threshold_in_its_grace_period_is_observed_but_not_met():
+    cfg = config(evictionHard={}, evictionSoft={"memory.available": "1Gi"},
+                 evictionSoftGracePeriod={"memory.available": "1m"})
+    m = EvictionManager(cfg)
+    assert not m.tracking_thresholds
+    m.synchronize(0, pressured(), PODS)
+    assert m.thresholds_met == ()
+    assert [t.signal for t in m.thresholds_first_observed] == ["memory.available"]
+    assert m.tracking_thresholds
+    m.synchronize(M, pressured(), PODS)
+    assert [t.signal for t in m.thresholds_met] == ["memory.available"]
+
+
+def test_thresholds_are_forgotten_once_usage_drops():
+    m = EvictionManager(config(evictionHard={"memory.available": "1Gi"}))
+    m.synchronize(0, pressured(), PODS)
+    m.synchronize(M, pressured(avail=4 * Gi), PODS)
+    assert m.thresholds_met == () and m.thresholds_first_observed == {} and not m.tracking_thresholds

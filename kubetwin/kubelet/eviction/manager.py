@@ -110,6 +110,23 @@ class EvictionManager:
         self._thresholds_met: list[Threshold] = []
         self._last_observations: Observations = {}
 
+    @property
+    def thresholds_met(self) -> tuple[Threshold, ...]:
+        """Thresholds met past their grace period at the last pass (``thresholdsMet``): the
+        next pass keeps them until they are met no longer, minimum reclaim included."""
+        return tuple(self._thresholds_met)
+
+    @property
+    def thresholds_first_observed(self) -> dict[Threshold, int]:
+        """When each threshold met at the last pass was first seen met (``thresholdsFirstObservedAt``)."""
+        return dict(self._first_observed)
+
+    @property
+    def tracking_thresholds(self) -> bool:
+        """Some threshold was met at the last pass (acting or still in its grace period): a
+        later pass may change something even if usage stays put."""
+        return bool(self._thresholds_met or self._first_observed)
+
     # --- the loop ------------------------------------------------------------------------------
     def synchronize(self, now: int, summary: Summary, active_pods: Sequence[Pod],
                     reclaim: ReclaimFunc | None = None) -> SyncResult:
