@@ -16,6 +16,7 @@ from ...model.cpuset import EMPTY, CPUSet
 from ...model.features import FeatureGates
 from ...model.pod import Container, Pod, is_sidecar
 from ..admission_errors import AdmissionError, SMTAlignmentError
+from ..memo import SharedMemo
 from ..podlevel import (guaranteed_cpus, pod_guaranteed_cpus, pod_level_managers_enabled, is_pod_level_pod,
                         skipped_for_pod_level, validate_pod_scope_resources)
 from ..topology.bitmask import bits_of, iterate_bitmasks
@@ -100,6 +101,8 @@ class StaticPolicy:
         self.cpus_to_reuse: dict[str, CPUSet] = {}
         self.counters = Counters()
         self._numa_masks: list[tuple[int, int, int, int]] | None = None
+        #: picks and hints shared by every kubelet copied from this one (see ``kubelet.memo``)
+        self.memo = SharedMemo()
 
     # --- start-up ---------------------------------------------------------------------------
     def all_cpus(self) -> CPUSet:
@@ -253,13 +256,16 @@ class StaticPolicy:
     def allocate_cpus(self, s: CPUState, n: int, numa_affinity: int | None, reusable: CPUSet) -> CPUSet:
         """``allocateCPUs``: inside the affinity first, the rest from anywhere; taken out of the pool."""
         allocatable = self.available(s) | reusable
-        result = EMPTY
-        if numa_affinity is not None:
-            aligned = CPUSet.from_mask(allocatable.mask & self._aligned_pool(numa_affinity))
-            k = min(n, aligned.size())
-            result = self.strategy.take(self.tm, aligned, k)
-        rest = self.strategy.take(self.tm, allocatable - result, n - result.size())
-        result = result | rest
+        key = ("pick", allocatable.mask, numa_affinity, n)
+        result = self.memo.get(key)
+        if result is None:
+            result = EMPTY
+            if numa_affinity is not None:
+                aligned = CPUSet.from_mask(allocatable.mask & self._aligned_pool(numa_affinity))
+                k = min(n, aligned.size())
+                result = self.strategy.take(self.tm, aligned, k)
+            rest = self.strategy.take(self.tm, allocatable - result, n - result.size())
+            result = self.memo.put(key, result | rest)
         s.default_cpuset = s.default_cpuset - result
         return result
 
@@ -300,6 +306,14 @@ class StaticPolicy:
 
     # --- hints ---------------------------------------------------------------------------------
     def generate_hints(self, available: CPUSet, reusable: CPUSet, request: int) -> list[TopologyHint]:
+        """``generateCPUTopologyHints``, remembered per (available CPUs, reusable CPUs, request)."""
+        key = ("hints", available.mask, reusable.mask, request)
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo.put(key, tuple(self._generate_hints(available, reusable, request)))
+        return list(hit)
+
+    def _generate_hints(self, available: CPUSet, reusable: CPUSet, request: int) -> list[TopologyHint]:
         tm = self.tm
         numas = sorted(tm.numa)
         min_size = len(numas)

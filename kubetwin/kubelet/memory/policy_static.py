@@ -15,6 +15,7 @@ from ...machine.model import Machine
 from ...model.kubelet_config import KubeletConfiguration
 from ...model.pod import Container, Pod, is_sidecar
 from ..admission_errors import AdmissionError
+from ..memo import SharedMemo
 from ..podlevel import get_pod_qos, is_container_equivalent_guaranteed, skipped_for_pod_level
 from ..qos import GUARANTEED
 from ..topology.bitmask import bits_of, iterate_bitmasks, mask_of
@@ -103,6 +104,8 @@ class StaticMemoryPolicy:
             ns.memory_map["memory"] = MemoryTable(n.memory, r, alloc, 0, alloc)
             self.state.machine_state[n.id] = ns
         self._masks: list[tuple[int, list[int]]] | None = None
+        #: answers shared by every kubelet copied from this one (see ``kubelet.memo``)
+        self.memo = SharedMemo()
         from ..cpu.policy_static import Counters
 
         self.counters = Counters()
@@ -228,18 +231,48 @@ class StaticMemoryPolicy:
 
     def _calculate_hints(self, requests: dict[str, int], reusable: dict[tuple[int, str], int] | None = None
                          ) -> list[TopologyHint]:
+        """``calculateHints``, remembered per (requests, reusable memory, free-memory state)."""
         ms = self.state.machine_state
-        min_size = len(self.nodes)
-        found: list[int] = []
+        # everything the answer reads from the state: free memory, whether a node is used, its group
+        state = tuple((tuple(t.free for t in ns.memory_map.values()), ns.number_of_assignments > 0, tuple(ns.cells))
+                      for ns in ms.values())
+        req_key = tuple(sorted(requests.items()))
+        reuse_key = tuple(sorted(kv for kv in reusable.items() if kv[1])) if reusable else ()
+        key = (req_key, reuse_key, state)
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo.put(key, tuple(self._calculate_hints_uncached(requests, reusable)))
+        return list(hit)
+
+    def _feasible_masks(self, requests: dict[str, int]) -> tuple[int, list[tuple[int, list[int]]]]:
+        """The masks whose allocatable memory could hold ``requests``, and the fewest nodes among
+        them (the preferred width); allocatable never changes, so this depends on the request only."""
+        key = ("feasible", tuple(sorted(requests.items())))
+        hit = self.memo.get(key)
+        if hit is not None:
+            return hit
+        ms = self.state.machine_state
         if self._masks is None:
             self._masks = [(m, bits_of(m)) for m in iterate_bitmasks(self.nodes)]
         alloc = {r: {n: (ms[n].memory_map[r].allocatable if r in ms[n].memory_map else 0) for n in self.nodes}
                  for r in requests}
+        min_size = len(self.nodes)
+        out = []
         for mask, bits in self._masks:
             if any(sum(alloc[r][n] for n in bits) < req for r, req in requests.items()):
                 continue
-            if len(bits) < min_size:
-                min_size = len(bits)
+            min_size = min(min_size, len(bits))
+            out.append((mask, bits))
+        return self.memo.put(key, (min_size, out))
+
+    def _calculate_hints_uncached(self, requests: dict[str, int],
+                                  reusable: dict[tuple[int, str], int] | None = None) -> list[TopologyHint]:
+        ms = self.state.machine_state
+        min_size, masks = self._feasible_masks(requests)
+        found: list[int] = []
+        free = {r: {n: (ms[n].memory_map[r].free if r in ms[n].memory_map else 0) for n in self.nodes}
+                for r in requests}
+        for mask, bits in masks:
             if len(bits) == 1:
                 ns = ms[bits[0]]
                 if ns.number_of_assignments > 0 and len(ns.cells) > 1:
@@ -257,10 +290,10 @@ class StaticMemoryPolicy:
                     continue
             ok = True
             for r, req in requests.items():
-                free = sum(ms[n].memory_map[r].free if r in ms[n].memory_map else 0 for n in bits)
+                have = sum(free[r][n] for n in bits)
                 if reusable:
-                    free += reusable.get((mask, r), 0)
-                if free < req:
+                    have += reusable.get((mask, r), 0)
+                if have < req:
                     ok = False
                     break
             if ok:

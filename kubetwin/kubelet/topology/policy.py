@@ -7,12 +7,13 @@ an all-nodes result, and in whether a non-preferred result is admitted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import product
 from typing import Callable, Mapping, Sequence
 
 from ...errors import InputError
 from ...model.features import FeatureGates
+from ..memo import SharedMemo
 from .hint import ANY_NOT_PREFERRED, ANY_PREFERRED, TopologyHint
 from .numa_info import NUMAInfo
 
@@ -178,6 +179,8 @@ class Policy:
     name: str
     numa: NUMAInfo
     options: TopologyManagerOptions = TopologyManagerOptions()
+    #: merged answers per providers' hints: a pure function of the hints and this policy
+    memo: SharedMemo = field(default_factory=SharedMemo, compare=False, repr=False)
 
     def _fitter(self) -> Callable[[int, int], int]:
         if self.options.prefer_closest_numa and self.name != SINGLE_NUMA_NODE:
@@ -188,6 +191,13 @@ class Policy:
         if self.name == NONE:
             return TopologyHint(None, True), True
         lists = _flatten(providers)
+        key = tuple(map(tuple, lists))
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo.put(key, self._merge(lists))
+        return hit
+
+    def _merge(self, lists: list[list[TopologyHint]]) -> tuple[TopologyHint, bool]:
         if self.name == SINGLE_NUMA_NODE:
             lists = _single_numa_only(lists)
         best = merge_hints(lists, self.numa, self._fitter())
