@@ -43,3 +43,49 @@ def test_copies_do_not_share_state():
     assert a.admit(p).admitted
     assert b.cpu.state.entries.get(p.uid) is None and not b.admitted
     assert b.admit(p).admitted and a.cpu.state.entries[p.uid] == b.cpu.state.entries[p.uid]
+
+
+def _mutables(root, shared_ids):
+    """id -> object of every mutable value reachable from ``root`` (shared immutables excluded)."""
+    from kubetwin.kubelet.memo import SharedMemo
+
+    out, stack = {}, [root]
+    while stack:
+        o = stack.pop()
+        if id(o) in out or id(o) in shared_ids or isinstance(o, (int, float, str, bytes, type(None), SharedMemo)):
+            continue
+        if isinstance(o, tuple):
+            stack.extend(o)
+            continue
+        out[id(o)] = o
+        if isinstance(o, dict):
+            stack.extend(o.keys())
+            stack.extend(o.values())
+        elif isinstance(o, (list, set, frozenset)):
+            stack.extend(o)
+        elif hasattr(o, "__self__") and hasattr(o, "__func__"):
+            stack.append(o.__self__)
+        else:
+            stack.extend(getattr(o, "__dict__", {}).values())
+            for klass in type(o).__mro__:
+                for slot in klass.__dict__.get("__slots__", ()):
+                    if hasattr(o, slot) and slot not in ("__dict__", "__weakref__"):
+                        stack.append(getattr(o, slot))
+    return out
+
+
+def test_a_copy_shares_no_mutable_object_with_its_template_but_the_memos():
+    from kubetwin.sim.kubelets import _TEMPLATES
+
+    sn = _node()
+    copied = kubelet_for(sn)
+    tmpl = _TEMPLATES[(id(sn.machine), id(sn.kubelet))]
+    shared = set(tmpl.shared)
+    assert not _mutables(copied, shared).keys() & _mutables(tmpl.kubelet, shared).keys()
+
+
+def test_a_copys_managers_ask_the_copys_topology_manager_for_affinities():
+    copied = kubelet_for(_node())
+    assert copied.cpu.policy.affinity.__self__ is copied.topology
+    assert copied.memory.policy.affinity.__self__ is copied.topology
+    assert copied.device_manager.affinity.__self__ is copied.topology
