@@ -3,19 +3,24 @@
 ``PrioritySort`` pops the highest ``spec.priority`` first and, among equals, the pod that
 entered the queue first (its ``PodInfo.Timestamp``: creation time when known, else the order
 of arrival). A pod that failed a cycle waits out a backoff (1 s doubled per attempt, at most
-10 s) and sits among the unschedulable pods until a cluster event that one of its rejecting
-plugins registered for (``EventsToRegister``) moves it back.
+10 s, its expiry rounded down to the whole second: ``SchedulerPopFromBackoffQ``'s ordering window)
+and sits among the unschedulable pods until a cluster event that one of its rejecting plugins
+registered for (``EventsToRegister``) moves it back. A bound pod's arrival (``AssignedPodAdded``)
+only moves pods it can help: those rejected by PodTopologySpread in its namespace and those with a
+required pod-affinity term it matches (``getUnschedulablePodsWithCrossTopologyTerm``).
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterable
 
 from ..model.pod import Pod
+from .framework.types import PodInfo
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
@@ -79,6 +84,18 @@ class QueuedPod:
     unschedulable_plugins: frozenset[str] = frozenset()
     #: when the pod last entered the unschedulable pool (its refreshed ``Timestamp``)
     unschedulable_since: float = 0.0
+    #: ``QueuedPodInfo.RequiredAffinityTerms`` (parsed when first needed)
+    _affinity_terms: tuple | None = None
+
+    @property
+    def required_affinity_terms(self) -> tuple:
+        if self._affinity_terms is None:
+            aff = self.pod.spec.affinity
+            pa = aff.pod_affinity if aff is not None else None
+            self._affinity_terms = (PodInfo(self.pod).required_affinity_terms
+                                    if pa is not None and pa.required_during_scheduling_ignored_during_execution
+                                    else ())
+        return self._affinity_terms
 
     def key(self) -> tuple[int, float, int]:
         return (-(self.pod.spec.priority or 0), self.timestamp, self.seq)
@@ -94,6 +111,13 @@ class SchedulingQueue:
     _backoff: set[str] = field(default_factory=set)
     _seq: itertools.count = field(default_factory=itertools.count)
     _popped: QueuedPod | None = None  # the pod of the cycle in progress (keeps its timestamp)
+    #: the unschedulable pool by ``Timestamp`` (insertion-ordered uids) and a heap of those
+    #: timestamps, so the leftover flush and its planning touch only the pods they move
+    _parked_at: dict[float, dict[str, None]] = field(default_factory=dict)
+    _parked_times: list[float] = field(default_factory=list)
+    #: parked pods an assigned pod's arrival may help (PodTopologySpread rejections, required
+    #: pod affinity): the only ones ``AssignedPodAdd`` looks at
+    _cross_topology: set[str] = field(default_factory=set)
 
     def __len__(self) -> int:
         return len(self._pods)
@@ -154,29 +178,110 @@ class SchedulingQueue:
         seq = next(self._seq)
         ts = now if now is not None else float(seq)
         t = now if now is not None else 0.0
-        qp = QueuedPod(pod, ts, seq, n, t + backoff_duration(n), frozenset(plugins), ts)
-        self._pods[pod.uid] = qp
-        self._unschedulable.add(pod.uid)
+        qp = QueuedPod(pod, ts, seq, n, backoff_expiry(t, n), frozenset(plugins), ts)
+        if pod.uid in self._pods:
+            self.drop(pod.uid)
+        self._park(qp)
+
+    def _park(self, qp: QueuedPod) -> None:
+        uid = qp.pod.uid
+        self._pods[uid] = qp
+        self._unschedulable.add(uid)
+        ts = qp.timestamp
+        at = self._parked_at.get(ts)
+        if at is None:
+            at = self._parked_at[ts] = {}
+            heapq.heappush(self._parked_times, ts)
+        at[uid] = None
+        if "PodTopologySpread" in qp.unschedulable_plugins or qp.required_affinity_terms:
+            self._cross_topology.add(uid)
+
+    def _unpark(self, uid: str, qp: QueuedPod, now: float) -> None:
+        """Out of the unschedulable pool: to backoffQ while backing off, else to activeQ."""
+        self._unschedulable.discard(uid)
+        self._cross_topology.discard(uid)
+        at = self._parked_at.get(qp.timestamp)
+        if at is not None:
+            at.pop(uid, None)
+        if is_backing_off(qp, now):
+            self._backoff.add(uid)
+        else:
+            heapq.heappush(self._active, (qp.key(), uid))
+
+    def retry_parked(self, qp: QueuedPod, plugins: frozenset[str], now: float) -> None:
+        """A parked pod that the leftover flush moved at ``now`` failed again with the same
+        answer: what flush, ``Pop`` and ``AddUnschedulableIfNotPresent`` do to it, in one step
+        (one more attempt, a fresh sequence number, ``Timestamp`` and backoff from ``now``)."""
+        uid = qp.pod.uid
+        self._unschedulable.discard(uid)
+        self._cross_topology.discard(uid)
+        at = self._parked_at.get(qp.timestamp)
+        if at is not None:
+            at.pop(uid, None)
+        n = qp.attempts + 1
+        self._park(QueuedPod(qp.pod, now, next(self._seq), n, backoff_expiry(now, n), plugins, now))
+
+    def drop(self, uid: str) -> None:
+        """Forget a pod the queue holds (it was deleted or bound elsewhere)."""
+        qp = self._pods.pop(uid, None)
+        if qp is None:
+            return
+        self._unschedulable.discard(uid)
+        self._cross_topology.discard(uid)
+        self._backoff.discard(uid)
+        at = self._parked_at.get(qp.timestamp)
+        if at is not None:
+            at.pop(uid, None)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing waits in activeQ or backoffQ (every pod held is parked or gated)."""
+        return not self._active and not self._backoff
+
+    def due_leftover(self, now: float, max_duration: float = POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION
+                     ) -> list[QueuedPod] | None:
+        """The pods the leftover flush at ``now`` would move, in the order an idle scheduler
+        would then pop them — or None when some would go to backoffQ (their order is not
+        activeQ's). Nothing is moved."""
+        out: list[QueuedPod] = []
+        pods = self._pods
+        for ts in sorted(t for t in self._parked_at if now - t > max_duration):
+            for uid in self._parked_at[ts]:
+                qp = pods[uid]
+                if is_backing_off(qp, now):
+                    return None
+                out.append(qp)
+        out.sort(key=QueuedPod.key)
+        return out
 
     def oldest_unschedulable(self) -> float | None:
         """The earliest ``Timestamp`` in the unschedulable pool (when the next leftover flush
         can move a pod), or None when the pool is empty."""
-        if not self._unschedulable:
-            return None
-        pods = self._pods
-        return min(pods[u].timestamp for u in self._unschedulable)
+        times, at = self._parked_times, self._parked_at
+        while times:
+            ts = times[0]
+            if at.get(ts):
+                return ts
+            heapq.heappop(times)
+            at.pop(ts, None)
+        return None
 
-    def on_event(self, event: str, now: float = 0.0) -> int:
-        """Move the unschedulable pods this event may help to backoff/active; returns how many."""
+    def on_event(self, event: str, now: float = 0.0, pod: Pod | None = None,
+                 namespace_labels: dict[str, str] | None = None) -> int:
+        """Move the unschedulable pods this event may help to backoff/active; returns how many.
+
+        ``AssignedPodAdd`` with the bound ``pod`` (``AssignedPodAdded``) looks only at pods it
+        can help: rejected by PodTopologySpread in the pod's namespace, or with a required
+        pod-affinity term the pod matches (``namespace_labels``: its namespace's labels)."""
+        if event == ASSIGNED_POD_ADD and pod is not None:
+            uids = [u for u in self._cross_topology if _crosses(self._pods[u], pod, namespace_labels or {})]
+        else:
+            uids = list(self._unschedulable)
         moved = 0
-        for uid in list(self._unschedulable):
+        for uid in uids:
             qp = self._pods[uid]
             if _interested(qp.unschedulable_plugins, event):
-                self._unschedulable.discard(uid)
-                if qp.backoff_until > now:
-                    self._backoff.add(uid)
-                else:
-                    heapq.heappush(self._active, (qp.key(), uid))
+                self._unpark(uid, qp, now)
                 moved += 1
         return moved
 
@@ -187,29 +292,49 @@ class SchedulingQueue:
         flag, 5 minutes) go back to backoff or activeQ whatever their plugins registered
         (``UnschedulableTimeout``). Returns how many."""
         moved = 0
-        for uid in list(self._unschedulable):
-            qp = self._pods[uid]
-            if now - qp.timestamp > max_duration:
-                self._unschedulable.discard(uid)
-                if qp.backoff_until > now:
-                    self._backoff.add(uid)
-                else:
-                    heapq.heappush(self._active, (qp.key(), uid))
+        times, at, pods = self._parked_times, self._parked_at, self._pods
+        while times and now - times[0] > max_duration:
+            ts = heapq.heappop(times)
+            for uid in list(at.pop(ts, ())):
+                self._unpark(uid, pods[uid], now)
                 moved += 1
         return moved
 
     def _flush_backoff(self, now: float | None) -> None:
+        """``flushBackoffQCompleted``: pods whose (window-aligned) backoff has ended go to activeQ."""
         if now is None:
             return
         for uid in list(self._backoff):
             qp = self._pods[uid]
-            if qp.backoff_until <= now:
+            if not is_backing_off(qp, now):
                 self._backoff.discard(uid)
                 heapq.heappush(self._active, (qp.key(), uid))
 
     @property
     def unschedulable(self) -> list[Pod]:
         return [self._pods[u].pod for u in self._unschedulable]
+
+
+def backoff_expiry(timestamp: float, attempts: int) -> float:
+    """``getBackoffTime``: ``Timestamp`` + the backoff, rounded down to the 1 s ordering window of
+    backoffQ (``alignToWindow``, ``SchedulerPopFromBackoffQ``, on since 1.33). No attempt yet, no
+    backoff."""
+    if attempts <= 0:
+        return 0.0
+    return float(math.floor(timestamp + backoff_duration(attempts)))
+
+
+def is_backing_off(qp: QueuedPod, now: float) -> bool:
+    """``isPodBackingoff``: the expiry is not before the current window (a pod whose backoff ends
+    within this second still waits for the next window)."""
+    return qp.attempts > 0 and qp.backoff_until >= math.floor(now)
+
+
+def _crosses(qp: QueuedPod, pod: Pod, ns_labels: dict[str, str]) -> bool:
+    """``getUnschedulablePodsWithCrossTopologyTerm``: could the bound ``pod`` help ``qp``?"""
+    if "PodTopologySpread" in qp.unschedulable_plugins and pod.metadata.namespace == qp.pod.metadata.namespace:
+        return True
+    return any(t.matches(pod, ns_labels) for t in qp.required_affinity_terms)
 
 
 def backoff_duration(attempts: int) -> float:

@@ -7,7 +7,7 @@ from kubetwin.model.meta import convert
 from kubetwin.model.node import Node
 from kubetwin.model.pod import Pod
 from kubetwin.scheduler.pdb import PodDisruptionBudget
-from kubetwin.scheduler.queue import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, NODE_ADD, SchedulingQueue,
+from kubetwin.scheduler.queue import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, NODE_ADD, SchedulingQueue, backoff_expiry,
                                       backoff_duration)
 from kubetwin.scheduler.scheduler import Scheduler
 
@@ -23,13 +23,13 @@ def node(name: str, cpu: str = "4", pods: int = 110, zone: str | None = None, **
 
 
 def pod(name: str, cpu: str = "1", priority: int | None = None, node_name: str = "", labels=None,
-        start: str | None = None, created: str | None = None, **spec) -> Pod:
+        start: str | None = None, created: str | None = None, namespace: str = "default", **spec) -> Pod:
     s = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}], **spec}
     if priority is not None:
         s["priority"] = priority
     if node_name:
         s["nodeName"] = node_name
-    meta = {"name": name, "namespace": "default", "labels": labels or {}}
+    meta = {"name": name, "namespace": namespace, "labels": labels or {}}
     if created:
         meta["creationTimestamp"] = created
     status = {"startTime": start} if start else {}
@@ -87,7 +87,42 @@ def test_requeued_pod_respects_backoff_when_time_is_given():
     q.requeue_unschedulable(p, {"NodeAffinity"}, now=0.0)
     q.on_event(NODE_ADD, now=0.5)
     assert q.pop(now=0.5) is None
-    assert q.pop(now=1.0).name == "p"
+    assert q.pop(now=1.5) is None   # expiry 1.0 lies in the current window [1, 2)
+    assert q.pop(now=2.0).name == "p"
+
+
+def test_backoff_ends_with_the_window_after_its_rounded_down_expiry():
+    # SchedulerPopFromBackoffQ (1.33+): expiry 0.3 + 1 s is aligned to 1.0, and a pod whose
+    # expiry lies in the current 1 s window is still backing off
+    q = SchedulingQueue()
+    p = pod("p")
+    q.add(p)
+    q.pop(now=0.3)
+    q.requeue_unschedulable(p, {"NodeAffinity"}, now=0.3)
+    q.on_event(NODE_ADD, now=0.5)
+    assert q.pop(now=1.9) is None
+    assert q.pop(now=2.0).name == "p"
+
+
+def test_backoff_expiry_is_rounded_down_to_the_second():
+    assert [backoff_expiry(t, n) for t, n in ((0.3, 1), (0.3, 3), (12.99, 5), (5.0, 0))] == [1.0, 4.0, 22.0, 0.0]
+
+
+def test_assigned_pod_add_wakes_only_pods_it_can_help():
+    # AssignedPodAdded: only PodTopologySpread rejections in the new pod's namespace and pods
+    # whose required pod affinity the new pod matches (getUnschedulablePodsWithCrossTopologyTerm)
+    q = SchedulingQueue()
+    spread, other_ns, fit = pod("spread"), pod("elsewhere", namespace="other"), pod("fit")
+    wants = pod("wants", affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}})
+    for p, plugins in ((spread, {"PodTopologySpread"}), (other_ns, {"PodTopologySpread"}),
+                       (fit, {"NodeResourcesFit", "InterPodAffinity"}), (wants, {"InterPodAffinity"})):
+        q.add(p)
+        q.pop()
+        q.requeue_unschedulable(p, plugins)
+    assert q.on_event(ASSIGNED_POD_ADD, pod=pod("web", labels={"app": "web"})) == 1
+    assert q.on_event(ASSIGNED_POD_ADD, pod=pod("db", labels={"app": "db"})) == 1
+    assert sorted(p.name for p in q.unschedulable) == ["elsewhere", "fit"]
 
 
 def test_backoff_doubles_up_to_ten_seconds():
