@@ -10,6 +10,8 @@ priority, smallest priority sum, fewest victims, latest start of the most import
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -145,6 +147,7 @@ def preempt(sched: "Scheduler", pod: Pod, state: CycleState, diag: "Diagnosis") 
     return PreemptionOutcome(best.node, best.pods, "", Code.Success)
 
 
+@functools.lru_cache(maxsize=4096)
 def message_without_dry_run(num_nodes: int, potential: int) -> str:
     """PostFilter's message when no node needs a dry run: ``potential`` nodes failed as
     Unschedulable but hold no lower-priority pod, the others preemption cannot help."""

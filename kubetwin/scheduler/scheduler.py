@@ -266,7 +266,8 @@ class Scheduler:
             results.append(r)
             if r.node is not None:
                 self.bind(pod, r.node)
-                queue.on_event(ASSIGNED_POD_ADD, now or 0.0)
+                queue.on_event(ASSIGNED_POD_ADD, now or 0.0, pod,
+                               self.cluster.snapshot.namespace_labels(pod.metadata.namespace))
                 continue
             if r.nominated_node is not None:
                 self.apply_preemption(r)
@@ -299,6 +300,42 @@ class Scheduler:
         if self.reuse_verdicts and r.node is None and r.nominated_node is None and r.code != Code.Pending:
             self._keep(pod, r, start)
         return r
+
+    def kept_answers(self, pods: Sequence[Pod]) -> list[ScheduleResult] | None:
+        """Cycles for ``pods`` in this order, all answered from kept failures at the current
+        generation — exactly what :meth:`schedule` would return for each — or None (and nothing
+        done) when any one of them would need a cycle or a patch. Lets a caller retry a batch of
+        parked pods in one step while nothing in the cluster changes."""
+        if not self.reuse_verdicts:
+            return None
+        cs = self.cluster
+        gen = cs.generation
+        verdicts, shapes = self._verdicts, self._shapes
+        plan: list[tuple[Verdict, bool]] = []
+        for pod in pods:
+            kept = verdicts.get(pod.uid)
+            if kept is not None and kept.pod is pod and kept.generation == gen:
+                plan.append((kept, False))
+                continue
+            if not shapes:
+                return None
+            shared = shapes.get(self._signature(pod))
+            if shared is None or shared.generation != gen:
+                return None
+            plan.append((shared, True))
+        out = []
+        advance = 0
+        for pod, (v, shared) in zip(pods, plan):
+            r = v.result
+            if shared and r.pod is not pod:
+                r = dataclasses.replace(r, pod=pod)
+                verdicts[pod.uid] = Verdict(pod, gen, r, 0)
+            advance += v.advance
+            out.append(r)
+        if advance and cs.n:
+            self.next_start = (self.next_start + advance) % cs.n
+        self.reused_cycles += len(out)
+        return out
 
     def _reuse(self, pod: Pod) -> ScheduleResult | None:
         """A kept failed cycle brought up to date, or None when the real cycle must run.

@@ -216,6 +216,51 @@ def filter_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
     return FilterVerdict(plugin.name, fail, code, bits, reasons_of)
 
 
+def node_resources_fit_on(cs: ClusterState, pod: Pod, plugin: Any, i: int,
+                          req: dict[str, int] | None = None) -> Status | None:
+    """:func:`filter_node_resources_fit` for node ``i`` alone, read from the cluster's arrays
+    (None when the pod fits): what a kept verdict needs for the few nodes changed since.
+    ``req``: the pod's requests as PreFilter computed them."""
+    if req is None:
+        req = cs.amounts(pod).requests
+    args = plugin.args
+    reasons: list[str] = []
+    unresolvable = False
+    if cs.npods[i] >= cs.pods_alloc[i]:
+        reasons.append("Too many pods")
+    scalars = [(k, v) for k, v in req.items() if k not in FIXED_RESOURCES and ra.is_scalar_resource_name(k)]
+    if any(req.get(k, 0) for k in FIXED_RESOURCES) or scalars:
+        free_row = cs.free[i].tolist()
+        alloc_row = cs.alloc[i].tolist()
+        dra = None
+        for name, want in [(k, req.get(k, 0)) for k in FIXED_RESOURCES] + scalars:
+            fixed = name in FIXED_RESOURCES
+            if want <= 0 if fixed else want == 0:
+                continue
+            if not fixed and is_extended_resource(name) and (
+                    name in args.ignored_resources or name.split("/", 1)[0] in args.ignored_resource_groups):
+                continue
+            j = cs.rindex.get(name)
+            if j is None:
+                alloc = 0
+                ni = cs.infos[i]
+                free = -(ni.requested.get(name, 0) if ni.pods else 0)
+            else:
+                alloc, free = alloc_row[j], free_row[j]
+            if want > free:
+                if not fixed and alloc <= 0:
+                    if dra is None:
+                        dra = cs.gates.enabled("DRAExtendedResource")
+                    if dra and device_class_for(cs.handle, name) is not None:
+                        continue
+                reasons.append(f"Insufficient {name}")
+                unresolvable |= want > alloc
+    if not reasons:
+        return None
+    return Status(Code.UnschedulableAndUnresolvable if unresolvable else Code.Unschedulable, tuple(reasons),
+                  plugin=plugin.name)
+
+
 def _unindexed_requested(cs: ClusterState, name: str) -> np.ndarray:
     out = np.zeros(cs.n, dtype=np.int64)
     for i, ni in enumerate(cs.infos):

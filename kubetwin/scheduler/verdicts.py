@@ -115,6 +115,26 @@ def _skips_hold(sched: "Scheduler", pod: Pod, skipped: frozenset[str]) -> bool:
     return True
 
 
+def _filter_node(sched: "Scheduler", state: CycleState, pod: Pod, i: int, skipped: set[str]) -> Status | None:
+    """The Filter chain on node ``i`` (first rejection), NodeResourcesFit read from the cluster's
+    arrays rather than the NodeInfo's resource maps."""
+    from .vector import node_resources_fit_on
+
+    ni = sched.cluster.infos[i]
+    for plugin in sched.filters:
+        if plugin.name in skipped:
+            continue
+        if plugin.name == "NodeResourcesFit" and sched.vectorised:
+            st = node_resources_fit_on(sched.cluster, pod, plugin, i, state.get(plugin.name))
+            if st is not None:
+                return st
+            continue
+        st = plugin.filter(state, pod, ni)
+        if not st.is_success:
+            return st.with_plugin(plugin.name)
+    return None
+
+
 def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult | None":
     """The kept failure with ``nodes`` filtered again; None when the real cycle must run."""
     from .preemption import message_without_dry_run
@@ -137,7 +157,7 @@ def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult
                 return None
         lf.state = state
     skipped = set(lf.skipped)
-    fresh = {i: sched._chain(lf.state, pod, cs.infos[i], skipped) for i in nodes}
+    fresh = {i: _filter_node(sched, lf.state, pod, i, skipped) for i in nodes}
     if any(st is None for st in fresh.values()):
         return None
     hist, plugin_nodes, potential = Counter(lf.hist), Counter(lf.plugin_nodes), lf.potential

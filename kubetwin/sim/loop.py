@@ -27,6 +27,7 @@ from typing import Any, Callable
 import msgspec
 
 from ..model.pod import Pod
+from ..scheduler.queue import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, UNSCHEDULABLE_FLUSH_INTERVAL
 from .results import PodRecord, SimResult, Sample
 from .scenario import Scenario, SimNode
 from .workload import Controller
@@ -134,6 +135,8 @@ class Simulator:
         self.by_uid: dict[str, SimPod] = {}
         self.pods: list[SimPod] = []
         self.heap: list[tuple[float, int, int, Any]] = []
+        #: times of the live events in ``heap`` (a heap too): when the cluster can next change
+        self.live_times: list[float] = []
         self.seq = itertools.count()
         self.counters = Counters()
         self.samples: list[Sample] = []
@@ -153,11 +156,14 @@ class Simulator:
         self.events: list[dict[str, Any]] = []
         self.last_event = 0.0
         self.flush_at: float | None = None   # the next leftover flush on the clock
+        #: retries answered in bulk from kept failed cycles (:meth:`_retry_parked`)
+        self.bulk_retries = 0
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
         if kind < SAMPLE:
             self.live += 1
+            heapq.heappush(self.live_times, t)
         heapq.heappush(self.heap, (t, next(self.seq), kind, obj))
 
     def run(self) -> SimResult:
@@ -174,10 +180,12 @@ class Simulator:
         horizon = self.sc.settings.horizon
         done = 0
         heap = self.heap
+        flush = False
         while heap and (self.live > 0 or self.pending or self._pressure_busy()):
             t, _, kind, obj = heapq.heappop(heap)
             if kind < SAMPLE:
                 self.live -= 1
+                heapq.heappop(self.live_times)
             if horizon is not None and t > horizon:
                 self.now = horizon
                 break
@@ -199,7 +207,7 @@ class Simulator:
             elif kind == FLUSH:
                 if t == self.flush_at:
                     self.flush_at = None
-                    self.queue.flush_unschedulable_leftover(t, self.sc.settings.pod_max_in_unschedulable)
+                    flush = True   # moved at the end of the instant, with the drain
             elif kind == SAMPLE:
                 if self.pressure is not None:
                     self.pressure.synchronize(t)
@@ -207,9 +215,16 @@ class Simulator:
                 if self.live > 0 or self.pending or self._pressure_busy():
                     self.push(t + self.sc.settings.sample_interval, SAMPLE, None)
             if not heap or heap[0][0] > t:
-                self._schedule_all()
-                if kind == FLUSH:
+                if flush:
+                    flush = False
+                    if self._retry_parked(t):
+                        self._fast_forward(t)
+                    else:
+                        self.queue.flush_unschedulable_leftover(t, self.sc.settings.pod_max_in_unschedulable)
+                        self._schedule_all()
                     self._plan_flush(self.queue.oldest_unschedulable())
+                else:
+                    self._schedule_all()
                 if self.pending and self.live == 0 and not self._pressure_busy():
                     break
         self._sample()
@@ -217,19 +232,76 @@ class Simulator:
             self.progress(self.total_expected, self.total_expected)
         return self._result(time.perf_counter() - wall)
 
+    def _retry_parked(self, t: float) -> bool:
+        """The leftover flush at ``t`` and the drain after it in one step, when every pod it
+        moves meets the cluster its kept failed cycle saw (same generation) and nothing else is
+        queued: each pod fails again with that answer, in the order the scheduler would pop
+        them, and is parked again exactly as the one-by-one drain leaves it (attempts, sequence
+        number, ``Timestamp``, backoff, rotation of ``nextStartNodeIndex``). Returns False, with
+        nothing done, when the drain must run cycle by cycle."""
+        q = self.queue
+        if not q.idle:
+            return False
+        due = q.due_leftover(t, self.sc.settings.pod_max_in_unschedulable)
+        if not due:
+            return due is not None
+        by_uid = self.by_uid
+        for qp in due:
+            sp = by_uid.get(qp.pod.uid)
+            if sp is None or sp.phase != "Pending" or sp.pod is not qp.pod:
+                return False
+        answers = self.sched.kept_answers([qp.pod for qp in due])
+        if answers is None:
+            return False
+        c = self.counters
+        c.attempts += len(due)
+        c.unschedulable_attempts += len(due)
+        self.bulk_retries += len(due)
+        for qp, r in zip(due, answers):
+            sp = by_uid[qp.pod.uid]
+            sp.attempts += 1
+            sp.reason, sp.message = "Unschedulable", r.message
+            q.retry_parked(qp, r.unschedulable_plugins, t)
+        self._plan_flush(t)
+        return True
+
+    def _fast_forward(self, t: float) -> None:
+        """Leftover flushes after ``t`` and before the next event that can change the cluster,
+        each retrying only pods whose kept answers still hold (:meth:`_retry_parked`), run here
+        one after the other instead of as clock events. Samples in between read nothing they
+        change; with node pressure (samples may evict) the clock runs them one by one."""
+        if self.pressure is not None or not self.live_times:
+            return
+        until = self.live_times[0]
+        horizon = self.sc.settings.horizon
+        q = self.queue
+        while True:
+            oldest = q.oldest_unschedulable()
+            if oldest is None:
+                return
+            due = self._flush_due(oldest)
+            if due >= until or (horizon is not None and due > horizon):
+                return
+            self.flush_at = None
+            if not self._retry_parked(due):
+                self._plan_flush(oldest)   # the clock runs this flush the usual way
+                return
+
     def _plan_flush(self, oldest: float | None) -> None:
         """kube-scheduler runs ``flushUnschedulablePodsLeftover`` every 30 s from its start;
         only the ticks that can move a pod are put on the clock: the first tick at which the
         oldest parked pod (parked at ``oldest``) has waited longer than
         ``podMaxInUnschedulablePodsDuration``."""
-        from ..scheduler.queue import UNSCHEDULABLE_FLUSH_INTERVAL as every
-
         if oldest is None:
             return
-        due = (math.floor((oldest + self.sc.settings.pod_max_in_unschedulable) / every) + 1) * every
+        due = self._flush_due(oldest)
         if self.flush_at is None or due < self.flush_at:
             self.flush_at = due
             self.push(due, FLUSH, None)
+
+    def _flush_due(self, oldest: float) -> float:
+        every = UNSCHEDULABLE_FLUSH_INTERVAL
+        return (math.floor((oldest + self.sc.settings.pod_max_in_unschedulable) / every) + 1) * every
 
     def _pressure_busy(self) -> bool:
         """With no events left, node pressure may still act while usage curves move (at most
@@ -273,8 +345,6 @@ class Simulator:
             self._schedule_one(sp, pod)
 
     def _schedule_one(self, sp: SimPod, pod: Pod) -> None:
-        from ..scheduler.queue import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE
-
         c = self.counters
         c.attempts += 1
         sp.attempts += 1
@@ -333,7 +403,8 @@ class Simulator:
         self.running += 1
         if sp.duration is not None:
             self.push(self.now + sp.duration, COMPLETE, (sp, sp.run))
-        self.queue.on_event(ASSIGNED_POD_ADD, self.now)
+        self.queue.on_event(ASSIGNED_POD_ADD, self.now, bound,
+                            self.cluster.snapshot.namespace_labels(bound.metadata.namespace))
 
     def _kubelet_admit(self, sp: SimPod, i: int) -> tuple[str, str] | None:
         """The kubelet's admit handlers in order: eviction (node conditions), then resources."""
@@ -396,8 +467,6 @@ class Simulator:
             self.pressure.forget(i, sp)
 
     def _finish(self, sp: SimPod, phase: str, reason: str, message: str) -> None:
-        from ..scheduler.queue import ASSIGNED_POD_DELETE
-
         if sp.phase == "Pending":
             self.pending -= 1
             self.sched.clear_nomination(sp.pod)

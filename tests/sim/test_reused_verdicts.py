@@ -8,7 +8,9 @@ the same with the shortcut on and off.
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from pathlib import Path
 
 import pytest
 
@@ -71,4 +73,30 @@ def test_kept_verdicts_are_used(tmp_path, kit):
     sc = kit.scenario(tmp_path, spec)
     fast, sim = _outcomes(sc, True)
     assert sim.sched.reused_cycles + sim.sched.patched_cycles > 0
+    assert fast == _outcomes(sc, False)[0]
+
+
+def test_parked_pods_retried_in_bulk_change_no_outcome(tmp_path, kit):
+    # pods that can never fit, retried by every leftover flush while the cluster stays put
+    spec = {"podMaxInUnschedulablePodsDuration": "60s", "kubeletAdmission": False,
+            "nodeGroups": [kit.group(count=2, cpu="2")],
+            "workloads": [kit.workload("big", count=5, cpu="3"),
+                          kit.workload("small", count=4, cpu="1", duration="900s", arrival={"interval": "1000s"})]}
+    sc = kit.scenario(tmp_path, spec)
+    fast, sim = _outcomes(sc, True)
+    assert sim.bulk_retries > 0
+    assert fast == _outcomes(sc, False)[0]
+
+
+TRACE = Path("/work/shared/data/traces/alibaba-gpu-v2023")
+
+
+@pytest.mark.skipif(not TRACE.is_dir(), reason="Alibaba GPU trace not available")
+def test_alibaba_trace_outcomes_are_the_same_with_kept_verdicts():
+    from kubetwin.sim.sweep import RunSpec, load_run
+
+    sc = load_run(RunSpec(("alibaba", str(TRACE), "openb_pod_list_default.csv", False)))
+    sc = dataclasses.replace(sc, arrivals=sc.arrivals[:4000])
+    fast, sim = _outcomes(sc, True)
+    assert sim.bulk_retries > 0
     assert fast == _outcomes(sc, False)[0]
