@@ -200,13 +200,18 @@ class SchedulingQueue:
         """Out of the unschedulable pool: to backoffQ while backing off, else to activeQ."""
         self._unschedulable.discard(uid)
         self._cross_topology.discard(uid)
-        at = self._parked_at.get(qp.timestamp)
-        if at is not None:
-            at.pop(uid, None)
+        self._unpark_index(uid, qp.timestamp)
         if is_backing_off(qp, now):
             self._backoff.add(uid)
         else:
             heapq.heappush(self._active, (qp.key(), uid))
+
+    def _unpark_index(self, uid: str, ts: float) -> None:
+        at = self._parked_at.get(ts)
+        if at is not None:
+            at.pop(uid, None)
+            if not at:
+                del self._parked_at[ts]   # its heap entry goes stale and is skipped
 
     def retry_parked(self, qp: QueuedPod, plugins: frozenset[str], now: float) -> None:
         """A parked pod that the leftover flush moved at ``now`` failed again with the same
@@ -215,9 +220,7 @@ class SchedulingQueue:
         uid = qp.pod.uid
         self._unschedulable.discard(uid)
         self._cross_topology.discard(uid)
-        at = self._parked_at.get(qp.timestamp)
-        if at is not None:
-            at.pop(uid, None)
+        self._unpark_index(uid, qp.timestamp)
         n = qp.attempts + 1
         self._park(QueuedPod(qp.pod, now, next(self._seq), n, backoff_expiry(now, n), plugins, now))
 
@@ -229,9 +232,7 @@ class SchedulingQueue:
         self._unschedulable.discard(uid)
         self._cross_topology.discard(uid)
         self._backoff.discard(uid)
-        at = self._parked_at.get(qp.timestamp)
-        if at is not None:
-            at.pop(uid, None)
+        self._unpark_index(uid, qp.timestamp)
 
     @property
     def idle(self) -> bool:
@@ -245,7 +246,7 @@ class SchedulingQueue:
         activeQ's). Nothing is moved."""
         out: list[QueuedPod] = []
         pods = self._pods
-        for ts in sorted(t for t in self._parked_at if now - t > max_duration):
+        for ts in sorted([t for t in self._parked_at if now - t > max_duration]):
             for uid in self._parked_at[ts]:
                 qp = pods[uid]
                 if is_backing_off(qp, now):
