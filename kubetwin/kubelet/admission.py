@@ -9,6 +9,7 @@ sweep, before anything else is allocated, so nothing observable differs.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,6 +127,25 @@ class NodeAdmission:
             for name, ids in self.device_manager.devices_by_resource(uid).items():
                 held[name] = len(ids)
                 self._used[name] = self._used.get(name, 0) + len(ids)
+
+    def fork(self) -> "NodeAdmission":
+        """An independent kubelet in this one's state: managers and their state copied, the machine,
+        configuration, topology and the managers' memos shared (cheaper than building one)."""
+        new = copy.copy(self)
+        new.topology = topology = self.topology.fork()
+        new.device_manager = self.device_manager.fork(topology.get_affinity)
+        new.cpu = self.cpu.fork(topology.get_affinity)
+        new.memory = self.memory.fork(topology.get_affinity)
+        copied = {id(self.device_manager): new.device_manager, id(self.cpu): new.cpu, id(self.memory): new.memory}
+        for name, p in self.topology.providers:
+            topology.add_provider(name, copied[id(p)])
+        new.admitted = list(self.admitted)
+        new.capacity, new.allocatable = dict(self.capacity), dict(self.allocatable)
+        new._used = dict(self._used)
+        new._held = {uid: dict(h) for uid, h in self._held.items()}
+        if self.cpu_state is self.cpu.state:
+            new.cpu_state = new.cpu.state
+        return new
 
     # --- the pipeline ------------------------------------------------------------------------
     def admit(self, pod: Pod) -> PodDecision:

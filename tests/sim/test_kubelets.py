@@ -45,23 +45,28 @@ def test_copies_do_not_share_state():
     assert b.admit(p).admitted and a.cpu.state.entries[p.uid] == b.cpu.state.entries[p.uid]
 
 
-def _mutables(root, shared_ids):
-    """id -> object of every mutable value reachable from ``root`` (shared immutables excluded)."""
-    from kubetwin.kubelet.memo import SharedMemo
+#: immutable values a copy may share with its template
+_IMMUTABLE = ("Machine", "KubeletConfiguration", "CPUTopology", "TopoMasks", "FeatureGates", "NUMAInfo", "Policy",
+              "TopologyManagerOptions", "StaticPolicyOptions", "TakeStrategy", "Quantity", "CPUSet", "NUMANode",
+              "CPUInfo", "TopologyHint", "Block", "Device", "DeviceInventory", "SharedMemo", "function",
+              "Pod")  # pods are frozen inputs
 
+
+def _mutables(root):
+    """id -> object of every mutable value reachable from ``root``."""
     out, stack = {}, [root]
     while stack:
         o = stack.pop()
-        if id(o) in out or id(o) in shared_ids or isinstance(o, (int, float, str, bytes, type(None), SharedMemo)):
+        if id(o) in out or isinstance(o, (int, float, str, bytes, type(None))) or type(o).__name__ in _IMMUTABLE:
             continue
-        if isinstance(o, tuple):
+        if isinstance(o, (tuple, frozenset)):
             stack.extend(o)
             continue
         out[id(o)] = o
         if isinstance(o, dict):
             stack.extend(o.keys())
             stack.extend(o.values())
-        elif isinstance(o, (list, set, frozenset)):
+        elif isinstance(o, (list, set)):
             stack.extend(o)
         elif hasattr(o, "__self__") and hasattr(o, "__func__"):
             stack.append(o.__self__)
@@ -74,14 +79,23 @@ def _mutables(root, shared_ids):
     return out
 
 
-def test_a_copy_shares_no_mutable_object_with_its_template_but_the_memos():
+def test_a_copy_shares_no_mutable_object_with_its_template():
     from kubetwin.sim.kubelets import _TEMPLATES
 
     sn = _node()
     copied = kubelet_for(sn)
-    tmpl = _TEMPLATES[(id(sn.machine), id(sn.kubelet))]
-    shared = set(tmpl.shared)
-    assert not _mutables(copied, shared).keys() & _mutables(tmpl.kubelet, shared).keys()
+    tmpl = _TEMPLATES[(id(sn.machine), id(sn.kubelet))].kubelet
+    assert not _mutables(copied).keys() & _mutables(tmpl).keys()
+
+
+def test_a_copy_of_a_busy_kubelet_shares_no_mutable_object_with_it():
+    sn = _node()
+    busy = kubelet_for(sn)
+    for p in _pods(3):
+        busy.admit(p)
+    copied = busy.fork()
+    assert not _mutables(copied).keys() & _mutables(busy).keys()
+    assert copied.cpu.state.snapshot() == busy.cpu.state.snapshot()
 
 
 def test_a_copys_managers_ask_the_copys_topology_manager_for_affinities():
@@ -89,3 +103,4 @@ def test_a_copys_managers_ask_the_copys_topology_manager_for_affinities():
     assert copied.cpu.policy.affinity.__self__ is copied.topology
     assert copied.memory.policy.affinity.__self__ is copied.topology
     assert copied.device_manager.affinity.__self__ is copied.topology
+    assert [p for _, p in copied.topology.providers] == [copied.device_manager, copied.cpu, copied.memory]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 from ...errors import InputError
 from ...machine.cputopology import CPUTopology
 from ...model.cpuset import EMPTY, CPUSet
@@ -61,6 +63,14 @@ class CPUManager:
         if self.policy is not None:
             self.policy.validate_state(self.state)
             self.policy.initialize_metrics(self.state)
+
+    def fork(self, affinity: AffinityFn) -> "CPUManager":
+        """A copy with its own state, asking ``affinity`` (a copied kubelet's Topology Manager)."""
+        new = copy.copy(self)
+        new.state = self.state.clone()
+        if self.policy is not None:
+            new.policy = self.policy.fork(affinity)
+        return new
 
     @property
     def reserved(self) -> CPUSet:

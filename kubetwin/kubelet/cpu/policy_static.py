@@ -7,6 +7,7 @@ handed out exclusively; they stay in the shared pool unless ``strict-cpu-reserva
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -57,6 +58,12 @@ class Counters:
     def bump(self, table: dict, key: tuple[str, str], n: int = 1) -> None:
         table[key] = table.get(key, 0) + n
 
+    def copy(self) -> "Counters":
+        return Counters(self.pinning_requests, self.pinning_errors, dict(self.allocations),
+                        dict(self.allocation_errors), dict(self.assignments), self.exclusive_cpus,
+                        self.shared_pool_millicores, dict(self.allocation_per_numa), dict(self.aligned),
+                        dict(self.aligned_failures))
+
 
 def choose_reserved_cpus(topo: CPUTopology, strategy: TakeStrategy, reserved_system_cpus: CPUSet,
                          num_reserved: int) -> CPUSet:
@@ -100,9 +107,17 @@ class StaticPolicy:
         self.reserved_physical = CPUSet.from_mask(phys | reserved.mask)
         self.cpus_to_reuse: dict[str, CPUSet] = {}
         self.counters = Counters()
-        self._numa_masks: list[tuple[int, int, int, int]] | None = None
+        self._numa_masks: tuple[tuple[int, int, int, int], ...] | None = None
         #: picks and hints shared by every kubelet copied from this one (see ``kubelet.memo``)
         self.memo = SharedMemo()
+
+    def fork(self, affinity: AffinityFn) -> "StaticPolicy":
+        """A copy with its own counters and reuse pool, asking ``affinity``; set-up and memo shared."""
+        new = copy.copy(self)
+        new.affinity = affinity
+        new.cpus_to_reuse = dict(self.cpus_to_reuse)
+        new.counters = self.counters.copy()
+        return new
 
     # --- start-up ---------------------------------------------------------------------------
     def all_cpus(self) -> CPUSet:
@@ -326,12 +341,13 @@ class StaticPolicy:
         out: list[tuple[int, int]] = []
         masks = self._numa_masks
         if masks is None:
-            masks = self._numa_masks = []
+            built = []
             for mask in iterate_bitmasks(numas):
                 cpus_in_mask = 0
                 for node in bits_of(mask):
                     cpus_in_mask |= tm.numa[node]
-                masks.append((mask, mask.bit_count(), cpus_in_mask, cpus_in_mask.bit_count()))
+                built.append((mask, mask.bit_count(), cpus_in_mask, cpus_in_mask.bit_count()))
+            masks = self._numa_masks = tuple(built)
         avail = available.mask
         for mask, k, cpus_in_mask, total in masks:
             if total >= request and k < min_size:

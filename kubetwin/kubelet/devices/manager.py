@@ -11,6 +11,7 @@ ordering, then by device id, so its answers are one of the kubelet's possible an
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -54,7 +55,7 @@ class DeviceManager:
         self.pod_devices: PodDevices = {}
         self.allocated: dict[str, set[str]] = {}
         self.devices_to_reuse: dict[str, dict[str, set[str]]] = {}
-        self._masks = list(iterate_bitmasks(self.numa_nodes))
+        self._masks = tuple(iterate_bitmasks(self.numa_nodes))
         if checkpoint is not None:
             # readCheckpoint: allocations come back; registered resources exist with no devices
             # until their plugin registers again (here: the inventory, right below).
@@ -68,6 +69,19 @@ class DeviceManager:
         for rname, devices in inventory.resources.items():
             self._register(rname, devices)
         self.allocated = self._devices_in_use()
+
+    def fork(self, affinity: AffinityFn) -> "DeviceManager":
+        """A copy with its own allocations and device sets, asking ``affinity``."""
+        new = copy.copy(self)
+        new.affinity = affinity
+        new.all_devices = {r: dict(d) for r, d in self.all_devices.items()}
+        new.healthy = {r: set(s) for r, s in self.healthy.items()}
+        new.unhealthy = {r: set(s) for r, s in self.unhealthy.items()}
+        new.pod_devices = {uid: {c: {r: {n: list(ids) for n, ids in per.items()} for r, per in res.items()}
+                                 for c, res in conts.items()} for uid, conts in self.pod_devices.items()}
+        new.allocated = {r: set(s) for r, s in self.allocated.items()}
+        new.devices_to_reuse = {uid: {r: set(s) for r, s in per.items()} for uid, per in self.devices_to_reuse.items()}
+        return new
 
     # --- registration (genericDeviceUpdateCallback) ----------------------------------------
     def _register(self, rname: str, devices: tuple[Device, ...]) -> None:

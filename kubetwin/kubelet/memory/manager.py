@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Callable
 
 from ...machine.model import Machine
@@ -21,6 +22,13 @@ class MemoryManager:
             from .policy_static import StaticMemoryPolicy
 
             self.policy = StaticMemoryPolicy(cfg, machine, affinity, state)
+
+    def fork(self, affinity: Callable[[str, str], TopologyHint]) -> "MemoryManager":
+        """A copy with its own state, asking ``affinity`` (a copied kubelet's Topology Manager)."""
+        new = copy.copy(self)
+        if self.policy is not None:
+            new.policy = self.policy.fork(affinity)
+        return new
 
     def get_topology_hints(self, pod: Pod, c: Container):
         return self.policy.get_topology_hints(pod, c) if self.policy else None

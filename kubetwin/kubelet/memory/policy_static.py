@@ -8,6 +8,7 @@ alone may not later join a multi-node group and vice versa. Errors are plain err
 
 from __future__ import annotations
 
+import copy
 from typing import Callable
 
 from ...errors import InputError
@@ -87,7 +88,7 @@ class StaticMemoryPolicy:
         self.gates = cfg.feature_gate_values
         self.affinity = affinity
         self.machine = machine
-        self.nodes = sorted(n.id for n in machine.nodes)
+        self.nodes = tuple(sorted(n.id for n in machine.nodes))
         reserved = self._validate_reserved(cfg)
         self.state = MemoryState(POLICY_NAME)
         for n in machine.nodes:
@@ -103,7 +104,7 @@ class StaticMemoryPolicy:
             alloc = n.memory - r - hp_bytes
             ns.memory_map["memory"] = MemoryTable(n.memory, r, alloc, 0, alloc)
             self.state.machine_state[n.id] = ns
-        self._masks: list[tuple[int, list[int]]] | None = None
+        self._masks: tuple[tuple[int, tuple[int, ...]], ...] | None = None
         #: answers shared by every kubelet copied from this one (see ``kubelet.memo``)
         self.memo = SharedMemo()
         from ..cpu.policy_static import Counters
@@ -134,6 +135,15 @@ class StaticMemoryPolicy:
                                  path="memory_manager_state.machineState",
                                  fix="the checkpoint does not match this machine, reservedMemory and entries: "
                                      "drain the node and delete the memory_manager_state file")
+
+    def fork(self, affinity: Callable[[str, str], TopologyHint]) -> "StaticMemoryPolicy":
+        """A copy with its own state and counters, asking ``affinity``; set-up and memo shared."""
+        new = copy.copy(self)
+        new.affinity = affinity
+        new.state = self.state.clone()
+        new.counters = self.counters.copy()
+        new.reusable = {uid: dict(r) for uid, r in self.reusable.items()}
+        return new
 
     def _validate_reserved(self, cfg: KubeletConfiguration) -> dict[int, dict[str, int]]:
         out: dict[int, dict[str, int]] = {}
@@ -244,7 +254,7 @@ class StaticMemoryPolicy:
             hit = self.memo.put(key, tuple(self._calculate_hints_uncached(requests, reusable)))
         return list(hit)
 
-    def _feasible_masks(self, requests: dict[str, int]) -> tuple[int, list[tuple[int, list[int]]]]:
+    def _feasible_masks(self, requests: dict[str, int]) -> tuple[int, tuple[tuple[int, tuple[int, ...]], ...]]:
         """The masks whose allocatable memory could hold ``requests``, and the fewest nodes among
         them (the preferred width); allocatable never changes, so this depends on the request only."""
         key = ("feasible", tuple(sorted(requests.items())))
@@ -253,7 +263,7 @@ class StaticMemoryPolicy:
             return hit
         ms = self.state.machine_state
         if self._masks is None:
-            self._masks = [(m, bits_of(m)) for m in iterate_bitmasks(self.nodes)]
+            self._masks = tuple((m, tuple(bits_of(m))) for m in iterate_bitmasks(self.nodes))
         alloc = {r: {n: (ms[n].memory_map[r].allocatable if r in ms[n].memory_map else 0) for n in self.nodes}
                  for r in requests}
         min_size = len(self.nodes)
@@ -263,7 +273,7 @@ class StaticMemoryPolicy:
                 continue
             min_size = min(min_size, len(bits))
             out.append((mask, bits))
-        return self.memo.put(key, (min_size, out))
+        return self.memo.put(key, (min_size, tuple(out)))
 
     def _calculate_hints_uncached(self, requests: dict[str, int],
                                   reusable: dict[tuple[int, str], int] | None = None) -> list[TopologyHint]:
@@ -283,7 +293,7 @@ class StaticMemoryPolicy:
                     ns = ms[n]
                     if ns.number_of_assignments == 0:
                         continue
-                    if len(ns.cells) == 1 or sorted(ns.cells) != bits:
+                    if len(ns.cells) == 1 or tuple(sorted(ns.cells)) != bits:
                         bad = True
                         break
                 if bad:

@@ -44,3 +44,11 @@ class MemoryState:
     policy_name: str = "None"
     machine_state: dict[int, NUMANodeState] = field(default_factory=dict)
     entries: dict[str, dict[str, list[Block]]] = field(default_factory=dict)
+
+    def clone(self) -> "MemoryState":
+        """An independent copy (blocks are immutable and shared)."""
+        machine = {n: NUMANodeState({r: MemoryTable(t.total, t.system_reserved, t.allocatable, t.reserved, t.free)
+                                     for r, t in ns.memory_map.items()}, ns.number_of_assignments, list(ns.cells))
+                   for n, ns in self.machine_state.items()}
+        entries = {uid: {c: list(bs) for c, bs in conts.items()} for uid, conts in self.entries.items()}
+        return MemoryState(self.policy_name, machine, entries)

@@ -64,6 +64,13 @@ class TopologyManager:
             table = self.aligned if ok else self.aligned_failures
             table[(scope, "numa_node")] = table.get((scope, "numa_node"), 0) + 1
 
+    def fork(self) -> "TopologyManager":
+        """A copy with no providers (the caller adds the copied ones) and its own affinities and counts."""
+        return TopologyManager(self.policy, self.scope, self.gates, [], dict(self.affinities),
+                               self.admission_requests, self.admission_errors,
+                               None if self.explain is None else list(self.explain),
+                               dict(self.aligned), dict(self.aligned_failures))
+
     def add_provider(self, name: str, provider: HintProvider) -> None:
         self.providers.append((name, provider))
 
