@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .bitmask import bits_of, format_mask
 
 
-@dataclass(frozen=True, slots=True)
-class TopologyHint:
+class TopologyHint(NamedTuple):
+    """A named tuple: hashed and compared in C, as hints are keys of the managers' memos."""
+
     affinity: int | None
     preferred: bool
 
