@@ -643,4 +643,22 @@ def _rng(sc: Scenario, key: str, k: int) -> Any:
 
 
 def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = None) -> SimResult:
-    return Simulator(scenario, progress=progress).run()
+    """Run one scenario.
+
+    The run allocates millions of small, long-lived objects (pods, cycle states, kubelet
+    copies); Python's cyclic collector would rescan them again and again. The objects that
+    exist before the run are frozen out of collection and the young-generation threshold is
+    raised for its duration — memory is still freed by reference counting as usual.
+    """
+    import gc
+
+    sim = Simulator(scenario, progress=progress)
+    thresholds = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        return sim.run()
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
