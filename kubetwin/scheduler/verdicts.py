@@ -157,9 +157,21 @@ def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult
                 return None
         lf.state = state
     skipped = set(lf.skipped)
-    fresh = {i: _filter_node(sched, lf.state, pod, i, skipped) for i in nodes}
-    if any(st is None for st in fresh.values()):
-        return None
+    fresh: dict[int, Status] = {}
+    same = lf.diag.n == cs.n
+    for i in nodes:
+        st = _filter_node(sched, lf.state, pod, i, skipped)
+        if st is None:
+            return None   # a changed node fits now: the real cycle runs
+        fresh[i] = st
+        if same and st != lf.status(i):
+            same = False
+    if same:
+        # every changed node rejects the pod as before: histogram, plugins and preemption
+        # candidates are as kept, and so is the message — unless victims have appeared since
+        if lf.preempt == PREEMPT_NO_DRY_RUN and lf.potential and cs.any_priority_below(pod.spec.priority or 0):
+            return None
+        return kept.result
     hist, plugin_nodes, potential = Counter(lf.hist), Counter(lf.plugin_nodes), lf.potential
     for i, new in fresh.items():
         old = lf.status(i)
