@@ -11,7 +11,6 @@ tie-break among top scores uses one seeded RNG for the scheduler's lifetime.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from collections import Counter
 from dataclasses import dataclass, field
@@ -58,6 +57,15 @@ class ScheduleResult:
     @property
     def scheduled(self) -> bool:
         return self.node is not None
+
+    def for_pod(self, pod: Pod) -> "ScheduleResult":
+        """The same answer for another pod of the same shape: a kept verdict handed out to
+        thousands of pods, so copied without ``dataclasses.replace``'s field-by-field rebuild."""
+        out = object.__new__(ScheduleResult)
+        d = out.__dict__
+        d.update(self.__dict__)
+        d["pod"] = pod
+        return out
 
 
 class Diagnosis:
@@ -169,6 +177,7 @@ class Scheduler:
         self.framework = Framework(self.profile, self.handle)
         self.plugins: list[tuple[Plugin, int]] = self.framework.plugins
         self.pre_filters = [p for p, _ in self.plugins if hasattr(p, "pre_filter")]
+        self._pre_filter_by_name = {p.name: p for p in reversed(self.pre_filters)}   # the first of a name
         self.filters = [p for p, _ in self.plugins if hasattr(p, "filter")]
         self.scorers = [(p, w) for p, w in self.plugins if hasattr(p, "score") and w > 0]
         self.has_score = bool(self.scorers)
@@ -187,6 +196,9 @@ class Scheduler:
         #: cycles answered from a kept verdict instead of being run again (as is / node by node)
         self.reused_cycles = 0
         self.patched_cycles = 0
+
+    def pre_filter_named(self, name: str) -> Plugin | None:
+        return self._pre_filter_by_name.get(name)
 
     # --- cluster events ------------------------------------------------------------------------
 
@@ -328,7 +340,7 @@ class Scheduler:
         for pod, (v, shared) in zip(pods, plan):
             r = v.result
             if shared and r.pod is not pod:
-                r = dataclasses.replace(r, pod=pod)
+                r = r.for_pod(pod)
                 verdicts[pod.uid] = Verdict(pod, gen, r, 0)
             advance += v.advance
             out.append(r)
@@ -368,7 +380,7 @@ class Scheduler:
             self.reused_cycles += 1
         r = shared.result
         if r.pod is not pod:
-            r = dataclasses.replace(r, pod=pod)
+            r = r.for_pod(pod)
             self._verdicts[uid] = Verdict(pod, cs.generation, r, 0)   # its own copy, for same-generation retries
         return r
 

@@ -109,7 +109,7 @@ def _skips_hold(sched: "Scheduler", pod: Pod, skipped: frozenset[str]) -> bool:
             if pod.spec.resource_claims or sched.handle.objects.get("DeviceClass"):
                 return False
             continue
-        plugin = next((p for p in sched.pre_filters if p.name == name), None)
+        plugin = sched.pre_filter_named(name)
         if plugin is not None and not sched._pre_filter_is_skip(plugin, pod):
             return False
     return True
@@ -171,6 +171,7 @@ def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult
         # candidates are as kept, and so is the message — unless victims have appeared since
         if lf.preempt == PREEMPT_NO_DRY_RUN and lf.potential and cs.any_priority_below(pod.spec.priority or 0):
             return None
+        lf.changed.update(fresh)   # the next comparison reads a dict, not the diagnosis arrays
         return kept.result
     hist, plugin_nodes, potential = Counter(lf.hist), Counter(lf.plugin_nodes), lf.potential
     for i, new in fresh.items():
