@@ -173,12 +173,9 @@ def filter_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
         req = cs.amounts(pod).requests
     args = plugin.args
     n = cs.n
-    bits = np.zeros(n, dtype=np.int64)
-    uu = np.zeros(n, dtype=bool)
+    bits = (cs.npods >= cs.pods_alloc).astype(np.int64)   # bit 0: too many pods
+    uu: np.ndarray | None = None
     names = ["Too many pods"]
-    too_many = cs.npods >= cs.pods_alloc
-    if too_many.any():
-        bits[too_many] = 1
     scalars = [(k, v) for k, v in req.items() if k not in FIXED_RESOURCES and ra.is_scalar_resource_name(k)]
     wanted: list[tuple[str, int]] = []
     if any(req.get(k, 0) for k in FIXED_RESOURCES) or scalars:
@@ -200,11 +197,12 @@ def filter_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
         if name not in FIXED_RESOURCES and dra and device_class_for(cs.handle, name) is not None:
             short &= alloc > 0
         if short.any():
-            bits[short] |= 1 << len(names)
-            uu |= short & (want > alloc)
+            bits |= np.left_shift(short, len(names), dtype=np.int64)
+            beyond = short & (want > alloc)
+            uu = beyond if uu is None else uu | beyond
         names.append(f"Insufficient {name}")
     fail = bits != 0
-    code = np.where(uu, UU, U).astype(np.int8)
+    code = _codes(n, U) if uu is None else np.where(uu, UU, U).astype(np.int8, copy=False)
     cache: dict[int, tuple[str, ...]] = {}
 
     def reasons_of(k: int) -> tuple[str, ...]:
