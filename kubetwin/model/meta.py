@@ -19,7 +19,7 @@ from .quantity import QUANTITY_FIX, Quantity, QuantityError, parse_quantity
 T = TypeVar("T")
 
 
-class KubeStruct(msgspec.Struct, frozen=True, rename="camel", kw_only=True, omit_defaults=True):
+class KubeStruct(msgspec.Struct, frozen=True, rename="camel", kw_only=True, omit_defaults=True, gc=False):
     """Base of every typed Kubernetes view."""
 
 

@@ -116,6 +116,20 @@ class _Kind(msgspec.Struct):
 
 
 def _pods_fast(path: str | Path, warn: Callable[[InputError], None] | None) -> list[Pod] | None:
+    # Decoding builds hundreds of thousands of small containers at once; the cyclic collector
+    # would rescan them repeatedly while none of them can form a cycle.
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _pods_fast_decode(path, warn)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | None) -> list[Pod] | None:
     if str(path) == "-":
         return None
     try:
