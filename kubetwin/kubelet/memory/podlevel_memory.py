@@ -146,31 +146,11 @@ def allocate_pod_bubble(p: "StaticMemoryPolicy", pod: Pod) -> None:
 
 def _plan(p: "StaticMemoryPolicy", pod: Pod, total: dict[str, int]
           ) -> tuple[list[int], dict[str, list[Block]], list[Block]]:
-    from .policy_static import _err
-
     m = p.counters
     validate_pod_scope_memory(pod, p.gates)
     first = next(iter(pod.all_containers()))[0]
-    hint = p.affinity(pod.uid, first.name)
-    if hint.affinity is None:
-        default = p._best(p._calculate_hints(total))
-        if default is None:
-            raise _err("failed to get the default NUMA affinity, no NUMA nodes with enough memory is available")
-        if hint.preferred and not default.preferred:
-            raise _err("failed to find the default preferred hint")
-        hint = default
-    ms = p.state.machine_state
-    if any(sum(ms[n].memory_map[r].free if r in ms[n].memory_map else 0 for n in bits_of(hint.affinity)) < req
-           for r, req in total.items()):
-        ext = p._best([h for h in p._calculate_hints(total) if h.affinity & hint.affinity == hint.affinity])
-        if ext is None:
-            raise _err("failed to find NUMA nodes to extend the current topology hint")
-        if hint.preferred and not ext.preferred:
-            raise _err("failed to find the extended preferred hint")
-        hint = ext
+    hint = p.final_hint(p.affinity(pod.uid, first.name), total)
     bits = bits_of(hint.affinity)
-    if p._violates_groups(bits):
-        raise _err("preferred hint violates NUMA node allocation")
     affinity = tuple(bits)
     blocks: dict[str, list[Block]] = {}
     sidecars: dict[str, int] = {}

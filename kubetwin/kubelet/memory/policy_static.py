@@ -371,16 +371,12 @@ class StaticMemoryPolicy:
             m.bump(m.allocations, ("memory", "node"), len(blocks))
             m.bump(m.assignments, ("memory", "node_exclusive"))
 
-    def _allocate_container(self, pod: Pod, c: Container) -> list[Block] | None:
-        if c.name in self.state.entries.get(pod.uid, {}):
-            return None
-        requests = self._requests(pod, c)
-        if not requests:
-            return None
-        hint = self.affinity(pod.uid, c.name)
-        reusable = self.reusable.setdefault(pod.uid, {})
-        for uid in [u for u in self.reusable if u != pod.uid]:
-            del self.reusable[uid]
+    def final_hint(self, hint: "TopologyHint", requests: dict[str, int],
+                   reusable: dict[tuple[int, str], int] | None = None) -> "TopologyHint":
+        """The NUMA nodes a memory allocation will use: the Topology Manager's hint, or the policy's
+        default hint when it has none, extended until its nodes have the memory free
+        (``getDefaultHint`` / ``extendTopologyManagerHint`` in ``Allocate`` and ``AllocatePod``)."""
+        reusable = reusable or {}
         if hint.affinity is None:
             default = self._best(self._calculate_hints(requests, reusable))
             if default is None:
@@ -399,9 +395,23 @@ class StaticMemoryPolicy:
             if hint.preferred and not ext.preferred:
                 raise _err("failed to find the extended preferred hint")
             hint = ext
-            bits = bits_of(hint.affinity)
-        if self._violates_groups(bits):
+        if self._violates_groups(bits_of(hint.affinity)):
             raise _err("preferred hint violates NUMA node allocation")
+        return hint
+
+    def _allocate_container(self, pod: Pod, c: Container) -> list[Block] | None:
+        if c.name in self.state.entries.get(pod.uid, {}):
+            return None
+        requests = self._requests(pod, c)
+        if not requests:
+            return None
+        hint = self.affinity(pod.uid, c.name)
+        reusable = self.reusable.setdefault(pod.uid, {})
+        for uid in [u for u in self.reusable if u != pod.uid]:
+            del self.reusable[uid]
+        hint = self.final_hint(hint, requests, reusable)
+        bits = bits_of(hint.affinity)
+        ms = self.state.machine_state
         init_regular = any(ic.name == c.name and not is_sidecar(ic) for ic in pod.spec.init_containers)
         blocks = []
         for r, req in requests.items():
