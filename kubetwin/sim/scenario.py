@@ -152,10 +152,15 @@ _SPEC_KEYS = {"seed", "horizon", "sampleInterval", "kubeletAdmission", "controll
               "workloads", "objects", "traces", "podMaxInUnschedulablePodsDuration"}
 
 
+
+def _check_fields(obj: Mapping[str, Any], known: Any, path: str) -> None:
+    """Refuse a field the scenario format does not have, listing the ones it does."""
+    for k in obj:
+        if k not in known:
+            raise InputError(f'unknown field "{k}"', path=f"{path}.{k}", fix=", ".join(sorted(known)))
+
 def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
-    for k in spec:
-        if k not in _SPEC_KEYS:
-            raise InputError(f'unknown field "{k}"', path=f"spec.{k}", fix=", ".join(sorted(_SPEC_KEYS)))
+    _check_fields(spec, _SPEC_KEYS, "spec")
     st = sc.settings
     if "seed" in spec:
         st.seed = _int(spec["seed"], "spec.seed")
@@ -237,9 +242,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
 
     if not isinstance(g, Mapping):
         raise InputError("expected a node group mapping", path=path)
-    for k in g:
-        if k not in _GROUP_KEYS:
-            raise InputError(f'unknown field "{k}"', path=f"{path}.{k}", fix=", ".join(sorted(_GROUP_KEYS)))
+    _check_fields(g, _GROUP_KEYS, path)
     name = g.get("name")
     if not isinstance(name, str) or not name:
         raise InputError("Required value: name", path=f"{path}.name")
@@ -332,9 +335,7 @@ def _dra_driver(d: Any, path: str, st: Settings) -> DRADriver:
 
     if not isinstance(d, Mapping):
         raise InputError("expected {driver, kinds, vendorIDs, partitions}", path=path)
-    for k in d:
-        if k not in _DRIVER_KEYS:
-            raise InputError(f'unknown field "{k}"', path=f"{path}.{k}", fix=", ".join(sorted(_DRIVER_KEYS)))
+    _check_fields(d, _DRIVER_KEYS, path)
     name = d.get("driver")
     if not isinstance(name, str) or not name:
         raise InputError("Required value: driver (a DNS subdomain such as gpu.example.com)", path=f"{path}.driver")
@@ -409,9 +410,7 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
 
     if not isinstance(w, Mapping):
         raise InputError("expected a workload mapping", path=path)
-    for k in w:
-        if k not in _WORKLOAD_KEYS:
-            raise InputError(f'unknown field "{k}"', path=f"{path}.{k}", fix=", ".join(sorted(_WORKLOAD_KEYS)))
+    _check_fields(w, _WORKLOAD_KEYS, path)
     name = w.get("name")
     if not isinstance(name, str) or not name:
         raise InputError("Required value: name", path=f"{path}.name")
@@ -463,9 +462,7 @@ def arrival_times(raw: Any, count: int, path: str, rng: Any) -> list[float]:
     if not isinstance(raw, Mapping):
         raise InputError("expected {at}, {start, interval} or {start, rate}", path=path)
     known = {"at", "start", "interval", "rate"}
-    for k in raw:
-        if k not in known:
-            raise InputError(f'unknown field "{k}"', path=f"{path}.{k}", fix=", ".join(sorted(known)))
+    _check_fields(raw, known, path)
     if "at" in raw:
         return [seconds(raw["at"], f"{path}.at")] * count
     start = seconds(raw.get("start", 0), f"{path}.start")
