@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import MutableMapping
+from typing import Any, MutableMapping
 
 from ...model.node import Taint
 from ...model.pod import Toleration
-from ..framework.interface import MAX_NODE_SCORE
+from ..framework.interface import MAX_NODE_SCORE, CycleState
 
 _DECIMAL_INTEGER = __import__("re").compile(r"^-?(0|[1-9][0-9]*)$")
 _INT64 = (-(2**63), 2**63 - 1)
@@ -77,3 +77,16 @@ def untolerated_taint(taints: list[Taint], tolerations: list[Toleration], compar
 
 __all__ = ["MAX_NODE_SCORE", "default_normalize_score", "tolerates", "tolerated", "untolerated_taint",
            "does_not_schedule"]
+
+
+def pre_filter_state(plugin: Any, state: CycleState, pod: Any) -> Any:
+    """The plugin's PreFilter state of this cycle; when Filter is called without one (preemption's
+    dry runs), PreFilter is run on a scratch state over the snapshot. ``None`` when PreFilter skips."""
+    s = state.get(plugin.name)
+    if s is None:
+        scratch = CycleState()
+        _, st = plugin.pre_filter(scratch, pod, plugin.handle.snapshot.node_infos)
+        if st.is_skip:
+            return None
+        s = scratch[plugin.name]
+    return s

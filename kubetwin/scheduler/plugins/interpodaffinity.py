@@ -15,6 +15,7 @@ from ...errors import InputError
 from ...model.pod import Pod
 from ..framework.interface import MAX_NODE_SCORE, CycleState, Plugin, register
 from ..framework.status import SKIP, SUCCESS, Status, unresolvable, unschedulable
+from .helpers import pre_filter_state
 from ..framework.types import AffinityTerm, NodeInfo, PodInfo
 
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
@@ -140,13 +141,9 @@ class InterPodAffinity(Plugin):
         return None, SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
-        s: _PreFilterState | None = state.get(self.name)
+        s: _PreFilterState | None = pre_filter_state(self, state, pod)
         if s is None:
-            scratch = CycleState()
-            _, st = self.pre_filter(scratch, pod, self.handle.snapshot.node_infos)
-            if st.is_skip:
-                return SUCCESS
-            s = scratch[self.name]
+            return SUCCESS
         if not self._satisfies_affinity(s, node, pod):
             return unresolvable(ERR_REASON_AFFINITY)
         if s.anti_counts:

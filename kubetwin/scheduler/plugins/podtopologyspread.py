@@ -15,7 +15,7 @@ from ..framework.interface import MAX_NODE_SCORE, CycleState, Plugin, register
 from ..framework.status import SKIP, SUCCESS, Status, unresolvable, unschedulable
 from ..framework.types import NodeInfo
 from ..labels import label_selector_matcher, map_selector_matcher
-from .helpers import untolerated_taint
+from .helpers import pre_filter_state, untolerated_taint
 from .nodeaffinity import required_node_affinity
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
@@ -252,13 +252,9 @@ class PodTopologySpread(Plugin):
         return None, SUCCESS
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
-        s: _FilterState | None = state.get(self.name)
+        s: _FilterState | None = pre_filter_state(self, state, pod)
         if s is None:
-            scratch = CycleState()
-            _, st = self.pre_filter(scratch, pod, self.handle.snapshot.node_infos)
-            if st.is_skip:
-                return SUCCESS
-            s = scratch[self.name]
+            return SUCCESS
         for i, c in enumerate(s.constraints):
             v = node.labels.get(c.topology_key)
             if v is None:
