@@ -636,29 +636,41 @@ class Scheduler:
         for _, v in stages:
             mask = undecided & v.fail
             if mask.any():
-                diag.vector.append((v, mask))
+                diag.vector.append((v.settle(), mask))
                 undecided &= ~mask
 
     # --- Score -----------------------------------------------------------------------------------
 
     def _score(self, state: CycleState, pod: Pod, feasible: np.ndarray) -> np.ndarray:
+        """Weighted sum of the normalised scores, only as far as ``selectHost`` reads it (the
+        highest total and the ties at it): a plugin whose score is the same on every node —
+        TaintToleration with no PreferNoSchedule taint anywhere, InterPodAffinity and
+        PodTopologySpread with nothing to count — moves every total alike and is left out."""
         cs = self.cluster
-        totals = np.zeros(len(feasible), dtype=np.int64)
+        cs.score_columns = {}
+        totals: np.ndarray | None = None
         infos: list[NodeInfo] | None = None
         for plugin, weight in self.scorers:
+            name = plugin.name
+            if name == "InterPodAffinity" and self._ipa_score_is_skip(pod):
+                continue
+            if name == "PodTopologySpread" and self._spread_is_skip(pod):
+                continue
+            if name == "TaintToleration" and not cs.any_prefer_no_schedule:
+                continue
             if self.vectorised:
-                fn = VECTOR_SCORES.get(plugin.name)
+                fn = VECTOR_SCORES.get(name)
                 if fn is not None:
                     sv = fn(cs, pod, plugin, feasible)
                     if sv is SKIPPED:
                         continue
                     if sv is not None:
-                        totals += sv.normalized * weight
+                        part = sv.normalized * weight if weight != 1 else sv.normalized
+                        if totals is None:
+                            totals = part.astype(np.int64, copy=True)
+                        else:
+                            totals += part
                         continue
-            if plugin.name == "InterPodAffinity" and self._ipa_score_is_skip(pod):
-                continue
-            if plugin.name == "PodTopologySpread" and self._spread_is_skip(pod):
-                continue
             if infos is None:
                 infos = cs.infos_array[feasible].tolist()
             if hasattr(plugin, "pre_score"):
@@ -675,8 +687,12 @@ class Scheduler:
                 scores[ni.name] = s
             if hasattr(plugin, "normalize_score"):
                 plugin.normalize_score(state, pod, scores)
-            totals += np.array([scores[ni.name] for ni in infos], dtype=np.int64) * weight
-        return totals
+            part = np.array([scores[ni.name] for ni in infos], dtype=np.int64) * weight
+            if totals is None:
+                totals = part
+            else:
+                totals += part
+        return totals if totals is not None else np.zeros(len(feasible), dtype=np.int64)
 
     def _ipa_score_is_skip(self, pod: Pod) -> bool:
         aff = pod.spec.affinity

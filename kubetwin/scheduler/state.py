@@ -163,12 +163,15 @@ class ClusterState:
                 sid = ids[key] = len(self.taint_sets)
                 self.taint_sets.append(t)
             self.taint_set_of[i] = sid
+        self._taints_changed()
         self.unschedulable = np.array([ni.node.spec.unschedulable for ni in infos], dtype=bool)
         self.any_unschedulable = bool(self.unschedulable.any())
         self.all_nodes = np.arange(self.n)
         #: a shared all-False verdict (read-only): plugins that reject no node return it
         self.no_fail = np.zeros(self.n, dtype=bool)
         self.no_fail.flags.writeable = False
+        #: columns gathered over the nodes of the Score phase in progress (reset per phase)
+        self.score_columns: dict[tuple[str, int], np.ndarray] = {}
         self._memo_pod: Pod | None = None
         self._memo_hit: PodAmounts | None = None
         self._amounts: dict[bytes, PodAmounts] = {}
@@ -369,6 +372,7 @@ class ClusterState:
                 sid = len(self.taint_sets)
                 self.taint_sets.append(taints)
             self.taint_set_of[i] = sid
+            self._taints_changed()
         if old.spec.unschedulable != node.spec.unschedulable:
             changed.append("unschedulable")
             self.unschedulable[i] = bool(node.spec.unschedulable)
@@ -395,6 +399,10 @@ class ClusterState:
             self.pods_alloc[i] = amounts.get("pods", 0)
             self.alloc_nonzero = [bool(self.alloc[:, j].all()) for j in range(len(self.resources))]
         return changed
+
+    def _taints_changed(self) -> None:
+        #: some node has a PreferNoSchedule taint (else TaintToleration scores every node alike)
+        self.any_prefer_no_schedule = any(t.effect == "PreferNoSchedule" for ts in self.taint_sets for t in ts)
 
     def touch(self, i: int) -> None:
         """One more generation: node ``i`` changed (-1: something beyond one node's own state)."""

@@ -31,18 +31,49 @@ U = np.int8(Code.Unschedulable)
 UU = np.int8(Code.UnschedulableAndUnresolvable)
 
 
-@dataclass
 class FilterVerdict:
-    """One plugin's Filter over all nodes: who fails, with which code and reasons."""
+    """One plugin's Filter over all nodes: who fails, with which code and reasons.
 
-    plugin: str
-    fail: np.ndarray                     # bool[n]
-    code: np.ndarray                     # int8[n] (meaningful where fail)
-    key: np.ndarray | None               # int64[n] reason key (None: one reason set for all)
-    reasons_of: Callable[[int], tuple[str, ...]]
+    A successful cycle reads only ``fail``; codes and reasons matter only once no node fits.
+    A plugin may therefore hand in ``explain`` instead of them: it computes
+    ``(code, key, reasons_of)`` from the cluster as it is, so it must be called before the
+    cluster changes — :meth:`settle` does that when a failure is recorded."""
+
+    __slots__ = ("plugin", "fail", "_code", "_key", "_reasons_of", "_explain")
+
+    def __init__(self, plugin: str, fail: np.ndarray, code: np.ndarray | None = None, key: np.ndarray | None = None,
+                 reasons_of: Callable[[int], tuple[str, ...]] | None = None, *,
+                 explain: Callable[[], tuple[np.ndarray, np.ndarray | None, Callable[[int], tuple[str, ...]]]]
+                 | None = None):
+        self.plugin = plugin
+        self.fail = fail                  # bool[n]
+        self._code = code                 # int8[n] (meaningful where fail)
+        self._key = key                   # int64[n] reason key (None: one reason set for all)
+        self._reasons_of = reasons_of
+        self._explain = explain
+
+    def settle(self) -> "FilterVerdict":
+        """Codes and reasons computed now (from an ``explain``), while the cluster is as filtered."""
+        if self._explain is not None:
+            self._code, self._key, self._reasons_of = self._explain()
+            self._explain = None
+        return self
+
+    @property
+    def code(self) -> np.ndarray:
+        return self.settle()._code  # type: ignore[return-value]
+
+    @property
+    def key(self) -> np.ndarray | None:
+        return self.settle()._key
+
+    @property
+    def reasons_of(self) -> Callable[[int], tuple[str, ...]]:
+        return self.settle()._reasons_of  # type: ignore[return-value]
 
     def status(self, i: int) -> Status:
-        k = 0 if self.key is None else int(self.key[i])
+        key = self.key
+        k = 0 if key is None else int(key[i])
         return Status(Code(int(self.code[i])), self.reasons_of(k), self.plugin)
 
 
@@ -166,42 +197,84 @@ def filter_node_ports(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState
     return _single(plugin.name, fail, U, nodeports.ERR_REASON)
 
 
+def _fit_wanted(cs: ClusterState, req: dict[str, int], args: Any) -> list[tuple[str, int, int | None, bool]]:
+    """The resources ``fitsRequest`` checks for these requests: (name, amount, column, is extended
+    resource a DeviceClass may back), in its order — cpu, memory, ephemeral-storage, then scalars."""
+    scalars = [(k, v) for k, v in req.items() if k not in FIXED_RESOURCES and ra.is_scalar_resource_name(k)]
+    if not (any(req.get(k, 0) for k in FIXED_RESOURCES) or scalars):
+        return []
+    out = []
+    for name, want in [(k, req.get(k, 0)) for k in FIXED_RESOURCES] + scalars:
+        fixed = name in FIXED_RESOURCES
+        if want <= 0 if fixed else want == 0:
+            continue
+        if not fixed and is_extended_resource(name) and (
+                name in args.ignored_resources or name.split("/", 1)[0] in args.ignored_resource_groups):
+            continue
+        out.append((name, want, cs.rindex.get(name), not fixed))
+    return out
+
+
+def _fit_plan(cs: ClusterState, pod: Pod, req: dict[str, int], args: Any) -> list[tuple[str, int, int | None, bool]]:
+    """:func:`_fit_wanted`, kept with the pod shape's amounts when ``req`` is theirs."""
+    a = cs.amounts(pod)
+    if a.requests is not req:
+        return _fit_wanted(cs, req, args)
+    k = ("fit", id(args))
+    got = a.score.get(k)
+    if got is None or got[0] is not args:
+        got = a.score[k] = (args, _fit_wanted(cs, req, args))
+    return got[1]
+
+
 def filter_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict:
-    """``fitsRequest`` as a reason bitmask per node: bit 0 'Too many pods', then one per resource."""
+    """``fitsRequest`` over all nodes. Which nodes fail is all a successful cycle reads; the
+    reasons (a bitmask per node: bit 0 'Too many pods', then one bit per resource) are worked
+    out only when the cycle fails."""
     req = state.get(plugin.name)
     if req is None:
         req = cs.amounts(pod).requests
-    args = plugin.args
+    plan = _fit_plan(cs, pod, req, plugin.args)
+    fail = cs.npods >= cs.pods_alloc
+    dra: bool | None = None
+    for name, want, j, extended in plan:
+        if j is None:  # no node has it: only pods already bound may have asked for it
+            short = want > -_unindexed_requested(cs, name)
+            alloc_positive = None
+        else:
+            short = want > cs.free[:, j]
+            alloc_positive = cs.alloc[:, j] > 0 if extended else None
+        if extended:
+            if dra is None:
+                dra = cs.gates.enabled("DRAExtendedResource")
+            if dra and device_class_for(cs.handle, name) is not None:
+                short &= alloc_positive if alloc_positive is not None else False
+        fail |= short
+    return FilterVerdict(plugin.name, fail, explain=lambda: _fit_reasons(cs, plan))
+
+
+def _fit_reasons(cs: ClusterState, plan: list[tuple[str, int, int | None, bool]]
+                 ) -> tuple[np.ndarray, np.ndarray, Callable[[int], tuple[str, ...]]]:
+    """Codes and reason bitmasks of :func:`filter_node_resources_fit`, from the cluster as it is."""
     n = cs.n
     bits = (cs.npods >= cs.pods_alloc).astype(np.int64)   # bit 0: too many pods
     uu: np.ndarray | None = None
     names = ["Too many pods"]
-    scalars = [(k, v) for k, v in req.items() if k not in FIXED_RESOURCES and ra.is_scalar_resource_name(k)]
-    wanted: list[tuple[str, int]] = []
-    if any(req.get(k, 0) for k in FIXED_RESOURCES) or scalars:
-        wanted = [(k, req.get(k, 0)) for k in FIXED_RESOURCES] + scalars
     dra = cs.gates.enabled("DRAExtendedResource")
-    for name, want in wanted:
-        if want <= 0 if name in FIXED_RESOURCES else want == 0:
-            continue
-        if name not in FIXED_RESOURCES and is_extended_resource(name) and (
-                name in args.ignored_resources or name.split("/", 1)[0] in args.ignored_resource_groups):
-            continue
-        j = cs.rindex.get(name)
-        if j is None:  # no node has it: only pods already bound may have asked for it
+    for name, want, j, extended in plan:
+        if j is None:
             alloc = np.zeros(n, dtype=np.int64)
             free = alloc - _unindexed_requested(cs, name)
         else:
             alloc, free = cs.alloc[:, j], cs.free[:, j]
         short = want > free
-        if name not in FIXED_RESOURCES and dra and device_class_for(cs.handle, name) is not None:
+        if extended and dra and device_class_for(cs.handle, name) is not None:
             short &= alloc > 0
         if short.any():
             bits |= np.left_shift(short, len(names), dtype=np.int64)
             beyond = short & (want > alloc)
             uu = beyond if uu is None else uu | beyond
         names.append(f"Insufficient {name}")
-    fail = bits != 0
     code = _codes(n, U) if uu is None else np.where(uu, UU, U).astype(np.int8, copy=False)
     cache: dict[int, tuple[str, ...]] = {}
 
@@ -211,7 +284,7 @@ def filter_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
             r = cache[k] = tuple(nm for b, nm in enumerate(names) if k >> b & 1)
         return r
 
-    return FilterVerdict(plugin.name, fail, code, bits, reasons_of)
+    return code, bits, reasons_of
 
 
 def node_resources_fit_on(cs: ClusterState, pod: Pod, plugin: Any, i: int,
@@ -643,9 +716,52 @@ def _balanced(allocs, reqs) -> np.ndarray:
     return np.floor((1 - std) * MAX_NODE_SCORE).astype(np.int64)
 
 
+def _cpu_memory_columns(cs: ClusterState, resources: Sequence[ra.ResourceSpec]) -> bool:
+    """Scoring reads only cpu and memory, which every node has: no per-node zero guards."""
+    return (len(resources) == 2 and resources[0].name == "cpu" and resources[1].name == "memory"
+            and cs.alloc_nonzero[0] and cs.alloc_nonzero[1])
+
+
+def _taken(cs: ClusterState, what: str, j: int, idx: np.ndarray) -> np.ndarray:
+    """A column of ``cs.alloc``/``requested``/``non_zero`` over the scored nodes, gathered once per
+    Score phase (both resource scorers read the same allocatable columns)."""
+    cache = cs.score_columns
+    got = cache.get((what, j))
+    if got is None:
+        got = cache[(what, j)] = getattr(cs, what)[:, j].take(idx)
+    return got
+
+
+def _least_cpu_memory(cs: ClusterState, resources: Sequence[ra.ResourceSpec], reqs: Sequence[int],
+                      idx: np.ndarray) -> np.ndarray:
+    """``leastResourceScorer`` on cpu and memory: (free after the pod) × 100 / allocatable per
+    resource (0 when it does not fit), weighted mean rounded down."""
+    total = None
+    for k, r in enumerate(resources):
+        cap = _taken(cs, "alloc", k, idx)
+        left = cap - _taken(cs, "non_zero", k, idx)
+        left -= reqs[k]
+        np.maximum(left, 0, out=left)
+        left *= MAX_NODE_SCORE
+        left //= cap
+        if r.weight != 1:
+            left *= r.weight
+        if total is None:
+            total = left
+        else:
+            total += left
+    wsum = resources[0].weight + resources[1].weight
+    if wsum:
+        total //= wsum
+    return total  # type: ignore[return-value]
+
+
 def score_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
     args = plugin.args
     reqs = cs.score_requests(pod, args.resources, False)
+    if args.strategy == "LeastAllocated" and _cpu_memory_columns(cs, args.resources):
+        raw = _least_cpu_memory(cs, args.resources, reqs, idx)
+        return ScoreVector(raw, raw)
     got = _amounts(cs, reqs, args.resources, False, idx)
     if got is None:
         return None
@@ -662,10 +778,27 @@ def score_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
 
 
 def score_balanced_allocation(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
-    reqs = cs.score_requests(pod, plugin.args.resources, True)
+    resources = plugin.args.resources
+    reqs = cs.score_requests(pod, resources, True)
     if not any(reqs):
         return SKIPPED  # a best-effort pod changes no balance
-    got = _amounts(cs, reqs, plugin.args.resources, True, idx)
+    if _cpu_memory_columns(cs, resources):
+        # two fractions: the standard deviation is half their distance (same float64 steps)
+        f0 = _taken(cs, "requested", 0, idx) + reqs[0]
+        f0 = f0 / _taken(cs, "alloc", 0, idx)
+        np.minimum(f0, 1.0, out=f0)
+        f1 = _taken(cs, "requested", 1, idx) + reqs[1]
+        f1 = f1 / _taken(cs, "alloc", 1, idx)
+        np.minimum(f1, 1.0, out=f1)
+        f0 -= f1
+        f0 /= 2
+        np.abs(f0, out=f0)
+        np.subtract(1, f0, out=f0)
+        f0 *= MAX_NODE_SCORE
+        np.floor(f0, out=f0)
+        raw = f0.astype(np.int64)
+        return ScoreVector(raw, raw)
+    got = _amounts(cs, reqs, resources, True, idx)
     if got is None:
         return None
     allocs, reqs = got
