@@ -287,31 +287,20 @@ def _fit_reasons(cs: ClusterState, plan: list[tuple[str, int, int | None, bool]]
     return code, bits, reasons_of
 
 
-def node_resources_fit_on(cs: ClusterState, pod: Pod, plugin: Any, i: int,
-                          req: dict[str, int] | None = None) -> Status | None:
+def node_resources_fit_on(cs: ClusterState, plugin: Any, i: int, wanted: Sequence[tuple]) -> Status | None:
     """:func:`filter_node_resources_fit` for node ``i`` alone, read from the cluster's arrays
     (None when the pod fits): what a kept verdict needs for the few nodes changed since.
-    ``req``: the pod's requests as PreFilter computed them."""
-    if req is None:
-        req = cs.amounts(pod).requests
-    args = plugin.args
+    ``wanted``: the pod's requests Fit checks, as ``verdicts.wanted_resources`` lists them once
+    per pod — (resource, amount, fixed resource?, column)."""
     reasons: list[str] = []
     unresolvable = False
     if cs.npods[i] >= cs.pods_alloc[i]:
         reasons.append("Too many pods")
-    scalars = [(k, v) for k, v in req.items() if k not in FIXED_RESOURCES and ra.is_scalar_resource_name(k)]
-    if any(req.get(k, 0) for k in FIXED_RESOURCES) or scalars:
+    if wanted:
         free_row = cs.free[i].tolist()
         alloc_row = cs.alloc[i].tolist()
         dra = None
-        for name, want in [(k, req.get(k, 0)) for k in FIXED_RESOURCES] + scalars:
-            fixed = name in FIXED_RESOURCES
-            if want <= 0 if fixed else want == 0:
-                continue
-            if not fixed and is_extended_resource(name) and (
-                    name in args.ignored_resources or name.split("/", 1)[0] in args.ignored_resource_groups):
-                continue
-            j = cs.rindex.get(name)
+        for name, want, fixed, j in wanted:
             if j is None:
                 alloc = 0
                 ni = cs.infos[i]

@@ -22,9 +22,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..model.pod import Pod
-from .framework.interface import CycleState
+from ..model.pod import Pod, is_extended_resource
+from .framework.interface import CycleState, Plugin
 from .framework.status import Code, Status
+from .plugins.resource_allocation import is_scalar_resource_name
+from .preemption import NEVER, message_without_dry_run
+from .state import FIXED_RESOURCES, ClusterState
+from .vector import node_resources_fit_on
 
 if TYPE_CHECKING:
     from .scheduler import Diagnosis, Scheduler, ScheduleResult
@@ -32,6 +36,10 @@ if TYPE_CHECKING:
 #: in-tree Filters that read only the node being filtered and whose PreFilter reads only the pod
 NODE_LOCAL_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
                                 "NodeResourcesFit"})
+#: in-tree Filters that read only the Node object (spec, labels, name) besides the pod: a bind or a
+#: removal on a node (``ClusterState.touch(i)``) leaves their verdict there as it was — node
+#: updates touch every node (``touch(-1)``) and end the patching
+NODE_OBJECT_FILTERS = frozenset({"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity"})
 #: plugins whose PreFilter Skip is re-checked cheaply (their state would read other nodes' pods)
 _RECHECKED_SKIPS = frozenset({"InterPodAffinity", "PodTopologySpread", "DynamicResources"})
 #: more changed nodes than this and the real cycle is cheaper than filtering them one by one
@@ -52,6 +60,26 @@ class Verdict:
     local: "LocalFailure | None" = None   # set for verdicts kept per pod shape
 
 
+#: a request NodeResourcesFit checks: (resource, amount, fixed resource?, column in the cluster's arrays)
+Wanted = tuple[str, int, bool, "int | None"]
+
+
+@dataclass(frozen=True)
+class FilterChain:
+    """The kept cycle's Filters (its skipped ones left out), as a changed node is filtered again.
+
+    A kept rejection by one of the node-object Filters that run before all others (``settled``)
+    stands after pods came or went there. Any other kept rejection means those passed, and still
+    pass: only the Filters after them (``after``) run again."""
+
+    state: CycleState                 # PreFilter state for node-by-node Filter calls
+    settled: frozenset[str]
+    after: tuple[Plugin, ...]
+    full: tuple[Plugin, ...]          # for a node without a kept status
+    fit: Plugin | None                # NodeResourcesFit, read from the cluster's arrays (vectorised)
+    wanted: tuple[Wanted, ...]        # what ``fit`` checks: the pod's requests, worked out once
+
+
 @dataclass
 class LocalFailure:
     """What a node-local failed cycle needs to be brought up to date node by node."""
@@ -63,7 +91,7 @@ class LocalFailure:
     plugin_nodes: Counter[str]          # nodes each plugin rejected
     potential: int                      # nodes rejected as Unschedulable (preemption candidates)
     changed: dict[int, Status] = field(default_factory=dict)   # newer statuses than ``diag``'s
-    state: CycleState | None = None     # PreFilter state for node-by-node Filter calls
+    chain: FilterChain | None = None    # built at the first patch
 
     def status(self, i: int) -> Status | None:
         st = self.changed.get(i)
@@ -115,17 +143,58 @@ def _skips_hold(sched: "Scheduler", pod: Pod, skipped: frozenset[str]) -> bool:
     return True
 
 
-def _filter_node(sched: "Scheduler", state: CycleState, pod: Pod, i: int, skipped: set[str]) -> Status | None:
-    """The Filter chain on node ``i`` (first rejection), NodeResourcesFit read from the cluster's
-    arrays rather than the NodeInfo's resource maps."""
-    from .vector import node_resources_fit_on
+def wanted_resources(cs: ClusterState, pod: Pod, plugin: Plugin, req: dict[str, int] | None) -> tuple[Wanted, ...]:
+    """The requests :func:`~.vector.node_resources_fit_on` checks on every node, in the order of
+    its reasons: the fixed resources asked for, then the scalar ones NodeResourcesFit does not
+    ignore. Resource columns are fixed when the scheduler starts, and so is the plugin's args.
+    ``req``: the pod's requests as PreFilter computed them."""
+    if req is None:
+        req = cs.amounts(pod).requests
+    args = plugin.args
+    wanted: list[Wanted] = []
+    for name in FIXED_RESOURCES:
+        want = req.get(name, 0)
+        if want > 0:
+            wanted.append((name, want, True, cs.rindex.get(name)))
+    for name, want in req.items():
+        if name in FIXED_RESOURCES or not is_scalar_resource_name(name) or want == 0:
+            continue
+        if is_extended_resource(name) and (
+                name in args.ignored_resources or name.split("/", 1)[0] in args.ignored_resource_groups):
+            continue
+        wanted.append((name, want, False, cs.rindex.get(name)))
+    return tuple(wanted)
 
-    ni = sched.cluster.infos[i]
-    for plugin in sched.filters:
+
+def filter_chain(sched: "Scheduler", pod: Pod, skipped: frozenset[str]) -> FilterChain | None:
+    """PreFilter state and Filters for node-by-node calls; None when a PreFilter now rejects."""
+    state = CycleState()
+    for plugin in sched.pre_filters:
         if plugin.name in skipped:
             continue
-        if plugin.name == "NodeResourcesFit" and sched.vectorised:
-            st = node_resources_fit_on(sched.cluster, pod, plugin, i, state.get(plugin.name))
+        _, st = plugin.pre_filter(state, pod, sched.cluster.infos)
+        if not st.is_success:
+            return None
+    full = tuple(p for p in sched.filters if p.name not in skipped)
+    k = 0
+    while k < len(full) and full[k].name in NODE_OBJECT_FILTERS:
+        k += 1
+    fit = next((p for p in full if p.name == "NodeResourcesFit"), None) if sched.vectorised else None
+    wanted = wanted_resources(sched.cluster, pod, fit, state.get(fit.name)) if fit is not None else ()
+    return FilterChain(state, frozenset(p.name for p in full[:k]), full[k:], full, fit, wanted)
+
+
+def _filter_node(cs: ClusterState, chain: FilterChain, pod: Pod, i: int, old: Status | None) -> Status | None:
+    """Node ``i``'s first rejection (None: it fits) after pods came or went there, its kept
+    rejection being ``old``. NodeResourcesFit is read from the cluster's arrays rather than
+    the NodeInfo's resource maps."""
+    if old is not None and old.plugin in chain.settled:
+        return old
+    ni = cs.infos[i]
+    state, fit = chain.state, chain.fit
+    for plugin in chain.after if old is not None else chain.full:
+        if plugin is fit:
+            st = node_resources_fit_on(cs, plugin, i, chain.wanted)
             if st is not None:
                 return st
             continue
@@ -137,9 +206,6 @@ def _filter_node(sched: "Scheduler", state: CycleState, pod: Pod, i: int, skippe
 
 def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult | None":
     """The kept failure with ``nodes`` filtered again; None when the real cycle must run."""
-    from .preemption import message_without_dry_run
-    from .scheduler import ScheduleResult, fit_error
-
     lf = kept.local
     cs = sched.cluster
     pod = kept.pod
@@ -147,24 +213,20 @@ def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult
         return None
     if not _skips_hold(sched, pod, lf.skipped):
         return None
-    if lf.state is None:
-        state = CycleState()
-        for plugin in sched.pre_filters:
-            if plugin.name in lf.skipped:
-                continue
-            _, st = plugin.pre_filter(state, pod, cs.infos)
-            if not st.is_success:
-                return None
-        lf.state = state
-    skipped = set(lf.skipped)
+    chain = lf.chain
+    if chain is None:
+        chain = lf.chain = filter_chain(sched, pod, lf.skipped)
+        if chain is None:
+            return None
     fresh: dict[int, Status] = {}
     same = lf.diag.n == cs.n
     for i in nodes:
-        st = _filter_node(sched, lf.state, pod, i, skipped)
+        old = lf.status(i)
+        st = _filter_node(cs, chain, pod, i, old)
         if st is None:
             return None   # a changed node fits now: the real cycle runs
         fresh[i] = st
-        if same and st != lf.status(i):
+        if same and st is not old and st != old:
             same = False
     if same:
         # every changed node rejects the pod as before: histogram, plugins and preemption
@@ -194,11 +256,11 @@ def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult
     lf.changed.update(fresh)  # type: ignore[arg-type]
     post = ""
     if lf.preempt == PREEMPT_NEVER:
-        from .preemption import NEVER
-
         post = "preemption: " + NEVER
     elif lf.preempt == PREEMPT_NO_DRY_RUN:
         post = message_without_dry_run(cs.n, potential)
+    from .scheduler import ScheduleResult, fit_error   # the scheduler imports this module
+
     r = kept.result
     return ScheduleResult(pod, None, Code.Unschedulable, fit_error(cs.n, hist, "", post), 0, r.evaluated,
                           frozenset(p for p in plugin_nodes if p))

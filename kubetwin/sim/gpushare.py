@@ -117,20 +117,28 @@ class GPUShare(Plugin):
         self.whole_free[i] = int((row == FULL).sum())
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
-        """One node, from the GPUs the pods on ``node`` hold (works on preemption's copies)."""
+        """One node. The cluster's own NodeInfo holds exactly the pods Reserve counted on its row
+        (the scheduler reserves what it binds and unreserves what it removes), so it is read from
+        the per-node figures the vector Filter reads; a copy (preemption's dry runs) from the GPUs
+        the pods on it hold."""
         req = gpu_request(pod)
         if req is None:
             return SUCCESS
         i = self.cluster.index[node.name]
         if req[2] and not self.model_mask(req[2])[i]:
             return Status(Code.UnschedulableAndUnresolvable, (WRONG_MODEL,))
-        row = np.where(self.free[i] >= 0, FULL, -1)
-        for pi in node.pods:
-            got = self.assigned.get(pi.pod.uid)
-            if got is not None:
-                for g, m in got[1]:
-                    row[g] -= m
-        return SUCCESS if _fits_row(row, req) else Status(Code.Unschedulable, (INSUFFICIENT,))
+        if node is self.cluster.infos[i]:
+            count, milli, _ = req
+            fits = bool(self.max_free[i] >= milli if count == 1 and milli < FULL else self.whole_free[i] >= count)
+        else:
+            row = np.where(self.free[i] >= 0, FULL, -1)
+            for pi in node.pods:
+                got = self.assigned.get(pi.pod.uid)
+                if got is not None:
+                    for g, m in got[1]:
+                        row[g] -= m
+            fits = _fits_row(row, req)
+        return SUCCESS if fits else Status(Code.Unschedulable, (INSUFFICIENT,))
 
     # --- Reserve ----------------------------------------------------------------------------------
     def reserve(self, pod: Pod, node: str) -> None:

@@ -1,0 +1,95 @@
+"""A kept failed cycle brought up to date node by node after pods came or went on a few nodes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kubetwin.model.meta import convert
+from kubetwin.model.node import Node
+from kubetwin.model.pod import Pod
+from kubetwin.scheduler.framework.interface import CycleState
+from kubetwin.scheduler.profile import Profile
+from kubetwin.scheduler.scheduler import Scheduler
+from kubetwin.scheduler.verdicts import wanted_resources
+from kubetwin.sim import gpushare
+
+from .test_scheduler import GATES, node, pod
+
+TAINT = [{"key": "dedicated", "value": "x", "effect": "NoSchedule"}]
+
+
+def _filter_of(s: Scheduler, name: str):
+    return next(p for p in s.filters if p.name == name)
+
+
+def _forbid(monkeypatch, plugin) -> None:
+    def refuse(*a, **k):
+        raise AssertionError(f"{plugin.name} ran again")
+    monkeypatch.setattr(plugin, "filter", refuse)
+
+
+def _patched(nodes, first: Pod, again: Pod, change) -> tuple[Scheduler, str]:
+    """``again`` scheduled after ``first`` failed and ``change`` touched some nodes; the message
+    a scheduler without kept verdicts gives for it."""
+    slow = Scheduler(None, nodes, GATES, reuse_verdicts=False)
+    s = Scheduler(None, nodes, GATES)
+    for sched in (s, slow):
+        assert sched.schedule(first).node is None
+        change(sched)
+    return s, slow.schedule(again).message
+
+
+def test_a_kept_taint_rejection_stands_after_pods_come_and_go_on_the_node(monkeypatch):
+    nodes = [node("tainted", cpu="4", taints=TAINT), node("small", cpu="1")]
+    s, want = _patched(nodes, pod("a", cpu="2"), pod("b", cpu="2"), lambda sc: sc.bind(pod("x", cpu="1"), "tainted"))
+    _forbid(monkeypatch, _filter_of(s, "TaintToleration"))
+    r = s.schedule(pod("b", cpu="2"))
+    assert s.patched_cycles == 1
+    assert r.message == want
+
+
+def test_node_object_filters_are_not_run_again_for_a_later_rejection(monkeypatch):
+    nodes = [node("n1", cpu="2"), node("n2", cpu="2")]
+    s, want = _patched(nodes, pod("a", cpu="3"), pod("b", cpu="3"), lambda sc: sc.bind(pod("x", cpu="1"), "n1"))
+    for name in ("NodeUnschedulable", "NodeName", "TaintToleration"):
+        _forbid(monkeypatch, _filter_of(s, name))
+    r = s.schedule(pod("b", cpu="3"))
+    assert s.patched_cycles == 1
+    assert r.message == want
+
+
+def test_wanted_resources_list_fixed_then_scalar_requests_without_ignored_ones():
+    s = Scheduler(None, [node("n1")], GATES)
+    fit = _filter_of(s, "NodeResourcesFit")
+    p = convert({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "resources": {"requests": {
+        "example.com/foo": "2", "memory": "1Gi", "cpu": "1"}}}]}}, Pod)
+    names = [w[0] for w in wanted_resources(s.cluster, p, fit, None)]
+    assert names == ["cpu", "memory", "example.com/foo"]
+    fit.args = dataclasses.replace(fit.args, ignored_resources=frozenset({"example.com/foo"}))
+    assert [w[0] for w in wanted_resources(s.cluster, p, fit, None)] == ["cpu", "memory"]
+
+
+def _gpu_node(name: str, count: int) -> Node:
+    return convert({"metadata": {"name": name, "labels": {gpushare.GPU_MODEL: "T4"}},
+                    "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110",
+                                               gpushare.GPU_COUNT: str(count)}}}, Node)
+
+
+def _gpu_pod(name: str, milli: int, count: int = 1) -> Pod:
+    return convert({"metadata": {"name": name, "annotations": {gpushare.GPU_COUNT: str(count),
+                                                               gpushare.GPU_MILLI: str(milli)}},
+                    "spec": {"containers": [{"name": "c"}]}}, Pod)
+
+
+def test_gpu_filter_on_the_live_node_answers_as_the_gpus_its_pods_hold():
+    profile = Profile(plugins=Profile().plugins + ((gpushare.NAME, 0),))
+    s = Scheduler(profile, [_gpu_node("g", 2)], GATES)
+    plugin = _filter_of(s, gpushare.NAME)
+    kept = _gpu_pod("a", 600)
+    for p in (kept, _gpu_pod("b", 300), _gpu_pod("c", 1000)):
+        s.bind(p, "g")
+    s.remove(kept)
+    live = s.cluster.infos[0]
+    for milli, count in ((100, 1), (400, 1), (700, 1), (1000, 1), (1000, 2)):
+        want = _gpu_pod("w", milli, count)
+        assert plugin.filter(CycleState(), want, live) == plugin.filter(CycleState(), want, live.clone())
