@@ -287,11 +287,13 @@ def _fit_reasons(cs: ClusterState, plan: list[tuple[str, int, int | None, bool]]
     return code, bits, reasons_of
 
 
-def node_resources_fit_on(cs: ClusterState, plugin: Any, i: int, wanted: Sequence[tuple]) -> Status | None:
+def node_resources_fit_on(cs: ClusterState, plugin: Any, i: int, wanted: Sequence[tuple],
+                          statuses: dict[tuple[bool, tuple[str, ...]], Status]) -> Status | None:
     """:func:`filter_node_resources_fit` for node ``i`` alone, read from the cluster's arrays
     (None when the pod fits): what a kept verdict needs for the few nodes changed since.
     ``wanted``: the pod's requests Fit checks, as ``verdicts.wanted_resources`` lists them once
-    per pod — (resource, amount, fixed resource?, column)."""
+    per pod — (resource, amount, fixed resource?, column). ``statuses``: the ones returned
+    before, reused (a kept verdict compares them by identity first)."""
     reasons: list[str] = []
     unresolvable = False
     if cs.npods[i] >= cs.pods_alloc[i]:
@@ -317,8 +319,12 @@ def node_resources_fit_on(cs: ClusterState, plugin: Any, i: int, wanted: Sequenc
                 unresolvable |= want > alloc
     if not reasons:
         return None
-    return Status(Code.UnschedulableAndUnresolvable if unresolvable else Code.Unschedulable, tuple(reasons),
-                  plugin=plugin.name)
+    memo = (unresolvable, tuple(reasons))
+    st = statuses.get(memo)
+    if st is None:
+        st = statuses[memo] = Status(Code.UnschedulableAndUnresolvable if unresolvable else Code.Unschedulable,
+                                     memo[1], plugin=plugin.name)
+    return st
 
 
 def _unindexed_requested(cs: ClusterState, name: str) -> np.ndarray:

@@ -22,6 +22,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..model.pod import Pod, is_extended_resource
 from .framework.interface import CycleState, Plugin
 from .framework.status import Code, Status
@@ -78,6 +80,7 @@ class FilterChain:
     full: tuple[Plugin, ...]          # for a node without a kept status
     fit: Plugin | None                # NodeResourcesFit, read from the cluster's arrays (vectorised)
     wanted: tuple[Wanted, ...]        # what ``fit`` checks: the pod's requests, worked out once
+    fit_statuses: dict[tuple[bool, tuple[str, ...]], Status] = field(default_factory=dict)   # ``fit``'s answers
 
 
 @dataclass
@@ -90,12 +93,42 @@ class LocalFailure:
     hist: Counter[str]
     plugin_nodes: Counter[str]          # nodes each plugin rejected
     potential: int                      # nodes rejected as Unschedulable (preemption candidates)
+    rechecked: tuple[tuple[str, Any], ...]   # skipped PreFilters re-checked per patch, with their plugin
     changed: dict[int, Status] = field(default_factory=dict)   # newer statuses than ``diag``'s
     chain: FilterChain | None = None    # built at the first patch
+    _deciders: list[int] | None = None  # per node, the ``diag.vector`` entry that rejected it (-1: none)
+    _kept: dict[tuple[int, int, int], Status] = field(default_factory=dict)
 
     def status(self, i: int) -> Status | None:
+        """Node ``i``'s latest rejection: a newer one, else the kept cycle's."""
         st = self.changed.get(i)
-        return st if st is not None else self.diag.status(i)
+        if st is None:
+            st = self.diag.per_node.get(i)
+            if st is None:
+                st = self._vector_status(i)
+        return st
+
+    def _vector_status(self, i: int) -> Status | None:
+        """``Diagnosis.status`` for a node the vector Filters decided: the first verdict whose mask
+        holds it (a node-local failure has no PreFilter rejection and no absent nodes). One Status
+        per verdict, code and reason key, shared by the nodes that have it."""
+        deciders = self._deciders
+        if deciders is None:
+            vector = self.diag.vector
+            first = np.full(self.diag.n, -1, dtype=np.int32)
+            for k in range(len(vector) - 1, -1, -1):
+                first[vector[k][1]] = k
+            deciders = self._deciders = first.tolist()
+        k = deciders[i]
+        if k < 0:
+            return None
+        verdict = self.diag.vector[k][0]
+        key = verdict.key
+        memo = (k, int(verdict.code[i]), 0 if key is None else int(key[i]))
+        st = self._kept.get(memo)
+        if st is None:
+            st = self._kept[memo] = Status(Code(memo[1]), verdict.reasons_of(memo[2]), verdict.plugin)
+        return st
 
 
 def is_node_local(sched: "Scheduler", plugin: Any) -> bool:
@@ -127,17 +160,18 @@ def local_failure(sched: "Scheduler", pod: Pod, diag: "Diagnosis", preempt: int 
     for st in diag.per_node.values():
         plugin_nodes[st.plugin] += 1
     potential = int((diag.codes() == int(Code.Unschedulable)).sum())
-    return LocalFailure(diag, frozenset(diag.skipped), preempt, diag.histogram(), plugin_nodes, potential)
+    rechecked = tuple((name, sched.pre_filter_named(name)) for name in diag.skipped & _RECHECKED_SKIPS)
+    return LocalFailure(diag, frozenset(diag.skipped), preempt, diag.histogram(), plugin_nodes, potential,
+                        rechecked)
 
 
-def _skips_hold(sched: "Scheduler", pod: Pod, skipped: frozenset[str]) -> bool:
+def _skips_hold(sched: "Scheduler", pod: Pod, rechecked: tuple[tuple[str, Any], ...]) -> bool:
     """The plugins skipped in the kept cycle would be skipped again."""
-    for name in skipped & _RECHECKED_SKIPS:
+    for name, plugin in rechecked:
         if name == "DynamicResources":
             if pod.spec.resource_claims or sched.handle.objects.get("DeviceClass"):
                 return False
             continue
-        plugin = sched.pre_filter_named(name)
         if plugin is not None and not sched._pre_filter_is_skip(plugin, pod):
             return False
     return True
@@ -194,7 +228,7 @@ def _filter_node(cs: ClusterState, chain: FilterChain, pod: Pod, i: int, old: St
     state, fit = chain.state, chain.fit
     for plugin in chain.after if old is not None else chain.full:
         if plugin is fit:
-            st = node_resources_fit_on(cs, plugin, i, chain.wanted)
+            st = node_resources_fit_on(cs, plugin, i, chain.wanted, chain.fit_statuses)
             if st is not None:
                 return st
             continue
@@ -211,7 +245,7 @@ def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult
     pod = kept.pod
     if lf is None or len(nodes) > MAX_PATCHED_NODES or cs.nominated:
         return None
-    if not _skips_hold(sched, pod, lf.skipped):
+    if not _skips_hold(sched, pod, lf.rechecked):
         return None
     chain = lf.chain
     if chain is None:

@@ -10,7 +10,8 @@ from kubetwin.model.pod import Pod
 from kubetwin.scheduler.framework.interface import CycleState
 from kubetwin.scheduler.profile import Profile
 from kubetwin.scheduler.scheduler import Scheduler
-from kubetwin.scheduler.verdicts import wanted_resources
+from kubetwin.scheduler.vector import node_resources_fit_on
+from kubetwin.scheduler.verdicts import local_failure, wanted_resources
 from kubetwin.sim import gpushare
 
 from .test_scheduler import GATES, node, pod
@@ -93,3 +94,28 @@ def test_gpu_filter_on_the_live_node_answers_as_the_gpus_its_pods_hold():
     for milli, count in ((100, 1), (400, 1), (700, 1), (1000, 1), (1000, 2)):
         want = _gpu_pod("w", milli, count)
         assert plugin.filter(CycleState(), want, live) == plugin.filter(CycleState(), want, live.clone())
+
+
+def _kept_failure(s: Scheduler, p: Pod):
+    assert s.schedule(p).node is None
+    diag, kind, others = s._failure
+    return diag, local_failure(s, p, diag, kind, others)
+
+
+def test_kept_statuses_read_as_the_diagnosis_has_them():
+    nodes = [node("tainted", cpu="4", taints=TAINT), node("small", cpu="1"), node("full", cpu="4", pods=1),
+             node("tiny", cpu="1")]
+    s = Scheduler(None, nodes, GATES)
+    s.bind(pod("x", cpu="1"), "full")
+    diag, lf = _kept_failure(s, pod("a", cpu="2"))
+    assert [lf.status(i) for i in range(len(nodes))] == [diag.status(i) for i in range(len(nodes))]
+
+
+def test_fit_answers_alike_are_one_status():
+    s = Scheduler(None, [node("n1", cpu="1"), node("n2", cpu="1")], GATES)
+    p = pod("a", cpu="2")
+    fit = _filter_of(s, "NodeResourcesFit")
+    wanted, seen = wanted_resources(s.cluster, p, fit, None), {}
+    first, second = (node_resources_fit_on(s.cluster, fit, i, wanted, seen) for i in (0, 1))
+    assert first is second
+    assert first.reasons == ("Insufficient cpu",)
