@@ -296,27 +296,24 @@ def node_resources_fit_on(cs: ClusterState, plugin: Any, i: int, wanted: Sequenc
     before, reused (a kept verdict compares them by identity first)."""
     reasons: list[str] = []
     unresolvable = False
-    if cs.npods[i] >= cs.pods_alloc[i]:
+    if cs.npods.item(i) >= cs.pods_alloc.item(i):
         reasons.append("Too many pods")
-    if wanted:
-        free_row = cs.free[i].tolist()
-        alloc_row = cs.alloc[i].tolist()
-        dra = None
-        for name, want, fixed, j in wanted:
-            if j is None:
-                alloc = 0
-                ni = cs.infos[i]
-                free = -(ni.requested.get(name, 0) if ni.pods else 0)
-            else:
-                alloc, free = alloc_row[j], free_row[j]
-            if want > free:
-                if not fixed and alloc <= 0:
-                    if dra is None:
-                        dra = cs.gates.enabled("DRAExtendedResource")
-                    if dra and device_class_for(cs.handle, name) is not None:
-                        continue
-                reasons.append(f"Insufficient {name}")
-                unresolvable |= want > alloc
+    dra = None
+    for name, want, fixed, j in wanted:
+        if j is None:
+            alloc = 0
+            ni = cs.infos[i]
+            free = -(ni.requested.get(name, 0) if ni.pods else 0)
+        else:
+            alloc, free = cs.alloc.item(i, j), cs.free.item(i, j)
+        if want > free:
+            if not fixed and alloc <= 0:
+                if dra is None:
+                    dra = cs.gates.enabled("DRAExtendedResource")
+                if dra and device_class_for(cs.handle, name) is not None:
+                    continue
+            reasons.append(f"Insufficient {name}")
+            unresolvable |= want > alloc
     if not reasons:
         return None
     memo = (unresolvable, tuple(reasons))
