@@ -17,7 +17,6 @@ import numpy as np
 
 from ..model.pod import NodeSelectorTerm, Pod, is_extended_resource
 from .framework.interface import MAX_NODE_SCORE, CycleState
-from .framework.resources import pod_request_amounts
 from .framework.status import Code, Status
 from .framework.types import host_ports, ports_conflict
 from .labels import requirement_matcher
@@ -197,33 +196,41 @@ def filter_node_ports(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState
     return _single(plugin.name, fail, U, nodeports.ERR_REASON)
 
 
-def _fit_wanted(cs: ClusterState, req: dict[str, int], args: Any) -> list[tuple[str, int, int | None, bool]]:
-    """The resources ``fitsRequest`` checks for these requests: (name, amount, column, is extended
-    resource a DeviceClass may back), in its order — cpu, memory, ephemeral-storage, then scalars."""
-    scalars = [(k, v) for k, v in req.items() if k not in FIXED_RESOURCES and ra.is_scalar_resource_name(k)]
-    if not (any(req.get(k, 0) for k in FIXED_RESOURCES) or scalars):
-        return []
-    out = []
-    for name, want in [(k, req.get(k, 0)) for k in FIXED_RESOURCES] + scalars:
-        fixed = name in FIXED_RESOURCES
-        if want <= 0 if fixed else want == 0:
+#: a request NodeResourcesFit checks: (resource, amount, fixed resource?, column in the cluster's arrays)
+Wanted = tuple[str, int, bool, "int | None"]
+
+
+def _wanted(cs: ClusterState, req: dict[str, int], args: Any) -> tuple[Wanted, ...]:
+    out: list[Wanted] = []
+    for name in FIXED_RESOURCES:
+        want = req.get(name, 0)
+        if want > 0:
+            out.append((name, want, True, cs.rindex.get(name)))
+    for name, want in req.items():
+        if name in FIXED_RESOURCES or not ra.is_scalar_resource_name(name) or want == 0:
             continue
-        if not fixed and is_extended_resource(name) and (
+        if is_extended_resource(name) and (
                 name in args.ignored_resources or name.split("/", 1)[0] in args.ignored_resource_groups):
             continue
-        out.append((name, want, cs.rindex.get(name), not fixed))
-    return out
+        out.append((name, want, False, cs.rindex.get(name)))
+    return tuple(out)
 
 
-def _fit_plan(cs: ClusterState, pod: Pod, req: dict[str, int], args: Any) -> list[tuple[str, int, int | None, bool]]:
-    """:func:`_fit_wanted`, kept with the pod shape's amounts when ``req`` is theirs."""
+def wanted_resources(cs: ClusterState, pod: Pod, plugin: Any, req: dict[str, int] | None = None) -> tuple[Wanted, ...]:
+    """The requests ``fitsRequest`` checks, in the order of its reasons: the fixed resources asked
+    for, then the scalar ones NodeResourcesFit does not ignore. ``req``: the pod's requests as
+    PreFilter computed them. Kept with the pod shape's amounts (resource columns and the plugin's
+    args are fixed when the scheduler starts)."""
     a = cs.amounts(pod)
+    if req is None:
+        req = a.requests
+    args = plugin.args
     if a.requests is not req:
-        return _fit_wanted(cs, req, args)
+        return _wanted(cs, req, args)
     k = ("fit", id(args))
     got = a.score.get(k)
     if got is None or got[0] is not args:
-        got = a.score[k] = (args, _fit_wanted(cs, req, args))
+        got = a.score[k] = (args, _wanted(cs, req, args))
     return got[1]
 
 
@@ -234,41 +241,39 @@ def filter_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
     req = state.get(plugin.name)
     if req is None:
         req = cs.amounts(pod).requests
-    plan = _fit_plan(cs, pod, req, plugin.args)
+    plan = wanted_resources(cs, pod, plugin, req)
     fail = cs.npods >= cs.pods_alloc
     dra: bool | None = None
-    for name, want, j, extended in plan:
+    for name, want, fixed, j in plan:
         if j is None:  # no node has it: only pods already bound may have asked for it
             short = want > -_unindexed_requested(cs, name)
-            alloc_positive = None
         else:
             short = want > cs.free[:, j]
-            alloc_positive = cs.alloc[:, j] > 0 if extended else None
-        if extended:
+        if not fixed:
             if dra is None:
                 dra = cs.gates.enabled("DRAExtendedResource")
             if dra and device_class_for(cs.handle, name) is not None:
-                short &= alloc_positive if alloc_positive is not None else False
+                # a DeviceClass backs it: only nodes that have it as a device plugin's count it here
+                short &= cs.alloc[:, j] > 0 if j is not None else False
         fail |= short
     return FilterVerdict(plugin.name, fail, explain=lambda: _fit_reasons(cs, plan))
 
 
-def _fit_reasons(cs: ClusterState, plan: list[tuple[str, int, int | None, bool]]
-                 ) -> tuple[np.ndarray, np.ndarray, Callable[[int], tuple[str, ...]]]:
+def _fit_reasons(cs: ClusterState, plan: Sequence[Wanted]) -> tuple[np.ndarray, np.ndarray, Callable[[int], tuple[str, ...]]]:
     """Codes and reason bitmasks of :func:`filter_node_resources_fit`, from the cluster as it is."""
     n = cs.n
     bits = (cs.npods >= cs.pods_alloc).astype(np.int64)   # bit 0: too many pods
     uu: np.ndarray | None = None
     names = ["Too many pods"]
     dra = cs.gates.enabled("DRAExtendedResource")
-    for name, want, j, extended in plan:
+    for name, want, fixed, j in plan:
         if j is None:
             alloc = np.zeros(n, dtype=np.int64)
             free = alloc - _unindexed_requested(cs, name)
         else:
             alloc, free = cs.alloc[:, j], cs.free[:, j]
         short = want > free
-        if extended and dra and device_class_for(cs.handle, name) is not None:
+        if not fixed and dra and device_class_for(cs.handle, name) is not None:
             short &= alloc > 0
         if short.any():
             bits |= np.left_shift(short, len(names), dtype=np.int64)
@@ -287,11 +292,11 @@ def _fit_reasons(cs: ClusterState, plan: list[tuple[str, int, int | None, bool]]
     return code, bits, reasons_of
 
 
-def node_resources_fit_on(cs: ClusterState, plugin: Any, i: int, wanted: Sequence[tuple],
+def node_resources_fit_on(cs: ClusterState, plugin: Any, i: int, wanted: Sequence[Wanted],
                           statuses: dict[tuple[bool, tuple[str, ...]], Status]) -> Status | None:
     """:func:`filter_node_resources_fit` for node ``i`` alone, read from the cluster's arrays
     (None when the pod fits): what a kept verdict needs for the few nodes changed since.
-    ``wanted``: the pod's requests Fit checks, as ``verdicts.wanted_resources`` lists them once
+    ``wanted``: the pod's requests Fit checks, as :func:`wanted_resources` lists them once
     per pod — (resource, amount, fixed resource?, column). ``statuses``: the ones returned
     before, reused (a kept verdict compares them by identity first)."""
     reasons: list[str] = []

@@ -24,13 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..model.pod import Pod, is_extended_resource
+from ..model.pod import Pod
 from .framework.interface import CycleState, Plugin
 from .framework.status import Code, Status
-from .plugins.resource_allocation import is_scalar_resource_name
 from .preemption import NEVER, message_without_dry_run
-from .state import FIXED_RESOURCES, ClusterState
-from .vector import node_resources_fit_on
+from .state import ClusterState
+from .vector import Wanted, node_resources_fit_on, wanted_resources
 
 if TYPE_CHECKING:
     from .scheduler import Diagnosis, Scheduler, ScheduleResult
@@ -60,10 +59,6 @@ class Verdict:
     result: "ScheduleResult"
     advance: int                      # how far the cycle moved ``nextStartNodeIndex``
     local: "LocalFailure | None" = None   # set for verdicts kept per pod shape
-
-
-#: a request NodeResourcesFit checks: (resource, amount, fixed resource?, column in the cluster's arrays)
-Wanted = tuple[str, int, bool, "int | None"]
 
 
 @dataclass(frozen=True)
@@ -175,29 +170,6 @@ def _skips_hold(sched: "Scheduler", pod: Pod, rechecked: tuple[tuple[str, Any], 
         if plugin is not None and not sched._pre_filter_is_skip(plugin, pod):
             return False
     return True
-
-
-def wanted_resources(cs: ClusterState, pod: Pod, plugin: Plugin, req: dict[str, int] | None) -> tuple[Wanted, ...]:
-    """The requests :func:`~.vector.node_resources_fit_on` checks on every node, in the order of
-    its reasons: the fixed resources asked for, then the scalar ones NodeResourcesFit does not
-    ignore. Resource columns are fixed when the scheduler starts, and so is the plugin's args.
-    ``req``: the pod's requests as PreFilter computed them."""
-    if req is None:
-        req = cs.amounts(pod).requests
-    args = plugin.args
-    wanted: list[Wanted] = []
-    for name in FIXED_RESOURCES:
-        want = req.get(name, 0)
-        if want > 0:
-            wanted.append((name, want, True, cs.rindex.get(name)))
-    for name, want in req.items():
-        if name in FIXED_RESOURCES or not is_scalar_resource_name(name) or want == 0:
-            continue
-        if is_extended_resource(name) and (
-                name in args.ignored_resources or name.split("/", 1)[0] in args.ignored_resource_groups):
-            continue
-        wanted.append((name, want, False, cs.rindex.get(name)))
-    return tuple(wanted)
 
 
 def filter_chain(sched: "Scheduler", pod: Pod, skipped: frozenset[str]) -> FilterChain | None:

@@ -10,8 +10,8 @@ from kubetwin.model.pod import Pod
 from kubetwin.scheduler.framework.interface import CycleState
 from kubetwin.scheduler.profile import Profile
 from kubetwin.scheduler.scheduler import Scheduler
-from kubetwin.scheduler.vector import node_resources_fit_on
-from kubetwin.scheduler.verdicts import local_failure, wanted_resources
+from kubetwin.scheduler.vector import node_resources_fit_on, wanted_resources
+from kubetwin.scheduler.verdicts import local_failure
 from kubetwin.sim import gpushare
 
 from .test_scheduler import GATES, node, pod
