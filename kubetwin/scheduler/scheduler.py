@@ -31,7 +31,7 @@ from .profile import Profile
 from .state import ClusterState
 from .verdicts import PREEMPT_NEVER, PREEMPT_NO_DRY_RUN, PREEMPT_OFF, Verdict, local_failure, patch
 from .vector import (IPA_STATE, SKIPPED, SPREAD_STATE, VECTOR_FILTERS, VECTOR_SCORES, FilterVerdict,
-                     inter_pod_affinity_state, spread_constraints)
+                     inter_pod_affinity_state, score_resources_together, spread_constraints)
 
 NO_NODES = "no nodes available to schedule pods"
 _SIG_ENCODER = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
@@ -180,6 +180,9 @@ class Scheduler:
         self._pre_filter_by_name = {p.name: p for p in reversed(self.pre_filters)}   # the first of a name
         self.filters = [p for p, _ in self.plugins if hasattr(p, "filter")]
         self.scorers = [(p, w) for p, w in self.plugins if hasattr(p, "score") and w > 0]
+        #: the default profile's two resource scorers, scored together when both are on
+        by_name = {p.name: (p, w) for p, w in self.scorers}
+        self._resource_scorers = (by_name.get("NodeResourcesFit"), by_name.get("NodeResourcesBalancedAllocation"))
         self.has_score = bool(self.scorers)
         self.reservers = [p for p, _ in self.plugins if hasattr(p, "reserve")]
         self.vectorised = vectorised
@@ -650,8 +653,15 @@ class Scheduler:
         cs.score_columns = {}
         totals: np.ndarray | None = None
         infos: list[NodeInfo] | None = None
+        together = None
+        fit, balanced = self._resource_scorers
+        if self.vectorised and fit is not None and balanced is not None:
+            together = score_resources_together(cs, pod, fit[0], fit[1], balanced[0], balanced[1], feasible)
+            totals = together
         for plugin, weight in self.scorers:
             name = plugin.name
+            if together is not None and (name == "NodeResourcesFit" or name == "NodeResourcesBalancedAllocation"):
+                continue
             if name == "InterPodAffinity" and self._ipa_score_is_skip(pod):
                 continue
             if name == "PodTopologySpread" and self._spread_is_skip(pod):

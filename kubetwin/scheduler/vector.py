@@ -89,9 +89,15 @@ def _codes(n: int, code: np.int8) -> np.ndarray:
     return arr
 
 
+_ONE_REASON: dict[str, Callable[[int], tuple[str, ...]]] = {}
+
+
 def _single(plugin: str, fail: np.ndarray, code: np.int8, reason: str) -> FilterVerdict:
-    reasons = (reason,)
-    return FilterVerdict(plugin, fail, _codes(len(fail), code), None, lambda _k: reasons)
+    reasons_of = _ONE_REASON.get(reason)
+    if reasons_of is None:
+        reasons = (reason,)
+        reasons_of = _ONE_REASON[reason] = lambda _k: reasons
+    return FilterVerdict(plugin, fail, _codes(len(fail), code), None, reasons_of)
 
 
 # --- node-local filters ----------------------------------------------------------------------
@@ -170,6 +176,11 @@ def required_affinity_mask(cs: ClusterState, pod: Pod) -> np.ndarray:
 def filter_node_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict:
     added = plugin.args.added_affinity
     req = added.required_during_scheduling_ignored_during_execution if added else None
+    aff = pod.spec.affinity
+    if req is None and not pod.spec.node_selector and (
+            aff is None or aff.node_affinity is None
+            or aff.node_affinity.required_during_scheduling_ignored_during_execution is None):
+        return _single(plugin.name, cs.no_fail, UU, nodeaffinity.ERR_REASON_POD)  # nothing required
     key = np.zeros(cs.n, dtype=np.int64)
     fail = np.zeros(cs.n, dtype=bool)
     if req is not None:
@@ -801,6 +812,48 @@ def score_balanced_allocation(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
     allocs, reqs = got
     raw = _balanced(allocs, reqs) if allocs else np.full(len(idx), MAX_NODE_SCORE, dtype=np.int64)
     return ScoreVector(raw, raw)
+
+
+def score_resources_together(cs: ClusterState, pod: Pod, fit: Any, fit_weight: int, balanced: Any,
+                             balanced_weight: int, idx: np.ndarray) -> np.ndarray | None:
+    """NodeResourcesFit (LeastAllocated) and NodeResourcesBalancedAllocation on cpu and memory,
+    weighted and summed, from one gather of the scored nodes' figures: the two plugins of the
+    default profile read the same columns, and every cycle that places a pod scores them. The
+    per-node arithmetic is :func:`_least_cpu_memory`'s and :func:`score_balanced_allocation`'s,
+    operation for operation. None when either reads more (another strategy or resource, a node
+    without cpu or memory): each plugin then scores alone."""
+    fa, ba = fit.args, balanced.args
+    if fa.strategy != "LeastAllocated" or not _cpu_memory_columns(cs, fa.resources) \
+            or not _cpu_memory_columns(cs, ba.resources):
+        return None
+    cap = cs.alloc[idx, :2]
+    left = cap - cs.non_zero[idx]
+    left -= cs.score_requests(pod, fa.resources, False)
+    np.maximum(left, 0, out=left)
+    left *= MAX_NODE_SCORE
+    left //= cap
+    w0, w1 = fa.resources[0].weight, fa.resources[1].weight
+    total = left[:, 0] * w0 + left[:, 1] * w1 if (w0, w1) != (1, 1) else left[:, 0] + left[:, 1]
+    if w0 + w1:
+        total //= w0 + w1
+    if fit_weight != 1:
+        total *= fit_weight
+    bal_req = cs.score_requests(pod, ba.resources, True)
+    if any(bal_req):   # else Skip: a best-effort pod changes no balance
+        frac = cs.requested[idx, :2] + bal_req
+        frac = frac / cap
+        np.minimum(frac, 1.0, out=frac)
+        std = frac[:, 0] - frac[:, 1]
+        std /= 2
+        np.abs(std, out=std)
+        np.subtract(1, std, out=std)
+        std *= MAX_NODE_SCORE
+        np.floor(std, out=std)
+        bal = std.astype(np.int64)
+        if balanced_weight != 1:
+            bal *= balanced_weight
+        total += bal
+    return total
 
 
 def score_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:

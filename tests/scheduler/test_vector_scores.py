@@ -50,7 +50,8 @@ def _plugin_scores(s: Scheduler, name: str, pod: Pod, idx: np.ndarray) -> list[i
     if st_.is_skip:
         return None
     scores = {ni.name: plugin.score(state, pod, ni)[0] for ni in infos}
-    plugin.normalize_score(state, pod, scores)
+    if hasattr(plugin, "normalize_score"):
+        plugin.normalize_score(state, pod, scores)
     return [scores[ni.name] for ni in infos]
 
 
@@ -121,3 +122,38 @@ def test_preferred_inter_pod_affinity_vector_score_equals_the_plugin(seed):
         _check(fast, "InterPodAffinity", _pref_pod(rng, f"q{k}"), rng)
         bound = _pref_pod(rng, f"b{k}") if rng.random() < 0.5 else _pod(rng, f"b{k}")
         fast.bind(bound, fast.cluster.names[rng.randrange(fast.cluster.n)])
+
+
+def _weighted_profile(fit_weight: int, balanced_weight: int, cpu_weight: int, memory_weight: int):
+    from kubetwin.scheduler.profile import profile_from_config
+
+    return profile_from_config({
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler",
+                      "plugins": {"multiPoint": {"enabled": [
+                          {"name": "NodeResourcesFit", "weight": fit_weight},
+                          {"name": "NodeResourcesBalancedAllocation", "weight": balanced_weight}]}},
+                      "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+                          "type": "LeastAllocated",
+                          "resources": [{"name": "cpu", "weight": cpu_weight},
+                                        {"name": "memory", "weight": memory_weight}]}}}]}]})
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**9), st.integers(1, 5), st.integers(1, 5), st.integers(1, 4), st.integers(1, 4))
+def test_resource_scorers_together_equal_the_two_plugins_weighted(seed, fit_w, bal_w, cpu_w, mem_w):
+    from kubetwin.scheduler.vector import score_resources_together
+
+    rng, fast, _ = _pair(seed, 14, _weighted_profile(fit_w, bal_w, cpu_w, mem_w))
+    fit = next(p for p, _ in fast.plugins if p.name == "NodeResourcesFit")
+    bal = next(p for p, _ in fast.plugins if p.name == "NodeResourcesBalancedAllocation")
+    for k in range(8):
+        pod = _pod(rng, f"q{k}")
+        idx = np.array(sorted(rng.sample(range(fast.cluster.n), rng.randint(1, fast.cluster.n))), dtype=np.int64)
+        got = score_resources_together(fast.cluster, pod, fit, fit_w, bal, bal_w, idx)
+        assert got is not None   # every node has cpu and memory
+        want = np.array(_plugin_scores(fast, "NodeResourcesFit", pod, idx), dtype=np.int64) * fit_w
+        bal_scores = _plugin_scores(fast, "NodeResourcesBalancedAllocation", pod, idx)
+        if bal_scores is not None:
+            want += np.array(bal_scores, dtype=np.int64) * bal_w
+        assert got.tolist() == want.tolist()
