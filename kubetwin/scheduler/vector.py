@@ -826,30 +826,43 @@ def score_resources_together(cs: ClusterState, pod: Pod, fit: Any, fit_weight: i
     if fa.strategy != "LeastAllocated" or not _cpu_memory_columns(cs, fa.resources) \
             or not _cpu_memory_columns(cs, ba.resources):
         return None
-    cap = cs.alloc[idx, :2]
-    left = cap - cs.non_zero[idx]
-    left -= cs.score_requests(pod, fa.resources, False)
-    np.maximum(left, 0, out=left)
-    left *= MAX_NODE_SCORE
-    left //= cap
-    w0, w1 = fa.resources[0].weight, fa.resources[1].weight
-    total = left[:, 0] * w0 + left[:, 1] * w1 if (w0, w1) != (1, 1) else left[:, 0] + left[:, 1]
-    if w0 + w1:
-        total //= w0 + w1
+    # one column at a time: numpy gathers and combines 1-D columns far faster than (m, 2) blocks
+    alloc, non_zero, requested = cs.alloc, cs.non_zero, cs.requested
+    caps = (alloc[:, 0].take(idx), alloc[:, 1].take(idx))
+    fit_req = cs.score_requests(pod, fa.resources, False)
+    total = None
+    for k, r in enumerate(fa.resources):
+        left = caps[k] - non_zero[:, k].take(idx)
+        left -= fit_req[k]
+        np.maximum(left, 0, out=left)
+        left *= MAX_NODE_SCORE
+        left //= caps[k]
+        if r.weight != 1:
+            left *= r.weight
+        if total is None:
+            total = left
+        else:
+            total += left
+    wsum = fa.resources[0].weight + fa.resources[1].weight
+    if wsum:
+        total //= wsum
     if fit_weight != 1:
         total *= fit_weight
     bal_req = cs.score_requests(pod, ba.resources, True)
     if any(bal_req):   # else Skip: a best-effort pod changes no balance
-        frac = cs.requested[idx, :2] + bal_req
-        frac = frac / cap
-        np.minimum(frac, 1.0, out=frac)
-        std = frac[:, 0] - frac[:, 1]
-        std /= 2
-        np.abs(std, out=std)
-        np.subtract(1, std, out=std)
-        std *= MAX_NODE_SCORE
-        np.floor(std, out=std)
-        bal = std.astype(np.int64)
+        f0 = requested[:, 0].take(idx) + bal_req[0]
+        f0 = f0 / caps[0]
+        np.minimum(f0, 1.0, out=f0)
+        f1 = requested[:, 1].take(idx) + bal_req[1]
+        f1 = f1 / caps[1]
+        np.minimum(f1, 1.0, out=f1)
+        f0 -= f1
+        f0 /= 2
+        np.abs(f0, out=f0)
+        np.subtract(1, f0, out=f0)
+        f0 *= MAX_NODE_SCORE
+        np.floor(f0, out=f0)
+        bal = f0.astype(np.int64)
         if balanced_weight != 1:
             bal *= balanced_weight
         total += bal
