@@ -579,17 +579,22 @@ class Scheduler:
             return candidates, 0
         to_find = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, m) if self.has_score else 1
         start = self.next_start % m
-        rot = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
         stages = self._stages(state, pod, skipped)
         nominated = self._nominated_here(pod)
         per_node = [k for k, (_, v) in enumerate(stages) if v is None]
         if not per_node and not nominated:
             fails = [v.fail for _, v in stages if v.fail is not cs.no_fail]  # type: ignore[union-attr]
-            if fails:
-                fail = fails[0].copy()
-                for f in fails[1:]:
+            fail = fails[0] if fails else cs.no_fail
+            if len(fails) > 1:
+                fail = fail | fails[1]
+                for f in fails[2:]:
                     fail |= f
-                ok = np.ones(m, dtype=bool) if not fails else ~fail[rot]
+            if m == cs.n:
+                quick = self._first_feasible(fail, start, to_find, m)
+                if quick is not None:
+                    return quick
+            rot = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
+            ok = ~fail[rot]
             pos = np.flatnonzero(ok)
             if len(pos) >= to_find:
                 processed = int(pos[to_find - 1]) + 1
@@ -603,6 +608,7 @@ class Scheduler:
             return feasible, processed
         # node by node where some plugin needs it; vector stages before the first such plugin
         # settle most nodes in bulk
+        rot = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
         first = per_node[0] if per_node else len(stages)
         prefix_fail = np.zeros(cs.n, dtype=bool)
         for _, v in stages[:first]:
@@ -631,6 +637,23 @@ class Scheduler:
             self._record_vector(diag, stages[:first], np.flatnonzero(prefix_seen))
             diag.per_node.update(statuses)
         return feasible, processed
+
+    @staticmethod
+    def _first_feasible(fail: np.ndarray, start: int, to_find: int, m: int) -> tuple[np.ndarray, int] | None:
+        """Sampling over all nodes without rotating them: the feasible nodes from ``start`` on,
+        then those before it, cut at ``to_find``, and how many nodes that examined (None when no
+        node is feasible: the caller records why, node by node in rotation order)."""
+        ok = np.flatnonzero(~fail)
+        if len(ok) == 0:
+            return None
+        if start:
+            k = int(ok.searchsorted(start))
+            if k:
+                ok = np.concatenate((ok[k:], ok[:k]))
+        if len(ok) >= to_find:
+            ok = ok[:to_find]
+            return ok, (int(ok[-1]) - start) % m + 1
+        return ok, m
 
     @staticmethod
     def _record_vector(diag: Diagnosis, stages: list, seen: np.ndarray) -> None:
