@@ -73,7 +73,6 @@ class Diagnosis:
 
     def __init__(self, n: int):
         self.n = n
-        self.evaluated = np.zeros(n, dtype=bool)
         self.per_node: dict[int, Status] = {}
         self.vector: list[tuple[FilterVerdict, np.ndarray]] = []  # (verdict, nodes it decided)
         self.all_nodes: Status | None = None  # a PreFilter rejection: every node has it
@@ -643,7 +642,7 @@ class Scheduler:
         """Sampling over all nodes without rotating them: the feasible nodes from ``start`` on,
         then those before it, cut at ``to_find``, and how many nodes that examined (None when no
         node is feasible: the caller records why, node by node in rotation order)."""
-        ok = np.flatnonzero(~fail)
+        ok = (~fail).nonzero()[0]
         if len(ok) == 0:
             return None
         if start:
@@ -737,7 +736,7 @@ class Scheduler:
 
     def _select_host(self, totals: np.ndarray) -> int:
         """``selectHost``: the highest total; among equal ones a uniformly random one (seeded)."""
-        top = np.flatnonzero(totals == totals.max())
+        top = (totals == np.maximum.reduce(totals)).nonzero()[0]   # ufunc calls: no Python wrappers
         if len(top) == 1:
             return int(top[0])
         return int(top[self.rng.randrange(len(top))])
