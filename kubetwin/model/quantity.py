@@ -130,13 +130,14 @@ def _remove_factors(value: int, base: int) -> tuple[int, int]:
 class Quantity:
     """An immutable Kubernetes quantity. Compare, add and subtract exactly."""
 
-    __slots__ = ("unscaled", "scale", "format", "_s")
+    __slots__ = ("unscaled", "scale", "format", "_s", "_canonical")
 
     def __init__(self, unscaled: int = 0, scale: int = 0, format: str = DECIMAL_SI, s: str | None = None):
         self.unscaled = unscaled
         self.scale = scale
         self.format = format
         self._s = s
+        self._canonical: str | None = None   # worked out once: pods of one shape are keyed by it
 
     # --- construction -----------------------------------------------------------------
     @staticmethod
@@ -296,7 +297,10 @@ class Quantity:
     def __str__(self) -> str:
         if self._s is not None:
             return self._s
-        return self.canonical()
+        c = self._canonical
+        if c is None:
+            c = self._canonical = self.canonical()
+        return c
 
     def __repr__(self) -> str:
         return f"Quantity({str(self)!r})"
