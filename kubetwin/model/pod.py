@@ -454,8 +454,12 @@ def default_requests_from_limits(pod: Pod) -> Pod:
         res = msgspec.structs.replace(c.resources, requests={**c.resources.requests, **missing})
         return msgspec.structs.replace(c, resources=res)
 
-    spec = msgspec.structs.replace(pod.spec, containers=[fix(c) for c in pod.spec.containers],
-                                   init_containers=[fix(c) for c in pod.spec.init_containers])
+    containers = [fix(c) for c in pod.spec.containers]
+    init = [fix(c) for c in pod.spec.init_containers]
+    if all(a is b for a, b in zip(containers, pod.spec.containers)) and \
+            all(a is b for a, b in zip(init, pod.spec.init_containers)):
+        return pod   # nothing to default: the pod as it came
+    spec = msgspec.structs.replace(pod.spec, containers=containers, init_containers=init)
     return msgspec.structs.replace(pod, spec=spec)
 
 

@@ -48,12 +48,15 @@ def admit_pod(pod: Pod, *, limit_ranges: Sequence[Any] = (), quotas: Sequence[An
     from .defaults import default_pod
 
     result = AdmissionResult(default_pod(pod, gates))
-    limitrange.admit(result, [lr for lr in limit_ranges if lr.metadata.namespace == pod.metadata.namespace])
+    ns = pod.metadata.namespace
+    ranges = [lr for lr in limit_ranges if lr.metadata.namespace == ns] if limit_ranges else ()
+    if ranges:
+        limitrange.admit(result, ranges)
     priority.admit(result, priority_classes)
-    limitrange.validate(result.pod, [lr for lr in limit_ranges if lr.metadata.namespace == pod.metadata.namespace],
-                        gates)
-    resourcequota.validate(result.pod, [q for q in quotas if q.metadata.namespace == pod.metadata.namespace],
-                           running, gates)
+    if ranges:
+        limitrange.validate(result.pod, ranges, gates)
+    if quotas:
+        resourcequota.validate(result.pod, [q for q in quotas if q.metadata.namespace == ns], running, gates)
     return result
 
 
