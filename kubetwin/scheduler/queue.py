@@ -361,7 +361,7 @@ def backoff_expiry(timestamp: float, attempts: int) -> float:
     backoff."""
     if attempts <= 0:
         return 0.0
-    d = _BACKOFFS[attempts] if attempts < len(_BACKOFFS) else backoff_duration(attempts)
+    d = _BACKOFFS[attempts] if attempts < len(_BACKOFFS) else MAX_BACKOFF
     return float(math.floor(timestamp + d))
 
 
@@ -388,8 +388,10 @@ def backoff_duration(attempts: int) -> float:
     return d
 
 
-#: ``backoff_duration`` of the first attempts, looked up by every failed cycle
-_BACKOFFS: tuple[float, ...] = tuple(backoff_duration(n) for n in range(256))
+#: ``backoff_duration`` by attempts, looked up by every failed cycle; past the table the
+#: doubling has long reached the cap (checked here)
+_BACKOFFS: tuple[float, ...] = tuple(backoff_duration(n) for n in range(64))
+assert _BACKOFFS[-1] == MAX_BACKOFF
 
 
 def _interested(plugins: frozenset[str], event: str) -> bool:

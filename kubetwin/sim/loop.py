@@ -646,8 +646,12 @@ def _pdbs(objects: dict[str, list[Any]]) -> list[Any]:
 
 
 def _rfc3339(t: float) -> str:
-    """``metav1.Time`` as the API serves it: whole seconds."""
-    return (EPOCH + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``metav1.Time`` as the API serves it: whole seconds (``isoformat`` of a time without a
+    fraction or zone is exactly that, and several times cheaper than ``strftime``)."""
+    return (_EPOCH_NAIVE + timedelta(seconds=int(t))).isoformat() + "Z"
+
+
+_EPOCH_NAIVE = EPOCH.replace(tzinfo=None)
 
 
 def _reason_key(message: str) -> str:
