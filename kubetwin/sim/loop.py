@@ -27,6 +27,7 @@ from typing import Any, Callable
 import msgspec
 
 from ..model.pod import Pod
+from ..scheduler.admission import AdmissionRejected, admit_pod
 from ..scheduler.queue import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, UNSCHEDULABLE_FLUSH_INTERVAL, QueuedPod
 from .results import PodRecord, SimResult, Sample
 from .scenario import Scenario, SimNode
@@ -362,8 +363,6 @@ class Simulator:
     # --- events ---------------------------------------------------------------------------------------
     def _arrive(self, sp: SimPod) -> None:
         """The API server's admission controllers, then the scheduling queue."""
-        from ..scheduler.admission import AdmissionRejected
-
         try:
             sp.pod = self.admission.admit(sp.pod, self)
         except AdmissionRejected as exc:
@@ -616,8 +615,6 @@ class _AdmissionControl:
             self.quotas.setdefault(q.metadata.namespace or "default", []).append(q)
 
     def admit(self, pod: Pod, sim: Simulator) -> Pod:
-        from ..scheduler.admission import admit_pod
-
         ns = pod.metadata.namespace
         quotas = self.quotas.get(ns, ())
         running: list[Pod] = []
