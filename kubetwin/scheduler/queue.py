@@ -259,40 +259,36 @@ class SchedulingQueue:
                      ) -> list[QueuedPod] | None:
         """The pods the leftover flush at ``now`` would move, in the order an idle scheduler
         would then pop them — or None when some would go to backoffQ (their order is not
-        activeQ's). Nothing is moved."""
-        out: list[QueuedPod] = []
-        pods, at = self._pods, self._parked_at
-        window = math.floor(now)   # is_backing_off's, for every pod at once
-        for ts in self._parked_due(now, max_duration):
-            for uid in at[ts]:
-                qp = pods[uid]
-                if qp.attempts > 0 and qp.backoff_until >= window:
-                    return None
-                out.append(qp)
-        if len(out) > 1:
-            out.sort(key=QueuedPod.key)
-        return out
+        activeQ's). Nothing is moved.
 
-    def _parked_due(self, now: float, max_duration: float) -> list[float]:
-        """The pool's timestamps that the leftover flush at ``now`` reaches, each once, found
-        without popping: a walk down the ``_parked_times`` heap from its root that stops at
-        entries parked too recently (an entry's children are never older than it), so a flush
-        that moves one pod looks at a handful of entries however many pods are parked."""
-        times, at = self._parked_times, self._parked_at
+        The pool's timestamps are found without popping: a walk down the ``_parked_times``
+        heap from its root that stops at entries parked too recently (an entry's children are
+        never older than it), so a flush that moves one pod looks at a handful of entries
+        however many pods are parked."""
+        times, at, pods = self._parked_times, self._parked_at, self._pods
         n = len(times)
         if not n or not now - times[0] > max_duration:
             return []
-        found = [times[0]] if times[0] in at else []
-        stack = [1, 2]
+        out: list[QueuedPod] = []
+        window = math.floor(now)   # is_backing_off's, for every pod at once
+        seen: set[float] = set()   # a timestamp can sit in the heap twice
+        stack = [0]
         while stack:
             i = stack.pop()
-            if i < n and now - times[i] > max_duration:
-                ts = times[i]
-                if ts in at and ts not in found:
-                    found.append(ts)
-                stack.append(2 * i + 1)
-                stack.append(2 * i + 2)
-        return found
+            ts = times[i]
+            if ts not in seen:
+                seen.add(ts)
+                for uid in at.get(ts, ()):
+                    qp = pods[uid]
+                    if qp.attempts > 0 and qp.backoff_until >= window:
+                        return None
+                    out.append(qp)
+            for c in (2 * i + 1, 2 * i + 2):
+                if c < n and now - times[c] > max_duration:
+                    stack.append(c)
+        if len(out) > 1:
+            out.sort(key=QueuedPod.key)
+        return out
 
     def oldest_unschedulable(self) -> float | None:
         """The earliest ``Timestamp`` in the unschedulable pool (when the next leftover flush

@@ -329,10 +329,11 @@ class Scheduler:
         verdicts, shapes = self._verdicts, self._shapes
         out: list[ScheduleResult] = []
         advance = 0
-        copies: list[Verdict] = []   # shared answers handed to their pods: kept once all are answered
+        copies: list[tuple[str, Verdict]] = []   # shared answers handed to their pods: kept once all are answered
         for i, pod in enumerate(pods):
             k = 1 if times is None else times[i]
-            kept = verdicts.get(pod.uid)
+            uid = pod.uid
+            kept = verdicts.get(uid)
             if kept is not None and kept.pod is pod and kept.generation == gen:
                 out.append(kept.result)
                 advance += k * kept.advance
@@ -347,11 +348,10 @@ class Scheduler:
                 advance += k * shared.advance
             else:   # later cycles take the pod's own copy, which moves the rotation by nothing
                 r = r.for_pod(pod)
-                copies.append(Verdict(pod, gen, r, 0))
+                copies.append((uid, Verdict(pod, gen, r, 0)))
                 advance += shared.advance
             out.append(r)
-        for v in copies:
-            verdicts[v.pod.uid] = v
+        verdicts.update(copies)
         if advance and cs.n:
             self.next_start = (self.next_start + advance) % cs.n
         self.reused_cycles += len(out) if times is None else sum(times)
