@@ -250,7 +250,7 @@ class Simulator:
         if not q.idle:
             return False
         max_parked = self.sc.settings.pod_max_in_unschedulable
-        until = self._leftover_until()
+        until: float | None = None   # worked out once the first flush is done
         #: uid -> (pod, its queue record, attempts before this run); the answer's plugins
         retried: dict[str, tuple[SimPod, QueuedPod, int]] = {}
         plugins: dict[str, frozenset[str]] = {}
@@ -269,9 +269,12 @@ class Simulator:
             if oldest is None:
                 break
             tick = self._flush_due(oldest)
+            if until is None:
+                until = self._leftover_until()
             if tick >= until:
                 break
-        self._settle_retries(retried)
+        if retried:
+            self._settle_retries(retried)
         return ticks > 0
 
     def _leftover_until(self) -> float:
