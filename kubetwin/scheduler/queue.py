@@ -17,7 +17,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable
+from typing import Iterable, Mapping, Sequence
 
 from ..model.pod import Pod
 from .framework.types import PodInfo
@@ -213,16 +213,32 @@ class SchedulingQueue:
             if not at:
                 del self._parked_at[ts]   # its heap entry goes stale and is skipped
 
-    def retry_parked(self, qp: QueuedPod, plugins: frozenset[str], now: float) -> None:
-        """A parked pod that the leftover flush moved at ``now`` failed again with the same
-        answer: what flush, ``Pop`` and ``AddUnschedulableIfNotPresent`` do to it, in one step
-        (one more attempt, a fresh sequence number, ``Timestamp`` and backoff from ``now``)."""
-        uid = qp.pod.uid
-        self._unschedulable.discard(uid)
-        self._cross_topology.discard(uid)
-        self._unpark_index(uid, qp.timestamp)
-        n = qp.attempts + 1
-        self._park(QueuedPod(qp.pod, now, next(self._seq), n, backoff_expiry(now, n), plugins, now))
+    def retry_parked(self, due: Sequence[QueuedPod], plugins: Mapping[str, frozenset[str]], now: float) -> None:
+        """Parked pods that the leftover flush moved at ``now`` (``due``, in the order they were
+        popped) failed again, each with the ``plugins`` of its uid: what flush, ``Pop`` and
+        ``AddUnschedulableIfNotPresent`` do to them, in one step — one more attempt, a fresh
+        sequence number, ``Timestamp`` and backoff from ``now``. The pods stay in the pool, so
+        their records are updated in place (the queue is their only holder)."""
+        at = self._parked_at.get(now)
+        if at is None:
+            at = self._parked_at[now] = {}
+            heapq.heappush(self._parked_times, now)
+        seq, cross = self._seq, self._cross_topology
+        for qp in due:
+            uid = qp.pod.uid
+            pl = plugins[uid]
+            self._unpark_index(uid, qp.timestamp)
+            n = qp.attempts + 1
+            qp.timestamp = qp.unschedulable_since = now
+            qp.seq = next(seq)
+            qp.attempts = n
+            qp.backoff_until = backoff_expiry(now, n)
+            qp.unschedulable_plugins = pl
+            at[uid] = None
+            if "PodTopologySpread" in pl or qp.required_affinity_terms:
+                cross.add(uid)
+            else:
+                cross.discard(uid)
 
     def drop(self, uid: str) -> None:
         """Forget a pod the queue holds (it was deleted or bound elsewhere)."""
@@ -243,16 +259,35 @@ class SchedulingQueue:
                      ) -> list[QueuedPod] | None:
         """The pods the leftover flush at ``now`` would move, in the order an idle scheduler
         would then pop them — or None when some would go to backoffQ (their order is not
-        activeQ's). Nothing is moved."""
+        activeQ's). Nothing is moved.
+
+        The pool's timestamps are found without popping: a walk down the ``_parked_times``
+        heap from its root that stops at entries parked too recently (an entry's children are
+        never older than it), so a flush that moves one pod looks at a handful of entries
+        however many pods are parked."""
+        times, at, pods = self._parked_times, self._parked_at, self._pods
+        n = len(times)
+        if not n or not now - times[0] > max_duration:
+            return []
         out: list[QueuedPod] = []
-        pods = self._pods
-        for ts in sorted([t for t in self._parked_at if now - t > max_duration]):
-            for uid in self._parked_at[ts]:
-                qp = pods[uid]
-                if is_backing_off(qp, now):
-                    return None
-                out.append(qp)
-        out.sort(key=QueuedPod.key)
+        window = math.floor(now)   # is_backing_off's, for every pod at once
+        seen: set[float] = set()   # a timestamp can sit in the heap twice
+        stack = [0]
+        while stack:
+            i = stack.pop()
+            ts = times[i]
+            if ts not in seen:
+                seen.add(ts)
+                for uid in at.get(ts, ()):
+                    qp = pods[uid]
+                    if qp.attempts > 0 and qp.backoff_until >= window:
+                        return None
+                    out.append(qp)
+            for c in (2 * i + 1, 2 * i + 2):
+                if c < n and now - times[c] > max_duration:
+                    stack.append(c)
+        if len(out) > 1:
+            out.sort(key=QueuedPod.key)
         return out
 
     def oldest_unschedulable(self) -> float | None:
@@ -322,7 +357,8 @@ def backoff_expiry(timestamp: float, attempts: int) -> float:
     backoff."""
     if attempts <= 0:
         return 0.0
-    return float(math.floor(timestamp + backoff_duration(attempts)))
+    d = _BACKOFFS[attempts] if attempts < len(_BACKOFFS) else MAX_BACKOFF
+    return float(math.floor(timestamp + d))
 
 
 def is_backing_off(qp: QueuedPod, now: float) -> bool:
@@ -346,6 +382,12 @@ def backoff_duration(attempts: int) -> float:
         if d >= MAX_BACKOFF:
             return MAX_BACKOFF
     return d
+
+
+#: ``backoff_duration`` by attempts, looked up by every failed cycle; past the table the
+#: doubling has long reached the cap (checked here)
+_BACKOFFS: tuple[float, ...] = tuple(backoff_duration(n) for n in range(64))
+assert _BACKOFFS[-1] == MAX_BACKOFF
 
 
 def _interested(plugins: frozenset[str], event: str) -> bool:

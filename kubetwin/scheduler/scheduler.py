@@ -315,40 +315,48 @@ class Scheduler:
             self._keep(pod, r, start)
         return r
 
-    def kept_answers(self, pods: Sequence[Pod]) -> list[ScheduleResult] | None:
+    def kept_answers(self, pods: Sequence[Pod], times: Sequence[int] | None = None) -> list[ScheduleResult] | None:
         """Cycles for ``pods`` in this order, all answered from kept failures at the current
         generation — exactly what :meth:`schedule` would return for each — or None (and nothing
         done) when any one of them would need a cycle or a patch. Lets a caller retry a batch of
-        parked pods in one step while nothing in the cluster changes."""
+        parked pods in one step while nothing in the cluster changes.
+
+        ``times``: how many cycles in a row each pod goes through (at least one; once each by
+        default). At one generation a pod's later cycles get the same answer, each moving the
+        sampling rotation as :meth:`_reuse` would: by its own kept verdict's ``advance``."""
         if not self.reuse_verdicts:
             return None
         cs = self.cluster
         gen = cs.generation
         verdicts, shapes = self._verdicts, self._shapes
-        plan: list[tuple[Verdict, bool]] = []
-        for pod in pods:
-            kept = verdicts.get(pod.uid)
+        out: list[ScheduleResult] = []
+        advance = 0
+        copies: list[tuple[str, Verdict]] = []   # shared answers handed to their pods: kept once all are answered
+        for i, pod in enumerate(pods):
+            k = 1 if times is None else times[i]
+            uid = pod.uid
+            kept = verdicts.get(uid)
             if kept is not None and kept.pod is pod and kept.generation == gen:
-                plan.append((kept, False))
+                out.append(kept.result)
+                advance += k * kept.advance
                 continue
             if not shapes:
                 return None
             shared = shapes.get(self._signature(pod))
             if shared is None or shared.generation != gen:
                 return None
-            plan.append((shared, True))
-        out = []
-        advance = 0
-        for pod, (v, shared) in zip(pods, plan):
-            r = v.result
-            if shared and r.pod is not pod:
+            r = shared.result
+            if r.pod is pod:
+                advance += k * shared.advance
+            else:   # later cycles take the pod's own copy, which moves the rotation by nothing
                 r = r.for_pod(pod)
-                verdicts[pod.uid] = Verdict(pod, gen, r, 0)
-            advance += v.advance
+                copies.append((uid, Verdict(pod, gen, r, 0)))
+                advance += shared.advance
             out.append(r)
+        verdicts.update(copies)
         if advance and cs.n:
             self.next_start = (self.next_start + advance) % cs.n
-        self.reused_cycles += len(out)
+        self.reused_cycles += len(out) if times is None else sum(times)
         return out
 
     def _reuse(self, pod: Pod) -> ScheduleResult | None:

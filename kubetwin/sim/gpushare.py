@@ -54,16 +54,19 @@ def _fits_row(row: np.ndarray, req: GPURequest) -> bool:
     return int((row == FULL).sum()) >= count
 
 
-def _take(row: np.ndarray, req: GPURequest) -> tuple[tuple[int, int], ...]:
+def _take(free: list[int], req: GPURequest) -> tuple[tuple[int, int], ...]:
+    """The GPUs a pod gets from a node's free thousandths (``free``, updated): a fraction goes to
+    the lowest-numbered of the GPUs with the least room that fits it, whole GPUs are the
+    lowest-numbered free ones. A node has a handful of GPUs: plain lists beat numpy here."""
     count, milli, _ = req
     if count == 1 and milli < FULL:
-        ok = np.flatnonzero(row >= milli)
-        g = int(ok[np.argmin(row[ok])])
-        row[g] -= milli
+        g = min((f, g) for g, f in enumerate(free) if f >= milli)[1]
+        free[g] -= milli
         return ((g, milli),)
-    ids = np.flatnonzero(row == FULL)[:count]
-    row[ids] = 0
-    return tuple((int(g), FULL) for g in ids)
+    ids = [g for g, f in enumerate(free) if f == FULL][:count]
+    for g in ids:
+        free[g] = 0
+    return tuple((g, FULL) for g in ids)
 
 
 @register
@@ -88,6 +91,11 @@ class GPUShare(Plugin):
         #: per node, kept in step with ``free``: the roomiest GPU's free thousandths, whole free GPUs
         self.max_free = np.where(self.counts > 0, FULL, -1).astype(np.int64)
         self.whole_free = self.counts.copy()
+        #: thousandths held by pods, and free slivers (free but less than a whole GPU) per node
+        #: and in all: the sampled figures, kept up to date by Reserve/Unreserve
+        self._allocated = 0
+        self._slivers = [0] * cs.n
+        self._sliver_total = 0
         models = [ni.labels.get(GPU_MODEL, "") for ni in cs.infos]
         self._model_ids = {m: k for k, m in enumerate(dict.fromkeys(models))}
         self.model_of = np.array([self._model_ids[m] for m in models], dtype=np.int32)
@@ -111,10 +119,14 @@ class GPUShare(Plugin):
             return self.max_free >= milli
         return self.whole_free >= count
 
-    def _changed(self, i: int) -> None:
-        row = self.free[i]
-        self.max_free[i] = row.max()
-        self.whole_free[i] = int((row == FULL).sum())
+    def _changed(self, i: int, free: list[int]) -> None:
+        """Node ``i``'s GPUs now have ``free`` thousandths: its row and the figures kept from it."""
+        self.free[i] = free
+        self.max_free[i] = max(free)
+        self.whole_free[i] = free.count(FULL)
+        sliver = sum(f for f in free if 0 < f < FULL)
+        self._sliver_total += sliver - self._slivers[i]
+        self._slivers[i] = sliver
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status:
         """One node. The cluster's own NodeInfo holds exactly the pods Reserve counted on its row
@@ -146,16 +158,21 @@ class GPUShare(Plugin):
         if req is None:
             return
         i = self.cluster.index[node]
-        self.assigned[pod.uid] = (i, _take(self.free[i], req))
-        self._changed(i)
+        free = self.free[i].tolist()
+        taken = _take(free, req)
+        self.assigned[pod.uid] = (i, taken)
+        self._allocated += sum(m for _, m in taken)
+        self._changed(i, free)
 
     def unreserve(self, pod: Pod) -> None:
         got = self.assigned.pop(pod.uid, None)
         if got is not None:
             i, taken = got
+            free = self.free[i].tolist()
             for g, m in taken:
-                self.free[i, g] += m
-            self._changed(i)
+                free[g] += m
+            self._allocated -= sum(m for _, m in taken)
+            self._changed(i, free)
 
     def gpus_of(self, pod: Pod) -> tuple[tuple[int, int], ...] | None:
         got = self.assigned.get(pod.uid)
@@ -163,8 +180,8 @@ class GPUShare(Plugin):
 
     # --- figures ---------------------------------------------------------------------------------
     def allocated_milli(self) -> int:
-        have = self.free >= 0
-        return int((FULL - self.free)[have].sum())
+        """Thousandths of GPU held by pods (every GPU starts wholly free: what is not free is held)."""
+        return self._allocated
 
     def capacity_milli(self) -> int:
         return int(self.counts.sum()) * FULL
@@ -172,6 +189,8 @@ class GPUShare(Plugin):
     def fragmentation_milli(self, typical_milli: int = FULL) -> int:
         """Free GPU capacity that cannot serve a ``typical_milli`` request: free slivers smaller than it
         (the FGD paper's view of fragmentation for one typical task)."""
+        if typical_milli == FULL:
+            return self._sliver_total
         sliver = (self.free > 0) & (self.free < typical_milli)
         return int(self.free[sliver].sum())
 

@@ -27,7 +27,8 @@ from typing import Any, Callable
 import msgspec
 
 from ..model.pod import Pod
-from ..scheduler.queue import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, UNSCHEDULABLE_FLUSH_INTERVAL
+from ..scheduler.admission import AdmissionRejected, admit_pod
+from ..scheduler.queue import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, UNSCHEDULABLE_FLUSH_INTERVAL, QueuedPod
 from .results import PodRecord, SimResult, Sample
 from .scenario import Scenario, SimNode
 from .workload import Controller
@@ -156,7 +157,7 @@ class Simulator:
         self.events: list[dict[str, Any]] = []
         self.last_event = 0.0
         self.flush_at: float | None = None   # the next leftover flush on the clock
-        #: retries answered in bulk from kept failed cycles (:meth:`_retry_parked`)
+        #: retries answered in bulk from kept failed cycles (:meth:`_retry_leftover`)
         self.bulk_retries = 0
 
     # --- the clock ---------------------------------------------------------------------------------
@@ -217,9 +218,7 @@ class Simulator:
             if not heap or heap[0][0] > t:
                 if flush:
                     flush = False
-                    if self._retry_parked(t):
-                        self._fast_forward(t)
-                    else:
+                    if not self._retry_leftover(t):
                         self.queue.flush_unschedulable_leftover(t, self.sc.settings.pod_max_in_unschedulable)
                         self._schedule_all()
                     self._plan_flush(self.queue.oldest_unschedulable())
@@ -232,60 +231,109 @@ class Simulator:
             self.progress(self.total_expected, self.total_expected)
         return self._result(time.perf_counter() - wall)
 
-    def _retry_parked(self, t: float) -> bool:
+    def _retry_leftover(self, t: float) -> bool:
         """The leftover flush at ``t`` and the drain after it in one step, when every pod it
         moves meets the cluster its kept failed cycle saw (same generation) and nothing else is
         queued: each pod fails again with that answer, in the order the scheduler would pop
         them, and is parked again exactly as the one-by-one drain leaves it (attempts, sequence
         number, ``Timestamp``, backoff, rotation of ``nextStartNodeIndex``). Returns False, with
-        nothing done, when the drain must run cycle by cycle."""
+        nothing done, when the drain must run cycle by cycle.
+
+        The flushes that follow before the next event that can change the cluster
+        (:meth:`_leftover_until`) run here too, one after the other instead of as clock events,
+        as long as they can be answered so; the first that cannot is left to the clock. No
+        flush is planned here: the caller plans the next from the oldest parked pod, as each
+        tick did. A pod's first retry of the run takes its kept answer (:meth:`_answer_first`);
+        its later ones, the same answer at the same generation, are counted once at the end
+        (:meth:`_settle_retries`)."""
         q = self.queue
         if not q.idle:
             return False
-        due = q.due_leftover(t, self.sc.settings.pod_max_in_unschedulable)
-        if not due:
-            return due is not None
-        by_uid = self.by_uid
-        for qp in due:
-            sp = by_uid.get(qp.pod.uid)
-            if sp is None or sp.phase != "Pending" or sp.pod is not qp.pod:
-                return False
-        answers = self.sched.kept_answers([qp.pod for qp in due])
-        if answers is None:
-            return False
-        c = self.counters
-        c.attempts += len(due)
-        c.unschedulable_attempts += len(due)
-        self.bulk_retries += len(due)
-        for qp, r in zip(due, answers):
-            sp = by_uid[qp.pod.uid]
-            sp.attempts += 1
-            sp.reason, sp.message = "Unschedulable", r.message
-            q.retry_parked(qp, r.unschedulable_plugins, t)
-        self._plan_flush(t)
-        return True
-
-    def _fast_forward(self, t: float) -> None:
-        """Leftover flushes after ``t`` and before the next event that can change the cluster,
-        each retrying only pods whose kept answers still hold (:meth:`_retry_parked`), run here
-        one after the other instead of as clock events. Samples in between read nothing they
-        change; with node pressure (samples may evict) the clock runs them one by one."""
-        if self.pressure is not None or not self.live_times:
-            return
-        until = self.live_times[0]
-        horizon = self.sc.settings.horizon
-        q = self.queue
+        max_parked = self.sc.settings.pod_max_in_unschedulable
+        until: float | None = None   # worked out once the first flush is done
+        #: uid -> (pod, its queue record, attempts before this run); the answer's plugins
+        retried: dict[str, tuple[SimPod, QueuedPod, int]] = {}
+        plugins: dict[str, frozenset[str]] = {}
+        tick = t
+        ticks = 0
         while True:
+            due = q.due_leftover(tick, max_parked)
+            if due is None:
+                break
+            if due:
+                if not self._answer_first(due, retried, plugins):
+                    break
+                q.retry_parked(due, plugins, tick)
+            ticks += 1
             oldest = q.oldest_unschedulable()
             if oldest is None:
-                return
-            due = self._flush_due(oldest)
-            if due >= until or (horizon is not None and due > horizon):
-                return
-            self.flush_at = None
-            if not self._retry_parked(due):
-                self._plan_flush(oldest)   # the clock runs this flush the usual way
-                return
+                break
+            tick = self._flush_due(oldest)
+            if until is None:
+                until = self._leftover_until()
+            if tick >= until:
+                break
+        if retried:
+            self._settle_retries(retried)
+        return ticks > 0
+
+    def _leftover_until(self) -> float:
+        """Where flushes stop being run ahead of the clock: at the next event that can change
+        the cluster (samples in between read nothing they change) and past the horizon. With
+        node pressure (samples may evict) the clock runs them one by one."""
+        if self.pressure is not None or not self.live_times:
+            return -math.inf
+        until = self.live_times[0]
+        horizon = self.sc.settings.horizon
+        if horizon is not None and horizon < until:
+            until = math.nextafter(horizon, math.inf)   # a flush at the horizon itself still runs
+        return until
+
+    def _answer_first(self, due: list[QueuedPod], retried: dict[str, tuple[SimPod, QueuedPod, int]],
+                      plugins: dict[str, frozenset[str]]) -> bool:
+        """Kept answers for the pods of ``due`` retried for the first time in this run of
+        flushes, all or none: False when one is no longer the pending pod it was, or needs a
+        real cycle."""
+        by_uid = self.by_uid
+        new: list[tuple[str, SimPod, QueuedPod]] = []
+        for qp in due:
+            uid = qp.pod.uid
+            if uid in plugins:
+                continue
+            sp = by_uid.get(uid)
+            if sp is None or sp.phase != "Pending" or sp.pod is not qp.pod:
+                return False
+            new.append((uid, sp, qp))
+        if not new:
+            return True
+        answers = self.sched.kept_answers([qp.pod for _, _, qp in new])
+        if answers is None:
+            return False
+        for (uid, sp, qp), r in zip(new, answers):
+            sp.reason, sp.message = "Unschedulable", r.message
+            retried[uid] = (sp, qp, qp.attempts)
+            plugins[uid] = r.unschedulable_plugins
+        return True
+
+    def _settle_retries(self, retried: dict[str, tuple[SimPod, QueuedPod, int]]) -> None:
+        """Counters and attempts of a run of flushes, and the scheduler's count of the cycles
+        answered after each pod's first (which :meth:`_answer_first` took)."""
+        total = 0
+        again: list[Pod] = []
+        times: list[int] = []
+        for sp, qp, before in retried.values():
+            n = qp.attempts - before
+            sp.attempts += n
+            total += n
+            if n > 1:
+                again.append(qp.pod)
+                times.append(n - 1)
+        if again and self.sched.kept_answers(again, times) is None:
+            raise AssertionError("a kept answer was lost between two flushes")
+        c = self.counters
+        c.attempts += total
+        c.unschedulable_attempts += total
+        self.bulk_retries += total
 
     def _plan_flush(self, oldest: float | None) -> None:
         """kube-scheduler runs ``flushUnschedulablePodsLeftover`` every 30 s from its start;
@@ -318,8 +366,6 @@ class Simulator:
     # --- events ---------------------------------------------------------------------------------------
     def _arrive(self, sp: SimPod) -> None:
         """The API server's admission controllers, then the scheduling queue."""
-        from ..scheduler.admission import AdmissionRejected
-
         try:
             sp.pod = self.admission.admit(sp.pod, self)
         except AdmissionRejected as exc:
@@ -572,8 +618,6 @@ class _AdmissionControl:
             self.quotas.setdefault(q.metadata.namespace or "default", []).append(q)
 
     def admit(self, pod: Pod, sim: Simulator) -> Pod:
-        from ..scheduler.admission import admit_pod
-
         ns = pod.metadata.namespace
         quotas = self.quotas.get(ns, ())
         running: list[Pod] = []
@@ -602,8 +646,12 @@ def _pdbs(objects: dict[str, list[Any]]) -> list[Any]:
 
 
 def _rfc3339(t: float) -> str:
-    """``metav1.Time`` as the API serves it: whole seconds."""
-    return (EPOCH + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``metav1.Time`` as the API serves it: whole seconds (``isoformat`` of a time without a
+    fraction or zone is exactly that, and several times cheaper than ``strftime``)."""
+    return (_EPOCH_NAIVE + timedelta(seconds=int(t))).isoformat() + "Z"
+
+
+_EPOCH_NAIVE = EPOCH.replace(tzinfo=None)
 
 
 def _reason_key(message: str) -> str:

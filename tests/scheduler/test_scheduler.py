@@ -129,6 +129,47 @@ def test_backoff_doubles_up_to_ten_seconds():
     assert [backoff_duration(n) for n in (1, 2, 3, 4, 5, 9)] == [1, 2, 4, 8, 10, 10]
 
 
+
+def _parked_queue(times: list[float]) -> tuple[SchedulingQueue, list[Pod]]:
+    """A queue whose pods failed once each at ``times``, some later woken and failed again
+    (stale and duplicate entries in the timestamp heap)."""
+    q = SchedulingQueue()
+    pods = [pod(f"p{i}", priority=i % 3) for i in range(len(times))]
+    for p, t in zip(pods, times):
+        q.add(p, now=t)
+        q.pop()
+        q.requeue_unschedulable(p, {"NodeResourcesFit"}, now=t)
+    return q, pods
+
+
+def test_due_leftover_is_every_pod_parked_too_long_in_pop_order():
+    import random
+
+    rng = random.Random(7)
+    times = sorted(float(rng.choice(range(0, 2000, 10))) for _ in range(60))
+    q, _ = _parked_queue(times)
+    for now in (0.0, 300.0, 310.0, 700.0, 1500.0, 2400.0):
+        want = sorted((qp for qp in q._pods.values() if now - qp.timestamp > 300.0), key=lambda qp: qp.key())
+        assert q.due_leftover(now, 300.0) == want
+
+
+def test_due_leftover_is_none_when_a_due_pod_still_backs_off():
+    q, _ = _parked_queue([0.0])
+    assert q.due_leftover(0.5, 0.0) is None   # backoff until 1.0
+    assert [qp.pod.name for qp in q.due_leftover(2.0, 0.0)] == ["p0"]
+
+
+def test_retried_parked_pods_are_parked_again_as_a_failed_cycle_leaves_them():
+    q, pods = _parked_queue([0.0, 10.0, 20.0])
+    due = q.due_leftover(340.0, 300.0)
+    seq = next(q._seq) + 1
+    q.retry_parked(due, {p.uid: frozenset({"PodTopologySpread"}) for p in pods}, 340.0)
+    assert [(qp.pod.name, qp.attempts, qp.seq, qp.timestamp, qp.backoff_until) for qp in due] == [
+        ("p2", 2, seq, 340.0, 342.0), ("p1", 2, seq + 1, 340.0, 342.0), ("p0", 2, seq + 2, 340.0, 342.0)]
+    assert q.oldest_unschedulable() == 340.0
+    assert q.on_event(ASSIGNED_POD_ADD, 400.0, pod("web")) == 3   # PodTopologySpread rejections now
+
+
 # --- cycles ------------------------------------------------------------------------------------
 
 

@@ -47,3 +47,29 @@ def test_gpu_use_is_sampled_as_utilisation_and_fragmentation(tmp_path, kit):
     s = simulate(sc).summary()
     assert s["utilization"]["gpu"] == 0.35
     assert s["gpuFragmentation"] == 0.15    # 300 milli left on a GPU: too little for a whole one
+
+
+def test_gpu_figures_kept_by_reserve_and_unreserve_match_the_free_table(tmp_path, kit):
+    # pods of every shape come and go on nodes of different sizes: the running figures
+    # equal the ones read off the per-GPU free thousandths at the end
+    import numpy as np
+
+    from kubetwin.sim.loop import Simulator
+
+    shapes = [("300", "1"), ("700", "1"), ("1000", "2"), ("1000", "1"), ("150", "1")]
+    workloads = [{**gpu_pod(f"w{k}", milli, gpus, duration=f"{40 + 25 * k}s", arrival={"interval": "7s"}),
+                  "count": 6} for k, (milli, gpus) in enumerate(shapes)]
+    sc = kit.scenario(tmp_path, {"nodeGroups": [kit.group("a", count=2, gpus={"count": 2, "model": "T4"}),
+                                                kit.group("b", count=1, gpus={"count": 4, "model": "T4"})],
+                                 "workloads": workloads, "horizon": "100s"})
+    sim = Simulator(sc)
+    sim.run()
+    gpu = sim.gpu
+    free = gpu.free
+    assert gpu.allocated_milli() > 0
+    assert gpu.allocated_milli() == int((1000 - free)[free >= 0].sum())
+    assert gpu.fragmentation_milli() == int(free[(free > 0) & (free < 1000)].sum())
+    assert gpu.fragmentation_milli() > 0
+    assert list(gpu.max_free) == [int(r.max()) for r in free]
+    assert list(gpu.whole_free) == [int((r == 1000).sum()) for r in free]
+    assert np.array_equal(gpu.fragmentation_milli(500), free[(free > 0) & (free < 500)].sum())

@@ -100,3 +100,38 @@ def test_alibaba_trace_outcomes_are_the_same_with_kept_verdicts():
     fast, sim = _outcomes(sc, True)
     assert sim.bulk_retries > 0
     assert fast == _outcomes(sc, False)[0]
+
+
+def _queue_state(sim: Simulator) -> tuple:
+    q = sim.queue
+    return (sorted((uid, qp.attempts, qp.seq, qp.timestamp, qp.backoff_until, sorted(qp.unschedulable_plugins))
+                   for uid, qp in q._pods.items()),
+            q.oldest_unschedulable(), sorted(q._cross_topology), sim.sched.next_start, sim.flush_at,
+            sim.counters.attempts, sim.counters.unschedulable_attempts)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_parked_pods_retried_in_bulk_leave_the_queue_as_real_cycles_do(tmp_path, kit, seed):
+    # many flushes in a row between cluster changes, answered in bulk, against the same
+    # flushes scheduled cycle by cycle: the same records, sequence, rotation and counters
+    spec = _random_spec(random.Random(seed))
+    spec["podMaxInUnschedulablePodsDuration"] = "60s"
+    sc = kit.scenario(tmp_path, spec, *PCS)
+    fast = Simulator(sc, reuse_verdicts=True)
+    fast.run()
+    slow = Simulator(sc, reuse_verdicts=False)
+    slow.run()
+    assert _queue_state(fast) == _queue_state(slow)
+
+
+def test_a_run_of_flushes_counts_each_pods_retries(tmp_path, kit):
+    # two pods that never fit, retried by every flush over a long quiet stretch
+    spec = {"podMaxInUnschedulablePodsDuration": "60s", "kubeletAdmission": False,
+            "nodeGroups": [kit.group(count=1, cpu="2")],
+            "workloads": [kit.workload("big", count=2, cpu="3"),
+                          kit.workload("late", count=1, cpu="1", arrival={"start": "3000s"})]}
+    sc = kit.scenario(tmp_path, spec)
+    fast, sim = _outcomes(sc, True)
+    assert sim.bulk_retries > 20
+    assert sim.sched.reused_cycles >= sim.bulk_retries
+    assert fast == _outcomes(sc, False)[0]
