@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+import msgspec
+
 from ..errors import InputError
 from ..model.node import node_from_dict
 from ..model.pod import Pod, pod_from_dict
@@ -106,6 +108,7 @@ def read_alibaba_gpu(folder: str | Path, *, pods: str = "openb_pod_list_default.
                "status": {"capacity": dict(res), "allocatable": res}}
         tr.nodes.append(SimNode(node_from_dict(obj, where), model or "cpu", gpus=gpu, gpu_model=model))
     ppath = folder / pods
+    shapes: dict[tuple, Pod] = {}   # a validated pod per distinct labels/annotations/requests
     for line, row in _rows(ppath):
         if limit is not None and len(tr.arrivals) >= limit:
             break
@@ -138,7 +141,12 @@ def read_alibaba_gpu(folder: str | Path, *, pods: str = "openb_pod_list_default.
             requests["cpu"] = f"{cpu}m"
         if mem:
             requests["memory"] = f"{mem}Mi"
-        pod = _fast_pod(name, "default", labels, ann, requests, where)
+        key = (tuple(labels.items()), tuple(ann.items()), tuple(requests.items()))
+        shape = shapes.get(key)
+        if shape is None:
+            pod = shapes[key] = _fast_pod(name, "default", labels, ann, requests, where)
+        else:
+            pod = _renamed(shape, name)
         duration = None
         if deletions and deleted:
             end = _int_cell(row, "deletion_time", where)
@@ -148,6 +156,16 @@ def read_alibaba_gpu(folder: str | Path, *, pods: str = "openb_pod_list_default.
             duration = float(end - created)
         tr.arrivals.append(Arrival(float(created), pod, duration, None, where))
     return tr
+
+
+def _renamed(shape: Pod, name: str) -> Pod:
+    """A pod of a validated pod's shape under another name: what validation reads beyond the
+    name is the shape's (the name is checked only softly, as upstream's unit tests bend it), so
+    the spec is shared and only the metadata is new (own label and annotation maps)."""
+    m = shape.metadata
+    meta = msgspec.structs.replace(m, name=name, uid=f"{m.namespace}/{name}", labels=dict(m.labels),
+                                   annotations=dict(m.annotations))
+    return msgspec.structs.replace(shape, metadata=meta)
 
 
 def _fast_pod(name: str, namespace: str, labels: dict[str, str], annotations: dict[str, str],
