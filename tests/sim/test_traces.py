@@ -41,6 +41,14 @@ def test_alibaba_deletions_are_replayed_only_when_asked(tmp_path):
     assert read_alibaba_gpu(folder, deletions=True).arrivals[1].duration == 10.0
 
 
+def test_alibaba_pods_of_one_shape_keep_their_own_names_uids_and_maps(tmp_path):
+    twin = PODS + "p2,4000,8192,1,500,T4,LS,Running,30,40,30\n"
+    a, _, b = (x.pod for x in read_alibaba_gpu(alibaba(tmp_path, pods=twin)).arrivals)
+    assert (a.metadata.name, a.uid) == ("p0", "default/p0") and (b.metadata.name, b.uid) == ("p2", "default/p2")
+    assert a.spec == b.spec and a.metadata.annotations == b.metadata.annotations
+    assert a.metadata.labels is not b.metadata.labels and a.metadata.annotations is not b.metadata.annotations
+
+
 def test_alibaba_malformed_row_names_the_line_and_column(tmp_path):
     bad = PODS.replace("p1,1000,", "p1,lots,")
     with pytest.raises(InputError) as e:
