@@ -175,6 +175,7 @@ class ClusterState:
         self._memo_pod: Pod | None = None
         self._memo_hit: PodAmounts | None = None
         self._amounts: dict[bytes, PodAmounts] = {}
+        self._amounts_by_spec: dict[int, tuple[Any, PodAmounts]] = {}
         self.labels = LabelIndex(infos)
         self.names_array = np.array(self.names, dtype=object)
         self.bound: dict[str, BoundPod] = {}
@@ -207,6 +208,14 @@ class ClusterState:
         if self._memo_pod is pod:
             return self._memo_hit
         spec = pod.spec
+        st = pod.status
+        plain = not (st.container_statuses or st.init_container_statuses or st.resize
+                     or st.node_allocatable_resource_claim_statuses)
+        if plain:   # pods sharing a spec object (one template) share the entry without encoding it
+            got = self._amounts_by_spec.get(id(spec))
+            if got is not None and got[0] is spec:
+                self._memo_pod, self._memo_hit = pod, got[1]
+                return got[1]
         key = _KEY_ENCODER.encode((spec.containers, spec.init_containers, spec.overhead, spec.resources,
                                    spec.resource_claims, pod.status.container_statuses,
                                    pod.status.init_container_statuses, pod.status.resize,
@@ -226,6 +235,10 @@ class ClusterState:
             if len(self._amounts) > 50_000:
                 self._amounts.clear()
             self._amounts[key] = hit
+        if plain:
+            if len(self._amounts_by_spec) > 50_000:
+                self._amounts_by_spec.clear()
+            self._amounts_by_spec[id(spec)] = (spec, hit)   # the spec is held: its id stays its own
         self._memo_pod, self._memo_hit = pod, hit
         return hit
 
