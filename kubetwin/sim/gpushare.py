@@ -24,6 +24,7 @@ from ..model.pod import Pod
 from ..scheduler.framework.interface import CycleState, Plugin, register
 from ..scheduler.framework.status import SUCCESS, Code, Status
 from ..scheduler.framework.types import NodeInfo
+from ..scheduler.vector import FilterVerdict
 
 GPU_COUNT = "alibabacloud.com/gpu-count"
 GPU_MILLI = "alibabacloud.com/gpu-milli"
@@ -36,9 +37,23 @@ WRONG_MODEL = "node(s) didn't match the GPU model"
 GPURequest = tuple[int, int, frozenset[str]]
 
 
+_LAST_REQUEST: list[Any] = [None, None]   # (annotations, request) of the last pod asked about
+
+
 def gpu_request(pod: Pod) -> GPURequest | None:
-    """(GPUs, milli per GPU, allowed models) from the pod's annotations; None when it asks for none."""
+    """(GPUs, milli per GPU, allowed models) from the pod's annotations; None when it asks for none.
+    The cycle's Filter, Reserve and the figures ask about the same pod in turn: the last answer is
+    kept with the annotations it was read from."""
     ann = pod.metadata.annotations
+    last = _LAST_REQUEST
+    if last[0] is ann:
+        return last[1]
+    req = _parse_request(ann)
+    last[0], last[1] = ann, req
+    return req
+
+
+def _parse_request(ann: dict[str, str]) -> GPURequest | None:
     count = int(ann.get(GPU_COUNT, "0") or 0)
     if count <= 0:
         return None
@@ -114,10 +129,15 @@ class GPUShare(Plugin):
         return hit
 
     def fits(self, req: GPURequest) -> np.ndarray:
+        return ~self.short(req)
+
+    def short(self, req: GPURequest) -> np.ndarray:
+        """Nodes without room for the request: no GPU with enough milli left for a share, too
+        few whole GPUs free otherwise."""
         count, milli, _ = req
         if count == 1 and milli < FULL:
-            return self.max_free >= milli
-        return self.whole_free >= count
+            return self.max_free < milli
+        return self.whole_free < count
 
     def _changed(self, i: int, free: list[int]) -> None:
         """Node ``i``'s GPUs now have ``free`` thousandths: its row and the figures kept from it."""
@@ -200,12 +220,10 @@ class GPUShare(Plugin):
 
 def _vector_filter(cs: Any, pod: Pod, plugin: GPUShare, state: CycleState) -> Any:
     """Filter over every node at once: the model first (unresolvable), then room (resolvable)."""
-    from ..scheduler.vector import FilterVerdict
-
     req = gpu_request(pod)
     if req is None:
         return FilterVerdict(NAME, cs.no_fail, plugin.resolvable, None, _REASONS.__getitem__)
-    short = ~plugin.fits(req)
+    short = plugin.short(req)
     if not req[2]:
         return FilterVerdict(NAME, short, plugin.resolvable, None, _INSUFFICIENT.__getitem__)
     wrong = ~plugin.model_mask(req[2])
