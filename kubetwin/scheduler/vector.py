@@ -315,21 +315,24 @@ def node_resources_fit_on(cs: ClusterState, plugin: Any, i: int, wanted: Sequenc
     if cs.npods.item(i) >= cs.pods_alloc.item(i):
         reasons.append("Too many pods")
     dra = None
+    free, alloc_of = cs.free, cs.alloc
     for name, want, fixed, j in wanted:
         if j is None:
-            alloc = 0
             ni = cs.infos[i]
-            free = -(ni.requested.get(name, 0) if ni.pods else 0)
+            if want <= -(ni.requested.get(name, 0) if ni.pods else 0):
+                continue
+            alloc = 0
         else:
-            alloc, free = cs.alloc.item(i, j), cs.free.item(i, j)
-        if want > free:
-            if not fixed and alloc <= 0:
-                if dra is None:
-                    dra = cs.gates.enabled("DRAExtendedResource")
-                if dra and device_class_for(cs.handle, name) is not None:
-                    continue
-            reasons.append(f"Insufficient {name}")
-            unresolvable |= want > alloc
+            if want <= free.item(i, j):
+                continue
+            alloc = alloc_of.item(i, j)   # read only for a shortfall: it says why
+        if not fixed and alloc <= 0:
+            if dra is None:
+                dra = cs.gates.enabled("DRAExtendedResource")
+            if dra and device_class_for(cs.handle, name) is not None:
+                continue
+        reasons.append(f"Insufficient {name}")
+        unresolvable |= want > alloc
     if not reasons:
         return None
     memo = (unresolvable, tuple(reasons))

@@ -211,55 +211,43 @@ def _filter_node(cs: ClusterState, chain: FilterChain, pod: Pod, i: int, old: St
 
 
 def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult | None":
-    """The kept failure with ``nodes`` filtered again; None when the real cycle must run."""
+    """The kept failure with ``nodes`` filtered again; None when the real cycle must run.
+
+    The kept histogram, plugin counts and statuses are brought up to date in place: a None
+    answer ends the verdict (the scheduler forgets it and runs the real cycle), so nothing
+    half-updated is ever read again."""
     lf = kept.local
     cs = sched.cluster
     pod = kept.pod
     if lf is None or len(nodes) > MAX_PATCHED_NODES or cs.nominated:
         return None
-    if not _skips_hold(sched, pod, lf.rechecked):
+    if lf.rechecked and not _skips_hold(sched, pod, lf.rechecked):
         return None
     chain = lf.chain
     if chain is None:
         chain = lf.chain = filter_chain(sched, pod, lf.skipped)
         if chain is None:
             return None
-    fresh: dict[int, Status] = {}
-    same = lf.diag.n == cs.n
+    changed = lf.changed
+    moved: list[tuple[Status | None, Status]] = []   # (kept, new) rejections that differ
     for i in nodes:
         old = lf.status(i)
         st = _filter_node(cs, chain, pod, i, old)
         if st is None:
             return None   # a changed node fits now: the real cycle runs
-        fresh[i] = st
-        if same and st is not old and st != old:
-            same = False
-    if same:
+        if st is not old:
+            changed[i] = st   # the next comparison reads a dict, not the diagnosis arrays
+            if st != old:
+                moved.append((old, st))
+    if not moved and lf.diag.n == cs.n:
         # every changed node rejects the pod as before: histogram, plugins and preemption
         # candidates are as kept, and so is the message — unless victims have appeared since
         if lf.preempt == PREEMPT_NO_DRY_RUN and lf.potential and cs.any_priority_below(pod.spec.priority or 0):
             return None
-        lf.changed.update(fresh)   # the next comparison reads a dict, not the diagnosis arrays
         return kept.result
-    hist, plugin_nodes, potential = Counter(lf.hist), Counter(lf.plugin_nodes), lf.potential
-    for i, new in fresh.items():
-        old = lf.status(i)
-        if old is not None:
-            for r in old.reasons:
-                hist[r] -= 1
-            plugin_nodes[old.plugin] -= 1
-            potential -= old.code == Code.Unschedulable
-        for r in new.reasons:  # type: ignore[union-attr]
-            hist[r] += 1
-        plugin_nodes[new.plugin] += 1  # type: ignore[union-attr]
-        potential += new.code == Code.Unschedulable  # type: ignore[union-attr]
+    potential = _move_reasons(lf, moved)
     if lf.preempt == PREEMPT_NO_DRY_RUN and potential and cs.any_priority_below(pod.spec.priority or 0):
         return None   # DefaultPreemption would look for victims now: the real cycle runs
-    for c in (hist, plugin_nodes):
-        for k in [k for k, v in c.items() if v <= 0]:
-            del c[k]
-    lf.hist, lf.plugin_nodes, lf.potential = hist, plugin_nodes, potential
-    lf.changed.update(fresh)  # type: ignore[arg-type]
     post = ""
     if lf.preempt == PREEMPT_NEVER:
         post = "preemption: " + NEVER
@@ -268,5 +256,31 @@ def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult
     from .scheduler import ScheduleResult, fit_error   # the scheduler imports this module
 
     r = kept.result
-    return ScheduleResult(pod, None, Code.Unschedulable, fit_error(cs.n, hist, "", post), 0, r.evaluated,
-                          frozenset(p for p in plugin_nodes if p))
+    return ScheduleResult(pod, None, Code.Unschedulable, fit_error(cs.n, lf.hist, "", post), 0, r.evaluated,
+                          frozenset(p for p in lf.plugin_nodes if p))
+
+
+def _move_reasons(lf: LocalFailure, moved: list[tuple[Status | None, Status]]) -> int:
+    """Takes the kept rejections' reasons out of the FitError histogram and the plugin counts
+    and puts the new ones in (counts that reach zero leave, as in a histogram built afresh);
+    returns the preemption candidates now."""
+    hist, plugin_nodes, potential = lf.hist, lf.plugin_nodes, lf.potential
+    emptied: set[str] = set()
+    for old, new in moved:
+        if old is not None:
+            for r in old.reasons:
+                hist[r] -= 1
+                emptied.add(r)
+            plugin_nodes[old.plugin] -= 1
+            potential -= old.code == Code.Unschedulable
+        for r in new.reasons:
+            hist[r] += 1
+        plugin_nodes[new.plugin] += 1
+        potential += new.code == Code.Unschedulable
+    for r in emptied:
+        if hist[r] <= 0:
+            del hist[r]
+    for p in [p for p, v in plugin_nodes.items() if v <= 0]:
+        del plugin_nodes[p]
+    lf.potential = potential
+    return potential

@@ -8,6 +8,7 @@ from kubetwin.model.meta import convert
 from kubetwin.model.node import Node
 from kubetwin.model.pod import Pod
 from kubetwin.scheduler.framework.interface import CycleState
+from kubetwin.scheduler.framework.status import Code
 from kubetwin.scheduler.profile import Profile
 from kubetwin.scheduler.scheduler import Scheduler
 from kubetwin.scheduler.vector import node_resources_fit_on, wanted_resources
@@ -119,3 +120,42 @@ def test_fit_answers_alike_are_one_status():
     first, second = (node_resources_fit_on(s.cluster, fit, i, wanted, seen) for i in (0, 1))
     assert first is second
     assert first.reasons == ("Insufficient cpu",)
+
+
+def test_a_patched_histogram_follows_reasons_that_change_twice():
+    nodes = [node("n1", cpu="2", pods=2), node("n2", cpu="2"), node("n3", cpu="1")]
+    slow = Scheduler(None, nodes, GATES, reuse_verdicts=False)
+    s = Scheduler(None, nodes, GATES)
+    steps = [lambda sc: sc.bind(pod("x", cpu="1"), "n1"), lambda sc: sc.bind(pod("y", cpu="1"), "n1"),
+             lambda sc: sc.remove(pod("x", cpu="1"))]
+    for sched in (s, slow):
+        assert sched.schedule(pod("a", cpu="3")).node is None
+    for k, step in enumerate(steps):
+        step(s)
+        step(slow)
+        again = pod(f"b{k}", cpu="3")
+        assert s.schedule(again).message == slow.schedule(again).message
+    assert s.patched_cycles == len(steps)
+
+
+def test_fit_on_one_node_is_unresolvable_only_beyond_its_allocatable():
+    s = Scheduler(None, [node("n1", cpu="2")], GATES)
+    s.bind(pod("x", cpu="1"), "n1")
+    fit = _filter_of(s, "NodeResourcesFit")
+    for cpu, unresolvable in (("2", False), ("3", True)):
+        p = pod("a", cpu=cpu)
+        st = node_resources_fit_on(s.cluster, fit, 0, wanted_resources(s.cluster, p, fit, None), {})
+        assert st.reasons == ("Insufficient cpu",)
+        assert (st.code == Code.UnschedulableAndUnresolvable) is unresolvable
+    assert node_resources_fit_on(s.cluster, fit, 0, wanted_resources(s.cluster, pod("a"), fit, None), {}) is None
+
+
+def test_lowest_bound_priority_is_read_again_after_binds_and_removals():
+    s = Scheduler(None, [node("n1")], GATES)
+    cs = s.cluster
+    assert not cs.any_priority_below(10)
+    low = pod("low", priority=5)
+    s.bind(low, "n1")
+    assert cs.any_priority_below(10) and not cs.any_priority_below(5)
+    s.remove(low)
+    assert not cs.any_priority_below(10)
