@@ -414,7 +414,11 @@ class ClusterState:
 
     def changed_since(self, generation: int) -> set[int] | None:
         """Nodes changed after ``generation``; None when a change was not one node's own."""
-        out = set(self.changes[generation:])
+        changes = self.changes
+        if len(changes) == generation + 1:   # most often one bind or removal since
+            i = changes[generation]
+            return None if i == -1 else {i}
+        out = set(changes[generation:])
         return None if -1 in out else out
 
     def any_priority_below(self, priority: int) -> bool:

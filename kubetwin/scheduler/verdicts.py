@@ -75,7 +75,7 @@ class FilterChain:
     full: tuple[Plugin, ...]          # for a node without a kept status
     fit: Plugin | None                # NodeResourcesFit, read from the cluster's arrays (vectorised)
     wanted: tuple[Wanted, ...]        # what ``fit`` checks: the pod's requests, worked out once
-    fit_statuses: dict[tuple[bool, tuple[str, ...]], Status] = field(default_factory=dict)   # ``fit``'s answers
+    fit_statuses: dict[tuple[bool, int], Status] = field(default_factory=dict)   # ``fit``'s answers, per shortfall
 
 
 @dataclass
@@ -196,15 +196,14 @@ def _filter_node(cs: ClusterState, chain: FilterChain, pod: Pod, i: int, old: St
     the NodeInfo's resource maps."""
     if old is not None and old.plugin in chain.settled:
         return old
-    ni = cs.infos[i]
-    state, fit = chain.state, chain.fit
+    fit = chain.fit
     for plugin in chain.after if old is not None else chain.full:
         if plugin is fit:
             st = node_resources_fit_on(cs, plugin, i, chain.wanted, chain.fit_statuses)
             if st is not None:
                 return st
             continue
-        st = plugin.filter(state, pod, ni)
+        st = plugin.filter(chain.state, pod, cs.infos[i])
         if not st.is_success:
             return st.with_plugin(plugin.name)
     return None
@@ -231,7 +230,9 @@ def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult
     changed = lf.changed
     moved: list[tuple[Status | None, Status]] = []   # (kept, new) rejections that differ
     for i in nodes:
-        old = lf.status(i)
+        old = changed.get(i)   # what ``lf.status`` reads first
+        if old is None:
+            old = lf.status(i)
         st = _filter_node(cs, chain, pod, i, old)
         if st is None:
             return None   # a changed node fits now: the real cycle runs

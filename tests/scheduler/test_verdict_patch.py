@@ -159,3 +159,24 @@ def test_lowest_bound_priority_is_read_again_after_binds_and_removals():
     assert cs.any_priority_below(10) and not cs.any_priority_below(5)
     s.remove(low)
     assert not cs.any_priority_below(10)
+
+
+def test_a_pods_shape_is_all_of_it_but_its_name():
+    s = Scheduler(None, [node("n1")], GATES)
+    a = pod("a", labels={"app": "x"})
+    assert s._signature(pod("b", labels={"app": "x"})) == s._signature(a)
+    assert s._signature(pod("c", labels={"app": "y"})) != s._signature(a)
+    assert s._signature(pod("d", cpu="2", labels={"app": "x"})) != s._signature(a)
+    assert s._signature(a, a.uid) == s._signature(a)
+
+
+def test_nodes_changed_since_a_generation_are_one_nodes_own_or_none():
+    s = Scheduler(None, [node("n1"), node("n2")], GATES)
+    cs = s.cluster
+    start = cs.generation
+    s.bind(pod("x"), "n2")
+    assert cs.changed_since(start) == {1}
+    s.bind(pod("y"), "n1")
+    assert cs.changed_since(start) == {0, 1}
+    cs.touch(-1)
+    assert cs.changed_since(start + 2) is None and cs.changed_since(start) is None
