@@ -18,6 +18,7 @@ The rotation of ``nextStartNodeIndex`` moves as the real cycle would have moved 
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -249,16 +250,96 @@ def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult
     potential = _move_reasons(lf, moved)
     if lf.preempt == PREEMPT_NO_DRY_RUN and potential and cs.any_priority_below(pod.spec.priority or 0):
         return None   # DefaultPreemption would look for victims now: the real cycle runs
-    post = ""
-    if lf.preempt == PREEMPT_NEVER:
-        post = "preemption: " + NEVER
-    elif lf.preempt == PREEMPT_NO_DRY_RUN:
-        post = message_without_dry_run(cs.n, potential)
-    from .scheduler import ScheduleResult, fit_error   # the scheduler imports this module
-
     r = kept.result
-    return ScheduleResult(pod, None, Code.Unschedulable, fit_error(cs.n, lf.hist, "", post), 0, r.evaluated,
-                          frozenset(p for p in lf.plugin_nodes if p))
+    message = _scheduler.fit_error(cs.n, lf.hist, "", _post_filter_message(lf.preempt, cs.n, potential))
+    return _scheduler.ScheduleResult(pod, None, Code.Unschedulable, message, 0, r.evaluated,
+                                     frozenset(p for p in lf.plugin_nodes if p))
+
+
+@functools.lru_cache(maxsize=4096)
+def _post_filter_message(preempt: int, num_nodes: int, potential: int) -> str:
+    """DefaultPreemption's message for a kept failure that needed no dry run: a function of
+    the node counts alone, worked out once per pair."""
+    if preempt == PREEMPT_NEVER:
+        return "preemption: " + NEVER
+    if preempt == PREEMPT_NO_DRY_RUN:
+        return message_without_dry_run(num_nodes, potential)
+    return ""
+
+
+def _move_reasons(lf: LocalFailure, moved: list[tuple[Status | None, Status]]) -> int:
+    """Takes the kept rejections' reasons out of the FitError histogram and the plugin counts
+    and puts the new ones in (counts that end at zero or below leave, as in a histogram built
+    afresh); returns the preemption candidates now."""
+    hist, plugin_nodes, potential = lf.hist, lf.plugin_nodes, lf.potential
+    taken: list[tuple[Counter[str], str]] = []
+    for old, new in moved:
+        if old is not None:
+            for r in old.reasons:
+                hist[r] = hist.get(r, 0) - 1
+                taken.append((hist, r))
+            plugin_nodes[old.plugin] = plugin_nodes.get(old.plugin, 0) - 1
+            taken.append((plugin_nodes, old.plugin))
+            potential -= old.code == Code.Unschedulable
+        for r in new.reasons:
+            hist[r] = hist.get(r, 0) + 1
+        plugin_nodes[new.plugin] = plugin_nodes.get(new.plugin, 0) + 1
+        potential += new.code == Code.Unschedulable
+    for counts, key in taken:   # only a count taken from can have emptied
+        if counts.get(key, 1) <= 0:
+            del counts[key]
+    lf.potential = potential
+    return potential
+
+
+@functools.lru_cache(maxsize=4096)
+def _post_filter_message(preempt: int, num_nodes: int, potential: int) -> str:
+    """DefaultPreemption's message for a kept failure that needed no dry run: a function of
+    the node counts alone, worked out once per pair."""
+    if preempt == PREEMPT_NEVER:
+        return "preemption: " + NEVER
+    if preempt == PREEMPT_NO_DRY_RUN:
+        return message_without_dry_run(num_nodes, potential)
+    return ""
+
+
+def _move_reasons(lf: LocalFailure, moved: list[tuple[Status | None, Status]]) -> int:
+    """Takes the kept rejections' reasons out of the FitError histogram and the plugin counts
+    and puts the new ones in (a count that reaches zero leaves, as in a histogram built afresh);
+    returns the preemption candidates now."""
+    hist, plugin_nodes, potential = lf.hist, lf.plugin_nodes, lf.potential
+    for old, new in moved:
+        if old is not None:
+            for r in old.reasons:
+                _take_one(hist, r)
+            _take_one(plugin_nodes, old.plugin)
+            potential -= old.code == Code.Unschedulable
+        for r in new.reasons:
+            hist[r] = hist.get(r, 0) + 1
+        plugin_nodes[new.plugin] = plugin_nodes.get(new.plugin, 0) + 1
+        potential += new.code == Code.Unschedulable
+    lf.potential = potential
+    return potential
+
+
+def _take_one(counts: Counter[str], key: str) -> None:
+    """One less ``key`` (every kept status is counted, so it is there); gone at zero."""
+    left = counts[key] - 1
+    if left:
+        counts[key] = left
+    else:
+        del counts[key]
+
+
+@functools.lru_cache(maxsize=4096)
+def _post_filter_message(preempt: int, num_nodes: int, potential: int) -> str:
+    """DefaultPreemption's message for a kept failure that needed no dry run: a function of
+    the node counts alone, worked out once per pair."""
+    if preempt == PREEMPT_NEVER:
+        return "preemption: " + NEVER
+    if preempt == PREEMPT_NO_DRY_RUN:
+        return message_without_dry_run(num_nodes, potential)
+    return ""
 
 
 def _move_reasons(lf: LocalFailure, moved: list[tuple[Status | None, Status]]) -> int:
@@ -285,3 +366,7 @@ def _move_reasons(lf: LocalFailure, moved: list[tuple[Status | None, Status]]) -
         del plugin_nodes[p]
     lf.potential = potential
     return potential
+
+
+# the scheduler imports this module first: its names are read when a patch runs
+from . import scheduler as _scheduler  # noqa: E402

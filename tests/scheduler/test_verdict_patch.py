@@ -180,3 +180,12 @@ def test_nodes_changed_since_a_generation_are_one_nodes_own_or_none():
     assert cs.changed_since(start) == {0, 1}
     cs.touch(-1)
     assert cs.changed_since(start + 2) is None and cs.changed_since(start) is None
+
+
+def test_a_kept_failures_post_filter_message_is_preemptions_own():
+    from kubetwin.scheduler import verdicts
+    from kubetwin.scheduler.preemption import NEVER, message_without_dry_run
+
+    assert verdicts._post_filter_message(verdicts.PREEMPT_OFF, 5, 2) == ""
+    assert verdicts._post_filter_message(verdicts.PREEMPT_NEVER, 5, 2) == "preemption: " + NEVER
+    assert verdicts._post_filter_message(verdicts.PREEMPT_NO_DRY_RUN, 5, 2) == message_without_dry_run(5, 2)
