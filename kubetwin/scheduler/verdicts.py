@@ -120,7 +120,7 @@ class LocalFailure:
             return None
         verdict = self.diag.vector[k][0]
         key = verdict.key
-        memo = (k, int(verdict.code[i]), 0 if key is None else int(key[i]))
+        memo = (k, verdict.code.item(i), 0 if key is None else key.item(i))
         st = self._kept.get(memo)
         if st is None:
             st = self._kept[memo] = Status(Code(memo[1]), verdict.reasons_of(memo[2]), verdict.plugin)
