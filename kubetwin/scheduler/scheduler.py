@@ -374,7 +374,7 @@ class Scheduler:
             return kept.result
         if not self._shapes:
             return None
-        sig = self._signature(pod)
+        sig = self._signature(pod, uid)
         shared = self._shapes.get(sig)
         if shared is None:
             return None
@@ -406,14 +406,17 @@ class Scheduler:
                 return
         self._verdicts[pod.uid] = Verdict(pod, cs.generation, r, advance)
 
-    def _signature(self, pod: Pod) -> bytes:
-        """Everything of the pod a node-local cycle can read: all but its name and identity."""
-        got = self._signatures.get(pod.uid)
+    def _signature(self, pod: Pod, uid: str | None = None) -> bytes:
+        """Everything of the pod a node-local cycle can read: all but its name and identity.
+        ``uid``: the pod's, when the caller has it already."""
+        if uid is None:
+            uid = pod.uid
+        got = self._signatures.get(uid)
         if got is not None and got[0] is pod:
             return got[1]
         m = pod.metadata
         sig = _SIG_ENCODER.encode((m.namespace, m.labels, m.annotations, pod.spec, pod.status))
-        self._signatures[pod.uid] = (pod, sig)
+        self._signatures[uid] = (pod, sig)
         return sig
 
     def _cycle(self, pod: Pod) -> ScheduleResult:

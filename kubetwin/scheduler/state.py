@@ -190,6 +190,9 @@ class ClusterState:
         #: bound pods per priority (few distinct values): preemption asks whether any pod has a
         #: lower priority than the preemptor before it looks at a single node
         self.priority_counts: dict[int, int] = {}
+        #: ``min(priority_counts)`` and the generation it was taken at (:meth:`any_priority_below`)
+        self._lowest_priority: int | None = None
+        self._lowest_priority_at = -1
         #: bumped by every change a cycle can read (bind, remove, node update, nomination):
         #: a cycle repeated at the same generation reaches the same verdict
         self.generation = 0
@@ -424,12 +427,23 @@ class ClusterState:
 
     def changed_since(self, generation: int) -> set[int] | None:
         """Nodes changed after ``generation``; None when a change was not one node's own."""
-        out = set(self.changes[generation:])
+        changes = self.changes
+        if len(changes) == generation + 1:   # most often one bind or removal since
+            i = changes[generation]
+            return None if i == -1 else {i}
+        out = set(changes[generation:])
         return None if -1 in out else out
 
     def any_priority_below(self, priority: int) -> bool:
-        """Does some bound pod have a priority lower than ``priority`` (a possible victim)?"""
-        return any(p < priority for p in self.priority_counts)
+        """Does some bound pod have a priority lower than ``priority`` (a possible victim)?
+
+        The lowest priority bound is worked out once per generation (binds and removals,
+        the only changes to ``priority_counts``, each start a new one)."""
+        if self._lowest_priority_at != self.generation:
+            self._lowest_priority = min(self.priority_counts, default=None)
+            self._lowest_priority_at = self.generation
+        lowest = self._lowest_priority
+        return lowest is not None and lowest < priority
 
     def node_of(self, pod: Pod) -> str | None:
         b = self.bound.get(pod.uid)

@@ -304,39 +304,48 @@ def _fit_reasons(cs: ClusterState, plan: Sequence[Wanted]) -> tuple[np.ndarray, 
 
 
 def node_resources_fit_on(cs: ClusterState, plugin: Any, i: int, wanted: Sequence[Wanted],
-                          statuses: dict[tuple[bool, tuple[str, ...]], Status]) -> Status | None:
+                          statuses: dict[tuple[bool, int], Status]) -> Status | None:
     """:func:`filter_node_resources_fit` for node ``i`` alone, read from the cluster's arrays
     (None when the pod fits): what a kept verdict needs for the few nodes changed since.
     ``wanted``: the pod's requests Fit checks, as :func:`wanted_resources` lists them once
     per pod — (resource, amount, fixed resource?, column). ``statuses``: the ones returned
-    before, reused (a kept verdict compares them by identity first)."""
-    reasons: list[str] = []
+    before for this ``wanted``, reused (a kept verdict compares them by identity first) — keyed
+    by the shortfalls as a bitmask (bit 0 'Too many pods', then one bit per wanted resource), so
+    the reasons are spelled out only for a combination not met before."""
+    short = 0
     unresolvable = False
     if cs.npods.item(i) >= cs.pods_alloc.item(i):
-        reasons.append("Too many pods")
+        short = 1
     dra = None
+    free, alloc_of = cs.free, cs.alloc
+    bit = 1
     for name, want, fixed, j in wanted:
+        bit <<= 1
         if j is None:
-            alloc = 0
             ni = cs.infos[i]
-            free = -(ni.requested.get(name, 0) if ni.pods else 0)
+            if want <= -(ni.requested.get(name, 0) if ni.pods else 0):
+                continue
+            alloc = 0
         else:
-            alloc, free = cs.alloc.item(i, j), cs.free.item(i, j)
-        if want > free:
-            if not fixed and alloc <= 0:
-                if dra is None:
-                    dra = cs.gates.enabled("DRAExtendedResource")
-                if dra and device_class_for(cs.handle, name) is not None:
-                    continue
-            reasons.append(f"Insufficient {name}")
-            unresolvable |= want > alloc
-    if not reasons:
+            if want <= free.item(i, j):
+                continue
+            alloc = alloc_of.item(i, j)   # read only for a shortfall: it says why
+        if not fixed and alloc <= 0:
+            if dra is None:
+                dra = cs.gates.enabled("DRAExtendedResource")
+            if dra and device_class_for(cs.handle, name) is not None:
+                continue
+        short |= bit
+        unresolvable |= want > alloc
+    if not short:
         return None
-    memo = (unresolvable, tuple(reasons))
+    memo = (unresolvable, short)
     st = statuses.get(memo)
     if st is None:
+        reasons = ["Too many pods"] if short & 1 else []
+        reasons += [f"Insufficient {w[0]}" for k, w in enumerate(wanted) if short >> (k + 1) & 1]
         st = statuses[memo] = Status(Code.UnschedulableAndUnresolvable if unresolvable else Code.Unschedulable,
-                                     memo[1], plugin=plugin.name)
+                                     tuple(reasons), plugin=plugin.name)
     return st
 
 

@@ -18,6 +18,7 @@ The rotation of ``nextStartNodeIndex`` moves as the real cycle would have moved 
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -75,7 +76,7 @@ class FilterChain:
     full: tuple[Plugin, ...]          # for a node without a kept status
     fit: Plugin | None                # NodeResourcesFit, read from the cluster's arrays (vectorised)
     wanted: tuple[Wanted, ...]        # what ``fit`` checks: the pod's requests, worked out once
-    fit_statuses: dict[tuple[bool, tuple[str, ...]], Status] = field(default_factory=dict)   # ``fit``'s answers
+    fit_statuses: dict[tuple[bool, int], Status] = field(default_factory=dict)   # ``fit``'s answers, per shortfall
 
 
 @dataclass
@@ -119,7 +120,7 @@ class LocalFailure:
             return None
         verdict = self.diag.vector[k][0]
         key = verdict.key
-        memo = (k, int(verdict.code[i]), 0 if key is None else int(key[i]))
+        memo = (k, verdict.code.item(i), 0 if key is None else key.item(i))
         st = self._kept.get(memo)
         if st is None:
             st = self._kept[memo] = Status(Code(memo[1]), verdict.reasons_of(memo[2]), verdict.plugin)
@@ -196,77 +197,176 @@ def _filter_node(cs: ClusterState, chain: FilterChain, pod: Pod, i: int, old: St
     the NodeInfo's resource maps."""
     if old is not None and old.plugin in chain.settled:
         return old
-    ni = cs.infos[i]
-    state, fit = chain.state, chain.fit
+    fit = chain.fit
     for plugin in chain.after if old is not None else chain.full:
         if plugin is fit:
             st = node_resources_fit_on(cs, plugin, i, chain.wanted, chain.fit_statuses)
             if st is not None:
                 return st
             continue
-        st = plugin.filter(state, pod, ni)
+        st = plugin.filter(chain.state, pod, cs.infos[i])
         if not st.is_success:
             return st.with_plugin(plugin.name)
     return None
 
 
 def patch(sched: "Scheduler", kept: Verdict, nodes: set[int]) -> "ScheduleResult | None":
-    """The kept failure with ``nodes`` filtered again; None when the real cycle must run."""
+    """The kept failure with ``nodes`` filtered again; None when the real cycle must run.
+
+    The kept histogram, plugin counts and statuses are brought up to date in place: a None
+    answer ends the verdict (the scheduler forgets it and runs the real cycle), so nothing
+    half-updated is ever read again."""
     lf = kept.local
     cs = sched.cluster
     pod = kept.pod
     if lf is None or len(nodes) > MAX_PATCHED_NODES or cs.nominated:
         return None
-    if not _skips_hold(sched, pod, lf.rechecked):
+    if lf.rechecked and not _skips_hold(sched, pod, lf.rechecked):
         return None
     chain = lf.chain
     if chain is None:
         chain = lf.chain = filter_chain(sched, pod, lf.skipped)
         if chain is None:
             return None
-    fresh: dict[int, Status] = {}
-    same = lf.diag.n == cs.n
+    changed = lf.changed
+    moved: list[tuple[Status | None, Status]] = []   # (kept, new) rejections that differ
     for i in nodes:
-        old = lf.status(i)
+        old = changed.get(i)   # what ``lf.status`` reads first
+        if old is None:
+            old = lf.status(i)
         st = _filter_node(cs, chain, pod, i, old)
         if st is None:
             return None   # a changed node fits now: the real cycle runs
-        fresh[i] = st
-        if same and st is not old and st != old:
-            same = False
-    if same:
+        if st is not old:
+            changed[i] = st   # the next comparison reads a dict, not the diagnosis arrays
+            if st != old:
+                moved.append((old, st))
+    if not moved and lf.diag.n == cs.n:
         # every changed node rejects the pod as before: histogram, plugins and preemption
         # candidates are as kept, and so is the message — unless victims have appeared since
         if lf.preempt == PREEMPT_NO_DRY_RUN and lf.potential and cs.any_priority_below(pod.spec.priority or 0):
             return None
-        lf.changed.update(fresh)   # the next comparison reads a dict, not the diagnosis arrays
         return kept.result
-    hist, plugin_nodes, potential = Counter(lf.hist), Counter(lf.plugin_nodes), lf.potential
-    for i, new in fresh.items():
-        old = lf.status(i)
+    potential = _move_reasons(lf, moved)
+    if lf.preempt == PREEMPT_NO_DRY_RUN and potential and cs.any_priority_below(pod.spec.priority or 0):
+        return None   # DefaultPreemption would look for victims now: the real cycle runs
+    r = kept.result
+    message = _scheduler.fit_error(cs.n, lf.hist, "", _post_filter_message(lf.preempt, cs.n, potential))
+    return _scheduler.ScheduleResult(pod, None, Code.Unschedulable, message, 0, r.evaluated,
+                                     frozenset(p for p in lf.plugin_nodes if p))
+
+
+@functools.lru_cache(maxsize=4096)
+def _post_filter_message(preempt: int, num_nodes: int, potential: int) -> str:
+    """DefaultPreemption's message for a kept failure that needed no dry run: a function of
+    the node counts alone, worked out once per pair."""
+    if preempt == PREEMPT_NEVER:
+        return "preemption: " + NEVER
+    if preempt == PREEMPT_NO_DRY_RUN:
+        return message_without_dry_run(num_nodes, potential)
+    return ""
+
+
+def _move_reasons(lf: LocalFailure, moved: list[tuple[Status | None, Status]]) -> int:
+    """Takes the kept rejections' reasons out of the FitError histogram and the plugin counts
+    and puts the new ones in (counts that end at zero or below leave, as in a histogram built
+    afresh); returns the preemption candidates now."""
+    hist, plugin_nodes, potential = lf.hist, lf.plugin_nodes, lf.potential
+    taken: list[tuple[Counter[str], str]] = []
+    for old, new in moved:
+        if old is not None:
+            for r in old.reasons:
+                hist[r] = hist.get(r, 0) - 1
+                taken.append((hist, r))
+            plugin_nodes[old.plugin] = plugin_nodes.get(old.plugin, 0) - 1
+            taken.append((plugin_nodes, old.plugin))
+            potential -= old.code == Code.Unschedulable
+        for r in new.reasons:
+            hist[r] = hist.get(r, 0) + 1
+        plugin_nodes[new.plugin] = plugin_nodes.get(new.plugin, 0) + 1
+        potential += new.code == Code.Unschedulable
+    for counts, key in taken:   # only a count taken from can have emptied
+        if counts.get(key, 1) <= 0:
+            del counts[key]
+    lf.potential = potential
+    return potential
+
+
+@functools.lru_cache(maxsize=4096)
+def _post_filter_message(preempt: int, num_nodes: int, potential: int) -> str:
+    """DefaultPreemption's message for a kept failure that needed no dry run: a function of
+    the node counts alone, worked out once per pair."""
+    if preempt == PREEMPT_NEVER:
+        return "preemption: " + NEVER
+    if preempt == PREEMPT_NO_DRY_RUN:
+        return message_without_dry_run(num_nodes, potential)
+    return ""
+
+
+def _move_reasons(lf: LocalFailure, moved: list[tuple[Status | None, Status]]) -> int:
+    """Takes the kept rejections' reasons out of the FitError histogram and the plugin counts
+    and puts the new ones in (a count that reaches zero leaves, as in a histogram built afresh);
+    returns the preemption candidates now."""
+    hist, plugin_nodes, potential = lf.hist, lf.plugin_nodes, lf.potential
+    for old, new in moved:
+        if old is not None:
+            for r in old.reasons:
+                _take_one(hist, r)
+            _take_one(plugin_nodes, old.plugin)
+            potential -= old.code == Code.Unschedulable
+        for r in new.reasons:
+            hist[r] = hist.get(r, 0) + 1
+        plugin_nodes[new.plugin] = plugin_nodes.get(new.plugin, 0) + 1
+        potential += new.code == Code.Unschedulable
+    lf.potential = potential
+    return potential
+
+
+def _take_one(counts: Counter[str], key: str) -> None:
+    """One less ``key`` (every kept status is counted, so it is there); gone at zero."""
+    left = counts[key] - 1
+    if left:
+        counts[key] = left
+    else:
+        del counts[key]
+
+
+@functools.lru_cache(maxsize=4096)
+def _post_filter_message(preempt: int, num_nodes: int, potential: int) -> str:
+    """DefaultPreemption's message for a kept failure that needed no dry run: a function of
+    the node counts alone, worked out once per pair."""
+    if preempt == PREEMPT_NEVER:
+        return "preemption: " + NEVER
+    if preempt == PREEMPT_NO_DRY_RUN:
+        return message_without_dry_run(num_nodes, potential)
+    return ""
+
+
+def _move_reasons(lf: LocalFailure, moved: list[tuple[Status | None, Status]]) -> int:
+    """Takes the kept rejections' reasons out of the FitError histogram and the plugin counts
+    and puts the new ones in (counts that reach zero leave, as in a histogram built afresh);
+    returns the preemption candidates now."""
+    hist, plugin_nodes, potential = lf.hist, lf.plugin_nodes, lf.potential
+    emptied: set[str] = set()
+    for old, new in moved:
         if old is not None:
             for r in old.reasons:
                 hist[r] -= 1
+                emptied.add(r)
             plugin_nodes[old.plugin] -= 1
             potential -= old.code == Code.Unschedulable
-        for r in new.reasons:  # type: ignore[union-attr]
+        for r in new.reasons:
             hist[r] += 1
-        plugin_nodes[new.plugin] += 1  # type: ignore[union-attr]
-        potential += new.code == Code.Unschedulable  # type: ignore[union-attr]
-    if lf.preempt == PREEMPT_NO_DRY_RUN and potential and cs.any_priority_below(pod.spec.priority or 0):
-        return None   # DefaultPreemption would look for victims now: the real cycle runs
-    for c in (hist, plugin_nodes):
-        for k in [k for k, v in c.items() if v <= 0]:
-            del c[k]
-    lf.hist, lf.plugin_nodes, lf.potential = hist, plugin_nodes, potential
-    lf.changed.update(fresh)  # type: ignore[arg-type]
-    post = ""
-    if lf.preempt == PREEMPT_NEVER:
-        post = "preemption: " + NEVER
-    elif lf.preempt == PREEMPT_NO_DRY_RUN:
-        post = message_without_dry_run(cs.n, potential)
-    from .scheduler import ScheduleResult, fit_error   # the scheduler imports this module
+        plugin_nodes[new.plugin] += 1
+        potential += new.code == Code.Unschedulable
+    for r in emptied:
+        if hist[r] <= 0:
+            del hist[r]
+    for p in [p for p, v in plugin_nodes.items() if v <= 0]:
+        del plugin_nodes[p]
+    lf.potential = potential
+    return potential
 
-    r = kept.result
-    return ScheduleResult(pod, None, Code.Unschedulable, fit_error(cs.n, hist, "", post), 0, r.evaluated,
-                          frozenset(p for p in plugin_nodes if p))
+
+# the scheduler imports this module first: its names are read when a patch runs
+from . import scheduler as _scheduler  # noqa: E402

@@ -8,6 +8,7 @@ from kubetwin.model.meta import convert
 from kubetwin.model.node import Node
 from kubetwin.model.pod import Pod
 from kubetwin.scheduler.framework.interface import CycleState
+from kubetwin.scheduler.framework.status import Code
 from kubetwin.scheduler.profile import Profile
 from kubetwin.scheduler.scheduler import Scheduler
 from kubetwin.scheduler.vector import node_resources_fit_on, wanted_resources
@@ -119,3 +120,72 @@ def test_fit_answers_alike_are_one_status():
     first, second = (node_resources_fit_on(s.cluster, fit, i, wanted, seen) for i in (0, 1))
     assert first is second
     assert first.reasons == ("Insufficient cpu",)
+
+
+def test_a_patched_histogram_follows_reasons_that_change_twice():
+    nodes = [node("n1", cpu="2", pods=2), node("n2", cpu="2"), node("n3", cpu="1")]
+    slow = Scheduler(None, nodes, GATES, reuse_verdicts=False)
+    s = Scheduler(None, nodes, GATES)
+    steps = [lambda sc: sc.bind(pod("x", cpu="1"), "n1"), lambda sc: sc.bind(pod("y", cpu="1"), "n1"),
+             lambda sc: sc.remove(pod("x", cpu="1"))]
+    for sched in (s, slow):
+        assert sched.schedule(pod("a", cpu="3")).node is None
+    for k, step in enumerate(steps):
+        step(s)
+        step(slow)
+        again = pod(f"b{k}", cpu="3")
+        assert s.schedule(again).message == slow.schedule(again).message
+    assert s.patched_cycles == len(steps)
+
+
+def test_fit_on_one_node_is_unresolvable_only_beyond_its_allocatable():
+    s = Scheduler(None, [node("n1", cpu="2")], GATES)
+    s.bind(pod("x", cpu="1"), "n1")
+    fit = _filter_of(s, "NodeResourcesFit")
+    for cpu, unresolvable in (("2", False), ("3", True)):
+        p = pod("a", cpu=cpu)
+        st = node_resources_fit_on(s.cluster, fit, 0, wanted_resources(s.cluster, p, fit, None), {})
+        assert st.reasons == ("Insufficient cpu",)
+        assert (st.code == Code.UnschedulableAndUnresolvable) is unresolvable
+    assert node_resources_fit_on(s.cluster, fit, 0, wanted_resources(s.cluster, pod("a"), fit, None), {}) is None
+
+
+def test_lowest_bound_priority_is_read_again_after_binds_and_removals():
+    s = Scheduler(None, [node("n1")], GATES)
+    cs = s.cluster
+    assert not cs.any_priority_below(10)
+    low = pod("low", priority=5)
+    s.bind(low, "n1")
+    assert cs.any_priority_below(10) and not cs.any_priority_below(5)
+    s.remove(low)
+    assert not cs.any_priority_below(10)
+
+
+def test_a_pods_shape_is_all_of_it_but_its_name():
+    s = Scheduler(None, [node("n1")], GATES)
+    a = pod("a", labels={"app": "x"})
+    assert s._signature(pod("b", labels={"app": "x"})) == s._signature(a)
+    assert s._signature(pod("c", labels={"app": "y"})) != s._signature(a)
+    assert s._signature(pod("d", cpu="2", labels={"app": "x"})) != s._signature(a)
+    assert s._signature(a, a.uid) == s._signature(a)
+
+
+def test_nodes_changed_since_a_generation_are_one_nodes_own_or_none():
+    s = Scheduler(None, [node("n1"), node("n2")], GATES)
+    cs = s.cluster
+    start = cs.generation
+    s.bind(pod("x"), "n2")
+    assert cs.changed_since(start) == {1}
+    s.bind(pod("y"), "n1")
+    assert cs.changed_since(start) == {0, 1}
+    cs.touch(-1)
+    assert cs.changed_since(start + 2) is None and cs.changed_since(start) is None
+
+
+def test_a_kept_failures_post_filter_message_is_preemptions_own():
+    from kubetwin.scheduler import verdicts
+    from kubetwin.scheduler.preemption import NEVER, message_without_dry_run
+
+    assert verdicts._post_filter_message(verdicts.PREEMPT_OFF, 5, 2) == ""
+    assert verdicts._post_filter_message(verdicts.PREEMPT_NEVER, 5, 2) == "preemption: " + NEVER
+    assert verdicts._post_filter_message(verdicts.PREEMPT_NO_DRY_RUN, 5, 2) == message_without_dry_run(5, 2)
