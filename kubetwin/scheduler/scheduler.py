@@ -316,10 +316,12 @@ class Scheduler:
         return r
 
     def kept_answers(self, pods: Sequence[Pod], times: Sequence[int] | None = None) -> list[ScheduleResult] | None:
-        """Cycles for ``pods`` in this order, all answered from kept failures at the current
-        generation — exactly what :meth:`schedule` would return for each — or None (and nothing
-        done) when any one of them would need a cycle or a patch. Lets a caller retry a batch of
-        parked pods in one step while nothing in the cluster changes.
+        """Cycles for ``pods`` in this order, all answered from kept failures — exactly what
+        :meth:`schedule` would return for each — or None when any one of them would need a real
+        cycle. Lets a caller retry a batch of parked pods in one step while nothing in the cluster
+        changes. Shape verdicts behind the current generation are patched on the way, as
+        :meth:`_reuse` patches them; when the batch ends in None, those patches stand and the
+        pods' one-by-one cycles find them done (the cluster has not moved in between).
 
         ``times``: how many cycles in a row each pod goes through (at least one; once each by
         default). At one generation a pod's later cycles get the same answer, each moving the
@@ -342,8 +344,11 @@ class Scheduler:
                 continue
             if not shapes:
                 return None
-            shared = shapes.get(self._signature(pod))
-            if shared is None or shared.generation != gen:
+            sig = self._signature(pod, uid)
+            shared = shapes.get(sig)
+            if shared is None:
+                return None
+            if shared.generation != gen and self._patch_shape(sig, shared) is None:
                 return None
             r = shared.result
             if r.pod is pod:
@@ -379,19 +384,27 @@ class Scheduler:
         if shared is None:
             return None
         if shared.generation != cs.generation:
-            nodes = cs.changed_since(shared.generation)
-            r = patch(self, shared, nodes) if nodes is not None else None
-            if r is None:
-                del self._shapes[sig]
+            if self._patch_shape(sig, shared) is None:
                 return None
-            shared.generation, shared.result = cs.generation, r
-            self.patched_cycles += 1
         else:
             self.reused_cycles += 1
         r = shared.result
         if r.pod is not pod:
             r = r.for_pod(pod)
             self._verdicts[uid] = Verdict(pod, cs.generation, r, 0)   # its own copy, for same-generation retries
+        return r
+
+    def _patch_shape(self, sig: bytes, shared: Verdict) -> ScheduleResult | None:
+        """A shape's kept failure brought up to the current generation (:func:`.verdicts.patch`),
+        or None — the shape forgotten — when the real cycle must run."""
+        cs = self.cluster
+        nodes = cs.changed_since(shared.generation)
+        r = patch(self, shared, nodes) if nodes is not None else None
+        if r is None:
+            del self._shapes[sig]
+            return None
+        shared.generation, shared.result = cs.generation, r
+        self.patched_cycles += 1
         return r
 
     def _keep(self, pod: Pod, r: ScheduleResult, start: int) -> None:

@@ -189,3 +189,28 @@ def test_a_kept_failures_post_filter_message_is_preemptions_own():
     assert verdicts._post_filter_message(verdicts.PREEMPT_OFF, 5, 2) == ""
     assert verdicts._post_filter_message(verdicts.PREEMPT_NEVER, 5, 2) == "preemption: " + NEVER
     assert verdicts._post_filter_message(verdicts.PREEMPT_NO_DRY_RUN, 5, 2) == message_without_dry_run(5, 2)
+
+
+def test_kept_answers_patch_a_shape_behind_the_cluster_as_one_by_one_cycles_would():
+    nodes = [node("n1", cpu="2"), node("n2", cpu="2")]
+    s = Scheduler(None, nodes, GATES)
+    slow = Scheduler(None, nodes, GATES, reuse_verdicts=False)
+    for sched in (s, slow):
+        assert sched.schedule(pod("a", cpu="3")).node is None
+        sched.bind(pod("x", cpu="1"), "n1")
+    batch = [pod("b", cpu="3"), pod("c", cpu="3")]
+    got = s.kept_answers(batch)
+    assert got is not None and s.patched_cycles == 1
+    assert [r.message for r in got] == [slow.schedule(p).message for p in batch]
+    assert s.next_start == slow.next_start
+
+
+def test_kept_answers_leave_a_batch_to_real_cycles_once_a_changed_node_fits():
+    nodes = [node("n1", cpu="2"), node("n2", cpu="4")]
+    s = Scheduler(None, nodes, GATES)
+    big = pod("big", cpu="4")
+    s.bind(big, "n2")
+    assert s.schedule(pod("a", cpu="3")).node is None
+    s.remove(big)
+    assert s.kept_answers([pod("b", cpu="3")]) is None
+    assert s.schedule(pod("b", cpu="3")).node == "n2"
