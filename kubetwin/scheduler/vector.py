@@ -749,18 +749,18 @@ def _taken(cs: ClusterState, what: str, j: int, idx: np.ndarray) -> np.ndarray:
     return got
 
 
-def _least_cpu_memory(cs: ClusterState, resources: Sequence[ra.ResourceSpec], reqs: Sequence[int],
-                      idx: np.ndarray) -> np.ndarray:
-    """``leastResourceScorer`` on cpu and memory: (free after the pod) × 100 / allocatable per
-    resource (0 when it does not fit), weighted mean rounded down."""
+def _least_cpu_memory(resources: Sequence[ra.ResourceSpec], caps: Sequence[np.ndarray],
+                      used: Sequence[np.ndarray], reqs: Sequence[int]) -> np.ndarray:
+    """``leastResourceScorer`` on cpu and memory (columns over the scored nodes: allocatable,
+    non-zero requested): (free after the pod) × 100 / allocatable per resource (0 when it does
+    not fit), weighted mean rounded down."""
     total = None
     for k, r in enumerate(resources):
-        cap = _taken(cs, "alloc", k, idx)
-        left = cap - _taken(cs, "non_zero", k, idx)
+        left = caps[k] - used[k]
         left -= reqs[k]
         np.maximum(left, 0, out=left)
         left *= MAX_NODE_SCORE
-        left //= cap
+        left //= caps[k]
         if r.weight != 1:
             left *= r.weight
         if total is None:
@@ -773,11 +773,30 @@ def _least_cpu_memory(cs: ClusterState, resources: Sequence[ra.ResourceSpec], re
     return total  # type: ignore[return-value]
 
 
+def _balanced_cpu_memory(caps: Sequence[np.ndarray], requested: Sequence[np.ndarray], reqs: Sequence[int]) -> np.ndarray:
+    """``balancedResourceScorer`` on cpu and memory: with two fractions the standard deviation
+    is half their distance (the same float64 steps as the plugin)."""
+    f0 = requested[0] + reqs[0]
+    f0 = f0 / caps[0]
+    np.minimum(f0, 1.0, out=f0)
+    f1 = requested[1] + reqs[1]
+    f1 = f1 / caps[1]
+    np.minimum(f1, 1.0, out=f1)
+    f0 -= f1
+    f0 /= 2
+    np.abs(f0, out=f0)
+    np.subtract(1, f0, out=f0)
+    f0 *= MAX_NODE_SCORE
+    np.floor(f0, out=f0)
+    return f0.astype(np.int64)
+
+
 def score_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
     args = plugin.args
     reqs = cs.score_requests(pod, args.resources, False)
     if args.strategy == "LeastAllocated" and _cpu_memory_columns(cs, args.resources):
-        raw = _least_cpu_memory(cs, args.resources, reqs, idx)
+        raw = _least_cpu_memory(args.resources, (_taken(cs, "alloc", 0, idx), _taken(cs, "alloc", 1, idx)),
+                                (_taken(cs, "non_zero", 0, idx), _taken(cs, "non_zero", 1, idx)), reqs)
         return ScoreVector(raw, raw)
     got = _amounts(cs, reqs, args.resources, False, idx)
     if got is None:
@@ -800,20 +819,8 @@ def score_balanced_allocation(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
     if not any(reqs):
         return SKIPPED  # a best-effort pod changes no balance
     if _cpu_memory_columns(cs, resources):
-        # two fractions: the standard deviation is half their distance (same float64 steps)
-        f0 = _taken(cs, "requested", 0, idx) + reqs[0]
-        f0 = f0 / _taken(cs, "alloc", 0, idx)
-        np.minimum(f0, 1.0, out=f0)
-        f1 = _taken(cs, "requested", 1, idx) + reqs[1]
-        f1 = f1 / _taken(cs, "alloc", 1, idx)
-        np.minimum(f1, 1.0, out=f1)
-        f0 -= f1
-        f0 /= 2
-        np.abs(f0, out=f0)
-        np.subtract(1, f0, out=f0)
-        f0 *= MAX_NODE_SCORE
-        np.floor(f0, out=f0)
-        raw = f0.astype(np.int64)
+        raw = _balanced_cpu_memory((_taken(cs, "alloc", 0, idx), _taken(cs, "alloc", 1, idx)),
+                                   (_taken(cs, "requested", 0, idx), _taken(cs, "requested", 1, idx)), reqs)
         return ScoreVector(raw, raw)
     got = _amounts(cs, reqs, resources, True, idx)
     if got is None:
@@ -828,50 +835,24 @@ def score_resources_together(cs: ClusterState, pod: Pod, fit: Any, fit_weight: i
     """NodeResourcesFit (LeastAllocated) and NodeResourcesBalancedAllocation on cpu and memory,
     weighted and summed, from one gather of the scored nodes' figures: the two plugins of the
     default profile read the same columns, and every cycle that places a pod scores them. The
-    per-node arithmetic is :func:`_least_cpu_memory`'s and :func:`score_balanced_allocation`'s,
-    operation for operation. None when either reads more (another strategy or resource, a node
-    without cpu or memory): each plugin then scores alone."""
+    per-node arithmetic is the plugins' own (:func:`_least_cpu_memory`,
+    :func:`_balanced_cpu_memory`). None when either reads more (another strategy or resource, a
+    node without cpu or memory): each plugin then scores alone."""
     fa, ba = fit.args, balanced.args
     if fa.strategy != "LeastAllocated" or not _cpu_memory_columns(cs, fa.resources) \
             or not _cpu_memory_columns(cs, ba.resources):
         return None
     # one column at a time: numpy gathers and combines 1-D columns far faster than (m, 2) blocks
-    alloc, non_zero, requested = cs.alloc, cs.non_zero, cs.requested
+    alloc = cs.alloc
     caps = (alloc[:, 0].take(idx), alloc[:, 1].take(idx))
-    fit_req = cs.score_requests(pod, fa.resources, False)
-    total = None
-    for k, r in enumerate(fa.resources):
-        left = caps[k] - non_zero[:, k].take(idx)
-        left -= fit_req[k]
-        np.maximum(left, 0, out=left)
-        left *= MAX_NODE_SCORE
-        left //= caps[k]
-        if r.weight != 1:
-            left *= r.weight
-        if total is None:
-            total = left
-        else:
-            total += left
-    wsum = fa.resources[0].weight + fa.resources[1].weight
-    if wsum:
-        total //= wsum
+    total = _least_cpu_memory(fa.resources, caps, (cs.non_zero[:, 0].take(idx), cs.non_zero[:, 1].take(idx)),
+                              cs.score_requests(pod, fa.resources, False))
     if fit_weight != 1:
         total *= fit_weight
     bal_req = cs.score_requests(pod, ba.resources, True)
     if any(bal_req):   # else Skip: a best-effort pod changes no balance
-        f0 = requested[:, 0].take(idx) + bal_req[0]
-        f0 = f0 / caps[0]
-        np.minimum(f0, 1.0, out=f0)
-        f1 = requested[:, 1].take(idx) + bal_req[1]
-        f1 = f1 / caps[1]
-        np.minimum(f1, 1.0, out=f1)
-        f0 -= f1
-        f0 /= 2
-        np.abs(f0, out=f0)
-        np.subtract(1, f0, out=f0)
-        f0 *= MAX_NODE_SCORE
-        np.floor(f0, out=f0)
-        bal = f0.astype(np.int64)
+        requested = cs.requested
+        bal = _balanced_cpu_memory(caps, (requested[:, 0].take(idx), requested[:, 1].take(idx)), bal_req)
         if balanced_weight != 1:
             bal *= balanced_weight
         total += bal
