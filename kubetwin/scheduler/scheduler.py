@@ -519,7 +519,8 @@ class Scheduler:
         if pod.spec.topology_spread_constraints:
             return False
         objs = self.handle.objects
-        return not any(objs.get(k) for k in ("Service", "ReplicationController", "ReplicaSet", "StatefulSet"))
+        return not (objs.get("Service") or objs.get("ReplicationController") or objs.get("ReplicaSet")
+                    or objs.get("StatefulSet"))
 
     def _pre_filter_is_skip(self, plugin: Plugin, pod: Pod) -> bool:
         """PreFilters known to Skip without looking (they would walk every node to find out)."""
