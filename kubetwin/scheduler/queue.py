@@ -17,10 +17,10 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..model.pod import Pod
-from .framework.types import PodInfo
+from .events import ADD as ADD_ACTION
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
@@ -30,38 +30,23 @@ POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 UNSCHEDULABLE_FLUSH_INTERVAL = 30.0
 UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
 
-ASSIGNED_POD_ADD = "AssignedPodAdd"
-ASSIGNED_POD_DELETE = "AssignedPodDelete"
-ASSIGNED_POD_UPDATE = "AssignedPodUpdate"
-NODE_ADD = "NodeAdd"
-NODE_UPDATE = "NodeUpdate"
-NODE_DELETE = "NodeDelete"
-POD_UPDATE = "UnscheduledPodUpdate"
-RESOURCE_CLAIM_CHANGE = "ResourceClaimChange"
-RESOURCE_SLICE_CHANGE = "ResourceSliceChange"
+from .events import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, ASSIGNED_POD_UPDATE, NODE_ADD, NODE_DELETE,  # noqa: F401
+                     NODE_UPDATE, POD_UPDATE, RESOURCE_CLAIM_CHANGE, RESOURCE_CLAIM_UPDATE, RESOURCE_SLICE_CHANGE,
+                     ClusterEvent)
+from .hints import IN_TREE, Registration
 
-#: events each plugin registers (``EventsToRegister``): which changes may make a pod it
-#: rejected schedulable. A plugin not listed is woken by every event.
-PLUGIN_EVENTS: dict[str, frozenset[str]] = {
-    "NodeResourcesFit": frozenset({ASSIGNED_POD_DELETE, ASSIGNED_POD_UPDATE, NODE_ADD, NODE_UPDATE, POD_UPDATE}),
-    "NodePorts": frozenset({ASSIGNED_POD_DELETE, NODE_ADD}),
-    "NodeName": frozenset({NODE_ADD}),
-    "NodeUnschedulable": frozenset({NODE_ADD, NODE_UPDATE}),
-    "TaintToleration": frozenset({NODE_ADD, NODE_UPDATE, POD_UPDATE}),
-    "NodeAffinity": frozenset({NODE_ADD, NODE_UPDATE, POD_UPDATE}),
-    "PodTopologySpread": frozenset({ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, ASSIGNED_POD_UPDATE, NODE_ADD,
-                                    NODE_UPDATE, NODE_DELETE, POD_UPDATE}),
-    "InterPodAffinity": frozenset({ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, ASSIGNED_POD_UPDATE, NODE_ADD,
-                                   NODE_UPDATE, POD_UPDATE}),
-    "DynamicResources": frozenset({RESOURCE_CLAIM_CHANGE, RESOURCE_SLICE_CHANGE, NODE_ADD, POD_UPDATE,
-                                   ASSIGNED_POD_DELETE}),
-}
+#: ``EventsToRegister`` by plugin name: the events that may make a pod the plugin rejected
+#: schedulable, each with its queueing hint. A plugin not listed is woken by every event.
+PLUGIN_EVENTS: dict[str, tuple[Registration, ...]] = dict(IN_TREE)
+_REGISTRY_VERSION = [0]
 
 
-def register_plugin_events(plugin: str, events: Iterable[str]) -> None:
-    """``EventsToRegister`` of an out-of-tree plugin: the cluster events that may make a pod it
-    rejected schedulable (a plugin never registered is woken by every event)."""
-    PLUGIN_EVENTS[plugin] = frozenset(events)
+def register_plugin_events(plugin: str, events: Iterable[ClusterEvent]) -> None:
+    """``EventsToRegister`` of an out-of-tree plugin without queueing hints: the cluster events
+    that may make a pod it rejected schedulable, each of which always moves the pod (a plugin
+    never registered is woken by every event). ``NODE_UPDATE`` covers every kind of node update."""
+    PLUGIN_EVENTS[plugin] = tuple(Registration(e) for e in events)
+    _REGISTRY_VERSION[0] += 1
 
 
 def _timestamp(pod: Pod) -> float | None:
@@ -84,18 +69,8 @@ class QueuedPod:
     unschedulable_plugins: frozenset[str] = frozenset()
     #: when the pod last entered the unschedulable pool (its refreshed ``Timestamp``)
     unschedulable_since: float = 0.0
-    #: ``QueuedPodInfo.RequiredAffinityTerms`` (parsed when first needed)
-    _affinity_terms: tuple | None = None
-
-    @property
-    def required_affinity_terms(self) -> tuple:
-        if self._affinity_terms is None:
-            aff = self.pod.spec.affinity
-            pa = aff.pod_affinity if aff is not None else None
-            self._affinity_terms = (PodInfo(self.pod).required_affinity_terms
-                                    if pa is not None and pa.required_during_scheduling_ignored_during_execution
-                                    else ())
-        return self._affinity_terms
+    #: what the queueing hints need of the pod, by plugin (worked out when first needed)
+    hint_data: dict | None = None
 
     def key(self) -> tuple[int, float, int]:
         return (-(self.pod.spec.priority or 0), self.timestamp, self.seq)
@@ -115,9 +90,17 @@ class SchedulingQueue:
     #: timestamps, so the leftover flush and its planning touch only the pods they move
     _parked_at: dict[float, dict[str, None]] = field(default_factory=dict)
     _parked_times: list[float] = field(default_factory=list)
-    #: parked pods an assigned pod's arrival may help (PodTopologySpread rejections, required
-    #: pod affinity): the only ones ``AssignedPodAdd`` looks at
-    _cross_topology: set[str] = field(default_factory=set)
+    #: parked pods by the kind of event (resource, action) their rejecting plugins registered
+    #: for: the only ones an event of that kind asks the queueing hints about
+    _by_kind: dict[tuple[str, int], set[str]] = field(default_factory=dict)
+    #: kinds of event each set of rejecting plugins registered for (a cache)
+    _interest: dict[frozenset[str], frozenset[tuple[str, int]]] = field(default_factory=dict)
+    _registry: int = -1
+    #: the profile's plugins by name and the feature gates (what some hints read; optional)
+    plugins: dict[str, Any] | None = None
+    gates: Any = None
+    #: events seen while a pod is in flight (``inFlightEvents``), when recording
+    in_flight: list[tuple[ClusterEvent, Any, Any]] | None = None
 
     def __len__(self) -> int:
         return len(self._pods)
@@ -167,11 +150,17 @@ class SchedulingQueue:
         return None
 
     def requeue_unschedulable(self, pod: Pod, plugins: Iterable[str], now: float | None = None,
-                              attempts: int | None = None) -> None:
+                              attempts: int | None = None,
+                              in_flight: Sequence[tuple[ClusterEvent, Any, Any]] = ()) -> None:
         """A failed cycle (``AddUnschedulableIfNotPresent``): the pod waits for an event its
         rejecting plugins care about. Its ``Timestamp`` is refreshed to ``now`` — PrioritySort
         breaks ties with it and the leftover flush measures the time parked from it — and
-        its backoff runs from then (1 s doubled per failed attempt, at most 10 s)."""
+        its backoff runs from then (1 s doubled per failed attempt, at most 10 s).
+
+        ``in_flight``: events seen while the pod was being scheduled (``inFlightEvents``); one
+        its plugins' hints queue on sends it to backoff/activeQ at once
+        (``determineSchedulingHintForInFlightPod``). The simulation runs cycles synchronously,
+        so the only such events are the deletions a preemption made."""
         prev = self._popped
         same = prev is not None and prev.pod.uid == pod.uid
         n = ((prev.attempts if same else 0) + 1) if attempts is None else attempts  # type: ignore[union-attr]
@@ -182,6 +171,10 @@ class SchedulingQueue:
         if pod.uid in self._pods:
             self.drop(pod.uid)
         self._park(qp)
+        for event, old, new in in_flight:
+            if self.worth_requeuing(qp, event, old, new):
+                self._unpark(pod.uid, qp, t)
+                break
 
     def _park(self, qp: QueuedPod) -> None:
         uid = qp.pod.uid
@@ -193,13 +186,12 @@ class SchedulingQueue:
             at = self._parked_at[ts] = {}
             heapq.heappush(self._parked_times, ts)
         at[uid] = None
-        if "PodTopologySpread" in qp.unschedulable_plugins or qp.required_affinity_terms:
-            self._cross_topology.add(uid)
+        self._index(uid, qp.unschedulable_plugins)
 
     def _unpark(self, uid: str, qp: QueuedPod, now: float) -> None:
         """Out of the unschedulable pool: to backoffQ while backing off, else to activeQ."""
         self._unschedulable.discard(uid)
-        self._cross_topology.discard(uid)
+        self._unindex(uid)
         self._unpark_index(uid, qp.timestamp)
         if is_backing_off(qp, now):
             self._backoff.add(uid)
@@ -223,7 +215,7 @@ class SchedulingQueue:
         if at is None:
             at = self._parked_at[now] = {}
             heapq.heappush(self._parked_times, now)
-        seq, cross = self._seq, self._cross_topology
+        seq = self._seq
         for qp in due:
             uid = qp.pod.uid
             pl = plugins[uid]
@@ -233,12 +225,11 @@ class SchedulingQueue:
             qp.seq = next(seq)
             qp.attempts = n
             qp.backoff_until = backoff_expiry(now, n)
+            if pl != qp.unschedulable_plugins:
+                self._unindex(uid)
+                self._index(uid, pl)
             qp.unschedulable_plugins = pl
             at[uid] = None
-            if "PodTopologySpread" in pl or qp.required_affinity_terms:
-                cross.add(uid)
-            else:
-                cross.discard(uid)
 
     def drop(self, uid: str) -> None:
         """Forget a pod the queue holds (it was deleted or bound elsewhere)."""
@@ -246,7 +237,7 @@ class SchedulingQueue:
         if qp is None:
             return
         self._unschedulable.discard(uid)
-        self._cross_topology.discard(uid)
+        self._unindex(uid)
         self._backoff.discard(uid)
         self._unpark_index(uid, qp.timestamp)
 
@@ -302,21 +293,107 @@ class SchedulingQueue:
             at.pop(ts, None)
         return None
 
-    def on_event(self, event: str, now: float = 0.0, pod: Pod | None = None,
-                 namespace_labels: dict[str, str] | None = None) -> int:
-        """Move the unschedulable pods this event may help to backoff/active; returns how many.
+    # --- cluster events ------------------------------------------------------------------------
 
-        ``AssignedPodAdd`` with the bound ``pod`` (``AssignedPodAdded``) looks only at pods it
-        can help: rejected by PodTopologySpread in the pod's namespace, or with a required
-        pod-affinity term the pod matches (``namespace_labels``: its namespace's labels)."""
-        if event == ASSIGNED_POD_ADD and pod is not None:
-            uids = [u for u in self._cross_topology if _crosses(self._pods[u], pod, namespace_labels or {})]
-        else:
-            uids = list(self._unschedulable)
+    def _kinds_of(self, plugins: frozenset[str]) -> frozenset[tuple[str, int]]:
+        """The kinds of event (among those seen so far) a pod rejected by ``plugins`` may be
+        moved by: all of them without a rejecting plugin or with one that registered nothing."""
+        got = self._interest.get(plugins)
+        if got is None:
+            kinds = []
+            for kind in self._by_kind:
+                incoming = ClusterEvent(*kind)
+                if _interested(plugins, incoming):
+                    kinds.append(kind)
+            got = self._interest[plugins] = frozenset(kinds)
+        return got
+
+    def _check_registry(self) -> None:
+        """A plugin registered its events after pods were parked: sort them again."""
+        if self._registry == _REGISTRY_VERSION[0]:
+            return
+        self._registry = _REGISTRY_VERSION[0]
+        self._interest.clear()
+        pods = self._pods
+        for kind, got in self._by_kind.items():
+            event = ClusterEvent(*kind)
+            got.clear()
+            got.update(u for u in self._unschedulable if _interested(pods[u].unschedulable_plugins, event))
+
+    def _index(self, uid: str, plugins: frozenset[str]) -> None:
+        self._check_registry()
+        by = self._by_kind
+        for kind in self._kinds_of(plugins):
+            by[kind].add(uid)
+
+    def _unindex(self, uid: str) -> None:
+        for s in self._by_kind.values():
+            s.discard(uid)
+
+    def _pods_for(self, event: ClusterEvent) -> set[str]:
+        """The parked pods whose rejecting plugins registered ``event``'s kind (the set is built
+        the first time the kind is seen)."""
+        self._check_registry()
+        kind = event.kind
+        got = self._by_kind.get(kind)
+        if got is None:
+            self._interest.clear()
+            pods = self._pods
+            got = self._by_kind[kind] = {u for u in self._unschedulable
+                                         if _interested(pods[u].unschedulable_plugins, ClusterEvent(*kind))}
+        return got
+
+    @property
+    def _cross_topology(self) -> set[str]:
+        """The parked pods an assigned pod's arrival asks the hints about."""
+        return set(self._by_kind.get(ASSIGNED_POD_ADD.kind, ()))
+
+    def worth_requeuing(self, qp: QueuedPod, event: ClusterEvent, old: Any = None, new: Any = None) -> bool:
+        """``isPodWorthRequeuing``: no rejecting plugin, or one whose registration matches the
+        event and whose hint (if any) says ``Queue``. (kubetwin has no ``PendingPlugins``, so the
+        answer is always "after backoff": backoffQ while backing off, else activeQ.)"""
+        plugins = qp.unschedulable_plugins
+        if not plugins:
+            return True
+        for p in plugins:
+            regs = PLUGIN_EVENTS.get(p)
+            if regs is None:
+                return True
+            for r in regs:
+                if r.event.matches(event) and (r.hint is None or r.hint(self, qp, event, old, new)):
+                    return True
+        return False
+
+    def on_event(self, event: ClusterEvent, now: float = 0.0, pod: Pod | None = None,
+                 namespace_labels: Mapping[str, str] | None = None, *, old: Any = None, new: Any = None,
+                 pre_check: Any = None) -> int:
+        """``MoveAllToActiveOrBackoffQueue``: the parked pods this event may help go to backoffQ
+        (still backing off) or activeQ; returns how many.
+
+        ``old``/``new`` are the objects before and after (a deleted pod is ``old``, an added one
+        ``new``); ``pod`` is the assigned pod of an ``AssignedPodAdd`` (``new``) or
+        ``AssignedPodDelete`` (``old``). Only pods whose rejecting plugins registered the event's
+        kind are looked at, and their plugins' queueing hints decide. (``namespace_labels`` is
+        accepted for callers of the pre-hint queue; InterPodAffinity's hint matches terms without
+        namespace labels, as upstream's does.) ``pre_check`` (``PreEnqueueCheck``) narrows the
+        pods looked at, e.g. to lower or equal priority for a nominated pod's deletion."""
+        if pod is not None:
+            if event.action & ADD_ACTION and new is None:
+                new = pod
+            elif old is None and new is None:
+                old = pod
+        if self.in_flight is not None:
+            self.in_flight.append((event, old, new))
+        uids = self._pods_for(event)
+        if not uids:
+            return 0
         moved = 0
-        for uid in uids:
-            qp = self._pods[uid]
-            if _interested(qp.unschedulable_plugins, event):
+        pods = self._pods
+        for uid in list(uids):
+            qp = pods[uid]
+            if pre_check is not None and not pre_check(qp.pod):
+                continue
+            if self.worth_requeuing(qp, event, old, new):
                 self._unpark(uid, qp, now)
                 moved += 1
         return moved
@@ -367,13 +444,6 @@ def is_backing_off(qp: QueuedPod, now: float) -> bool:
     return qp.attempts > 0 and qp.backoff_until >= math.floor(now)
 
 
-def _crosses(qp: QueuedPod, pod: Pod, ns_labels: dict[str, str]) -> bool:
-    """``getUnschedulablePodsWithCrossTopologyTerm``: could the bound ``pod`` help ``qp``?"""
-    if "PodTopologySpread" in qp.unschedulable_plugins and pod.metadata.namespace == qp.pod.metadata.namespace:
-        return True
-    return any(t.matches(pod, ns_labels) for t in qp.required_affinity_terms)
-
-
 def backoff_duration(attempts: int) -> float:
     """1 s after the first failure, doubling, capped at 10 s."""
     d = INITIAL_BACKOFF
@@ -390,11 +460,15 @@ _BACKOFFS: tuple[float, ...] = tuple(backoff_duration(n) for n in range(64))
 assert _BACKOFFS[-1] == MAX_BACKOFF
 
 
-def _interested(plugins: frozenset[str], event: str) -> bool:
+def _interested(plugins: frozenset[str], event: ClusterEvent) -> bool:
+    """Whether some rejecting plugin registered ``event``'s kind (hints aside)."""
     if not plugins:
         return True
     for p in plugins:
-        events = PLUGIN_EVENTS.get(p)
-        if events is None or event in events:
+        regs = PLUGIN_EVENTS.get(p)
+        if regs is None:
             return True
+        for r in regs:
+            if r.event.matches(event):
+                return True
     return False

@@ -222,6 +222,17 @@ class Scheduler:
                 plugin.unreserve(pod)
         return node
 
+    def take_claim_changes(self) -> list[tuple[Any, Any]]:
+        """The ResourceClaims deallocated since last asked, (before, after): ``ResourceClaim``
+        update events for the scheduling queue."""
+        out: list[tuple[Any, Any]] = []
+        for plugin in self.reservers:
+            got = getattr(plugin, "claim_changes", None)
+            if got:
+                out.extend(got)
+                got.clear()
+        return out
+
     def update_node(self, node: Node) -> list[str]:
         """A node object changed (taints, ``unschedulable``, labels, allocatable), as the node
         lifecycle controller's condition taints or a relabelling do; the next cycle sees it.
@@ -269,8 +280,11 @@ class Scheduler:
         """Schedule what ``queue`` (a :class:`~.queue.SchedulingQueue`) holds until it has nothing
         ready: bind what fits, preempt where DefaultPreemption nominates, park the rest until an
         event their rejecting plugins registered for (binds and evictions are such events)."""
-        from .queue import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE
+        from .queue import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, RESOURCE_CLAIM_UPDATE
 
+        if getattr(queue, "plugins", None) is None:
+            queue.plugins = {p.name: p for p, _ in self.plugins}
+            queue.gates = self.gates
         results = []
         while max_cycles is None or len(results) < max_cycles:
             pod = queue.pop(now)
@@ -285,8 +299,10 @@ class Scheduler:
                 continue
             if r.nominated_node is not None:
                 self.apply_preemption(r)
-                if r.victims:
-                    queue.on_event(ASSIGNED_POD_DELETE, now or 0.0)
+                for v in r.victims:
+                    queue.on_event(ASSIGNED_POD_DELETE, now or 0.0, old=v)
+                for before, after in self.take_claim_changes():
+                    queue.on_event(RESOURCE_CLAIM_UPDATE, now or 0.0, old=before, new=after)
                 queue.add(msgspec.structs.replace(pod, status=msgspec.structs.replace(
                     pod.status, nominated_node_name=r.nominated_node)), now)
                 continue

@@ -28,7 +28,8 @@ import msgspec
 
 from ..model.pod import Pod
 from ..scheduler.admission import AdmissionRejected, admit_pod
-from ..scheduler.queue import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, UNSCHEDULABLE_FLUSH_INTERVAL, QueuedPod
+from ..scheduler.queue import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, RESOURCE_CLAIM_UPDATE,
+                               UNSCHEDULABLE_FLUSH_INTERVAL, QueuedPod)
 from .results import PodRecord, SimResult, Sample
 from .scenario import Scenario, SimNode
 from .workload import Controller
@@ -133,6 +134,8 @@ class Simulator:
         self.kubelets: list[Any] = [None] * len(self.sim_nodes)
         self.residents: list[dict[int, SimPod]] = [dict() for _ in self.sim_nodes]
         self.queue = SchedulingQueue()
+        self.queue.plugins = {p.name: p for p, _ in self.sched.plugins}
+        self.queue.gates = self.gates
         self.by_uid: dict[str, SimPod] = {}
         self.pods: list[SimPod] = []
         self.heap: list[tuple[float, int, int, Any]] = []
@@ -399,15 +402,16 @@ class Simulator:
             c.unschedulable_attempts += 1
             sp.reason, sp.message = "Unschedulable", r.message
             if r.nominated_node is not None:
+                self.queue.in_flight = seen = []   # what the pod in flight sees happen
                 for v in r.victims:
                     self._preempt(self.by_uid[v.uid], sp, r.nominated_node)
+                self.queue.in_flight = None
                 self.sched.nominate(pod, r.nominated_node)
                 sp.pod = pod = msgspec.structs.replace(pod, status=msgspec.structs.replace(
                     pod.status, nominated_node_name=r.nominated_node))
                 # back as any failed cycle; the victims' deletion, seen while the pod was in
-                # flight, sends it to backoff at once
-                self.queue.requeue_unschedulable(pod, r.unschedulable_plugins, self.now)
-                self.queue.on_event(ASSIGNED_POD_DELETE, self.now)
+                # flight, sends it to backoff at once when its plugins' hints say so
+                self.queue.requeue_unschedulable(pod, r.unschedulable_plugins, self.now, in_flight=seen)
                 self._plan_flush(self.now)
                 return
             self.queue.requeue_unschedulable(pod, r.unschedulable_plugins, self.now)
@@ -432,7 +436,7 @@ class Simulator:
                 sp.phase, sp.reason, sp.message, sp.start, sp.end = "Failed", reason, message, self.now, self.now
                 self.pending -= 1
                 _bump(c.rejected_kubelet, reason)
-                self.queue.on_event(ASSIGNED_POD_DELETE, self.now)
+                self._deleted(bound)
                 self._owner_lost(sp, failed=True)
                 return
         if self.dra is not None and bound.spec.resource_claims:
@@ -513,14 +517,30 @@ class Simulator:
             self.pressure.forget(i, sp)
 
     def _finish(self, sp: SimPod, phase: str, reason: str, message: str) -> None:
-        if sp.phase == "Pending":
+        pending = sp.phase == "Pending"
+        if pending:
             self.pending -= 1
             self.sched.clear_nomination(sp.pod)
+        bound = sp.node >= 0 and sp.i in self.residents[sp.node]
         self._release(sp)
         sp.phase, sp.reason, sp.message, sp.end = phase, reason, message, self.now
         self.by_uid.pop(sp.pod.uid, None)
-        self.queue.on_event(ASSIGNED_POD_DELETE, self.now)
+        if bound:
+            self._deleted(sp.pod)
+        elif pending and sp.pod.status.nominated_node_name:
+            # deletePodFromSchedulingQueue: a nominated pod's place is free again for pods of
+            # lower or equal priority
+            prio = sp.pod.spec.priority or 0
+            self.queue.on_event(ASSIGNED_POD_DELETE, self.now, old=sp.pod,
+                                pre_check=lambda p: (p.spec.priority or 0) <= prio)
         self._owner_lost(sp, failed=phase != "Succeeded")
+
+    def _deleted(self, pod: Pod) -> None:
+        """``deleteAssignedPodFromCache``: the assigned pod's deletion, then the ResourceClaims the
+        resourceclaim controller deallocated with it (``ResourceClaim``/``Update``)."""
+        self.queue.on_event(ASSIGNED_POD_DELETE, self.now, old=pod)
+        for before, after in self.sched.take_claim_changes():
+            self.queue.on_event(RESOURCE_CLAIM_UPDATE, self.now, old=before, new=after)
 
     def _preempt(self, victim: SimPod, by: SimPod, node: str) -> None:
         self.counters.preempted += 1

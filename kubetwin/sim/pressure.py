@@ -228,10 +228,9 @@ class NodePressure:
     def _set_conditions(self, i: int, n: _Node, conditions: tuple[str, ...]) -> None:
         """The node lifecycle controller's NoSchedule taints follow the conditions (TaintNodesByCondition)."""
         from ..kubelet.eviction.signals import CONDITION_TO_TAINT
-        from ..scheduler.queue import NODE_UPDATE
+        from ..scheduler.events import NODE_UPDATE_EVENTS, UPDATE_NODE_CONDITION, node_update_events
 
         sim = self.sim
-        before = set(n.conditions)
         n.conditions = conditions
         sim.events.append({"time": sim.now, "type": "NodeConditions", "node": sim.cluster.names[i],
                            "conditions": list(conditions)})
@@ -239,9 +238,12 @@ class NodePressure:
         ours = {CONDITION_TO_TAINT[c] for c in CONDITION_TO_TAINT}
         taints = [tt for tt in node.spec.taints if tt.key not in ours]
         taints += [Taint(key=CONDITION_TO_TAINT[c], effect="NoSchedule") for c in conditions if c in CONDITION_TO_TAINT]
-        sim.sched.update_node(msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints)))
-        if before - set(conditions):
-            sim.queue.on_event(NODE_UPDATE, sim.now)
+        # the kubelet's condition update, then the node lifecycle controller's taints: node
+        # update events whose queueing hints decide which parked pods they move
+        sim.queue.on_event(NODE_UPDATE_EVENTS[UPDATE_NODE_CONDITION], sim.now, old=node, new=node)
+        new = msgspec.structs.replace(node, spec=msgspec.structs.replace(node.spec, taints=taints))
+        for event in node_update_events(sim.sched.update_node(new), new):
+            sim.queue.on_event(event, sim.now, old=node, new=new)
 
     # --- figures ---------------------------------------------------------------------------------
     def nodes_under_pressure(self) -> dict[str, int]:

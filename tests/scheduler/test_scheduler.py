@@ -109,10 +109,12 @@ def test_backoff_expiry_is_rounded_down_to_the_second():
 
 
 def test_assigned_pod_add_wakes_only_pods_it_can_help():
-    # AssignedPodAdded: only PodTopologySpread rejections in the new pod's namespace and pods
-    # whose required pod affinity the new pod matches (getUnschedulablePodsWithCrossTopologyTerm)
+    # the queueing hints of PodTopologySpread (an assigned pod of the namespace matching a
+    # constraint's selector) and InterPodAffinity (an added pod matching the required terms)
     q = SchedulingQueue()
-    spread, other_ns, fit = pod("spread"), pod("elsewhere", namespace="other"), pod("fit")
+    tsc = {"topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+                                          "labelSelector": {"matchLabels": {"app": "web"}}}]}
+    spread, other_ns, fit = pod("spread", **tsc), pod("elsewhere", namespace="other", **tsc), pod("fit")
     wants = pod("wants", affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}]}})
     for p, plugins in ((spread, {"PodTopologySpread"}), (other_ns, {"PodTopologySpread"}),
@@ -163,11 +165,11 @@ def test_retried_parked_pods_are_parked_again_as_a_failed_cycle_leaves_them():
     q, pods = _parked_queue([0.0, 10.0, 20.0])
     due = q.due_leftover(340.0, 300.0)
     seq = next(q._seq) + 1
-    q.retry_parked(due, {p.uid: frozenset({"PodTopologySpread"}) for p in pods}, 340.0)
+    q.retry_parked(due, {p.uid: frozenset() for p in pods}, 340.0)
     assert [(qp.pod.name, qp.attempts, qp.seq, qp.timestamp, qp.backoff_until) for qp in due] == [
         ("p2", 2, seq, 340.0, 342.0), ("p1", 2, seq + 1, 340.0, 342.0), ("p0", 2, seq + 2, 340.0, 342.0)]
     assert q.oldest_unschedulable() == 340.0
-    assert q.on_event(ASSIGNED_POD_ADD, 400.0, pod("web")) == 3   # PodTopologySpread rejections now
+    assert q.on_event(ASSIGNED_POD_ADD, 400.0, pod("web")) == 3   # no rejecting plugin now: every event
 
 
 # --- cycles ------------------------------------------------------------------------------------

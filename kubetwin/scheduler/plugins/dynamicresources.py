@@ -79,6 +79,8 @@ class DynamicResources(Plugin):
         #: pod UID -> ``status.resourceClaimStatuses`` (the resourceclaim controller's)
         self._claim_statuses: dict[str, list[dict[str, Any]]] = {}
         self._last: tuple[str, dict[str, _NodeResult]] = ("", {})
+        #: (before, after) of the claims deallocated since the scheduler last took them
+        self.claim_changes: list[tuple[dict[str, Any], dict[str, Any]]] = []
         # NodeResourcesFit scores DRA-backed extended resources on this plugin's allocated state
         handle.dynamic_resources = self
         self._class_devices: dict[tuple[str, str], tuple[Any, tuple | None]] = {}
@@ -365,6 +367,12 @@ class DynamicResources(Plugin):
             if claim is None:
                 continue
             after = release_for_pod(claim, pod)
+            if claim.allocated is not None and (after is None or after.allocated is None):
+                # the claim's deallocation is a ResourceClaim update the scheduling queue sees
+                ns, _, name = key.partition("/") if isinstance(key, str) else ("", "", str(key))
+                meta = {"namespace": ns, "name": name}
+                self.claim_changes.append(({"metadata": meta, "status": {"allocation": True}},
+                                           {"metadata": meta, "status": {}}))
             if claim.allocated is not None and (after is None or after.allocated is None) and alloc is not None:
                 alloc.state.release_all(claim.allocated, alloc.features)
                 if self._verdicts is not None:
