@@ -81,3 +81,27 @@ def test_pods_without_a_curve_use_their_request_and_are_never_oom_killed_at_thei
                                  "workloads": [steady, leaky]})
     r = simulate(sc)
     assert {e["pod"] for e in r.events if e["type"] == "OOMKilled"} == {"default/leaky-0"}
+
+
+def test_the_pressure_taints_coming_and_going_do_not_requeue_a_pod_only_cpu_keeps_out(tmp_path, kit, monkeypatch):
+    # QueueingHints: NodeResourcesFit registers Node Add|UpdateNodeAllocatable only, so the
+    # MemoryPressure condition and taint updates leave a pod it rejected parked; the coarse
+    # "any node update" registration kubetwin had before retried it on each of them
+    from kubetwin.scheduler.events import ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE
+    from kubetwin.scheduler.hints import Registration
+    from kubetwin.scheduler.queue import PLUGIN_EVENTS
+
+    big = kit.workload("big", cpu="5", memory="1Gi", arrival={"at": "5m"})   # more than the node has
+    big["template"]["spec"]["tolerations"] = [{"key": "node.kubernetes.io/memory-pressure", "operator": "Exists"}]
+
+    def attempts() -> int:
+        r = simulate(hog_scenario(tmp_path, kit, big))
+        return {p.name: p for p in r.pods}["big-0"].attempts
+
+    hinted = attempts()
+    monkeypatch.setitem(PLUGIN_EVENTS, "NodeResourcesFit",
+                        tuple(Registration(e) for e in (ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE)))
+    coarse = attempts()
+    # parked at 300 s; at 420 s the condition and the taint clear: the hints leave it parked,
+    # the coarse registration retried it (the taint event then found it in backoff)
+    assert (hinted, coarse) == (1, 2)
