@@ -4,10 +4,24 @@
 entered the queue first (its ``PodInfo.Timestamp``: creation time when known, else the order
 of arrival). A pod that failed a cycle waits out a backoff (1 s doubled per attempt, at most
 10 s, its expiry rounded down to the whole second: ``SchedulerPopFromBackoffQ``'s ordering window)
-and sits among the unschedulable pods until a cluster event that one of its rejecting plugins
-registered for (``EventsToRegister``) moves it back. A bound pod's arrival (``AssignedPodAdded``)
-only moves pods it can help: those rejected by PodTopologySpread in its namespace and those with a
-required pod-affinity term it matches (``getUnschedulablePodsWithCrossTopologyTerm``).
+and sits among the unschedulable pods until a cluster event moves it back.
+
+``SchedulerQueueingHints`` (GA, locked in 1.36): events are a resource and an ``ActionType``
+(:mod:`.events`); each plugin registers the kinds it cares about with a ``QueueingHintFn``
+(:mod:`.hints`). ``MoveAllToActiveOrBackoffQueue`` asks, for each parked pod, its rejecting
+plugins' hints for the event and moves the pod when any says ``Queue`` (``isPodWorthRequeuing``);
+a pod without rejecting plugins (an error) is moved by every event, a plugin that registered
+nothing by every event, an out-of-tree registration without a hint by every matching event. The
+pod goes to backoffQ while its backoff lasts, else to activeQ (kubetwin has no ``PendingPlugins``,
+so never straight to activeQ). An assigned pod's arrival goes through the same path (upstream's
+event handler calls ``MoveAllToActiveOrBackoffQueue`` for it when hints are on). Per event only the
+pods whose plugins registered its kind are looked at (``_by_kind``); hints work out what they need
+of a pod once (``QueuedPod.hint_data``).
+
+In-flight events: upstream records events seen while a pod is being scheduled and replays them
+when it fails (``determineSchedulingHintForInFlightPod``). The simulation runs each cycle
+synchronously, so the only such events are the deletions of a preemption's victims; they are
+handed to :meth:`SchedulingQueue.requeue_unschedulable` (``in_flight``).
 """
 
 from __future__ import annotations
