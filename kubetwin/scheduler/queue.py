@@ -366,17 +366,7 @@ class SchedulingQueue:
         """``isPodWorthRequeuing``: no rejecting plugin, or one whose registration matches the
         event and whose hint (if any) says ``Queue``. (kubetwin has no ``PendingPlugins``, so the
         answer is always "after backoff": backoffQ while backing off, else activeQ.)"""
-        plugins = qp.unschedulable_plugins
-        if not plugins:
-            return True
-        for p in plugins:
-            regs = PLUGIN_EVENTS.get(p)
-            if regs is None:
-                return True
-            for r in regs:
-                if r.event.matches(event) and (r.hint is None or r.hint(self, qp, event, old, new)):
-                    return True
-        return False
+        return _interested(qp.unschedulable_plugins, event, lambda hint: hint(self, qp, event, old, new))
 
     def on_event(self, event: ClusterEvent, now: float = 0.0, pod: Pod | None = None,
                  namespace_labels: Mapping[str, str] | None = None, *, old: Any = None, new: Any = None,
@@ -474,8 +464,9 @@ _BACKOFFS: tuple[float, ...] = tuple(backoff_duration(n) for n in range(64))
 assert _BACKOFFS[-1] == MAX_BACKOFF
 
 
-def _interested(plugins: frozenset[str], event: ClusterEvent) -> bool:
-    """Whether some rejecting plugin registered ``event``'s kind (hints aside)."""
+def _interested(plugins: frozenset[str], event: ClusterEvent, ask: Any = None) -> bool:
+    """Whether some rejecting plugin registered ``event``'s kind and — when ``ask`` puts a
+    registration's hint to the event — that hint says ``Queue``."""
     if not plugins:
         return True
     for p in plugins:
@@ -483,6 +474,6 @@ def _interested(plugins: frozenset[str], event: ClusterEvent) -> bool:
         if regs is None:
             return True
         for r in regs:
-            if r.event.matches(event):
+            if r.event.matches(event) and (ask is None or r.hint is None or ask(r.hint)):
                 return True
     return False
