@@ -332,16 +332,21 @@ class Scheduler:
         return r
 
     def kept_answers(self, pods: Sequence[Pod], times: Sequence[int] | None = None) -> list[ScheduleResult] | None:
-        """Cycles for ``pods`` in this order, all answered from kept failures — exactly what
-        :meth:`schedule` would return for each — or None when any one of them would need a real
+        """The answers of cycles for ``pods`` in this order, all from kept failures — what
+        :meth:`schedule` would answer for each — or None when any one of them would need a real
         cycle. Lets a caller retry a batch of parked pods in one step while nothing in the cluster
         changes. Shape verdicts behind the current generation are patched on the way, as
         :meth:`_reuse` patches them; when the batch ends in None, those patches stand and the
         pods' one-by-one cycles find them done (the cluster has not moved in between).
 
+        A pod answered from its shape gets the shape's result itself (its ``pod`` may be another
+        pod of the shape: the answer — code, message, plugins — is what is shared); no copy is
+        kept for it, which :meth:`_reuse` keeps only to skip the shape lookup next time.
+
         ``times``: how many cycles in a row each pod goes through (at least one; once each by
         default). At one generation a pod's later cycles get the same answer, each moving the
-        sampling rotation as :meth:`_reuse` would: by its own kept verdict's ``advance``."""
+        sampling rotation as :meth:`_reuse` would: by its own kept verdict's ``advance`` (a
+        shape's is always 0)."""
         if not self.reuse_verdicts:
             return None
         cs = self.cluster
@@ -349,14 +354,13 @@ class Scheduler:
         verdicts, shapes = self._verdicts, self._shapes
         out: list[ScheduleResult] = []
         advance = 0
-        copies: list[tuple[str, Verdict]] = []   # shared answers handed to their pods: kept once all are answered
         for i, pod in enumerate(pods):
-            k = 1 if times is None else times[i]
             uid = pod.uid
             kept = verdicts.get(uid)
             if kept is not None and kept.pod is pod and kept.generation == gen:
                 out.append(kept.result)
-                advance += k * kept.advance
+                if kept.advance:
+                    advance += (1 if times is None else times[i]) * kept.advance
                 continue
             if not shapes:
                 return None
@@ -366,15 +370,7 @@ class Scheduler:
                 return None
             if shared.generation != gen and self._patch_shape(sig, shared) is None:
                 return None
-            r = shared.result
-            if r.pod is pod:
-                advance += k * shared.advance
-            else:   # later cycles take the pod's own copy, which moves the rotation by nothing
-                r = r.for_pod(pod)
-                copies.append((uid, Verdict(pod, gen, r, 0)))
-                advance += shared.advance
-            out.append(r)
-        verdicts.update(copies)
+            out.append(shared.result)
         if advance and cs.n:
             self.next_start = (self.next_start + advance) % cs.n
         self.reused_cycles += len(out) if times is None else sum(times)
