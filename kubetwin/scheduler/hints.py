@@ -192,22 +192,18 @@ def target_pod_only(q: Any, qp: Any, event: ClusterEvent, old: Any, new: Any) ->
 # --- PodTopologySpread -------------------------------------------------------------------------
 
 def _spread_constraints(q: Any, pod: Any) -> tuple:
-    """``getConstraints``: the pod's hard constraints, or the profile's defaults (keys, selectors)."""
+    """``getConstraints``: the pod's hard constraints, or the profile's defaults, as (topology
+    key, selector match). A queue without the profile's plugin reads the pod's own constraints."""
     pl = _plugin(q, "PodTopologySpread")
     if pl is not None:
-        cons = pl._constraints(pod, "DoNotSchedule")
-    else:
-        from .plugins.podtopologyspread import and_labels, selector_of
+        return tuple((c.topology_key, c.selector.matches) for c in pl._constraints(pod, "DoNotSchedule"))
+    from .plugins.podtopologyspread import and_labels, selector_of
 
-        cons = []
-        for c in pod.spec.topology_spread_constraints:
-            if c.when_unsatisfiable != "DoNotSchedule":
-                continue
-            sel = selector_of(c.label_selector)
-            labels = pod.metadata.labels
-            cons.append(type("C", (), {"topology_key": c.topology_key, "selector": and_labels(
-                sel, {k: labels[k] for k in c.match_label_keys if k in labels})})())
-    return tuple((c.topology_key, c.selector.matches) for c in cons)
+    labels = pod.metadata.labels
+    return tuple((c.topology_key,
+                  and_labels(selector_of(c.label_selector),
+                             {k: labels[k] for k in c.match_label_keys if k in labels}).matches)
+                 for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule")
 
 
 def spread_after_pod_change(q: Any, qp: Any, event: ClusterEvent, old: Any, new: Any) -> bool:
