@@ -709,7 +709,6 @@ class Scheduler:
         TaintToleration with no PreferNoSchedule taint anywhere, InterPodAffinity and
         PodTopologySpread with nothing to count — moves every total alike and is left out."""
         cs = self.cluster
-        cs.score_columns = {}
         totals: np.ndarray | None = None
         infos: list[NodeInfo] | None = None
         together = None

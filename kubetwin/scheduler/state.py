@@ -170,8 +170,6 @@ class ClusterState:
         #: a shared all-False verdict (read-only): plugins that reject no node return it
         self.no_fail = np.zeros(self.n, dtype=bool)
         self.no_fail.flags.writeable = False
-        #: columns gathered over the nodes of the Score phase in progress (reset per phase)
-        self.score_columns: dict[tuple[str, int], np.ndarray] = {}
         self._memo_pod: Pod | None = None
         self._memo_hit: PodAmounts | None = None
         self._amounts: dict[bytes, PodAmounts] = {}

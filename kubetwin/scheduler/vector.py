@@ -739,14 +739,10 @@ def _cpu_memory_columns(cs: ClusterState, resources: Sequence[ra.ResourceSpec]) 
             and cs.alloc_nonzero[0] and cs.alloc_nonzero[1])
 
 
-def _taken(cs: ClusterState, what: str, j: int, idx: np.ndarray) -> np.ndarray:
-    """A column of ``cs.alloc``/``requested``/``non_zero`` over the scored nodes, gathered once per
-    Score phase (both resource scorers read the same allocatable columns)."""
-    cache = cs.score_columns
-    got = cache.get((what, j))
-    if got is None:
-        got = cache[(what, j)] = getattr(cs, what)[:, j].take(idx)
-    return got
+def _cpu_memory(table: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The cpu and memory columns of ``cs.alloc``/``requested``/``non_zero`` over the scored nodes,
+    one column at a time: numpy gathers and combines 1-D columns far faster than (m, 2) blocks."""
+    return table[:, 0].take(idx), table[:, 1].take(idx)
 
 
 def _least_cpu_memory(resources: Sequence[ra.ResourceSpec], caps: Sequence[np.ndarray],
@@ -795,8 +791,7 @@ def score_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
     args = plugin.args
     reqs = cs.score_requests(pod, args.resources, False)
     if args.strategy == "LeastAllocated" and _cpu_memory_columns(cs, args.resources):
-        raw = _least_cpu_memory(args.resources, (_taken(cs, "alloc", 0, idx), _taken(cs, "alloc", 1, idx)),
-                                (_taken(cs, "non_zero", 0, idx), _taken(cs, "non_zero", 1, idx)), reqs)
+        raw = _least_cpu_memory(args.resources, _cpu_memory(cs.alloc, idx), _cpu_memory(cs.non_zero, idx), reqs)
         return ScoreVector(raw, raw)
     got = _amounts(cs, reqs, args.resources, False, idx)
     if got is None:
@@ -819,8 +814,7 @@ def score_balanced_allocation(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
     if not any(reqs):
         return SKIPPED  # a best-effort pod changes no balance
     if _cpu_memory_columns(cs, resources):
-        raw = _balanced_cpu_memory((_taken(cs, "alloc", 0, idx), _taken(cs, "alloc", 1, idx)),
-                                   (_taken(cs, "requested", 0, idx), _taken(cs, "requested", 1, idx)), reqs)
+        raw = _balanced_cpu_memory(_cpu_memory(cs.alloc, idx), _cpu_memory(cs.requested, idx), reqs)
         return ScoreVector(raw, raw)
     got = _amounts(cs, reqs, resources, True, idx)
     if got is None:
@@ -842,17 +836,14 @@ def score_resources_together(cs: ClusterState, pod: Pod, fit: Any, fit_weight: i
     if fa.strategy != "LeastAllocated" or not _cpu_memory_columns(cs, fa.resources) \
             or not _cpu_memory_columns(cs, ba.resources):
         return None
-    # one column at a time: numpy gathers and combines 1-D columns far faster than (m, 2) blocks
-    alloc = cs.alloc
-    caps = (alloc[:, 0].take(idx), alloc[:, 1].take(idx))
-    total = _least_cpu_memory(fa.resources, caps, (cs.non_zero[:, 0].take(idx), cs.non_zero[:, 1].take(idx)),
+    caps = _cpu_memory(cs.alloc, idx)
+    total = _least_cpu_memory(fa.resources, caps, _cpu_memory(cs.non_zero, idx),
                               cs.score_requests(pod, fa.resources, False))
     if fit_weight != 1:
         total *= fit_weight
     bal_req = cs.score_requests(pod, ba.resources, True)
     if any(bal_req):   # else Skip: a best-effort pod changes no balance
-        requested = cs.requested
-        bal = _balanced_cpu_memory(caps, (requested[:, 0].take(idx), requested[:, 1].take(idx)), bal_req)
+        bal = _balanced_cpu_memory(caps, _cpu_memory(cs.requested, idx), bal_req)
         if balanced_weight != 1:
             bal *= balanced_weight
         total += bal

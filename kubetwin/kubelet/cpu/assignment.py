@@ -14,6 +14,7 @@ from math import sqrt
 from typing import TYPE_CHECKING
 
 from ...model.cpuset import CPUSet
+from ..topology.bitmask import bits_of
 from .topo_masks import TopoMasks, masks_of
 
 if TYPE_CHECKING:
@@ -24,15 +25,6 @@ PACKED, SPREAD = "packed", "spread"
 
 class AllocationError(Exception):
     """takeByTopology could not satisfy the request (the message is the kubelet's)."""
-
-
-def _bits(mask: int) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 class _Accumulator:
@@ -108,10 +100,10 @@ class _Accumulator:
         out: list[int] = []
         if strategy == SPREAD:
             for s in self.sorted_sockets():
-                out += _bits(tm.socket[s] & self.avail)
+                out += bits_of(tm.socket[s] & self.avail)
         else:
             for c in self.sorted_cores():
-                out += _bits(tm.core[c] & self.avail)
+                out += bits_of(tm.core[c] & self.avail)
         return out
 
     # --- taking whole units ---------------------------------------------------------------
@@ -158,7 +150,7 @@ class _Accumulator:
         for c in cores:
             free |= tm.core[c] & self.avail
         if self.needed % 2 != 0 and tm.cpus_per_core > 1:
-            lst = _bits(free)
+            lst = bits_of(free)
             if len(lst) > self.needed:
                 free &= ~(1 << lst[-1])
         if free.bit_count() == self.needed:

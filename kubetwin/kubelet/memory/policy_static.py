@@ -9,7 +9,7 @@ alone may not later join a multi-node group and vice versa. Errors are plain err
 from __future__ import annotations
 
 import copy
-from typing import Callable
+from typing import Any, Callable
 
 from ...errors import InputError
 from ...machine.model import Machine
@@ -183,16 +183,7 @@ class StaticMemoryPolicy:
             return
         ms = self.state.machine_state
         for b in blocks:
-            if reserve:
-                need = b.size
-                for n in b.numa_affinity:
-                    t = ms[n].memory_map.get(b.type)
-                    if t is None or need == 0:
-                        continue
-                    take = min(t.free, need)
-                    t.free -= take
-                    t.reserved += take
-                    need -= take
+            _reserve(ms, b.numa_affinity, b.type, b.size)
         # updateMachineState: every block counts once on each node of its affinity
         for b in blocks:
             for n in b.numa_affinity:
@@ -418,15 +409,7 @@ class StaticMemoryPolicy:
             key = (hint.affinity, r)
             have = reusable.get(key, 0)
             used = min(have, req)
-            need = req - used
-            for n in bits:
-                t = ms[n].memory_map.get(r)
-                if t is None or need == 0:
-                    continue
-                take = min(t.free, need)
-                t.free -= take
-                t.reserved += take
-                need -= take
+            _reserve(ms, bits, r, req - used)
             if init_regular:
                 reusable[key] = max(have, req)
             else:
@@ -464,3 +447,15 @@ class StaticMemoryPolicy:
     def numa_nodes_for_pod_budget(self, uid: str) -> list[int] | None:
         blocks = self.state.entries.get(uid, {}).get("")
         return sorted({n for b in blocks for n in b.numa_affinity}) if blocks else None
+
+
+def _reserve(ms: Any, nodes: Any, resource: str, need: int) -> None:
+    """Take ``need`` of ``resource`` from the free memory of ``nodes`` in order, as far as each has."""
+    for n in nodes:
+        t = ms[n].memory_map.get(resource)
+        if t is None or need == 0:
+            continue
+        take = min(t.free, need)
+        t.free -= take
+        t.reserved += take
+        need -= take
