@@ -50,11 +50,19 @@ def _available(module: str) -> bool:
 @click.version_option(package_name="kubetwin")
 @click.option("--kubernetes-version", "kubernetes_version", default=None, metavar="1.NN",
               help="Kubernetes minor version whose defaults and feature gates apply (default: the newest known).")
+@click.option("--strict", "strict", is_flag=True, default=False,
+              help="Treat warnings (inputs Kubernetes accepts but kubetwin cannot model exactly) as errors.")
 @click.pass_context
-def cli(ctx: click.Context, kubernetes_version: str | None) -> None:
+def cli(ctx: click.Context, kubernetes_version: str | None, strict: bool) -> None:
     """kubetwin: what Kubernetes would do with these pods on these nodes, exactly and fast."""
+    from kubetwin.diagnostics import set_strict
+    from kubetwin.model.apischema import set_schema_version
+
     ctx.ensure_object(dict)
     ctx.obj["kubernetes_version"] = kubernetes_version
+    ctx.obj["strict"] = strict
+    set_strict(strict)
+    set_schema_version(kubernetes_version)  # also refuses a malformed version before any work
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -11,6 +11,7 @@ Adding a release is adding rows here; no other module branches on the Kubernetes
 
 from __future__ import annotations
 
+import re
 import sys
 
 from dataclasses import dataclass
@@ -35,10 +36,16 @@ class GateSpec:
     locked: bool = False
 
 
+_VERSION_RE = re.compile(r"v?([0-9]+)\.([0-9]+)(?:\.[0-9]+)?", re.ASCII)
+
+
 def _v(version: str) -> tuple[int, int]:
-    major, _, minor = version.lstrip("v").partition(".")
-    minor = minor.split(".")[0]
-    return int(major), int(minor)
+    """``1.36``, ``v1.36`` or ``1.36.2`` → (1, 36); anything else (``+1.36``, ``abc``, full-width
+    digits, ``1.36.x``) is a ValueError."""
+    m = _VERSION_RE.fullmatch(version)
+    if m is None:
+        raise ValueError(version)
+    return int(m.group(1)), int(m.group(2))
 
 
 # Gate name -> specs in ascending version order. Sources: upstream kube_features.go (and

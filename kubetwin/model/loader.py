@@ -1,14 +1,22 @@
 """Reading Kubernetes objects from files: YAML (multi-document), JSON, NDJSON, ``List`` kinds, stdin.
 
 YAML is read with PyYAML's C loader under YAML 1.1 rules, as Kubernetes' own YAML reader does
-(``yes``/``on`` are booleans). Inputs are bounded: files over :data:`MAX_INPUT_BYTES` and
-alias bombs (documents whose anchors expand past :data:`MAX_EXPANDED_NODES`) are refused with
-a clear error instead of exhausting memory. Every error names the file.
+(``yes``/``on`` are booleans). A text that starts with ``{`` or ``[`` is JSON (or a stream of
+JSON objects, one per line) and is held to JSON's rules — a trailing comma is an error, as in
+apimachinery's ``YAMLOrJSONDecoder`` — instead of being re-read as YAML flow style.
+
+A key given twice in one mapping is an error in both syntaxes (``strict decoding error:
+duplicate field``), as the API server's and the kubelet's strict decoders refuse it; YAML merge
+keys (``<<``) still override as YAML says. Inputs are bounded: files over
+:data:`MAX_INPUT_BYTES` and alias bombs (documents whose anchors expand past
+:data:`MAX_EXPANDED_NODES`) are refused with a clear error instead of exhausting memory. Every
+error names the file.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,9 +27,52 @@ import yaml
 from ..errors import InputError
 
 try:  # the C loader is ~10x faster; fall back quietly where libyaml is missing
-    _Loader: type = yaml.CSafeLoader
+    _BaseLoader: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover
-    _Loader = yaml.SafeLoader
+    _BaseLoader = yaml.SafeLoader
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class DuplicateKeyError(yaml.MarkedYAMLError):
+    """A mapping key given twice (found while constructing, so it carries the key's line)."""
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """The C loader, refusing a key given twice in one mapping (merge keys excepted)."""
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            pairs = node.value
+            if len(pairs) > 1:
+                seen: set[tuple[str, str]] = set()
+                for key_node, _ in pairs:
+                    if isinstance(key_node, yaml.ScalarNode) and key_node.tag != _MERGE_TAG:
+                        k = (key_node.tag, key_node.value)
+                        if k in seen:
+                            raise DuplicateKeyError(
+                                None, None, f'duplicate field "{key_node.value}" (the key is given twice in this mapping)',
+                                key_node.start_mark)
+                        seen.add(k)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+
+
+
+
+class DuplicateJSONKey(ValueError):
+    pass
+
+
+def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` refusing a key given twice (Go's strict JSON decoder does)."""
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
+                raise DuplicateJSONKey(k)
+            seen.add(k)
+    return d
 
 MAX_INPUT_BYTES = 512 * 1024 * 1024
 MAX_EXPANDED_NODES = 5_000_000
@@ -78,33 +129,45 @@ def parse_documents(text: str, file: str = "<input>") -> list[Any]:
     """All top-level documents of a YAML/JSON/NDJSON text, ``List`` objects not yet flattened."""
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
-        try:
-            doc = json.loads(text)
-            return [doc]
-        except json.JSONDecodeError as first_error:
-            if stripped[:1] == "{":
-                docs = _try_ndjson(text)
-                if docs is not None:
-                    return docs
-            # Not JSON after all (YAML flow style is JSON's superset): fall through to YAML,
-            # but keep JSON's message if YAML fails too.
-            try:
-                return _load_yaml(text, file)
-            except InputError:
-                raise InputError(f"invalid JSON at line {first_error.lineno} column {first_error.colno}: "
-                                 f"{first_error.msg}", file=file) from None
+        if _DOC_SEPARATOR.search(text) is None:
+            return _load_json(text, file)
+        # JSON documents between YAML separators: each one held to the rules of its syntax.
+        docs: list[Any] = []
+        for part in _DOC_SEPARATOR.split(text):
+            if part.lstrip()[:1] in ("{", "["):
+                docs.extend(_load_json(part, file))
+            elif part.strip():
+                docs.extend(_load_yaml(part, file))
+        return docs
     return _load_yaml(text, file)
 
 
-def _try_ndjson(text: str) -> list[Any] | None:
+_DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.M)
+
+
+def _load_json(text: str, file: str) -> list[Any]:
+    """One JSON document, or a stream of them (NDJSON, or objects one after another)."""
+    decoder = json.JSONDecoder(object_pairs_hook=_json_object)
     docs = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            docs.append(json.loads(line))
-        except json.JSONDecodeError:
-            return None
+    pos = 0
+    end = len(text)
+    try:
+        while True:
+            while pos < end and text[pos] in " \t\r\n":
+                pos += 1
+            if pos >= end:
+                break
+            doc, pos = decoder.raw_decode(text, pos)
+            docs.append(doc)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", file=file,
+                         fix="JSON allows no trailing commas, comments or single quotes" if exc.msg.startswith(
+                             ("Expecting property name", "Expecting value")) else None) from None
+    except DuplicateJSONKey as exc:
+        raise InputError(f'strict decoding error: duplicate field "{exc.args[0]}"', file=file,
+                         fix="give each field once") from None
+    except RecursionError:
+        raise InputError("JSON nesting is too deep", file=file) from None
     return docs
 
 
@@ -122,6 +185,11 @@ def _load_yaml(text: str, file: str) -> list[Any]:
                 loader.dispose()
         else:
             docs = list(yaml.load_all(text, Loader=_Loader))
+    except DuplicateKeyError as exc:
+        mark = exc.problem_mark
+        where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
+        raise InputError(f"strict decoding error: {where}{exc.problem}", file=file,
+                         fix="give each field once") from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import InputError
+from .apischema import check_api_object, strict_struct
 from .loader import Document, load_documents
 from .node import Node, node_from_dict
 from .meta import _dec_hook
@@ -28,8 +29,11 @@ def register_kind(kind: str, decoder: Decoder) -> None:
 
 
 def warn_to_stderr(err: InputError) -> None:
-    """Default sink for rules the API server enforces but upstream unit tests bend."""
-    print(f"warning: {err}", file=sys.stderr)
+    """Default sink for rules the API server enforces but upstream unit tests bend: a warning
+    (an error under ``kubetwin --strict``), see :mod:`kubetwin.diagnostics`."""
+    from ..diagnostics import warn
+
+    warn(err)
 
 
 def _pod_decoder(obj: dict[str, Any], file: str | None) -> Pod:
@@ -67,6 +71,7 @@ def decode_document(doc: Document) -> Any:
         raise InputError(f"kind {kind!r} is not supported here", path="kind", file=f"{doc.file}: document {doc.index + 1}",
                          fix=f"supported kinds: {', '.join(sorted(_DECODERS))}")
     try:
+        check_api_object(doc.obj, None)
         return decoder(doc.obj, None)
     except InputError as exc:
         exc.file = None
@@ -115,6 +120,21 @@ class _Kind(msgspec.Struct):
     kind: str = ""
 
 
+_STRICT_LISTS: dict[Any, Any] = {}
+
+
+def _strict_list(item: Any) -> Any:
+    """``{"kind": "List", "items": [...]}`` with strictly checked items (the list's own fields are
+    those of every ``*List`` kind)."""
+    found = _STRICT_LISTS.get(item)
+    if found is None:
+        found = msgspec.defstruct("StrictList", [("apiVersion", str, ""), ("kind", str, ""),
+                                                 ("metadata", dict, {}), ("items", list[item], [])],
+                                  forbid_unknown_fields=True)
+        _STRICT_LISTS[item] = found
+    return found
+
+
 def _pods_fast(path: str | Path, warn: Callable[[InputError], None] | None) -> list[Pod] | None:
     # Decoding builds hundreds of thousands of small containers at once; the cyclic collector
     # would rescan them repeatedly while none of them can form a cycle.
@@ -129,6 +149,13 @@ def _pods_fast(path: str | Path, warn: Callable[[InputError], None] | None) -> l
             gc.enable()
 
 
+#: JSON files up to this size take the general path, which also refuses a key given twice; larger
+#: ones are machine-written (``kubectl get -o json``, trace exports — Go's encoder never repeats a
+#: key) and take the fast path, which checks unknown fields and types at C speed but cannot see
+#: a repeated key (msgspec keeps the last).
+FAST_PATH_MIN_BYTES = 8 * 1024 * 1024
+
+
 def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | None) -> list[Pod] | None:
     if str(path) == "-":
         return None
@@ -136,20 +163,30 @@ def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | Non
         data = Path(path).read_bytes()
     except OSError:
         return None  # the general path reports it
+    if len(data) < FAST_PATH_MIN_BYTES:
+        return None
     head = data[:64].lstrip()
+    strict_pod = strict_struct("v1", "Pod")
+    if strict_pod is None:
+        return None
     try:
         if head.startswith(b"["):
+            msgspec.json.decode(data, type=list[strict_pod])
             pods = msgspec.json.decode(data, type=list[Pod], dec_hook=_dec_hook)
         elif head.startswith(b"{"):
             try:
                 kind = msgspec.json.decode(data, type=_Kind).kind
                 if kind.endswith("List"):
+                    msgspec.json.decode(data, type=_strict_list(strict_pod))
                     pods = msgspec.json.decode(data, type=_PodList, dec_hook=_dec_hook).items
                 else:
+                    msgspec.json.decode(data, type=strict_pod)
                     pods = [msgspec.json.decode(data, type=Pod, dec_hook=_dec_hook)]
             except msgspec.DecodeError:
-                pods = [msgspec.json.decode(line, type=Pod, dec_hook=_dec_hook)
-                        for line in data.splitlines() if line.strip()]
+                lines = [line for line in data.splitlines() if line.strip()]
+                for line in lines:
+                    msgspec.json.decode(line, type=strict_pod)
+                pods = [msgspec.json.decode(line, type=Pod, dec_hook=_dec_hook) for line in lines]
         else:
             return None
         for pod in pods:

@@ -131,3 +131,42 @@ def test_a_manifest_is_not_a_summary():
     from kubetwin.model.summary import summary_from_dict
     with pytest.raises(InputError, match="not a kubelet Summary API document"):
         summary_from_dict({"apiVersion": "v1", "kind": "Pod"}, file="summary.json")
+
+
+def test_a_key_given_twice_in_yaml_is_refused_with_its_line(tmp_path):
+    from kubetwin.errors import InputError
+    from kubetwin.model.loader import load_documents
+
+    f = tmp_path / "pod.yaml"
+    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nkind: Pod\n")
+    with pytest.raises(InputError, match='duplicate field "kind"') as err:
+        load_documents(f)
+    assert "line 4" in str(err.value)
+
+
+def test_a_yaml_merge_key_may_still_be_overridden(tmp_path):
+    from kubetwin.model.loader import load_documents
+
+    f = tmp_path / "x.yaml"
+    f.write_text("base: &b {a: 1}\nitem:\n  <<: *b\n  a: 2\n")
+    assert load_documents(f)[0].obj["item"] == {"a": 2}
+
+
+def test_a_key_given_twice_in_json_is_refused(tmp_path):
+    from kubetwin.errors import InputError
+    from kubetwin.model.loader import load_documents
+
+    f = tmp_path / "pod.json"
+    f.write_text('{"kind": "Pod", "kind": "Pod"}')
+    with pytest.raises(InputError, match='duplicate field "kind"'):
+        load_documents(f)
+
+
+def test_json_with_a_trailing_comma_is_refused(tmp_path):
+    from kubetwin.errors import InputError
+    from kubetwin.model.loader import load_documents
+
+    f = tmp_path / "pod.json"
+    f.write_text('{"apiVersion": "v1", "kind": "Pod",}')
+    with pytest.raises(InputError, match="invalid JSON at line 1"):
+        load_documents(f)
