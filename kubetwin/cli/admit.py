@@ -278,7 +278,7 @@ def render_table(data: dict[str, Any], explain: bool = False) -> None:
     for p in data["pods"]:
         decision = "admitted" if p["admitted"] else f"{p['reason']}: {p['message']}"
         if p.get("hang"):
-            decision = f"HANG — no verdict, the kubelet would hang in takeByTopology: {p['message']}"
+            decision = f"HANG — no verdict: {p['message']}"
         for note in p.get("knownUpstreamBugs") or []:
             decision += f"\n⚠ {note}"
         first = True

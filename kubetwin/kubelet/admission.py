@@ -21,8 +21,8 @@ from ..model.pod import Pod
 from ..model.quantity import Quantity, parse_quantity
 from ..model.pod import is_extended_resource
 from ..model.resources import pod_limits, pod_requests
-from .admission_errors import AdmissionError, admit_result
-from .cpu.assignment import TakeByTopologyHang
+from .admission_errors import AdmissionError, KubeletHang, admit_result
+
 from .cpu.manager import CPUManager
 from .cpu.state import CPUState
 from .topology.manager import TopologyManager
@@ -175,7 +175,7 @@ class NodeAdmission:
             self.release(pod.uid)
             reason, message = admit_result(exc)
             return PodDecision(pod, False, reason, message)
-        except TakeByTopologyHang as exc:
+        except KubeletHang as exc:
             self.hung = f"pod {pod.namespace}/{pod.name}: {exc}"
             return PodDecision(pod, False, HANG_REASON, str(exc), hang=True)
         bugs = tuple(notes) if notes else ()

@@ -24,6 +24,7 @@ from math import sqrt
 from typing import TYPE_CHECKING
 
 from ...model.cpuset import CPUSet
+from ..admission_errors import KubeletHang
 from ..topology.bitmask import bits_of
 from .gocombos import SliceView, iterate_combinations
 from .topo_masks import TopoMasks, masks_of
@@ -38,7 +39,7 @@ class AllocationError(Exception):
     """takeByTopology could not satisfy the request (the message is the kubelet's)."""
 
 
-class TakeByTopologyHang(Exception):
+class TakeByTopologyHang(KubeletHang):
     """Upstream's ``takeByTopologyNUMADistributed`` would loop forever on this request.
 
     The kubelet's admission goroutine never returns: the pod gets no verdict and the node admits
