@@ -184,6 +184,12 @@ VERSIONED_DEFAULTS: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     # written with PodLevelResourceManagers on.
     "memoryManagerCheckpointVersion": (("1.22", "v1"),),
     "memoryManagerCheckpointVersionPodLevel": (("1.36", "v2"),),
+    # CPU Manager isCoreFree (cpu_assignment.go): a core is "free" when its free CPUs equal
+    # CPUsPerCore() = NumCPUs / NumCores, an integer division ("cpusPerCore"), until
+    # kubernetes/kubernetes#140498 (issue #140495, merged for v1.37, not cherry-picked) compares
+    # with the core's own CPU count ("coreSize"). On hybrid CPUs the old check hands out CPUs that
+    # are not free (docs/upstream-bugs.md).
+    "cpuManagerCoreFreeCheck": (("1.22", "cpusPerCore"), ("1.37", "coreSize")),
     # dra_manager_state: {"Data": <DRACheckpoint JSON string>, "Checksum": crc32} with this apiVersion.
     "draManagerCheckpointAPIVersion": (("1.32", "checkpoint.dra.kubelet.k8s.io/v1"),),
 }
