@@ -7,9 +7,9 @@ allocator fills the most-used units first — and the nesting follows the bigger
 
 Released behaviour is kept bug for bug (docs/upstream-bugs.md):
 
-* a socket counts as free when its free CPUs equal ``CPUsPerSocket`` (an integer division), and a
-  core when they equal ``CPUsPerCore`` (until v1.37, which compares with the core's own size,
-  kubernetes/kubernetes#140498); a free unit is taken whole, so on machines with uneven cores or
+* a socket counts as free when its free CPUs equal ``CPUsPerSocket`` and a core when they equal
+  ``CPUsPerCore`` (integer divisions), until v1.37, which compares both with the unit's own size
+  (kubernetes/kubernetes#140498); a free unit is taken whole, so on machines with uneven cores or
   sockets (hybrid CPUs) CPUs that are not available can be handed out (kubernetes#140495);
 * distributed mode remembers its best NUMA combination in a Go slice that later combinations
   overwrite (``gocombos``);
@@ -54,14 +54,14 @@ class TakeByTopologyHang(KubeletHang):
 
 
 class _Accumulator:
-    __slots__ = ("tm", "avail", "needed", "result", "core_size_check")
+    __slots__ = ("tm", "avail", "needed", "result", "own_size_check")
 
-    def __init__(self, tm: TopoMasks, avail: int, needed: int, core_size_check: bool = False):
+    def __init__(self, tm: TopoMasks, avail: int, needed: int, own_size_check: bool = False):
         self.tm = tm
         self.avail = avail & tm.all
         self.needed = needed
         self.result = 0
-        self.core_size_check = core_size_check
+        self.own_size_check = own_size_check
 
     def take(self, cpus: int) -> None:
         self.result |= cpus
@@ -140,10 +140,16 @@ class _Accumulator:
             if self.needs_at_least(tm.numa[n].bit_count()):
                 self.take(tm.numa[n])
 
-    def take_full_sockets(self) -> None:
-        # isSocketFree: free CPUs == CPUsPerSocket (NumCPUs / NumSockets); the whole socket is taken
+    def _socket_free(self, s: int) -> bool:
         tm = self.tm
-        for s in [s for s in self.sorted_sockets() if (tm.socket[s] & self.avail).bit_count() == tm.cpus_per_socket]:
+        free = (tm.socket[s] & self.avail).bit_count()
+        return free == (tm.socket[s].bit_count() if self.own_size_check else tm.cpus_per_socket)
+
+    def take_full_sockets(self) -> None:
+        # isSocketFree: free CPUs == CPUsPerSocket (NumCPUs / NumSockets), or the socket's own size
+        # from v1.37; then the socket's every CPU is taken
+        tm = self.tm
+        for s in [s for s in self.sorted_sockets() if self._socket_free(s)]:
             whole = tm.socket[s]
             if self.needs_at_least(whole.bit_count()):
                 self.take(whole)
@@ -151,7 +157,7 @@ class _Accumulator:
     def _core_free(self, c: int) -> bool:
         tm = self.tm
         free = (tm.core[c] & self.avail).bit_count()
-        return free == (tm.core[c].bit_count() if self.core_size_check else tm.cpus_per_core)
+        return free == (tm.core[c].bit_count() if self.own_size_check else tm.cpus_per_core)
 
     def take_full_cores(self) -> None:
         # isCoreFree, then the core's every CPU is taken (free or not, as upstream does)
@@ -208,9 +214,9 @@ def _not_enough(requested: int, available: int) -> AllocationError:
 
 
 def take_packed(tm: TopoMasks, available: int, n: int, strategy: str = PACKED,
-                prefer_uncore: bool = False, core_size_check: bool = False) -> int:
+                prefer_uncore: bool = False, own_size_check: bool = False) -> int:
     """``takeByTopologyNUMAPacked``: bigger units first, then uncore caches, cores, threads."""
-    acc = _Accumulator(tm, available, n, core_size_check)
+    acc = _Accumulator(tm, available, n, own_size_check)
     if acc.satisfied():
         return 0
     if acc.failed():
@@ -275,11 +281,11 @@ def _place_remainder(free: dict[int, int], subset: tuple[int, ...], remainder: i
 
 
 def take_distributed(tm: TopoMasks, available: int, n: int, group: int, strategy: str = PACKED,
-                     core_size_check: bool = False) -> int:
+                     own_size_check: bool = False) -> int:
     """``takeByTopologyNUMADistributed``: spread evenly (in groups) over the fewest NUMA nodes."""
     if group < 1 or n % group != 0:
-        return take_packed(tm, available, n, strategy, False, core_size_check)
-    acc = _Accumulator(tm, available, n, core_size_check)
+        return take_packed(tm, available, n, strategy, False, own_size_check)
+    acc = _Accumulator(tm, available, n, own_size_check)
     if acc.satisfied():
         return 0
     if acc.failed():
@@ -339,7 +345,7 @@ def take_distributed(tm: TopoMasks, available: int, n: int, group: int, strategy
         dist = (n // len(chosen) // group) * group
         for x in chosen:
             try:
-                acc.take(take_packed(tm, tm.numa[x] & acc.avail, dist, strategy, False, core_size_check))
+                acc.take(take_packed(tm, tm.numa[x] & acc.avail, dist, strategy, False, own_size_check))
             except AllocationError:
                 pass  # upstream ignores the error and takes the empty set
         remainder = n - dist * len(chosen)
@@ -351,7 +357,7 @@ def take_distributed(tm: TopoMasks, available: int, n: int, group: int, strategy
                 if (tm.numa[x] & acc.avail).bit_count() < group:
                     continue
                 try:
-                    acc.take(take_packed(tm, tm.numa[x] & acc.avail, group, strategy, False, core_size_check))
+                    acc.take(take_packed(tm, tm.numa[x] & acc.avail, group, strategy, False, own_size_check))
                 except AllocationError:
                     pass
                 remainder -= group
@@ -363,7 +369,7 @@ def take_distributed(tm: TopoMasks, available: int, n: int, group: int, strategy
         if acc.needed < 0:
             raise AllocationError(f"accounting error, too many CPUs allocated, remaining: {acc.needed}")
         return acc.result
-    return take_packed(tm, available, n, strategy, False, core_size_check)
+    return take_packed(tm, available, n, strategy, False, own_size_check)
 
 
 @dataclass(frozen=True)
@@ -374,17 +380,18 @@ class TakeStrategy:
     group_size: int = 1
     spread: bool = False
     prefer_uncore: bool = False
-    #: ``isCoreFree`` compares a core's free CPUs with its own size (v1.37+, kubernetes#140498)
-    #: instead of ``CPUsPerCore()`` (see ``features.VERSIONED_DEFAULTS["cpuManagerCoreFreeCheck"]``)
-    core_size_check: bool = False
+    #: ``isCoreFree`` / ``isSocketFree`` compare a unit's free CPUs with its own size (v1.37+,
+    #: kubernetes#140498) instead of ``CPUsPerCore()`` / ``CPUsPerSocket()``
+    #: (see ``features.VERSIONED_DEFAULTS["cpuManagerFreeUnitCheck"]``)
+    own_size_check: bool = False
 
     def take(self, topo: "CPUTopology | TopoMasks", available: CPUSet, n: int) -> CPUSet:
         tm = topo if isinstance(topo, TopoMasks) else masks_of(topo)
         strategy = SPREAD if self.spread else PACKED
         if self.distribute_across_numa:
-            mask = take_distributed(tm, available.mask, n, self.group_size, strategy, self.core_size_check)
+            mask = take_distributed(tm, available.mask, n, self.group_size, strategy, self.own_size_check)
         else:
-            mask = take_packed(tm, available.mask, n, strategy, self.prefer_uncore, self.core_size_check)
+            mask = take_packed(tm, available.mask, n, strategy, self.prefer_uncore, self.own_size_check)
         return CPUSet.from_mask(mask)
 
 

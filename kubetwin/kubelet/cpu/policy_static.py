@@ -101,7 +101,7 @@ class StaticPolicy:
             group_size=topo.cpus_per_core() if options.full_physical_cpus_only else 1,
             spread=options.distribute_cpus_across_cores,
             prefer_uncore=options.prefer_align_by_uncore_cache,
-            core_size_check=default_for("cpuManagerCoreFreeCheck", gates.version) == "coreSize",
+            own_size_check=default_for("cpuManagerFreeUnitCheck", gates.version) == "ownSize",
         )
         self.reserved = reserved
         phys = 0
@@ -114,6 +114,8 @@ class StaticPolicy:
         self.counters = Counters()
         #: known upstream bugs that decided an allocation, read (and cleared) by the admission
         self.bug_notes: list[str] = []
+        #: the pool the last ``allocate_cpus`` took from (what was free), to flag CPUs outside it
+        self.last_allocatable: CPUSet = EMPTY
         self._numa_masks: tuple[tuple[int, int, int, int], ...] | None = None
         #: picks and hints shared by every kubelet copied from this one (see ``kubelet.memo``)
         self.memo = SharedMemo()
@@ -261,14 +263,19 @@ class StaticPolicy:
 
     def _note_double_assignment(self, pod: Pod, c: Container, cpus: CPUSet) -> None:
         """Flag CPUs handed out that were not free (hybrid cores, kubernetes#140495)."""
-        outside = cpus - self._last_allocatable
+        self.note_cpus_not_in(f"container {c.name}", cpus, self.last_allocatable,
+                              "not free (in use by another container or reserved)")
+
+    def note_cpus_not_in(self, who: str, cpus: CPUSet, pool: CPUSet, what: str) -> None:
+        """Flag ``cpus`` outside the ``pool`` they were taken from (kubernetes#140495): never hidden."""
+        outside = cpus - pool
         if outside.is_empty():
             return
         self.bug_notes.append(
-            f"known upstream bug kubernetes/kubernetes#140495: container {c.name} was given CPUs {outside} that were "
-            f"not free (in use by another container or reserved): takeByTopology took a whole core that counted as "
-            f"free because its free CPUs equal CPUsPerCore()={self.topo.cpus_per_core()} (an integer division on a "
-            f"machine with uneven cores), or a whole socket likewise; fixed by kubernetes#140498 in v1.37")
+            f"known upstream bug kubernetes/kubernetes#140495: {who} was given CPUs {outside} that were {what}: "
+            f"takeByTopology took a whole core that counted as free because its free CPUs equal "
+            f"CPUsPerCore()={self.topo.cpus_per_core()} (an integer division on a machine with uneven cores), or a "
+            f"whole socket likewise; fixed by kubernetes#140498 in v1.37")
 
     def _count_physical_alignment(self) -> None:
         """A successful ``Allocate`` (the already-allocated shortcut included) under full-pcpus-only."""
@@ -291,7 +298,7 @@ class StaticPolicy:
     def allocate_cpus(self, s: CPUState, n: int, numa_affinity: int | None, reusable: CPUSet) -> CPUSet:
         """``allocateCPUs``: inside the affinity first, the rest from anywhere; taken out of the pool."""
         allocatable = self.available(s) | reusable
-        self._last_allocatable = allocatable
+        self.last_allocatable = allocatable
         key = ("pick", allocatable.mask, numa_affinity, n)
         result = self.memo.get(key)
         if result is None:

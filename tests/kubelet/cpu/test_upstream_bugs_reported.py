@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from kubetwin.kubelet.admission import HANG_REASON, NodeAdmission
+from kubetwin.kubelet.cpu.assignment import TakeStrategy
 from kubetwin.kubelet.cpu.options import StaticPolicyOptions
 from kubetwin.kubelet.cpu.policy_static import StaticPolicy
 from kubetwin.kubelet.cpu.state import CPUState
 from kubetwin.machine import load_machine
 from kubetwin.machine.cputopology import CPUDetails, CPUInfo, CPUTopology, _Index
 from kubetwin.model.cpuset import CPUSet
-from kubetwin.model.features import gates_for
+from kubetwin.model.features import default_for, gates_for
 from kubetwin.model.kubelet_config import KubeletConfiguration
 from kubetwin.model.pod import pod_from_dict
 
@@ -66,3 +67,56 @@ def test_v1_37_takes_only_free_cpus_on_hybrid_cores() -> None:
     state.default_cpuset = CPUSet([0, 1])
     policy.allocate(state, _pod("a", 2), _pod("a", 2).spec.containers[0])
     assert state.get("a", "c") == CPUSet([0, 1]) and not policy.bug_notes
+
+
+def _pod_level_pod(name: str, budget: int, container_cpus: int) -> object:
+    pod_r = {"cpu": str(budget), "memory": "1Gi"}
+    c_r = {"cpu": str(container_cpus), "memory": "512Mi"}
+    return pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "uid": name},
+                          "spec": {"resources": {"requests": pod_r, "limits": pod_r},
+                                   "containers": [{"name": "c", "resources": {"requests": c_r, "limits": c_r}}]}})
+
+
+def _hybrid_pod_level_policy(version: str) -> tuple[StaticPolicy, CPUState]:
+    index = _Index({0: CPUInfo(0, 0, 0, 0), 2: CPUInfo(0, 0, 0, 0), 1: CPUInfo(0, 0, 1, 0)})
+    topo = CPUTopology(num_cpus=3, num_cores=2, num_sockets=1, num_numa_nodes=1, num_uncore_cache=1,
+                       details=CPUDetails(index, index.all))
+    gates = gates_for(version, {"PodLevelResources": True, "PodLevelResourceManagers": True})
+    policy = StaticPolicy(topo, StaticPolicyOptions(), CPUSet([]), gates)
+    state = CPUState(policy_name="static")
+    policy.validate_state(state)
+    return policy, state
+
+
+def test_v1_36_pod_level_bubble_with_a_busy_cpu_is_flagged() -> None:
+    policy, state = _hybrid_pod_level_policy("1.36")
+    state.default_cpuset = CPUSet([0, 1])  # CPU 2 already belongs to another container
+    policy.allocate_pod(state, _pod_level_pod("p", 2, 2))
+    assert state.pod_entries["p"] == CPUSet([0, 2])
+    assert len(policy.bug_notes) == 1
+    assert "kubernetes/kubernetes#140495" in policy.bug_notes[0] and "pod p" in policy.bug_notes[0]
+
+
+def test_v1_37_pod_level_bubble_takes_only_free_cpus() -> None:
+    policy, state = _hybrid_pod_level_policy("1.37")
+    state.default_cpuset = CPUSet([0, 1])
+    policy.allocate_pod(state, _pod_level_pod("p", 2, 2))
+    assert state.pod_entries["p"] == CPUSet([0, 1]) and not policy.bug_notes
+
+
+def _uneven_sockets() -> CPUTopology:
+    # socket 0: CPUs 0-2 (one-thread cores 0-2), socket 1: CPU 3; one NUMA node; CPUsPerSocket() = 4 / 2 = 2
+    index = _Index({0: CPUInfo(0, 0, 0, 0), 1: CPUInfo(0, 0, 1, 0), 2: CPUInfo(0, 0, 2, 0), 3: CPUInfo(0, 1, 3, 0)})
+    return CPUTopology(num_cpus=4, num_cores=4, num_sockets=2, num_numa_nodes=1, num_uncore_cache=1,
+                       details=CPUDetails(index, index.all))
+
+
+def test_v1_36_takes_a_socket_whose_free_cpus_equal_cpus_per_socket_whole() -> None:
+    strategy = TakeStrategy(own_size_check=default_for("cpuManagerFreeUnitCheck", "1.36") == "ownSize")
+    assert strategy.take(_uneven_sockets(), CPUSet([0, 1, 3]), 3) == CPUSet([0, 1, 2])  # CPU 2 was busy
+
+
+def test_v1_37_judges_a_socket_free_by_its_own_size() -> None:
+    # kubernetes#140498 changed isSocketFree along with isCoreFree (its review thread's diff)
+    strategy = TakeStrategy(own_size_check=default_for("cpuManagerFreeUnitCheck", "1.37") == "ownSize")
+    assert strategy.take(_uneven_sockets(), CPUSet([0, 1, 3]), 3) == CPUSet([0, 1, 3])

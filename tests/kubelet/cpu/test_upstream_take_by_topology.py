@@ -33,7 +33,7 @@ def _topology(rows: list[list[int]]) -> CPUTopology:
 def _strategy(case: dict) -> TakeStrategy:
     return TakeStrategy(distribute_across_numa=case["distribute"], group_size=case["groupSize"],
                         spread=case["spread"], prefer_uncore=case["preferUncore"],
-                        core_size_check=default_for("cpuManagerCoreFreeCheck", case["version"]) == "coreSize")
+                        own_size_check=default_for("cpuManagerFreeUnitCheck", case["version"]) == "ownSize")
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
