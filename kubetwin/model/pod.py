@@ -317,9 +317,15 @@ def is_sidecar(container: Container) -> bool:
 
 
 def pod_from_dict(obj: dict[str, Any], file: str | None = None, *,
-                  warn: Callable[[InputError], None] | None = None) -> Pod:
-    """A validated :class:`Pod` from a manifest dict (kind Pod, apiVersion v1)."""
+                  warn: Callable[[InputError], None] | None = None, checked: bool = False) -> Pod:
+    """A validated :class:`Pod` from a manifest dict (kind Pod, apiVersion v1), decoded strictly
+    (unknown and mistyped fields refused as the API server refuses them) unless ``checked``: the
+    caller already ran :func:`~kubetwin.model.kinds.check_object` on it."""
     check_kind(obj, ("Pod",), ("v1",), file)
+    if not checked:
+        from .kinds import check_builtin
+
+        check_builtin(obj, "v1", "Pod", file)
     pod = convert(obj, Pod, file=file)
     try:
         validate_pod(pod, warn=warn)
