@@ -28,7 +28,9 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import InputError
+from ..model.apischema import type_spec
 from ..model.kinds import check_builtin, check_object
+from ..model.strict import check, list_of
 from ..model.loader import Document, load_documents
 from ..model.node import Node, node_from_dict
 from ..model.pod import Pod, pod_from_dict
@@ -289,6 +291,8 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     if machine is None and capacity is None:
         raise InputError("Required value: machine or capacity", path=path,
                          fix='give machine: "2s2n8c2t" (or an hwloc XML / MachineInfo path) or capacity: {cpu, memory}')
+    if g.get("taints") is not None:  # core/v1 Taints, decoded strictly as a Node's spec.taints
+        check(g["taints"], list_of(type_spec("io.k8s.api.core.v1.Taint")), prefix=f"{path}.taints")
     out = []
     for k in range(count):
         node_name = f"{name}-{k}"
@@ -309,7 +313,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
             cap[GPU_COUNT] = alloc[GPU_COUNT] = str(ngpu)   # open-gpu-share's device plugin resource
         obj["status"] = {"capacity": cap, "allocatable": alloc}
         try:
-            node = node_from_dict(obj)
+            node = node_from_dict(obj, checked=True)  # made here; its taints checked above
         except InputError as exc:
             exc.file = None
             raise exc.within(path) from None
