@@ -182,6 +182,15 @@ def served_kinds() -> dict[tuple[str, str], tuple[str, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+def is_served(api_version: str, kind: str) -> bool:
+    """Whether some release serves ``kind`` in ``api_version`` — the chosen release's definitions
+    first (read anyway to check the object), the index of every release only when they lack it."""
+    version = schema_version()
+    if version in _available_versions() and (api_version, kind) in _definitions(version).by_gvk:
+        return True
+    return (api_version, kind) in served_kinds()
+
+
 @lru_cache(maxsize=None)
 def kind_spec(api_version: str, kind: str, version: str | None = None) -> Spec | None:
     """The spec of ``kind`` in ``api_version`` as Kubernetes ``version`` serves it; for an API

@@ -97,7 +97,7 @@ def check_kind_known(obj: Mapping[str, Any], file: str | None = None, *, prefix:
     """``(apiVersion, kind)`` of an object whose kind and apiVersion some Kubernetes release or
     kubetwin knows; otherwise kubectl's ``no matches for kind "X" in version "Y"``, with the
     nearest kind or the versions that serve it."""
-    from .apischema import served_kinds
+    from .apischema import is_served
 
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
@@ -119,7 +119,7 @@ def check_kind_known(obj: Mapping[str, Any], file: str | None = None, *, prefix:
                              path=_kind_path(prefix, "apiVersion"), file=file,
                              fix="use apiVersion: " + " or ".join(custom.api_versions))
         return api_version, kind
-    if (api_version, kind) in served_kinds():
+    if is_served(api_version, kind):
         return api_version, kind
     versions = api_versions_of(kind)
     if versions:

@@ -142,6 +142,12 @@ def parse_documents(text: str, file: str = "<input>") -> list[Any]:
     return _load_yaml(text, file)
 
 
+def parse_yaml(text: str, file: str = "<input>") -> list[Any]:
+    """The documents of a YAML text, also where it starts like JSON (YAML's flow style:
+    ``{memory: 2Gi}``), with the same limits and duplicate-key rule."""
+    return _load_yaml(text, file)
+
+
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.M)
 
 

@@ -169,10 +169,16 @@ def _pods_fast(path: str | Path, warn: Callable[[InputError], None] | None, read
 FAST_PATH_MIN_BYTES = 8 * 1024 * 1024
 
 
-#: Pod fields :mod:`kubetwin.model.unmodelled` may report on: a file that has any of them takes
-#: the general path, which sees the raw objects (a byte search costs nothing measurable).
-_UNMODELLED_KEYS = (b'"runtimeClassName"', b'"os"', b'"hostNetwork"', b'"schedulingGroup"', b'"workloadRef"',
-                    b'"activeDeadlineSeconds"')
+def _report_unmodelled(pods: list[Pod], path: str | Path, reader: str | None) -> None:
+    """:func:`~kubetwin.model.unmodelled.not_modelled_pod` for pods decoded without dicts: the few
+    that set a field it reports on are turned back into dicts."""
+    from .meta import to_builtins
+
+    for i, pod in enumerate(pods):
+        s = pod.spec
+        if (s.runtime_class_name or s.host_network or s.os or s.scheduling_group or s.workload_ref
+                or s.active_deadline_seconds is not None):
+            not_modelled_pod(to_builtins(pod), f"{path}: document {i + 1} (Pod {pod.name})", reader=reader)
 
 
 def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | None,
@@ -183,7 +189,7 @@ def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | Non
         data = Path(path).read_bytes()
     except OSError:
         return None  # the general path reports it
-    if len(data) < FAST_PATH_MIN_BYTES or any(key in data for key in _UNMODELLED_KEYS):
+    if len(data) < FAST_PATH_MIN_BYTES:
         return None
     head = data[:64].lstrip()
     strict_pod = strict_struct("v1", "Pod")
@@ -215,6 +221,7 @@ def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | Non
             validate_pod(pod, warn=warn)
     except (msgspec.DecodeError, msgspec.ValidationError, InputError, TypeError):
         return None
+    _report_unmodelled(pods, path, reader)
     return pods
 
 

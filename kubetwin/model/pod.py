@@ -196,6 +196,10 @@ class PodSpec(KubeStruct, frozen=True):
     volumes: list[Volume] = []
     host_network: bool = False
     scheduling_gates: list[PodSchedulingGate] = []
+    #: Read only to report them as not modelled (:mod:`kubetwin.model.unmodelled`).
+    os: dict[str, Any] | None = None
+    scheduling_group: Any = None
+    workload_ref: Any = None
 
 
 # --- status ---------------------------------------------------------------------------------

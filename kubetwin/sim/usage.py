@@ -104,10 +104,13 @@ def parse_curve(raw: Any, path: str) -> Curve:
 def _annotation_value(text: str, path: str) -> Any:
     """The annotation's text read as kubetwin reads files (strict JSON, or YAML with its limits:
     no key twice, no alias bombs): one document."""
-    from ..model.loader import parse_documents
+    from ..model.loader import parse_documents, parse_yaml
 
     try:
-        docs = parse_documents(text, "<annotation>")
+        try:
+            docs = parse_documents(text, "<annotation>")
+        except InputError:
+            docs = parse_yaml(text, "<annotation>")  # YAML flow style, {memory: 2Gi}, is not JSON
     except InputError as exc:
         raise InputError(f"expected {{memory: ...}} as JSON or YAML: {exc.message}", path=path) from None
     if len(docs) != 1:
