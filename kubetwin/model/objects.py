@@ -177,7 +177,7 @@ def _report_unmodelled(pods: list[Pod], path: str | Path, reader: str | None) ->
     for i, pod in enumerate(pods):
         s = pod.spec
         if (s.runtime_class_name or s.host_network or s.os or s.scheduling_group or s.workload_ref
-                or s.active_deadline_seconds is not None):
+                or s.resource_claims or s.active_deadline_seconds is not None):
             not_modelled_pod(to_builtins(pod), f"{path}: document {i + 1} (Pod {pod.name})", reader=reader)
 
 

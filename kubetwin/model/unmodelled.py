@@ -18,6 +18,9 @@ without ``hostPort``                                           ``containerPort``
                                                                as written
 Pod ``spec.schedulingGroup``,             kube-scheduler       gang scheduling (the Workload API) is not
 ``spec.workloadRef``                                           modelled
+Pod ``spec.resourceClaims``               kubelet              the kubelet's DRA manager prepares claims
+                                                               after admission; ``admit`` and ``explain``
+                                                               do not (``kubetwin dra prepare`` does)
 Pod ``spec.activeDeadlineSeconds``        simulation           the kubelet ends the pod at the deadline
 Deployment ``spec.paused``                simulation           a paused new Deployment creates no pods
 Job ``spec.suspend``, ``managedBy``,      simulation           the Job controller's suspension, other
@@ -34,7 +37,8 @@ PodDisruptionBudget without ``status``    kube-scheduler       preemption reads 
 ========================================  ===================  ==========================================
 
 Fields that do not touch resource management (images, probes, env, ...) stay silent, and so
-do fields kubetwin models (see ``docs/architecture.md``). The simulation is every reader at once.
+do fields kubetwin models (see ``docs/architecture.md``). The simulation runs the scheduler and
+the kubelets' admission, so it hears what matters to either, except what it models itself (DRA).
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ _ALL = frozenset({KUBELET, SCHEDULER, SIMULATION})
 
 
 def _matters(to: frozenset[str], reader: Reader) -> bool:
-    return reader is None or reader == SIMULATION or reader in to
+    return reader is None or reader in to
 
 
 def _join(prefix: str, path: str) -> str:
@@ -78,7 +82,7 @@ def pod_findings(obj: Mapping[str, Any]) -> Iterator[Finding]:
     os_name = _mapping(spec.get("os")).get("name")
     if os_name not in (None, "linux"):
         yield ("spec.os.name", f"kubetwin models Linux nodes' kubelets; a {os_name} pod's cgroups and "
-                               "admission are not those of its node", frozenset({KUBELET}))
+                               "admission are not those of its node", frozenset({KUBELET, SIMULATION}))
     if spec.get("hostNetwork") is True:
         for group in ("initContainers", "containers"):
             for i, c in enumerate(spec.get(group) or ()):
@@ -88,11 +92,15 @@ def pod_findings(obj: Mapping[str, Any]) -> Iterator[Finding]:
                         yield (f"spec.{group}[{i}].ports[{j}].hostPort",
                                "the API server sets hostPort to containerPort for a hostNetwork pod; kubetwin "
                                "takes ports as written, so NodePorts does not see this port — give hostPort",
-                               frozenset({SCHEDULER}))
+                               frozenset({SCHEDULER, SIMULATION}))
     for name in ("schedulingGroup", "workloadRef"):
         if spec.get(name):
             yield (f"spec.{name}", "gang scheduling (the Workload API) is not modelled; the pod is scheduled "
-                                   "on its own", frozenset({SCHEDULER}))
+                                   "on its own", frozenset({SCHEDULER, SIMULATION}))
+    if spec.get("resourceClaims"):
+        yield ("spec.resourceClaims", "the kubelet's DRA manager (claims prepared, CDI devices handed to containers) "
+                                      "is not part of this answer; kubetwin dra prepare models it",
+               frozenset({KUBELET}))
     if spec.get("activeDeadlineSeconds") is not None:
         yield ("spec.activeDeadlineSeconds", "the kubelet's deadline is not modelled; the pod runs for its "
                                              "kubetwin.io/duration", frozenset({SIMULATION}))
@@ -125,7 +133,7 @@ def object_findings(obj: Mapping[str, Any]) -> Iterator[Finding]:
         yield ("status.disruptionsAllowed", "preemption takes the budget's status as given and the disruption "
                                             "controller that computes it is not modelled: without a status, "
                                             "no disruption is allowed — give status as kubectl get -o yaml shows it",
-               frozenset({SCHEDULER}))
+               frozenset({SCHEDULER, SIMULATION}))
 
 
 def _report(findings: Iterator[Finding], file: str | None, prefix: str, reader: Reader) -> None:

@@ -69,6 +69,18 @@ def test_gang_scheduling_is_reported_to_the_scheduler(field):
     assert f"spec.{field}: field is not modelled by kubetwin: gang scheduling" in w
 
 
+def test_resource_claims_are_reported_to_the_kubelet_only():
+    obj = pod(resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
+    (w,) = pod_warnings(obj, KUBELET)
+    assert "spec.resourceClaims: field is not modelled by kubetwin: the kubelet's DRA manager" in w
+    assert pod_warnings(obj, SCHEDULER) == [] and pod_warnings(obj, SIMULATION) == []
+
+
+def test_the_simulation_hears_what_matters_to_its_scheduler_and_kubelets():
+    assert pod_warnings(pod(os={"name": "windows"}), SIMULATION)
+    assert pod_warnings(pod(schedulingGroup={"name": "g"}), SIMULATION)
+
+
 def test_an_active_deadline_is_reported_to_the_simulation_only():
     assert pod_warnings(pod(activeDeadlineSeconds=60), KUBELET) == []
     (w,) = pod_warnings(pod(activeDeadlineSeconds=60), SIMULATION)
