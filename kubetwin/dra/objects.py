@@ -34,6 +34,11 @@ _PARSERS = {
 }
 
 
+def _is_dra(obj: Mapping[str, Any]) -> bool:
+    kind = obj.get("kind")
+    return isinstance(kind, str) and kind in _PARSERS
+
+
 def check_document(doc: Document) -> None:
     """Strict decoding of a DRA object in the version it is written in (before conversion)."""
     check_object(doc.obj, doc.where, kinds=tuple(_PARSERS), what="as a DRA object")
@@ -91,14 +96,13 @@ def collect(docs: Iterable[Document], strict: bool = False, *, checked: bool = F
     docs = list(docs)
     if not checked:
         for doc in docs:
-            if strict or doc.obj.get("kind") in _PARSERS:
+            if strict or _is_dra(doc.obj):
                 check_document(doc)
             else:
                 check_object(doc.obj, doc.where)
                 ignored(str(doc.obj.get("kind")), reader, file=doc.where)
     for doc in _split_old_slices(docs):
-        kind = doc.obj.get("kind")
-        if kind not in _PARSERS:
+        if not _is_dra(doc.obj):
             out.others.append(doc.obj)
             continue
         value = parse_object(doc, checked=True)

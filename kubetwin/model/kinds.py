@@ -147,7 +147,7 @@ def check_object(obj: Any, file: str | None = None, *, kinds: Collection[str] | 
         raise InputError(f"expected a Kubernetes object (a mapping with apiVersion and kind), got "
                          f"{type(obj).__name__}", path=prefix, file=file)
     kind = obj.get("kind")
-    if kinds is not None and kind not in kinds:
+    if kinds is not None and (not isinstance(kind, str) or kind not in kinds):
         if isinstance(kind, str) and kind:
             raise refuse_kind(kind, kinds, file=file, prefix=prefix, what=what)
         check_kind_known(obj, file, prefix=prefix)  # names the missing field

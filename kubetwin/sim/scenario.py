@@ -525,7 +525,7 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
     for doc in docs:
         obj, where = doc.obj, doc.where
         kind = obj.get("kind")
-        if kind not in _SCENARIO_KINDS:
+        if not isinstance(kind, str) or kind not in _SCENARIO_KINDS:
             check_object(obj, where, kinds=_SCENARIO_KINDS, what="in a scenario")
         if kind != "Simulation":
             check_object(obj, where)
