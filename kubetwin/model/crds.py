@@ -12,7 +12,9 @@ generated from:
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
+from .quantity import parse_quantity
 from .strict import INTEGER, STRING, STRING_OR_NUMBER, Spec, list_of, obj
 
 
@@ -35,3 +37,19 @@ def node_resource_topology_spec(api_version: str) -> Spec:
     if api_version.endswith("/v1alpha2"):
         fields["attributes"] = list_of(attribute)
     return obj(fields)
+
+
+def validate_node_resource_topology(nrt: dict[str, Any], file: str | None = None) -> None:
+    """The values the spec's types do not pin down: every resource amount is a quantity (the
+    CRD's ``resource.Quantity``), so a bad one is refused where it is read, naming the file."""
+    from ..errors import InputError
+
+    for i, zone in enumerate(nrt.get("zones") or ()):
+        for j, res in enumerate((zone or {}).get("resources") or ()):
+            for key in ("capacity", "allocatable", "available"):
+                value = (res or {}).get(key)
+                if value is not None:
+                    try:
+                        parse_quantity(value, f"zones[{i}].resources[{j}].{key}")
+                    except InputError as exc:
+                        raise exc.in_file(file) from None

@@ -32,11 +32,13 @@ from .strict import Spec, check, suggest
 @dataclass(frozen=True, slots=True)
 class CustomKind:
     """A kind no Kubernetes release defines that kubetwin reads: its API versions and, per
-    version, its spec (``None``: its own reader checks it strictly)."""
+    version, its spec (``None``: its own reader checks it strictly); ``decode`` validates the
+    values as its reader will (quantities, names), so errors name the file here."""
 
     kind: str
     api_versions: tuple[str, ...]
     spec: Callable[[str], Spec] | None = None
+    decode: Callable[[dict[str, Any], str | None], Any] | None = None
 
 
 def _nrt_spec(api_version: str) -> Spec:
@@ -45,9 +47,16 @@ def _nrt_spec(api_version: str) -> Spec:
     return node_resource_topology_spec(api_version)
 
 
+def _nrt_decode(obj: dict[str, Any], file: str | None) -> Any:
+    from .crds import validate_node_resource_topology
+
+    validate_node_resource_topology(obj, file)
+
+
 #: Kinds outside the Kubernetes API that kubetwin reads, by kind.
 CUSTOM_KINDS: Mapping[str, CustomKind] = {c.kind: c for c in (
-    CustomKind("NodeResourceTopology", ("topology.node.k8s.io/v1alpha2", "topology.node.k8s.io/v1alpha1"), _nrt_spec),
+    CustomKind("NodeResourceTopology", ("topology.node.k8s.io/v1alpha2", "topology.node.k8s.io/v1alpha1"), _nrt_spec,
+               _nrt_decode),
     CustomKind("KubeletConfiguration", ("kubelet.config.k8s.io/v1beta1",)),
     CustomKind("KubeSchedulerConfiguration", ("kubescheduler.config.k8s.io/v1",)),
     CustomKind("Simulation", ("kubetwin.io/v1alpha1",)),
@@ -156,6 +165,11 @@ def check_object(obj: Any, file: str | None = None, *, kinds: Collection[str] | 
     if custom is not None:
         if custom.spec is not None:
             check(obj, custom.spec(api_version), file=file, prefix=prefix)
+        if custom.decode is not None:
+            try:
+                custom.decode(obj, None)
+            except InputError as exc:
+                raise exc.within(prefix).in_file(file) from None
         return
     check_api_object(obj, file, prefix=prefix)
 

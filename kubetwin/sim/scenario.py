@@ -547,8 +547,19 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
         elif kind == "Simulation":
             raise InputError("a Simulation object may only be given once, in the scenario", path="kind", file=where)
         else:
+            if kind in _VALIDATED:  # the admission controllers' objects: their values too, naming the file
+                _VALIDATED[kind](obj, where, checked=True)
             not_modelled_object(obj, where)
             sc.objects.setdefault(kind, []).append(obj)
+
+
+def _validated() -> dict[str, Any]:
+    from ..model.policy import limit_range_from_dict, resource_quota_from_dict
+
+    return {"LimitRange": limit_range_from_dict, "ResourceQuota": resource_quota_from_dict}
+
+
+_VALIDATED = _validated()
 
 
 def _rng(sc: Scenario, name: str) -> Any:

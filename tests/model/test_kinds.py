@@ -135,3 +135,9 @@ def test_items_of_a_typed_list_take_the_lists_kind(tmp_path):
     p.write_text('{"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": [{"metadata": {"name": "a"}}]}')
     (doc,) = load_documents(p)
     assert doc.obj["kind"] == "Pod" and doc.obj["apiVersion"] == "v1"
+
+
+def test_a_node_resource_topologys_amounts_are_quantities():
+    obj = nrt()
+    obj["zones"][0]["resources"][0]["available"] = "lots"
+    assert refused(obj).startswith('f.yaml: zones[0].resources[0].available: quantity "lots" is invalid')

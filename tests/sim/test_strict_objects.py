@@ -45,3 +45,11 @@ def test_a_workload_templates_deadline_is_reported_once_for_all_replicas(tmp_pat
     with collecting() as warnings:
         kit.scenario(tmp_path, {"nodeGroups": [kit.group()], "workloads": [w]})
     assert [x for x in warnings if "spec.workloads[0].template.spec.activeDeadlineSeconds" in x] and len(warnings) == 1
+
+
+def test_a_bad_limit_range_in_a_scenario_is_refused_when_read_naming_its_file(tmp_path, kit):
+    lr = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "l"},
+          "spec": {"limits": [{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}]}}
+    with pytest.raises(InputError) as err:
+        kit.scenario(tmp_path, {"nodeGroups": [kit.group()]}, lr)
+    assert "scenario.yaml: document 2 (LimitRange l)" in str(err.value)
