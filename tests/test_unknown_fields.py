@@ -273,3 +273,20 @@ def test_a_node_given_by_its_metadata_alone_is_decoded_strictly(tmp_path):
 def test_an_unknown_kind_in_an_eviction_timeline_is_refused(tmp_path):
     with pytest.raises(InputError, match='steps\\[0\\].admit\\[0\\].kind: kind "Pdo" is not supported here .fix: did you mean "Pod"'):
         timeline(tmp_path, {"steps": [{"admit": [{**POD, "kind": "Pdo"}]}]})
+
+
+def test_a_misspelt_field_of_a_pod_row_in_a_pod_table_is_refused_with_its_line(tmp_path):
+    from kubetwin.sim.traces import read_pod_table
+
+    (tmp_path / "pods.ndjson").write_text(json.dumps(typo(POD, "spec.containers.0", "resorces")) + "\n")
+    with pytest.raises(InputError, match='pods.ndjson: line 1: strict decoding error: unknown field "spec.containers'):
+        read_pod_table(tmp_path / "pods.ndjson")
+
+
+def test_a_misspelt_field_of_a_pod_in_a_manifest_folder_is_refused(tmp_path):
+    from kubetwin.sim.traces import read_manifest_folder
+
+    write(tmp_path, "a.yaml", typo(POD, "metadata", "anotations"))
+    with pytest.raises(InputError, match='a.yaml: document 1 .Pod p.: strict decoding error: unknown field '
+                                         '"metadata.anotations" .fix: did you mean "metadata.annotations"'):
+        read_manifest_folder(tmp_path)

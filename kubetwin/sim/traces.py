@@ -328,7 +328,7 @@ def _manifest_arrival(obj: dict[str, Any], where: str) -> Arrival:
         d = parse_duration_spec(_num(ann[DURATION]) if DURATION in ann else None, f"metadata.annotations[{DURATION}]")
     except InputError as exc:
         raise exc.in_file(where) from None
-    pod = pod_from_dict(obj, where)
+    pod = pod_from_dict(obj, where, checked=True)  # both callers ran check_object
     not_modelled_pod(obj, where, reader=SIMULATION)
     return Arrival(t, pod, d.a if d.kind == "fixed" else None, None, where)
 
