@@ -81,7 +81,7 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         check_output(metrics_path, "--metrics")
     machine = load_machine(machine_source)
     cfg = load_kubelet_config(config_path, version)
-    pods = load_pods(pods_path, warn=lambda e: None)
+    pods = load_pods(pods_path, warn=lambda e: None, reader="kubelet")
     cpu_state = _load_state(state_dir, "cpu_manager_state")
     mem_state = _load_state(state_dir, "memory_manager_state")
     dev_state = _load_state(state_dir, "kubelet_internal_checkpoint")

@@ -52,7 +52,7 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
         raise click.UsageError("--summary goes with --signal; a timeline carries a summary per step")
     layout = DiskLayout(dedicated_imagefs, split_containerfs)
     config = load_kubelet_config(config_file, kubernetes_version(ctx))
-    pods = load_pods(pods_file, warn=warn_to_stderr)
+    pods = load_pods(pods_file, warn=warn_to_stderr, reader="kubelet")
     if oom and signal is None:
         raise click.UsageError("--oom goes with --signal and --summary")
     if signal is not None:

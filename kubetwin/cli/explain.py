@@ -90,7 +90,7 @@ def build(pod_path: str, node_path: str, config_path: str | None, machine_path: 
     from ..model.objects import load_nodes, load_pods, warn_to_stderr
     from ..model.pod import is_sidecar
 
-    pods = load_pods(pod_path, warn=warn_to_stderr)
+    pods = load_pods(pod_path, warn=warn_to_stderr, reader="kubelet")
     if len(pods) != 1:
         raise InputError(f"expected exactly one Pod, found {len(pods)}", file=pod_path,
                          fix="put one pod in the file (explain accounts for one pod at a time)")
@@ -98,7 +98,7 @@ def build(pod_path: str, node_path: str, config_path: str | None, machine_path: 
     if len(nodes) != 1:
         raise InputError(f"expected exactly one Node, found {len(nodes)}", file=node_path)
     pod, node = pods[0], nodes[0]
-    running = load_pods(running_path, warn=warn_to_stderr) if running_path is not None else []
+    running = load_pods(running_path, warn=warn_to_stderr, reader="kubelet") if running_path is not None else []
     config = load_kubelet_config(config_path, version)
     gates = config.feature_gate_values
     machine = _machine_facts(machine_path)

@@ -196,6 +196,10 @@ class PodSpec(KubeStruct, frozen=True):
     volumes: list[Volume] = []
     host_network: bool = False
     scheduling_gates: list[PodSchedulingGate] = []
+    #: Read only to report them as not modelled (:mod:`kubetwin.model.unmodelled`).
+    os: dict[str, Any] | None = None
+    scheduling_group: Any = None
+    workload_ref: Any = None
 
 
 # --- status ---------------------------------------------------------------------------------
@@ -317,9 +321,15 @@ def is_sidecar(container: Container) -> bool:
 
 
 def pod_from_dict(obj: dict[str, Any], file: str | None = None, *,
-                  warn: Callable[[InputError], None] | None = None) -> Pod:
-    """A validated :class:`Pod` from a manifest dict (kind Pod, apiVersion v1)."""
+                  warn: Callable[[InputError], None] | None = None, checked: bool = False) -> Pod:
+    """A validated :class:`Pod` from a manifest dict (kind Pod, apiVersion v1), decoded strictly
+    (unknown and mistyped fields refused as the API server refuses them) unless ``checked``: the
+    caller already ran :func:`~kubetwin.model.kinds.check_object` on it."""
     check_kind(obj, ("Pod",), ("v1",), file)
+    if not checked:
+        from .kinds import check_builtin
+
+        check_builtin(obj, "v1", "Pod", file)
     pod = convert(obj, Pod, file=file)
     try:
         validate_pod(pod, warn=warn)

@@ -135,7 +135,26 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
     if match:
         return match[0]
     match = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.75)
-    return lowered[match[0]] if match else None
+    if match:
+        return lowered[match[0]]
+    # Short names: one typo (a swapped, missing, extra or wrong letter) — ``Pdo`` → ``Pod``.
+    near = [c for c in names if _one_edit(name.lower(), c.lower())]
+    return near[0] if len(near) == 1 else None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by one substitution, insertion, deletion or swap of neighbours."""
+    if a == b or abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 2:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long_[i]:
+        i += 1
+    return short[i:] == long_[i + 1:]
 
 
 def _join(parts: list[str | int]) -> str:

@@ -630,11 +630,11 @@ class _AdmissionControl:
         self.classes = list(sc.priority_classes.values())
         self.limit_ranges: dict[str, list[Any]] = {}
         for obj in objects.get("LimitRange", []):
-            lr = limit_range_from_dict(obj)
+            lr = limit_range_from_dict(obj, checked=True)  # checked when the scenario was read
             self.limit_ranges.setdefault(lr.metadata.namespace or "default", []).append(lr)
         self.quotas: dict[str, list[Any]] = {}
         for obj in objects.get("ResourceQuota", []):
-            q = resource_quota_from_dict(obj)
+            q = resource_quota_from_dict(obj, checked=True)
             self.quotas.setdefault(q.metadata.namespace or "default", []).append(q)
 
     def admit(self, pod: Pod, sim: Simulator) -> Pod:

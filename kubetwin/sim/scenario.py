@@ -28,9 +28,13 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from ..errors import InputError
+from ..model.apischema import type_spec
+from ..model.kinds import check_builtin, check_object
+from ..model.strict import check, list_of
 from ..model.loader import Document, load_documents
 from ..model.node import Node, node_from_dict
 from ..model.pod import Pod, pod_from_dict
+from ..model.unmodelled import SIMULATION, not_modelled_object, not_modelled_pod
 from .gpushare import GPU_COUNT, GPU_MODEL
 from .usage import USAGE, parse_usage
 from .workload import FOREVER, Arrival, Controller, DurationSpec, parse_duration_spec, seconds
@@ -41,6 +45,9 @@ DURATION = "kubetwin.io/duration"
 _CONTROLLERS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1"}
 _PASSED_ON = ("Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology", "PodDisruptionBudget",
               "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "ResourceQuota", "LimitRange")
+#: Every kind a scenario takes (a misspelt one is refused with the nearest of these).
+_SCENARIO_KINDS = frozenset({"Pod", "Node", "PriorityClass", "KubeSchedulerConfiguration", "Simulation",
+                             *_CONTROLLERS, *_PASSED_ON})
 
 
 @dataclass
@@ -284,6 +291,8 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     if machine is None and capacity is None:
         raise InputError("Required value: machine or capacity", path=path,
                          fix='give machine: "2s2n8c2t" (or an hwloc XML / MachineInfo path) or capacity: {cpu, memory}')
+    if g.get("taints") is not None:  # core/v1 Taints, decoded strictly as a Node's spec.taints
+        check(g["taints"], list_of(type_spec("io.k8s.api.core.v1.Taint")), prefix=f"{path}.taints")
     out = []
     for k in range(count):
         node_name = f"{name}-{k}"
@@ -304,7 +313,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
             cap[GPU_COUNT] = alloc[GPU_COUNT] = str(ngpu)   # open-gpu-share's device plugin resource
         obj["status"] = {"capacity": cap, "allocatable": alloc}
         try:
-            node = node_from_dict(obj)
+            node = node_from_dict(obj, checked=True)  # made here; its taints checked above
         except InputError as exc:
             exc.file = None
             raise exc.within(path) from None
@@ -423,10 +432,12 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
     times = arrival_times(w.get("arrival"), count, f"{path}.arrival", random.Random(f"{sc.settings.seed}/{name}"))
     drng = random.Random(f"{sc.settings.seed}/{name}/duration")
     base = _pod_dict(tmpl, name)
+    check_builtin(tmpl, "v1", "Pod", prefix=f"{path}.template")  # as written: defaults added below are ours
     if w.get("priorityClassName"):
         base["spec"]["priorityClassName"] = str(w["priorityClassName"])
     check = _decode_pod(copy.deepcopy(base) | {"metadata": {**base["metadata"], "name": f"{name}-0"}},
                         f"{path}.template")
+    not_modelled_pod(base, None, prefix=f"{path}.template", reader=SIMULATION)
     del check
     for k, t in enumerate(times):
         obj = copy.deepcopy(base)
@@ -448,8 +459,9 @@ def _pod_dict(tmpl: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 
 def _decode_pod(obj: dict[str, Any], path: str) -> Pod:
+    """A replica of a workload template, already strictly checked (:func:`_workload`)."""
     try:
-        return pod_from_dict(obj)
+        return pod_from_dict(obj, checked=True)
     except InputError as exc:
         exc.file = None
         raise exc.within(path) from None
@@ -513,27 +525,41 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
     for doc in docs:
         obj, where = doc.obj, doc.where
         kind = obj.get("kind")
+        if not isinstance(kind, str) or kind not in _SCENARIO_KINDS:
+            check_object(obj, where, kinds=_SCENARIO_KINDS, what="in a scenario")
+        if kind != "Simulation":
+            check_object(obj, where)
         if kind == "Pod":
-            pod = pod_from_dict(obj, where)
+            pod = pod_from_dict(obj, where, checked=True)
+            not_modelled_pod(obj, where, reader=SIMULATION)
             t, d = _timing(obj, where)
             sc.arrivals.append(Arrival(t, pod, d.sample(_rng(sc, pod.name)), None, where, _usage(obj, where)))
         elif kind == "Node":
-            sc.nodes.append(SimNode(node_from_dict(obj, where), "nodes"))
+            sc.nodes.append(SimNode(node_from_dict(obj, where, checked=True), "nodes"))
         elif kind == "PriorityClass":
-            pc = priority_class_from_dict(obj, where)
+            pc = priority_class_from_dict(obj, where, checked=True)
             sc.priority_classes[pc.name] = pc
         elif kind in _CONTROLLERS:
+            not_modelled_object(obj, where)
             sc.controllers.append(_controller(obj, where, sc))
         elif kind == "KubeSchedulerConfiguration":
             sc.profile = parse_scheduler_config(obj, where)
         elif kind == "Simulation":
             raise InputError("a Simulation object may only be given once, in the scenario", path="kind", file=where)
-        elif kind in _PASSED_ON:
-            sc.objects.setdefault(kind, []).append(obj)
         else:
-            raise InputError(f"kind {kind!r} is not part of a scenario", path="kind", file=where,
-                             fix="Pods, Nodes, Deployments, ReplicaSets, Jobs, PriorityClasses, "
-                                 "KubeSchedulerConfiguration, " + ", ".join(_PASSED_ON))
+            if kind in _VALIDATED:  # the admission controllers' objects: their values too, naming the file
+                _VALIDATED[kind](obj, where, checked=True)
+            not_modelled_object(obj, where)
+            sc.objects.setdefault(kind, []).append(obj)
+
+
+def _validated() -> dict[str, Any]:
+    from ..model.policy import limit_range_from_dict, resource_quota_from_dict
+
+    return {"LimitRange": limit_range_from_dict, "ResourceQuota": resource_quota_from_dict}
+
+
+_VALIDATED = _validated()
 
 
 def _rng(sc: Scenario, name: str) -> Any:
@@ -594,8 +620,9 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
                "spec": dict(tmpl["spec"])}
     if kind == "Job":
         pod_obj["spec"].setdefault("restartPolicy", "Never")
+    not_modelled_pod(pod_obj, where, prefix="spec.template", reader=SIMULATION)
     try:
-        template = pod_from_dict(pod_obj)
+        template = pod_from_dict(pod_obj, checked=True)  # checked with its controller
     except InputError as exc:
         exc.file = None
         raise exc.within("spec.template").in_file(where) from None

@@ -126,7 +126,7 @@ def apply_variant(sc: Any, v: Variant) -> None:
 
                 obj = {**to_builtins(n.node), "apiVersion": "v1", "kind": "Node"}
                 obj["status"] = {"capacity": cap, "allocatable": alloc}
-                n.node = node_from_dict(obj)
+                n.node = node_from_dict(obj, checked=True)  # the scenario's node, new figures
     if v.scheduler:
         prof = sc.profile
         args = {k: dict(a) for k, a in prof.plugin_args.items()}

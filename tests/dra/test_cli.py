@@ -69,10 +69,11 @@ def test_wrong_api_version_is_rejected(run_allocate):
     assert proc.returncode == 1 and "apiVersion" in proc.stderr
 
 
-def test_invalid_cel_is_exit_one_naming_the_expression(run_allocate):
+def test_invalid_cel_is_refused_when_read_naming_file_object_and_field(run_allocate):
     proc = run_allocate([CLASS, slice_()], [claim(selectors=["device.driver =="])])
     assert proc.returncode == 1
-    assert "CEL compile error" in proc.stderr and "device.driver ==" in proc.stderr
+    assert ("claims.yaml: document 1 (ResourceClaim claim-0): spec.devices.requests[0].exactly.selectors[0]"
+            ".cel.expression: Invalid value: \"device.driver ==\": compilation failed:") in proc.stderr
     assert "Traceback" not in proc.stderr
 
 

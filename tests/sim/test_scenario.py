@@ -54,5 +54,5 @@ def test_a_pod_defined_twice_is_refused(tmp_path, kit):
 
 
 def test_an_unknown_kind_is_refused(tmp_path, kit):
-    with pytest.raises(InputError, match="kind 'Secret' is not part of a scenario"):
+    with pytest.raises(InputError, match='kind "Secret" is not supported in a scenario'):
         kit.scenario(tmp_path, {}, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
