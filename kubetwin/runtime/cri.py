@@ -140,10 +140,12 @@ def calculate_linux_resources(cpu_request_milli: int | None, cpu_limit_milli: in
 
 def sandbox_resources(pod: Pod, settings: CgroupSettings, pod_has_exclusive_cpus: bool = False) -> dict[str, Any]:
     """``calculateSandboxResources``: the pod's requests and limits without overhead (pod-level
-    resources included under PodLevelResources); no CFS quota when the pod has exclusive CPUs
-    (gate DisableCPUQuotaWithExclusiveCPUs)."""
-    opts = PodResourcesOptions(exclude_overhead=True, skip_pod_level_resources=not gate(settings.gates,
-                                                                                          "PodLevelResources"))
+    resources included under PodLevelResources, DRA node-allocatable claims under
+    DRANodeAllocatableResources); no CFS quota when the pod has exclusive CPUs (gate
+    DisableCPUQuotaWithExclusiveCPUs)."""
+    g = settings.gates
+    opts = PodResourcesOptions(exclude_overhead=True, skip_pod_level_resources=not gate(g, "PodLevelResources"),
+                               use_dra_node_allocatable_resource_claim_status=gate(g, "DRANodeAllocatableResources"))
     req = pod_requests(pod, opts)
     lim = pod_limits(pod, opts)
     cpu_request = quantity_milli_value(req, CPU) if CPU in req else None

@@ -548,8 +548,13 @@ def container_rdt_class(config: RdtConfig | None, machine: Any, container_name: 
 # --- resolving a configuration on a machine --------------------------------------------------------
 
 
-def _err(msg: str, path: str = "") -> RdtError:
-    return RdtError(msg, path=path)
+#: goresctrl's ``setConfig`` wraps resolution errors and resctrl (configure) errors differently.
+INVALID = "invalid configuration: "
+FAILED = "resctrl configuration failed: "
+
+
+def _err(msg: str, path: str = "", prefix: str = INVALID) -> RdtError:
+    return RdtError(prefix + msg, path=path)
 
 
 def _resolve(cfg: RdtConfig, info: ResctrlInfo) -> dict[str, dict[str, str]]:
@@ -742,25 +747,26 @@ def _configure(name: str, cls: ClassConfig, cat: dict[str, dict[int, CatAllocati
                 out[lvl + "DATA"] = _cat_line(lvl, DATA, info, cat[lvl], part_cat[lvl])
             elif cat[lvl] is not None and not cfg.optional.get(lvl, False):
                 raise _err(f"{lvl} cache allocation for {sc.quote(name)} specified in configuration but not supported "
-                           "by system", f"{cls.path}.{key}")
+                           "by system", f"{cls.path}.{key}", FAILED)
         except ValueError as exc:
-            raise _err(str(exc), f"{cls.path}.{key}") from None
+            raise _err(str(exc), f"{cls.path}.{key}", FAILED) from None
     if info.mb.supported:
         out["MB"] = _mb_line(info, mb, part_mb)
     elif mb is not None and not cfg.optional.get("MB", False):
         raise _err(f"memory bandwidth allocation for {sc.quote(name)} specified in configuration but not supported "
-                   "by system", f"{cls.path}.mbAllocation")
+                   "by system", f"{cls.path}.mbAllocation", FAILED)
     return out
 
 
 # --- loading --------------------------------------------------------------------------------------
 
 
-def _check_cat(value: Any, path: str) -> None:
-    """Structure and syntax of a CatConfig (machine-independent parts of ``toSchema``)."""
+def _check_cat(value: Any, path: str, what: str) -> None:
+    """Structure and syntax of a CatConfig (machine-independent parts of ``toSchema``); ``what``
+    prefixes a syntax error as goresctrl does (``failed to parse L3 allocation request for ...``)."""
     if value is None or isinstance(value, str):
         if isinstance(value, str):
-            _parse_at(lambda: _parse_cache_id_config(value, 0), path)
+            _parse_at(lambda: _parse_cache_id_config(value, 0), path, what)
         return
     if not isinstance(value, dict):
         raise InputError(f"expected a string or a mapping of cache ids, got {type(value).__name__}", path=path)
@@ -771,11 +777,11 @@ def _check_cat(value: Any, path: str) -> None:
         elif v is not None and not isinstance(v, str):
             raise InputError(f"expected a string or {{unified, code, data}}, got {type(v).__name__}", path=sub)
         if key != CACHE_ID_ALL:
-            _parse_at(lambda: list_str_to_array(key), sub)
-        _parse_at(lambda: _parse_cache_id_config(v, 0), sub)
+            _parse_at(lambda: list_str_to_array(key), sub, what)
+        _parse_at(lambda: _parse_cache_id_config(v, 0), sub, what)
 
 
-def _check_mba(value: Any, path: str) -> None:
+def _check_mba(value: Any, path: str, what: str) -> None:
     if value is None:
         return
     if isinstance(value, list):
@@ -789,14 +795,14 @@ def _check_mba(value: Any, path: str) -> None:
         if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
             raise InputError("expected a list of strings such as [\"50%\", \"1000MBps\"]", path=sub)
         if key != CACHE_ID_ALL:
-            _parse_at(lambda: list_str_to_array(key), sub)
+            _parse_at(lambda: list_str_to_array(key), sub, what)
 
 
-def _parse_at(fn, path: str) -> None:
+def _parse_at(fn, path: str, what: str = "") -> None:
     try:
         fn()
     except ValueError as exc:
-        raise InputError(str(exc), path=path) from None
+        raise RdtError(f"{INVALID}{what}{exc}", path=path) from None
 
 
 def _fold_allocations(value: Any) -> Any:
@@ -834,9 +840,11 @@ def parse_rdt_config(doc: Mapping[str, Any] | None, file: str | None = None, *, 
             for key in ("l2Allocation", "l3Allocation", "mbAllocation"):
                 if key in p:
                     p[key] = _fold_allocations(p[key])
-            _check_cat(p.get("l2Allocation"), f"{path}.l2Allocation")
-            _check_cat(p.get("l3Allocation"), f"{path}.l3Allocation")
-            _check_mba(p.get("mbAllocation"), f"{path}.mbAllocation")
+            for lvl in CACHE_LEVELS:
+                _check_cat(p.get(f"{lvl.lower()}Allocation"), f"{path}.{lvl.lower()}Allocation",
+                           f"failed to parse {lvl} allocation request for partition {sc.quote(pname)}: ")
+            _check_mba(p.get("mbAllocation"), f"{path}.mbAllocation",
+                       f"failed to resolve MB allocation for partition {sc.quote(pname)}: ")
             partitions.append(PartitionConfig(pname, p.get("l2Allocation"), p.get("l3Allocation"),
                                               p.get("mbAllocation"), path))
             for cname, c in (p.get("classes") or {}).items():
@@ -845,16 +853,18 @@ def parse_rdt_config(doc: Mapping[str, Any] | None, file: str | None = None, *, 
                 for key in ("l2Allocation", "l3Allocation", "mbAllocation"):
                     if key in c:
                         c[key] = _fold_allocations(c[key])
-                _check_cat(c.get("l2Allocation"), f"{cpath}.l2Allocation")
-                _check_cat(c.get("l3Allocation"), f"{cpath}.l3Allocation")
-                _check_mba(c.get("mbAllocation"), f"{cpath}.mbAllocation")
                 name = unalias_class_name(str(cname))
+                for lvl in CACHE_LEVELS:
+                    _check_cat(c.get(f"{lvl.lower()}Allocation"), f"{cpath}.{lvl.lower()}Allocation",
+                               f"failed to resolve {lvl} allocation for class {sc.quote(name)}: ")
+                _check_mba(c.get("mbAllocation"), f"{cpath}.mbAllocation",
+                           f"failed to resolve MB allocation for class {sc.quote(name)}: ")
                 if not is_qualified_class_name(name):
-                    raise RdtError(f"unqualified class name {sc.quote(name)} (must not be '.' or '..' and must not "
-                                   "contain '/' or newline)", path=cpath)
+                    raise RdtError(f"{INVALID}unqualified class name {sc.quote(name)} (must not be '.' or '..' and "
+                                   "must not contain '/' or newline)", path=cpath)
                 if name in classes:
-                    raise RdtError(f"class names must be unique, {sc.quote(name)} defined multiple times", path=cpath,
-                                   fix=f"it is also defined at {classes[name].path}")
+                    raise RdtError(f"{INVALID}class names must be unique, {sc.quote(name)} defined multiple times",
+                                   path=cpath, fix=f"it is also defined at {classes[name].path}")
                 k8s = c.get("kubernetes") or {}
                 classes[name] = ClassConfig(name, pname, c.get("l2Allocation"), c.get("l3Allocation"),
                                             c.get("mbAllocation"), bool(k8s.get("denyPodAnnotation")),

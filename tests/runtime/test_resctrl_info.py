@@ -1,0 +1,77 @@
+"""The machine's resctrl filesystem as goresctrl reads it (``pkg/rdt/info.go``, ``getRdtInfo``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubetwin.errors import InputError
+from kubetwin.runtime.resctrl import MAX_UINT64, parse_resctrl, read_resctrl_dir
+
+from .resctrl_fixtures import FIXTURES, fixture
+
+
+def test_cache_ids_come_from_the_root_schemata() -> None:
+    assert fixture("resctrl.full").cat_level("L3").cache_ids == (0, 1, 2, 3)
+    assert fixture("resctrl.full").mb.cache_ids == (0, 1, 2, 3)
+
+
+def test_code_and_data_resources_mean_cdp() -> None:
+    l3 = fixture("resctrl.nomb.cdp").cat_level("L3")
+    assert l3.cdp and not l3.unified.supported and l3.cbm_mask() == 0xFFFFF
+
+
+def test_missing_level_reads_as_a_full_64_bit_mask_with_no_ids() -> None:
+    l2 = fixture("resctrl.full").cat_level("L2")
+    assert not l2.supported and l2.cbm_mask() == MAX_UINT64 and l2.cache_ids == ()
+
+
+def test_mba_mbps_mode_comes_from_the_mount_options() -> None:
+    assert fixture("resctrl.nol3.mbps").mb.mbps_enabled
+    assert not fixture("resctrl.nol3").mb.mbps_enabled
+
+
+def test_min_cbm_bits_of_the_level() -> None:
+    assert fixture("resctrl.nomb").cat_level("L3").min_cbm_bits() == 2
+
+
+def test_a_level_missing_from_the_root_schemata_is_refused() -> None:
+    with pytest.raises(InputError, match="no L3 resources in root schemata"):
+        parse_resctrl({"info": FIXTURES["resctrl.full"]["info"], "schemata": "MB:0=100"}, file="m.json")
+
+
+def test_a_missing_info_file_is_refused_with_its_path() -> None:
+    doc = {"info": {"L3": {"cbm_mask": "ff", "min_cbm_bits": 1, "num_closids": 4}}, "schemata": "L3:0=ff"}
+    with pytest.raises(InputError) as err:
+        parse_resctrl(doc, file="m.json")
+    assert err.value.path == "resctrl.info.L3.shareable_bits" and err.value.file == "m.json"
+
+
+def test_a_bad_mask_is_refused() -> None:
+    doc = {"info": {"L3": {"cbm_mask": "xyz", "min_cbm_bits": 1, "num_closids": 4, "shareable_bits": "0"}},
+           "schemata": "L3:0=ff"}
+    with pytest.raises(InputError, match="invalid hex number"):
+        parse_resctrl(doc)
+
+
+def test_an_unknown_info_directory_is_refused() -> None:
+    with pytest.raises(InputError, match='unknown field "resctrl.info.L4"'):
+        parse_resctrl({"info": {"L4": {}}})
+
+
+def test_summary_names_what_can_be_allocated() -> None:
+    assert fixture("resctrl.full").summary == ("L3 CAT: 20 ways on caches 0,1,2,3; MBA in percent on domains 0,1,2,3; "
+                                               "8 classes of service")
+
+
+def test_a_sysfs_copy_with_resctrl_is_read() -> None:
+    files = {"fs/resctrl/info/L3/cbm_mask": "7ff\n", "fs/resctrl/info/L3/min_cbm_bits": "1\n",
+             "fs/resctrl/info/L3/num_closids": "16\n", "fs/resctrl/info/L3/shareable_bits": "0\n",
+             "fs/resctrl/schemata": "    L3:0=7ff;1=7ff\n"}
+    doc = read_resctrl_dir(files.get, lambda p: ["L3"] if p == "fs/resctrl/info" else None)
+    assert doc == {"info": {"L3": {"cbm_mask": "7ff", "min_cbm_bits": "1", "num_closids": "16",
+                                   "shareable_bits": "0"}}, "schemata": "L3:0=7ff;1=7ff"}
+    assert parse_resctrl(doc).cat_level("L3").cache_ids == (0, 1)
+
+
+def test_a_sysfs_copy_without_resctrl_has_none() -> None:
+    assert read_resctrl_dir(lambda p: None, lambda p: None) is None
