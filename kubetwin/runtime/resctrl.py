@@ -18,14 +18,14 @@ the machine description, in the layout of the filesystem itself::
     }
 
 (file contents as strings or numbers; hex files — masks — as strings). The sysfs reader fills it
-in when the sysfs copy includes ``fs/resctrl`` (:func:`read_resctrl_dir`). A machine without the
+in when the sysfs copy includes ``sys/fs/resctrl`` (:mod:`kubetwin.machine.sysfs`). A machine without the
 key has no RDT: :func:`machine_resctrl` returns None and every RDT question is answered "no RDT".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
 from ..errors import InputError
 from ..model.strict import STRING, STRING_OR_NUMBER, check, list_of, obj
@@ -219,29 +219,5 @@ def machine_resctrl(machine: Any, *, file: str | None = None) -> ResctrlInfo | N
     return parse_resctrl(doc, file=file)
 
 
-def read_resctrl_dir(read: Callable[[str], str | None], listdir: Callable[[str], list[str] | None],
-                     root: str = "fs/resctrl") -> dict[str, Any] | None:
-    """The ``resctrl`` description of a resctrl mount (``read``/``listdir`` relative to sysfs), or None."""
-    names = listdir(f"{root}/info")
-    if not names:
-        return None
-    info: dict[str, Any] = {}
-    for name in sorted(names):
-        spec = SPEC.fields["info"].fields.get(name)  # type: ignore[union-attr]
-        if spec is None or spec == STRING:
-            continue
-        files: dict[str, str] = {}
-        for fname in spec.fields:  # type: ignore[union-attr]
-            text = read(f"{root}/info/{name}/{fname}")
-            if text is not None:
-                files[fname] = text.strip()
-        info[name] = files
-    out: dict[str, Any] = {"info": info}
-    schemata = read(f"{root}/schemata")
-    if schemata is not None:
-        out["schemata"] = "\n".join(ln.strip() for ln in schemata.splitlines() if ln.strip())
-    return out
-
-
 __all__ = ["CatInfo", "CatInfoAll", "MbInfo", "ResctrlInfo", "parse_resctrl", "machine_resctrl",
-           "read_resctrl_dir", "L2", "L3", "CACHE_LEVELS", "MAX_UINT32", "MAX_UINT64"]
+           "L2", "L3", "CACHE_LEVELS", "MAX_UINT32", "MAX_UINT64"]

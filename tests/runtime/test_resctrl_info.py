@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kubetwin.errors import InputError
-from kubetwin.runtime.resctrl import MAX_UINT64, parse_resctrl, read_resctrl_dir
+from kubetwin.runtime.resctrl import MAX_UINT64, parse_resctrl
 
 from .resctrl_fixtures import FIXTURES, fixture
 
@@ -61,17 +61,3 @@ def test_an_unknown_info_directory_is_refused() -> None:
 def test_summary_names_what_can_be_allocated() -> None:
     assert fixture("resctrl.full").summary == ("L3 CAT: 20 ways on caches 0,1,2,3; MBA in percent on domains 0,1,2,3; "
                                                "8 classes of service")
-
-
-def test_a_sysfs_copy_with_resctrl_is_read() -> None:
-    files = {"fs/resctrl/info/L3/cbm_mask": "7ff\n", "fs/resctrl/info/L3/min_cbm_bits": "1\n",
-             "fs/resctrl/info/L3/num_closids": "16\n", "fs/resctrl/info/L3/shareable_bits": "0\n",
-             "fs/resctrl/schemata": "    L3:0=7ff;1=7ff\n"}
-    doc = read_resctrl_dir(files.get, lambda p: ["L3"] if p == "fs/resctrl/info" else None)
-    assert doc == {"info": {"L3": {"cbm_mask": "7ff", "min_cbm_bits": "1", "num_closids": "16",
-                                   "shareable_bits": "0"}}, "schemata": "L3:0=7ff;1=7ff"}
-    assert parse_resctrl(doc).cat_level("L3").cache_ids == (0, 1)
-
-
-def test_a_sysfs_copy_without_resctrl_has_none() -> None:
-    assert read_resctrl_dir(lambda p: None, lambda p: None) is None
