@@ -13,8 +13,6 @@ from __future__ import annotations
 import dataclasses
 import json
 
-import pytest
-
 from kubetwin.kubelet.admission import NodeAdmission
 from kubetwin.machine.spec import parse_spec
 from kubetwin.model.kubelet_config import KubeletConfiguration
