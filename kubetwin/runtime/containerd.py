@@ -87,7 +87,8 @@ def with_resources(lcr: Mapping[str, Any], runtime: RuntimeConfig,
                            for k, v in (base or {}).items()}
     cpu = dict(out.get("cpu") or {})
     mem = dict(out.get("memory") or {})
-    period, quota, shares = int(lcr.get("cpuPeriod") or 0), int(lcr.get("cpuQuota") or 0), int(lcr.get("cpuShares") or 0)
+    period, quota = int(lcr.get("cpuPeriod") or 0), int(lcr.get("cpuQuota") or 0)
+    shares = int(lcr.get("cpuShares") or 0)
     limit, swap = int(lcr.get("memoryLimitInBytes") or 0), int(lcr.get("memorySwapLimitInBytes") or 0)
     if period:
         cpu["period"] = period

@@ -53,7 +53,8 @@ def prune(msg: Any) -> Any:
     if isinstance(msg, dict):
         out = {}
         for k, v in msg.items():
-            if v is None or v is False or v == "" or (isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0):
+            zero_number = isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0
+            if v is None or v is False or v == "" or zero_number:
                 continue
             if isinstance(v, list):
                 if not v:
@@ -316,7 +317,8 @@ def grace_period(pod: Pod) -> int:
 
 
 __all__ = ["CRICall", "prune", "sandbox_id", "container_id", "calculate_linux_resources", "sandbox_resources",
-           "overhead_resources", "pod_resources_without_overhead", "pod_labels", "container_labels", "namespaces_for_pod", "has_privileged_container",
+           "overhead_resources", "pod_resources_without_overhead", "pod_labels", "container_labels",
+           "namespaces_for_pod", "has_privileged_container",
            "pod_sandbox_config", "container_config", "run_pod_sandbox", "create_container", "start_container",
            "update_container_resources", "update_pod_sandbox_resources", "stop_container", "remove_container",
            "stop_pod_sandbox", "remove_pod_sandbox", "grace_period", "POD", "CONTAINER", "NODE"]

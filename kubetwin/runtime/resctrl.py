@@ -1,6 +1,7 @@
 """What a machine's ``resctrl`` filesystem tells goresctrl: the RDT hardware, or its absence.
 
-goresctrl (``pkg/rdt/info.go``, ``getRdtInfo``) reads ``/sys/fs/resctrl``: per cache level the
+goresctrl (``pkg/rdt/info.go``, ``getRdtInfo``; v0.12.0, the version containerd 2.3 vendors) reads
+``/sys/fs/resctrl``: per cache level the
 capacity bitmask (``info/L3/cbm_mask``), its minimum width (``min_cbm_bits``), the number of
 classes of service (``num_closids``); ``L3CODE``/``L3DATA`` instead of ``L3`` when CDP is on;
 memory bandwidth (``info/MB``: ``min_bandwidth``, ``bandwidth_gran``, ``delay_linear``) and, from
@@ -54,6 +55,7 @@ class CatInfo:
     cbm_mask: int = 0
     min_cbm_bits: int = 0
     shareable_bits: int = 0
+    num_closids: int = 0
 
     @property
     def supported(self) -> bool:
@@ -103,6 +105,7 @@ class MbInfo:
     delay_linear: int = 0
     min_bandwidth: int = 0
     mbps_enabled: bool = False
+    num_closids: int = 0
 
     @property
     def supported(self) -> bool:
@@ -111,7 +114,8 @@ class MbInfo:
 
 @dataclass(frozen=True, slots=True)
 class ResctrlInfo:
-    """The RDT hardware as goresctrl sees it; ``root_schemata`` is the root group's current schemata."""
+    """The RDT hardware as goresctrl sees it; ``num_closids`` is the smallest of the resources'
+    (goresctrl v0.12); ``root_schemata`` is the root group's current schemata."""
 
     cat: Mapping[str, CatInfoAll] = field(default_factory=dict)
     mb: MbInfo = MbInfo()
@@ -133,7 +137,9 @@ class ResctrlInfo:
         if self.mb.supported:
             parts.append("MBA in " + ("MBps" if self.mb.mbps_enabled else "percent") + " on domains "
                          + ",".join(str(i) for i in sorted(self.mb.cache_ids)))
-        return "; ".join(parts) + f"; {self.num_closids} classes of service" if parts else "RDT with nothing to allocate"
+        if not parts:
+            return "RDT with nothing to allocate"
+        return "; ".join(parts) + f"; {self.num_closids} classes of service"
 
 
 def _uint(text: Any, path: str, base: int = 10) -> int:
@@ -185,8 +191,10 @@ def parse_resctrl(doc: Mapping[str, Any], *, file: str | None = None, prefix: st
                                          fix="give every file goresctrl reads from the info directory")
                 parts[key] = CatInfo(_uint(files["cbm_mask"], f"{base}.cbm_mask", 16),
                                      _uint(files["min_cbm_bits"], f"{base}.min_cbm_bits"),
-                                     _uint(files["shareable_bits"], f"{base}.shareable_bits", 16))
-                num_closids = _uint(files["num_closids"], f"{base}.num_closids")
+                                     _uint(files["shareable_bits"], f"{base}.shareable_bits", 16),
+                                     _uint(files["num_closids"], f"{base}.num_closids"))
+                if num_closids == 0 or parts[key].num_closids < num_closids:
+                    num_closids = parts[key].num_closids
             level = CatInfoAll((), **parts)
             if level.supported:
                 level = CatInfoAll(_cache_ids(schemata, lvl, f"{prefix}.schemata"), **parts)
@@ -198,12 +206,13 @@ def parse_resctrl(doc: Mapping[str, Any], *, file: str | None = None, prefix: st
             for required in ("bandwidth_gran", "delay_linear", "min_bandwidth", "num_closids"):
                 if files.get(required) is None:
                     raise InputError(f"missing {required}", path=f"{base}.{required}")
-            num_closids = _uint(files["num_closids"], f"{base}.num_closids")
             mb = MbInfo(_cache_ids(schemata, "MB", f"{prefix}.schemata"),
                         _uint(files["bandwidth_gran"], f"{base}.bandwidth_gran"),
                         _uint(files["delay_linear"], f"{base}.delay_linear"),
                         _uint(files["min_bandwidth"], f"{base}.min_bandwidth"),
-                        "mba_MBps" in mount)
+                        "mba_MBps" in mount, _uint(files["num_closids"], f"{base}.num_closids"))
+            if num_closids == 0 or mb.num_closids < num_closids:
+                num_closids = mb.num_closids
     except InputError as exc:
         raise exc.in_file(file)
     return ResctrlInfo(cat, mb, num_closids, tuple(ln.strip() for ln in schemata))

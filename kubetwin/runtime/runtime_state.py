@@ -22,8 +22,9 @@ from .cgroupv2 import CgroupState, cgroup_writes
 from .containerd import (RuntimeConfig, cgroup_dir, container_spec, resctrl_group, sandbox_spec, with_resources)
 from .rdt import RdtClassError, RdtConfig, container_rdt_class, unalias_class_name
 
-#: ``adjust(kind, pod_annotations, container_name, spec) -> spec``; kind is "sandbox" or "container".
-AdjustFn = Callable[[str, Mapping[str, str], str, dict[str, Any]], dict[str, Any]]
+#: ``adjust(kind, request, spec) -> spec``: kind is "sandbox" (request: ``RunPodSandboxRequest``) or
+#: "container" (request: ``CreateContainerRequest``); spec is the OCI spec the runtime built.
+AdjustFn = Callable[[str, Mapping[str, Any], dict[str, Any]], dict[str, Any]]
 
 
 @dataclass
@@ -75,7 +76,7 @@ class RuntimeState:
         config = request.get("config") or {}
         spec = sandbox_spec(config, sid)
         if self.adjust is not None:
-            spec = self.adjust("sandbox", config.get("annotations") or {}, "", spec)
+            spec = self.adjust("sandbox", request, spec)
         self.sandboxes[sid] = SandboxRecord(sid, config, spec, self._apply(spec["linux"]["resources"]))
         return {"podSandboxId": sid}
 
@@ -103,7 +104,7 @@ class RuntimeState:
             raise
         spec = container_spec(request, cid, self.runtime, block_io=block_io, rdt_class=rdt_class)
         if self.adjust is not None:
-            spec = self.adjust("container", pod_ann, name, spec)
+            spec = self.adjust("container", request, spec)
         self.containers[cid] = ContainerRecord(cid, sid, name, config, spec, self._apply(spec["linux"]["resources"]),
                                                rdt_class, blockio_class)
         return {"containerId": cid}

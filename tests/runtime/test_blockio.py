@@ -1,6 +1,6 @@
 """goresctrl's Block I/O classes, their OCI form, and the ``io.*`` lines runc writes on cgroup v2.
 
-Facts from intel/goresctrl v0.9.0 ``pkg/blockio/blockio_test.go`` (``TestSetConfig``,
+Facts from intel/goresctrl v0.12.0 (as containerd v2.3 vendors it) ``pkg/blockio/blockio_test.go`` (``TestSetConfig``,
 ``TestClassNames``, ``TestConfigurableBlockDevices``, ``TestDevicesParametersToCgBlockIO``),
 ``pkg/blockio/oci_test.go`` (``TestOciLinuxBlockIO``), opencontainers/cgroups ``fs2/io.go`` and
 ``utils_test.go`` (``TestConvertBlkIOToIOWeightValue``), containerd v2.3

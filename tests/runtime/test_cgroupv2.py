@@ -58,7 +58,8 @@ def test_unified_overrides_an_earlier_write() -> None:
     assert state.files["cpu.weight"] == "500"
 
 
-@pytest.mark.parametrize("cpu,want", [({"quota": -1, "period": 100000}, "max 100000"), ({"period": 100000}, "max 100000"),
+@pytest.mark.parametrize("cpu,want", [({"quota": -1, "period": 100000}, "max 100000"),
+                                      ({"period": 100000}, "max 100000"),
                                       ({"quota": 20000}, "20000 100000")])
 def test_cpu_max(cpu: dict, want: str) -> None:
     assert cgroup_writes({"cpu": cpu}).files["cpu.max"] == want

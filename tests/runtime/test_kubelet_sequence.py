@@ -219,3 +219,18 @@ def test_in_place_resize_updates_the_container_then_the_sandbox() -> None:
     assert sandbox.request["resources"]["memoryLimitInBytes"] == 300 << 20
     view = seq.report()["pods"][0]["containers"][0]
     assert view["files"]["cpu.max"] == "200000 100000" and view["files"]["memory.max"] == str(300 << 20)
+
+
+def test_adjust_hook_sees_every_spec_before_runc_applies_it() -> None:
+    seen = []
+
+    def adjust(kind, request, spec):
+        seen.append(kind)
+        if kind == "container":
+            spec["linux"]["resources"]["cpu"]["cpus"] = "3"
+        return spec
+
+    node = kubelet("none")
+    runtime = RuntimeState(node.machine, RuntimeConfig(), adjust=adjust)
+    view = run(node, [pod("web", [c("app", "500m")])], runtime).report()["pods"][0]["containers"][0]
+    assert seen == ["sandbox", "container"] and view["files"]["cpuset.cpus"] == "3"

@@ -1,6 +1,7 @@
 """goresctrl's building blocks: bit lists, cache-id lists, cache proportions and their overlay on a mask.
 
-Facts from intel/goresctrl v0.9.0 ``pkg/rdt/rdt_test.go``: ``TestBitMap``, ``TestListStrToArray``,
+Facts from intel/goresctrl v0.12.0 (as containerd v2.3 vendors it) ``pkg/rdt/rdt_test.go``:
+``TestBitMap``, ``TestListStrToArray``,
 ``TestCacheAllocation``, ``TestCacheProportion``, ``TestIsQualifiedClassName``.
 """
 

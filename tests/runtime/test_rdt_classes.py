@@ -1,6 +1,7 @@
 """Which RDT class a container gets, and whether the runtime takes it.
 
-Facts from intel/goresctrl v0.9.0 ``pkg/rdt/kubernetes_test.go`` (``TestContainerClassFromAnnotations``:
+Facts from intel/goresctrl v0.12.0 (as containerd v2.3 vendors it) ``pkg/rdt/kubernetes_test.go``
+(``TestContainerClassFromAnnotations``:
 container annotation first, then the pod's per-container annotation, then the pod annotation;
 class must exist; classes may deny pod or container annotations) and containerd v2.3
 ``internal/cri/server/rdt.go`` (a class while RDT is not enabled is refused unless

@@ -1,8 +1,8 @@
 """goresctrl's RDT configurations on goresctrl's mock machines: the schemata of every class, or the refusal.
 
 Cases: ``data/goresctrl_rdt_config.yaml``, translated from ``TestConfig`` in intel/goresctrl
-v0.9.0 ``pkg/rdt/rdt_test.go`` (46 cases). Each configuration is parsed as goresctrl parses it,
-resolved on the case's resctrl filesystem, and every class's schemata compared line for line;
+v0.12.0 ``pkg/rdt/rdt_test.go`` (46 cases; unchanged since v0.9.0). Each configuration is parsed
+as goresctrl parses it, resolved on the case's resctrl filesystem, and every class's schemata compared line for line;
 refused configurations must fail with goresctrl's message (a regex of the upstream test).
 """
 
@@ -61,7 +61,8 @@ def test_unknown_field_suggests_the_real_name() -> None:
 
 
 def test_field_names_match_case_insensitively_as_encoding_json_does() -> None:
-    config = parse_rdt_config({"Partitions": {"p": {"L3Allocation": "100%", "Classes": {"c": {"l3allocation": "50%"}}}}})
+    config = parse_rdt_config({"Partitions": {"p": {"L3Allocation": "100%",
+                                                    "Classes": {"c": {"l3allocation": "50%"}}}}})
     assert config.schemata("c", fixture("resctrl.nomb")) == {"L3": "0=3ff;1=3ff;2=3ff;3=3ff"}
 
 

@@ -61,3 +61,23 @@ def test_an_unknown_info_directory_is_refused() -> None:
 def test_summary_names_what_can_be_allocated() -> None:
     assert fixture("resctrl.full").summary == ("L3 CAT: 20 ways on caches 0,1,2,3; MBA in percent on domains 0,1,2,3; "
                                                "8 classes of service")
+
+
+L2L3MB = {"info": {"L2": {"cbm_mask": "ffff", "min_cbm_bits": 1, "num_closids": 8, "shareable_bits": "0"},
+                   "L3": {"cbm_mask": "fffff", "min_cbm_bits": 1, "num_closids": 15, "shareable_bits": "c0001"},
+                   "MB": {"bandwidth_gran": 10, "delay_linear": 1, "min_bandwidth": 10, "num_closids": 15}},
+          "schemata": "MB:0=  100;1=  100\nL2:" + ";".join(f"{i}=0ffff" for i in range(40)) + "\nL3:0=fffff;1=fffff"}
+
+
+def test_info_of_a_machine_with_l2_l3_and_mba() -> None:
+    # goresctrl v0.12.0 pkg/rdt/rdt_test.go TestInfo "resctrl.l2l3mb"
+    info = parse_resctrl(L2L3MB)
+    assert info.cat_level("L2").cache_ids == tuple(range(40)) and info.cat_level("L3").cache_ids == (0, 1)
+    assert info.cat_level("L3").unified.shareable_bits == 0xC0001 and info.cat_level("L3").unified.num_closids == 15
+    assert info.mb.cache_ids == (0, 1) and info.mb.num_closids == 15
+
+
+@pytest.mark.parametrize("doc,closids", [(L2L3MB, 8), (FIXTURES["resctrl.full"], 8), (FIXTURES["resctrl.nol3"], 8)])
+def test_number_of_classes_is_the_smallest_of_the_resources(doc: dict, closids: int) -> None:
+    # goresctrl v0.12.0 TestInfo: numClosids is the minimum across cache levels and MBA
+    assert parse_resctrl(doc).num_closids == closids
