@@ -21,6 +21,7 @@ from .blockio import BlockIOClassError, BlockIOConfig, bfq_loaded, block_devices
 from .cgroupv2 import CgroupState, cgroup_writes
 from .containerd import (RuntimeConfig, cgroup_dir, container_spec, resctrl_group, sandbox_spec, with_resources)
 from .rdt import RdtClassError, RdtConfig, container_rdt_class, unalias_class_name
+from .resctrl import machine_resctrl
 
 #: ``adjust(kind, request, spec) -> spec``: kind is "sandbox" (request: ``RunPodSandboxRequest``) or
 #: "container" (request: ``CreateContainerRequest``); spec is the OCI spec the runtime built.
@@ -64,6 +65,7 @@ class RuntimeState:
     def __post_init__(self) -> None:
         self.devices = block_devices(self.machine)
         self.bfq = bfq_loaded(self.devices)
+        self.resctrl = machine_resctrl(self.machine)
         if self.rdt is not None:
             self.rdt.resolve(self.machine)  # refuse a configuration the machine cannot take, up front
 
@@ -97,7 +99,7 @@ class RuntimeState:
             raise
         block_io = self.blockio.oci(blockio_class, self.devices) if (self.blockio and blockio_class) else None
         try:
-            rdt_class = container_rdt_class(self.rdt, self.machine, name, pod_ann, ctr_ann,
+            rdt_class = container_rdt_class(self.rdt, self.resctrl, name, pod_ann, ctr_ann,
                                             ignore_not_enabled=self.runtime.ignore_rdt_not_enabled_errors)
         except RdtClassError as exc:
             exc.message = f"failed to set RDT class: {exc.message}"

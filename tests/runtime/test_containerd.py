@@ -84,3 +84,14 @@ def test_resctrl_group_is_the_class_directory() -> None:
 def test_only_containerd_is_modelled() -> None:
     with pytest.raises(InputError, match="not modelled"):
         RuntimeConfig(runtime="cri-o")
+
+
+def test_crun_is_modelled_like_runc_and_others_are_refused() -> None:
+    assert RuntimeConfig(oci_runtime="crun").to_dict()["ociRuntime"] == "crun"
+    with pytest.raises(InputError, match="not modelled"):
+        RuntimeConfig(oci_runtime="youki")
+
+
+def test_unknown_weight_curve_is_refused() -> None:
+    with pytest.raises(InputError, match="cpu.weight curve"):
+        RuntimeConfig(cpu_weight_curve="cubic")
