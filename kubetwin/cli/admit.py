@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .common import emit_data, kubernetes_version, output_option
+from .common import OUTPUT_FORMATS, emit_data, kubernetes_version, output_option
 
 
 @click.command("admit")
@@ -26,17 +26,22 @@ from .common import emit_data, kubernetes_version, output_option
 @click.option("--devices-from-machine", is_flag=True,
               help="Advertise the machine's PCI GPUs as their vendors' device plugins do (nvidia.com/gpu, ...).")
 @click.option("--explain", is_flag=True, help="Show each provider's topology hints and the merged hint.")
-@output_option()
+@output_option(choices=OUTPUT_FORMATS + ("cri",))
 @click.argument("pods_path", metavar="PODS.yaml")
 @click.pass_context
 def admit(ctx: click.Context, machine_source: str, config_path: str | None, state_dir: str | None,
           write_state: str | None, metrics_path: str | None, devices_path: str | None, devices_from_machine: bool,
           explain: bool, output: str, pods_path: str) -> None:
-    """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable."""
+    """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable.
+
+    ``-o cri`` prints the CRI calls the kubelet makes for the admitted pods (JSON) and what each
+    container ends up with in its cgroup (docs/runtime.md)."""
     data = run_admit(machine_source, config_path, state_dir, pods_path, kubernetes_version(ctx),
                      explain=explain, write_state=write_state, metrics_path=metrics_path,
-                     devices_path=devices_path, devices_from_machine=devices_from_machine)
-    if output == "table":
+                     devices_path=devices_path, devices_from_machine=devices_from_machine, cri=output == "cri")
+    if output == "cri":
+        emit_data(data, "json")
+    elif output == "table":
         render_table(data, explain=explain)
     else:
         emit_data(data, output)
@@ -69,7 +74,7 @@ def _load_state(state_dir: str | None, name: str):
 def run_admit(machine_source: str, config_path: str | None, state_dir: str | None, pods_path: str,
               version: str | None, *, explain: bool = False, write_state: str | None = None,
               metrics_path: str | None = None, devices_path: str | None = None,
-              devices_from_machine: bool = False) -> dict[str, Any]:
+              devices_from_machine: bool = False, cri: bool = False) -> dict[str, Any]:
     from ..errors import InputError
     from ..kubelet.admission import NodeAdmission
     from ..machine import load_machine
@@ -94,9 +99,12 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
             exc.file = config_path or "kubelet configuration"
         raise
     decisions = []
+    sequence = _cri_sequence(node, machine) if cri else None
     for pod in pods:
         n_explain = len(node.topology.explain) if node.topology.explain is not None else 0
         d = node.admit(pod)
+        if sequence is not None:
+            sequence.admitted(d)
         entry = pod_report(node, d)
         if explain and node.topology.explain is not None:
             entry["explain"] = [_explain_record(r) for r in node.topology.explain[n_explain:]]
@@ -109,7 +117,20 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         from ..outputs import write_atomic
 
         write_atomic(metrics_path, render_metrics(node), "--metrics")
+    if sequence is not None:
+        sequence.reconcile()
+        return sequence.report()
     return {"pods": decisions, "node": numa_map(node)}
+
+
+def _cri_sequence(node, machine):
+    """The kubelet's CRI calls and the runtime below it (containerd + runc, the kubelet's cgroup driver)."""
+    from ..runtime.containerd import RuntimeConfig
+    from ..runtime.kubelet_sequence import KubeletSequence
+    from ..runtime.runtime_state import RuntimeState
+
+    runtime = RuntimeState(machine, RuntimeConfig(cgroup_driver=node.config.cgroup_driver))
+    return KubeletSequence(node, runtime)
 
 
 def _inventory(machine, devices_path: str | None, from_machine: bool):
