@@ -391,36 +391,83 @@ class StaticMemoryPolicy:
         return hint
 
     def _allocate_container(self, pod: Pod, c: Container) -> list[Block] | None:
-        if c.name in self.state.entries.get(pod.uid, {}):
+        existing = self.state.entries.get(pod.uid, {}).get(c.name)
+        if existing is not None:
+            self._update_pod_reusable_memory(pod, c, existing)
             return None
         requests = self._requests(pod, c)
         if not requests:
             return None
         hint = self.affinity(pod.uid, c.name)
-        reusable = self.reusable.setdefault(pod.uid, {})
         for uid in [u for u in self.reusable if u != pod.uid]:
             del self.reusable[uid]
+        reusable = self.reusable.get(pod.uid, {})
         hint = self.final_hint(hint, requests, reusable)
         bits = bits_of(hint.affinity)
         ms = self.state.machine_state
-        init_regular = any(ic.name == c.name and not is_sidecar(ic) for ic in pod.spec.init_containers)
         blocks = []
         for r, req in requests.items():
-            key = (hint.affinity, r)
-            have = reusable.get(key, 0)
-            used = min(have, req)
-            _reserve(ms, bits, r, req - used)
-            if init_regular:
-                reusable[key] = max(have, req)
-            else:
-                reusable[key] = have - used
+            have = reusable.get((hint.affinity, r), 0)
+            _reserve(ms, bits, r, req - min(have, req))
             blocks.append(Block(tuple(bits), r, req))
+        self._update_pod_reusable_memory(pod, c, blocks)
         self.state.entries.setdefault(pod.uid, {})[c.name] = blocks
         for b in blocks:  # updateMachineState: every block counts once on each node of its affinity
             for n in b.numa_affinity:
                 ms[n].number_of_assignments += 1
                 ms[n].cells = list(b.numa_affinity)
+        self._update_init_containers_memory_blocks(pod, c, blocks)
         return blocks
+
+    def _update_pod_reusable_memory(self, pod: Pod, c: Container, blocks: list[Block]) -> None:
+        """``updatePodReusableMemory``: a regular init container's blocks become reusable by the
+        containers after it (the largest per mask and type); a later container uses them up."""
+        for uid in [u for u in self.reusable if u != pod.uid]:
+            del self.reusable[uid]
+        if any(ic.name == c.name and not is_sidecar(ic) for ic in pod.spec.init_containers):
+            reusable = self.reusable.setdefault(pod.uid, {})
+            for b in blocks:
+                key = (mask_of(b.numa_affinity), b.type)
+                if b.size > reusable.get(key, 0):
+                    reusable[key] = b.size
+            return
+        reusable = self.reusable.get(pod.uid)
+        if not reusable:
+            return
+        for b in blocks:
+            key = (mask_of(b.numa_affinity), b.type)
+            have = reusable.get(key, 0)
+            if have:
+                reusable[key] = 0 if b.size >= have else have - b.size
+
+    def _update_init_containers_memory_blocks(self, pod: Pod, c: Container, blocks: list[Block]) -> None:
+        """``updateInitContainersMemoryBlocks``: the memory a container took over from regular init
+        containers before it is taken off their blocks, so that the blocks of a pod add up to what
+        the machine state reserves for it — the invariant the kubelet checks when it restarts from
+        its checkpoint (``validateState``). An init block may end at size 0."""
+        conts = self.state.entries.get(pod.uid, {})
+        for block in blocks:
+            size = block.size
+            for ic in pod.spec.init_containers:
+                if ic.name == c.name or size == 0:
+                    break
+                if is_sidecar(ic):
+                    continue
+                init_blocks = conts.get(ic.name)
+                if not init_blocks:
+                    continue
+                updated = []
+                for ib in init_blocks:
+                    if ib.size == 0 or ib.type != block.type or set(ib.numa_affinity) != set(block.numa_affinity):
+                        updated.append(ib)
+                        continue
+                    if ib.size > size:
+                        updated.append(Block(ib.numa_affinity, ib.type, ib.size - size))
+                        size = 0
+                    else:
+                        size -= ib.size
+                        updated.append(Block(ib.numa_affinity, ib.type, 0))
+                conts[ic.name] = updated
 
     def _violates_groups(self, bits: list[int]) -> bool:
         ms = self.state.machine_state
