@@ -311,6 +311,36 @@ def check(value: Any, spec: Spec, *, file: str | None = None, prefix: str = "",
         raise problems_error(problems, file=file, prefix=prefix, what=what)
 
 
+def fold_case(value: Any, spec: Spec, path: str = "") -> Any:
+    """``value`` with field names matched as Go's ``encoding/json`` matches them: an exact match,
+    else a case-insensitive one (``defaultCPUSet`` for ``defaultCpuSet``) — for files the kubelet
+    reads with plain ``json.Unmarshal`` (checkpoints). Two keys folding to one field are refused;
+    keys matching no field are kept, for :func:`check` to report."""
+    t = type(spec)
+    if t is Obj and type(value) is dict:
+        fields = spec.fields  # type: ignore[union-attr]
+        lowered = {k.lower(): k for k in fields}
+        out: dict[Any, Any] = {}
+        for key, sub in value.items():
+            name = key
+            if isinstance(key, str) and key not in fields:
+                name = lowered.get(key.lower(), key)
+            if name in out:
+                raise InputError(f'fields "{name}" and "{key}" are the same field', path=_join_path(path, name),
+                                 fix="give the field once")
+            out[name] = fold_case(sub, fields[name], _join_path(path, name)) if name in fields else sub
+        return out
+    if t is MapOf and type(value) is dict:
+        return {k: fold_case(v, spec.value, _join_path(path, str(k))) for k, v in value.items()}  # type: ignore[union-attr]
+    if t is ListOf and type(value) is list:
+        return [fold_case(v, spec.item, f"{path}[{i}]") for i, v in enumerate(value)]  # type: ignore[union-attr]
+    return value
+
+
+def _join_path(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
 def unknown_key_error(name: str, valid: Iterable[str], *, path: str = "", file: str | None = None,
                       what: str = "field") -> InputError:
     """An unknown key outside a spec walk (a ``--variant`` key, a feature gate, a policy name),

@@ -129,7 +129,9 @@ class StaticMemoryPolicy:
                                 raise InputError(f"[memorymanager] (pod: {uid}, container: {name}) the memory "
                                                  "assignment uses memory resource that does not exist",
                                                  path=f"memory_manager_state.entries.{uid}.{name}")
-                    self._record(uid, name, blocks, reserve=self._counts(conts, name))
+                    self._record(uid, name, blocks, reserve=self._counts(conts, name),
+                                 where=f"memory_manager_state.{'podEntries' if name == '' else 'entries'}.{uid}"
+                                       + (f".{name}" if name else ""))
             if state.machine_state and not machine_states_equal(state.machine_state, self.state.machine_state):
                 raise InputError("[memorymanager] the expected machine state is different from the real one",
                                  path="memory_manager_state.machineState",
@@ -173,17 +175,26 @@ class StaticMemoryPolicy:
         return out
 
     # --- bookkeeping ------------------------------------------------------------------------
-    def _record(self, uid: str, name: str, blocks: list[Block], reserve: bool) -> None:
+    def _record(self, uid: str, name: str, blocks: list[Block], reserve: bool, where: str = "") -> None:
         """Store blocks; ``reserve``: they take memory and count as assignments (``updateMachineState``).
 
         A pod-level pod's container blocks are views into its bubble: only the bubble (name
-        ``""``) reserves and counts, as ``AllocatePod`` and ``validateState`` do."""
+        ``""``) reserves and counts, as ``AllocatePod`` and ``validateState`` do. Restoring a
+        checkpoint (``where`` names the entry), blocks that do not fit the free memory of their
+        NUMA nodes are refused: the kubelet's ``validateState`` would drop the excess without a
+        word, and no kubelet writes such a checkpoint."""
         self.state.entries.setdefault(uid, {})[name] = blocks
         if not reserve:
             return
         ms = self.state.machine_state
-        for b in blocks:
-            _reserve(ms, b.numa_affinity, b.type, b.size)
+        for i, b in enumerate(blocks):
+            left = _reserve(ms, b.numa_affinity, b.type, b.size)
+            if left and where:
+                raise InputError(f"memory over-assigned: the block of {b.size} bytes of {b.type} on NUMA nodes "
+                                 f"{list(b.numa_affinity)} exceeds their free {b.type} by {left} bytes",
+                                 path=f"{where}[{i}].size",
+                                 fix="the entries add up to more than the machine's allocatable memory (after "
+                                     "reservedMemory): drain the node and delete the memory_manager_state file")
         # updateMachineState: every block counts once on each node of its affinity
         for b in blocks:
             for n in b.numa_affinity:
@@ -496,8 +507,9 @@ class StaticMemoryPolicy:
         return sorted({n for b in blocks for n in b.numa_affinity}) if blocks else None
 
 
-def _reserve(ms: Any, nodes: Any, resource: str, need: int) -> None:
-    """Take ``need`` of ``resource`` from the free memory of ``nodes`` in order, as far as each has."""
+def _reserve(ms: Any, nodes: Any, resource: str, need: int) -> int:
+    """Take ``need`` of ``resource`` from the free memory of ``nodes`` in order, as far as each has;
+    the part no node had is returned."""
     for n in nodes:
         t = ms[n].memory_map.get(resource)
         if t is None or need == 0:
@@ -506,3 +518,4 @@ def _reserve(ms: Any, nodes: Any, resource: str, need: int) -> None:
         t.free -= take
         t.reserved += take
         need -= take
+    return need

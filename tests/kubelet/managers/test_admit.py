@@ -155,7 +155,7 @@ def test_cli_refuses_a_corrupt_cpu_manager_state(tmp_path: Path):
     proc = _run(tmp_path, "admit", "--machine", str(MACHINES / "single-socket-ht.json"), "--config", "k.yaml",
                 "--state-dir", "state", "p.yaml", "-o", "json")
     assert proc.returncode == 1
-    assert "cpu_manager_state" in proc.stderr and "corrupted" in proc.stderr
+    assert "state/cpu_manager_state: could not restore state from checkpoint: not valid JSON" in proc.stderr
 
 
 def test_cli_refuses_state_written_by_another_policy(tmp_path: Path):
