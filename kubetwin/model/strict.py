@@ -304,11 +304,20 @@ def _sibling(path: str, name: str) -> str:
 
 
 def check(value: Any, spec: Spec, *, file: str | None = None, prefix: str = "",
-          what: str = "strict decoding error") -> None:
-    """Raise :class:`InputError` if ``value`` has unknown or mistyped fields under ``spec``."""
+          what: str = "strict decoding error", type_what: str | None = None) -> None:
+    """Raise :class:`InputError` if ``value`` has unknown or mistyped fields under ``spec``.
+
+    With ``type_what``, mistyped fields are reported first and on their own, under that word
+    (``failed to decode``): for readers whose real counterpart cannot decode such a file at
+    all, while an unknown field is only a strict-decoding error."""
     problems = find_problems(value, spec)
-    if problems:
-        raise problems_error(problems, file=file, prefix=prefix, what=what)
+    if not problems:
+        return
+    if type_what is not None:
+        mistyped = [p for p in problems if p.kind != "unknown"]
+        if mistyped:
+            raise problems_error(mistyped, file=file, prefix=prefix, what=type_what)
+    raise problems_error(problems, file=file, prefix=prefix, what=what)
 
 
 def fold_case(value: Any, spec: Spec, path: str = "") -> Any:

@@ -76,7 +76,8 @@ def test_malformed_machineinfo_is_exit_1(tmp_path):
     bad.write_text('{"num_cores": 4, "topology": [{"node_id": "zero"}]}')
     r = run("topology", str(bad))
     assert r.returncode == 1
-    assert f"{bad}: topology[0].node_id: must be an integer" in r.stderr
+    assert f'{bad}: cannot decode MachineInfo: invalid type for field "topology[0].node_id": expected an integer' \
+        in r.stderr
 
 
 def test_unknown_output_format_is_a_usage_error():
