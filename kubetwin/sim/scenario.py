@@ -74,6 +74,8 @@ class Settings:
     #: kube-scheduler's ``--pod-max-in-unschedulable-pods-duration`` (a flag, not a
     #: KubeSchedulerConfiguration field): parked pods older than this are retried
     pod_max_in_unschedulable: float = 300.0
+    #: the version came from the command line (``--kubernetes-version``): it wins over the scenario's
+    version_given: bool = False
 
 
 @dataclass
@@ -94,8 +96,12 @@ class Scenario:
 
 
 # --- loading -------------------------------------------------------------------------------------
-def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = None) -> Scenario:
-    """A scenario from one or more files: a ``Simulation`` object and/or Kubernetes objects."""
+def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = None,
+                  kubernetes_version: str | None = None) -> Scenario:
+    """A scenario from one or more files: a ``Simulation`` object and/or Kubernetes objects.
+
+    ``kubernetes_version`` (``--kubernetes-version``) is the release every kubelet configuration
+    and gate of the scenario is read at; it overrides ``spec.kubernetesVersion``."""
     if not isinstance(paths, list):
         paths = [paths]
     docs: list[Document] = []
@@ -103,6 +109,11 @@ def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = N
         docs.extend(load_documents(p))
     first = str(paths[0]) if paths else "<scenario>"
     sc = Scenario(name=Path(first).stem, source=first)
+    if kubernetes_version is not None:
+        from ..model.features import normalize_version
+
+        sc.settings.kubernetes_version = normalize_version(kubernetes_version)
+        sc.settings.version_given = True
     sims = [d for d in docs if d.obj.get("kind") == "Simulation"]
     if len(sims) > 1:
         raise InputError("more than one Simulation object", path="kind", file=sims[1].where)
@@ -217,9 +228,16 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         from ..model.features import normalize_version
 
         try:
-            st.kubernetes_version = normalize_version(spec["kubernetesVersion"])
+            version = normalize_version(spec["kubernetesVersion"])
         except InputError as exc:
             raise InputError(exc.message, path="spec.kubernetesVersion", fix=exc.fix) from None
+        if not st.version_given:
+            st.kubernetes_version = version
+        elif version != st.kubernetes_version:
+            from ..diagnostics import warn
+
+            warn(InputError(f"the scenario is for Kubernetes {version}; --kubernetes-version "
+                            f"{st.kubernetes_version} is used", path="spec.kubernetesVersion"))
     if spec.get("featureGates") is not None:
         from ..model.features import gates_for
 

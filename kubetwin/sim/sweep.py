@@ -192,7 +192,7 @@ def load_run(spec: RunSpec) -> Any:
         sc.settings.sample_interval = 3600.0
         sc.settings.kubelet_admission = False
     else:
-        sc = load_scenario(spec.source[1])
+        sc = load_scenario(spec.source[1], kubernetes_version=spec.version)
     if spec.version:
         sc.settings.kubernetes_version = spec.version
     if spec.scheduler_config:

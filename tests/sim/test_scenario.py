@@ -152,3 +152,15 @@ def test_trace_options_of_another_format_are_refused(tmp_path, kit):
 def test_misspelt_duration_kind_gets_the_nearest_name(tmp_path, kit):
     msg = _error(tmp_path, kit, {"workloads": [kit.workload(duration={"exponentail": "10m"})]})
     assert 'unknown duration kind "exponentail"' in msg and 'did you mean "exponential"?' in msg
+
+
+def test_the_command_line_version_is_the_one_the_kubelets_are_defaulted_for(tmp_path, kit):
+    from kubetwin.diagnostics import collecting
+    from kubetwin.sim import load_scenario
+
+    kit.scenario(tmp_path, {"kubernetesVersion": "1.36", "nodeGroups": [{"name": "m", "machine": "1s1n4c2t"}]})
+    with collecting() as warnings:
+        sc = load_scenario(tmp_path / "scenario.yaml", kubernetes_version="1.37")
+    assert sc.nodes[0].kubelet.kubernetes_version == "1.37"
+    assert sc.nodes[0].kubelet.memory_throttling_factor is None   # the 1.37 default
+    assert any("--kubernetes-version 1.37 is used" in w for w in warnings)
