@@ -96,7 +96,14 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
                              device_state=dev_state)
     except InputError as exc:
         if not exc.file:
-            exc.file = config_path or "kubelet configuration"
+            # a checkpoint the managers refuse at start-up is named by its file, the rest by the configuration
+            for name in ("cpu_manager_state", "memory_manager_state"):
+                if state_dir and (exc.path == name or exc.path.startswith(name + ".")):
+                    exc.file = str(Path(state_dir) / name)
+                    exc.path = exc.path[len(name) + 1:]
+                    break
+            else:
+                exc.file = config_path or "kubelet configuration"
         raise
     decisions = []
     sequence = _cri_sequence(node, machine) if cri else None

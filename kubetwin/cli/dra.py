@@ -12,13 +12,13 @@ from .common import emit_data, kubernetes_version, output_option
 
 def _features(ctx: click.Context, gates_flag: str | None):
     from ..dra.features import ALLOCATOR_GATES, AllocatorFeatures
-    from ..errors import InputError
-    from ..model.features import FEATURE_GATES, gates_for, parse_feature_gates_flag
+    from ..model.features import (FEATURE_GATES, gates_for, normalize_version, parse_feature_gates_flag,
+                                   unknown_gate_error)
 
     overrides = parse_feature_gates_flag(gates_flag) if gates_flag else {}
     for name in overrides:
         if name not in FEATURE_GATES and name not in ALLOCATOR_GATES:
-            raise InputError(f"unrecognized feature gate: {name}", path="--feature-gates")
+            raise unknown_gate_error(name, normalize_version(kubernetes_version(ctx)), path="--feature-gates")
     # The allocator takes the gates as plain switches, also where a release locks them (as
     # the upstream allocator tests do), so the overrides are applied on top, not validated.
     return AllocatorFeatures.from_gates(gates_for(kubernetes_version(ctx)), overrides)

@@ -103,6 +103,18 @@ def build(pod_path: str, node_path: str, config_path: str | None, machine_path: 
     gates = config.feature_gate_values
     machine = _machine_facts(machine_path)
     v2 = cgroup == "v2"
+    if not v2 and config.fail_cgroup_v1:
+        from ..diagnostics import warn
+
+        warn(InputError("failCgroupV1 is true (the default since Kubernetes 1.35): a kubelet on a cgroup v1 host "
+                        "refuses to start; the answer is for a kubelet that would run", path="failCgroupV1",
+                        file=config_path, fix="set failCgroupV1: false, or use --cgroup v2"))
+    if machine.get("swap_capacity", 0) and config.fail_swap_on:
+        from ..diagnostics import warn
+
+        warn(InputError("failSwapOn is true (the default) and the machine has swap: the kubelet refuses to start "
+                        "(\"running with swap on is not supported\"); the answer is for a kubelet that would run",
+                        path="failSwapOn", file=config_path, fix="set failSwapOn: false"))
     mem_cap = machine.get("memory_capacity")
     if mem_cap is None:
         q = node.capacity.get("memory")

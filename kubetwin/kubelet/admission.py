@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from ..errors import InputError
 from ..machine.model import Machine
 from ..model.kubelet_config import KubeletConfiguration
 from ..model.pod import Pod
@@ -48,11 +49,16 @@ class PodDecision:
 
 
 def node_capacity(machine: Machine, cfg: KubeletConfiguration) -> dict[str, Quantity]:
-    """What the kubelet reports as ``status.capacity`` from MachineInfo (cpu, memory, hugepages, pods)."""
+    """What the kubelet reports as ``status.capacity`` from MachineInfo (cpu, memory, hugepages,
+    pods: ``maxPods``, or ``min(podsPerCore × num_cores, maxPods)`` when ``podsPerCore`` is set —
+    ``nodestatus.MachineInfo``)."""
+    pods = cfg.max_pods
+    if cfg.pods_per_core > 0:
+        pods = min(machine.num_cores * cfg.pods_per_core, cfg.max_pods)
     cap: dict[str, Quantity] = {
         "cpu": parse_quantity(str(machine.num_cores)),
         "memory": parse_quantity(str(machine.memory_capacity)),
-        "pods": parse_quantity(str(cfg.max_pods)),
+        "pods": parse_quantity(str(pods)),
     }
     sizes: dict[int, int] = {}
     for node in machine.nodes:
@@ -72,6 +78,15 @@ def _page_name(kib: int) -> str:
         if size % mul == 0:
             return f"{size // mul}{unit}"
     return str(size)
+
+
+def check_reserved_cpus(machine: Machine, cfg: KubeletConfiguration) -> None:
+    """``getReservedCPUs`` (``cmd/kubelet/app/server.go``): the kubelet refuses to start when
+    ``reservedSystemCPUs`` names a CPU the machine does not have."""
+    reserved = cfg.reserved_system_cpus
+    if reserved and not reserved.is_subset_of(machine.cpus):
+        raise InputError(f"reserved-cpus: {reserved} is not a subset of online-cpus: {machine.cpus}",
+                         path="reservedSystemCPUs", fix=f"name CPUs of this machine ({machine.cpus})")
 
 
 def effective_config(cfg: KubeletConfiguration) -> KubeletConfiguration:
@@ -100,6 +115,7 @@ class NodeAdmission:
     hung: str | None = None
 
     def __post_init__(self) -> None:
+        check_reserved_cpus(self.machine, self.config)
         cfg = effective_config(self.config)
         self.config = cfg
         self.gates = cfg.feature_gate_values

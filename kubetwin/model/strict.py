@@ -323,11 +323,50 @@ def _sibling(path: str, name: str) -> str:
 
 
 def check(value: Any, spec: Spec, *, file: str | None = None, prefix: str = "",
-          what: str = "strict decoding error") -> None:
-    """Raise :class:`InputError` if ``value`` has unknown or mistyped fields under ``spec``."""
+          what: str = "strict decoding error", type_what: str | None = None) -> None:
+    """Raise :class:`InputError` if ``value`` has unknown or mistyped fields under ``spec``.
+
+    With ``type_what``, mistyped fields are reported first and on their own, under that word
+    (``failed to decode``): for readers whose real counterpart cannot decode such a file at
+    all, while an unknown field is only a strict-decoding error."""
     problems = find_problems(value, spec)
-    if problems:
-        raise problems_error(problems, file=file, prefix=prefix, what=what)
+    if not problems:
+        return
+    if type_what is not None:
+        mistyped = [p for p in problems if p.kind != "unknown"]
+        if mistyped:
+            raise problems_error(mistyped, file=file, prefix=prefix, what=type_what)
+    raise problems_error(problems, file=file, prefix=prefix, what=what)
+
+
+def fold_case(value: Any, spec: Spec, path: str = "") -> Any:
+    """``value`` with field names matched as Go's ``encoding/json`` matches them: an exact match,
+    else a case-insensitive one (``defaultCPUSet`` for ``defaultCpuSet``) — for files the kubelet
+    reads with plain ``json.Unmarshal`` (checkpoints). Two keys folding to one field are refused;
+    keys matching no field are kept, for :func:`check` to report."""
+    t = type(spec)
+    if t is Obj and type(value) is dict:
+        fields = spec.fields  # type: ignore[union-attr]
+        lowered = {k.lower(): k for k in fields}
+        out: dict[Any, Any] = {}
+        for key, sub in value.items():
+            name = key
+            if isinstance(key, str) and key not in fields:
+                name = lowered.get(key.lower(), key)
+            if name in out:
+                raise InputError(f'fields "{name}" and "{key}" are the same field', path=_join_path(path, name),
+                                 fix="give the field once")
+            out[name] = fold_case(sub, fields[name], _join_path(path, name)) if name in fields else sub
+        return out
+    if t is MapOf and type(value) is dict:
+        return {k: fold_case(v, spec.value, _join_path(path, str(k))) for k, v in value.items()}  # type: ignore[union-attr]
+    if t is ListOf and type(value) is list:
+        return [fold_case(v, spec.item, f"{path}[{i}]") for i, v in enumerate(value)]  # type: ignore[union-attr]
+    return value
+
+
+def _join_path(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
 
 
 def unknown_key_error(name: str, valid: Iterable[str], *, path: str = "", file: str | None = None,
