@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .common import emit_data, kubernetes_version, output_option
+from .common import emit_data, filename_option, kubernetes_version, main_input, output_option, rejected
 
 SIGNAL_CHOICES = ("memory.available", "allocatableMemory.available", "nodefs.available", "nodefs.inodesFree",
                   "imagefs.available", "imagefs.inodesFree", "containerfs.available", "containerfs.inodesFree",
@@ -29,10 +29,11 @@ SIGNAL_CHOICES = ("memory.available", "allocatableMemory.available", "nodefs.ava
 @click.option("--split-containerfs", is_flag=True,
               help="Writable container layers apart from the images (KEP-4191 split image filesystem).")
 @output_option()
-@click.argument("pods_file", metavar="PODS.yaml")
+@filename_option("PODS.yaml", "The pods on the node")
+@click.argument("pods_file", metavar="[PODS.yaml]", required=False)
 @click.pass_context
 def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, oom, cgroup, dedicated_imagefs,
-          split_containerfs, output, pods_file) -> None:
+          split_containerfs, output, filename, pods_file) -> None:
     """Who the kubelet evicts first, and when, under node pressure.
 
     \b
@@ -44,6 +45,7 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
     from ..model.kubelet_config import load_kubelet_config
     from ..model.objects import load_pods, warn_to_stderr
 
+    pods_file = main_input(pods_file, filename, "PODS.yaml")
     if (signal is None) == (timeline_file is None):
         raise click.UsageError("give either --signal with --summary (a ranking) or --timeline (the manager over time)")
     if signal is not None and summary_file is None:
