@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .common import emit_data, kubernetes_version, output_option
+from .common import emit_data, filename_option, kubernetes_version, main_input, output_option, rejected
 
 
 @click.command("admit")
@@ -27,12 +27,19 @@ from .common import emit_data, kubernetes_version, output_option
               help="Advertise the machine's PCI GPUs as their vendors' device plugins do (nvidia.com/gpu, ...).")
 @click.option("--explain", is_flag=True, help="Show each provider's topology hints and the merged hint.")
 @output_option()
-@click.argument("pods_path", metavar="PODS.yaml")
+@filename_option("PODS.yaml", "The pods to admit, in order")
+@click.argument("pods_path", metavar="[PODS.yaml]", required=False)
 @click.pass_context
 def admit(ctx: click.Context, machine_source: str, config_path: str | None, state_dir: str | None,
           write_state: str | None, metrics_path: str | None, devices_path: str | None, devices_from_machine: bool,
-          explain: bool, output: str, pods_path: str) -> None:
-    """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable."""
+          explain: bool, output: str, filename: str | None, pods_path: str | None) -> None:
+    """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable.
+
+    A rejected pod shows the kubelet's reason and message (and, for a TopologyAffinityError, what
+    was asked and what each NUMA node could give); a rejection is an answer: exit status 0, or 3
+    with --fail-on-reject.
+    """
+    pods_path = main_input(pods_path, filename, "PODS.yaml")
     data = run_admit(machine_source, config_path, state_dir, pods_path, kubernetes_version(ctx),
                      explain=explain, write_state=write_state, metrics_path=metrics_path,
                      devices_path=devices_path, devices_from_machine=devices_from_machine)
@@ -40,6 +47,7 @@ def admit(ctx: click.Context, machine_source: str, config_path: str | None, stat
         render_table(data, explain=explain)
     else:
         emit_data(data, output)
+    rejected(f"pod {p['namespace']}/{p['name']}: {p['reason']}" for p in data["pods"] if not p["admitted"])
 
 
 def _load_state(state_dir: str | None, name: str):
@@ -88,7 +96,7 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
     inventory = _inventory(machine, devices_path, devices_from_machine)
     try:
         node = NodeAdmission(machine, cfg, cpu_state, mem_state, explain=explain, devices=inventory,
-                             device_state=dev_state)
+                             device_state=dev_state, explain_rejections=True)
     except InputError as exc:
         if not exc.file:
             exc.file = config_path or "kubelet configuration"
@@ -157,6 +165,8 @@ def pod_report(node, d) -> dict[str, Any]:
     pod = d.pod
     out: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid, "admitted": d.admitted,
                            "reason": d.reason, "message": d.message, "containers": []}
+    if d.explanation:
+        out["explanation"] = d.explanation
     for c, init in pod.all_containers():
         entry: dict[str, Any] = {"name": c.name,
                                  "type": ("sidecar" if c.restart_policy == "Always" else "init") if init else "app"}
@@ -282,6 +292,9 @@ def render_table(data: dict[str, Any], explain: bool = False) -> None:
                       str(res.get("cpuQuota", "")))
             first = False
     con.print(t)
+    for p in data["pods"]:
+        if p.get("explanation"):
+            con.print(f"why {p['namespace']}/{p['name']} was rejected: {p['explanation']}")
     if explain:
         h = Table(title="topology hints ({NUMA nodes}, * = preferred)")
         for col in ("pod", "container", "provider", "resource", "hints", "merged", "admit"):

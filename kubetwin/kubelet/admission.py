@@ -21,7 +21,7 @@ from ..model.pod import Pod
 from ..model.quantity import Quantity, parse_quantity
 from ..model.pod import is_extended_resource
 from ..model.resources import pod_limits, pod_requests
-from .admission_errors import AdmissionError, admit_result
+from .admission_errors import AdmissionError, TopologyAffinityError, admit_result
 from .cpu.manager import CPUManager
 from .cpu.state import CPUState
 from .topology.manager import TopologyManager
@@ -35,6 +35,9 @@ class PodDecision:
     admitted: bool
     reason: str = ""
     message: str = ""
+    #: for a TopologyAffinityError: what was asked and what each NUMA node could give (not part
+    #: of the kubelet's message; see ``admission_why``)
+    explanation: str = ""
 
 
 def node_capacity(machine: Machine, cfg: KubeletConfiguration) -> dict[str, Quantity]:
@@ -85,6 +88,8 @@ class NodeAdmission:
     explain: bool = False
     devices: Any = None  # DeviceInventory
     device_state: Any = None  # DeviceCheckpointData from kubelet_internal_checkpoint
+    #: explain TopologyAffinityErrors (``PodDecision.explanation``); off where nobody reads it
+    explain_rejections: bool = False
     admitted: list[Pod] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -154,9 +159,14 @@ class NodeAdmission:
         try:
             self.topology.admit(pod)
         except AdmissionError as exc:
+            explanation = ""
+            if isinstance(exc, TopologyAffinityError) and exc.hints and self.explain_rejections:
+                from .admission_why import explain_topology_affinity_error
+
+                explanation = explain_topology_affinity_error(self, pod, exc.container, exc.hints)
             self.release(pod.uid)
             reason, message = admit_result(exc)
-            return PodDecision(pod, False, reason, message)
+            return PodDecision(pod, False, reason, message, explanation)
         requests = self._requests(pod)
         rejected = self._predicate(pod, requests)
         if rejected is not None:
