@@ -64,13 +64,21 @@ def _kubetwin() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "kubetwin"]
 
 
-def test_simulate_without_arguments_runs_the_default_scenario_and_writes_the_report(tmp_path):
+def test_simulate_without_arguments_runs_the_default_scenario_and_writes_only_the_files_asked_for(tmp_path):
     out = subprocess.run(_kubetwin() + ["simulate", "--no-progress", "--json", "r.json", "--metrics", "m.prom"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert (tmp_path / "kubetwin-report.html").stat().st_size > 10_000
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["scheduled"] > 0
     assert "kubetwin_sim_pods" in (tmp_path / "m.prom").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.prom", "r.json"]
+
+
+def test_simulate_writes_the_html_report_when_asked(tmp_path):
+    out = subprocess.run(_kubetwin() + ["simulate", "--no-progress", "--report", "r.html"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "r.html").stat().st_size > 10_000
+    assert out.stdout.rstrip().endswith("report: r.html")
 
 
 def test_simulate_bad_scenario_exits_1_naming_file_and_field(tmp_path):
