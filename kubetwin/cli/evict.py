@@ -36,6 +36,9 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
           split_containerfs, output, filename, pods_file) -> None:
     """Who the kubelet evicts first, and when, under node pressure.
 
+    Pods refused admission under pressure (--timeline) are an answer: exit status 0, or 3 with
+    --fail-on-reject.
+
     \b
     kubetwin evict --signal memory.available --summary summary.json pods.yaml
     kubetwin evict --config kubelet.yaml --timeline timeline.yaml pods.yaml
@@ -79,6 +82,8 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
         render_decision(data)
     else:
         emit_data(data, output)
+    rejected(f"pod {a['namespace']}/{a['name']}: {a['reason']}" for s in data.get("steps") or ()
+             for a in s.get("admission") or () if not a["admitted"])
 
 
 def _rank(signal, summary_file, pods, layout, config, output, *, oom: bool = False, cgroup_v2: bool = True) -> None:

@@ -67,7 +67,9 @@ def _available(module: str) -> bool:
 
 
 _EPILOG = ("Global options may also come after the command name (kubetwin explain ... --kubernetes-version 1.35). "
-           "Every command reads its main input as -f FILE or as an argument and writes -o table|json|yaml.\n\n"
+           "-f FILE names input files as kubectl's -f does: the main input of explain, admit, evict, topology and "
+           "simulate (also accepted as an argument), the cluster's objects for schedule and dra. Every command "
+           "writes -o table|json|yaml.\n\n"
            "Exit status: 0 an answer was given (a rejection, an unschedulable pod or an unsatisfiable claim is "
            "an answer); 1 bad input (the message names the file and field); 2 usage error; 3 the answer contains a "
            "rejection and --fail-on-reject was given.")
