@@ -294,7 +294,8 @@ def render_table(data: dict[str, Any], explain: bool = False) -> None:
     con.print(t)
     for p in data["pods"]:
         if p.get("explanation"):
-            con.print(f"why {p['namespace']}/{p['name']} was rejected: {p['explanation']}")
+            con.print(f"why {p['namespace']}/{p['name']} was rejected: {p['explanation']}", soft_wrap=True,
+                      markup=False)
     if explain:
         h = Table(title="topology hints ({NUMA nodes}, * = preferred)")
         for col in ("pod", "container", "provider", "resource", "hints", "merged", "admit"):

@@ -231,6 +231,7 @@ def console() -> Any:
 
     Piped or redirected output (no terminal to measure, no ``COLUMNS``) is laid out 120 columns
     wide rather than rich's 80, so tables of CPU sets and pod names stay readable in files and CI logs.
+    No emoji codes: a name like ``default:x:`` is text, not ❌.
     """
     import os
     import sys
@@ -240,4 +241,4 @@ def console() -> Any:
     width = None
     if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
         width = 120
-    return Console(highlight=False, soft_wrap=False, width=width)
+    return Console(highlight=False, soft_wrap=False, width=width, emoji=False)

@@ -72,6 +72,7 @@ def fmt(value: float, kind: str) -> str:
 def render_summary(results: list[Any], con: Any = None, *, pods: bool = False) -> None:
     """The summary table (a column per run, deltas to the baseline), what each variant changed,
     why pods did not run, and with ``pods`` the per-pod table."""
+    from rich.markup import escape
     from rich.table import Table
 
     from ..cli.common import console
@@ -85,7 +86,7 @@ def render_summary(results: list[Any], con: Any = None, *, pods: bool = False) -
     t = Table(title=title, show_lines=False)
     t.add_column("")
     for r in results:
-        t.add_column(r.scenario, justify="right")
+        t.add_column(escape(r.scenario), justify="right")
     for label, fig, kind in summary_rows(sums):
         cells = []
         for s, bs in zip(sums, base_sums):
@@ -98,7 +99,7 @@ def render_summary(results: list[Any], con: Any = None, *, pods: bool = False) -
     for r, b in zip(results, bases):
         if r.variant:
             con.print(f"{r.scenario}: {', '.join(r.changes) or 'no change'}"
-                      + (f" (compared with {b.scenario})" if b is not None else ""))
+                      + (f" (compared with {b.scenario})" if b is not None else ""), markup=False, emoji=False)
     for r, s in zip(results, sums):
         reasons = list(s["pendingByReason"].items()) + [
             (f"kubelet: {k}", v) for k, v in s["rejectedByKubelet"].items()] + [
@@ -106,11 +107,11 @@ def render_summary(results: list[Any], con: Any = None, *, pods: bool = False) -
             (f"evicted: {k}", v) for k, v in s["evictedBySignal"].items()]
         if not reasons:
             continue
-        rt = Table(title=f"{r.scenario}: why pods did not run")
+        rt = Table(title=f"{escape(r.scenario)}: why pods did not run")
         rt.add_column("reason")
         rt.add_column("pods", justify="right")
         for k, v in reasons[:12]:
-            rt.add_row(k, str(v))
+            rt.add_row(escape(k), str(v))
         con.print(rt)
     if pods:
         for r in results:
@@ -142,15 +143,16 @@ def pod_rows(r: Any, limit: int | None = None) -> list[dict[str, str]]:
 
 
 def render_pods(r: Any, con: Any) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     rows = pod_rows(r, MAX_POD_ROWS)
     more = f" (first {len(rows)} of {len(r.pods)}; --json has all)" if len(r.pods) > len(rows) else ""
-    t = Table(title=f"{r.scenario}: pods{more}", show_lines=False)
+    t = Table(title=f"{escape(r.scenario)}: pods{more}", show_lines=False)
     for col in ("pod", "node", "placement", "phase", "reason", "message"):
         t.add_column(col, overflow="fold")
     for row in rows:
-        t.add_row(row["pod"], row["node"], row["placement"], row["phase"], row["reason"], row["message"])
+        t.add_row(*(escape(row[k]) for k in ("pod", "node", "placement", "phase", "reason", "message")))
     con.print(t)
 
 
