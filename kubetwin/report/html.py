@@ -32,7 +32,7 @@ thead th{background:#f3f4f6;position:sticky;top:0}.cards{display:flex;flex-wrap:
 .sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px}
 .numa{display:flex;flex-wrap:wrap;gap:10px}.nm{border:1px solid #e5e7eb;border-radius:6px;padding:6px 8px;font-size:12px}
 .scroll{max-height:520px;overflow:auto}.msg{max-width:700px;text-align:left;color:#374151}
-.up{color:#b91c1c}.down{color:#15803d}.d{font-size:11px;margin-left:4px}td.l{text-align:left}
+.d{font-size:11px;margin-left:4px;color:#6b7280}.up,.down{color:#1d4ed8;font-weight:600}td.l{text-align:left}
 """
 
 

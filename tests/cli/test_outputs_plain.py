@@ -131,7 +131,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _run(args: list[str]) -> tuple[int, str, str]:
     from click.testing import CliRunner
 
-    result = CliRunner().invoke(cli_main.cli, args, env={"COLUMNS": "120"})
+    result = CliRunner().invoke(cli_main.cli, args)
     return result.exit_code, result.stdout, result.stderr if result.stderr_bytes is not None else ""
 
 
