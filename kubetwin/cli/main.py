@@ -33,14 +33,13 @@ class LazyGroup(click.Group):
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:
         if parent is None:  # a fresh run (also the second of two in one process): no state carried over
-            from kubetwin.diagnostics import set_strict
-            from kubetwin.model.apischema import set_schema_version
-
             from .common import reset_outcome
 
-            set_strict(False)
-            set_schema_version(None)
             reset_outcome()
+            if "kubetwin.diagnostics" in sys.modules:  # (not imported yet: nothing to reset, nothing to pay)
+                sys.modules["kubetwin.diagnostics"].set_strict(False)
+            if "kubetwin.model.apischema" in sys.modules:
+                sys.modules["kubetwin.model.apischema"].set_schema_version(None)
         return super().make_context(info_name, args, parent=parent, **extra)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
