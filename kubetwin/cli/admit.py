@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from .common import OUTPUT_FORMATS, emit_data, kubernetes_version, output_option
+from .common import OUTPUT_FORMATS, emit_data, filename_option, kubernetes_version, main_input, output_option, rejected
 
 
 @click.command("admit")
@@ -27,15 +27,22 @@ from .common import OUTPUT_FORMATS, emit_data, kubernetes_version, output_option
               help="Advertise the machine's PCI GPUs as their vendors' device plugins do (nvidia.com/gpu, ...).")
 @click.option("--explain", is_flag=True, help="Show each provider's topology hints and the merged hint.")
 @output_option(choices=OUTPUT_FORMATS + ("cri",))
-@click.argument("pods_path", metavar="PODS.yaml")
+@filename_option("PODS.yaml", "The pods to admit, in order")
+@click.argument("pods_path", metavar="[PODS.yaml]", required=False)
 @click.pass_context
 def admit(ctx: click.Context, machine_source: str, config_path: str | None, state_dir: str | None,
           write_state: str | None, metrics_path: str | None, devices_path: str | None, devices_from_machine: bool,
-          explain: bool, output: str, pods_path: str) -> None:
+          explain: bool, output: str, filename: str | None, pods_path: str | None) -> None:
     """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable.
 
     ``-o cri`` prints the CRI calls the kubelet makes for the admitted pods (JSON) and what each
-    container ends up with in its cgroup (docs/runtime.md)."""
+    container ends up with in its cgroup (docs/runtime.md).
+
+    A rejected pod shows the kubelet's reason and message (and, for a TopologyAffinityError, what
+    was asked and what each NUMA node could give); a rejection is an answer: exit status 0, or 3
+    with --fail-on-reject.
+    """
+    pods_path = main_input(pods_path, filename, "PODS.yaml")
     data = run_admit(machine_source, config_path, state_dir, pods_path, kubernetes_version(ctx),
                      explain=explain, write_state=write_state, metrics_path=metrics_path,
                      devices_path=devices_path, devices_from_machine=devices_from_machine, cri=output == "cri")
@@ -45,6 +52,7 @@ def admit(ctx: click.Context, machine_source: str, config_path: str | None, stat
         render_table(data, explain=explain)
     else:
         emit_data(data, output)
+    rejected(f"pod {p['namespace']}/{p['name']}: {p['reason']}" for p in data["pods"] if not p["admitted"])
 
 
 def _load_state(state_dir: str | None, name: str):
@@ -93,7 +101,7 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
     inventory = _inventory(machine, devices_path, devices_from_machine)
     try:
         node = NodeAdmission(machine, cfg, cpu_state, mem_state, explain=explain, devices=inventory,
-                             device_state=dev_state)
+                             device_state=dev_state, explain_rejections=True)
     except InputError as exc:
         if not exc.file:
             # a checkpoint the managers refuse at start-up is named by its file, the rest by the configuration
@@ -189,6 +197,8 @@ def pod_report(node, d) -> dict[str, Any]:
         out["hang"] = True
     if d.upstream_bugs:
         out["knownUpstreamBugs"] = list(d.upstream_bugs)
+    if d.explanation:
+        out["explanation"] = d.explanation
     for c, init in pod.all_containers():
         entry: dict[str, Any] = {"name": c.name,
                                  "type": ("sidecar" if c.restart_policy == "Always" else "init") if init else "app"}
@@ -318,6 +328,10 @@ def render_table(data: dict[str, Any], explain: bool = False) -> None:
                       str(res.get("cpuQuota", "")))
             first = False
     con.print(t)
+    for p in data["pods"]:
+        if p.get("explanation"):
+            con.print(f"why {p['namespace']}/{p['name']} was rejected: {p['explanation']}", soft_wrap=True,
+                      markup=False)
     if explain:
         h = Table(title="topology hints ({NUMA nodes}, * = preferred)")
         for col in ("pod", "container", "provider", "resource", "hints", "merged", "admit"):

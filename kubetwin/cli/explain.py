@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .common import emit_data, kubernetes_version, output_option
+from .common import emit_data, filename_option, kubernetes_version, main_input, output_option
 
 
 def _machine_facts(source: str | None) -> dict[str, Any]:
@@ -229,7 +229,8 @@ def _render_upper(out: Any, data: dict[str, Any]) -> None:
 
 
 @click.command("explain")
-@click.argument("pod", metavar="POD.yaml")
+@click.argument("pod", metavar="[POD.yaml]", required=False)
+@filename_option("POD.yaml", "The pod to explain")
 @click.option("--node", "node", required=True, metavar="NODE.yaml", help="The Node (capacity, allocatable).")
 @click.option("--config", "config", default=None, metavar="KUBELET.yaml", help="KubeletConfiguration (default: kubelet defaults).")
 @click.option("--machine", "machine", default=None, metavar="MACHINE.json",
@@ -246,9 +247,10 @@ def _render_upper(out: Any, data: dict[str, Any]) -> None:
               help="min(kernel.pid_max, kernel.threads-max) of the node: sizes kubepods pids.max.")
 @output_option()
 @click.pass_context
-def explain(ctx: click.Context, pod: str, node: str, config: str | None, machine: str | None, cgroup: str,
+def explain(ctx: click.Context, pod: str | None, filename: str | None, node: str, config: str | None, machine: str | None, cgroup: str,
             weight_curve: str, running: str | None, pid_max: int | None, output: str) -> None:
     """QoS class, cgroup values and OOM scores of POD on a node, with the rules that gave them."""
+    pod = main_input(pod, filename, "POD.yaml")
     data = build(pod, node, config, machine, cgroup, weight_curve, kubernetes_version(ctx), running, pid_max)
     if output == "table":
         _render(data)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .common import console
+from .common import console, emit_data, filename_option, main_input
 
 FORMATS = ("table", "machineinfo", "nrt", "yaml", "json")
 
@@ -73,10 +73,11 @@ def discover(output: str, node_name: str) -> None:
 
 
 @click.command("topology")
-@click.argument("source")
+@click.argument("source", metavar="[SOURCE]", required=False)
+@filename_option("SOURCE", "The machine description")
 @_OUTPUT
 @_NODE
-def topology(source: str, output: str, node_name: str) -> None:
+def topology(source: str | None, filename: str | None, output: str, node_name: str) -> None:
     """Read a machine description and show or convert it.
 
     SOURCE is a cAdvisor MachineInfo JSON file, an hwloc XML file, a sysfs dump (a folder
@@ -85,4 +86,5 @@ def topology(source: str, output: str, node_name: str) -> None:
     """
     from kubetwin.machine.source import load_machine
 
+    source = main_input(source, filename, "SOURCE")
     _emit(load_machine(source), output, node_name)

@@ -22,7 +22,7 @@ from ..model.pod import Pod
 from ..model.quantity import Quantity, parse_quantity
 from ..model.pod import is_extended_resource
 from ..model.resources import pod_limits, pod_requests
-from .admission_errors import AdmissionError, KubeletHang, admit_result
+from .admission_errors import AdmissionError, KubeletHang, TopologyAffinityError, admit_result
 
 from .cpu.manager import CPUManager
 from .cpu.state import CPUState
@@ -46,6 +46,9 @@ class PodDecision:
     hang: bool = False
     #: known upstream bugs that decided this pod's allocation (docs/upstream-bugs.md)
     upstream_bugs: tuple[str, ...] = ()
+    #: for a TopologyAffinityError: what was asked and what each NUMA node could give (not part
+    #: of the kubelet's message; see ``admission_why``)
+    explanation: str = ""
 
 
 def node_capacity(machine: Machine, cfg: KubeletConfiguration) -> dict[str, Quantity]:
@@ -110,6 +113,8 @@ class NodeAdmission:
     explain: bool = False
     devices: Any = None  # DeviceInventory
     device_state: Any = None  # DeviceCheckpointData from kubelet_internal_checkpoint
+    #: explain TopologyAffinityErrors (``PodDecision.explanation``); off where nobody reads it
+    explain_rejections: bool = False
     admitted: list[Pod] = field(default_factory=list)
     #: set when an admission would never return (see ``PodDecision.hang``)
     hung: str | None = None
@@ -188,9 +193,14 @@ class NodeAdmission:
         try:
             self.topology.admit(pod)
         except AdmissionError as exc:
+            explanation = ""
+            if isinstance(exc, TopologyAffinityError) and exc.hints and self.explain_rejections:
+                from .admission_why import explain_topology_affinity_error
+
+                explanation = explain_topology_affinity_error(self, pod, exc.container, exc.hints)
             self.release(pod.uid)
             reason, message = admit_result(exc)
-            return PodDecision(pod, False, reason, message)
+            return PodDecision(pod, False, reason, message, explanation=explanation)
         except KubeletHang as exc:
             self.hung = f"pod {pod.namespace}/{pod.name}: {exc}"
             return PodDecision(pod, False, HANG_REASON, str(exc), hang=True)

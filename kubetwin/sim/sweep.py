@@ -27,6 +27,17 @@ class Variant:
     scheduler: tuple[tuple[str, Any], ...] = ()
     gates: tuple[tuple[str, bool], ...] = ()
 
+    def changes(self) -> tuple[str, ...]:
+        """What the variant changes, as given: ``kubelet.topologyManagerPolicy=none``, ..."""
+        import json
+
+        def text(v: Any) -> str:
+            return v if isinstance(v, str) else json.dumps(v)
+
+        return (tuple(f"kubelet.{k}={text(v)}" for k, v in self.kubelet)
+                + tuple(f"scheduler.{k}={text(v)}" for k, v in self.scheduler)
+                + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates))
+
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -285,21 +296,74 @@ def apply_variant(sc: Any, v: Variant) -> None:
 
 
 def execute(spec: RunSpec, progress: bool = False) -> Any:
+    """One run; its result says which variant it is and what the variant changed."""
     from .loop import simulate
 
     sc = load_run(spec)
-    if not progress:
-        return simulate(sc)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    if not progress or not _stderr_is_terminal():
+        result = simulate(sc)
+    else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  transient=True) as bar:
-        task = bar.add_task(f"simulating {sc.name}", total=max(len(sc.arrivals), 1))
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), transient=True, console=_stderr_console()) as bar:
+            task = bar.add_task(f"simulating {sc.name}", total=max(len(sc.arrivals), 1))
 
-        def tick(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=max(total, 1))
+            def tick(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=max(total, 1))
 
-        return simulate(sc, progress=tick)
+            result = simulate(sc, progress=tick)
+    if spec.variant is not None:
+        result.variant = spec.variant.name
+        result.changes = spec.variant.changes()
+    return result
+
+
+def _stderr_is_terminal() -> bool:
+    import sys
+
+    return sys.stderr.isatty()
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+class _RunProgress:
+    """Progress of several runs on stderr: a bar on a terminal, else one line per finished run."""
+
+    def __init__(self, specs: Sequence[RunSpec], enabled: bool):
+        self.total = len(specs)
+        self.done = 0
+        self.enabled = enabled
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> "_RunProgress":
+        if self.enabled and _stderr_is_terminal():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), transient=True, console=_stderr_console())
+            self.bar.__enter__()
+            self.task = self.bar.add_task(f"simulating {self.total} runs", total=self.total)
+        return self
+
+    def finished(self, result: Any) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done, description=f"finished {result.scenario}")
+        elif self.enabled:
+            import sys
+
+            print(f"run {self.done}/{self.total} finished: {result.scenario} ({result.wall_seconds:.1f} s)",
+                  file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 def run_all(specs: Sequence[RunSpec], *, jobs: int | None = None, dask_address: str | None = None,
@@ -311,19 +375,32 @@ def run_all(specs: Sequence[RunSpec], *, jobs: int | None = None, dask_address: 
     for s in specs:
         if s.source[0] == "file":
             load_run(s)   # input errors surface here, with their file and field, before workers start
-    if dask_address:
-        try:
-            from dask.distributed import Client
-        except ImportError:
-            raise InputError("--dask needs the dask[distributed] package", path="--dask",
-                             fix="pip install 'dask[distributed]'") from None
-        with Client(dask_address) as client:
-            futures = client.map(execute, list(specs), pure=False)
-            return client.gather(futures)
-    workers = min(jobs or os.cpu_count() or 1, len(specs))
-    if workers <= 1:
-        return [execute(s) for s in specs]
-    from concurrent.futures import ProcessPoolExecutor
+    results: list[Any] = [None] * len(specs)
+    with _RunProgress(specs, progress) as shown:
+        if dask_address:
+            try:
+                from dask.distributed import Client, as_completed
+            except ImportError:
+                raise InputError("--dask needs the dask[distributed] package", path="--dask",
+                                 fix="pip install 'dask[distributed]'") from None
+            with Client(dask_address) as client:
+                futures = client.map(execute, list(specs), pure=False)
+                index = {f.key: i for i, f in enumerate(futures)}
+                for fut in as_completed(futures):
+                    results[index[fut.key]] = fut.result()
+                    shown.finished(results[index[fut.key]])
+            return results
+        workers = min(jobs or os.cpu_count() or 1, len(specs))
+        if workers <= 1:
+            for i, s in enumerate(specs):
+                results[i] = execute(s)
+                shown.finished(results[i])
+            return results
+        from concurrent.futures import ProcessPoolExecutor, as_completed as done_in_order
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(execute, specs))
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            pending = {pool.submit(execute, s): i for i, s in enumerate(specs)}
+            for fut in done_in_order(pending):
+                results[pending[fut]] = fut.result()
+                shown.finished(results[pending[fut]])
+        return results

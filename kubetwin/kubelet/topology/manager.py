@@ -118,7 +118,7 @@ class TopologyManager:
             self._record(c.name, hints, best, admit)
             if not admit:
                 self._count_alignment("container", False)
-                raise TopologyAffinityError()
+                raise TopologyAffinityError().with_hints(c, hints)
             self.affinities[(pod.uid, c.name)] = best
             for _, p in self.providers:
                 p.allocate(pod, c)
@@ -139,8 +139,9 @@ class TopologyManager:
         if not admit:
             self._count_alignment("pod", False)
             if pod_level:
-                raise TopologyAffinityError("Pod Scope: Resources cannot be allocated with Topology locality")
-            raise TopologyAffinityError()
+                raise TopologyAffinityError("Pod Scope: Resources cannot be allocated with Topology "
+                                            "locality").with_hints(None, hints)
+            raise TopologyAffinityError().with_hints(None, hints)
         for c, _ in pod.all_containers():
             self.affinities[(pod.uid, c.name)] = best
         if pod_level:
