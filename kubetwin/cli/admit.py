@@ -47,7 +47,7 @@ def admit(ctx: click.Context, machine_source: str, config_path: str | None, stat
                      explain=explain, write_state=write_state, metrics_path=metrics_path,
                      devices_path=devices_path, devices_from_machine=devices_from_machine, cri=output == "cri")
     if output == "cri":
-        emit_data(data, "json")
+        emit_data(data["cri"], "json")
     elif output == "table":
         render_table(data, explain=explain)
     else:
@@ -132,10 +132,11 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         from ..outputs import write_atomic
 
         write_atomic(metrics_path, render_metrics(node), "--metrics")
+    data: dict[str, Any] = {"pods": decisions, "node": numa_map(node)}
     if sequence is not None:
         sequence.reconcile()
-        return sequence.report()
-    return {"pods": decisions, "node": numa_map(node)}
+        data["cri"] = sequence.report()
+    return data
 
 
 def _cri_sequence(node, machine):

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import InputError, join_path
 from ..model.cpuset import MAX_CPU_ID
-from ..model.strict import BOOLEAN, INTEGER, STRING, check, list_of, map_of, obj
+from ..model.strict import OPEN_OBJECT, BOOLEAN, INTEGER, STRING, check, list_of, map_of, obj
 from .model import MAX_NUMA_NODE_ID, Cache, Core, HugePages, Machine, NUMANode, canonical_extra
 
 _MAX_U64 = 2**64 - 1
@@ -50,6 +50,9 @@ MACHINEINFO_SPEC = obj({
                                               book_id=STRING, drawer_id=STRING)),
                             caches=list_of(_CACHE), distances=list_of(INTEGER))),
     "cloud_provider": STRING, "instance_type": STRING, "instance_id": STRING,
+    # kubetwin's own key: the machine's resctrl filesystem (RDT), checked strictly by its reader
+    # (kubetwin/runtime/resctrl.py), which cAdvisor does not report
+    "resctrl": OPEN_OBJECT,
 })
 
 # MachineInfo fields other than the modelled ones, in cAdvisor's declaration order, with

@@ -34,8 +34,11 @@ class Variant:
         def text(v: Any) -> str:
             return v if isinstance(v, str) else json.dumps(v)
 
-        return (tuple(f"kubelet.{k}={text(v)}" for k, v in self.kubelet)
-                + tuple(f"scheduler.{k}={text(v)}" for k, v in self.scheduler)
+        def key(k: Any) -> str:  # a setting's path: a name, or a tuple of names for nested fields
+            return ".".join(map(str, k)) if isinstance(k, tuple) else str(k)
+
+        return (tuple(f"kubelet.{key(k)}={text(v)}" for k, v in self.kubelet)
+                + tuple(f"scheduler.{key(k)}={text(v)}" for k, v in self.scheduler)
                 + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates))
 
 
