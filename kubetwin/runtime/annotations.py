@@ -3,12 +3,13 @@
 The plugin reads ``*.resource-policy.nri.io`` annotations in three scopes (``KEY``,
 ``KEY/pod``, ``KEY/container.NAME``) and logs-and-ignores a value it cannot parse. A twin that
 did the same would answer for a pod the user did not mean, so kubetwin refuses — with the file
-and the annotation's path — a misspelt key, a scope naming no container of the pod, and a
+and the annotation's path — a misspelt key and a
 value the plugin would ignore (``prefer-isolated-cpus: yes``, an unknown memory type, an
 unknown scheduling class). Values the plugin *rejects* at container creation (a malformed
 affinity, an unknown CPU class, a bad cold-start) are left to the policy: the pod is then
 reported rejected with the plugin's error, as on a real node. Annotations another policy
-reads are accepted with a warning that this policy ignores them.
+reads are accepted with a warning that this policy ignores them, and so is a container-scoped
+annotation naming no container of the pod (it applies to nothing, as upstream).
 
 Upstream: containers/nri-plugins v0.14.0 ``pkg/resmgr/cache/{cache,pod,container}.go``,
 ``cmd/plugins/topology-aware/policy/pod-preferences.go``, ``cmd/plugins/balloons/policy``.
@@ -214,8 +215,8 @@ def validate_pod_annotations(annotations: dict[str, str], containers: Iterable[s
                              fix=f'did you mean "{near}"?' if near else "see docs/runtime.md for the keys it reads")
         if key.endswith("/container." + ctr) and ctr and ctr not in names:
             near = suggest(ctr, names)
-            raise InputError(f'no container "{ctr}" in the pod: the annotation would apply to nothing',
-                             path=at, file=file, fix=f'did you mean "container.{near}"?' if near else None)
+            warn(InputError(f'no container "{ctr}" in the pod: the annotation applies to nothing', path=at,
+                            file=file, fix=f'did you mean "container.{near}"?' if near else None))
         problem = validator(value, config)
         if problem:
             raise InputError(f'"{value}" {problem}', path=at, file=file,

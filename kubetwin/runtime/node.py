@@ -11,8 +11,10 @@ plugins' adjustment is applied to the container, their updates to the others.
 
 Deleting a pod stops its running containers, removes all of them, then stops and removes the
 sandbox. A pod the kubelet refuses, or whose sandbox or a container the plugins refuse, is
-reported rejected (``CreateContainerError`` with the plugin's error); kubetwin then tears it
-down as if deleted — a real kubelet would keep retrying the failed container.
+reported rejected (``CreateContainerError`` with the plugin's error): the runtime undoes the failed
+creation (``StopContainer`` and ``RemoveContainer`` to the plugins, containerd's
+``UndoCreateContainer``) and kubetwin then tears the pod down as if deleted — a real kubelet would
+keep retrying the failed container.
 
 Upstream: kubernetes ``pkg/kubelet/kuberuntime/kuberuntime_manager.go`` (SyncPod, killPod),
 containerd ``internal/cri`` NRI hooks, containerd/nri v0.12.2 ``pkg/adaptation``.
@@ -102,6 +104,7 @@ class RuntimeNode:
                 raise PolicyError(f"failed to start the {policy.policy} policy: {exc}") from None
             self.adaptation.register(self.resmgr)
         for p in plugins:
+            p.machine = machine
             self.adaptation.register(p)
         self.adaptation.synchronize([], [])
         self.pods: dict[str, PodRecord] = {}
@@ -131,6 +134,7 @@ class RuntimeNode:
             try:
                 adjust, updates, result = self.adaptation.create_container(sandbox, ctr)
             except PluginError as exc:
+                self._undo_create(sandbox, ctr)
                 self._teardown(rec)
                 return self._reject(pod, "CreateContainerError", str(exc))
             record.adjustment = api.to_json(adjust)
@@ -147,6 +151,16 @@ class RuntimeNode:
             if kind == "init":
                 self._stop(rec, record)
         return None
+
+    def _undo_create(self, sandbox: api.PodSandbox, ctr: api.Container) -> None:
+        """containerd's ``UndoCreateContainer``: a failed creation is stopped and removed, so the
+        plugins that allocated for it release."""
+        try:
+            updates = self.adaptation.stop_container(sandbox, ctr)
+        except PluginError:
+            updates = []
+        self._apply_updates(updates)
+        self.adaptation.remove_container(sandbox, ctr)
 
     def delete_pod(self, key: str) -> bool:
         rec = self.pods.get(key)

@@ -57,6 +57,9 @@ class Plugin:
     name: str = ""
     #: two digits; plugins are called in ascending index order
     index: str = ""
+    #: the node's hardware (a :class:`kubetwin.machine.model.Machine`), set by kubetwin before
+    #: ``configure``: what a plugin on a real node reads from /sys
+    machine: Any = None
 
     # --- lifecycle -----------------------------------------------------------------------------
     def configure(self, config: str, runtime: str, version: str) -> int | None:
