@@ -451,6 +451,8 @@ def policy_from_helm(chart: str, values: Any, file: str = "") -> PolicyResource:
     if not isinstance(index, int) or not 0 <= index <= 99:
         raise InputError("must be an integer from 0 to 99", path="nri.plugin.index", file=file or None)
     config = helm_merge(CHART_CONFIG_DEFAULTS[chart], values.get("config") or {})
+    check(config, TOPOLOGY_AWARE_SPEC if chart == "topology-aware" else BALLOONS_SPEC, file=file or None,
+          prefix="config")
     doc = {"apiVersion": API_VERSION, "kind": CHARTS[chart],
            "metadata": {"name": "default", "namespace": "kube-system"}, "spec": config}
     try:
