@@ -9,6 +9,9 @@ the NRI plugins as the runtime sees it: the CRI ``LinuxContainerResources`` the 
 computed (CPU shares, quota, memory limit, OOM score) turned into NRI's ``LinuxResources``. The
 plugins' adjustment is applied to the container, their updates to the others.
 
+An ``UpdateContainerResources`` (in-place resize) goes to the plugins as ``UpdateContainer``;
+the runtime applies the other containers' updates, then the request as the plugins adjusted it.
+
 Deleting a pod stops its running containers, removes all of them, then stops and removes the
 sandbox. A pod the kubelet refuses, or whose sandbox or a container the plugins refuse, is
 reported rejected (``CreateContainerError`` with the plugin's error): the runtime undoes the failed
@@ -152,6 +155,31 @@ class RuntimeNode:
                 self._stop(rec, record)
         return None
 
+    def update_container_resources(self, key: str, name: str, cri: dict[str, Any]) -> str | None:
+        """CRI ``UpdateContainerResources`` (an in-place resize, a CPU manager reconcile): the NRI
+        ``UpdateContainer`` request with the new ``LinuxContainerResources``; the updates the
+        plugins made to other containers are applied first, then the container gets the request
+        as the plugins adjusted it (or as sent, when no plugin touched it), as containerd does.
+        Returns None, or the error the runtime returns to the kubelet."""
+        rec = self.pods.get(key)
+        record = None if rec is None else next(
+            (r for r in rec.containers if r.name == name and r.state == "running"), None)
+        if rec is None or record is None:
+            return f"container {name!r} of pod {key} is not running on the node"
+        request = nri_resources_from_cri(cri)
+        try:
+            updates = self.adaptation.update_container(rec.sandbox, record.ctr, request)
+        except PluginError as exc:
+            return f"NRI UpdateContainer failed: {exc}"
+        own = [u for u in updates if u.container_id == record.ctr.id]
+        self._apply_updates([u for u in updates if u.container_id != record.ctr.id])
+        final = own[-1] if own else api.ContainerUpdate(record.ctr.id, api.LinuxContainerUpdate(request))
+        apply_update(record.ctr, final)
+        record.cri = {**record.cri, **cri}
+        record.replies = record.replies + self.adaptation.trace[-1].replies
+        self.adaptation.post_update_container(rec.sandbox, record.ctr)
+        return None
+
     def _undo_create(self, sandbox: api.PodSandbox, ctr: api.Container) -> None:
         """containerd's ``UndoCreateContainer``: a failed creation is stopped and removed, so the
         plugins that allocated for it release."""
@@ -217,22 +245,7 @@ class RuntimeNode:
     def _container(self, pod: Pod, rec: PodRecord, c: Any) -> api.Container:
         cri, _ = container_resources_for(self.kubelet, pod, c)
         cid = _hex_id("container", pod.uid, c.name)
-        res = api.LinuxResources().ensure()
-        if cri.get("cpuShares"):
-            res.cpu.shares = cri["cpuShares"]
-        if cri.get("cpuQuota"):
-            res.cpu.quota = cri["cpuQuota"]
-        if cri.get("cpuPeriod"):
-            res.cpu.period = cri["cpuPeriod"]
-        res.cpu.cpus = cri.get("cpusetCpus") or ""
-        res.cpu.mems = cri.get("cpusetMems") or ""
-        if cri.get("memoryLimitInBytes"):
-            res.memory.limit = cri["memoryLimitInBytes"]
-        if cri.get("memorySwapLimitInBytes"):
-            res.memory.swap = cri["memorySwapLimitInBytes"]
-        for h in cri.get("hugepageLimits") or []:
-            res.hugepage_limits.append(api.HugepageLimit(h["pageSize"], h["limit"]))
-        res.unified = dict(cri.get("unified") or {})
+        res = nri_resources_from_cri(cri)
         parent = rec.sandbox.linux.cgroup_parent if rec.sandbox.linux else ""
         labels = {"io.kubernetes.container.name": c.name, "io.kubernetes.pod.name": pod.name,
                   "io.kubernetes.pod.namespace": pod.namespace, "io.kubernetes.pod.uid": pod.uid}
@@ -248,6 +261,28 @@ class RuntimeNode:
     # --- results -------------------------------------------------------------------------------
     def running(self) -> list[tuple[PodRecord, ContainerRecord]]:
         return [(p, r) for p in self.pods.values() for r in p.containers if r.state != "exited"]
+
+
+def nri_resources_from_cri(cri: dict[str, Any]) -> api.LinuxResources:
+    """The runtime's NRI ``LinuxResources`` from the CRI ``LinuxContainerResources`` (its JSON
+    names, as :func:`..kubelet.admission.container_resources_for` gives them)."""
+    res = api.LinuxResources().ensure()
+    if cri.get("cpuShares"):
+        res.cpu.shares = cri["cpuShares"]
+    if cri.get("cpuQuota"):
+        res.cpu.quota = cri["cpuQuota"]
+    if cri.get("cpuPeriod"):
+        res.cpu.period = cri["cpuPeriod"]
+    res.cpu.cpus = cri.get("cpusetCpus") or ""
+    res.cpu.mems = cri.get("cpusetMems") or ""
+    if cri.get("memoryLimitInBytes"):
+        res.memory.limit = cri["memoryLimitInBytes"]
+    if cri.get("memorySwapLimitInBytes"):
+        res.memory.swap = cri["memorySwapLimitInBytes"]
+    for h in cri.get("hugepageLimits") or []:
+        res.hugepage_limits.append(api.HugepageLimit(h["pageSize"], h["limit"]))
+    res.unified = dict(cri.get("unified") or {})
+    return res
 
 
 def _pod_qos(node: NodeAdmission, pod: Pod) -> str:

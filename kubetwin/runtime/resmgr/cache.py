@@ -385,6 +385,10 @@ class CachedContainer:
         self._pending().set_linux_memory_limit(value)
         self.ctr.resources().memory.limit = value
 
+    def set_memory_swap(self, value: int) -> None:
+        self._pending().set_linux_memory_swap(value)
+        self.ctr.resources().memory.swap = value
+
     def set_rdt_class(self, value: str) -> None:
         req = self._pending()
         if self.cache.rdt_control:

@@ -98,8 +98,25 @@ class ResourceManager(Plugin):
         c = self.cache.lookup_container(container.id)
         if c is None:
             return []
-        self._set_resource_updates(c, resources)
-        self.policy.update_resources(c)
+        if self._set_resource_updates(c, resources):
+            self.policy.update_resources(c)
+        else:
+            # identical requirements: short-circuited, the container's current values re-sent
+            r = c.ctr.resources()
+            if r.cpu.shares:
+                c.set_cpu_shares(r.cpu.shares)
+            if r.cpu.quota:
+                c.set_cpu_quota(r.cpu.quota)
+            if r.cpu.period:
+                c.set_cpu_period(r.cpu.period)
+            if r.cpu.cpus:
+                c.set_cpuset_cpus(r.cpu.cpus)
+            if r.cpu.mems:
+                c.set_cpuset_mems(r.cpu.mems)
+            if r.memory.limit:
+                c.set_memory_limit(r.memory.limit)
+            if r.memory.swap:
+                c.set_memory_swap(r.memory.swap)
         return self._pending_updates()
 
     def stop_container(self, pod: PodSandbox, container: Container) -> list[ContainerUpdate]:
@@ -132,7 +149,9 @@ class ResourceManager(Plugin):
             req.set_linux_blockio_class(c.qos_class)
 
     @staticmethod
-    def _set_resource_updates(c: CachedContainer, r: LinuxResources) -> None:
+    def _set_resource_updates(c: CachedContainer, r: LinuxResources) -> bool:
+        """``SetResourceUpdates``: the requirements estimated from the update (merged over the
+        container's resources); True when a request or limit differs from the last known ones."""
         from ..kubernetes import estimate_resource_requirements
 
         u = clone(r).ensure()
@@ -143,9 +162,16 @@ class ResourceManager(Plugin):
         if not u.memory.limit:
             u.memory.limit = orig.memory.limit
         oom = c.ctr.linux.oom_score_adj if c.ctr.linux is not None else None
-        c.resource_updates = estimate_resource_requirements(u.cpu.shares or 0, u.cpu.quota or 0, u.cpu.period or 0,
-                                                            u.memory.limit or 0, c.qos_class, oom or 0,
-                                                            c.cache.memory_capacity)
+        updated = estimate_resource_requirements(u.cpu.shares or 0, u.cpu.quota or 0, u.cpu.period or 0,
+                                                 u.memory.limit or 0, c.qos_class, oom or 0, c.cache.memory_capacity)
+        orig = c.resource_updates if c.resource_updates is not None else c.requirements
+        c.resource_updates = updated
+        # only the resources the update names are compared (a missing one in orig differs)
+        for attr in ("cpu_request", "memory_request", "cpu_limit", "memory_limit"):
+            new = getattr(updated, attr)
+            if new is not None and getattr(orig, attr) != new:
+                return True
+        return False
 
     def containers(self) -> list[CachedContainer]:
         return list(self.cache.containers.values())
