@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "evict": ("kubetwin.cli.evict", "evict", "The kubelet's eviction ranking and eviction manager over time."),
     "simulate": ("kubetwin.cli.simulate", "simulate", "Replay a workload on a cluster over time: scheduler + every kubelet, HTML report."),
     "gates": ("kubetwin.cli.gates", "gates", "Feature gates of a Kubernetes version: default, maturity, lock."),
+    "runtime": ("kubetwin.cli.runtime", "runtime", "One node below the kubelet: NRI plugins and resource policies "
+                "(topology-aware, balloons) placing containers."),
 }
 
 
