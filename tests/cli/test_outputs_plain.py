@@ -42,6 +42,9 @@ TIMELINE = """\
 
 #: command path -> argument lists (formats are added by the test); {tmp} is a scratch folder
 RUNS: dict[str, list[list[str]]] = {
+    "runtime": [["--machine", "2s2n8c2t", "--policy", "topology-aware", f"{EX}/nri/pods.yaml"],
+                ["--machine", "2s2n8c2t", "--policy", "none", "--plugin", f"{EX}/nri/numa_spread.py",
+                 f"{EX}/nri/pods.yaml"]],
     "explain": [["-f", f"{EX}/explain/web.yaml", "--node", f"{EX}/explain/node.yaml",
                  "--config", f"{EX}/explain/kubelet.yaml"]],
     "discover": [[]],
