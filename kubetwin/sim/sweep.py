@@ -133,7 +133,9 @@ def apply_variant(sc: Any, v: Variant) -> None:
         pct = prof.percentage_of_nodes_to_score
         for k, val in v.scheduler:
             if k == "scoringStrategy":
-                fit = args.setdefault("NodeResourcesFit", {})
+                from ..scheduler.plugins.noderesources import FIT
+
+                fit = args.setdefault(FIT, {})
                 fit["scoringStrategy"] = {**(fit.get("scoringStrategy") or {}), "type": str(val)}
             else:
                 pct = int(val)
