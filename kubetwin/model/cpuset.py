@@ -7,9 +7,13 @@ loops. Immutable and hashable, like the kubelet's ``cpuset.CPUSet``.
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Final, Iterable, Iterator
 
 from ..errors import InputError
+from .goint import atoi
+
+#: The highest CPU id kubetwin accepts in a cpuset string (far above any real machine).
+MAX_CPU_ID: Final = 1 << 20
 
 
 class CPUSet:
@@ -38,30 +42,29 @@ class CPUSet:
 
     @classmethod
     def parse(cls, text: str, path: str = "") -> "CPUSet":
-        """Parse the Linux list format; the empty string is the empty set."""
+        """``cpuset.Parse`` (k8s.io/utils): the Linux list format; the empty string is the empty set.
+
+        As upstream: elements split on ``,`` and ranges on the first ``-``, each number read by
+        ``strconv.Atoi`` (no spaces, an optional ``+``), a range's start not above its end.
+        kubetwin's own limit: CPU ids above :data:`MAX_CPU_ID` are refused (upstream would try
+        to build a set of that many CPUs).
+        """
         if not isinstance(text, str):
             raise InputError(f"cpuset must be a string like \"0-3,8\", not {type(text).__name__}", path=path)
         mask = 0
-        s = text.strip()
-        if not s:
+        if not text:
             return EMPTY
-        for part in s.split(","):
-            part = part.strip()
+        for part in text.split(","):
             lo, dash, hi = part.partition("-")
-            try:
-                if dash:
-                    a, b = int(lo), int(hi)
-                    if a < 0 or b < a:
-                        raise ValueError
-                    mask |= ((1 << (b - a + 1)) - 1) << a
-                else:
-                    a = int(lo)
-                    if a < 0:
-                        raise ValueError
-                    mask |= 1 << a
-            except ValueError:
+            a = atoi(lo)
+            b = atoi(hi) if dash else a
+            if a is None or b is None or a > b or a < 0:
                 raise InputError(f'invalid cpuset "{text}": bad element "{part}"', path=path,
-                                 fix='use the Linux list format, e.g. "0-3,8,10-11"') from None
+                                 fix='use the Linux list format without spaces, e.g. "0-3,8,10-11"')
+            if b > MAX_CPU_ID:
+                raise InputError(f'invalid cpuset "{text}": CPU {b} is above {MAX_CPU_ID}', path=path,
+                                 fix="use the CPU ids of the machine")
+            mask |= ((1 << (b - a + 1)) - 1) << a
         return cls.from_mask(mask)
 
     # --- set algebra ------------------------------------------------------------------
