@@ -284,10 +284,12 @@ def apply_variant(sc: Any, v: Variant) -> None:
         pct = prof.percentage_of_nodes_to_score
         for k, val in v.scheduler:
             if k == "scoringStrategy":
-                if "NodeResourcesFit" not in dict(prof.plugins):
+                from ..scheduler.plugins.noderesources import FIT
+
+                if FIT not in dict(prof.plugins):
                     raise InputError("scheduler.scoringStrategy: the scheduler profile has no NodeResourcesFit "
                                      "plugin to score with it", path=where)
-                fit = args.setdefault("NodeResourcesFit", {})
+                fit = args.setdefault(FIT, {})
                 fit["scoringStrategy"] = {**(fit.get("scoringStrategy") or {}), "type": val}
             else:
                 pct = val
