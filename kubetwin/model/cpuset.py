@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
+from .. import limits
 from ..errors import InputError
 
 
@@ -45,6 +46,7 @@ class CPUSet:
         s = text.strip()
         if not s:
             return EMPTY
+        max_id = limits.MAX_CPU_ID.value()
         for part in s.split(","):
             part = part.strip()
             lo, dash, hi = part.partition("-")
@@ -53,11 +55,15 @@ class CPUSet:
                     a, b = int(lo), int(hi)
                     if a < 0 or b < a:
                         raise ValueError
+                    if b > max_id:
+                        raise limits.MAX_CPU_ID.exceeded(b, path=path, what=f'CPU id {hi.strip()[:20]} in cpuset "{text[:60]}"')
                     mask |= ((1 << (b - a + 1)) - 1) << a
                 else:
                     a = int(lo)
                     if a < 0:
                         raise ValueError
+                    if a > max_id:
+                        raise limits.MAX_CPU_ID.exceeded(a, path=path, what=f'CPU id {lo.strip()[:20]} in cpuset "{text[:60]}"')
                     mask |= 1 << a
             except ValueError:
                 raise InputError(f'invalid cpuset "{text}": bad element "{part}"', path=path,

@@ -24,6 +24,7 @@ from typing import Any, Iterator
 
 import yaml
 
+from .. import limits
 from ..errors import InputError
 
 try:  # the C loader is ~10x faster; fall back quietly where libyaml is missing
@@ -74,9 +75,9 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             seen.add(k)
     return d
 
-MAX_INPUT_BYTES = 512 * 1024 * 1024
-MAX_EXPANDED_NODES = 5_000_000
-MAX_DEPTH = 200
+MAX_INPUT_BYTES = limits.MAX_INPUT_BYTES.default
+MAX_EXPANDED_NODES = limits.MAX_ALIAS_EXPANSION.default
+MAX_DEPTH = limits.MAX_NESTING.default
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +100,9 @@ class Document:
 def read_text(path: str | Path) -> str:
     """The text of ``path`` (``-`` = stdin), refusing huge or unreadable files with a clear error."""
     name = str(path)
+    max_bytes = limits.MAX_INPUT_BYTES.value()
     if name == "-":
-        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        data = sys.stdin.buffer.read(max_bytes + 1)
         name = "<stdin>"
     else:
         p = Path(path)
@@ -108,8 +110,9 @@ def read_text(path: str | Path) -> str:
             if p.is_dir():
                 raise InputError("is a directory, expected a file", file=name)
             size = p.stat().st_size
-            if size > MAX_INPUT_BYTES:
-                raise InputError(f"file is {size} bytes, more than the {MAX_INPUT_BYTES} bytes kubetwin reads", file=name)
+            if size > max_bytes:
+                raise InputError(f"file is {size} bytes, more than the {max_bytes} bytes kubetwin reads", file=name,
+                                 fix=f"raise the limit with {limits.MAX_INPUT_BYTES.env}=N if this is meant")
             data = p.read_bytes()
         except FileNotFoundError:
             raise InputError("no such file", file=name, fix="check the path") from None
@@ -117,8 +120,9 @@ def read_text(path: str | Path) -> str:
             raise InputError("permission denied", file=name) from None
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", file=name) from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise InputError(f"input is more than the {MAX_INPUT_BYTES} bytes kubetwin reads", file=name)
+    if len(data) > max_bytes:
+        raise InputError(f"input is more than the {max_bytes} bytes kubetwin reads", file=name,
+                         fix=f"raise the limit with {limits.MAX_INPUT_BYTES.env}=N if this is meant")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -202,21 +206,33 @@ def _load_yaml(text: str, file: str) -> list[Any]:
 
 
 def _check_expansion(root: yaml.Node, file: str, index: int) -> None:
-    """Refuse documents whose aliases expand to more than MAX_EXPANDED_NODES nodes."""
+    """Refuse documents whose aliases expand too far, before anything is constructed.
+
+    A document may reuse anchored parts (shared resource blocks), but aliases may not multiply
+    its written size by more than :data:`~kubetwin.limits.ALIAS_AMPLIFICATION` once it passes
+    :data:`~kubetwin.limits.MIN_ALIAS_EXPANSION` nodes, nor expand it past
+    ``KUBETWIN_MAX_ALIAS_EXPANSION`` nodes: a billion-laughs tree and a list of 810,000 aliases
+    are refused in well under a second instead of being built and walked for minutes."""
+    max_nodes = limits.MAX_ALIAS_EXPANSION.value()
+    max_depth = limits.MAX_NESTING.value()
     sizes: dict[int, int] = {}
     on_stack: set[int] = set()
+    written = 0
+    where = f"document {index + 1}"
 
     def size(node: yaml.Node, depth: int) -> int:
+        nonlocal written
         key = id(node)
         cached = sizes.get(key)
         if cached is not None:
             return cached
         if key in on_stack:
-            raise InputError("YAML alias refers to itself (recursive structure)", file=file,
-                             path=f"document {index + 1}")
-        if depth > MAX_DEPTH:
-            raise InputError(f"YAML nesting is deeper than {MAX_DEPTH} levels", file=file)
+            raise InputError("YAML alias refers to itself (recursive structure)", file=file, path=where)
+        if depth > max_depth:
+            raise InputError(f"YAML nesting is deeper than {max_depth} levels", file=file, path=where,
+                             fix=f"raise the limit with {limits.MAX_NESTING.env}=N if this is meant")
         on_stack.add(key)
+        written += 1
         total = 1
         if isinstance(node, yaml.SequenceNode):
             for child in node.value:
@@ -225,13 +241,40 @@ def _check_expansion(root: yaml.Node, file: str, index: int) -> None:
             for k, v in node.value:
                 total += size(k, depth + 1) + size(v, depth + 1)
         on_stack.discard(key)
-        if total > MAX_EXPANDED_NODES:
-            raise InputError(f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes (alias bomb?)",
-                             file=file, fix="write the document without anchors and aliases")
+        if total > max_nodes:
+            raise InputError(f"YAML aliases expand the document to more than {max_nodes} nodes (alias bomb?)",
+                             file=file, path=where, fix="write the document without anchors and aliases, or raise "
+                             f"the limit with {limits.MAX_ALIAS_EXPANSION.env}=N if this is meant")
         sizes[key] = total
         return total
 
-    size(root, 0)
+    total = size(root, 0)
+    # ``written`` counts distinct nodes; each alias use is one more written node (the ``*name``).
+    written += _alias_uses(root)
+    if total > limits.MIN_ALIAS_EXPANSION and total > limits.ALIAS_AMPLIFICATION * written:
+        raise InputError(f"YAML aliases expand the document's {written} written nodes to {total} nodes, more than "
+                         f"{limits.ALIAS_AMPLIFICATION} times as many (alias bomb?)", file=file, path=where,
+                         fix="write the document without anchors and aliases")
+
+
+def _alias_uses(root: yaml.Node) -> int:
+    """How many times an already-seen node is referred to again (each is a ``*alias`` in the text)."""
+    seen: set[int] = set()
+    uses = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            uses += 1
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.append(k)
+                stack.append(v)
+    return uses
 
 
 def _flatten(obj: Any) -> Iterator[Any]:

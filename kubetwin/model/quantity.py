@@ -14,6 +14,7 @@ from __future__ import annotations
 from functools import total_ordering
 from typing import Final
 
+from .. import limits
 from ..errors import InputError
 
 DECIMAL_EXPONENT: Final = "DecimalExponent"
@@ -90,6 +91,10 @@ def _scan(text: str) -> tuple[bool, str, str, str, str]:
     return positive, value, num, denom, text[suffix_start:]
 
 
+def _max_digits() -> int:
+    return min(limits.MAX_QUANTITY_DIGITS.value(), 4000)
+
+
 def _interpret(suffix: str) -> tuple[int, int, str] | None:
     if suffix in _DEC_SUFFIXES:
         return 10, _DEC_SUFFIXES[suffix], DECIMAL_SI
@@ -157,6 +162,11 @@ class Quantity:
         if interp is None:
             raise QuantityError(ERR_SUFFIX)
         base, exponent, fmt = interp
+        if len(num) + len(denom) > _max_digits():
+            # Kubernetes reads any number of digits; Python refuses to convert more than 4300 and
+            # nothing in a cluster can use such a number: a limit, not a parse.
+            raise QuantityError(f"quantity has more than {_max_digits()} digits (kubetwin's limit; raise it with "
+                                f"{limits.MAX_QUANTITY_DIGITS.env}=N)")
         if not num.isdigit() or not (denom == "" or denom.isdigit()) or not num.isascii() or not denom.isascii():
             raise QuantityError(ERR_NUMERIC)
         if fmt != BINARY_SI and (num + denom).strip("0") and (len(num) + exponent > MAX_DECIMAL_DIGITS
@@ -373,7 +383,8 @@ def parse_quantity(value: object, path: str = "") -> Quantity:
     try:
         q = Quantity.parse(text)
     except QuantityError as exc:
-        raise QuantityError(f'quantity "{text}" is invalid: {exc.message}', path=path, fix=QUANTITY_FIX) from None
+        shown = text if len(text) <= 80 else f"{text[:40]}...({len(text)} characters)"
+        raise QuantityError(f'quantity "{shown}" is invalid: {exc.message}', path=path, fix=QUANTITY_FIX) from None
     if len(_CACHE) < 65536:
         _CACHE[text] = q
     return q
