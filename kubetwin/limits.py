@@ -65,15 +65,13 @@ MIN_ALIAS_EXPANSION = 100_000
 MAX_QUANTITY_DIGITS = Limit("MAX_QUANTITY_DIGITS", 1000, "the number of digits of a quantity")
 MAX_CPU_ID = Limit("MAX_CPU_ID", 65_535, "a CPU id")
 MAX_MACHINE_CPUS = Limit("MAX_MACHINE_CPUS", 65_536, "the number of CPUs of a machine")
-MAX_MACHINE_DEVICES = Limit("MAX_MACHINE_DEVICES", 4096, "the number of PCI devices of a machine")
-MAX_NUMA_NODES = Limit("MAX_NUMA_NODES", 1024, "the number of NUMA nodes of a machine")
 MAX_HUGEPAGES = Limit("MAX_HUGEPAGES", 1 << 40, "a number of pre-allocated huge pages")
 MAX_SIM_NODES = Limit("MAX_SIM_NODES", 100_000, "the number of simulated nodes")
 MAX_SIM_PODS = Limit("MAX_SIM_PODS", 1_000_000, "the number of simulated pods")
 MAX_SIM_SECONDS = Limit("MAX_SIM_SECONDS", 10 * 365 * 24 * 3600, "the simulated time in seconds")
 MAX_SIM_SAMPLES = Limit("MAX_SIM_SAMPLES", 1_000_000, "the number of time-series samples (horizon / sampleInterval)")
-MAX_TIMELINE_STEPS = Limit("MAX_TIMELINE_STEPS", 100_000, "the number of eviction timeline steps")
+MAX_TIMELINE_STEPS = Limit("MAX_TIMELINE_STEPS", 10_000, "the number of eviction timeline steps")
 
 ALL: tuple[Limit, ...] = (MAX_INPUT_BYTES, MAX_NESTING, MAX_ALIAS_EXPANSION, MAX_QUANTITY_DIGITS, MAX_CPU_ID,
-                          MAX_MACHINE_CPUS, MAX_MACHINE_DEVICES, MAX_NUMA_NODES, MAX_HUGEPAGES, MAX_SIM_NODES,
+                          MAX_MACHINE_CPUS, MAX_HUGEPAGES, MAX_SIM_NODES,
                           MAX_SIM_PODS, MAX_SIM_SECONDS, MAX_SIM_SAMPLES, MAX_TIMELINE_STEPS)

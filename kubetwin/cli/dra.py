@@ -68,7 +68,7 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_f
     resourceClaimName come from the objects, template entries get a generated claim.
     """
     from ..dra.allocator import AllocationError, Allocator
-    from ..errors import KubetwinError
+    from ..errors import InputError
 
     if not claim_files and not pod_file:
         raise click.UsageError("give CLAIMS.yaml files or --pod POD.yaml")
@@ -82,8 +82,8 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_f
     todo = [c for c in claims if c.allocated is None]
     try:
         outcome = allocator.allocate(node, todo, timeout=timeout)
-    except AllocationError as exc:
-        raise KubetwinError(f"allocation on node {node.name} failed: {exc}") from None
+    except AllocationError as exc:  # the claims ask for what no allocation can give: name their files
+        raise InputError(f"allocation on node {node.name} failed: {exc}", file=", ".join(claim_files)) from None
     out_claims = []
     by_claim = dict(zip((id(c) for c in todo), outcome.results)) if outcome.allocated else {}
     for claim in claims:
@@ -119,7 +119,7 @@ def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: in
                   output: str) -> None:
     from ..dra.allocator import AllocationError, Allocator
     from ..dra.podclaims import PodClaimError, allocate_for_pod, claims_for_pod
-    from ..errors import InputError, KubetwinError
+    from ..errors import InputError
 
     pod = _load_pod(pod_file)
     existing = list(cluster.claims) + list(extra_claims)
@@ -142,7 +142,7 @@ def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: in
     try:
         result = allocate_for_pod(allocator, node, pod_claims, timeout=timeout)
     except AllocationError as exc:
-        raise KubetwinError(f"allocation on node {node.name} failed: {exc}") from None
+        raise InputError(f"allocation on node {node.name} failed: {exc}", file=pod_file) from None
     data: dict[str, Any] = {
         "outcome": "allocated" if result.allocated else "unsatisfiable",
         "reason": result.outcome.reason,
@@ -251,7 +251,7 @@ def prepare(objects: tuple[str, ...], node_file: str, state_dir: str | None, cdi
     from ..dra.checkpoint import CHECKPOINT_NAME, decode_checkpoint, encode_checkpoint
     from ..dra.objects import collect, load_node
     from ..dra.prepare import PrepareError, prepare_pod
-    from ..errors import InputError, KubetwinError
+    from ..errors import InputError
     from ..kubelet.checkpoint.files import atomic_write
     from ..model.loader import load_documents, load_one
 
@@ -269,8 +269,9 @@ def prepare(objects: tuple[str, ...], node_file: str, state_dir: str | None, cdi
         raise InputError("CDI directory does not exist", file=cdi_dir)
     try:
         prepared = prepare_pod(pod, cluster.claims, node, state=state, cdi_class=cdi_class)
-    except PrepareError as exc:
-        raise KubetwinError(f"prepare resources for pod {pod.key}: {exc}") from None
+    except PrepareError as exc:  # about the pod and the claims it names
+        raise InputError(f"prepare resources for pod {pod.key} (claims from {', '.join(objects)}): {exc}",
+                         file=pod_file) from None
     except InputError as exc:
         raise exc.in_file(objects[0]) from None
     # Everything is computed and valid: only now touch the disk.

@@ -80,6 +80,8 @@ def collect(docs: Iterable[Document], strict: bool = False) -> DRAObjects:
     out = DRAObjects()
     for doc in _split_old_slices(docs):
         kind = doc.obj.get("kind")
+        if not isinstance(kind, str):
+            raise InputError(f"kind must be a string, not {type(kind).__name__}", path="kind", file=doc.where)
         if kind not in _PARSERS:
             if strict:
                 parse_object(doc)

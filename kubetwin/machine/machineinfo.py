@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import limits
 from ..errors import InputError, join_path
 from .model import Cache, Core, HugePages, Machine, NUMANode, canonical_extra
 
@@ -109,6 +110,7 @@ def _core(c: Any, path: str) -> Core:
         if isinstance(t, bool) or not isinstance(t, int) or t < 0:
             raise InputError(f"must be a CPU id (an integer >= 0), not {json.dumps(t)[:40]}",
                              path=f"{path}.thread_ids[{j}]")
+        limits.MAX_CPU_ID.check(t, path=f"{path}.thread_ids[{j}]")
     if not threads:
         raise InputError("a core needs at least one thread", path=f"{path}.thread_ids")
     if len(set(threads)) != len(threads):
@@ -162,13 +164,15 @@ def machine_from_machineinfo(doc: Any, *, file: str | None = None, name: str = "
 
 
 def read_machineinfo(text: str, file: str = "<machineinfo>") -> Machine:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}", file=file) from None
-    except RecursionError:
-        raise InputError("JSON is nested too deeply", file=file) from None
-    return machine_from_machineinfo(doc, file=file)
+    from ..model.loader import parse_documents
+
+    if text.lstrip()[:1] != "{":
+        raise InputError("not valid JSON: expected a MachineInfo object ({...})", file=file)
+    # The loader's JSON rules: a key given twice, a trailing comma or nesting past the limit is refused.
+    docs = parse_documents(text, file)
+    if len(docs) != 1:
+        raise InputError(f"expected one MachineInfo object, found {len(docs)} JSON documents", file=file)
+    return machine_from_machineinfo(docs[0], file=file)
 
 
 # --- writing ---------------------------------------------------------------------------

@@ -172,6 +172,8 @@ def _load_json(text: str, file: str) -> list[Any]:
                          fix="give each field once") from None
     except RecursionError:
         raise InputError("JSON nesting is too deep", file=file) from None
+    for i, doc in enumerate(docs):
+        _check_depth(doc, file, i)
     return docs
 
 
@@ -189,6 +191,8 @@ def _load_yaml(text: str, file: str) -> list[Any]:
                 loader.dispose()
         else:
             docs = list(yaml.load_all(text, Loader=_Loader))
+            for i, doc in enumerate(docs):
+                _check_depth(doc, file, i)
     except DuplicateKeyError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
@@ -203,6 +207,24 @@ def _load_yaml(text: str, file: str) -> list[Any]:
     except RecursionError:
         raise InputError("YAML nesting is too deep", file=file) from None
     return [d for d in docs if d is not None]
+
+
+def _check_depth(root: Any, file: str, index: int) -> None:
+    """Refuse a document nested deeper than ``KUBETWIN_MAX_NESTING`` (no Kubernetes object comes
+    near it), so no later recursive walk can run out of stack on it."""
+    if not isinstance(root, (dict, list)):
+        return
+    limit = limits.MAX_NESTING.value()
+    stack: list[tuple[Any, int]] = [(root, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if depth > limit:
+            raise InputError(f"nesting is deeper than {limit} levels", file=file, path=f"document {index + 1}",
+                             fix=f"raise the limit with {limits.MAX_NESTING.env}=N if this is meant")
+        for v in (node.values() if type(node) is dict else node):
+            if type(v) is dict or type(v) is list:
+                push((v, depth + 1))
 
 
 def _check_expansion(root: yaml.Node, file: str, index: int) -> None:

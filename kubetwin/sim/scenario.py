@@ -23,10 +23,12 @@ KubeSchedulerConfiguration). Arrival and run time of a real object come from the
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .. import limits
 from ..errors import InputError
 from ..model.loader import Document, load_documents
 from ..model.node import Node, node_from_dict
@@ -247,6 +249,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     if not isinstance(name, str) or not name:
         raise InputError("Required value: name", path=f"{path}.name")
     count = _int(g.get("count", 1), f"{path}.count", 1)
+    limits.MAX_SIM_NODES.check(count, path=f"{path}.count", what="the node group's count")
     machine = None
     if g.get("machine") is not None:
         machine = _machine(g["machine"], f"{path}.machine", root)
@@ -415,6 +418,7 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
     if not isinstance(name, str) or not name:
         raise InputError("Required value: name", path=f"{path}.name")
     count = _int(w.get("count", 1), f"{path}.count", 1)
+    limits.MAX_SIM_PODS.check(count, path=f"{path}.count", what="the workload's count")
     tmpl = w.get("template")
     if not isinstance(tmpl, Mapping):
         raise InputError("Required value: template (a Pod: metadata and spec)", path=f"{path}.template")
@@ -615,6 +619,12 @@ def _finish(sc: Scenario) -> None:
         if key in seen:
             raise InputError(f"pod {key} is defined twice (first in {seen[key]})", path="metadata.name", file=a.source)
         seen[key] = a.source
+    limits.MAX_SIM_PODS.check(len(sc.arrivals), file=sc.source, what="the number of pods of the scenario")
+    limits.MAX_SIM_NODES.check(len(sc.nodes), file=sc.source, what="the number of nodes of the scenario")
+    st = sc.settings
+    if st.horizon is not None:
+        limits.MAX_SIM_SAMPLES.check(math.ceil(st.horizon / st.sample_interval), file=sc.source, path="spec.sampleInterval",
+                                     what="spec.horizon / spec.sampleInterval (samples of the time series)")
     names: set[str] = set()
     for n in sc.nodes:
         if n.node.metadata.name in names:

@@ -103,7 +103,7 @@ def _innermost_kubetwin_frame(tb: object) -> str:
 
 
 def run(argv: list[str], cwd: Path, *, timeout: float = 20.0, memory_bytes: int = 4 << 30,
-        max_output: int = 1 << 20) -> Outcome:
+        max_output: int = 64 << 20) -> Outcome:
     """``kubetwin ARGV`` in ``cwd``, in a forked child; never raises for anything the command does."""
     out_fd, out_path = tempfile.mkstemp(prefix="kubetwin-fuzz-out-")
     err_fd, err_path = tempfile.mkstemp(prefix="kubetwin-fuzz-err-")

@@ -470,7 +470,10 @@ def option_value(rng: random.Random, seed: Seed) -> tuple[tuple[str, ...], bool,
         option = rng.choice(list(KNOWN_BAD_VALUES))
         value = rng.choice(KNOWN_BAD_VALUES[option])
         if option == "--kubernetes-version":
-            argv = [option, value] + argv
+            if option in argv:  # the last one given wins: change it rather than add one before it
+                argv[argv.index(option) + 1] = value
+            else:
+                argv = [option, value] + argv
         elif option == "--feature-gates" and seed.command in ("dra allocate", "schedule", "gates", "dra slices"):
             argv = argv + [option, value]
         elif option == "--variant" and seed.command == "simulate":

@@ -89,12 +89,18 @@ def read_device_manager_state(path: str | Path, warn: Callable[[str], None]) -> 
     p = Path(path)
     try:
         text = p.read_text()
+    except UnicodeDecodeError as exc:
+        text = None
+        reason = f"not UTF-8 text (byte {exc.start})"
     except OSError as exc:
         raise InputError(f"cannot read checkpoint: {exc.strerror}", file=str(p)) from None
     try:
-        return device_state_from_json(json.loads(text))
+        if text is not None:
+            return device_state_from_json(json.loads(text))
     except json.JSONDecodeError as exc:
         reason = f"{exc.msg}"
+    except RecursionError:
+        reason = "JSON nesting is too deep"
     except CorruptDeviceCheckpoint as exc:
         reason = str(exc)
     warn(f"{p}: {reason}: Continue after failing to read checkpoint file. Device allocation info may NOT be "

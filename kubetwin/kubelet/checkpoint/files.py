@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ... import limits
 from ...errors import InputError
 from ...outputs import write_atomic
 
@@ -16,12 +17,23 @@ def atomic_write(path: str | Path, data: bytes) -> None:
 
 
 def read_json(path: Path) -> Any:
+    """A checkpoint's JSON; anything unreadable is the kubelet's "corrupted checkpoint", naming the file."""
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read checkpoint: {exc.strerror}", file=str(path)) from None
+    limit = limits.MAX_INPUT_BYTES.value()
+    if len(raw) > limit:
+        raise InputError(f"checkpoint is {len(raw)} bytes, more than the {limit} bytes kubetwin reads", file=str(path),
+                         fix=f"raise the limit with {limits.MAX_INPUT_BYTES.env}=N if this is meant")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"checkpoint is corrupted: not UTF-8 text (byte {exc.start})", file=str(path)) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"checkpoint is corrupted: not valid JSON ({exc.msg} at line {exc.lineno})",
                          file=str(path)) from None
+    except RecursionError:
+        raise InputError("checkpoint is corrupted: JSON nesting is too deep", file=str(path)) from None
