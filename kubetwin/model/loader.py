@@ -172,6 +172,8 @@ def _load_json(text: str, file: str) -> list[Any]:
                          fix="give each field once") from None
     except RecursionError:
         raise InputError("JSON nesting is too deep", file=file) from None
+    except ValueError as exc:  # an integer of thousands of digits (Python refuses to convert it)
+        raise InputError(f"invalid JSON: {_number_problem(exc)}", file=file) from None
     for i, doc in enumerate(docs):
         _check_depth(doc, file, i)
     return docs
@@ -206,7 +208,16 @@ def _load_yaml(text: str, file: str) -> list[Any]:
         raise InputError(f"invalid YAML: {exc}", file=file) from None
     except RecursionError:
         raise InputError("YAML nesting is too deep", file=file) from None
+    except ValueError as exc:  # an integer of thousands of digits (Python refuses to convert it)
+        raise InputError(f"invalid YAML: {_number_problem(exc)}", file=file) from None
     return [d for d in docs if d is not None]
+
+
+def _number_problem(exc: ValueError) -> str:
+    text = str(exc)
+    if "digits" in text:
+        return "a number has more than 4300 digits (nothing Kubernetes reads is that large)"
+    return text
 
 
 def _check_depth(root: Any, file: str, index: int) -> None:

@@ -219,6 +219,8 @@ def _read_ndjson(path: Path) -> list[Arrival]:
             obj = json.loads(raw)
         except json.JSONDecodeError as e:
             raise InputError(f"invalid JSON: {e.msg} (column {e.colno})", file=where) from None
+        except (ValueError, RecursionError) as e:  # thousands of digits, nesting past the stack
+            raise InputError(f"invalid JSON: {e}", file=where) from None
         if not isinstance(obj, dict):
             raise InputError("expected a JSON object", file=where)
         if obj.get("kind") == "Pod":

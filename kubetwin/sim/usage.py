@@ -107,12 +107,12 @@ def parse_usage(raw: Any, path: str) -> Usage | None:
     if isinstance(raw, str):   # the annotation: JSON (or YAML flow) text
         try:
             raw = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             import yaml
 
             try:
                 raw = yaml.safe_load(raw)
-            except yaml.YAMLError:
+            except (yaml.YAMLError, ValueError, RecursionError):
                 raise InputError("expected {memory: ...} as JSON or YAML", path=path) from None
     if not isinstance(raw, Mapping):
         raise InputError("expected {memory: CURVE, containers: {NAME: {memory: CURVE}}}", path=path)

@@ -379,7 +379,7 @@ def _has_duplicate(data: bytes) -> bool:
     try:
         for _ in yaml.load_all(data.decode(), Loader=Checker):
             pass
-    except yaml.YAMLError:
+    except (yaml.YAMLError, RecursionError, ValueError):
         return False
     return Checker.found
 
@@ -433,7 +433,19 @@ def alias_bomb(rng: random.Random, data: bytes) -> tuple[bytes, bool, str]:
     return "\n".join(bomb + lines).encode(), True, detail
 
 
+def huge_number(rng: random.Random, data: bytes) -> tuple[bytes, bool, str]:
+    """A number written with thousands of digits (past Python's int/str conversion limit)."""
+    text = data.decode()
+    spots = list(re.finditer(r"(?<=[:\[, ] )-?\d+(?=\s*[,}\]\n])|(?<=: )-?\d+$", text, re.M))
+    if not spots:
+        raise NotApplicable("no number")
+    m = rng.choice(spots)
+    digits = rng.choice([25, 400, 5000, 100000])
+    return (text[:m.start()] + "9" * digits + text[m.end():]).encode(), False, f"{digits} digits"
+
+
 TEXTUAL: dict[str, TextMutation] = {
+    "huge-number": huge_number,
     "truncated": truncate,
     "byte-flip": flip_bytes,
     "binary-garbage": garbage,

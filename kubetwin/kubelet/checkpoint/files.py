@@ -37,3 +37,5 @@ def read_json(path: Path) -> Any:
                          file=str(path)) from None
     except RecursionError:
         raise InputError("checkpoint is corrupted: JSON nesting is too deep", file=str(path)) from None
+    except ValueError as exc:  # a number of thousands of digits
+        raise InputError(f"checkpoint is corrupted: {exc}", file=str(path)) from None

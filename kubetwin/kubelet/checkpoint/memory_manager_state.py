@@ -61,7 +61,7 @@ def memory_state_from_json(doc: Any, file: str | None = None) -> MemoryState:
         _verify(doc, file)
         try:
             payload = json.loads(doc["data"]) if isinstance(doc.get("data"), str) else doc
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             raise _corrupt(file, "failed to deserialize memory manager checkpoint data") from None
         policy = payload.get("policyName")
         if not isinstance(policy, str):
