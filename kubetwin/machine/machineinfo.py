@@ -133,11 +133,24 @@ def _node(n: Any, path: str) -> NUMANode:
                     distances=tuple(dist))
 
 
+def _check_size(topology: list[Any]) -> None:
+    """Count the CPUs before reading them: a machine past ``KUBETWIN_MAX_MACHINE_CPUS`` is refused
+    before any per-CPU work (caches, cores, sets) is done."""
+    cpus = 0
+    for node in topology:
+        for core in (node.get("cores") if isinstance(node, dict) else None) or ():
+            threads = core.get("thread_ids") if isinstance(core, dict) else None
+            cpus += len(threads) if isinstance(threads, list) else 0
+    limits.MAX_MACHINE_CPUS.check(cpus, path="topology", what="the number of CPUs of the machine")
+
+
 def machine_from_machineinfo(doc: Any, *, file: str | None = None, name: str = "") -> Machine:
     """A :class:`Machine` from a decoded MachineInfo object; errors name ``file`` and the field."""
     try:
         doc = _obj(doc, "")
-        nodes = tuple(_node(n, f"topology[{i}]") for i, n in enumerate(_list(doc, "topology", "", required=True)))
+        topology = _list(doc, "topology", "", required=True)
+        _check_size(topology)
+        nodes = tuple(_node(n, f"topology[{i}]") for i, n in enumerate(topology))
         ids = [n.id for n in nodes]
         if len(set(ids)) != len(ids):
             dup = next(i for i in ids if ids.count(i) > 1)

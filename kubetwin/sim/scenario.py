@@ -256,6 +256,8 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     cfg = None
     raw_cfg: dict[str, Any] | None = None
     if g.get("kubeletConfig") is not None:
+        if not isinstance(g["kubeletConfig"], Mapping):
+            raise InputError("expected a mapping of KubeletConfiguration fields", path=f"{path}.kubeletConfig")
         raw_cfg = dict(g["kubeletConfig"])
         try:
             cfg = KubeletConfiguration.from_dict(g["kubeletConfig"], st.kubernetes_version)
