@@ -149,9 +149,18 @@ def parse_documents(text: str, file: str = "<input>") -> list[Any]:
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.M)
 
 
+class NotJSONConstant(ValueError):
+    pass
+
+
+def _not_json(name: str) -> Any:
+    """``NaN``, ``Infinity``: Python's JSON reader takes them, JSON (and Go's decoder) does not."""
+    raise NotJSONConstant(name)
+
+
 def _load_json(text: str, file: str) -> list[Any]:
     """One JSON document, or a stream of them (NDJSON, or objects one after another)."""
-    decoder = json.JSONDecoder(object_pairs_hook=_json_object)
+    decoder = json.JSONDecoder(object_pairs_hook=_json_object, parse_constant=_not_json)
     docs = []
     pos = 0
     end = len(text)
@@ -170,6 +179,9 @@ def _load_json(text: str, file: str) -> list[Any]:
     except DuplicateJSONKey as exc:
         raise InputError(f'strict decoding error: duplicate field "{exc.args[0]}"', file=file,
                          fix="give each field once") from None
+    except NotJSONConstant as exc:
+        raise InputError(f"invalid JSON: {exc.args[0]} is not a JSON value", file=file,
+                         fix="write numbers as decimal literals") from None
     except RecursionError:
         raise InputError("JSON nesting is too deep", file=file) from None
     except ValueError as exc:  # an integer of thousands of digits (Python refuses to convert it)

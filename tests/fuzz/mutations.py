@@ -173,7 +173,8 @@ def misspell_field(rng: random.Random, docs: list[Any]) -> tuple[list[Any], bool
     return docs, not free, f"{_dotted(p)} -> {typo}"
 
 
-_RETYPES: list[Any] = ["fuzz!", "", 0, -1, 1.5, True, None, [], {}, [1, "a"], {"a": {"b": 1}}]
+_RETYPES: list[Any] = ["fuzz!", "", 0, -1, 1.5, True, None, [], {}, [1, "a"], {"a": {"b": 1}}, float("nan"),
+                       float("inf")]
 
 
 def retype_field(rng: random.Random, docs: list[Any]) -> tuple[list[Any], bool, str]:
@@ -191,6 +192,7 @@ def retype_field(rng: random.Random, docs: list[Any]) -> tuple[list[Any], bool, 
 
 
 _EXTREME_NUMBERS: list[Any] = [2 ** 63, -(2 ** 63) - 1, 2 ** 64 + 1, 10 ** 30, -1, 0, 1e308, -1e308, 1e-300,
+                               float("nan"), float("inf"), float("-inf"),
                                9007199254740993, 4294967296, 2 ** 31, "NaN", "Infinity", "-0"]
 _EXTREME_QUANTITIES = ["1e400", "999999999999999999999999Ei", "9223372036854775807", "9223372036854775808",
                        "-1", "0", "0.000000001", "1n", "1m", "18446744073709551616Ki", "1.5.5", "1e-400",

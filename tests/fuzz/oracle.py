@@ -59,6 +59,14 @@ def judge(case: Mutated, outcome: Outcome, workdir: Path, before: set[str]) -> l
     return failures
 
 
+def strict_json(text: str) -> object:
+    """JSON as JSON defines it: Python's reader also takes NaN and Infinity, which no other does."""
+    def refuse(name: str) -> object:
+        raise json.JSONDecodeError(f"{name} is not JSON", name, 0)
+
+    return json.loads(text, parse_constant=refuse)
+
+
 def _kind_of(target: str) -> str:
     """The role of a file in its seed, for classes: 'state/cpu_manager_state', 'pods.yaml'."""
     return target
@@ -90,7 +98,7 @@ def _check_output(case: Mutated, outcome: Outcome, workdir: Path) -> list[Failur
     out: list[Failure] = []
     if fmt == "json":
         try:
-            json.loads(outcome.stdout)
+            strict_json(outcome.stdout)
         except json.JSONDecodeError as exc:
             out.append(Failure("invalid-output", f"{command}: -o json printed invalid JSON", f"{exc}: {outcome.stdout[:120]!r}"))
     elif fmt in ("yaml", "nrt"):
@@ -102,7 +110,7 @@ def _check_output(case: Mutated, outcome: Outcome, workdir: Path) -> list[Failur
             out.append(Failure("invalid-output", f"{command}: -o {fmt} printed YAML anchors", outcome.stdout[:120]))
     elif fmt == "machineinfo":
         try:
-            json.loads(outcome.stdout)
+            strict_json(outcome.stdout)
         except json.JSONDecodeError as exc:
             out.append(Failure("invalid-output", f"{command}: -o machineinfo printed invalid JSON", str(exc)))
     for name in case.seed.outputs:
@@ -112,7 +120,7 @@ def _check_output(case: Mutated, outcome: Outcome, workdir: Path) -> list[Failur
                 out.append(Failure("partial-output", f"{command}: temporary file left in {name}", f.name))
             elif f.is_file() and (f.suffix == ".json" or f.parent.name.endswith("state") or f.name.endswith("_state")):
                 try:
-                    json.loads(f.read_text())
+                    strict_json(f.read_text())
                 except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                     out.append(Failure("invalid-output", f"{command}: wrote invalid JSON to {name}", f"{f.name}: {exc}"))
     return out
