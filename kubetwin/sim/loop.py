@@ -125,6 +125,7 @@ class Simulator:
                                namespaces=_namespaces(objects), pdbs=_pdbs(objects),
                                reuse_verdicts=reuse_verdicts)
         self.sched.handle.seed = st.seed
+        self.sched.handle.origins = scenario.origins  # DRA objects' errors name their file
         self.cluster = cs = self.sched.cluster
         self.gpu = next((p for p, _ in self.sched.plugins if p.name == "GPUShare"), None)
         self.dra = next((p for p, _ in self.sched.plugins if p.name == "DynamicResources"), None)

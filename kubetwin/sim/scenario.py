@@ -86,6 +86,8 @@ class Scenario:
     settings: Settings = field(default_factory=Settings)
     priority_classes: dict[str, Any] = field(default_factory=dict)
     objects: dict[str, list[Any]] = field(default_factory=dict)
+    #: where each object of ``objects`` came from, for error messages (same order)
+    origins: dict[str, list[str]] = field(default_factory=dict)
     source: str = ""
 
     def summary(self) -> str:
@@ -202,6 +204,8 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         for n in nodes:
             if n.slices:
                 sc.objects.setdefault("ResourceSlice", []).extend(n.slices)
+                sc.origins.setdefault("ResourceSlice", []).extend(
+                    [f"{sc.source}: spec.nodeGroups[{i}].draDrivers"] * len(n.slices))
     for i, w in enumerate(_list(spec.get("workloads"), "spec.workloads")):
         _workload(sc, w, f"spec.workloads[{i}]")
     for i, p in enumerate(_list(spec.get("objects"), "spec.objects")):
@@ -536,6 +540,7 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
             raise InputError("a Simulation object may only be given once, in the scenario", path="kind", file=where)
         elif kind in _PASSED_ON:
             sc.objects.setdefault(kind, []).append(obj)
+            sc.origins.setdefault(kind, []).append(where)
         else:
             raise InputError(f"kind {kind!r} is not part of a scenario", path="kind", file=where,
                              fix="Pods, Nodes, Deployments, ReplicaSets, Jobs, PriorityClasses, "
@@ -619,7 +624,8 @@ def _finish(sc: Scenario) -> None:
     for a in sc.arrivals:
         key = a.pod.key
         if key in seen:
-            raise InputError(f"pod {key} is defined twice (first in {seen[key]})", path="metadata.name", file=a.source)
+            raise InputError(f"pod {key} is defined twice ({a.source}, first in {seen[key]})", path="metadata.name",
+                             file=sc.source)
         seen[key] = a.source
     limits.MAX_SIM_PODS.check(len(sc.arrivals), file=sc.source, what="the number of pods of the scenario")
     limits.MAX_SIM_NODES.check(len(sc.nodes), file=sc.source, what="the number of nodes of the scenario")

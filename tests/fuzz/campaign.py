@@ -135,7 +135,7 @@ def warm_up(groups: dict[str, list[Seed]]) -> None:
             execute.warm(list(seed.argv), Path(tmp))
 
 
-def campaign(cases: int, *, base_seed: int = 0, timeout: float = 15.0, commands: tuple[str, ...] = (),
+def campaign(cases: int, *, base_seed: int = 0, timeout: float = 30.0, commands: tuple[str, ...] = (),
              start: int = 0, on_case: Callable[[int, Mutated, execute.Outcome, list[Failure]], None] | None = None,
              seeds: list[Seed] | None = None) -> Report:
     groups = seeds_by_command(seeds if seeds is not None else all_seeds())
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="campaign seed (the same seed gives the same cases)")
     p.add_argument("--start", type=int, default=0, help="first case number")
     p.add_argument("--only", type=int, default=None, help="run only this case number (verbose)")
-    p.add_argument("--timeout", type=float, default=15.0, help="seconds before a case counts as a hang")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds before a case counts as a hang")
     p.add_argument("--command", action="append", default=[], help="only seeds of this command (repeatable)")
     p.add_argument("--save", type=Path, default=None, help="write each failing case's files here")
     p.add_argument("--progress", type=int, default=500, help="print a line every N cases")

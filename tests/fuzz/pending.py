@@ -1,7 +1,8 @@
 """Failure classes the fuzzer finds that belong to work under way elsewhere in issue 11.
 
 Strict decoding of kubetwin's own formats (MachineInfo, the Summary API, timelines,
-checkpoints, Node labels) is parts A and B of issue 11; until they land, an unknown or misspelt
+checkpoints, Node labels), of DRA objects, and quantities as Kubernetes parses them are parts A
+and B of issue 11 (plugin args: the scheduler reshape); until they land, an unknown or misspelt
 field in those inputs is still read with exit status 0. The campaign reports these classes
 (``pending`` in the summary) but the CI test does not fail on them. Delete an entry when the
 input it names is strict: the test then holds it to the full rule.
@@ -26,7 +27,11 @@ _LOOSE_INPUTS = {
     "claims.yaml": "DRA object strictness (part A)",
     "objects.yaml": "DRA object strictness (part A)",
     "allocated.yaml": "DRA object strictness (part A)",
-    "pod.yaml": "pod strictness in `dra prepare` (part A)",
+    "pod.yaml": "Pod strictness (part A)",
+    "pods.yaml": "Pod strictness (part A)",
+    "running.yaml": "Pod strictness (part A)",
+    "nodes.yaml": "Node strictness and quantities (parts A and B)",
+    "args.yaml": "plugin args strictness (the scheduler reshape)",
     "scenario.yaml": "Simulation object strictness (part B)",
     "devices.yaml": "device inventory strictness (part A)",
 }
