@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .common import OUTPUT_FORMATS, emit_data, filename_option, kubernetes_version, main_input, output_option, rejected
+
+if TYPE_CHECKING:
+    from ..errors import InputError
 
 
 @click.command("admit")
@@ -79,6 +82,15 @@ def _load_state(state_dir: str | None, name: str):
     return read_memory_manager_state(p)
 
 
+def _culprit(exc: InputError, config_path: str | None, state_dir: str | None) -> str:
+    """The file an error found when the managers start is about: a checkpoint that does not match
+    the machine and configuration (the path names it), otherwise the configuration."""
+    for name in ("cpu_manager_state", "memory_manager_state"):
+        if state_dir and exc.path.split(".")[0] == name:
+            return str(Path(state_dir) / name)
+    return config_path or "kubelet configuration"
+
+
 def run_admit(machine_source: str, config_path: str | None, state_dir: str | None, pods_path: str,
               version: str | None, *, explain: bool = False, write_state: str | None = None,
               metrics_path: str | None = None, devices_path: str | None = None,
@@ -104,14 +116,7 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
                              device_state=dev_state, explain_rejections=True)
     except InputError as exc:
         if not exc.file:
-            # a checkpoint the managers refuse at start-up is named by its file, the rest by the configuration
-            for name in ("cpu_manager_state", "memory_manager_state"):
-                if state_dir and (exc.path == name or exc.path.startswith(name + ".")):
-                    exc.file = str(Path(state_dir) / name)
-                    exc.path = exc.path[len(name) + 1:]
-                    break
-            else:
-                exc.file = config_path or "kubelet configuration"
+            exc.file = _culprit(exc, config_path, state_dir)
         raise
     decisions = []
     sequence = _cri_sequence(node, machine) if cri else None

@@ -40,14 +40,15 @@ def _load(objects: tuple[str, ...], node_file: str, claim_files: tuple[str, ...]
     return cluster, node, wanted.claims
 
 
-def _run_allocation(allocator, node, claims, timeout: float | None, errors_as_verdicts: bool = False):
+def _run_allocation(allocator, node, claims, timeout: float | None, errors_as_verdicts: bool = False,
+                    file: str | None = None):
     """Allocate ``claims`` together on ``node``; when that fails, why — per claim. A request whose
     device class does not exist makes its claim unsatisfiable (the DynamicResources plugin's
     PreFilter words), and the other claims are still diagnosed. An allocator error (which aborts
     scheduling upstream) is exit status 1, or with ``errors_as_verdicts`` part of the verdicts."""
     from ..dra.allocator import AllocationError, Outcome
     from ..dra.diagnose import diagnose, missing_classes
-    from ..errors import KubetwinError
+    from ..errors import InputError
 
     missing = missing_classes(allocator, claims)
     if missing:
@@ -56,8 +57,8 @@ def _run_allocation(allocator, node, claims, timeout: float | None, errors_as_ve
         try:
             outcome = allocator.allocate(node, claims, timeout=timeout)
         except AllocationError as exc:
-            if not errors_as_verdicts:
-                raise KubetwinError(f"allocation on node {node.name} failed: {exc}") from None
+            if not errors_as_verdicts:  # the claims ask for what no allocation can give: name their files
+                raise InputError(f"allocation on node {node.name} failed: {exc}", file=file) from None
             outcome = Outcome(False, reason=str(exc))
     diagnosis = None if outcome.allocated else diagnose(allocator, node, claims)
     return outcome, diagnosis
@@ -101,7 +102,8 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_f
     With --pod, the pod's own claims are allocated instead: claims named by
     resourceClaimName come from the objects, template entries get a generated claim.
     """
-    from ..dra.allocator import Allocator
+    from ..dra.allocator import AllocationError, Allocator
+    from ..errors import InputError
 
     if not claim_files and not pod_file:
         raise click.UsageError("give CLAIMS.yaml files or --pod POD.yaml")
@@ -113,7 +115,7 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_f
     allocated_claims = [c for c in cluster.claims if c.allocated is not None]
     allocator = Allocator(features, cluster.classes, cluster.slices, allocated_claims)
     todo = [c for c in claims if c.allocated is None]
-    outcome, diagnosis = _run_allocation(allocator, node, todo, timeout)
+    outcome, diagnosis = _run_allocation(allocator, node, todo, timeout, file=", ".join(claim_files))
     out_claims = []
     by_claim = dict(zip((id(c) for c in todo), outcome.results)) if outcome.allocated else {}
     for claim in claims:
@@ -151,7 +153,7 @@ def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: in
     from ..dra.allocator import AllocationError, Allocator
     from ..dra.diagnose import diagnose, missing_classes
     from ..dra.podclaims import PodClaimError, allocate_for_pod, claims_for_pod
-    from ..errors import InputError, KubetwinError
+    from ..errors import InputError
 
     pod = _load_pod(pod_file)
     existing = list(cluster.claims) + list(extra_claims)
@@ -185,7 +187,7 @@ def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: in
         try:
             result = allocate_for_pod(allocator, node, pod_claims, timeout=timeout)
         except AllocationError as exc:
-            raise KubetwinError(f"allocation on node {node.name} failed: {exc}") from None
+            raise InputError(f"allocation on node {node.name} failed: {exc}", file=pod_file) from None
     diagnosis = None if result.allocated else diagnose(allocator, node, pod_claims.to_allocate)
     data: dict[str, Any] = {
         "outcome": "allocated" if result.allocated else "unsatisfiable",
@@ -364,7 +366,7 @@ def prepare(objects: tuple[str, ...], node_file: str, state_dir: str | None, cdi
     from ..dra.checkpoint import CHECKPOINT_NAME, decode_checkpoint, encode_checkpoint
     from ..dra.objects import collect, load_node
     from ..dra.prepare import PrepareError, prepare_pod
-    from ..errors import InputError, KubetwinError
+    from ..errors import InputError
     from ..kubelet.checkpoint.files import atomic_write
     from ..model.loader import load_documents, load_one
 
@@ -382,8 +384,9 @@ def prepare(objects: tuple[str, ...], node_file: str, state_dir: str | None, cdi
         raise InputError("CDI directory does not exist", file=cdi_dir)
     try:
         prepared = prepare_pod(pod, cluster.claims, node, state=state, cdi_class=cdi_class)
-    except PrepareError as exc:
-        raise KubetwinError(f"prepare resources for pod {pod.key}: {exc}") from None
+    except PrepareError as exc:  # about the pod and the claims it names
+        raise InputError(f"prepare resources for pod {pod.key} (claims from {', '.join(objects)}): {exc}",
+                         file=pod_file) from None
     except InputError as exc:
         raise exc.in_file(objects[0]) from None
     # Everything is computed and valid: only now touch the disk.

@@ -141,7 +141,10 @@ def build(pod_path: str, node_path: str, config_path: str | None, machine_path: 
     files = pod_cgroup_files(rc, settings)
     containers = []
     for c, init in pod.all_containers():
-        cr = container_resources(pod, c, settings)
+        try:
+            cr = container_resources(pod, c, settings)
+        except InputError as exc:  # a fact the node (or machine) lacks, e.g. its memory capacity
+            raise exc.in_file(node_path if exc.path.startswith("status.") else pod_path) from None
         entry: dict[str, Any] = {"name": c.name, "type": ("sidecar" if is_sidecar(c) else "init") if init else "app",
                                  "resources": dict(cr.resources), "oomScoreAdjRule": cr.oom.rule,
                                  "notes": dict(cr.notes)}

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .. import limits
 from ..errors import InputError, join_path
 from ..model.cpuset import MAX_CPU_ID
 from ..model.strict import OPEN_OBJECT, BOOLEAN, INTEGER, STRING, check, list_of, map_of, obj
@@ -149,9 +150,7 @@ def _core(c: Any, path: str) -> Core:
         if isinstance(t, bool) or not isinstance(t, int) or t < 0:
             raise InputError(f"must be a CPU id (an integer >= 0), not {json.dumps(t)[:40]}",
                              path=f"{path}.thread_ids[{j}]")
-        if t > MAX_CPU_ID:
-            raise InputError(f"CPU id {t} is beyond the largest CPU id kubetwin reads ({MAX_CPU_ID})",
-                             path=f"{path}.thread_ids[{j}]")
+        limits.MAX_CPU_ID.check(t, path=f"{path}.thread_ids[{j}]")
     if not threads:
         raise InputError("a core needs at least one thread", path=f"{path}.thread_ids")
     if len(set(threads)) != len(threads):
@@ -178,12 +177,25 @@ def _node(n: Any, path: str) -> NUMANode:
                     distances=tuple(dist))
 
 
+def _check_size(topology: list[Any]) -> None:
+    """Count the CPUs before reading them: a machine past ``KUBETWIN_MAX_MACHINE_CPUS`` is refused
+    before any per-CPU work (caches, cores, sets) is done."""
+    cpus = 0
+    for node in topology:
+        for core in (node.get("cores") if isinstance(node, dict) else None) or ():
+            threads = core.get("thread_ids") if isinstance(core, dict) else None
+            cpus += len(threads) if isinstance(threads, list) else 0
+    limits.MAX_MACHINE_CPUS.check(cpus, path="topology", what="the number of CPUs of the machine")
+
+
 def machine_from_machineinfo(doc: Any, *, file: str | None = None, name: str = "") -> Machine:
     """A :class:`Machine` from a decoded MachineInfo object; errors name ``file`` and the field."""
     try:
         doc = _obj(doc, "")
         check(doc, MACHINEINFO_SPEC, type_what="cannot decode MachineInfo")
-        nodes = tuple(_node(n, f"topology[{i}]") for i, n in enumerate(_list(doc, "topology", "", required=True)))
+        topology = _list(doc, "topology", "", required=True)
+        _check_size(topology)
+        nodes = tuple(_node(n, f"topology[{i}]") for i, n in enumerate(topology))
         _check_topology(nodes)
         extra = {k: v for k, v in doc.items() if k not in _MODELLED and not (k in _ZERO_EXTRAS and v == _ZERO_EXTRAS[k])}
         _check_counts(doc, nodes)
@@ -244,13 +256,15 @@ def _check_counts(doc: dict, nodes: tuple[NUMANode, ...]) -> None:
 
 
 def read_machineinfo(text: str, file: str = "<machineinfo>") -> Machine:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}", file=file) from None
-    except RecursionError:
-        raise InputError("JSON is nested too deeply", file=file) from None
-    return machine_from_machineinfo(doc, file=file)
+    from ..model.loader import parse_documents
+
+    if text.lstrip()[:1] != "{":
+        raise InputError("not valid JSON: expected a MachineInfo object ({...})", file=file)
+    # The loader's JSON rules: a key given twice, a trailing comma or nesting past the limit is refused.
+    docs = parse_documents(text, file)
+    if len(docs) != 1:
+        raise InputError(f"expected one MachineInfo object, found {len(docs)} JSON documents", file=file)
+    return machine_from_machineinfo(docs[0], file=file)
 
 
 # --- writing ---------------------------------------------------------------------------

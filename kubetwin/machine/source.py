@@ -27,7 +27,11 @@ def _from_bytes(data: bytes, file: str) -> Machine:
     if head.startswith(b"{"):
         from .machineinfo import read_machineinfo
 
-        return read_machineinfo(data.decode("utf-8", "replace"), file=file)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text (byte {exc.start})", file=file) from None
+        return read_machineinfo(text, file=file)
     if not head:
         raise InputError("file is empty", file=file)
     raise InputError("not a machine description (expected MachineInfo JSON, hwloc XML or a sysfs tarball)",

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from .. import limits
 from ..errors import InputError
 from ..model.quantity import parse_quantity
 from .model import Cache, Core, HugePages, Machine, NUMANode, PCIDevice, canonical_extra
@@ -36,7 +37,7 @@ _DEVICES = {  # kind -> (class code, vendor, device, model)
     "nics": (0x0200, 0x15B3, 0x101B, "Mellanox ConnectX-6"),
     "nvme": (0x0108, 0x144D, 0xA80A, "Samsung PM9A3 NVMe SSD"),
 }
-MAX_CPUS = 65536
+MAX_CPUS = limits.MAX_MACHINE_CPUS.default
 
 
 def _pci_devices(spec: str, devices: dict[str, int], n_nodes: int) -> list[PCIDevice]:
@@ -75,8 +76,10 @@ def _err(spec: str, msg: str, fix: str | None = None) -> InputError:
 
 
 def _count(spec: str, key: str, value: str) -> int:
-    if not (value.isascii() and value.isdigit()) or len(value) > 18:
-        raise _err(spec, f'"{key}={value}": {key} must be a whole number (at most 18 digits)')
+    if not (value.isascii() and value.isdigit()):
+        raise _err(spec, f'"{key}={value}": {key} must be a whole number')
+    if len(value) > 18:
+        raise _err(spec, f'"{key}={value[:24]}": {key} is too large')
     return int(value)
 
 
@@ -107,8 +110,10 @@ def parse_spec(spec: str) -> Machine:
         if val < 1:
             raise _err(text, f'"{shape}": {what} must be at least 1')
     total_cores = sockets * nps * cpn
-    if total_cores * tpc > MAX_CPUS:
-        raise _err(text, f'"{shape}": {total_cores * tpc} CPUs is more than {MAX_CPUS}')
+    max_cpus = limits.MAX_MACHINE_CPUS.value()
+    if total_cores * tpc > max_cpus:
+        raise _err(text, f'"{shape}": {total_cores * tpc} CPUs is more than {max_cpus}',
+                   fix=f"raise the limit with {limits.MAX_MACHINE_CPUS.env}=N if this is meant")
 
     mem = 4 * 1024 ** 3 * total_cores
     swap = 0
@@ -135,6 +140,9 @@ def parse_spec(spec: str) -> Machine:
             if size < 4096 or size % 1024:
                 raise _err(text, f'"{key}": page size must be a multiple of 1Ki and at least 4Ki')
             hugepages[size // 1024] = _count(text, key, value)
+            if hugepages[size // 1024] > limits.MAX_HUGEPAGES.value():
+                raise _err(text, f'"{key}={value}": more than {limits.MAX_HUGEPAGES.value()} pages',
+                           fix=f"raise the limit with {limits.MAX_HUGEPAGES.env}=N if this is meant")
         elif key == "l3":
             if value in ("per-socket", "per-numa", "none"):
                 l3 = value

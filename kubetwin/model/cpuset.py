@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
+from .. import limits
 from ..errors import InputError
 
-#: The largest CPU id kubetwin reads (ids 0 to 65535: the 65,536 CPUs of ``256s1n256c1t``).
-MAX_CPU_ID = 65535
+#: The largest CPU id kubetwin reads by default (ids 0 to 65535: the 65,536 CPUs of
+#: ``256s1n256c1t``); ``KUBETWIN_MAX_CPU_ID`` raises it (:mod:`kubetwin.limits`).
+MAX_CPU_ID = limits.MAX_CPU_ID.default
 
 
 class CPUSet:
@@ -52,6 +54,7 @@ class CPUSet:
             raise InputError(f"cpuset must be a string like \"0-3,8\", not {type(text).__name__}", path=path)
         if text == "":
             return EMPTY
+        max_id = limits.MAX_CPU_ID.value()
         mask = 0
         for part in text.split(","):
             lo, dash, hi = part.partition("-")
@@ -65,10 +68,11 @@ class CPUSet:
             except ValueError:
                 raise InputError(f'invalid cpuset "{_short(text)}": bad element "{_short(part)}"', path=path,
                                  fix='use the Linux list format, e.g. "0-3,8,10-11"') from None
-            if b > MAX_CPU_ID:
+            if b > max_id:
                 raise InputError(f'invalid cpuset "{_short(text)}": CPU id {_short(hi if dash else lo)} is beyond the largest '
-                                 f"CPU id kubetwin reads ({MAX_CPU_ID})", path=path,
-                                 fix="name CPUs of the machine (Linux numbers them from 0)")
+                                 f"CPU id kubetwin reads ({max_id})", path=path,
+                                 fix=f"name CPUs of the machine (Linux numbers them from 0); {limits.MAX_CPU_ID.env}=N "
+                                     "raises the limit")
             mask |= ((1 << (b - a + 1)) - 1) << a
         return cls.from_mask(mask)
 

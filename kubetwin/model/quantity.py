@@ -21,6 +21,7 @@ from __future__ import annotations
 from functools import total_ordering
 from typing import Final
 
+from .. import limits
 from ..errors import InputError
 
 DECIMAL_EXPONENT: Final = "DecimalExponent"
@@ -109,6 +110,10 @@ def _has_digits(text: str) -> bool:
             continue
         return False
     return False
+
+
+def _max_digits() -> int:
+    return min(limits.MAX_QUANTITY_DIGITS.value(), 4000)
 
 
 def _interpret(suffix: str) -> tuple[int, int, str] | None:
@@ -213,6 +218,11 @@ class Quantity:
         if not _has_digits(text):  # Kubernetes reads it as 0: see the module docstring
             raise QuantityError(ERR_NO_DIGITS, fix=NO_DIGITS_FIX)
         base, exponent, fmt = interp
+        if len(num) + len(denom) > _max_digits():
+            # Kubernetes reads any number of digits; Python refuses to convert more than 4300 and
+            # nothing in a cluster can use such a number: a limit, not a parse.
+            raise QuantityError(f"quantity has more than {_max_digits()} digits (kubetwin's limit; raise it with "
+                                f"{limits.MAX_QUANTITY_DIGITS.env}=N)")
         if not num.isdigit() or not (denom == "" or denom.isdigit()) or not num.isascii() or not denom.isascii():
             raise QuantityError(ERR_NUMERIC)
         if fmt != BINARY_SI and (num + denom).strip("0") and (len(num) + exponent > MAX_DECIMAL_DIGITS
@@ -448,7 +458,8 @@ def parse_quantity(value: object, path: str = "") -> Quantity:
     try:
         q = Quantity.parse(text)
     except QuantityError as exc:
-        raise QuantityError(f'quantity "{text}" is invalid: {exc.message}', path=path,
+        shown = text if len(text) <= 80 else f"{text[:40]}...({len(text)} characters)"
+        raise QuantityError(f'quantity "{shown}" is invalid: {exc.message}', path=path,
                             fix=exc.fix or QUANTITY_FIX) from None
     if len(_CACHE) < 65536:
         _CACHE[text] = q

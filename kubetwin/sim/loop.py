@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 import msgspec
 
+from .. import limits
 from ..model.pod import Pod
 from ..scheduler.admission import AdmissionRejected, admit_pod
 from ..scheduler.backend.queue import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, RESOURCE_CLAIM_UPDATE,
@@ -125,6 +126,7 @@ class Simulator:
                                namespaces=_namespaces(objects), pdbs=_pdbs(objects),
                                reuse_verdicts=reuse_verdicts)
         self.sched.handle.seed = st.seed
+        self.sched.handle.origins = scenario.origins  # DRA objects' errors name their file
         self.cluster = cs = self.sched.cluster
         from ..scheduler.plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
         from .gpushare import NAME as GPU_SHARE
@@ -151,6 +153,8 @@ class Simulator:
         self.now = 0.0
         #: events that can change the cluster (not samples): none left means nothing more happens
         self.live = 0
+        self.samples_taken = 0
+        self.max_samples = limits.MAX_SIM_SAMPLES.value()
         self.running = 0
         self.pending = 0
         self.controllers = {c.key: c for c in scenario.controllers}
@@ -589,6 +593,12 @@ class Simulator:
 
     # --- observations ----------------------------------------------------------------------------------
     def _sample(self) -> None:
+        self.samples_taken += 1
+        if self.samples_taken > self.max_samples:
+            # No horizon and pods that run (nearly) forever: the time series would not end.
+            raise limits.MAX_SIM_SAMPLES.exceeded(self.samples_taken, file=self.sc.source, path="spec.sampleInterval",
+                                                  what="the number of time-series samples (set spec.horizon, or a "
+                                                       "larger spec.sampleInterval)")
         cs = self.cluster
         alloc = cs.alloc.sum(axis=0)
         used = cs.requested.sum(axis=0)

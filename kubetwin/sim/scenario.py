@@ -23,10 +23,12 @@ KubeSchedulerConfiguration). Arrival and run time of a real object come from the
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from .. import limits
 from ..errors import InputError
 from ..model.apischema import type_spec
 from ..model.kinds import check_builtin, check_object
@@ -95,6 +97,8 @@ class Scenario:
     settings: Settings = field(default_factory=Settings)
     priority_classes: dict[str, Any] = field(default_factory=dict)
     objects: dict[str, list[Any]] = field(default_factory=dict)
+    #: where each object of ``objects`` came from, for error messages (same order)
+    origins: dict[str, list[str]] = field(default_factory=dict)
     source: str = ""
 
     def summary(self) -> str:
@@ -266,6 +270,8 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         for n in nodes:
             if n.slices:
                 sc.objects.setdefault("ResourceSlice", []).extend(n.slices)
+                sc.origins.setdefault("ResourceSlice", []).extend(
+                    [f"{sc.source}: spec.nodeGroups[{i}].draDrivers"] * len(n.slices))
     for i, w in enumerate(_list(spec.get("workloads"), "spec.workloads")):
         _workload(sc, w, f"spec.workloads[{i}]")
     for i, p in enumerate(_list(spec.get("objects"), "spec.objects")):
@@ -309,12 +315,15 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     if not isinstance(name, str) or not name:
         raise InputError("Required value: name", path=f"{path}.name")
     count = _int(g.get("count", 1), f"{path}.count", 1)
+    limits.MAX_SIM_NODES.check(count, path=f"{path}.count", what="the node group's count")
     machine = None
     if g.get("machine") is not None:
         machine = _machine(g["machine"], f"{path}.machine", root)
     cfg = None
     raw_cfg: dict[str, Any] | None = None
     if g.get("kubeletConfig") is not None:
+        if not isinstance(g["kubeletConfig"], Mapping):
+            raise InputError("expected a mapping of KubeletConfiguration fields", path=f"{path}.kubeletConfig")
         raw_cfg = dict(g["kubeletConfig"])
         try:
             cfg = KubeletConfiguration.from_dict(g["kubeletConfig"], st.kubernetes_version,
@@ -499,6 +508,7 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
     if not isinstance(name, str) or not name:
         raise InputError("Required value: name", path=f"{path}.name")
     count = _int(w.get("count", 1), f"{path}.count", 1)
+    limits.MAX_SIM_PODS.check(count, path=f"{path}.count", what="the workload's count")
     tmpl = w.get("template")
     if not isinstance(tmpl, Mapping):
         raise InputError("Required value: template (a Pod: metadata and spec)", path=f"{path}.template")
@@ -728,8 +738,15 @@ def _finish(sc: Scenario) -> None:
     for a in sc.arrivals:
         key = a.pod.key
         if key in seen:
-            raise InputError(f"pod {key} is defined twice (first in {seen[key]})", path="metadata.name", file=a.source)
+            raise InputError(f"pod {key} is defined twice ({a.source}, first in {seen[key]})", path="metadata.name",
+                             file=sc.source)
         seen[key] = a.source
+    limits.MAX_SIM_PODS.check(len(sc.arrivals), file=sc.source, what="the number of pods of the scenario")
+    limits.MAX_SIM_NODES.check(len(sc.nodes), file=sc.source, what="the number of nodes of the scenario")
+    st = sc.settings
+    if st.horizon is not None:
+        limits.MAX_SIM_SAMPLES.check(math.ceil(st.horizon / st.sample_interval), file=sc.source, path="spec.sampleInterval",
+                                     what="spec.horizon / spec.sampleInterval (samples of the time series)")
     names: set[str] = set()
     for n in sc.nodes:
         if n.node.metadata.name in names:

@@ -264,6 +264,8 @@ def _json_line(raw: str, where: str) -> Any:
                          fix="give each field once") from None
     except RecursionError:
         raise InputError("JSON nesting is too deep", file=where) from None
+    except ValueError as e:  # thousands of digits
+        raise InputError(f"invalid JSON: {e}", file=where) from None
 
 
 def _cell(value: Any, column: str, where: str) -> str:

@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import limits
 from ..errors import InputError
 from ..model.duration import parse_go_duration
 from ..model.pod import Pod
@@ -32,6 +33,7 @@ def seconds(value: Any, path: str, *, allow_zero: bool = True) -> float:
     if not math.isfinite(out) or out < 0 or (out == 0 and not allow_zero):
         raise InputError(f"Invalid value: {value!r}: must be {'non-negative' if allow_zero else 'positive'}",
                          path=path)
+    limits.MAX_SIM_SECONDS.check(math.ceil(out), path=path, what=f"{value!r} in seconds")
     return out
 
 

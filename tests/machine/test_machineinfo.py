@@ -43,7 +43,7 @@ def test_writer_emits_keys_in_cadvisor_order():
 
 
 def test_malformed_json_names_the_file():
-    with pytest.raises(InputError, match=r"^m\.json: not valid JSON"):
+    with pytest.raises(InputError, match=r"^m\.json: invalid JSON"):
         read_machineinfo("{", file="m.json")
 
 

@@ -122,7 +122,7 @@ def cpu_state_from_json(doc: Any, file: str | None = None) -> CPUState:
                 raise corrupt_error(file)
             try:
                 payload = json.loads(doc["data"])
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 raise corrupt_error(file, reason="failed to deserialize cpu manager checkpoint data") from None
             if not isinstance(payload, dict):
                 raise corrupt_error(file, reason="failed to deserialize cpu manager checkpoint data")

@@ -116,6 +116,8 @@ def read_device_manager_state(path: str | Path, warn: Callable[[str], None]) -> 
         reason = f"{exc.msg}"
     except (UnicodeDecodeError, RecursionError):
         reason = "checkpoint is corrupted: not UTF-8 JSON"
+    except ValueError as exc:  # a number of thousands of digits
+        reason = str(exc)
     except CorruptDeviceCheckpoint as exc:
         reason = str(exc)
     warn(f"{p}: {reason}: Continue after failing to read checkpoint file. Device allocation info may NOT be "

@@ -112,7 +112,7 @@ def memory_state_from_json(doc: Any, file: str | None = None) -> MemoryState:
         if isinstance(doc.get("data"), str):
             try:
                 payload = json.loads(doc["data"])
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):
                 raise _corrupt(file, "failed to deserialize memory manager checkpoint data") from None
             if not isinstance(payload, dict):
                 raise _corrupt(file, "failed to deserialize memory manager checkpoint data")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from ... import limits
 from ...errors import InputError
 from ...model.duration import DurationError, parse_go_duration
 from ...model.kinds import check_object
@@ -57,6 +58,7 @@ def load_timeline(path: str | Path, warn: Callable[[InputError], None] | None = 
         raw, prefix = docs, ""
     if not isinstance(raw, list):
         raise InputError("expected a list of steps", path=prefix or "steps", file=name)
+    limits.MAX_TIMELINE_STEPS.check(len(raw), file=name, path=prefix or "steps", what="the number of steps")
     return [parse_step(s, f"{prefix}[{i}]", name, warn) for i, s in enumerate(raw)]
 
 
