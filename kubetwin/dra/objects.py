@@ -102,16 +102,10 @@ def collect(docs: Iterable[Document], strict: bool = False, *, checked: bool = F
                 check_object(doc.obj, doc.where)
                 ignored(str(doc.obj.get("kind")), reader, file=doc.where)
     for doc in _split_old_slices(docs):
-<<<<<<< HEAD
-        if not _is_dra(doc.obj):
-=======
         kind = doc.obj.get("kind")
         if not isinstance(kind, str):
             raise InputError(f"kind must be a string, not {type(kind).__name__}", path="kind", file=doc.where)
-        if kind not in _PARSERS:
-            if strict:
-                parse_object(doc)
->>>>>>> robustness
+        if not _is_dra(doc.obj):
             out.others.append(doc.obj)
             continue
         value = parse_object(doc, checked=True)
