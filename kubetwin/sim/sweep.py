@@ -181,7 +181,7 @@ def parse_variant(text: str, index: int = 0) -> Variant:
 
 def _scheduler_value(key: str, text: str, path: str) -> Any:
     if key == "scoringStrategy":
-        from ..scheduler.plugins.noderesources import SCORING_STRATEGIES
+        from ..scheduler.plugins.noderesources.args import SCORING_STRATEGIES
 
         if text not in SCORING_STRATEGIES:
             raise InputError(f'Unsupported value: "{text}": supported values: {", ".join(SCORING_STRATEGIES)}',
