@@ -30,6 +30,8 @@ NOT_RUN = {
     "scripts/test": "is this test suite (running it here would recurse)",
     ".venv/bin/python benchmarks/": "a benchmark: minutes of wall-clock measurement, kept out of unit tests",
     "kubetwin discover": "reads this machine's hardware (/sys): the answer differs per machine",
+    "KUBETWIN_FUZZ_CASES=": "a fuzzing campaign on demand: thousands of cases, minutes",
+    ".venv/bin/python -m tests.fuzz": "a fuzzing campaign on demand: thousands of cases, minutes",
 }
 
 

@@ -84,9 +84,11 @@ def _load_state(state_dir: str | None, name: str):
 
 def _culprit(exc: InputError, config_path: str | None, state_dir: str | None) -> str:
     """The file an error found when the managers start is about: a checkpoint that does not match
-    the machine and configuration (the path names it), otherwise the configuration."""
+    the machine and configuration (the path names it, and loses that name: it is the file's),
+    otherwise the configuration."""
     for name in ("cpu_manager_state", "memory_manager_state"):
         if state_dir and exc.path.split(".")[0] == name:
+            exc.path = exc.path[len(name) + 1:]
             return str(Path(state_dir) / name)
     return config_path or "kubelet configuration"
 

@@ -18,8 +18,13 @@ def _write(doc, output: str) -> None:
     if output == "json":
         import msgspec
 
-        data = msgspec.json.format(msgspec.json.encode(doc, enc_hook=str), indent=2)
-        sys.stdout.buffer.write(data + b"\n")
+        data = msgspec.json.format(msgspec.json.encode(doc, enc_hook=str), indent=2) + b"\n"
+        out = getattr(sys.stdout, "buffer", None)  # a text stream without bytes (tests capture into one)
+        if out is not None:
+            sys.stdout.flush()
+            out.write(data)
+        else:
+            sys.stdout.write(data.decode())
     else:
         from kubetwin.yaml_block import dump
 

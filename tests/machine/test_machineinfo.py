@@ -133,7 +133,7 @@ def test_num_sockets_other_than_the_sockets_listed_is_refused():
 def test_a_cpu_id_past_the_largest_is_refused():
     doc = _doc()
     doc["topology"][0]["cores"][0]["thread_ids"] = [0, 10**12]
-    assert "thread_ids[1]: CPU id 1000000000000 is beyond the largest CPU id" in _refusal(doc)
+    assert "thread_ids[1]: a CPU id is 1000000000000, more than kubetwin's limit" in _refusal(doc)
 
 
 def test_a_numa_node_id_past_linuxs_largest_is_refused():
