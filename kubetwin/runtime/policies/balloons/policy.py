@@ -61,7 +61,7 @@ _TYPE_NOT_MODELLED = {
     "irqMode": "IRQ affinity", "memoryTypes": "memory types", "showContainersInNrt": "NodeResourceTopology export",
 }
 _POLICY_NOT_MODELLED = {
-    "loadClasses": "load classes", "preserve": "preserving containers by match expressions",
+    "loadClasses": "load classes",
     "preferSpreadOnPhysicalCores": "spreading on physical cores", "showContainersInNrt": "NodeResourceTopology export",
 }
 
@@ -162,6 +162,7 @@ class BalloonsPolicy:
         self.pin_cpu = True
         self.pin_memory = True
         self.topology_balancing = False
+        self.preserve: list[Expression] = []
 
     # --- setup ---------------------------------------------------------------------------------
     def setup(self, system: System, cache: Cache, config: BalloonsConfig) -> None:
@@ -205,6 +206,7 @@ class BalloonsPolicy:
         self.pin_cpu = spec.get("pinCPU", True) is not False
         self.pin_memory = spec.get("pinMemory", True) is not False
         self.topology_balancing = bool(spec.get("allocatorTopologyBalancing", False))
+        self.preserve = [parse_expression(e) for e in (spec.get("preserve") or {}).get("matchExpressions") or []]
         self.defs = [self._balloon_def(bt) for bt in spec.get("balloonTypes") or []]
         self._fill_builtin_defs()
         self._validate()
@@ -534,9 +536,8 @@ class BalloonsPolicy:
                 return True
         return False
 
-    def _allocate_balloon(self, c: CachedContainer) -> Balloon:
-        """``allocateBalloonOfDef`` of the chosen type."""
-        d = self._choose_def(c)
+    def _allocate_balloon(self, c: CachedContainer, d: BalloonDef) -> Balloon:
+        """``allocateBalloonOfDef``."""
         chain: list[str] = []
         if not d.prefer_spreading_pods:
             chain.append("same-pod")
@@ -572,8 +573,15 @@ class BalloonsPolicy:
     def allocate_resources(self, c: CachedContainer) -> None:
         if c.preserve_cpu_resources():
             return
+        if any(e.evaluate(c) for e in self.preserve):
+            return  # ``preserve.matchExpressions``: the container keeps what the runtime gave it
         try:
-            bln = self._allocate_balloon(c)
+            d = self._choose_def(c)
+            pin = self.pin_memory if d.pin_memory is None else d.pin_memory
+            if pin and c.preserve_memory_resources():
+                raise _error(f"{c.pretty_name()}: memory.preserve.resource-policy.nri.io with pinMemory is not "
+                             f"modelled by kubetwin's balloons policy")
+            bln = self._allocate_balloon(c, d)
         except PolicyError as exc:
             raise _error(f"balloon allocation for container {c.pretty_name()} failed: {exc}") from None
         req = self._requested(c.id) + self._requested_in(bln)
