@@ -651,14 +651,21 @@ class BalloonsPolicy:
         b = self._balloon_of(c)
         if b is None:
             return None
-        return {"balloon": b.pretty_name(), "cpus": str(b.cpus), "sharedIdleCpus": str(b.shared_idle_cpus)}
+        return {"pool": b.pretty_name(), "cpus": str(b.cpus), "sharedIdleCpus": str(b.shared_idle_cpus)}
 
     def describe(self) -> dict[str, Any]:
-        return {"policy": NAME, "reserved": str(self.reserved), "allowed": str(self.allowed),
-                "free": str(self.free_cpus),
-                "balloons": [{"name": b.pretty_name(), "cpus": str(b.cpus), "mems": memset_string(b.mems),
-                              "sharedIdleCpus": str(b.shared_idle_cpus), "cpuClass": b.defn.cpu_class,
-                              "containers": b.container_count()} for b in self.balloons]}
+        """The balloons as the report's pools: CPUs, their free mCPU and the idle CPUs shared."""
+        pools = []
+        for b in self.balloons:
+            free = self._free_milli(b)
+            pools.append({"name": b.pretty_name(), "depth": 0, "type": b.defn.name,
+                          "capacity": {"cpu": f"{str(b.cpus) or '-'} ({b.cpus.size()})",
+                                       "memory": memset_string(b.mems) or "-"},
+                          "free": {"cpu": _milli(free)}, "allocatableShared": str(b.shared_idle_cpus) or "-",
+                          "cpuClass": b.defn.cpu_class, "containers": b.container_count()})
+        reserved = self.reserved or CPUSet().union(*(b.cpus for b in self._balloons_of(self.reserved_def)))
+        return {"policy": NAME, "reserved": str(reserved), "allowed": str(self.allowed),
+                "idle": str(self.free_cpus), "pools": pools}
 
     def topology_zones(self) -> list[TopologyZone]:
         """One zone per balloon (``GetTopologyZones``, without per-container subzones)."""
