@@ -173,3 +173,26 @@ def test_containers_of_a_pod_share_a_balloon_unless_spreading_pods() -> None:
     p.allocate_resources(a)
     p.allocate_resources(b)
     assert p._balloon_of(a) is p._balloon_of(b)
+
+
+def test_share_idle_cpus_in_same_numa_adds_the_nodes_idle_cpus_to_the_cpuset() -> None:
+    p = policy({"reservedResources": {"cpu": "1"},
+                "balloonTypes": [{"name": "sharing", "namespaces": ["*"], "minBalloons": 1, "minCPUs": 1,
+                                  "shareIdleCPUsInSame": "numa"}]})
+    c = add_container(p, "pod0", "c0")
+    p.allocate_resources(c)
+    bln = p._balloon_of(c)
+    node = next(n for n in p.sys.nodes.values() if n.cpus & bln.cpus)
+    assert CPUSet.parse(c.cpuset_cpus()) == bln.cpus | (node.cpus & p.free_cpus)
+    assert CPUSet.parse(c.cpuset_cpus()).size() > bln.cpus.size()
+
+
+def test_hide_hyperthreads_annotation_overrides_the_balloon_type() -> None:
+    p = policy({"reservedResources": {"cpu": "1"},
+                "balloonTypes": [{"name": "fc", "namespaces": ["*"], "minCPUs": 2, "hideHyperthreads": True}]})
+    hidden, shown = add_container(p, "pod0", "c0"), add_container(
+        p, "pod1", "c0", annotations={"hide-hyperthreads.resource-policy.nri.io": "false"})
+    p.allocate_resources(hidden)
+    p.allocate_resources(shown)
+    assert CPUSet.parse(hidden.cpuset_cpus()).size() == 1
+    assert CPUSet.parse(shown.cpuset_cpus()).size() == 2
