@@ -16,6 +16,7 @@ from kubetwin.runtime.config import decode_balloons
 from kubetwin.runtime.nri.api import Container, LinuxPodSandbox, PodSandbox
 from kubetwin.runtime.policies.balloons import BalloonsPolicy
 from kubetwin.runtime.policies.balloons.cputree import CpuTreeAllocator, TreeError, cpu_tree_from_system
+from kubetwin.runtime.policies.balloons.expand import ExpandError, expand
 from kubetwin.runtime.resmgr.cache import Cache
 from kubetwin.runtime.resmgr.policy import PolicyError
 from kubetwin.runtime.sysfs import System
@@ -115,8 +116,8 @@ def test_min_balloons_above_max_balloons_is_refused() -> None:
 
 def test_unmodelled_balloon_type_field_is_refused_not_ignored() -> None:
     with pytest.raises(InputError, match="not modelled") as err:
-        policy({"reservedResources": {"cpu": "1"}, "balloonTypes": [{"name": "g", "groupBy": "${pod/labels/app}"}]})
-    assert err.value.path == "spec.balloonTypes[0].groupBy"
+        policy({"reservedResources": {"cpu": "1"}, "balloonTypes": [{"name": "g", "preferCoreType": "efficient"}]})
+    assert err.value.path == "spec.balloonTypes[0].preferCoreType"
 
 
 def test_min_balloons_are_created_in_allocator_priority_order() -> None:
@@ -196,3 +197,38 @@ def test_hide_hyperthreads_annotation_overrides_the_balloon_type() -> None:
     p.allocate_resources(shown)
     assert CPUSet.parse(hidden.cpuset_cpus()).size() == 1
     assert CPUSet.parse(shown.cpuset_cpus()).size() == 2
+
+
+def test_group_by_puts_pods_of_one_group_in_one_balloon() -> None:
+    p = policy({"reservedResources": {"cpu": "1"},
+                "balloonTypes": [{"name": "g", "namespaces": ["*"], "groupBy": "${pod/name}x", "minCPUs": 1,
+                                  "preferNewBalloons": True}]})
+    a, b = add_container(p, "pod0", "c0"), add_container(p, "pod0", "c1")
+    p.allocate_resources(a)
+    p.allocate_resources(b)
+    assert p._balloon_of(a) is p._balloon_of(b)
+    assert p._balloon_of(a).groups == {"pod0x": 2}
+
+
+class _Subject:
+    def eval_key(self, key: str):
+        return {"namespace": "ns1", "labels": {"app": "web"}}.get(key)
+
+
+@pytest.mark.parametrize("src, out", [
+    ("${namespace}-${labels/app}", "ns1-web"), ("ns=$namespace", "ns=ns1"), ("$$x", "$x"), ("plain", "plain"),
+    ("${nope}", ""),
+])
+def test_expand_substitutes_references(src: str, out: str) -> None:
+    assert expand(src, _Subject(), False) == out
+
+
+@pytest.mark.parametrize("src", ["${namespace", "${}", "$x}", "$"])
+def test_expand_refuses_malformed_references(src: str) -> None:
+    with pytest.raises(ExpandError):
+        expand(src, _Subject(), False)
+
+
+def test_expand_must_resolve_refuses_unknown_keys() -> None:
+    with pytest.raises(ExpandError, match='unresolvable key "nope"'):
+        expand("${nope}", _Subject(), True)

@@ -6,7 +6,7 @@ the configuration defines them, and creates each type's ``minBalloons`` balloons
 ``allocatorPriority`` order. ``allocate_resources`` picks the container's balloon type (the
 ``balloon.balloons.resource-policy.nri.io`` annotation, else the first type whose
 ``matchExpressions`` or ``namespaces`` match, else ``default``), picks an instance with the
-fill-method chain (same pod unless ``preferSpreadingPods``, same namespace with
+fill-method chain (same ``groupBy`` group, same pod unless ``preferSpreadingPods``, same namespace with
 ``preferPerNamespaceBalloon``, new balloons first with ``preferNewBalloons``, else the balloon
 with the most free mCPU and then fewest containers), inflates it to ``ceil(Σ requests)`` CPUs
 (between ``minCPUs`` and ``maxCPUs``) and pins every container of the balloon to its CPUs plus
@@ -40,6 +40,7 @@ from ...resmgr.expression import Expression, parse_expression
 from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource
 from ...sysfs import System
 from .cputree import CpuTreeAllocator, TreeError, cpu_tree_from_system, cpus_in_level
+from .expand import ExpandError, expand
 
 NAME = "balloons"
 RESERVED = "reserved"
@@ -54,7 +55,7 @@ PRIORITIES = {"high": PRIORITY_HIGH, "normal": PRIORITY_NORMAL, "low": PRIORITY_
 # balloon-type and policy fields kubetwin reads but does not model: refused, never ignored
 _TYPE_NOT_MODELLED = {
     "components": "composite balloons", "componentCreation": "composite balloons",
-    "groupBy": "grouping containers by expanded expressions", "loads": "load classes",
+    "loads": "load classes",
     "preferCloseToDevices": "device locality (sysfs devices, PodResources API)",
     "preferCoreType": "hybrid core types", "preferIsolCpus": "isolated CPU preference",
     "preferSpreadOnPhysicalCores": "spreading on physical cores", "irqClaim": "IRQ affinity",
@@ -87,6 +88,7 @@ class BalloonDef:
     pin_memory: bool | None = None
     cpu_class: str = ""
     scheduling_class: str = ""
+    group_by: str = ""
     close_to_reserved: bool = False
 
     @property
@@ -105,6 +107,7 @@ class Balloon:
     mems: int = 0
     shared_idle_cpus: CPUSet = field(default_factory=CPUSet)
     pod_ids: dict[str, list[str]] = field(default_factory=dict)
+    groups: dict[str, int] = field(default_factory=dict)
 
     def pretty_name(self) -> str:
         return f"{self.defn.name}[{self.instance}]"
@@ -234,7 +237,8 @@ class BalloonsPolicy:
             prefer_per_namespace_balloon=bool(bt.get("preferPerNamespaceBalloon")),
             share_idle_cpus_in_same=bt.get("shareIdleCPUsInSame", "") or "",
             hide_hyperthreads=bt.get("hideHyperthreads"), pin_memory=bt.get("pinMemory"),
-            cpu_class=bt.get("cpuClass", "") or "", scheduling_class=bt.get("schedulingClass", "") or "")
+            cpu_class=bt.get("cpuClass", "") or "", scheduling_class=bt.get("schedulingClass", "") or "",
+            group_by=bt.get("groupBy", "") or "")
 
     def _fill_builtin_defs(self) -> None:
         """``fillBuiltinBalloonDefs``."""
@@ -497,6 +501,13 @@ class BalloonsPolicy:
     def _fillable(self, d: BalloonDef, method: str, c: CachedContainer) -> list[Balloon]:
         """``fillableBalloonInstances``."""
         req = self._requested(c.id)
+        if method == "same-group":
+            try:
+                group = expand(d.group_by, c, True)
+            except ExpandError:
+                return []  # upstream logs the error and tries the next fill method
+            return [b for b in self.balloons if b.groups.get(group, 0) > 0 and b.defn is d
+                    and self._max_free_milli(b) >= req]
         if method == "new":
             for b in self._balloons_of(d):
                 if not b.pod_ids:
@@ -539,6 +550,8 @@ class BalloonsPolicy:
     def _allocate_balloon(self, c: CachedContainer, d: BalloonDef) -> Balloon:
         """``allocateBalloonOfDef``."""
         chain: list[str] = []
+        if d.group_by:
+            chain.append("same-group")
         if not d.prefer_spreading_pods:
             chain.append("same-pod")
         if d.prefer_per_namespace_balloon:
@@ -591,6 +604,7 @@ class BalloonsPolicy:
             except PolicyError as exc:
                 raise _error(f"resizing balloon {bln.pretty_name()} failed: {exc}") from None
         bln.pod_ids.setdefault(c.pod_id, []).append(c.id)
+        self._update_groups(bln, c, 1)
         self._update_pinning([bln])
         self._apply_scheduling_class(c, bln)
 
@@ -607,6 +621,7 @@ class BalloonsPolicy:
             ids.remove(c.id)
         if not ids:
             bln.pod_ids.pop(c.pod_id, None)
+        self._update_groups(bln, c, -1)
         if bln.container_count() == 0:
             try:
                 self._resize(bln, 0)
@@ -627,6 +642,16 @@ class BalloonsPolicy:
 
     def export_resource_data(self, c: CachedContainer) -> dict[str, str] | None:
         return None
+
+    @staticmethod
+    def _update_groups(bln: Balloon, c: CachedContainer, delta: int) -> None:
+        """``updateGroups``: the multiset of the balloon's containers' ``groupBy`` values."""
+        if bln.defn.group_by:
+            try:
+                group = expand(bln.defn.group_by, c, False)
+            except ExpandError:
+                group = ""  # upstream ignores the error and counts the empty result
+            bln.groups[group] = bln.groups.get(group, 0) + delta
 
     def _balloon_of(self, c: CachedContainer) -> Balloon | None:
         for b in self.balloons:
