@@ -129,6 +129,8 @@ def test_a_plugin_file_that_does_not_load_is_refused_without_a_traceback(tmp_pat
     assert "Traceback" not in out.stderr
 
 
-def test_balloons_needs_its_policy_part(tmp_path: Path) -> None:
-    out = kubetwin("--machine", MACHINE, "--policy", "balloons")
-    assert out.returncode == 1 and "balloons" in out.stderr and "Traceback" not in out.stderr
+def test_balloons_chart_default_starts_with_its_reserved_and_default_balloons(tmp_path: Path) -> None:
+    out = kubetwin("--machine", MACHINE, "--policy", "balloons", "-o", "json")
+    assert out.returncode == 0, out.stderr
+    pools = [p["name"] for p in json.loads(out.stdout)["node"]["policy"]["pools"]]
+    assert pools[0] == "reserved[0]" and "default[0]" in pools
