@@ -86,8 +86,9 @@ class HPAPod:
     ready: PodCondition | None = PodCondition("True", 0.0)
     start_time: float | None = 0.0
     deleted: bool = False
-    #: request of the metric's resource per container (milli-units); absent = no request.
-    requests: Mapping[str, int] = field(default_factory=dict)
+    #: request of the metric's resource per container (milli-units; ``None``: the container has
+    #: no request). Regular containers and restartable init containers (sidecars).
+    requests: Mapping[str, int | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -146,17 +147,16 @@ def group_pods(pods: Sequence[HPAPod], metrics: Mapping[str, PodMetric], resourc
 
 
 def pod_requests(pods: Sequence[HPAPod], container: str, resource: str) -> dict[str, int]:
-    """``calculatePodRequests``: the sum of the containers' requests (or one container's)."""
+    """``calculatePodRequests``: the sum of the containers' requests (or one container's; a pod
+    without that container counts 0). ``None`` marks a container with no request: an error."""
     out: dict[str, int] = {}
     for pod in pods:
         total = 0
-        found = False
         for name, value in pod.requests.items():
             if container == "" or name == container:
+                if value is None:
+                    raise MetricError(f"missing request for {resource} in container {name} of Pod {pod.name}")
                 total += value
-                found = True
-        if not found or (container == "" and len(pod.requests) == 0):
-            raise MetricError(f"missing request for {resource} in container {container} of Pod {pod.name}")
         out[pod.name] = total
     return out
 
@@ -666,16 +666,17 @@ def reconcile(hpa: HPASpec, spec_replicas: int, status_replicas: int, proposals:
         best_metric = ""
         invalid = 0
         first_error: MetricError | None = None
+        failed_type = ""
         for spec, p in zip(hpa.metrics, proposals):
             if isinstance(p, MetricError):
+                if first_error is None:
+                    first_error, failed_type = p, spec.type
                 invalid += 1
-                first_error = first_error or p
                 continue
             if best_metric == "" or p.replicas > best:
                 best, best_metric = p.replicas, spec.describe()
         if invalid >= len(hpa.metrics) or (invalid > 0 and best < spec_replicas):
-            conds.append(Condition("ScalingActive", "False", "FailedGetResourceMetric"
-                                   if hpa.metrics[0].type == "Resource" else "FailedGetMetric",
+            conds.append(Condition("ScalingActive", "False", f"FailedGet{failed_type}Metric",
                                    f"the HPA was unable to compute the replica count: {first_error}"))
             return Decision(spec_replicas, False, tuple(conds), state)
         conds.append(Condition("ScalingActive", "True", "ValidMetricFound",

@@ -119,7 +119,8 @@ def test_an_invalid_metric_blocks_scale_down() -> None:
         {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}},
         {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "10"}}}]))
     d = hpa.reconcile(spec, 5, 5, [hpa.Proposal(2), hpa.MetricError("no metrics")], hpa.HPAState(), NOW)
-    assert d.desired_replicas == 5 and d.conditions[-1].status == "False"
+    assert d.desired_replicas == 5
+    assert (d.conditions[-1].status, d.conditions[-1].reason) == ("False", "FailedGetPodsMetric")
 
 
 def test_parse_applies_api_defaults() -> None:

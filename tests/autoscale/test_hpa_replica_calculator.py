@@ -63,8 +63,8 @@ def test_replica_calculation_matches_upstream_case(case: dict[str, Any]) -> None
     assert (got.replicas, got.utilization) == (case["expected"], case["expected_usage"])
 
 
-def test_pods_without_a_request_are_an_error() -> None:
-    pods = [hpa.HPAPod("p", requests={})]
+def test_a_container_without_a_request_is_an_error() -> None:
+    pods = [hpa.HPAPod("p", requests={"app": None})]
     with pytest.raises(hpa.MetricError, match="missing request for cpu"):
         hpa.resource_replicas(1, 50, "cpu", pods, {"p": hpa.PodMetric(100)}, NOW)
 
@@ -72,3 +72,9 @@ def test_pods_without_a_request_are_an_error() -> None:
 def test_configurable_tolerance_is_per_direction() -> None:
     t = hpa.Tolerances(scale_down=0.05, scale_up=0.01)
     assert t.is_within(0.96) and not t.is_within(0.94) and not t.is_within(1.02)
+
+
+def test_pods_with_no_request_in_total_match_no_metrics() -> None:
+    pods = [hpa.HPAPod("p", requests={"app": 100})]
+    with pytest.raises(hpa.MetricError, match="no metrics returned matched known pods"):
+        hpa.resource_replicas(1, 50, "cpu", pods, {"p": hpa.PodMetric(100)}, NOW, container="other")
