@@ -67,6 +67,13 @@ class NewNode:
     name: str
     template: NodeTemplate
     pods: list[CAPod] = field(default_factory=list)
+    #: the placed pods' summed requests (kept by the estimator as it places pods)
+    used: dict[str, int] = field(default_factory=dict)
+
+    def place(self, pod: CAPod) -> None:
+        self.pods.append(pod)
+        for r, v in pod.requests.items():
+            self.used[r] = self.used.get(r, 0) + v
 
 
 #: May ``pod`` go on ``node`` (with the pods already placed there)?
@@ -77,11 +84,8 @@ def resource_fit(pod: CAPod, node: NewNode) -> bool:
     """The default predicate: requests (and one ``pods`` slot) within the template's
     allocatable, as the scheduler's ``NodeResourcesFit`` counts them."""
     alloc = node.template.allocatable
-    used: dict[str, int] = {"pods": len(node.pods)}
-    for p in node.pods:
-        for r, v in p.requests.items():
-            used[r] = used.get(r, 0) + v
-    if "pods" in alloc and used["pods"] + 1 > alloc["pods"]:
+    used = node.used
+    if "pods" in alloc and len(node.pods) + 1 > alloc["pods"]:
         return False
     for r, v in pod.requests.items():
         if v == 0:
@@ -143,7 +147,7 @@ def binpacking_estimate(groups: Sequence[Sequence[CAPod]], template: NodeTemplat
     last: NewNode | None = None
 
     def track(pod: CAPod, node: NewNode) -> None:
-        node.pods.append(pod)
+        node.place(pod)
         with_pods.add(node.name)
         scheduled.append(pod)
 

@@ -21,6 +21,7 @@ recommender's hot path, as upstream's); everything else is values in, values out
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence, Union
@@ -77,10 +78,14 @@ class ExponentialHistogramOptions:
         n = int(math.ceil(math.log(max_value * (ratio - 1) / first_bucket_size + 1) / math.log(ratio))) + 1
         return ExponentialHistogramOptions(n, first_bucket_size, ratio, epsilon)
 
+    @functools.cached_property
+    def _log_ratio(self) -> float:
+        return math.log(self.ratio)
+
     def find_bucket(self, value: float) -> int:
         if value < self.first_bucket_size:
             return 0
-        bucket = int(math.log(value * (self.ratio - 1) / self.first_bucket_size + 1) / math.log(self.ratio))
+        bucket = int(math.log(value * (self.ratio - 1) / self.first_bucket_size + 1) / self._log_ratio)
         return self.num_buckets - 1 if bucket >= self.num_buckets else bucket
 
     def bucket_start(self, bucket: int) -> float:
