@@ -16,6 +16,9 @@ Upstream (read, not copied): ``k8s.io/kubernetes`` v1.36 ``pkg/controller/podaut
 (``HPAConfigurableTolerance``, beta and on by default since v1.35) is honoured; without it the
 controller's ``--horizontal-pod-autoscaler-tolerance`` (default 0.1) applies to both directions.
 Defaults are ``pkg/apis/autoscaling/v2/defaults.go`` (``GenerateHPAScale{Up,Down}Rules``).
+Read from the newest ``replica_calculator.go`` in the index (``calculateRequests`` with
+pod-level requests, ``container ... not found``, the int32 clamps); that each of these branches
+is in the v1.36 release was not confirmed line by line.
 
 Time is a float of seconds (the simulation's clock). Inputs are immutable; the controller's
 memory (recommendations, scale events) is a value passed in and returned.
@@ -89,6 +92,8 @@ class HPAPod:
     #: request of the metric's resource per container (milli-units; ``None``: the container has
     #: no request). Regular containers and restartable init containers (sidecars).
     requests: Mapping[str, int | None] = field(default_factory=dict)
+    #: ``spec.resources.requests`` of the metric's resource (pod-level resources), milli-units.
+    pod_level_request: int | None = None
 
 
 @dataclass(frozen=True)
@@ -147,16 +152,26 @@ def group_pods(pods: Sequence[HPAPod], metrics: Mapping[str, PodMetric], resourc
 
 
 def pod_requests(pods: Sequence[HPAPod], container: str, resource: str) -> dict[str, int]:
-    """``calculatePodRequests``: the sum of the containers' requests (or one container's; a pod
-    without that container counts 0). ``None`` marks a container with no request: an error."""
+    """``calculateRequests``: with no container named, the pod-level request when the pod sets
+    one (``PodLevelResources``); else the sum over the containers and sidecars, or the named
+    container's. ``None`` marks a container with no request: an error, as upstream."""
     out: dict[str, int] = {}
     for pod in pods:
+        if container == "" and pod.pod_level_request is not None:
+            out[pod.name] = pod.pod_level_request
+            continue
         total = 0
+        found = False
         for name, value in pod.requests.items():
             if container == "" or name == container:
                 if value is None:
                     raise MetricError(f"missing request for {resource} in container {name} of Pod {pod.name}")
                 total += value
+            if name == container:
+                found = True
+                break
+        if container != "" and not found:
+            raise MetricError(f"container {container} not found in Pod {pod.name}")
         out[pod.name] = total
     return out
 
@@ -214,9 +229,9 @@ def resource_replicas(current_replicas: int, target_utilization: int, resource: 
         raise MetricError("no pods returned by selector while calculating replica count")
     g = group_pods(pods, metrics, resource, now, cpu_initialization_period, delay_of_initial_readiness_status)
     m = {k: v for k, v in metrics.items() if k not in g.ignored and k not in g.unready}
-    requests = pod_requests(pods, container, resource)
     if not m:
         raise MetricError("did not receive metrics for targeted pods (pods might be unready)")
+    requests = pod_requests(pods, container, resource)
     ratio, utilization, raw = resource_utilization_ratio(m, requests, target_utilization)
     scale_up_with_unready = bool(g.unready) and ratio > 1.0
     if not scale_up_with_unready and not g.missing:
@@ -225,8 +240,10 @@ def resource_replicas(current_replicas: int, target_utilization: int, resource: 
         return Proposal(math.ceil(ratio * g.ready_pod_count), utilization, raw)
     if g.missing:
         if ratio < 1.0:
-            for name in g.missing:  # scale-down: a missing pod uses 100% of its request
-                m[name] = PodMetric(requests[name])
+            # scale-down: a missing pod uses 100% of its request (the target, if above 100%)
+            fallback = max(100, target_utilization)
+            for name in g.missing:
+                m[name] = PodMetric(_go_div(requests[name] * fallback, 100))
         elif ratio > 1.0:
             for name in g.missing:  # scale-up: 0%
                 m[name] = PodMetric(0)
@@ -262,16 +279,22 @@ def plain_metric_replicas(current_replicas: int, target_usage: int, resource: st
             return Proposal(current_replicas, usage)
         return Proposal(math.ceil(ratio * g.ready_pod_count), usage)
     if g.missing:
-        fill = target_usage if ratio < 1.0 else 0
-        for name in g.missing:
-            m[name] = PodMetric(fill)
+        if ratio < 1.0:  # scale-down: a missing pod uses exactly the target
+            for name in g.missing:
+                m[name] = PodMetric(target_usage)
+        elif ratio > 1.0:
+            for name in g.missing:
+                m[name] = PodMetric(0)
     if scale_up_with_unready:
         for name in g.unready:
             m[name] = PodMetric(0)
     new_ratio, _ = metric_usage_ratio(m, target_usage)
     if tolerances.is_within(new_ratio) or (ratio < 1.0 < new_ratio) or (ratio > 1.0 > new_ratio):
         return Proposal(current_replicas, usage)
-    return Proposal(math.ceil(new_ratio * len(m)), usage)
+    new_replicas = math.ceil(new_ratio * len(m))
+    if (new_ratio < 1.0 and new_replicas > current_replicas) or (new_ratio > 1.0 and new_replicas < current_replicas):
+        return Proposal(current_replicas, usage)
+    return Proposal(new_replicas, usage)
 
 
 def ready_pods_count(pods: Sequence[HPAPod]) -> int:
@@ -287,7 +310,8 @@ def usage_ratio_replicas(current_replicas: int, ratio: float, pods: Sequence[HPA
     if current_replicas != 0:
         if tolerances.is_within(ratio):
             return current_replicas
-        return math.ceil(ratio * ready_pods_count(pods))
+        wanted = ratio * ready_pods_count(pods)
+        return INT32_MAX if wanted > INT32_MAX else math.ceil(wanted)
     return math.ceil(ratio)
 
 
@@ -304,7 +328,7 @@ def per_pod_value_replicas(status_replicas: int, usage: int, target_per_pod: int
     replicas = status_replicas
     ratio = usage / (target_per_pod * replicas) if replicas else math.inf
     if not tolerances.is_within(ratio):
-        replicas = math.ceil(usage / target_per_pod)
+        replicas = min(math.ceil(usage / target_per_pod), INT32_MAX)
     avg = math.ceil(usage / status_replicas) if status_replicas else 0
     return Proposal(replicas, avg)
 

@@ -74,7 +74,21 @@ def test_configurable_tolerance_is_per_direction() -> None:
     assert t.is_within(0.96) and not t.is_within(0.94) and not t.is_within(1.02)
 
 
-def test_pods_with_no_request_in_total_match_no_metrics() -> None:
+def test_a_named_container_missing_from_a_pod_is_an_error() -> None:
     pods = [hpa.HPAPod("p", requests={"app": 100})]
-    with pytest.raises(hpa.MetricError, match="no metrics returned matched known pods"):
+    with pytest.raises(hpa.MetricError, match="container other not found in Pod p"):
         hpa.resource_replicas(1, 50, "cpu", pods, {"p": hpa.PodMetric(100)}, NOW, container="other")
+
+
+def test_pod_level_request_is_used_when_no_container_is_named() -> None:
+    pods = [hpa.HPAPod("p", requests={"app": 100}, pod_level_request=1000)]
+    got = hpa.resource_replicas(1, 50, "cpu", pods, {"p": hpa.PodMetric(1000)}, NOW)
+    assert (got.replicas, got.utilization) == (2, 100)
+
+
+def test_missing_pods_on_scale_down_count_at_the_target_when_it_is_above_100_percent() -> None:
+    pods = [hpa.HPAPod(f"p{i}", requests={"app": 1000}) for i in range(4)]
+    metrics = {f"p{i}": hpa.PodMetric(500, NOW - 10) for i in range(3)}  # p3 has no sample
+    got = hpa.resource_replicas(4, 200, "memory", pods, metrics, NOW)
+    # ratio 50/200 = 0.25 < 1: p3 counts 1000 * 200 / 100 = 2000 → (1500 + 2000) / 4000 = 87% → 0.435
+    assert got.replicas == 2
