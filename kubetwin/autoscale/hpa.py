@@ -602,13 +602,14 @@ def scale_down_limit(current: int, state: HPAState, rules: ScalingRules, now: fl
 
 
 def convert_desired_replicas_with_rules(current: int, desired: int, min_r: int, max_r: int) -> tuple[int, str, str]:
-    """``convertDesiredReplicasWithRules`` (no ``behavior``): at most max(2×current, 4)."""
+    """``convertDesiredReplicasWithRules`` (no ``behavior``): at most max(2×current, 4), at least
+    ``minReplicas``."""
     limit = int(max(SCALE_UP_LIMIT_FACTOR * current, SCALE_UP_LIMIT_MINIMUM))
     if max_r > limit:
         maximum, reason, msg = limit, "ScaleUpLimit", "the desired replica count is increasing faster than the maximum scale rate"
     else:
         maximum, reason, msg = max_r, "TooManyReplicas", "the desired replica count is more than the maximum replica count"
-    minimum = 1 if min_r == 0 else min_r
+    minimum = min_r  # (releases before HPAScaleToZero's rework kept at least 1 here)
     if desired < minimum:
         return minimum, "TooFewReplicas", "the desired replica count is less than the minimum replica count"
     if desired > maximum:
@@ -677,6 +678,8 @@ def reconcile(hpa: HPASpec, spec_replicas: int, status_replicas: int, proposals:
                                         "the HPA controller was able to get the target's current scale")]
     min_r = hpa.min_replicas
     reason = ""
+    if not state.recommendations:  # recordInitialRecommendation: the current count, now
+        state = replace(state, recommendations=(Recommendation(now, current),))
     if spec_replicas == 0 and min_r != 0:
         conds.append(Condition("ScalingActive", "False", "ScalingDisabled",
                                "scaling is disabled since the replica count of the target is zero"))

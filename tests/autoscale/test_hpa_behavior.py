@@ -65,8 +65,8 @@ def test_without_behavior_scale_up_is_limited_to_twice_or_four() -> None:
     assert hpa.convert_desired_replicas_with_rules(10, 50, 1, 15)[:2] == (15, "TooManyReplicas")
 
 
-def test_without_behavior_min_replicas_zero_still_keeps_one() -> None:
-    assert hpa.convert_desired_replicas_with_rules(3, 0, 0, 10)[:2] == (1, "TooFewReplicas")
+def test_without_behavior_desired_below_min_replicas_is_raised_to_it() -> None:
+    assert hpa.convert_desired_replicas_with_rules(3, 1, 2, 10)[:2] == (2, "TooFewReplicas")
 
 
 def test_downscale_stabilization_applies_the_highest_recent_recommendation() -> None:
@@ -154,3 +154,10 @@ def test_parse_refuses_a_misspelt_field() -> None:
 def test_parse_refuses_a_target_without_its_value() -> None:
     with pytest.raises(InputError, match="without its value"):
         hpa.parse_hpa(_hpa_obj(metrics=[{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization"}}}]))
+
+
+def test_first_sync_records_the_current_count_so_no_immediate_scale_down() -> None:
+    d = hpa.reconcile(hpa.parse_hpa(_hpa_obj()), 6, 6, [hpa.Proposal(3, 25)], hpa.HPAState(), NOW)
+    assert d.desired_replicas == 6 and d.conditions[0].reason == "ScaleDownStabilized"
+    later = hpa.reconcile(hpa.parse_hpa(_hpa_obj()), 6, 6, [hpa.Proposal(3, 25)], d.state, NOW + 301)
+    assert later.desired_replicas == 3
