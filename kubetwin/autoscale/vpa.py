@@ -594,3 +594,12 @@ def apply_policy(vpa: VPASpec, recs: Mapping[str, RecommendedContainerResources]
         out[name] = RecommendedContainerResources(capped(r.target), capped(r.lower_bound), capped(r.upper_bound),
                                                   r.target)
     return out
+
+
+def container_state_for(vpa: VPASpec, container: str, aggregate: AggregateContainerState) -> ContainerState:
+    """A container's sample feeder with the VPA's per-container OOM bump-up overrides applied."""
+    p = vpa.policy_for(container)
+    return ContainerState(
+        aggregate,
+        oom_bump_up_ratio=DEFAULT_OOM_BUMP_UP_RATIO if p is None or p.oom_bump_up_ratio is None else p.oom_bump_up_ratio,
+        oom_min_bump_up=DEFAULT_OOM_MIN_BUMP_UP if p is None or p.oom_min_bump_up is None else p.oom_min_bump_up)

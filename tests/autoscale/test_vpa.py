@@ -157,3 +157,11 @@ def test_fields_not_modelled_are_reported() -> None:
     with collecting() as warnings:
         vpa.parse_vpa(_vpa_obj(updatePolicy={"evictAfterOOMSeconds": 60}))
     assert any("evictAfterOOMSeconds" in w for w in warnings)
+
+
+def test_per_container_oom_bump_up_overrides_apply() -> None:
+    spec = vpa.parse_vpa(_vpa_obj(resourcePolicy={"containerPolicies": [
+        {"containerName": "app", "oomBumpUpRatio": "2", "oomMinBumpUp": "1Mi"}]}))
+    c = vpa.container_state_for(spec, "app", vpa.AggregateContainerState())
+    c.record_oom(START, 100 * 2**20)
+    assert c.oom_peak == 200 * 2**20
