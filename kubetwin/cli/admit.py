@@ -164,6 +164,10 @@ def pod_report(node, d) -> dict[str, Any]:
     pod = d.pod
     out: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid, "admitted": d.admitted,
                            "reason": d.reason, "message": d.message, "containers": []}
+    if d.hang:
+        out["hang"] = True
+    if d.upstream_bugs:
+        out["knownUpstreamBugs"] = list(d.upstream_bugs)
     for c, init in pod.all_containers():
         entry: dict[str, Any] = {"name": c.name,
                                  "type": ("sidecar" if c.restart_policy == "Always" else "init") if init else "app"}
@@ -280,6 +284,10 @@ def render_table(data: dict[str, Any], explain: bool = False) -> None:
         t.add_column(col)
     for p in data["pods"]:
         decision = "admitted" if p["admitted"] else f"{p['reason']}: {p['message']}"
+        if p.get("hang"):
+            decision = f"HANG — no verdict: {p['message']}"
+        for note in p.get("knownUpstreamBugs") or []:
+            decision += f"\n⚠ {note}"
         first = True
         for c in p["containers"] or [{}]:
             res = c.get("resources") or {}

@@ -22,12 +22,17 @@ from ..model.pod import Pod
 from ..model.quantity import Quantity, parse_quantity
 from ..model.pod import is_extended_resource
 from ..model.resources import pod_limits, pod_requests
-from .admission_errors import AdmissionError, admit_result
+from .admission_errors import AdmissionError, KubeletHang, admit_result
+
 from .cpu.manager import CPUManager
 from .cpu.state import CPUState
 from .topology.manager import TopologyManager
 from .topology.numa_info import NUMAInfo
 from .topology.policy import new_policy, parse_options
+
+
+#: kubetwin's word (not a Kubernetes reason) for a pod whose admission never returns
+HANG_REASON = "KubeletHang"
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,11 @@ class PodDecision:
     admitted: bool
     reason: str = ""
     message: str = ""
+    #: the kubelet never returns from admitting this pod (an upstream endless loop): no verdict
+    #: reaches the API server, and the node admits nothing after it (``reason`` is ``KubeletHang``)
+    hang: bool = False
+    #: known upstream bugs that decided this pod's allocation (docs/upstream-bugs.md)
+    upstream_bugs: tuple[str, ...] = ()
 
 
 def node_capacity(machine: Machine, cfg: KubeletConfiguration) -> dict[str, Quantity]:
@@ -101,6 +111,8 @@ class NodeAdmission:
     devices: Any = None  # DeviceInventory
     device_state: Any = None  # DeviceCheckpointData from kubelet_internal_checkpoint
     admitted: list[Pod] = field(default_factory=list)
+    #: set when an admission would never return (see ``PodDecision.hang``)
+    hung: str | None = None
 
     def __post_init__(self) -> None:
         check_reserved_cpus(self.machine, self.config)
@@ -165,14 +177,24 @@ class NodeAdmission:
 
     # --- the pipeline ------------------------------------------------------------------------
     def admit(self, pod: Pod) -> PodDecision:
+        if self.hung is not None:
+            return PodDecision(pod, False, HANG_REASON, f"not admitted: the kubelet hung earlier ({self.hung}) and "
+                                                        "admits no pod after it", hang=True)
         for name, n in self._held.pop(pod.uid, {}).items():
             self._used[name] -= n
+        notes = getattr(self.cpu.policy, "bug_notes", None)
+        if notes:
+            notes.clear()
         try:
             self.topology.admit(pod)
         except AdmissionError as exc:
             self.release(pod.uid)
             reason, message = admit_result(exc)
             return PodDecision(pod, False, reason, message)
+        except KubeletHang as exc:
+            self.hung = f"pod {pod.namespace}/{pod.name}: {exc}"
+            return PodDecision(pod, False, HANG_REASON, str(exc), hang=True)
+        bugs = tuple(notes) if notes else ()
         requests = self._requests(pod)
         rejected = self._predicate(pod, requests)
         if rejected is not None:
@@ -187,7 +209,7 @@ class NodeAdmission:
         self.admitted.append(pod)
         for name, amount in requests.items():
             self._used[name] = self._used.get(name, 0) + amount
-        return PodDecision(pod, True)
+        return PodDecision(pod, True, upstream_bugs=bugs)
 
     def _requests(self, pod: Pod) -> dict[str, int]:
         out: dict[str, int] = {}

@@ -17,6 +17,14 @@ class AdmissionError(Exception):
         self.message = message
 
 
+class KubeletHang(Exception):
+    """Upstream code would never return here (an endless loop): not a verdict but the lack of one.
+
+    Never turned into an admission error; the admission reports the pod as hung and the node as
+    admitting nothing after it (docs/upstream-bugs.md).
+    """
+
+
 class TopologyAffinityError(AdmissionError):
     reason = "TopologyAffinityError"
 

@@ -4,20 +4,20 @@ Kept as one Python int used as a bit mask, so union, intersection and difference
 1,000-CPU machine are single big-int operations — the CPU manager does these in its inner
 loops. Immutable and hashable, like the kubelet's ``cpuset.CPUSet``.
 
-CPU ids read from inputs are bounded by :data:`MAX_CPU_ID` (Linux's own limit, ``NR_CPUS``, is
-at most 8192 on every architecture the kubelet runs on; kubetwin's largest compact machine spec
-has 65,536 CPUs): ``"0-99999999999"`` is refused at once instead of building a mask of 10^11
+CPU ids read from any input (cpusets, MachineInfo, sysfs, hwloc) are bounded by
+:data:`MAX_CPU_ID`: ``"0-99999999999"`` is refused at once instead of building a mask of 10^11
 bits. Commands then refuse CPUs the machine does not have, as the kubelet does.
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import Final, Iterable, Iterator
 
 from ..errors import InputError
+from .goint import atoi
 
-#: The largest CPU id kubetwin reads (ids 0 to 65535: the 65,536 CPUs of ``256s1n256c1t``).
-MAX_CPU_ID = 65535
+#: The highest CPU id kubetwin accepts in a cpuset string (far above any real machine).
+MAX_CPU_ID: Final = 1 << 20
 
 
 class CPUSet:
@@ -46,29 +46,28 @@ class CPUSet:
 
     @classmethod
     def parse(cls, text: str, path: str = "") -> "CPUSet":
-        """``cpuset.Parse`` (k8s.io/utils/cpuset): the Linux list format, elements as
-        ``strconv.Atoi`` reads them (no blanks); the empty string is the empty set."""
+        """``cpuset.Parse`` (k8s.io/utils): the Linux list format; the empty string is the empty set.
+
+        As upstream: elements split on ``,`` and ranges on the first ``-``, each number read by
+        ``strconv.Atoi`` (no spaces, an optional ``+``), a range's start not above its end.
+        kubetwin's own limit: CPU ids above :data:`MAX_CPU_ID` are refused (upstream would try
+        to build a set of that many CPUs).
+        """
         if not isinstance(text, str):
             raise InputError(f"cpuset must be a string like \"0-3,8\", not {type(text).__name__}", path=path)
-        if text == "":
-            return EMPTY
         mask = 0
+        if not text:
+            return EMPTY
         for part in text.split(","):
             lo, dash, hi = part.partition("-")
-            try:
-                if dash:
-                    a, b = _cpu_id(lo), _cpu_id(hi)
-                    if b < a:
-                        raise ValueError
-                else:
-                    a = b = _cpu_id(lo)
-            except ValueError:
+            a = atoi(lo)
+            b = atoi(hi) if dash else a
+            if a is None or b is None or a > b or a < 0:
                 raise InputError(f'invalid cpuset "{_short(text)}": bad element "{_short(part)}"', path=path,
-                                 fix='use the Linux list format, e.g. "0-3,8,10-11"') from None
+                                 fix='use the Linux list format without spaces, e.g. "0-3,8,10-11"')
             if b > MAX_CPU_ID:
-                raise InputError(f'invalid cpuset "{_short(text)}": CPU id {_short(hi if dash else lo)} is beyond the largest '
-                                 f"CPU id kubetwin reads ({MAX_CPU_ID})", path=path,
-                                 fix="name CPUs of the machine (Linux numbers them from 0)")
+                raise InputError(f'invalid cpuset "{_short(text)}": CPU {b} is above {MAX_CPU_ID}', path=path,
+                                 fix="use the CPU ids of the machine")
             mask |= ((1 << (b - a + 1)) - 1) << a
         return cls.from_mask(mask)
 
@@ -149,18 +148,6 @@ class CPUSet:
 
     def __repr__(self) -> str:
         return f"CPUSet({str(self)!r})"
-
-
-def _cpu_id(text: str) -> int:
-    """A CPU id as Go's ``strconv.Atoi`` reads one: ASCII digits after an optional ``+`` (a ``-``
-    cannot reach here: it splits the range). Ids past :data:`MAX_CPU_ID` are refused by the
-    caller; very long digit strings are not converted at all."""
-    body = text[1:] if text[:1] == "+" else text
-    if not body or not body.isascii() or not body.isdigit():
-        raise ValueError(text)
-    if len(body) > 20:
-        return MAX_CPU_ID + 1
-    return int(body)
 
 
 def _short(text: str, limit: int = 60) -> str:

@@ -183,6 +183,13 @@ VERSIONED_DEFAULTS: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     # written with PodLevelResourceManagers on.
     "memoryManagerCheckpointVersion": (("1.22", "v1"),),
     "memoryManagerCheckpointVersionPodLevel": (("1.36", "v2"),),
+    # CPU Manager isCoreFree / isSocketFree (cpu_assignment.go): a core (socket) is "free" when its
+    # free CPUs equal CPUsPerCore() = NumCPUs / NumCores (CPUsPerSocket() = NumCPUs / NumSockets),
+    # integer divisions ("perUnitAverage"), until kubernetes/kubernetes#140498 (issue #140495; no
+    # release-1.36 cherry-pick) compares with the unit's own CPU count ("ownSize"). On hybrid CPUs
+    # the old check hands out CPUs that are not free. v1.37 as the first release is attributed, not
+    # read from a release: see docs/upstream-bugs.md.
+    "cpuManagerFreeUnitCheck": (("1.22", "perUnitAverage"), ("1.37", "ownSize")),
     # dra_manager_state: {"Data": <DRACheckpoint JSON string>, "Checksum": crc32} with this apiVersion.
     "draManagerCheckpointAPIVersion": (("1.32", "checkpoint.dra.kubelet.k8s.io/v1"),),
 }

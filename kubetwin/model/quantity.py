@@ -137,6 +137,34 @@ def _round_up(unscaled: int, scale: int, to_scale: int) -> tuple[int, int, bool]
     return (q if unscaled >= 0 else -q), to_scale, r == 0
 
 
+def _int64s(*values: int) -> bool:
+    """All fit an int64: else upstream's ``int64Amount`` arithmetic falls back to ``inf.Dec``."""
+    return all(-(2**63) <= v <= _MAX_INT64 for v in values)
+
+
+def _sum_dec(x: "Quantity", y: "Quantity", s: int, a: int, b: int, total: int) -> int | None:
+    """The Dec scale of ``x ± y`` upstream: int64Amount while both are and nothing overflows."""
+    if x._dec is None and y._dec is None and _int64s(a, b, total):
+        return None
+    return min(x.scale if x._dec is None else x._dec, y.scale if y._dec is None else y._dec, s)
+
+
+def _go_int64(value: int) -> int:
+    """``big.Int.Int64()`` / int64 overflow: the low 64 bits, two's complement."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
+def _dec_scaled_down(unscaled: int, dif: int) -> int:
+    """``scaledValue`` for a negative ``inf.Dec`` scaled down by ``10**dif`` (``scale_int.go``)."""
+    if dif < 19:  # int64 fast path: Go's truncating division, plus one if a remainder was cut
+        u = _go_int64(unscaled)
+        d = 10**dif
+        q = -(-u // d) if u < 0 else u // d
+        return _go_int64(q + 1) if abs(u) % d else q
+    q, r = divmod(unscaled, 10**dif)  # big.Int.DivMod: Euclidean (floor for a positive divisor)
+    return _go_int64(_go_int64(q) + 1) if r else _go_int64(q)
+
+
 def _remove_factors(value: int, base: int) -> tuple[int, int]:
     times = 0
     neg = value < 0
@@ -151,14 +179,19 @@ def _remove_factors(value: int, base: int) -> tuple[int, int]:
 class Quantity:
     """An immutable Kubernetes quantity. Compare, add and subtract exactly."""
 
-    __slots__ = ("unscaled", "scale", "format", "_s", "_canonical")
+    __slots__ = ("unscaled", "scale", "format", "_s", "_canonical", "_dec")
 
-    def __init__(self, unscaled: int = 0, scale: int = 0, format: str = DECIMAL_SI, s: str | None = None):
+    def __init__(self, unscaled: int = 0, scale: int = 0, format: str = DECIMAL_SI, s: str | None = None,
+                 dec: int | None = None):
         self.unscaled = unscaled
         self.scale = scale
         self.format = format
         self._s = s
         self._canonical: str | None = None   # worked out once: pods of one shape are keyed by it
+        #: where upstream holds this value as an ``inf.Dec`` (not an ``int64Amount``), the exponent
+        #: of that Dec's scale: its ``ScaledValue`` rounds negative values differently and works
+        #: on the Dec's own digits (see :meth:`scaled_value`); None for an ``int64Amount``
+        self._dec = dec
 
     # --- construction -----------------------------------------------------------------
     @staticmethod
@@ -235,13 +268,16 @@ class Quantity:
             unscaled <<= exponent
         if unscaled != 0:
             unscaled, dscale, _ = _round_up(unscaled, dscale, _NANO) if dscale < _NANO else (unscaled, dscale, True)
-        if fmt == BINARY_SI and _cmp_parts(unscaled, dscale, _MAX_INT64, 0) > 0:
+        capped = fmt == BINARY_SI and _cmp_parts(unscaled, dscale, _MAX_INT64, 0) > 0
+        if capped:
             unscaled, dscale = _MAX_INT64, 0
         if fmt == BINARY_SI and unscaled > 0 and _cmp_parts(unscaled, dscale, 1, 0) < 0:
             fmt = DECIMAL_SI
         if neg:
             unscaled = -unscaled
-        return Quantity(unscaled, dscale, fmt)
+        # inf.Dec.Round(…, 9, RoundUp) leaves every non-zero value at nano scale; the cap is 2^63-1
+        dec_scale = dscale if unscaled == 0 else 0 if capped else _NANO
+        return Quantity(unscaled, dscale, fmt, dec=dec_scale)
 
     @staticmethod
     def from_int(value: int, format: str = DECIMAL_SI) -> "Quantity":
@@ -253,7 +289,21 @@ class Quantity:
 
     # --- values -----------------------------------------------------------------------
     def scaled_value(self, scale: int) -> int:
-        """``ScaledValue``: the value in units of ``10**scale``, rounded up away from zero."""
+        """``ScaledValue``: the value in units of ``10**scale``, rounded up away from zero.
+
+        Bug for bug: a negative value that upstream holds as an ``inf.Dec`` goes through
+        ``scaledValue`` (``scale_int.go``), which truncates toward zero and then adds one when
+        anything was cut off (``-.128Gi``: ``Value()`` is ``-137438952``; ``-2851.3753122n``:
+        ``MilliValue()`` is ``1``), on the Dec's own digits at its own scale (nano after
+        parsing), wrapping like Go's int64; found by differential testing against apimachinery
+        v0.36.3. Values upstream holds as ``int64Amount`` round away from zero.
+        """
+        if self._dec is not None and self.unscaled < 0:
+            digits = self.unscaled * 10 ** (self.scale - self._dec)  # the Dec's own unscaled value
+            dif = scale - self._dec
+            if dif > 0:
+                return _dec_scaled_down(digits, dif)
+            return _go_int64(_go_int64(digits) * 10**-dif)
         return _round_up(self.unscaled, self.scale, scale)[0]
 
     def value(self) -> int:
@@ -279,18 +329,20 @@ class Quantity:
     # --- arithmetic (results drop the cached string, as Add/Sub clear ``s``) -----------------
     def __add__(self, other: "Quantity") -> "Quantity":
         s = min(self.scale, other.scale)
-        total = self.unscaled * 10 ** (self.scale - s) + other.unscaled * 10 ** (other.scale - s)
+        a = self.unscaled * 10 ** (self.scale - s)
+        b = other.unscaled * 10 ** (other.scale - s)
         fmt = other.format if self.unscaled == 0 else self.format
-        return Quantity(total, s, fmt)
+        return Quantity(a + b, s, fmt, dec=_sum_dec(self, other, s, a, b, a + b))
 
     def __sub__(self, other: "Quantity") -> "Quantity":
         s = min(self.scale, other.scale)
-        total = self.unscaled * 10 ** (self.scale - s) - other.unscaled * 10 ** (other.scale - s)
+        a = self.unscaled * 10 ** (self.scale - s)
+        b = other.unscaled * 10 ** (other.scale - s)
         fmt = other.format if self.unscaled == 0 else self.format
-        return Quantity(total, s, fmt)
+        return Quantity(a - b, s, fmt, dec=_sum_dec(self, other, s, a, b, a - b))
 
     def __neg__(self) -> "Quantity":
-        return Quantity(-self.unscaled, self.scale, self.format)
+        return Quantity(-self.unscaled, self.scale, self.format, dec=self._dec)
 
     def mul(self, factor: int) -> "Quantity":
         return Quantity(self.unscaled * factor, self.scale, self.format)

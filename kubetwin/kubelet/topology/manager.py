@@ -13,7 +13,7 @@ from typing import Protocol, Sequence
 from ...model.features import FeatureGates
 from ...model.pod import Container, Pod
 from ...model.resources import is_pod_level_resources_set
-from ..admission_errors import AdmissionError, TopologyAffinityError
+from ..admission_errors import AdmissionError, KubeletHang, TopologyAffinityError
 from .hint import TopologyHint
 from .policy import NONE, Policy, ProviderHints
 
@@ -94,6 +94,8 @@ class TopologyManager:
         except AdmissionError:
             self.admission_errors += 1
             raise
+        except KubeletHang:
+            raise  # no verdict at all: the admission never returns upstream
         except Exception as exc:  # noqa: BLE001 - any provider error is an admission failure
             self.admission_errors += 1
             raise AdmissionError(str(exc)) from None
