@@ -282,11 +282,21 @@ class TarFS:
 
 # --- helpers -------------------------------------------------------------------------------
 def _ids(names: list[str] | None, rx: re.Pattern) -> list[int]:
+    """The ids in directory names (``cpu12``, ``node1``), bounded: CPU ids by
+    :data:`~kubetwin.model.cpuset.MAX_CPU_ID`, NUMA node ids by ``MAX_NUMA_NODE_ID``."""
+    from ..model.cpuset import MAX_CPU_ID
+    from .model import MAX_NUMA_NODE_ID
+
+    limit, what = (MAX_NUMA_NODE_ID, "NUMA node id") if rx is _NODE_RE else (MAX_CPU_ID, "CPU id")
     out = []
     for n in names or ():
         m = rx.match(n)
         if m:
-            out.append(int(m.group(1)))
+            digits = m.group(1)
+            if len(digits) > 12 or int(digits) > limit:
+                raise InputError(f"{what} {digits[:20]} is beyond the largest {what} kubetwin reads ({limit})",
+                                 path=n)
+            out.append(int(digits))
     return sorted(out)
 
 

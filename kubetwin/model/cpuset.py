@@ -4,9 +4,8 @@ Kept as one Python int used as a bit mask, so union, intersection and difference
 1,000-CPU machine are single big-int operations — the CPU manager does these in its inner
 loops. Immutable and hashable, like the kubelet's ``cpuset.CPUSet``.
 
-CPU ids read from inputs are bounded by :data:`MAX_CPU_ID` (Linux's own limit, ``NR_CPUS``, is
-at most 8192 on every architecture the kubelet runs on; kubetwin's largest compact machine spec
-has 65,536 CPUs): ``"0-99999999999"`` is refused at once instead of building a mask of 10^11
+CPU ids read from any input (cpusets, MachineInfo, sysfs, hwloc) are bounded by
+:data:`MAX_CPU_ID`: ``"0-99999999999"`` is refused at once instead of building a mask of 10^11
 bits. Commands then refuse CPUs the machine does not have, as the kubelet does.
 """
 
@@ -153,18 +152,6 @@ class CPUSet:
 
     def __repr__(self) -> str:
         return f"CPUSet({str(self)!r})"
-
-
-def _cpu_id(text: str) -> int:
-    """A CPU id as Go's ``strconv.Atoi`` reads one: ASCII digits after an optional ``+`` (a ``-``
-    cannot reach here: it splits the range). Ids past :data:`MAX_CPU_ID` are refused by the
-    caller; very long digit strings are not converted at all."""
-    body = text[1:] if text[:1] == "+" else text
-    if not body or not body.isascii() or not body.isdigit():
-        raise ValueError(text)
-    if len(body) > 20:
-        return MAX_CPU_ID + 1
-    return int(body)
 
 
 def _short(text: str, limit: int = 60) -> str:

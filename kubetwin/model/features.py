@@ -219,7 +219,8 @@ class FeatureGates:
 
         An unknown gate is refused (as ``--feature-gates`` refuses it). Setting a locked gate to
         a value other than its default is refused when ``strict_locks``; otherwise ignored, as
-        the upstream unit tests do when they pin a locked gate.
+        the upstream unit tests do when they pin a locked gate, with a warning (a real component
+        refuses to start: an error under ``--strict``).
         """
         values = dict(self.values)
         for name, value in overrides.items():
@@ -241,9 +242,14 @@ class FeatureGates:
             if spec is None:
                 raise unknown_gate_error(name, self.version, path=f"{path}.{name}")
             if spec.locked and value != spec.default:
+                message = (f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to "
+                           f"{str(spec.default).lower()}")
                 if strict_locks:
-                    raise InputError(f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to "
-                                     f"{str(spec.default).lower()}", path=f"{path}.{name}")
+                    raise InputError(message, path=f"{path}.{name}")
+                from ..diagnostics import warn
+
+                warn(InputError(f"{message} at Kubernetes {self.version}: the setting is ignored (a real component "
+                                "refuses to start)", path=f"{path}.{name}"))
                 continue
             values[name] = value
         return FeatureGates(self.version, values)
