@@ -15,6 +15,7 @@ from typing import Iterable, Iterator
 
 from .. import limits
 from ..errors import InputError
+from .goint import atoi
 
 #: The largest CPU id kubetwin reads by default (ids 0 to 65535: the 65,536 CPUs of
 #: ``256s1n256c1t``); ``KUBETWIN_MAX_CPU_ID`` raises it (:mod:`kubetwin.limits`).
@@ -152,6 +153,15 @@ class CPUSet:
 
     def __repr__(self) -> str:
         return f"CPUSet({str(self)!r})"
+
+
+def _cpu_id(text: str) -> int:
+    """A CPU id as Go's ``strconv.Atoi`` reads one (:func:`kubetwin.model.goint.atoi`): ASCII digits
+    after an optional sign, within int64; a negative id is refused here (a ``-`` splits a range)."""
+    value = atoi(text)
+    if value is None or value < 0:
+        raise ValueError(text)
+    return value
 
 
 def _short(text: str, limit: int = 60) -> str:
