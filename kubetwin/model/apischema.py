@@ -185,10 +185,17 @@ def served_kinds() -> dict[tuple[str, str], tuple[str, ...]]:
 def is_served(api_version: str, kind: str) -> bool:
     """Whether some release serves ``kind`` in ``api_version`` — the chosen release's definitions
     first (read anyway to check the object), the index of every release only when they lack it."""
-    version = schema_version()
-    if version in _available_versions() and (api_version, kind) in _definitions(version).by_gvk:
+    key = (api_version, kind)
+    if key in _SERVED:
         return True
-    return (api_version, kind) in served_kinds()
+    version = schema_version()
+    if (version in _available_versions() and key in _definitions(version).by_gvk) or key in served_kinds():
+        _SERVED.add(key)
+        return True
+    return False
+
+
+_SERVED: set[tuple[str, str]] = set()
 
 
 @lru_cache(maxsize=None)

@@ -182,7 +182,7 @@ def check_builtin(obj: Mapping[str, Any], api_version: str, kind: str, file: str
 
     if obj.get("apiVersion") != api_version or obj.get("kind") != kind:
         obj = {**obj, "apiVersion": api_version, "kind": kind}
-    check_api_object(dict(obj), file, prefix=prefix)
+    check_api_object(obj if isinstance(obj, dict) else dict(obj), file, prefix=prefix)
 
 
 #: Kinds kube-scheduler (and its admission step) reads from ``schedule -f``: namespace labels,

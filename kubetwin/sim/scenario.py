@@ -618,7 +618,7 @@ def _trace(sc: Scenario, t: Any, path: str, root: Path) -> None:
 
 # --- real objects ----------------------------------------------------------------------------------
 def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
-    from ..model.policy import priority_class_from_dict
+    from ..model.policy import limit_range_from_dict, priority_class_from_dict, resource_quota_from_dict
 
     for doc in docs:
         obj, where = doc.obj, doc.where
@@ -645,19 +645,12 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
         elif kind == "Simulation":
             raise InputError("a Simulation object may only be given once, in the scenario", path="kind", file=where)
         else:
-            if kind in _VALIDATED:  # the admission controllers' objects: their values too, naming the file
-                _VALIDATED[kind](obj, where, checked=True)
+            if kind == "LimitRange":  # the admission controllers' objects: their values too, naming the file
+                limit_range_from_dict(obj, where, checked=True)
+            elif kind == "ResourceQuota":
+                resource_quota_from_dict(obj, where, checked=True)
             not_modelled_object(obj, where)
             sc.objects.setdefault(kind, []).append(obj)
-
-
-def _validated() -> dict[str, Any]:
-    from ..model.policy import limit_range_from_dict, resource_quota_from_dict
-
-    return {"LimitRange": limit_range_from_dict, "ResourceQuota": resource_quota_from_dict}
-
-
-_VALIDATED = _validated()
 
 
 def _rng(sc: Scenario, name: str) -> Any:
