@@ -87,7 +87,9 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], alibaba: str | None
     if output == "table":
         from ..report.terminal import render_summary
 
-        render_summary(results)
+        from .common import console
+
+        render_summary(results, console())
         if out is not None:
             click.echo(f"report: {out.resolve()}")
     else:

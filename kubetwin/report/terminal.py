@@ -7,11 +7,10 @@ from typing import Any
 
 def render_summary(results: list[Any], con: Any = None) -> None:
     """One column per configuration: scheduled, pending by reason, rejections, utilisation, NUMA figures."""
+    from rich.console import Console
     from rich.table import Table
 
-    from ..cli.common import console
-
-    con = con or console()
+    con = con or Console()
     sums = [r.summary() for r in results]
     t = Table(title="simulation", show_lines=False)
     t.add_column("")

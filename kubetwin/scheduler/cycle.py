@@ -8,7 +8,8 @@ scores broken by a seeded draw. PostFilter (DefaultPreemption) answers from the 
 needs no dry run; a dry run needs the long-running scheduler's cache, so the cycle is then asked
 of a :class:`~.scheduler.Scheduler` over the same inputs. The result is data
 (:class:`CycleOutcome`); the CLI renders it.
-"""
+
+Not an upstream module: kubetwin's own explanation of one ``pkg/scheduler/schedule_one.go`` cycle."""
 
 from __future__ import annotations
 
@@ -26,8 +27,7 @@ from .plugins.defaultpreemption.preemption import DryRunNeedsCache
 from .plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
 from .profile import Profile, load_profile
 from .run import make_handle
-from .schedule_one import (NO_NODES, CycleRecorder, find_nodes_that_fit_pod, prioritize_nodes, select_host,
-                           totals_of)
+from .schedule_one import NO_NODES, CycleRecorder, find_nodes_that_fit_pod, prioritize_nodes, select_host, totals_of
 
 
 @dataclass

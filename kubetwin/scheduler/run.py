@@ -1,5 +1,7 @@
 """Library entry points behind ``kubetwin schedule``: the explained one-shot cycle and one plugin
-alone, over the cluster the command read."""
+alone, over the cluster the command read.
+
+Not an upstream module: kubetwin's own entry points."""
 
 from __future__ import annotations
 

@@ -30,8 +30,7 @@ from .framework.interface import CycleState, Plugin
 from .framework.runtime import Framework
 from .framework.status import Code
 from .profile import Profile
-from .schedule_one import (NO_NODES, ScheduleResult, find_nodes_that_fit_pod, prioritize_nodes, select_host,
-                           totals_of)
+from .schedule_one import NO_NODES, ScheduleResult, find_nodes_that_fit_pod, prioritize_nodes, select_host, totals_of
 
 __all__ = ["Scheduler", "ScheduleResult", "NO_NODES"]
 
@@ -165,7 +164,7 @@ class Scheduler:
         if getattr(queue, "plugins", None) is None:
             queue.plugins = {p.name: p for p, _ in self.plugins}
             queue.gates = self.gates
-        results = []
+        results: list[ScheduleResult] = []
         while max_cycles is None or len(results) < max_cycles:
             pod = queue.pop(now)
             if pod is None:

@@ -208,7 +208,7 @@ class ClusterState:
         Pods of one template share the entry: the key is everything ``PodRequests`` reads
         (containers, overhead, pod-level resources, claims, the status resize fields).
         """
-        if self._memo_pod is pod:
+        if self._memo_pod is pod and self._memo_hit is not None:
             return self._memo_hit
         spec = pod.spec
         st = pod.status
@@ -369,7 +369,7 @@ class ClusterState:
             changed.append("taints")
             taints = tuple(node.spec.taints)
             key = tuple((x.key, x.value, x.effect) for x in taints)
-            for sid, ts in enumerate(self.taint_sets):
+            for sid, ts in enumerate(self.taint_sets):  # noqa: B007 - sid is read after the loop
                 if tuple((x.key, x.value, x.effect) for x in ts) == key:
                     break
             else:

@@ -8,7 +8,9 @@ is the same on every node moves every total alike and is left out (its twin says
 :data:`~.vector.SKIPPED`). The answers — feasible nodes in the order found, nodes examined,
 each rejection's code and reasons, totals — are the plain cycle's, which the property tests
 check on random clusters.
-"""
+
+Not an upstream module: the vectorised twin of ``pkg/scheduler/schedule_one.go``'s
+``findNodesThatFitPod`` and ``prioritizeNodes``."""
 
 from __future__ import annotations
 
@@ -172,9 +174,9 @@ class VectorCycle:
         if pre.allowed is not None:
             inside = np.zeros(cs.n, dtype=bool)
             for name in pre.allowed:
-                i = cs.index.get(name)
-                if i is not None:
-                    inside[i] = True
+                k = cs.index.get(name)
+                if k is not None:
+                    inside[k] = True
             candidates = np.flatnonzero(inside)
             diag.absent = Status(Code.UnschedulableAndUnresolvable,
                                  (f"node(s) didn't satisfy plugin(s) {plugin_list(pre.restricting)}",))
@@ -280,13 +282,13 @@ class VectorCycle:
         processed = m
         statuses: dict[int, Status] = {}
         open_pos = np.flatnonzero(~prefix_fail[rot])
-        for pos in open_pos.tolist():
-            i = int(rot[pos])
+        for at in open_pos.tolist():
+            i = int(rot[at])
             st = self._node_status(state, pod, i, skipped, stages, nominated.get(i))
             if st is None:
                 found.append(i)
                 if len(found) >= to_find:
-                    processed = pos + 1
+                    processed = at + 1
                     break
             else:
                 statuses[i] = st

@@ -18,9 +18,21 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ...errors import KubetwinError
 from ...model.pod import Pod
-from .interface import (BindPlugin, CycleState, FilterPlugin, Handle, PermitPlugin, Plugin, PostFilterPlugin,
-                        PostFilterResult, PreFilterPlugin, PreScorePlugin, ReservePlugin, ScoreExtensions,
-                        ScorePlugin)
+from .interface import (
+    BindPlugin,
+    CycleState,
+    FilterPlugin,
+    Handle,
+    PermitPlugin,
+    Plugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from .status import SUCCESS, Code, Status
 from .types import NodeInfo, PodInfo
 
@@ -79,16 +91,16 @@ class Framework:
             args = profile.args_of(name, cls)
             self.plugins.append((cls(args, handle), weight))
         self._by_name = {p.name: p for p, _ in self.plugins}
-        plugins = [p for p, _ in self.plugins]
-        self.pre_filter_plugins: list[Any] = [p for p in plugins if isinstance(p, PreFilterPlugin)]
-        self.filter_plugins: list[Any] = [p for p in plugins if isinstance(p, FilterPlugin)]
-        self.post_filter_plugins: list[Any] = [p for p in plugins if isinstance(p, PostFilterPlugin)]
+        every: list[Plugin] = [p for p, _ in self.plugins]
+        self.pre_filter_plugins: list[Any] = [p for p in every if isinstance(p, PreFilterPlugin)]
+        self.filter_plugins: list[Any] = [p for p in every if isinstance(p, FilterPlugin)]
+        self.post_filter_plugins: list[Any] = [p for p in every if isinstance(p, PostFilterPlugin)]
         #: score plugins with a non-zero weight (a zero weight takes a plugin out of Score)
         self.score_plugins: list[tuple[Any, int]] = [(p, w) for p, w in self.plugins
                                                      if isinstance(p, ScorePlugin) and w > 0]
-        self.reserve_plugins: list[Any] = [p for p in plugins if isinstance(p, ReservePlugin)]
-        self.permit_plugins: list[Any] = [p for p in plugins if isinstance(p, PermitPlugin)]
-        self.bind_plugins: list[Any] = [p for p in plugins if isinstance(p, BindPlugin)]
+        self.reserve_plugins: list[Any] = [p for p in every if isinstance(p, ReservePlugin)]
+        self.permit_plugins: list[Any] = [p for p in every if isinstance(p, PermitPlugin)]
+        self.bind_plugins: list[Any] = [p for p in every if isinstance(p, BindPlugin)]
 
     @classmethod
     def for_plugin(cls, plugin: Plugin, handle: Handle) -> "Framework":

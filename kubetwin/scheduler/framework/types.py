@@ -10,7 +10,7 @@ devices) — the ``framework.Resource`` convention.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from ...model.node import Node
 from ...model.pod import Pod, PodAffinityTerm, is_sidecar
