@@ -93,7 +93,7 @@ class FeasibleNodes:
     """``findNodesThatFitPod``'s answer: the nodes that fit (positions in the node list, in the
     order found), how many nodes the filters ran on, and the diagnosis of the others."""
 
-    nodes: list[int]
+    nodes: Sequence[int]
     processed: int
     diagnosis: Diagnosis
     #: the pod's nominated node passed the filters and was taken as is

@@ -342,19 +342,19 @@ class Scheduler:
             return ScheduleResult(pod, cs.names[found.nodes[0]], feasible=1, evaluated=1)
         self.next_start = (self.next_start + found.processed) % cs.n
         feasible = found.nodes
-        if not feasible:
+        if len(feasible) == 0:
             return self._unschedulable(pod, state, diag, evaluated=found.processed)
         if len(feasible) == 1:
-            return ScheduleResult(pod, cs.names[feasible[0]], feasible=1, evaluated=found.processed)
+            return ScheduleResult(pod, cs.names[int(feasible[0])], feasible=1, evaluated=found.processed)
         if self.vectorised:
             import numpy as np
 
-            idx = np.array(feasible, dtype=np.int64)
+            idx = np.asarray(feasible, dtype=np.int64)
             best = select_host_vector(self.fast.prioritize_nodes(state, pod, idx), self.rng)
         else:
             infos = [cs.infos[i] for i in feasible]
             best = select_host(totals_of(infos, prioritize_nodes(self.framework, state, pod, infos)), self.rng)
-        return ScheduleResult(pod, cs.names[feasible[best]], feasible=len(feasible), evaluated=found.processed)
+        return ScheduleResult(pod, cs.names[int(feasible[best])], feasible=len(feasible), evaluated=found.processed)
 
     # --- failure -------------------------------------------------------------------------------
 

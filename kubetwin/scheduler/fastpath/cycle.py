@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 import numpy as np
 
@@ -182,7 +182,8 @@ class VectorCycle:
                                  (f"node(s) didn't satisfy plugin(s) {plugin_list(pre.restricting)}",))
             diag.absent_mask = ~inside
         feasible, processed = self._find_feasible(state, pod, skipped, candidates, diag, start)
-        return FeasibleNodes(feasible.tolist(), processed, diag)
+        # an int64 array (a sequence of ints): the vectorised scores take it as is
+        return FeasibleNodes(cast(Sequence[int], feasible), processed, diag)
 
     def _stages(self, state: CycleState, pod: Pod, skipped: set[str]) -> list[Stage]:
         stages: list[Stage] = []
