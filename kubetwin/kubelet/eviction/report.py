@@ -11,8 +11,8 @@ from ...model.kubelet_config import Threshold
 from ...model.pod import Pod
 from ...model.summary import Summary
 from .manager import Eviction
-from .ranking import DiskLayout, memory_usage, pod_disk_usage, process_usage, resource_request, signal_to_rank_func
-from .signals import RESOURCE_INODES, SIGNAL_TO_RESOURCE, Observations
+from .ranking import DiskLayout, memory_usage, pod_disk_usage, process_usage, resource_request
+from .signals import RESOURCE_EPHEMERAL_STORAGE, RESOURCE_INODES, RESOURCE_MEMORY, SIGNAL_TO_RESOURCE, Observations
 from .thresholds import threshold_to_dict
 from .timeline import StepResult
 
@@ -55,7 +55,7 @@ def decision_to_dict(thresholds: Sequence[Threshold], effective: Sequence[Thresh
 def ranking_rows(signal: str, ranked: Sequence[Pod], summary: Summary, layout: DiskLayout,
                  gates: Any = None) -> list[dict[str, Any]]:
     """Per ranked pod, the figures the comparators looked at."""
-    from .ranking import ALL_FS, FsStatsType, stats_func
+    from .ranking import ALL_FS, stats_func
 
     stats = stats_func(summary)
     resource = SIGNAL_TO_RESOURCE[signal]
