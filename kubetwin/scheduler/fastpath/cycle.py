@@ -14,6 +14,7 @@ Not an upstream module: the vectorised twin of ``pkg/scheduler/schedule_one.go``
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Sequence, cast
@@ -116,6 +117,13 @@ class VectorCycle:
         self.cs = cache
         self.twins: dict[str, Vectorised | None] = {p.name: vectorised(p.name) for p, _ in fwk.plugins}
         by_name = {p.name: (p, w) for p, w in fwk.score_plugins}
+        #: each PreFilter plugin's known Skip and vectorised PreFilter, bound to the cache
+        self.pre_filter_shortcuts: list[tuple[Any, Any]] = []
+        for p in fwk.pre_filter_plugins:
+            tw = self.twins.get(p.name)
+            skip = functools.partial(tw.pre_filter_is_skip, cache) if tw and tw.pre_filter_is_skip else None
+            run = functools.partial(tw.pre_filter, cache) if tw and tw.pre_filter else None
+            self.pre_filter_shortcuts.append((skip, run))
         #: (plugin, partner, how) for score plugins scored together with a partner that scores too
         self.joint: list[tuple[tuple[Any, int], tuple[Any, int], Any]] = []
         for p, w in fwk.score_plugins:
@@ -125,15 +133,6 @@ class VectorCycle:
 
     # --- PreFilter -----------------------------------------------------------------------------
 
-    def known_skip(self, pod: Pod) -> Any:
-        cs, twins = self.cs, self.twins
-
-        def skip(plugin: Any) -> bool:
-            tw = twins.get(plugin.name)
-            return tw is not None and tw.pre_filter_is_skip is not None and tw.pre_filter_is_skip(cs, pod, plugin)
-
-        return skip
-
     def pre_filter_is_skip(self, plugin: Any, pod: Pod) -> bool | None:
         """Would the plugin's PreFilter Skip (None: not known without running it)?"""
         tw = self.twins.get(plugin.name)
@@ -141,25 +140,13 @@ class VectorCycle:
             return None
         return bool(tw.pre_filter_is_skip(self.cs, pod, plugin))
 
-    def _substitute(self, pod: Pod, state: CycleState) -> Any:
-        cs, twins = self.cs, self.twins
-
-        def run(plugin: Any) -> Status | None:
-            tw = twins.get(plugin.name)
-            if tw is None or tw.pre_filter is None:
-                return None
-            return tw.pre_filter(cs, pod, plugin, state)
-
-        return run
-
     # --- findNodesThatFitPod -------------------------------------------------------------------
 
     def find_nodes_that_fit_pod(self, state: CycleState, pod: Pod, start: int) -> FeasibleNodes:
         cs, fwk = self.cs, self.fwk
         diag = VectorDiagnosis(cs.n)
-        pre = fwk.run_pre_filter_plugins(state, pod, cs.infos, known_skip=self.known_skip(pod),
-                                         substitute=self._substitute(pod, state))
-        diag.skipped.update(pre.skipped)
+        pre = fwk.run_pre_filter_plugins(state, pod, cs.infos, shortcuts=self.pre_filter_shortcuts)
+        diag.skipped = pre.skipped
         if not pre.status.is_success:
             diag.all_nodes = pre.status
             return FeasibleNodes([], 0, diag)

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 FilterRecord = Callable[[str, Status], None]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PreFilterOutcome:
     """``RunPreFilterPlugins``' answer: the merged ``PreFilterResult`` (None: all nodes), the
     plugins that restricted it, the rejection (success when none) and the plugins that skipped."""
@@ -52,7 +52,13 @@ class PreFilterOutcome:
     allowed: frozenset[str] | None
     restricting: tuple[str, ...]
     status: Status
-    skipped: frozenset[str]
+    skipped: set[str]
+
+
+#: a PreFilter plugin's shortcuts, in the order of ``Framework.pre_filter_plugins``: a known Skip
+#: ``(pod, plugin) -> bool`` and another way to run it ``(pod, plugin, state) -> Status | None``
+#: (None: let the plugin run); each may be None
+PreFilterShortcuts = Sequence[tuple[Any, Any]]
 
 
 @dataclass(frozen=True)
@@ -119,30 +125,29 @@ class Framework:
     # --- PreFilter ---------------------------------------------------------------------------------
 
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], *,
-                               known_skip: Callable[[Any], bool] | None = None,
-                               substitute: Callable[[Any], Status | None] | None = None,
+                               shortcuts: PreFilterShortcuts | None = None,
                                record: FilterRecord | None = None) -> PreFilterOutcome:
         """Every PreFilter in order: a Skip leaves the plugin's Filter out; the first rejection
-        ends the run (its plugin set); node-name results are intersected. ``known_skip``: plugins
-        whose Skip the caller knows without running them (their Filter is left out alike);
-        ``substitute``: runs a plugin's PreFilter another way (its vectorised twin), or returns
-        None to let the plugin run."""
+        ends the run (its plugin set); node-name results are intersected. ``shortcuts``: per
+        plugin, a Skip the caller knows without running it (the plugin's Filter is left out
+        alike) and another way to run it (its vectorised twin)."""
         skipped: set[str] = set()
         allowed: set[str] | None = None
         restricting: list[str] = []
-        for plugin in self.pre_filter_plugins:
-            if known_skip is not None and known_skip(plugin):
-                skipped.add(plugin.name)
-                continue
-            if substitute is not None:
-                got = substitute(plugin)
-                if got is not None:
-                    if got.is_skip:
-                        skipped.add(plugin.name)
-                    elif not got.is_success:
-                        return PreFilterOutcome(None, tuple(restricting), got.with_plugin(plugin.name),
-                                                frozenset(skipped))
+        for k, plugin in enumerate(self.pre_filter_plugins):
+            if shortcuts is not None:
+                known_skip, substitute = shortcuts[k]
+                if known_skip is not None and known_skip(pod, plugin):
+                    skipped.add(plugin.name)
                     continue
+                if substitute is not None:
+                    got = substitute(pod, plugin, state)
+                    if got is not None:
+                        if got.is_skip:
+                            skipped.add(plugin.name)
+                        elif not got.is_success:
+                            return PreFilterOutcome(None, tuple(restricting), got.with_plugin(plugin.name), skipped)
+                        continue
             names, st = plugin.pre_filter(state, pod, nodes)
             if record is not None:
                 record(plugin.name, st)
@@ -150,16 +155,16 @@ class Framework:
                 skipped.add(plugin.name)
                 continue
             if st.code != Code.Success:
-                return PreFilterOutcome(None, tuple(restricting), st.with_plugin(plugin.name), frozenset(skipped))
+                return PreFilterOutcome(None, tuple(restricting), st.with_plugin(plugin.name), skipped)
             if names is not None:
                 restricting.append(plugin.name)
                 allowed = set(names) if allowed is None else allowed & set(names)
         if allowed is not None and not allowed:
             msg = f"node(s) didn't satisfy plugin(s) {plugin_list(restricting)} simultaneously"
             return PreFilterOutcome(frozenset(), tuple(restricting),
-                                    Status(Code.UnschedulableAndUnresolvable, (msg,)), frozenset(skipped))
+                                    Status(Code.UnschedulableAndUnresolvable, (msg,)), skipped)
         return PreFilterOutcome(None if allowed is None else frozenset(allowed), tuple(restricting), SUCCESS,
-                                frozenset(skipped))
+                                skipped)
 
     # --- Filter ------------------------------------------------------------------------------------
 

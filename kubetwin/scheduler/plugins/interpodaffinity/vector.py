@@ -119,6 +119,10 @@ def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
     added per domain. A node scores the sum over its domains; min-max normalisation follows.
     """
     args = plugin.args
+    aff = pod.spec.affinity
+    if (aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None)) and (
+            args.ignore_preferred_terms_of_existing_pods or cs.pods_with_affinity == 0):
+        return SKIPPED   # no preferred terms of its own and none of existing pods to meet (checked cheaply)
     raw_aff, raw_anti = ipa.raw_terms(pod, False, True), ipa.raw_terms(pod, True, True)
     has_constraints = bool(raw_aff or raw_anti)
     if not has_constraints and (args.ignore_preferred_terms_of_existing_pods or cs.pods_with_affinity == 0):
