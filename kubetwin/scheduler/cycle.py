@@ -17,6 +17,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.features import FeatureGates
 from ..model.pod import Pod
 from .framework.diagnosis import Diagnosis, fit_error_message
 from .framework.interface import CycleState
@@ -116,7 +117,7 @@ class _Explain(CycleRecorder):
                 v.weighted[ps.plugin] = ps.weighted(name)
 
 
-def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: str | None = None,
+def schedule_one(cluster: ClusterInputs, pod: Pod, gates: FeatureGates, *, config_path: str | None = None,
                  admit: bool = False, seed: int = 0) -> CycleOutcome:
     admission: list[str] = []
     if admit:
@@ -182,7 +183,7 @@ def _pre_bind(outcome: CycleOutcome, fwk: Framework, pod: Pod) -> CycleOutcome:
 
 
 def _post_filter(outcome: CycleOutcome, fwk: Framework, state: CycleState, diag: Diagnosis, cluster: ClusterInputs,
-                 gates: Any, profile: Profile, seed: int, pre_filter_msg: str) -> CycleOutcome:
+                 gates: FeatureGates, profile: Profile, seed: int, pre_filter_msg: str) -> CycleOutcome:
     """PostFilter (DefaultPreemption) for an unschedulable pod: the full FitError message with
     PostFilter's part. A dry run needs the cache: a long-running scheduler over the same inputs
     then answers, with the node it would nominate and the victims to evict there."""
@@ -196,7 +197,7 @@ def _post_filter(outcome: CycleOutcome, fwk: Framework, state: CycleState, diag:
     return outcome
 
 
-def _post_filter_with_cache(outcome: CycleOutcome, cluster: ClusterInputs, gates: Any, profile: Profile,
+def _post_filter_with_cache(outcome: CycleOutcome, cluster: ClusterInputs, gates: FeatureGates, profile: Profile,
                             seed: int) -> CycleOutcome:
     from .plugins.defaultpreemption.pdb import pdbs_from_objects
     from .scheduler import Scheduler

@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import msgspec
 
+from ..model.features import FeatureGates
 from ..model.meta import _enc_hook
 from ..model.node import Node
 from ..model.pod import Pod
@@ -44,7 +45,7 @@ class Scheduler:
     tested against).
     """
 
-    def __init__(self, profile: Profile | None, nodes: Iterable[Node], gates: Any, seed: int = 0, *,
+    def __init__(self, profile: Profile | None, nodes: Iterable[Node], gates: FeatureGates, seed: int = 0, *,
                  pods: Iterable[Pod] = (), objects: Mapping[str, list[Any]] | None = None,
                  namespaces: Mapping[str, Mapping[str, str]] | None = None, pdbs: Iterable[Any] = (),
                  vectorised: bool = True, reuse_verdicts: bool = True):

@@ -19,6 +19,7 @@ import msgspec
 import numpy as np
 
 from ...errors import KubetwinError
+from ...model.features import FeatureGates
 from ...model.meta import _enc_hook
 from ...model.node import Node, Taint
 from ...model.pod import Pod
@@ -109,7 +110,7 @@ class LabelIndex:
 class ClusterState:
     """Nodes in node-tree order, their pods, and the arrays the vectorised plugins read."""
 
-    def __init__(self, nodes: Iterable[Node], gates: Any, *, pods: Iterable[Pod] = (),
+    def __init__(self, nodes: Iterable[Node], gates: FeatureGates, *, pods: Iterable[Pod] = (),
                  namespaces: Mapping[str, Mapping[str, str]] | None = None,
                  objects: Mapping[str, list[Any]] | None = None):
         self.gates = gates
