@@ -4,7 +4,7 @@ The cycle is :mod:`.schedule_one`'s, through the framework runtime, with a recor
 every plugin's answer: PreFilter statuses, each Filter run on each node examined, the nodes a
 PreFilterResult left out, raw, normalised and weighted scores. Nodes are visited in the cache's
 node-tree order from the first node (a fresh scheduler's ``nextStartNodeIndex``), ties among top
-scores broken by a seeded draw. PostFilter (DefaultPreemption) answers from the snapshot when it
+scores broken by a seeded draw. PostFilter (preemption) answers from the snapshot when it
 needs no dry run; a dry run needs the long-running scheduler's cache, so the cycle is then asked
 of a :class:`~.scheduler.Scheduler` over the same inputs. The result is data
 (:class:`CycleOutcome`); the CLI renders it.
@@ -58,7 +58,7 @@ class CycleOutcome:
     skipped_plugins: list[str] = field(default_factory=list)
     not_modelled: list[str] = field(default_factory=list)
     pre_filter: dict[str, Status] = field(default_factory=dict)
-    #: what DefaultPreemption would do for an unschedulable pod
+    #: what preemption would do for an unschedulable pod
     nominated_node: str | None = None
     victims: list[str] = field(default_factory=list)
     #: what the admission controllers changed (``--admit``)
@@ -172,7 +172,7 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: FeatureGates, *, confi
 
 
 def _pre_bind(outcome: CycleOutcome, fwk: Framework, pod: Pod) -> CycleOutcome:
-    """Reserve and PreBind on the chosen node: the claims DynamicResources writes for the pod."""
+    """Reserve and PreBind on the chosen node: the ResourceClaims the DRA plugin writes for the pod."""
     assert outcome.node is not None
     fwk.run_reserve_plugins_reserve(pod, outcome.node)
     dra: Any = fwk.plugin(DYNAMIC_RESOURCES)
@@ -184,7 +184,7 @@ def _pre_bind(outcome: CycleOutcome, fwk: Framework, pod: Pod) -> CycleOutcome:
 
 def _post_filter(outcome: CycleOutcome, fwk: Framework, state: CycleState, diag: Diagnosis, cluster: ClusterInputs,
                  gates: FeatureGates, profile: Profile, seed: int, pre_filter_msg: str) -> CycleOutcome:
-    """PostFilter (DefaultPreemption) for an unschedulable pod: the full FitError message with
+    """PostFilter (preemption) for an unschedulable pod: the full FitError message with
     PostFilter's part. A dry run needs the cache: a long-running scheduler over the same inputs
     then answers, with the node it would nominate and the victims to evict there."""
     try:

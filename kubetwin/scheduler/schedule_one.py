@@ -42,7 +42,7 @@ class ScheduleResult:
     evaluated: int = 0
     #: plugins that rejected the pod on some node (what queueing hints key on)
     unschedulable_plugins: frozenset[str] = frozenset()
-    #: DefaultPreemption's answer: the node nominated for the pod and the pods to evict there
+    #: PostFilter's (preemption's) answer: the node nominated for the pod and the pods to evict there
     nominated_node: str | None = None
     victims: tuple[Pod, ...] = ()
 

@@ -5,7 +5,7 @@ This is kube-scheduler's loop for simulations: the cache (:class:`.backend.cache
 is kept between cycles and updated on bind/remove; a cycle is :mod:`.schedule_one`'s
 ``schedulePod`` — run vectorised over the cache's columns (:mod:`.fastpath.cycle`) or, with
 ``vectorised=False``, node by node through the framework runtime (the reference the fast path
-is tested against); a failed cycle runs PostFilter (DefaultPreemption) and may be kept and
+is tested against); a failed cycle runs PostFilter (preemption) and may be kept and
 answered again (:mod:`.fastpath.verdicts`). Sampling and its rotation (``nextStartNodeIndex``),
 the nominated-node shortcut and the FitError message follow upstream; the tie-break among top
 scores uses one seeded RNG for the scheduler's lifetime.
@@ -82,7 +82,7 @@ class Scheduler:
 
     def bind(self, pod: Pod, node: str) -> None:
         """The pod now runs on ``node``: Reserve, Permit, the cache's ``AssumePod`` and Bind
-        (DefaultBinder: the cache's own); its nomination ends."""
+        (the default binder: the cache's own); its nomination ends."""
         fwk = self.framework
         fwk.run_reserve_plugins_reserve(pod, node)
         self.clear_nomination(pod)
@@ -158,7 +158,7 @@ class Scheduler:
 
     def run(self, queue: Any, *, max_cycles: int | None = None, now: float | None = None) -> list[ScheduleResult]:
         """Schedule what ``queue`` (a :class:`~.backend.queue.SchedulingQueue`) holds until it has
-        nothing ready: bind what fits, preempt where DefaultPreemption nominates, park the rest
+        nothing ready: bind what fits, preempt where PostFilter nominates, park the rest
         until an event their rejecting plugins registered for (binds and evictions are such events)."""
         from .framework.events import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, RESOURCE_CLAIM_UPDATE
 

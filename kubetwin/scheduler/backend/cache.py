@@ -250,7 +250,7 @@ class ClusterState:
 
         ``matcher`` takes labels (pods of ``namespace`` only, terminating ones excluded unless
         ``terminating``); ``pod_matcher`` instead takes the whole pod (``namespace`` None). This
-        lets PodTopologySpread and InterPodAffinity count without walking every pod each cycle.
+        lets the spreading and inter-pod affinity plugins count without walking every pod each cycle.
         """
         full = (namespace, key, terminating)
         hit = self._match_counts.get(full)
@@ -406,7 +406,7 @@ class ClusterState:
         return changed
 
     def _taints_changed(self) -> None:
-        #: some node has a PreferNoSchedule taint (else TaintToleration scores every node alike)
+        #: some node has a PreferNoSchedule taint (else the taint plugin scores every node alike)
         self.any_prefer_no_schedule = any(t.effect == "PreferNoSchedule" for ts in self.taint_sets for t in ts)
 
     def touch(self, i: int) -> None:

@@ -294,8 +294,8 @@ class VectorCycle:
     def prioritize_nodes(self, state: CycleState, pod: Pod, feasible: np.ndarray) -> np.ndarray:
         """Weighted sum of the normalised scores, only as far as ``selectHost`` reads it (the
         highest total and the ties at it): a plugin whose score is the same on every node —
-        TaintToleration with no PreferNoSchedule taint anywhere, InterPodAffinity and
-        PodTopologySpread with nothing to count — moves every total alike and is left out."""
+        taints with no PreferNoSchedule taint anywhere, pod affinity and spreading with nothing to
+        count — moves every total alike and is left out (its twin says ``SKIPPED``)."""
         cs = self.cs
         totals: np.ndarray | None = None
         infos: list[NodeInfo] | None = None

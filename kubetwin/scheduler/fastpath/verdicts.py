@@ -44,7 +44,7 @@ PREEMPT_OFF = 0
 
 @runtime_checkable
 class Preemptor(Protocol):
-    """What a kept verdict asks the profile's preemption plugin (DefaultPreemption)."""
+    """What a kept verdict asks the profile's preemption plugin."""
 
     name: ClassVar[str]
 

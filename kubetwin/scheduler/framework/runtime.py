@@ -290,7 +290,7 @@ class Framework:
         return SUCCESS
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node: str) -> Status:
-        """The first Bind plugin that does not Skip binds (``DefaultBinder`` — the cache's own
+        """The first Bind plugin that does not Skip binds (the default binder — the cache's own
         bind — when none does)."""
         for plugin in self.bind_plugins:
             st = plugin.bind(state, pod, node)
