@@ -177,10 +177,10 @@ def write_checkpoints(node, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     write_cpu_manager_state(out / "cpu_manager_state", node.cpu.state,
                             default_for(f"cpuManagerCheckpointVersion{suffix}", version))
-    if node.memory.policy is not None:
+    if node.memory.static is not None:
         from ..kubelet.checkpoint.memory_manager_state import write_memory_manager_state
 
-        write_memory_manager_state(out / "memory_manager_state", node.memory.policy.state,
+        write_memory_manager_state(out / "memory_manager_state", node.memory.static.state,
                                    default_for(f"memoryManagerCheckpointVersion{suffix}", version))
     (out / "device-plugins").mkdir(exist_ok=True)
     write_device_manager_state(out / "device-plugins" / "kubelet_internal_checkpoint",
@@ -225,7 +225,7 @@ def numa_map(node) -> dict[str, Any]:
     out: dict[str, Any] = {"cpuManagerPolicy": cpu.policy_name, "memoryManagerPolicy": node.memory.policy_name,
                            "topologyManagerPolicy": node.topology.policy.name,
                            "topologyManagerScope": node.topology.scope}
-    if cpu.policy is not None:
+    if cpu.static is not None:
         out["reservedCpus"] = str(cpu.reserved)
         out["sharedPool"] = str(cpu.state.default_cpuset)
         owners: dict[str, str] = {}
@@ -234,8 +234,8 @@ def numa_map(node) -> dict[str, Any]:
                 owners[f"{uid}/{name}"] = str(cs)
         out["exclusive"] = owners
         out["podBubbles"] = {uid: str(cs) for uid, cs in cpu.state.pod_entries.items()}
-    if node.memory.policy is not None:
-        out["memory"] = node.memory.policy.machine_state_json()
+    if node.memory.static is not None:
+        out["memory"] = node.memory.static.machine_state_json()
     devices = node.device_manager.numa_map()
     if devices:
         out["devices"] = devices
@@ -255,11 +255,11 @@ def _per_numa(node, devices: dict) -> list[dict[str, Any]]:
     shared_by_pod = {p.uid: {c.name for c, _ in p.all_containers() if guaranteed_cpus(p, c, node.cpu.gates) == 0}
                      for p in node.admitted if p.uid in node.cpu.state.pod_entries}
     rows = []
-    mem_state = node.memory.policy.state if node.memory.policy is not None else None
+    mem_state = node.memory.static.state if node.memory.static is not None else None
     for n in node.machine.nodes:
         cpus = n.cpus
         row: dict[str, Any] = {"id": n.id, "cpus": str(cpus)}
-        if node.cpu.policy is not None:
+        if node.cpu.static is not None:
             row["reserved"] = str(CPUSet.from_mask(node.cpu.reserved.mask & cpus.mask))
             row["sharedPool"] = str(CPUSet.from_mask(node.cpu.state.default_cpuset.mask & cpus.mask))
             excl, pod_pool = {}, {}

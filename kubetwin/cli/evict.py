@@ -64,7 +64,8 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
         _rank(signal, summary_file, pods, layout, config, output, oom=oom, cgroup_v2=cgroup == "v2")
         return
     from ..kubelet.eviction.manager import EvictionManager
-    from ..kubelet.eviction.report import decision_to_dict, render_decision
+    from ..kubelet.eviction.report import decision_to_dict
+    from .eviction_tables import render_decision
     from ..kubelet.eviction.thresholds import update_containerfs_thresholds
     from ..kubelet.eviction.timeline import load_timeline, run_timeline
 
@@ -88,7 +89,8 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
 
 def _rank(signal, summary_file, pods, layout, config, output, *, oom: bool = False, cgroup_v2: bool = True) -> None:
     from ..kubelet.eviction.ranking import rank_pods
-    from ..kubelet.eviction.report import ranking_rows, render_ranking
+    from ..kubelet.eviction.report import ranking_rows
+    from .eviction_tables import render_ranking
     from ..model.summary import load_summary
 
     summary = load_summary(summary_file)
@@ -104,7 +106,7 @@ def _rank(signal, summary_file, pods, layout, config, output, *, oom: bool = Fal
     if output == "table":
         render_ranking(signal, rows)
         if oom:
-            from ..kubelet.eviction.report import render_oom
+            from .eviction_tables import render_oom
 
             render_oom(data["oom"])
     else:

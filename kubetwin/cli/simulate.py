@@ -96,7 +96,9 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], filenames: tuple[st
     if output == "table":
         from ..report.terminal import render_summary
 
-        render_summary(results, pods=show_pods)
+        from .common import console
+
+        render_summary(results, console(), pods=show_pods)
         if out is not None:
             click.echo(f"report: {report_path}")
     else:

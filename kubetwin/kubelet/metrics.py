@@ -32,7 +32,7 @@ def render_metrics(node: Any) -> str:
         out.append(f"# TYPE {name} {kind}")
         out.extend(samples)
 
-    cpu = node.cpu.policy
+    cpu = node.cpu.static
     c = cpu.counters if cpu is not None else None
     family("kubelet_cpu_manager_pinning_requests_total", "counter",
            "[ALPHA] The number of cpu core allocations which required pinning.",
@@ -68,7 +68,7 @@ def render_metrics(node: Any) -> str:
                "alignment type.",
                [_line("kubelet_container_aligned_compute_resources_failure_count", v, {"scope": sc, "boundary": b})
                 for (sc, b), v in sorted(failures.items())])
-    mem = node.memory.policy
+    mem = node.memory.static
     mc = mem.counters if mem is not None else None
     family("kubelet_memory_manager_pinning_requests_total", "counter",
            "[ALPHA] The number of memory pages allocations which required pinning.",

@@ -4,11 +4,12 @@ The cycle is :mod:`.schedule_one`'s, through the framework runtime, with a recor
 every plugin's answer: PreFilter statuses, each Filter run on each node examined, the nodes a
 PreFilterResult left out, raw, normalised and weighted scores. Nodes are visited in the cache's
 node-tree order from the first node (a fresh scheduler's ``nextStartNodeIndex``), ties among top
-scores broken by a seeded draw. PostFilter (DefaultPreemption) answers from the snapshot when it
+scores broken by a seeded draw. PostFilter (preemption) answers from the snapshot when it
 needs no dry run; a dry run needs the long-running scheduler's cache, so the cycle is then asked
 of a :class:`~.scheduler.Scheduler` over the same inputs. The result is data
 (:class:`CycleOutcome`); the CLI renders it.
-"""
+
+Not an upstream module: kubetwin's own explanation of one ``pkg/scheduler/schedule_one.go`` cycle."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.features import FeatureGates
 from ..model.pod import Pod
 from .framework.diagnosis import Diagnosis, fit_error_message
 from .framework.interface import CycleState
@@ -26,8 +28,7 @@ from .plugins.defaultpreemption.preemption import DryRunNeedsCache
 from .plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
 from .profile import Profile, load_profile
 from .run import make_handle
-from .schedule_one import (NO_NODES, CycleRecorder, find_nodes_that_fit_pod, prioritize_nodes, select_host,
-                           totals_of)
+from .schedule_one import NO_NODES, CycleRecorder, find_nodes_that_fit_pod, prioritize_nodes, select_host, totals_of
 
 
 @dataclass
@@ -57,7 +58,7 @@ class CycleOutcome:
     skipped_plugins: list[str] = field(default_factory=list)
     not_modelled: list[str] = field(default_factory=list)
     pre_filter: dict[str, Status] = field(default_factory=dict)
-    #: what DefaultPreemption would do for an unschedulable pod
+    #: what preemption would do for an unschedulable pod
     nominated_node: str | None = None
     victims: list[str] = field(default_factory=list)
     #: what the admission controllers changed (``--admit``)
@@ -116,7 +117,7 @@ class _Explain(CycleRecorder):
                 v.weighted[ps.plugin] = ps.weighted(name)
 
 
-def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: str | None = None,
+def schedule_one(cluster: ClusterInputs, pod: Pod, gates: FeatureGates, *, config_path: str | None = None,
                  admit: bool = False, seed: int = 0) -> CycleOutcome:
     admission: list[str] = []
     if admit:
@@ -171,7 +172,7 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: s
 
 
 def _pre_bind(outcome: CycleOutcome, fwk: Framework, pod: Pod) -> CycleOutcome:
-    """Reserve and PreBind on the chosen node: the claims DynamicResources writes for the pod."""
+    """Reserve and PreBind on the chosen node: the ResourceClaims the DRA plugin writes for the pod."""
     assert outcome.node is not None
     fwk.run_reserve_plugins_reserve(pod, outcome.node)
     dra: Any = fwk.plugin(DYNAMIC_RESOURCES)
@@ -182,8 +183,8 @@ def _pre_bind(outcome: CycleOutcome, fwk: Framework, pod: Pod) -> CycleOutcome:
 
 
 def _post_filter(outcome: CycleOutcome, fwk: Framework, state: CycleState, diag: Diagnosis, cluster: ClusterInputs,
-                 gates: Any, profile: Profile, seed: int, pre_filter_msg: str) -> CycleOutcome:
-    """PostFilter (DefaultPreemption) for an unschedulable pod: the full FitError message with
+                 gates: FeatureGates, profile: Profile, seed: int, pre_filter_msg: str) -> CycleOutcome:
+    """PostFilter (preemption) for an unschedulable pod: the full FitError message with
     PostFilter's part. A dry run needs the cache: a long-running scheduler over the same inputs
     then answers, with the node it would nominate and the victims to evict there."""
     try:
@@ -196,7 +197,7 @@ def _post_filter(outcome: CycleOutcome, fwk: Framework, state: CycleState, diag:
     return outcome
 
 
-def _post_filter_with_cache(outcome: CycleOutcome, cluster: ClusterInputs, gates: Any, profile: Profile,
+def _post_filter_with_cache(outcome: CycleOutcome, cluster: ClusterInputs, gates: FeatureGates, profile: Profile,
                             seed: int) -> CycleOutcome:
     from .plugins.defaultpreemption.pdb import pdbs_from_objects
     from .scheduler import Scheduler

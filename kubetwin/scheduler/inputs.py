@@ -3,7 +3,8 @@
 Other API objects (Namespaces, Services, DeviceClasses, ResourceSlices, NodeResourceTopologies,
 PriorityClasses, ...) are grouped by kind; each consumer types the kinds it reads, so this
 module needs no model of objects it only passes on.
-"""
+
+Not an upstream module: kubetwin's own reading of the objects an informer would hold."""
 
 from __future__ import annotations
 

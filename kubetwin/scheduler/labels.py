@@ -4,7 +4,9 @@ Two rules decide many scheduling answers and are easy to get wrong: a *nil* Labe
 selects nothing while an empty one (``{}``) selects everything; and a node selector term
 with an invalid requirement (a ``Gt`` value that is no integer, an unknown operator) does
 not match instead of failing the pod.
-"""
+
+Upstream: ``k8s.io/apimachinery/pkg/labels/selector.go``,
+``k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go``."""
 
 from __future__ import annotations
 
@@ -108,6 +110,13 @@ def _all_of(matchers: list[Matcher]) -> Matcher:
     return lambda labels: all(m(labels) for m in matchers)
 
 
+def _label_equals(key: str, value: str) -> Matcher:
+    def match(labels: Labels) -> bool:
+        return labels.get(key) == value if key in labels else False
+
+    return match
+
+
 def label_selector_matcher(selector: LabelSelector | None) -> Matcher:
     """``metav1.LabelSelectorAsSelector``: nil → nothing, ``{}`` → everything.
 
@@ -118,7 +127,7 @@ def label_selector_matcher(selector: LabelSelector | None) -> Matcher:
         return _nothing
     matchers: list[Matcher] = []
     for k, v in selector.match_labels.items():
-        matchers.append(lambda labels, k=k, v=v: labels.get(k) == v if k in labels else False)
+        matchers.append(_label_equals(k, v))
     for req in selector.match_expressions:
         if req.operator not in ("In", "NotIn", "Exists", "DoesNotExist"):
             return _nothing

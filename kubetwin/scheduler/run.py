@@ -1,5 +1,7 @@
 """Library entry points behind ``kubetwin schedule``: the explained one-shot cycle and one plugin
-alone, over the cluster the command read."""
+alone, over the cluster the command read.
+
+Not an upstream module: kubetwin's own entry points."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..model.features import FeatureGates
 from ..model.pod import Pod
 from .backend.node_tree import node_tree_order
 from .framework.interface import Handle
@@ -16,7 +19,7 @@ from .plugins.registry import plugin_class
 from .single import PluginResult, run_plugin
 
 
-def make_handle(cluster: ClusterInputs, gates: Any, seed: int = 0, *, tree_order: bool = False) -> Handle:
+def make_handle(cluster: ClusterInputs, gates: FeatureGates, seed: int = 0, *, tree_order: bool = False) -> Handle:
     """The framework handle over a snapshot of ``cluster``: nodes in input order, or in the
     cache's node-tree order (``tree_order``: the order a cycle visits them)."""
     accounting = ResourceAccounting(gates)
@@ -27,7 +30,7 @@ def make_handle(cluster: ClusterInputs, gates: Any, seed: int = 0, *, tree_order
 
 
 def run_single_plugin(name: str, args_path: str | Path | None, cluster: ClusterInputs, pod: Pod,
-                      gates: Any) -> PluginResult:
+                      gates: FeatureGates) -> PluginResult:
     cls = plugin_class(name)
     raw, where = load_plugin_args(args_path, name)
     try:
@@ -39,7 +42,7 @@ def run_single_plugin(name: str, args_path: str | Path | None, cluster: ClusterI
     return run_plugin(plugin, handle, pod)
 
 
-def run_cycle(cluster: ClusterInputs, pod: Pod, gates: Any, *, config_path: str | None = None,
+def run_cycle(cluster: ClusterInputs, pod: Pod, gates: FeatureGates, *, config_path: str | None = None,
               admit: bool = False, seed: int = 0) -> Any:
     from .cycle import schedule_one
 

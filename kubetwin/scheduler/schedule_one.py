@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
 from ..model.pod import Pod
 from .framework.diagnosis import Diagnosis
@@ -42,7 +42,7 @@ class ScheduleResult:
     evaluated: int = 0
     #: plugins that rejected the pod on some node (what queueing hints key on)
     unschedulable_plugins: frozenset[str] = frozenset()
-    #: DefaultPreemption's answer: the node nominated for the pod and the pods to evict there
+    #: PostFilter's (preemption's) answer: the node nominated for the pod and the pods to evict there
     nominated_node: str | None = None
     victims: tuple[Pod, ...] = ()
 
@@ -88,12 +88,12 @@ class CycleRecorder:
         pass
 
 
-@dataclass
+@dataclass(slots=True)
 class FeasibleNodes:
     """``findNodesThatFitPod``'s answer: the nodes that fit (positions in the node list, in the
     order found), how many nodes the filters ran on, and the diagnosis of the others."""
 
-    nodes: list[int]
+    nodes: Sequence[int]
     processed: int
     diagnosis: Diagnosis
     #: the pod's nominated node passed the filters and was taken as is
@@ -101,15 +101,13 @@ class FeasibleNodes:
 
 
 def find_nodes_that_fit_pod(fwk: Framework, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], *,
-                            start: int = 0, recorder: CycleRecorder | None = None,
-                            known_skip: Callable[[Any], bool] | None = None) -> FeasibleNodes:
+                            start: int = 0, recorder: CycleRecorder | None = None) -> FeasibleNodes:
     """PreFilter, then the nominated node, then the filters over the nodes from ``start`` on
     (sampling). ``nodes``: the cluster in the cache's node-tree order."""
     n = len(nodes)
     diagnosis = Diagnosis(n)
-    pre = fwk.run_pre_filter_plugins(state, pod, nodes, known_skip=known_skip,
-                                     record=recorder.pre_filter if recorder is not None else None)
-    diagnosis.skipped.update(pre.skipped)
+    pre = fwk.run_pre_filter_plugins(state, pod, nodes, record=recorder.pre_filter if recorder is not None else None)
+    diagnosis.skipped = pre.skipped
     if not pre.status.is_success:
         diagnosis.all_nodes = pre.status
         return FeasibleNodes([], 0, diagnosis)

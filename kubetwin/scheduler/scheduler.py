@@ -5,7 +5,7 @@ This is kube-scheduler's loop for simulations: the cache (:class:`.backend.cache
 is kept between cycles and updated on bind/remove; a cycle is :mod:`.schedule_one`'s
 ``schedulePod`` — run vectorised over the cache's columns (:mod:`.fastpath.cycle`) or, with
 ``vectorised=False``, node by node through the framework runtime (the reference the fast path
-is tested against); a failed cycle runs PostFilter (DefaultPreemption) and may be kept and
+is tested against); a failed cycle runs PostFilter (preemption) and may be kept and
 answered again (:mod:`.fastpath.verdicts`). Sampling and its rotation (``nextStartNodeIndex``),
 the nominated-node shortcut and the FitError message follow upstream; the tie-break among top
 scores uses one seeded RNG for the scheduler's lifetime.
@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import msgspec
 
+from ..model.features import FeatureGates
 from ..model.meta import _enc_hook
 from ..model.node import Node
 from ..model.pod import Pod
@@ -30,8 +31,7 @@ from .framework.interface import CycleState, Plugin
 from .framework.runtime import Framework
 from .framework.status import Code
 from .profile import Profile
-from .schedule_one import (NO_NODES, ScheduleResult, find_nodes_that_fit_pod, prioritize_nodes, select_host,
-                           totals_of)
+from .schedule_one import NO_NODES, ScheduleResult, find_nodes_that_fit_pod, prioritize_nodes, select_host, totals_of
 
 __all__ = ["Scheduler", "ScheduleResult", "NO_NODES"]
 
@@ -45,7 +45,7 @@ class Scheduler:
     tested against).
     """
 
-    def __init__(self, profile: Profile | None, nodes: Iterable[Node], gates: Any, seed: int = 0, *,
+    def __init__(self, profile: Profile | None, nodes: Iterable[Node], gates: FeatureGates, seed: int = 0, *,
                  pods: Iterable[Pod] = (), objects: Mapping[str, list[Any]] | None = None,
                  namespaces: Mapping[str, Mapping[str, str]] | None = None, pdbs: Iterable[Any] = (),
                  vectorised: bool = True, reuse_verdicts: bool = True):
@@ -82,7 +82,7 @@ class Scheduler:
 
     def bind(self, pod: Pod, node: str) -> None:
         """The pod now runs on ``node``: Reserve, Permit, the cache's ``AssumePod`` and Bind
-        (DefaultBinder: the cache's own); its nomination ends."""
+        (the default binder: the cache's own); its nomination ends."""
         fwk = self.framework
         fwk.run_reserve_plugins_reserve(pod, node)
         self.clear_nomination(pod)
@@ -158,14 +158,14 @@ class Scheduler:
 
     def run(self, queue: Any, *, max_cycles: int | None = None, now: float | None = None) -> list[ScheduleResult]:
         """Schedule what ``queue`` (a :class:`~.backend.queue.SchedulingQueue`) holds until it has
-        nothing ready: bind what fits, preempt where DefaultPreemption nominates, park the rest
+        nothing ready: bind what fits, preempt where PostFilter nominates, park the rest
         until an event their rejecting plugins registered for (binds and evictions are such events)."""
         from .framework.events import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, RESOURCE_CLAIM_UPDATE
 
         if getattr(queue, "plugins", None) is None:
             queue.plugins = {p.name: p for p, _ in self.plugins}
             queue.gates = self.gates
-        results = []
+        results: list[ScheduleResult] = []
         while max_cycles is None or len(results) < max_cycles:
             pod = queue.pop(now)
             if pod is None:
@@ -343,19 +343,19 @@ class Scheduler:
             return ScheduleResult(pod, cs.names[found.nodes[0]], feasible=1, evaluated=1)
         self.next_start = (self.next_start + found.processed) % cs.n
         feasible = found.nodes
-        if not feasible:
+        if len(feasible) == 0:
             return self._unschedulable(pod, state, diag, evaluated=found.processed)
         if len(feasible) == 1:
-            return ScheduleResult(pod, cs.names[feasible[0]], feasible=1, evaluated=found.processed)
+            return ScheduleResult(pod, cs.names[int(feasible[0])], feasible=1, evaluated=found.processed)
         if self.vectorised:
             import numpy as np
 
-            idx = np.array(feasible, dtype=np.int64)
+            idx = np.asarray(feasible, dtype=np.int64)
             best = select_host_vector(self.fast.prioritize_nodes(state, pod, idx), self.rng)
         else:
             infos = [cs.infos[i] for i in feasible]
             best = select_host(totals_of(infos, prioritize_nodes(self.framework, state, pod, infos)), self.rng)
-        return ScheduleResult(pod, cs.names[feasible[best]], feasible=len(feasible), evaluated=found.processed)
+        return ScheduleResult(pod, cs.names[int(feasible[best])], feasible=len(feasible), evaluated=found.processed)
 
     # --- failure -------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
 The plugin runs in a framework of its own (:meth:`.framework.runtime.Framework.for_plugin`). The
 verdict per node is the plugin's own: PreFilter ``Skip`` ⇒ Success everywhere; a PreFilter
 rejection ⇒ that status on every node; else its Filter status. A PreFilter node restriction
-(NodeAffinity's ``matchFields``) does not replace the plugin's Filter verdict, as the unit tests
+(node affinity's ``matchFields``) does not replace the plugin's Filter verdict, as the unit tests
 call Filter on each node. Scores are computed for every node (the tests score nodes directly)
 and then passed through the plugin's NormalizeScore.
 """

@@ -13,7 +13,8 @@ capped by ``maxRecreations``. Unschedulable pods keep kube-scheduler's message a
 cluster event one of their rejecting plugins registered for (a pod leaving a node, ...).
 Preemption evicts the preemption plugin's victims and nominates the preemptor. At sample times,
 each node with usage curves reports a Summary to its eviction manager (:mod:`.pressure`).
-"""
+
+Not an upstream module: kubetwin's own clock around ``pkg/scheduler/scheduler.go`` and the kubelet's admission."""
 
 from __future__ import annotations
 
@@ -29,9 +30,14 @@ import msgspec
 from .. import limits
 from ..model.pod import Pod
 from ..scheduler.admission import AdmissionRejected, admit_pod
-from ..scheduler.backend.queue import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, RESOURCE_CLAIM_UPDATE,
-                               UNSCHEDULABLE_FLUSH_INTERVAL, QueuedPod)
-from .results import PodRecord, SimResult, Sample
+from ..scheduler.backend.queue import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    RESOURCE_CLAIM_UPDATE,
+    UNSCHEDULABLE_FLUSH_INTERVAL,
+)
+from .leftover import LeftoverFlushes
+from .results import PodRecord, Sample, SimResult
 from .scenario import Scenario, SimNode
 from .workload import Controller
 
@@ -168,8 +174,8 @@ class Simulator:
         self.events: list[dict[str, Any]] = []
         self.last_event = 0.0
         self.flush_at: float | None = None   # the next leftover flush on the clock
-        #: retries answered in bulk from kept failed cycles (:meth:`_retry_leftover`)
-        self.bulk_retries = 0
+        #: the leftover flushes answered in bulk from kept failed cycles (:mod:`.leftover`)
+        self.leftover = LeftoverFlushes(self)
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
@@ -229,7 +235,7 @@ class Simulator:
             if not heap or heap[0][0] > t:
                 if flush:
                     flush = False
-                    if not self._retry_leftover(t):
+                    if not self.leftover.retry(t):
                         self.queue.flush_unschedulable_leftover(t, self.sc.settings.pod_max_in_unschedulable)
                         self._schedule_all()
                     self._plan_flush(self.queue.oldest_unschedulable())
@@ -242,110 +248,6 @@ class Simulator:
             self.progress(self.total_expected, self.total_expected)
         return self._result(time.perf_counter() - wall)
 
-    def _retry_leftover(self, t: float) -> bool:
-        """The leftover flush at ``t`` and the drain after it in one step, when every pod it
-        moves meets the cluster its kept failed cycle saw (same generation) and nothing else is
-        queued: each pod fails again with that answer, in the order the scheduler would pop
-        them, and is parked again exactly as the one-by-one drain leaves it (attempts, sequence
-        number, ``Timestamp``, backoff, rotation of ``nextStartNodeIndex``). Returns False, with
-        nothing done, when the drain must run cycle by cycle.
-
-        The flushes that follow before the next event that can change the cluster
-        (:meth:`_leftover_until`) run here too, one after the other instead of as clock events,
-        as long as they can be answered so; the first that cannot is left to the clock. No
-        flush is planned here: the caller plans the next from the oldest parked pod, as each
-        tick did. A pod's first retry of the run takes its kept answer (:meth:`_answer_first`);
-        its later ones, the same answer at the same generation, are counted once at the end
-        (:meth:`_settle_retries`)."""
-        q = self.queue
-        if not q.idle:
-            return False
-        max_parked = self.sc.settings.pod_max_in_unschedulable
-        until: float | None = None   # worked out once the first flush is done
-        #: uid -> (pod, its queue record, attempts before this run); the answer's plugins
-        retried: dict[str, tuple[SimPod, QueuedPod, int]] = {}
-        plugins: dict[str, frozenset[str]] = {}
-        tick = t
-        ticks = 0
-        while True:
-            due = q.due_leftover(tick, max_parked)
-            if due is None:
-                break
-            if due:
-                if not self._answer_first(due, retried, plugins):
-                    break
-                q.retry_parked(due, plugins, tick)
-            ticks += 1
-            oldest = q.oldest_unschedulable()
-            if oldest is None:
-                break
-            tick = self._flush_due(oldest)
-            if until is None:
-                until = self._leftover_until()
-            if tick >= until:
-                break
-        if retried:
-            self._settle_retries(retried)
-        return ticks > 0
-
-    def _leftover_until(self) -> float:
-        """Where flushes stop being run ahead of the clock: at the next event that can change
-        the cluster (samples in between read nothing they change) and past the horizon. With
-        node pressure (samples may evict) the clock runs them one by one."""
-        if self.pressure is not None or not self.live_times:
-            return -math.inf
-        until = self.live_times[0]
-        horizon = self.sc.settings.horizon
-        if horizon is not None and horizon < until:
-            until = math.nextafter(horizon, math.inf)   # a flush at the horizon itself still runs
-        return until
-
-    def _answer_first(self, due: list[QueuedPod], retried: dict[str, tuple[SimPod, QueuedPod, int]],
-                      plugins: dict[str, frozenset[str]]) -> bool:
-        """Kept answers for the pods of ``due`` retried for the first time in this run of
-        flushes, all or none: False when one is no longer the pending pod it was, or needs a
-        real cycle."""
-        by_uid = self.by_uid
-        new: list[tuple[str, SimPod, QueuedPod]] = []
-        for qp in due:
-            uid = qp.pod.uid
-            if uid in plugins:
-                continue
-            sp = by_uid.get(uid)
-            if sp is None or sp.phase != "Pending" or sp.pod is not qp.pod:
-                return False
-            new.append((uid, sp, qp))
-        if not new:
-            return True
-        answers = self.sched.kept_answers([qp.pod for _, _, qp in new])
-        if answers is None:
-            return False
-        for (uid, sp, qp), r in zip(new, answers):
-            sp.reason, sp.message = "Unschedulable", r.message
-            retried[uid] = (sp, qp, qp.attempts)
-            plugins[uid] = r.unschedulable_plugins
-        return True
-
-    def _settle_retries(self, retried: dict[str, tuple[SimPod, QueuedPod, int]]) -> None:
-        """Counters and attempts of a run of flushes, and the scheduler's count of the cycles
-        answered after each pod's first (which :meth:`_answer_first` took)."""
-        total = 0
-        again: list[Pod] = []
-        times: list[int] = []
-        for sp, qp, before in retried.values():
-            n = qp.attempts - before
-            sp.attempts += n
-            total += n
-            if n > 1:
-                again.append(qp.pod)
-                times.append(n - 1)
-        if again and self.sched.kept_answers(again, times) is None:
-            raise AssertionError("a kept answer was lost between two flushes")
-        c = self.counters
-        c.attempts += total
-        c.unschedulable_attempts += total
-        self.bulk_retries += total
-
     def _plan_flush(self, oldest: float | None) -> None:
         """kube-scheduler runs ``flushUnschedulablePodsLeftover`` every 30 s from its start;
         only the ticks that can move a pod are put on the clock: the first tick at which the
@@ -353,12 +255,18 @@ class Simulator:
         ``podMaxInUnschedulablePodsDuration``."""
         if oldest is None:
             return
-        due = self._flush_due(oldest)
+        due = self.flush_due(oldest)
         if self.flush_at is None or due < self.flush_at:
             self.flush_at = due
             self.push(due, FLUSH, None)
 
-    def _flush_due(self, oldest: float) -> float:
+    @property
+    def bulk_retries(self) -> int:
+        """Retries answered in bulk from kept failed cycles (:mod:`.leftover`)."""
+        return self.leftover.bulk_retries
+
+    def flush_due(self, oldest: float) -> float:
+        """The first ``flushUnschedulablePodsLeftover`` tick that moves a pod parked at ``oldest``."""
         every = UNSCHEDULABLE_FLUSH_INTERVAL
         return (math.floor((oldest + self.sc.settings.pod_max_in_unschedulable) / every) + 1) * every
 
@@ -493,7 +401,7 @@ class Simulator:
 
     def _record_allocation(self, sp: SimPod, kubelet: Any) -> None:
         uid = sp.pod.uid
-        cpus = kubelet.cpu.state.entries.get(uid) if kubelet.cpu.policy is not None else None
+        cpus = kubelet.cpu.state.entries.get(uid) if kubelet.cpu.static is not None else None
         if cpus:
             from ..model.cpuset import CPUSet
 
@@ -501,7 +409,7 @@ class Simulator:
             for cs in cpus.values():
                 total = total | cs
             sp.cpus = str(total)
-        if kubelet.memory.policy is not None:
+        if kubelet.memory.static is not None:
             mems: set[int] = set()
             for c, _ in sp.pod.all_containers():
                 m = kubelet.memory.numa_nodes_for(uid, c.name)

@@ -16,7 +16,7 @@ def numa_report(kubelet: Any) -> tuple[list[NUMAReport], int]:
     out = []
     stranded = 0
     exclusive_all = None
-    if cpu.policy is not None:
+    if cpu.static is not None:
         from ..model.cpuset import CPUSet
 
         exclusive_all = CPUSet()

@@ -46,7 +46,7 @@ def test_copies_do_not_share_state():
 
 
 #: immutable values a copy may share with its template
-_IMMUTABLE = ("Machine", "KubeletConfiguration", "CPUTopology", "TopoMasks", "FeatureGates", "NUMAInfo", "Policy",
+_IMMUTABLE = ("Machine", "KubeletConfiguration", "CPUTopology", "TopoMasks", "FeatureGates", "NUMAInfo", "Policy", "BestEffortPolicy", "RestrictedPolicy", "SingleNumaNodePolicy",
               "TopologyManagerOptions", "StaticPolicyOptions", "TakeStrategy", "Quantity", "CPUSet", "NUMANode",
               "CPUInfo", "TopologyHint", "Block", "Device", "DeviceInventory", "SharedMemo", "function",
               "Pod")  # pods are frozen inputs

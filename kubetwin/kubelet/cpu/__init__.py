@@ -1,4 +1,6 @@
-"""CPU Manager: policies ``none`` and ``static``, ``takeByTopology`` and the policy options."""
+"""CPU Manager: policies ``none`` and ``static``, ``takeByTopology`` and the policy options.
+
+Upstream: ``pkg/kubelet/cm/cpumanager``."""
 
 from .assignment import TakeStrategy, take_by_topology
 from .manager import CPUManager

@@ -6,7 +6,8 @@ bubble moves the exclusive-CPU and shared-pool gauges once.
 The bubble is sized by the pod's integer CPU budget and aligned once; exclusive containers take
 slices of it in order; a regular init container without exclusive CPUs runs in what the
 sidecars left at its turn; everything else shares the final pod shared pool.
-"""
+
+Upstream: ``pkg/kubelet/cm/cpumanager/policy_static.go`` (pod-level resources)."""
 
 from __future__ import annotations
 

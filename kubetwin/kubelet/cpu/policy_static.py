@@ -15,11 +15,18 @@ from ...errors import InputError
 from ...machine.cputopology import CPUTopology
 from ...model.cpuset import EMPTY, CPUSet
 from ...model.features import FeatureGates, default_for
+from ...model.kubelet_config import KubeletConfiguration
 from ...model.pod import Container, Pod, is_sidecar
 from ..admission_errors import AdmissionError, SMTAlignmentError
 from ..memo import SharedMemo
-from ..podlevel import (guaranteed_cpus, pod_guaranteed_cpus, pod_level_managers_enabled, is_pod_level_pod,
-                        skipped_for_pod_level, validate_pod_scope_resources)
+from ..podlevel import (
+    guaranteed_cpus,
+    is_pod_level_pod,
+    pod_guaranteed_cpus,
+    pod_level_managers_enabled,
+    skipped_for_pod_level,
+    validate_pod_scope_resources,
+)
 from ..topology.bitmask import bits_of, iterate_bitmasks
 from ..topology.hint import TopologyHint
 from .assignment import AllocationError, TakeByTopologyHang, TakeStrategy
@@ -119,6 +126,10 @@ class StaticPolicy:
         self._numa_masks: tuple[tuple[int, int, int, int], ...] | None = None
         #: picks and hints shared by every kubelet copied from this one (see ``kubelet.memo``)
         self.memo = SharedMemo()
+
+    def forget_pod(self, pod_uid: str) -> None:
+        """The pod is gone: its CPUs kept for reuse by later containers go too."""
+        self.cpus_to_reuse.pop(pod_uid, None)
 
     def fork(self, affinity: AffinityFn) -> "StaticPolicy":
         """A copy with its own counters and reuse pool, asking ``affinity``; set-up and memo shared."""
@@ -295,7 +306,7 @@ class StaticPolicy:
         for node in bits_of(numa_affinity):
             m |= tm.numa.get(node, 0)
         if self.options.align_by_socket:
-            sockets = set()
+            sockets: set[int] = set()
             for node in bits_of(numa_affinity):
                 sockets.update(tm.numa_sockets.get(node, ()))
             for sk in sockets:
@@ -398,7 +409,7 @@ class StaticPolicy:
             preferred = k == min_size
             if self.options.align_by_socket and per_socket:
                 min_sockets = (min_size + per_socket - 1) // per_socket
-                sockets = set()
+                sockets: set[int] = set()
                 for node in bits_of(mask):
                     sockets.update(tm.numa_sockets.get(node, ()))
                 if len(sockets) == min_sockets:
@@ -454,3 +465,35 @@ class StaticPolicy:
         from .podlevel_cpu import allocate_pod_bubble
 
         allocate_pod_bubble(self, s, pod)
+
+
+def _num_reserved_cpus(cfg: KubeletConfiguration) -> int:
+    """ceil(kubeReserved.cpu + systemReserved.cpu) — reservedSystemCPUs replaces both."""
+    if not cfg.reserved_system_cpus.is_empty():
+        return cfg.reserved_system_cpus.size()
+    milli = 0
+    found = False
+    for res in (cfg.kube_reserved, cfg.system_reserved):
+        q = res.get("cpu")
+        if q is not None:
+            milli += q.milli_value()
+            found = True
+    if not found:
+        raise InputError("[cpumanager] unable to determine reserved CPU resources for static policy",
+                         path="kubeReserved.cpu", fix="set kubeReserved.cpu, systemReserved.cpu or reservedSystemCPUs")
+    if milli == 0:
+        raise InputError("[cpumanager] the static policy requires systemreserved.cpu + kubereserved.cpu to be greater "
+                         "than zero", path="kubeReserved.cpu")
+    return (milli + 999) // 1000
+
+
+def new_static_policy(cfg: KubeletConfiguration, topo: CPUTopology, affinity: AffinityFn) -> StaticPolicy:
+    """``NewStaticPolicy``: options checked against the machine, reserved CPUs picked."""
+    from .options import check_policy_options_against_machine, parse_static_policy_options
+
+    gates = cfg.feature_gate_values
+    opts = parse_static_policy_options(cfg.cpu_manager_policy_options, gates)
+    check_policy_options_against_machine(opts, topo.num_sockets, topo.num_numa_nodes, cfg.topology_manager_policy)
+    probe = StaticPolicy(topo, opts, EMPTY, gates, affinity)
+    reserved = choose_reserved_cpus(topo, probe.strategy, cfg.reserved_system_cpus, _num_reserved_cpus(cfg))
+    return StaticPolicy(topo, opts, reserved, gates, affinity)

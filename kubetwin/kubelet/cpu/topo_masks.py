@@ -3,7 +3,8 @@
 The allocator counts available CPUs per NUMA node, socket, core and uncore cache many times per
 request; with one int mask per unit and the available CPUs as another int, each count is an AND
 and a popcount. Built only through ``CPUTopology``'s public queries and cached per topology.
-"""
+
+Upstream: ``pkg/kubelet/cm/cpumanager/topology`` (``CPUDetails`` as bit masks)."""
 
 from __future__ import annotations
 

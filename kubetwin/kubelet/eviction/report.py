@@ -1,5 +1,7 @@
-"""Eviction results as plain data (the JSON contract of FORMAT.md, kinds EvictionRanking and
-EvictionDecision) and as readable tables."""
+"""Eviction results as plain data: the JSON contract of the conformance format (kinds
+EvictionRanking and EvictionDecision), which ``kubetwin evict`` prints or renders as tables
+(:mod:`kubetwin.cli.eviction_tables`). Upstream: the eviction manager's own types
+(``pkg/kubelet/eviction/types.go``) and the figures its rankers read (``helpers.go``)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,8 @@ from ...model.kubelet_config import Threshold
 from ...model.pod import Pod
 from ...model.summary import Summary
 from .manager import Eviction
-from .ranking import DiskLayout, memory_usage, pod_disk_usage, process_usage, resource_request, signal_to_rank_func
-from .signals import Observations, RESOURCE_EPHEMERAL_STORAGE, RESOURCE_INODES, RESOURCE_MEMORY, SIGNAL_TO_RESOURCE
+from .ranking import DiskLayout, memory_usage, pod_disk_usage, process_usage, resource_request
+from .signals import RESOURCE_EPHEMERAL_STORAGE, RESOURCE_INODES, RESOURCE_MEMORY, SIGNAL_TO_RESOURCE, Observations
 from .thresholds import threshold_to_dict
 from .timeline import StepResult
 
@@ -53,7 +55,7 @@ def decision_to_dict(thresholds: Sequence[Threshold], effective: Sequence[Thresh
 def ranking_rows(signal: str, ranked: Sequence[Pod], summary: Summary, layout: DiskLayout,
                  gates: Any = None) -> list[dict[str, Any]]:
     """Per ranked pod, the figures the comparators looked at."""
-    from .ranking import ALL_FS, FsStatsType, stats_func
+    from .ranking import ALL_FS, stats_func
 
     stats = stats_func(summary)
     resource = SIGNAL_TO_RESOURCE[signal]
@@ -76,72 +78,6 @@ def ranking_rows(signal: str, ranked: Sequence[Pod], summary: Summary, layout: D
     return rows
 
 
-def _fmt_bytes(n: int | None) -> str:
-    if n is None:
-        return "-"
-    for unit, size in (("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
-        if abs(n) >= size:
-            return f"{n / size:.1f}{unit}" if n % size else f"{n // size}{unit}"
-    return str(n)
-
-
-def render_ranking(signal: str, rows: Sequence[dict[str, Any]]) -> None:
-    from rich.table import Table
-
-    from ...cli.common import console
-
-    resource = SIGNAL_TO_RESOURCE[signal]
-    fmt = _fmt_bytes if resource in (RESOURCE_MEMORY, RESOURCE_EPHEMERAL_STORAGE) else (lambda n: "-" if n is None else str(n))
-    table = Table(title=f"eviction order for {signal} (first evicted first)")
-    for col, just in (("#", "right"), ("pod", "left"), ("priority", "right"), ("usage", "right"),
-                      ("request", "right"), ("over request", "left")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
-    for r in rows:
-        over = "-" if r["exceeds"] is None else ("yes" if r["exceeds"] else "no")
-        if not r["hasStats"]:
-            over = "no stats (first)"
-        table.add_row(str(r["rank"]), f"{r['namespace']}/{r['name']}", str(r["priority"]), fmt(r["usage"]),
-                      fmt(r["request"]), over)
-    console().print(table)
-    if resource == RESOURCE_MEMORY:
-        console().print("order: usage above request first, then lower priority, then larger usage − request")
-    elif resource == "pids":
-        console().print("order: lower priority first, then more processes")
-    else:
-        console().print("order: disk usage above the ephemeral-storage request first, then lower priority, "
-                        "then larger usage − request")
-
-
-def render_decision(data: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    from ...cli.common import console
-
-    con = console()
-    th = Table(title="eviction thresholds (after the disk layout is known)")
-    for col in ("signal", "value", "grace period", "min reclaim", "kind"):
-        th.add_column(col)
-    for t in data["effectiveThresholds"]:
-        th.add_row(t["signal"], f"< {t['value']}", t["gracePeriod"], t["minReclaim"] or "-",
-                   "hard" if t["gracePeriod"] == "0s" else "soft")
-    con.print(th)
-    st = Table(title="eviction manager, one synchronize per step")
-    for col in ("t", "conditions", "thresholds met", "reclaim", "evicted (grace)", "admission"):
-        st.add_column(col, overflow="fold")
-    for s in data["steps"]:
-        met = ", ".join(f"{t['signal']}<{t['value']}" for t in s["thresholdsMet"]) or "-"
-        ev = "; ".join(f"{e['namespace']}/{e['name']} ({e['gracePeriodSeconds']}s)" for e in s["evicted"]) or "-"
-        adm = ", ".join(f"{a['name']}: {'yes' if a['admitted'] else 'no'}" for a in s["admission"]) or "-"
-        rec = ", ".join(s["reclaimed"]) or "-"
-        if s["error"]:
-            ev = f"error: {s['error']}"
-        st.add_row(f"{s['at']:g}s", ", ".join(s["conditions"]) or "-", met, rec, ev, adm)
-    con.print(st)
-    for s in data["steps"]:
-        for e in s["evicted"]:
-            con.print(f"[bold]{s['at']:g}s[/bold] {e['namespace']}/{e['name']}: {e['message']}")
-
-
 def oom_to_dict(r: Any) -> dict[str, Any]:
     def row(c: Any) -> dict[str, Any]:
         return {"pod": c.pod.name, "namespace": c.pod.namespace, "container": c.container, "qosClass": c.qos,
@@ -155,35 +91,3 @@ def oom_to_dict(r: Any) -> dict[str, Any]:
                                 "scope": k.scope, "reason": k.reason, "restarts": k.restarts,
                                 "wholeContainer": k.whole_container} for k in r.container_kills],
             "nodeOOMOrder": [row(c) for c in r.node_order]}
-
-
-def render_oom(data: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    from ...cli.common import console
-
-    con = console()
-    t = Table(title=f"if the node ran out of memory first: the kernel's OOM order "
-                    f"(capacity {_fmt_bytes(data['memoryCapacity'])}, swap {_fmt_bytes(data['swapCapacity'])})")
-    for col, just in (("#", "right"), ("pod/container", "left"), ("QoS", "left"), ("oom_score_adj", "right"),
-                      ("working set", "right"), ("badness", "right"), ("memory.max", "right"),
-                      ("memory.high", "right"), ("note", "left")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
-    for i, c in enumerate(data["nodeOOMOrder"], 1):
-        note = []
-        if c["overLimit"]:
-            note.append("over its limit: OOM-killed in its cgroup")
-        if c["throttled"]:
-            note.append("above memory.high: throttled")
-        if c["swapMax"]:
-            note.append(f"may swap {_fmt_bytes(c['swapMax'])}")
-        t.add_row(str(i), f"{c['namespace']}/{c['pod']}/{c['container']}", c["qosClass"], str(c["oomScoreAdj"]),
-                  _fmt_bytes(c["workingSetBytes"]), str(c["badness"]),
-                  _fmt_bytes(c["memoryMax"]) if c["memoryMax"] else "max",
-                  _fmt_bytes(c["memoryHigh"]) if c["memoryHigh"] is not None else "-", "; ".join(note))
-    con.print(t)
-    con.print("badness = memory share in per mille of RAM+swap + oom_score_adj; highest is killed first")
-    for k in data["containerKills"]:
-        con.print(f"{k['namespace']}/{k['pod']}/{k['container']}: OOMKilled by its own limit "
-                  f"({'whole container' if k['wholeContainer'] else 'largest process'}), "
-                  f"{'restarts' if k['restarts'] else 'stays terminated'}")

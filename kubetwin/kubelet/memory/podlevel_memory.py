@@ -9,7 +9,8 @@ nothing is refused with ``EmptyPodSharedPoolError`` (``validatePodScopeResources
 
 Sizes are Go ``uint64``: a subtraction below zero wraps, as in the kubelet (the API server's
 pod-level validation keeps that from happening for valid pods).
-"""
+
+Upstream: ``pkg/kubelet/cm/memorymanager/policy_static.go`` (``AllocatePod``)."""
 
 from __future__ import annotations
 
@@ -150,6 +151,7 @@ def _plan(p: "StaticMemoryPolicy", pod: Pod, total: dict[str, int]
     validate_pod_scope_memory(pod, p.gates)
     first = next(iter(pod.all_containers()))[0]
     hint = p.final_hint(p.affinity(pod.uid, first.name), total)
+    assert hint.affinity is not None   # final_hint always names NUMA nodes
     bits = bits_of(hint.affinity)
     affinity = tuple(bits)
     blocks: dict[str, list[Block]] = {}

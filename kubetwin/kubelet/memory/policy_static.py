@@ -21,8 +21,7 @@ from ..podlevel import get_pod_qos, is_container_equivalent_guaranteed, skipped_
 from ..qos import GUARANTEED
 from ..topology.bitmask import bits_of, iterate_bitmasks, mask_of
 from ..topology.hint import TopologyHint
-from .podlevel_memory import (allocate_pod_bubble, pod_level_managed, pod_requested_resources,
-                              validate_pod_scope_memory)
+from .podlevel_memory import allocate_pod_bubble, pod_level_managed, pod_requested_resources, validate_pod_scope_memory
 from .state import Block, MemoryState, MemoryTable, NUMANodeState
 
 POLICY_NAME = "Static"
@@ -83,6 +82,8 @@ def machine_states_equal(a: dict[int, NUMANodeState], b: dict[int, NUMANodeState
 
 
 class StaticMemoryPolicy:
+    name = POLICY_NAME
+
     def __init__(self, cfg: KubeletConfiguration, machine: Machine, affinity: Callable[[str, str], TopologyHint],
                  state: MemoryState | None = None):
         self.gates = cfg.feature_gate_values
@@ -120,12 +121,12 @@ class StaticMemoryPolicy:
             for uid, conts in state.entries.items():
                 for name, blocks in conts.items():
                     for b in blocks:
-                        for n in b.numa_affinity:
-                            if n not in self.state.machine_state:
+                        for nid in b.numa_affinity:
+                            if nid not in self.state.machine_state:
                                 raise InputError(f"[memorymanager] (pod: {uid}, container: {name}) the memory "
                                                  "assignment uses the NUMA that does not exist",
                                                  path=f"memory_manager_state.entries.{uid}.{name}")
-                            if b.type not in self.state.machine_state[n].memory_map:
+                            if b.type not in self.state.machine_state[nid].memory_map:
                                 raise InputError(f"[memorymanager] (pod: {uid}, container: {name}) the memory "
                                                  "assignment uses memory resource that does not exist",
                                                  path=f"memory_manager_state.entries.{uid}.{name}")
@@ -159,9 +160,9 @@ class StaticMemoryPolicy:
             raise InputError("[memorymanager] you should specify the system reserved memory", path="reservedMemory")
         want = 0
         for res in (cfg.kube_reserved, cfg.system_reserved):
-            q = res.get("memory")
-            if q is not None:
-                want += q.value()
+            reserved_q = res.get("memory")
+            if reserved_q is not None:
+                want += reserved_q.value()
         for t in cfg.hard_eviction_thresholds():
             if t.signal == "memory.available":
                 from ...model.quantity import parse_quantity
@@ -351,9 +352,10 @@ class StaticMemoryPolicy:
     def _best(self, hints: list[TopologyHint]) -> TopologyHint | None:
         best = None
         for h in hints:
+            assert h.affinity is not None and (best is None or best.affinity is not None)  # memory hints name nodes
             if best is None or (not best.preferred and h.preferred) or (
                     best.preferred == h.preferred and (h.affinity.bit_count(), h.affinity)
-                    < (best.affinity.bit_count(), best.affinity)):
+                    < (best.affinity.bit_count(), best.affinity)):  # type: ignore[union-attr]
                 best = h
         return best
 
@@ -386,17 +388,20 @@ class StaticMemoryPolicy:
             if hint.preferred and not default.preferred:
                 raise _err("failed to find the default preferred hint")
             hint = default
+        assert hint.affinity is not None
+        affinity = hint.affinity
         ms = self.state.machine_state
-        bits = bits_of(hint.affinity)
+        bits = bits_of(affinity)
         if any(sum(ms[n].memory_map[r].free if r in ms[n].memory_map else 0 for n in bits)
-               + reusable.get((hint.affinity, r), 0) < req for r, req in requests.items()):
+               + reusable.get((affinity, r), 0) < req for r, req in requests.items()):
             ext = self._best([h for h in self._calculate_hints(requests, reusable)
-                              if h.affinity & hint.affinity == hint.affinity])
+                              if h.affinity is not None and h.affinity & affinity == affinity])
             if ext is None:
                 raise _err("failed to find NUMA nodes to extend the current topology hint")
             if hint.preferred and not ext.preferred:
                 raise _err("failed to find the extended preferred hint")
             hint = ext
+        assert hint.affinity is not None
         if self._violates_groups(bits_of(hint.affinity)):
             raise _err("preferred hint violates NUMA node allocation")
         return hint
@@ -414,6 +419,7 @@ class StaticMemoryPolicy:
             del self.reusable[uid]
         reusable = self.reusable.get(pod.uid, {})
         hint = self.final_hint(hint, requests, reusable)
+        assert hint.affinity is not None
         bits = bits_of(hint.affinity)
         ms = self.state.machine_state
         blocks = []

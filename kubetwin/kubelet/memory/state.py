@@ -1,4 +1,6 @@
-"""Memory Manager state: per-NUMA memory tables and per-container blocks (``memorymanager/state``)."""
+"""Memory Manager state: per-NUMA memory tables and per-container blocks (``memorymanager/state``).
+
+Upstream: ``pkg/kubelet/cm/memorymanager/state/state.go``."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 An int keeps AND/count/compare at machine speed and is hashable; the kubelet's ``IsLessThan``
 is the numeric comparison of the masks, so ints order exactly as upstream does.
-"""
+
+Upstream: ``pkg/kubelet/cm/topologymanager/bitmask/bitmask.go``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""``TopologyHint``: a NUMA affinity (``None`` = any node) and whether it is preferred."""
+"""``TopologyHint``: a NUMA affinity (``None`` = any node) and whether it is preferred.
+
+Upstream: ``pkg/kubelet/cm/topologymanager/topology_manager.go`` (``TopologyHint``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Topology Manager's admit handler: scopes ``container`` and ``pod`` over hint providers.
+"""The Topology Manager's admit handler over hint providers (``pkg/kubelet/cm/topologymanager/topology_manager.go``);
+its scopes — ``container``, ``pod``, and none for the ``none`` policy — are :mod:`.scope`.
 
 Providers are the CPU, memory and device managers. Each answers hints for a container or a
 whole pod and allocates once the merged affinity is stored; the manager keeps that affinity per
@@ -13,9 +14,10 @@ from typing import Protocol, Sequence
 from ...model.features import FeatureGates
 from ...model.pod import Container, Pod
 from ...model.resources import is_pod_level_resources_set
-from ..admission_errors import AdmissionError, KubeletHang, TopologyAffinityError
+from ..admission_errors import AdmissionError, KubeletHang
 from .hint import TopologyHint
 from .policy import NONE, Policy, ProviderHints
+from .scope import scope_for
 
 
 class HintProvider(Protocol):
@@ -59,7 +61,7 @@ class TopologyManager:
         """``IsAlignmentGuaranteed``: only single-numa-node promises NUMA alignment or failure."""
         return self.policy.name == "single-numa-node"
 
-    def _count_alignment(self, scope: str, ok: bool) -> None:
+    def count_alignment(self, scope: str, ok: bool) -> None:
         if self._alignment_guaranteed():
             table = self.aligned if ok else self.aligned_failures
             table[(scope, "numa_node")] = table.get((scope, "numa_node"), 0) + 1
@@ -85,12 +87,7 @@ class TopologyManager:
         """Raise an ``AdmissionError`` whose type is the pod's rejection reason."""
         self.admission_requests += 1
         try:
-            if self.policy.name == NONE:
-                self._admit_none(pod)
-            elif self.scope == "pod":
-                self._admit_pod_scope(pod)
-            else:
-                self._admit_container_scope(pod)
+            scope_for(self).admit(self, pod)
         except AdmissionError:
             self.admission_errors += 1
             raise
@@ -100,55 +97,14 @@ class TopologyManager:
             self.admission_errors += 1
             raise AdmissionError(str(exc)) from None
 
-    # --- scopes ----------------------------------------------------------------------------
-    def _admit_none(self, pod: Pod) -> None:
-        for c, _ in pod.all_containers():
-            for _, p in self.providers:
-                p.allocate(pod, c)
-
-    def _record(self, container: str | None, hints: Sequence[tuple[str, ProviderHints | None]],
-                merged: TopologyHint, admit: bool) -> None:
+    # --- what the scopes record ----------------------------------------------------------
+    def record(self, container: str | None, hints: Sequence[tuple[str, ProviderHints | None]],
+               merged: TopologyHint, admit: bool) -> None:
         if self.explain is not None:
             self.explain.append(ExplainRecord(container, list(hints), merged, admit))
-
-    def _admit_container_scope(self, pod: Pod) -> None:
-        for c, _ in pod.all_containers():
-            hints = [(name, p.get_topology_hints(pod, c)) for name, p in self.providers]
-            best, admit = self.policy.merge([h for _, h in hints])
-            self._record(c.name, hints, best, admit)
-            if not admit:
-                self._count_alignment("container", False)
-                raise TopologyAffinityError().with_hints(c, hints)
-            self.affinities[(pod.uid, c.name)] = best
-            for _, p in self.providers:
-                p.allocate(pod, c)
-            self._count_alignment("container", True)
 
     def pod_level_pod_scope(self, pod: Pod) -> bool:
         """Whether admission went through ``AllocatePod`` (pod scope, pod-level resource managers)."""
         return (self.policy.name != NONE and self.scope == "pod" and self.gates is not None
                 and self.gates.enabled("PodLevelResources") and self.gates.enabled("PodLevelResourceManagers")
                 and is_pod_level_resources_set(pod))
-
-    def _admit_pod_scope(self, pod: Pod) -> None:
-        hints = [(name, p.get_pod_topology_hints(pod)) for name, p in self.providers]
-        best, admit = self.policy.merge([h for _, h in hints])
-        self._record(None, hints, best, admit)
-        pod_level = (self.gates is not None and self.gates.enabled("PodLevelResources")
-                     and self.gates.enabled("PodLevelResourceManagers") and is_pod_level_resources_set(pod))
-        if not admit:
-            self._count_alignment("pod", False)
-            if pod_level:
-                raise TopologyAffinityError("Pod Scope: Resources cannot be allocated with Topology "
-                                            "locality").with_hints(None, hints)
-            raise TopologyAffinityError().with_hints(None, hints)
-        for c, _ in pod.all_containers():
-            self.affinities[(pod.uid, c.name)] = best
-        if pod_level:
-            for _, p in self.providers:
-                p.allocate_pod(pod)
-        else:
-            for c, _ in pod.all_containers():
-                for _, p in self.providers:
-                    p.allocate(pod, c)
-        self._count_alignment("pod", True)

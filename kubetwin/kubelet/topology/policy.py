@@ -1,15 +1,18 @@
-"""Topology Manager policies and the hint merge they share (``policy*.go``, ``policy_options.go``).
+"""Topology Manager policies: the hint merge they share and their options
+(``pkg/kubelet/cm/topologymanager/policy.go``, ``policy_options.go``).
 
 Every policy except ``none`` merges the providers' hints the same way; they differ in which
 hints they consider (``single-numa-node`` keeps single-node preferred ones), in how they treat
-an all-nodes result, and in whether a non-preferred result is admitted.
+an all-nodes result, and in whether a non-preferred result is admitted — one class per policy,
+each in its own file (``policy_none.py``, ``policy_best_effort.py``, ``policy_restricted.py``,
+``policy_single_numa_node.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import product
-from typing import Callable, Mapping, Sequence
+from typing import Callable, ClassVar, Mapping, Sequence
 
 from ...errors import InputError
 from ...model.features import FeatureGates
@@ -91,11 +94,6 @@ def _flatten(providers: Sequence[ProviderHints | None]) -> list[list[TopologyHin
     return out
 
 
-def _single_numa_only(lists: list[list[TopologyHint]]) -> list[list[TopologyHint]]:
-    return [[h for h in lst if h.preferred and (h.affinity is None or h.affinity.bit_count() == 1)]
-            for lst in lists]
-
-
 def _best_non_preferred_count(lists: list[list[TopologyHint]]) -> int:
     best = 0
     for lst in lists:
@@ -139,11 +137,13 @@ def merge_hints(lists: list[list[TopologyHint]], numa: NUMAInfo,
 def _fitter_hint(cur: TopologyHint, cand: TopologyHint, fitter: Callable[[int, int], int]) -> TopologyHint:
     if cand.affinity == cur.affinity:
         return cur
+    assert cur.affinity is not None and cand.affinity is not None   # merged hints always have a mask
     return cur if fitter(cur.affinity, cand.affinity) == cur.affinity else cand
 
 
 def _compare(cur: TopologyHint | None, cand: TopologyHint, best_np: int,
              fitter: Callable[[int, int], int]) -> TopologyHint | None:
+    assert cand.affinity is not None   # merged hints always have a mask
     cc = cand.affinity.bit_count()
     if cc == 0:
         return cur
@@ -154,6 +154,7 @@ def _compare(cur: TopologyHint | None, cand: TopologyHint, best_np: int,
     if cur.preferred:
         return _fitter_hint(cur, cand, fitter)
     # both non-preferred: get as close as possible to best_np from below
+    assert cur.affinity is not None
     cu = cur.affinity.bit_count()
     if cu > best_np:
         return _fitter_hint(cur, cand, fitter)
@@ -174,22 +175,24 @@ def _compare(cur: TopologyHint | None, cand: TopologyHint, best_np: int,
 
 @dataclass(frozen=True)
 class Policy:
-    """One Topology Manager policy; ``merge`` returns the merged hint and whether to admit."""
+    """A Topology Manager policy: the hint merge every policy but ``none`` shares
+    (``HintMerger.Merge``); each policy (one class per file, ``policy_<name>.py``) says which hints
+    it considers, which NUMA fitter breaks ties, and whether the merged hint is admitted."""
 
-    name: str
+    name: ClassVar[str] = ""
     numa: NUMAInfo
     options: TopologyManagerOptions = TopologyManagerOptions()
     #: merged answers per providers' hints: a pure function of the hints and this policy
     memo: SharedMemo = field(default_factory=SharedMemo, compare=False, repr=False)
 
-    def _fitter(self) -> Callable[[int, int], int]:
-        if self.options.prefer_closest_numa and self.name != SINGLE_NUMA_NODE:
+    def fitter(self) -> Callable[[int, int], int]:
+        """``prefer-closest-numa-nodes`` picks the closest of equally narrow masks."""
+        if self.options.prefer_closest_numa:
             return self.numa.closest
         return self.numa.narrowest
 
     def merge(self, providers: Sequence[ProviderHints | None]) -> tuple[TopologyHint, bool]:
-        if self.name == NONE:
-            return TopologyHint(None, True), True
+        """The merged hint and whether the pod (or container) is admitted with it."""
         lists = _flatten(providers)
         key = tuple(map(tuple, lists))
         hit = self.memo.get(key)
@@ -198,21 +201,32 @@ class Policy:
         return hit
 
     def _merge(self, lists: list[list[TopologyHint]]) -> tuple[TopologyHint, bool]:
-        if self.name == SINGLE_NUMA_NODE:
-            lists = _single_numa_only(lists)
-        best = merge_hints(lists, self.numa, self._fitter())
-        if self.name == SINGLE_NUMA_NODE and best.affinity == self.numa.default_affinity:
-            best = TopologyHint(None, best.preferred)
-        if self.name == BEST_EFFORT:
-            return best, True
+        best = merge_hints(self.considered(lists), self.numa, self.fitter())
+        return self.admit(best)
+
+    def considered(self, lists: list[list[TopologyHint]]) -> list[list[TopologyHint]]:
+        """The hints this policy merges (all of them)."""
+        return lists
+
+    def admit(self, best: TopologyHint) -> tuple[TopologyHint, bool]:
+        """The merged hint as stored, and whether it is admitted: only a preferred one."""
         return best, best.preferred
 
 
 def new_policy(name: str, numa: NUMAInfo, options: TopologyManagerOptions = TopologyManagerOptions(),
                path: str = "topologyManagerPolicy") -> Policy:
-    if name not in POLICIES:
+    """The policy called ``name`` (``NewManager``'s switch), checked against the machine."""
+    from .policy_best_effort import BestEffortPolicy
+    from .policy_none import NonePolicy
+    from .policy_restricted import RestrictedPolicy
+    from .policy_single_numa_node import SingleNumaNodePolicy
+
+    classes: dict[str, type[Policy]] = {c.name: c for c in (NonePolicy, BestEffortPolicy, RestrictedPolicy,
+                                                            SingleNumaNodePolicy)}
+    cls = classes.get(name)
+    if cls is None:
         raise InputError(f'unknown policy: "{name}"', path=path, fix=f"use one of {', '.join(POLICIES)}")
     if name != NONE and len(numa.nodes) > options.max_allowable_numa_nodes:
         raise InputError(f"unsupported on machines with more than {options.max_allowable_numa_nodes} NUMA Nodes",
                          path=path, fix=f"set topologyManagerPolicyOptions.{MAX_ALLOWABLE_NUMA_NODES}")
-    return Policy(name, numa, options)
+    return cls(numa, options)

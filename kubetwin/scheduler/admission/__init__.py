@@ -4,7 +4,8 @@ The order is the API server's: defaulting (container requests from limits, pod-l
 resources), mutating phase (LimitRanger's defaults, then Priority's class resolution), then
 validating phase (LimitRanger's min/max/ratio, then ResourceQuota).
 A rejection is an :class:`AdmissionRejected` worded as the API server's ``Forbidden`` error.
-"""
+
+Upstream: ``plugin/pkg/admission`` (``limitranger``, ``resourcequota``, ``priority``)."""
 
 from __future__ import annotations
 
@@ -62,8 +63,12 @@ def admit_pod(pod: Pod, *, limit_ranges: Sequence[Any] = (), quotas: Sequence[An
 
 def admit_from_objects(pod: Pod, objects: Any, origins: Any, running: Sequence[Pod], gates: Any) -> AdmissionResult:
     """:func:`admit_pod` with LimitRanges, ResourceQuotas and PriorityClasses from raw ``-f`` objects."""
-    from ...model.policy import (check_single_global_default, limit_range_from_dict, priority_class_from_dict,
-                                 resource_quota_from_dict)
+    from ...model.policy import (
+        check_single_global_default,
+        limit_range_from_dict,
+        priority_class_from_dict,
+        resource_quota_from_dict,
+    )
 
     def typed(kind: str, parse: Any) -> list[Any]:
         where = origins.get(kind, [])

@@ -10,7 +10,8 @@ then, for a pod that states pod-level resources:
   aggregated request for cpu and memory, else to the pod-level limit — ``defaultPodRequests``.
 
 Pod-level limits are not defaulted from container limits in v1.36 (that came after it).
-"""
+
+Upstream: ``pkg/apis/core/v1/defaults.go``."""
 
 from __future__ import annotations
 
@@ -18,10 +19,19 @@ from typing import Any
 
 import msgspec
 
-from ...model.pod import (Pod, ResourceRequirements, default_requests_from_limits, is_hugepage_resource,
-                          overcommit_allowed)
-from ...model.resources import (PodResourcesOptions, aggregate_container_limits, aggregate_container_requests,
-                                is_supported_pod_level_resource)
+from ...model.pod import (
+    Pod,
+    ResourceRequirements,
+    default_requests_from_limits,
+    is_hugepage_resource,
+    overcommit_allowed,
+)
+from ...model.resources import (
+    PodResourcesOptions,
+    aggregate_container_limits,
+    aggregate_container_requests,
+    is_supported_pod_level_resource,
+)
 
 
 def default_pod_level_hugepage_limits(pod: Pod) -> Pod:

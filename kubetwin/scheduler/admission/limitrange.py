@@ -10,7 +10,8 @@ The LimitRange object is first defaulted as the API server stores it (a Containe
 Defaults fill only what a container leaves unset; the checks compare in milli-units when
 no value overflows, as ``requestLimitEnforcedValues`` does, and all failures of one
 LimitRange are reported together.
-"""
+
+Upstream: ``plugin/pkg/admission/limitranger/admission.go``."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 A pod without a class gets the global default class (the lowest-valued one if several claim
 it) or priority 0; the two system classes exist even when not given. A pod may not state a
 priority or preemption policy that differs from what its class resolves to.
-"""
+
+Upstream: ``plugin/pkg/admission/priority/admission.go``."""
 
 from __future__ import annotations
 

@@ -5,7 +5,8 @@ be stated by every container (cpu/memory requests and limits, the historical rul
 pod's usage added to ``status.used`` must stay within ``status.hard``. A quota without a
 status is taken as the quota controller would have synced it: ``hard`` from the spec, ``used``
 counted over the running pods of the namespace.
-"""
+
+Upstream: ``plugin/pkg/admission/resourcequota``, ``pkg/quota/v1/evaluator/core/pods.go``."""
 
 from __future__ import annotations
 

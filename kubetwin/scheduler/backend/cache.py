@@ -19,6 +19,7 @@ import msgspec
 import numpy as np
 
 from ...errors import KubetwinError
+from ...model.features import FeatureGates
 from ...model.meta import _enc_hook
 from ...model.node import Node, Taint
 from ...model.pod import Pod
@@ -109,7 +110,7 @@ class LabelIndex:
 class ClusterState:
     """Nodes in node-tree order, their pods, and the arrays the vectorised plugins read."""
 
-    def __init__(self, nodes: Iterable[Node], gates: Any, *, pods: Iterable[Pod] = (),
+    def __init__(self, nodes: Iterable[Node], gates: FeatureGates, *, pods: Iterable[Pod] = (),
                  namespaces: Mapping[str, Mapping[str, str]] | None = None,
                  objects: Mapping[str, list[Any]] | None = None):
         self.gates = gates
@@ -208,7 +209,7 @@ class ClusterState:
         Pods of one template share the entry: the key is everything ``PodRequests`` reads
         (containers, overhead, pod-level resources, claims, the status resize fields).
         """
-        if self._memo_pod is pod:
+        if self._memo_pod is pod and self._memo_hit is not None:
             return self._memo_hit
         spec = pod.spec
         st = pod.status
@@ -249,7 +250,7 @@ class ClusterState:
 
         ``matcher`` takes labels (pods of ``namespace`` only, terminating ones excluded unless
         ``terminating``); ``pod_matcher`` instead takes the whole pod (``namespace`` None). This
-        lets PodTopologySpread and InterPodAffinity count without walking every pod each cycle.
+        lets the spreading and inter-pod affinity plugins count without walking every pod each cycle.
         """
         full = (namespace, key, terminating)
         hit = self._match_counts.get(full)
@@ -369,7 +370,7 @@ class ClusterState:
             changed.append("taints")
             taints = tuple(node.spec.taints)
             key = tuple((x.key, x.value, x.effect) for x in taints)
-            for sid, ts in enumerate(self.taint_sets):
+            for sid, ts in enumerate(self.taint_sets):  # noqa: B007 - sid is read after the loop
                 if tuple((x.key, x.value, x.effect) for x in ts) == key:
                     break
             else:
@@ -405,7 +406,7 @@ class ClusterState:
         return changed
 
     def _taints_changed(self) -> None:
-        #: some node has a PreferNoSchedule taint (else TaintToleration scores every node alike)
+        #: some node has a PreferNoSchedule taint (else the taint plugin scores every node alike)
         self.any_prefer_no_schedule = any(t.effect == "PreferNoSchedule" for ts in self.taint_sets for t in ts)
 
     def touch(self, i: int) -> None:

@@ -46,9 +46,20 @@ POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 UNSCHEDULABLE_FLUSH_INTERVAL = 30.0
 UNSCHEDULABLE_TIMEOUT = "UnschedulableTimeout"
 
-from ..framework.events import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, ASSIGNED_POD_UPDATE,  # noqa: F401
-                                NODE_ADD, NODE_DELETE, NODE_UPDATE, POD_UPDATE, RESOURCE_CLAIM_CHANGE,
-                                RESOURCE_CLAIM_UPDATE, RESOURCE_SLICE_CHANGE, ClusterEvent, Registration)
+from ..framework.events import (  # noqa: F401
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    ASSIGNED_POD_UPDATE,
+    NODE_ADD,
+    NODE_DELETE,
+    NODE_UPDATE,
+    POD_UPDATE,
+    RESOURCE_CLAIM_CHANGE,
+    RESOURCE_CLAIM_UPDATE,
+    RESOURCE_SLICE_CHANGE,
+    ClusterEvent,
+    Registration,
+)
 from ..plugins.registry import in_tree_events
 
 #: ``EventsToRegister`` by plugin name: the events that may make a pod the plugin rejected

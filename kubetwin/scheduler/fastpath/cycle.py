@@ -8,13 +8,16 @@ is the same on every node moves every total alike and is left out (its twin says
 :data:`~.vector.SKIPPED`). The answers — feasible nodes in the order found, nodes examined,
 each rejection's code and reasons, totals — are the plain cycle's, which the property tests
 check on random clusters.
-"""
+
+Not an upstream module: the vectorised twin of ``pkg/scheduler/schedule_one.go``'s
+``findNodesThatFitPod`` and ``prioritizeNodes``."""
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence, cast
 
 import numpy as np
 
@@ -114,6 +117,13 @@ class VectorCycle:
         self.cs = cache
         self.twins: dict[str, Vectorised | None] = {p.name: vectorised(p.name) for p, _ in fwk.plugins}
         by_name = {p.name: (p, w) for p, w in fwk.score_plugins}
+        #: each PreFilter plugin's known Skip and vectorised PreFilter, bound to the cache
+        self.pre_filter_shortcuts: list[tuple[Any, Any]] = []
+        for p in fwk.pre_filter_plugins:
+            tw = self.twins.get(p.name)
+            skip = functools.partial(tw.pre_filter_is_skip, cache) if tw and tw.pre_filter_is_skip else None
+            run = functools.partial(tw.pre_filter, cache) if tw and tw.pre_filter else None
+            self.pre_filter_shortcuts.append((skip, run))
         #: (plugin, partner, how) for score plugins scored together with a partner that scores too
         self.joint: list[tuple[tuple[Any, int], tuple[Any, int], Any]] = []
         for p, w in fwk.score_plugins:
@@ -123,15 +133,6 @@ class VectorCycle:
 
     # --- PreFilter -----------------------------------------------------------------------------
 
-    def known_skip(self, pod: Pod) -> Any:
-        cs, twins = self.cs, self.twins
-
-        def skip(plugin: Any) -> bool:
-            tw = twins.get(plugin.name)
-            return tw is not None and tw.pre_filter_is_skip is not None and tw.pre_filter_is_skip(cs, pod, plugin)
-
-        return skip
-
     def pre_filter_is_skip(self, plugin: Any, pod: Pod) -> bool | None:
         """Would the plugin's PreFilter Skip (None: not known without running it)?"""
         tw = self.twins.get(plugin.name)
@@ -139,25 +140,13 @@ class VectorCycle:
             return None
         return bool(tw.pre_filter_is_skip(self.cs, pod, plugin))
 
-    def _substitute(self, pod: Pod, state: CycleState) -> Any:
-        cs, twins = self.cs, self.twins
-
-        def run(plugin: Any) -> Status | None:
-            tw = twins.get(plugin.name)
-            if tw is None or tw.pre_filter is None:
-                return None
-            return tw.pre_filter(cs, pod, plugin, state)
-
-        return run
-
     # --- findNodesThatFitPod -------------------------------------------------------------------
 
     def find_nodes_that_fit_pod(self, state: CycleState, pod: Pod, start: int) -> FeasibleNodes:
         cs, fwk = self.cs, self.fwk
         diag = VectorDiagnosis(cs.n)
-        pre = fwk.run_pre_filter_plugins(state, pod, cs.infos, known_skip=self.known_skip(pod),
-                                         substitute=self._substitute(pod, state))
-        diag.skipped.update(pre.skipped)
+        pre = fwk.run_pre_filter_plugins(state, pod, cs.infos, shortcuts=self.pre_filter_shortcuts)
+        diag.skipped = pre.skipped
         if not pre.status.is_success:
             diag.all_nodes = pre.status
             return FeasibleNodes([], 0, diag)
@@ -172,15 +161,16 @@ class VectorCycle:
         if pre.allowed is not None:
             inside = np.zeros(cs.n, dtype=bool)
             for name in pre.allowed:
-                i = cs.index.get(name)
-                if i is not None:
-                    inside[i] = True
+                k = cs.index.get(name)
+                if k is not None:
+                    inside[k] = True
             candidates = np.flatnonzero(inside)
             diag.absent = Status(Code.UnschedulableAndUnresolvable,
                                  (f"node(s) didn't satisfy plugin(s) {plugin_list(pre.restricting)}",))
             diag.absent_mask = ~inside
         feasible, processed = self._find_feasible(state, pod, skipped, candidates, diag, start)
-        return FeasibleNodes(feasible.tolist(), processed, diag)
+        # an int64 array (a sequence of ints): the vectorised scores take it as is
+        return FeasibleNodes(cast(Sequence[int], feasible), processed, diag)
 
     def _stages(self, state: CycleState, pod: Pod, skipped: set[str]) -> list[Stage]:
         stages: list[Stage] = []
@@ -280,13 +270,13 @@ class VectorCycle:
         processed = m
         statuses: dict[int, Status] = {}
         open_pos = np.flatnonzero(~prefix_fail[rot])
-        for pos in open_pos.tolist():
-            i = int(rot[pos])
+        for at in open_pos.tolist():
+            i = int(rot[at])
             st = self._node_status(state, pod, i, skipped, stages, nominated.get(i))
             if st is None:
                 found.append(i)
                 if len(found) >= to_find:
-                    processed = pos + 1
+                    processed = at + 1
                     break
             else:
                 statuses[i] = st
@@ -304,8 +294,8 @@ class VectorCycle:
     def prioritize_nodes(self, state: CycleState, pod: Pod, feasible: np.ndarray) -> np.ndarray:
         """Weighted sum of the normalised scores, only as far as ``selectHost`` reads it (the
         highest total and the ties at it): a plugin whose score is the same on every node —
-        TaintToleration with no PreferNoSchedule taint anywhere, InterPodAffinity and
-        PodTopologySpread with nothing to count — moves every total alike and is left out."""
+        taints with no PreferNoSchedule taint anywhere, pod affinity and spreading with nothing to
+        count — moves every total alike and is left out (its twin says ``SKIPPED``)."""
         cs = self.cs
         totals: np.ndarray | None = None
         infos: list[NodeInfo] | None = None

@@ -13,8 +13,8 @@ retry's exact answer:
   changed nodes are filtered again; their old reasons are taken out of the FitError histogram and
   the new ones put in. A changed node that now fits ends the shortcut: the real cycle runs.
 
-The rotation of ``nextStartNodeIndex`` moves as the real cycle would have moved it. Not an
-upstream module: it reads the framework runtime, the cache and the plugins' vectorised twins
+The rotation of ``nextStartNodeIndex`` moves as the real cycle would have moved it.
+Not an upstream module: it reads the framework runtime, the cache and the plugins' vectorised twins
 through their public methods.
 """
 
@@ -44,7 +44,7 @@ PREEMPT_OFF = 0
 
 @runtime_checkable
 class Preemptor(Protocol):
-    """What a kept verdict asks the profile's preemption plugin (DefaultPreemption)."""
+    """What a kept verdict asks the profile's preemption plugin."""
 
     name: ClassVar[str]
 

@@ -38,13 +38,13 @@ class Handle:
     nominated: Mapping[str, list[Pod]] = field(default_factory=dict)
     #: the run's seed: tie-breaks and the names of generated ResourceClaims
     seed: int = 0
-    #: the DynamicResources plugin over this snapshot, whose allocated devices other plugins read
+    #: the DRA plugin over this snapshot, whose allocated devices other plugins read
     dynamic_resources: Any = None
     #: the framework runtime running the profile (``RunFilterPluginsWithNominatedPods`` & co.)
     framework: Any = None
     #: the long-running scheduler's cache (:class:`..backend.cache.ClusterState`), when there is one
     cache: Any = None
-    #: PodDisruptionBudgets (DefaultPreemption reads them)
+    #: PodDisruptionBudgets (preemption reads them)
     pdbs: Sequence[Any] = ()
 
 

@@ -5,14 +5,13 @@ names are scalar (``pkg/apis/core/v1/helper``: ``IsScalarResourceName``)."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from ...model.features import FeatureGates
 from ...model.pod import Pod
 from ...model.resources import PodResourcesOptions, pod_requests, scoring_non_missing_requests
 from .types import resource_amounts
 
 
-def options(gates: Any, *, status: bool = True, non_zero: bool = False) -> PodResourcesOptions:
+def options(gates: FeatureGates, *, status: bool = True, non_zero: bool = False) -> PodResourcesOptions:
     """Options as the scheduler sets them from its feature gates.
 
     ``status`` (in-place resize: the larger of spec, allocated and actuated) applies to pods
@@ -26,12 +25,12 @@ def options(gates: Any, *, status: bool = True, non_zero: bool = False) -> PodRe
     )
 
 
-def pod_request_amounts(pod: Pod, gates: Any, *, status: bool = True) -> dict[str, int]:
+def pod_request_amounts(pod: Pod, gates: FeatureGates, *, status: bool = True) -> dict[str, int]:
     """Effective requests (``PodRequests``) in scheduler units."""
     return resource_amounts(pod_requests(pod, options(gates, status=status)))
 
 
-def pod_non_zero_amounts(pod: Pod, gates: Any, *, status: bool = True) -> dict[str, int]:
+def pod_non_zero_amounts(pod: Pod, gates: FeatureGates, *, status: bool = True) -> dict[str, int]:
     """Requests with 100m cpu / 200Mi memory for containers that request none (scoring)."""
     return resource_amounts(pod_requests(pod, options(gates, status=status, non_zero=True)))
 

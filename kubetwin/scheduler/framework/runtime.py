@@ -18,9 +18,21 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ...errors import KubetwinError
 from ...model.pod import Pod
-from .interface import (BindPlugin, CycleState, FilterPlugin, Handle, PermitPlugin, Plugin, PostFilterPlugin,
-                        PostFilterResult, PreFilterPlugin, PreScorePlugin, ReservePlugin, ScoreExtensions,
-                        ScorePlugin)
+from .interface import (
+    BindPlugin,
+    CycleState,
+    FilterPlugin,
+    Handle,
+    PermitPlugin,
+    Plugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreFilterPlugin,
+    PreScorePlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
+)
 from .status import SUCCESS, Code, Status
 from .types import NodeInfo, PodInfo
 
@@ -32,7 +44,7 @@ if TYPE_CHECKING:
 FilterRecord = Callable[[str, Status], None]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PreFilterOutcome:
     """``RunPreFilterPlugins``' answer: the merged ``PreFilterResult`` (None: all nodes), the
     plugins that restricted it, the rejection (success when none) and the plugins that skipped."""
@@ -40,7 +52,13 @@ class PreFilterOutcome:
     allowed: frozenset[str] | None
     restricting: tuple[str, ...]
     status: Status
-    skipped: frozenset[str]
+    skipped: set[str]
+
+
+#: a PreFilter plugin's shortcuts, in the order of ``Framework.pre_filter_plugins``: a known Skip
+#: ``(pod, plugin) -> bool`` and another way to run it ``(pod, plugin, state) -> Status | None``
+#: (None: let the plugin run); each may be None
+PreFilterShortcuts = Sequence[tuple[Any, Any]]
 
 
 @dataclass(frozen=True)
@@ -79,16 +97,16 @@ class Framework:
             args = profile.args_of(name, cls)
             self.plugins.append((cls(args, handle), weight))
         self._by_name = {p.name: p for p, _ in self.plugins}
-        plugins = [p for p, _ in self.plugins]
-        self.pre_filter_plugins: list[Any] = [p for p in plugins if isinstance(p, PreFilterPlugin)]
-        self.filter_plugins: list[Any] = [p for p in plugins if isinstance(p, FilterPlugin)]
-        self.post_filter_plugins: list[Any] = [p for p in plugins if isinstance(p, PostFilterPlugin)]
+        every: list[Plugin] = [p for p, _ in self.plugins]
+        self.pre_filter_plugins: list[Any] = [p for p in every if isinstance(p, PreFilterPlugin)]
+        self.filter_plugins: list[Any] = [p for p in every if isinstance(p, FilterPlugin)]
+        self.post_filter_plugins: list[Any] = [p for p in every if isinstance(p, PostFilterPlugin)]
         #: score plugins with a non-zero weight (a zero weight takes a plugin out of Score)
         self.score_plugins: list[tuple[Any, int]] = [(p, w) for p, w in self.plugins
                                                      if isinstance(p, ScorePlugin) and w > 0]
-        self.reserve_plugins: list[Any] = [p for p in plugins if isinstance(p, ReservePlugin)]
-        self.permit_plugins: list[Any] = [p for p in plugins if isinstance(p, PermitPlugin)]
-        self.bind_plugins: list[Any] = [p for p in plugins if isinstance(p, BindPlugin)]
+        self.reserve_plugins: list[Any] = [p for p in every if isinstance(p, ReservePlugin)]
+        self.permit_plugins: list[Any] = [p for p in every if isinstance(p, PermitPlugin)]
+        self.bind_plugins: list[Any] = [p for p in every if isinstance(p, BindPlugin)]
 
     @classmethod
     def for_plugin(cls, plugin: Plugin, handle: Handle) -> "Framework":
@@ -107,30 +125,29 @@ class Framework:
     # --- PreFilter ---------------------------------------------------------------------------------
 
     def run_pre_filter_plugins(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], *,
-                               known_skip: Callable[[Any], bool] | None = None,
-                               substitute: Callable[[Any], Status | None] | None = None,
+                               shortcuts: PreFilterShortcuts | None = None,
                                record: FilterRecord | None = None) -> PreFilterOutcome:
         """Every PreFilter in order: a Skip leaves the plugin's Filter out; the first rejection
-        ends the run (its plugin set); node-name results are intersected. ``known_skip``: plugins
-        whose Skip the caller knows without running them (their Filter is left out alike);
-        ``substitute``: runs a plugin's PreFilter another way (its vectorised twin), or returns
-        None to let the plugin run."""
+        ends the run (its plugin set); node-name results are intersected. ``shortcuts``: per
+        plugin, a Skip the caller knows without running it (the plugin's Filter is left out
+        alike) and another way to run it (its vectorised twin)."""
         skipped: set[str] = set()
         allowed: set[str] | None = None
         restricting: list[str] = []
-        for plugin in self.pre_filter_plugins:
-            if known_skip is not None and known_skip(plugin):
-                skipped.add(plugin.name)
-                continue
-            if substitute is not None:
-                got = substitute(plugin)
-                if got is not None:
-                    if got.is_skip:
-                        skipped.add(plugin.name)
-                    elif not got.is_success:
-                        return PreFilterOutcome(None, tuple(restricting), got.with_plugin(plugin.name),
-                                                frozenset(skipped))
+        for k, plugin in enumerate(self.pre_filter_plugins):
+            if shortcuts is not None:
+                known_skip, substitute = shortcuts[k]
+                if known_skip is not None and known_skip(pod, plugin):
+                    skipped.add(plugin.name)
                     continue
+                if substitute is not None:
+                    got = substitute(pod, plugin, state)
+                    if got is not None:
+                        if got.is_skip:
+                            skipped.add(plugin.name)
+                        elif not got.is_success:
+                            return PreFilterOutcome(None, tuple(restricting), got.with_plugin(plugin.name), skipped)
+                        continue
             names, st = plugin.pre_filter(state, pod, nodes)
             if record is not None:
                 record(plugin.name, st)
@@ -138,16 +155,16 @@ class Framework:
                 skipped.add(plugin.name)
                 continue
             if st.code != Code.Success:
-                return PreFilterOutcome(None, tuple(restricting), st.with_plugin(plugin.name), frozenset(skipped))
+                return PreFilterOutcome(None, tuple(restricting), st.with_plugin(plugin.name), skipped)
             if names is not None:
                 restricting.append(plugin.name)
                 allowed = set(names) if allowed is None else allowed & set(names)
         if allowed is not None and not allowed:
             msg = f"node(s) didn't satisfy plugin(s) {plugin_list(restricting)} simultaneously"
             return PreFilterOutcome(frozenset(), tuple(restricting),
-                                    Status(Code.UnschedulableAndUnresolvable, (msg,)), frozenset(skipped))
+                                    Status(Code.UnschedulableAndUnresolvable, (msg,)), skipped)
         return PreFilterOutcome(None if allowed is None else frozenset(allowed), tuple(restricting), SUCCESS,
-                                frozenset(skipped))
+                                skipped)
 
     # --- Filter ------------------------------------------------------------------------------------
 
@@ -273,7 +290,7 @@ class Framework:
         return SUCCESS
 
     def run_bind_plugins(self, state: CycleState, pod: Pod, node: str) -> Status:
-        """The first Bind plugin that does not Skip binds (``DefaultBinder`` — the cache's own
+        """The first Bind plugin that does not Skip binds (the default binder — the cache's own
         bind — when none does)."""
         for plugin in self.bind_plugins:
             st = plugin.bind(state, pod, node)

@@ -3,11 +3,12 @@
 Plugins return a :class:`Status` instead of raising: the hot path never unwinds, and the
 code alone tells the framework whether preemption might help (``Unschedulable``) or not
 (``UnschedulableAndUnresolvable``).
-"""
+
+Upstream: ``k8s.io/kube-scheduler/framework/interface.go`` (``Code``, ``Status``)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
 
 

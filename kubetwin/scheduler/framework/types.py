@@ -10,8 +10,9 @@ devices) — the ``framework.Resource`` convention.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
+from ...model.features import FeatureGates
 from ...model.node import Node
 from ...model.pod import Pod, PodAffinityTerm, is_sidecar
 from ...model.quantity import Quantity
@@ -219,7 +220,7 @@ class NodeInfo:
 class ResourceAccounting:
     """How a pod's requests are counted, given the feature gates (cached per pod uid)."""
 
-    def __init__(self, gates: Any):
+    def __init__(self, gates: FeatureGates):
         self.gates = gates
         self._cache: dict[str, tuple[Pod, dict[str, int], dict[str, int]]] = {}
 

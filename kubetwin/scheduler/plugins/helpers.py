@@ -1,4 +1,5 @@
-"""Small helpers several plugins share (``plugins/helper`` upstream)."""
+"""Small helpers several plugins share (``pkg/scheduler/framework/plugins/helper``:
+``normalize_score.go``, ``taint.go``; ``k8s.io/api/core/v1`` ``Toleration.ToleratesTaint``)."""
 
 from __future__ import annotations
 

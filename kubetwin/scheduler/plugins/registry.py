@@ -17,8 +17,19 @@ from typing import Any
 from ...errors import InputError
 from ...model.strict import suggest
 from ..framework.interface import Plugin, registered
-from . import (defaultpreemption, dynamicresources, interpodaffinity, nodeaffinity, nodename, nodeports,
-               noderesources, noderesourcetopology, nodeunschedulable, podtopologyspread, tainttoleration)
+from . import (
+    defaultpreemption,
+    dynamicresources,
+    interpodaffinity,
+    nodeaffinity,
+    nodename,
+    nodeports,
+    noderesources,
+    noderesourcetopology,
+    nodeunschedulable,
+    podtopologyspread,
+    tainttoleration,
+)
 
 _PKG = __name__.rpartition(".")[0]
 

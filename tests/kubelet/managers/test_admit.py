@@ -15,7 +15,7 @@ from kubetwin.kubelet.checkpoint.cpu_manager_state import cpu_state_from_json, c
 from kubetwin.kubelet.cpu.assignment import TakeStrategy
 from kubetwin.kubelet.topology.hint import TopologyHint
 from kubetwin.kubelet.topology.numa_info import NUMAInfo
-from kubetwin.kubelet.topology.policy import Policy
+from kubetwin.kubelet.topology.policy import new_policy
 from kubetwin.machine import load_machine
 from kubetwin.model.cpuset import CPUSet
 from kubetwin.model.kubelet_config import KubeletConfiguration
@@ -55,13 +55,13 @@ def test_take_by_topology_prefers_the_sibling_of_a_partly_used_core():
 
 def test_merge_requires_identical_masks_to_be_preferred():
     numa = NUMAInfo((0, 1))
-    pol = Policy("restricted", numa)
+    pol = new_policy("restricted", numa)
     best, admit = pol.merge([{"cpu": [TopologyHint(0b01, True)]}, {"memory": [TopologyHint(0b11, True)]}])
     assert best.affinity == 0b01 and not best.preferred and not admit
 
 
 def test_single_numa_node_turns_all_nodes_into_no_affinity_on_one_node_machines():
-    pol = Policy("single-numa-node", NUMAInfo((0,)))
+    pol = new_policy("single-numa-node", NUMAInfo((0,)))
     best, admit = pol.merge([{"cpu": [TopologyHint(0b1, True)]}])
     assert best.affinity is None and admit
 

@@ -1,10 +1,11 @@
 """policy/v1 PodDisruptionBudget as preemption reads it: which pods it guards and how many
-more disruptions its status allows (the disruption controller's count, taken as given)."""
+more disruptions its status allows (the disruption controller's count, taken as given).
+Upstream: ``k8s.io/api/policy/v1`` (``PodDisruptionBudget``), read by ``default_preemption.go``'s
+``filterPodsWithPDBViolation``."""
 
 from __future__ import annotations
 
 from typing import Any
-
 
 from ....model.meta import KubeStruct, LabelSelector, ObjectMeta, convert
 from ....model.pod import Pod
@@ -56,7 +57,8 @@ def violating_pods(pods: list[Pod], pdbs: list[PodDisruptionBudget]) -> tuple[li
     as disrupted (``status.disruptedPods``) spends nothing.
     """
     allowed = [p.status.disruptions_allowed for p in pdbs]
-    violating, fine = [], []
+    violating: list[Pod] = []
+    fine: list[Pod] = []
     for pod in pods:
         hit = False
         if pod.metadata.labels:

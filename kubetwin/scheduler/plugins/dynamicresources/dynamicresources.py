@@ -84,7 +84,8 @@ class DynamicResources(Plugin):
         self._extended_status: dict[str, PodExtendedResourceClaimStatus] = {}
         #: pod UID -> ``status.resourceClaimStatuses`` (the resourceclaim controller's)
         self._claim_statuses: dict[str, list[dict[str, Any]]] = {}
-        self._last: tuple[str, dict[str, _NodeResult]] = ("", {})
+        #: this cycle's per-node Filter results (a dict, or the vector Filter's :class:`.verdicts.CycleResults`)
+        self._last: tuple[str, Any] = ("", {})
         #: (before, after) of the claims deallocated since the scheduler last took them
         self.claim_changes: list[tuple[dict[str, Any], dict[str, Any]]] = []
         # NodeResourcesFit scores DRA-backed extended resources on this plugin's allocated state
@@ -198,7 +199,8 @@ class DynamicResources(Plugin):
             s = scratch[self.name]
             if kept[0] == pod.uid:  # keep the other nodes' results of this pod
                 self._last = kept
-        pod_claims, mappings = s.pod_claims, ()
+        pod_claims = s.pod_claims
+        mappings: tuple[Mapping[str, str], ...] = ()
         if s.extended is not None:
             st, claim, mappings = ext.node_claim(self.handle, s.extended, node)
             if not st.is_success:
@@ -325,6 +327,8 @@ class DynamicResources(Plugin):
             if not st.is_success:
                 raise KubetwinError(f"cannot bind {pod.key}: {st.message}")
             ni = self.handle.snapshot.get(node)
+            if ni is None:
+                raise KubetwinError(f"cannot bind {pod.key}: no node {node!r}")
             st = self.filter(state, pod, ni)
             if not st.is_success:
                 raise KubetwinError(f"cannot bind {pod.key} to {node}: {st.message}")

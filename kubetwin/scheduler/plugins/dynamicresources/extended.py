@@ -10,7 +10,8 @@ advertise it. DynamicResources then builds, per node, one ResourceClaim for the 
 request per container and resource (``container-<i>-request-<j>``, init containers that run
 before others reuse their devices), allocates it with the pod's other claims, and PreBind
 records which container got which request in ``status.extendedResourceClaimStatus``.
-"""
+
+Upstream: ``pkg/scheduler/framework/plugins/dynamicresources/extended``, ``pkg/scheduler/util/extendedresourcecache``."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """DynamicResources' Filter and Score over every node at once (the twins of :mod:`.dynamicresources`),
-from the Filter verdicts the plugin keeps between cycles (:mod:`.verdicts`)."""
+from the Filter verdicts the plugin keeps between cycles (:mod:`.verdicts`).
+
+Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go``); this is its vectorised twin."""
 
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ cycle re-runs the allocator only on the nodes whose devices changed since.
 Positive outcomes are kept too (Score and Reserve read them); an outcome that drew a random
 share ID (consumable capacity) is used for its own cycle only, since another pod would draw
 another one.
-"""
+
+Not an upstream module: a shortcut beside ``dynamicresources.go``'s Filter, which upstream runs every cycle."""
 
 from __future__ import annotations
 

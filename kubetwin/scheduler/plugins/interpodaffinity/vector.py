@@ -1,6 +1,8 @@
 """InterPodAffinity's PreFilter, Filter and Score over every node at once (the twins of
 :mod:`.plugin`): matching pods counted per node (kept in step by the cache) and summed per
-topology domain; existing pods' terms are few and added per domain."""
+topology domain; existing pods' terms are few and added per domain.
+
+Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/framework/plugins/interpodaffinity``); this is its vectorised twin."""
 
 from __future__ import annotations
 
@@ -11,13 +13,12 @@ import numpy as np
 
 from ....model.pod import Pod
 from ...backend.cache import ClusterState
-from ...fastpath.vector import SKIPPED, U, UU, FilterVerdict, ScoreVector, Vectorised
+from ...fastpath.vector import SKIPPED, UU, FilterVerdict, ScoreVector, U, Vectorised
 from ...framework.interface import MAX_NODE_SCORE, CycleState
 from ...framework.status import SKIP, SUCCESS, Status
 from ...framework.types import PodInfo
 from . import NAME
 from . import plugin as ipa
-
 
 IPA_STATE = NAME + "/vector"
 #: selectors as bytes: the key under which matching pods are counted
@@ -100,13 +101,13 @@ def filter_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
         code = cs.labels.code_of(k, v) if c > 0 else None
         if code is not None:
             by_key.setdefault(k, []).append(code)
-    for k, codes in by_key.items():
-        bad = np.isin(cs.labels.codes_of(k), codes) & ~fail
+    for tkey, tcodes in by_key.items():
+        bad = np.isin(cs.labels.codes_of(tkey), tcodes) & ~fail
         key[bad] = 3
         fail |= bad
-    code = np.where(key == 1, UU, U).astype(np.int8)
+    code_arr = np.where(key == 1, UU, U).astype(np.int8)
     reasons = ((), (ipa.ERR_REASON_AFFINITY,), (ipa.ERR_REASON_ANTI_AFFINITY,), (ipa.ERR_REASON_EXISTING_ANTI_AFFINITY,))
-    return FilterVerdict(plugin.name, fail, code, key, lambda kk: reasons[kk])
+    return FilterVerdict(plugin.name, fail, code_arr, key, lambda kk: reasons[kk])
 
 
 def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
@@ -118,6 +119,10 @@ def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
     added per domain. A node scores the sum over its domains; min-max normalisation follows.
     """
     args = plugin.args
+    aff = pod.spec.affinity
+    if (aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None)) and (
+            args.ignore_preferred_terms_of_existing_pods or cs.pods_with_affinity == 0):
+        return SKIPPED   # no preferred terms of its own and none of existing pods to meet (checked cheaply)
     raw_aff, raw_anti = ipa.raw_terms(pod, False, True), ipa.raw_terms(pod, True, True)
     has_constraints = bool(raw_aff or raw_anti)
     if not has_constraints and (args.ignore_preferred_terms_of_existing_pods or cs.pods_with_affinity == 0):
@@ -126,7 +131,7 @@ def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
     info = PodInfo(pod)
     pref_aff = ipa.resolved_terms(pod, info.preferred_affinity_terms, raw_aff, snap)
     pref_anti = ipa.resolved_terms(pod, info.preferred_anti_affinity_terms, raw_anti, snap)
-    n, m = cs.n, len(idx)
+    m = len(idx)
     raw = np.zeros(m, dtype=np.int64)
     touched = False
     #: per topology key: weighted sum per label code

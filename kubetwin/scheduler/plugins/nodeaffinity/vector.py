@@ -1,5 +1,7 @@
 """NodeAffinity's Filter and Score over every node at once (the twins of :mod:`.node_affinity`):
-a requirement on one label key is judged once per distinct value of the key."""
+a requirement on one label key is judged once per distinct value of the key.
+
+Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go``); this is its vectorised twin."""
 
 from __future__ import annotations
 
@@ -9,7 +11,16 @@ import numpy as np
 
 from ....model.pod import NodeSelectorTerm, Pod
 from ...backend.cache import ClusterState
-from ...fastpath.vector import SKIPPED, UU, FilterVerdict, ScoreVector, Vectorised, codes, default_normalize, single_reason
+from ...fastpath.vector import (
+    SKIPPED,
+    UU,
+    FilterVerdict,
+    ScoreVector,
+    Vectorised,
+    codes,
+    default_normalize,
+    single_reason,
+)
 from ...framework.interface import CycleState
 from ...labels import requirement_matcher
 from .node_affinity import ERR_REASON_ENFORCED, ERR_REASON_POD, pod_preferred

@@ -1,4 +1,5 @@
-"""NodeName: a pod that names its node fits only there."""
+"""NodeName: a pod that names its node fits only there
+(``pkg/scheduler/framework/plugins/nodename/node_name.go``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""NodeName's Filter over every node at once (the twin of :mod:`.node_name`)."""
+"""NodeName's Filter over every node at once (the twin of :mod:`.node_name`).
+
+Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/framework/plugins/nodename/node_name.go``); this is its vectorised twin."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""NodePorts: a host port (protocol, IP, port) can be taken by one pod per node."""
+"""NodePorts: a host port (protocol, IP, port) can be taken by one pod per node
+(``pkg/scheduler/framework/plugins/nodeports/node_ports.go``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """NodePorts' Filter over every node at once (the twin of :mod:`.node_ports`): only nodes with
-host ports in use are looked at."""
+host ports in use are looked at.
+
+Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/framework/plugins/nodeports/node_ports.go``); this is its vectorised twin."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import numpy as np
 
 from ....model.pod import Pod
 from ...backend.cache import ClusterState
-from ...fastpath.vector import U, FilterVerdict, Vectorised, single_reason
+from ...fastpath.vector import FilterVerdict, U, Vectorised, single_reason
 from ...framework.interface import CycleState
 from ...framework.types import host_ports, ports_conflict
 from .node_ports import ERR_REASON

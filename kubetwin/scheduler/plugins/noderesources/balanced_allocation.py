@@ -14,7 +14,6 @@ from . import resource_allocation as ra
 from .args import NodeResourcesBalancedAllocationArgs, parse_balanced_allocation_args
 
 
-
 class NodeResourcesBalancedAllocation(Plugin):
     name = BALANCED_ALLOCATION
 

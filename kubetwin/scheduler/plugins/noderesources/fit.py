@@ -14,7 +14,7 @@ from ...framework.types import NodeInfo
 from ..dynamicresources.extended import device_class_for
 from . import FIT
 from . import resource_allocation as ra
-from .args import MOST_ALLOCATED, LEAST_ALLOCATED, NodeResourcesFitArgs, parse_fit_args
+from .args import LEAST_ALLOCATED, MOST_ALLOCATED, NodeResourcesFitArgs, parse_fit_args
 
 _FIXED = ("cpu", "memory", "ephemeral-storage")
 

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ....model.features import FeatureGates
 from ....model.pod import Pod
 from ...framework.interface import MAX_NODE_SCORE
 from ...framework.resources import is_scalar_resource_name, options
@@ -34,7 +35,7 @@ class ResourceSpec:
 DEFAULT_RESOURCES = (ResourceSpec("cpu", 1), ResourceSpec("memory", 1))
 
 
-def pod_request_list(pod: Pod, gates: Any, resources: Sequence[ResourceSpec], use_requested: bool) -> list[int]:
+def pod_request_list(pod: Pod, gates: FeatureGates, resources: Sequence[ResourceSpec], use_requested: bool) -> list[int]:
     """``calculatePodResourceRequestList``: the incoming pod's request per scored resource."""
     from ....model.resources import pod_requests
 

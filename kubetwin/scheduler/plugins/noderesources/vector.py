@@ -6,7 +6,8 @@ The two plugins of the default profile read the same cpu and memory columns and 
 places a pod scores both: :func:`score_resources_together` does it from one gather. A failing
 cycle's Fit reasons are worked out only when no node fits; a kept verdict re-reads single nodes
 with :func:`node_resources_fit_on`.
-"""
+
+Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/framework/plugins/noderesources/fit.go``, ``balanced_allocation.go``); this is its vectorised twin."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 
 from ....model.pod import Pod, is_extended_resource
 from ...backend.cache import FIXED_RESOURCES, ClusterState
-from ...fastpath.vector import SKIPPED, U, UU, FilterVerdict, ScoreVector, Vectorised, codes
+from ...fastpath.vector import SKIPPED, UU, FilterVerdict, ScoreVector, U, Vectorised, codes
 from ...framework.interface import MAX_NODE_SCORE, CycleState
 from ...framework.resources import is_scalar_resource_name
 from ...framework.status import Code, Status
@@ -24,7 +25,6 @@ from ..dynamicresources.extended import device_class_for
 from . import BALANCED_ALLOCATION
 from . import resource_allocation as ra
 from .args import LEAST_ALLOCATED, MOST_ALLOCATED
-
 
 Wanted = tuple[str, int, bool, "int | None"]
 
@@ -343,10 +343,11 @@ def _least_cpu_memory(resources: Sequence[ra.ResourceSpec], caps: Sequence[np.nd
             total = left
         else:
             total += left
+    assert total is not None
     wsum = resources[0].weight + resources[1].weight
     if wsum:
         total //= wsum
-    return total  # type: ignore[return-value]
+    return total
 
 
 def _balanced_cpu_memory(caps: Sequence[np.ndarray], requested: Sequence[np.ndarray], reqs: Sequence[int]) -> np.ndarray:
@@ -376,13 +377,13 @@ def score_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
     got = _amounts(cs, reqs, args.resources, False, idx)
     if got is None:
         return None
-    allocs, reqs = got
+    allocs, req_cols = got
     if args.strategy == LEAST_ALLOCATED:
-        raw = _least(args.resources, allocs, reqs)
+        raw = _least(args.resources, allocs, req_cols)
     elif args.strategy == MOST_ALLOCATED:
-        raw = _most(args.resources, allocs, reqs)
+        raw = _most(args.resources, allocs, req_cols)
     else:
-        raw = _rtcr(args.resources, args.shape, allocs, reqs)
+        raw = _rtcr(args.resources, args.shape, allocs, req_cols)
     if not args.resources:
         raw = np.zeros(len(idx), dtype=np.int64)
     return ScoreVector(raw, raw)
@@ -399,8 +400,8 @@ def score_balanced_allocation(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
     got = _amounts(cs, reqs, resources, True, idx)
     if got is None:
         return None
-    allocs, reqs = got
-    raw = _balanced(allocs, reqs) if allocs else np.full(len(idx), MAX_NODE_SCORE, dtype=np.int64)
+    allocs, req_cols = got
+    raw = _balanced(allocs, req_cols) if allocs else np.full(len(idx), MAX_NODE_SCORE, dtype=np.int64)
     return ScoreVector(raw, raw)
 
 

@@ -10,18 +10,17 @@ are the ``available`` amounts. Filter acts only for ``single-numa-node``. Scores
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ....model.pod import Container, Pod, is_hugepage_resource, is_native_resource
+from ....model.pod import Pod, is_hugepage_resource, is_native_resource
 from ....model.quantity import Quantity
 from ...framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, Plugin
 from ...framework.status import SUCCESS, Code, Status, unschedulable
 from ...framework.types import NodeInfo
-from .nrt import NodeResourceTopology, nrt_from_dict, numa_id, topology_manager_config
 from . import NAME
 from .args import NodeResourceTopologyMatchArgs, parse_node_resource_topology_match_args
+from .nrt import NodeResourceTopology, nrt_from_dict, numa_id, topology_manager_config
 
 HIGHEST_NUMA_ID = 8
 MAX_DISTANCE = 255

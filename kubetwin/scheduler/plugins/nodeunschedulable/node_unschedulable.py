@@ -1,4 +1,5 @@
-"""NodeUnschedulable: cordoned nodes (``spec.unschedulable``) take only pods that tolerate it."""
+"""NodeUnschedulable: cordoned nodes (``spec.unschedulable``) take only pods that tolerate it
+(``pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""NodeUnschedulable's Filter over every node at once (the twin of :mod:`.node_unschedulable`)."""
+"""NodeUnschedulable's Filter over every node at once (the twin of :mod:`.node_unschedulable`).
+
+Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go``); this is its vectorised twin."""
 
 from __future__ import annotations
 

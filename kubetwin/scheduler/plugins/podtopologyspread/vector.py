@@ -1,6 +1,8 @@
 """PodTopologySpread's PreFilter, Filter and Score over every node at once (the twins of
 :mod:`.plugin`): matching pods are counted per node once and kept in step by the cache
-(``ClusterState.match_counts``), then summed per topology domain with ``bincount``."""
+(``ClusterState.match_counts``), then summed per topology domain with ``bincount``.
+
+Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/framework/plugins/podtopologyspread``); this is its vectorised twin."""
 
 from __future__ import annotations
 
@@ -12,14 +14,13 @@ import numpy as np
 
 from ....model.pod import Pod
 from ...backend.cache import ClusterState
-from ...fastpath.vector import SKIPPED, U, UU, FilterVerdict, ScoreVector, Vectorised
+from ...fastpath.vector import SKIPPED, UU, FilterVerdict, ScoreVector, U, Vectorised
 from ...framework.interface import MAX_NODE_SCORE, CycleState
 from ...framework.status import SKIP, SUCCESS, Status
 from ..nodeaffinity.vector import required_affinity_mask
 from ..tainttoleration.vector import filter_taint_toleration
 from . import NAME
 from . import plugin as pts
-
 
 SPREAD_STATE = NAME + "/vector"
 #: selectors as bytes: the key under which matching pods are counted

@@ -1,4 +1,5 @@
-"""TaintToleration: NoSchedule/NoExecute taints must be tolerated; PreferNoSchedule ones cost score."""
+"""TaintToleration: NoSchedule/NoExecute taints must be tolerated; PreferNoSchedule ones cost score
+(``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``)."""
 
 from __future__ import annotations
 

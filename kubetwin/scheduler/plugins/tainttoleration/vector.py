@@ -1,5 +1,7 @@
 """TaintToleration's Filter and Score over every node at once (the twins of :mod:`.taint_toleration`):
-nodes share few distinct taint lists, so each list is judged once."""
+nodes share few distinct taint lists, so each list is judged once.
+
+Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``); this is its vectorised twin."""
 
 from __future__ import annotations
 

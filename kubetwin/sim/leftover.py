@@ -1,0 +1,134 @@
+"""Runs of leftover flushes answered in one step (the simulation's shortcut around
+``flushUnschedulablePodsLeftover``, ``pkg/scheduler/backend/queue/scheduling_queue.go``).
+
+Between two cluster changes the 30-second leftover flushes move the same parked pods again and
+again, and each fails as it failed before. :class:`LeftoverFlushes` runs those ticks in one loop:
+each pod is answered once from its kept verdict (the scheduler's ``kept_answers``) and its later
+retries are counted at the end, leaving the queue, the counters and the sampling rotation as the
+cycle-by-cycle drain leaves them (``tests/sim/test_reused_verdicts.py`` compares both).
+Not an upstream module: kubetwin's own shortcut, apart from the event loop (:mod:`.loop`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from ..model.pod import Pod
+from ..scheduler.backend.queue import QueuedPod
+
+if TYPE_CHECKING:
+    from .loop import SimPod, Simulator
+
+
+class LeftoverFlushes:
+    """The simulator's leftover flushes answered in bulk, and how many retries that saved."""
+
+    def __init__(self, sim: "Simulator"):
+        self.sim = sim
+        #: retries answered in bulk from kept failed cycles
+        self.bulk_retries = 0
+
+    def retry(self, t: float) -> bool:
+        """The leftover flush at ``t`` and the drain after it in one step, when every pod it
+        moves meets the cluster its kept failed cycle saw (same generation) and nothing else is
+        queued: each pod fails again with that answer, in the order the scheduler would pop
+        them, and is parked again exactly as the one-by-one drain leaves it (attempts, sequence
+        number, ``Timestamp``, backoff, rotation of ``nextStartNodeIndex``). Returns False, with
+        nothing done, when the drain must run cycle by cycle.
+
+        The flushes that follow before the next event that can change the cluster
+        (:meth:`_until`) run here too, one after the other instead of as clock events,
+        as long as they can be answered so; the first that cannot is left to the clock. No
+        flush is planned here: the caller plans the next from the oldest parked pod, as each
+        tick did. A pod's first retry of the run takes its kept answer (:meth:`_answer_first`);
+        its later ones, the same answer at the same generation, are counted once at the end
+        (:meth:`_settle`)."""
+        q = self.sim.queue
+        if not q.idle:
+            return False
+        max_parked = self.sim.sc.settings.pod_max_in_unschedulable
+        until: float | None = None   # worked out once the first flush is done
+        #: uid -> (pod, its queue record, attempts before this run); the answer's plugins
+        retried: dict[str, tuple[SimPod, QueuedPod, int]] = {}
+        plugins: dict[str, frozenset[str]] = {}
+        tick = t
+        ticks = 0
+        while True:
+            due = q.due_leftover(tick, max_parked)
+            if due is None:
+                break
+            if due:
+                if not self._answer_first(due, retried, plugins):
+                    break
+                q.retry_parked(due, plugins, tick)
+            ticks += 1
+            oldest = q.oldest_unschedulable()
+            if oldest is None:
+                break
+            tick = self.sim.flush_due(oldest)
+            if until is None:
+                until = self._until()
+            if tick >= until:
+                break
+        if retried:
+            self._settle(retried)
+        return ticks > 0
+
+    def _until(self) -> float:
+        """Where flushes stop being run ahead of the clock: at the next event that can change
+        the cluster (samples in between read nothing they change) and past the horizon. With
+        node pressure (samples may evict) the clock runs them one by one."""
+        if self.sim.pressure is not None or not self.sim.live_times:
+            return -math.inf
+        until = self.sim.live_times[0]
+        horizon = self.sim.sc.settings.horizon
+        if horizon is not None and horizon < until:
+            until = math.nextafter(horizon, math.inf)   # a flush at the horizon itself still runs
+        return until
+
+    def _answer_first(self, due: list[QueuedPod], retried: dict[str, tuple[SimPod, QueuedPod, int]],
+                      plugins: dict[str, frozenset[str]]) -> bool:
+        """Kept answers for the pods of ``due`` retried for the first time in this run of
+        flushes, all or none: False when one is no longer the pending pod it was, or needs a
+        real cycle."""
+        by_uid = self.sim.by_uid
+        new: list[tuple[str, SimPod, QueuedPod]] = []
+        for qp in due:
+            uid = qp.pod.uid
+            if uid in plugins:
+                continue
+            sp = by_uid.get(uid)
+            if sp is None or sp.phase != "Pending" or sp.pod is not qp.pod:
+                return False
+            new.append((uid, sp, qp))
+        if not new:
+            return True
+        answers = self.sim.sched.kept_answers([qp.pod for _, _, qp in new])
+        if answers is None:
+            return False
+        for (uid, sp, qp), r in zip(new, answers):
+            sp.reason, sp.message = "Unschedulable", r.message
+            retried[uid] = (sp, qp, qp.attempts)
+            plugins[uid] = r.unschedulable_plugins
+        return True
+
+    def _settle(self, retried: dict[str, tuple[SimPod, QueuedPod, int]]) -> None:
+        """Counters and attempts of a run of flushes, and the scheduler's count of the cycles
+        answered after each pod's first (which :meth:`_answer_first` took)."""
+        total = 0
+        again: list[Pod] = []
+        times: list[int] = []
+        for sp, qp, before in retried.values():
+            n = qp.attempts - before
+            sp.attempts += n
+            total += n
+            if n > 1:
+                again.append(qp.pod)
+                times.append(n - 1)
+        if again and self.sim.sched.kept_answers(again, times) is None:
+            raise AssertionError("a kept answer was lost between two flushes")
+        c = self.sim.counters
+        c.attempts += total
+        c.unschedulable_attempts += total
+        self.bulk_retries += total
