@@ -6,6 +6,8 @@ An error that is not one of these becomes ``UnexpectedAdmissionError`` with the 
 
 from __future__ import annotations
 
+from typing import Sequence
+
 
 class AdmissionError(Exception):
     """A typed rejection: ``reason`` is what the pod status shows, ``str(err)`` the message."""
@@ -37,7 +39,7 @@ class TopologyAffinityError(AdmissionError):
         self.container: object | None = None
         self.hints: list[tuple[str, object]] = []
 
-    def with_hints(self, container: object | None, hints: list[tuple[str, object]]) -> "TopologyAffinityError":
+    def with_hints(self, container: object | None, hints: Sequence[tuple[str, object]]) -> "TopologyAffinityError":
         self.container = container
         self.hints = list(hints)
         return self

@@ -448,9 +448,10 @@ class StaticMemoryPolicy:
                 if b.size > reusable.get(key, 0):
                     reusable[key] = b.size
             return
-        reusable = self.reusable.get(pod.uid)
-        if not reusable:
+        kept = self.reusable.get(pod.uid)
+        if not kept:
             return
+        reusable = kept
         for b in blocks:
             key = (mask_of(b.numa_affinity), b.type)
             have = reusable.get(key, 0)
