@@ -7,6 +7,8 @@ does (two-space indent, sequences in mappings not indented, ``{}``/``[]`` for em
 quotes every string that a YAML 1.1 reader could take for anything but that string — so
 ``yaml.safe_load(dump(x)) == x`` for every such ``x`` (``tests/test_yaml_block.py`` checks it on
 random data). Long strings are not folded.
+
+Not an upstream module: kubetwin's own fast block-YAML writer (PyYAML's layout).
 """
 
 from __future__ import annotations

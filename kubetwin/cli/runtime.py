@@ -1,4 +1,4 @@
-"""``kubetwin runtime``: one node below the kubelet — CRI calls, NRI plugins, resource policies."""
+"""``kubetwin runtime``: one node below the kubelet — CRI calls, NRI plugins, resource policies. Not an upstream module: the command line of ``kubetwin runtime`` (the library is :mod:`kubetwin.runtime.run`)."""
 
 from __future__ import annotations
 

@@ -17,6 +17,8 @@ only for a failed allocation and only for a reader (the CLI), never in the sched
 
 Every verdict comes from the allocator itself (allocations of variants of the claim), so a claim
 reported allocatable is one the allocator allocates.
+
+Not an upstream module: kubetwin's own explanation of an allocation the structured allocator (k8s.io/dynamic-resource-allocation/structured) could not make.
 """
 
 from __future__ import annotations

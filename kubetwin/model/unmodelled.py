@@ -39,6 +39,8 @@ PodDisruptionBudget without ``status``    kube-scheduler       preemption reads 
 Fields that do not touch resource management (images, probes, env, ...) stay silent, and so
 do fields kubetwin models (see ``docs/architecture.md``). The simulation runs the scheduler and
 the kubelets' admission, so it hears what matters to either, except what it models itself (DRA).
+
+Not an upstream module: kubetwin's own list of fields Kubernetes acts on that kubetwin does not model.
 """
 
 from __future__ import annotations

@@ -6,4 +6,6 @@ goresctrl resource classes the runtime applies: Intel RDT (:mod:`.rdt`, :mod:`.r
 Block I/O (:mod:`.blockio`); the Node Resource Interface (:mod:`.nri`), the nri-plugins resource-manager
 core (:mod:`.resmgr`) and its policies (:mod:`.policies`), run by ``kubetwin runtime`` (:mod:`.run`).
 Modules are imported by their full names; this package re-exports nothing.
+
+Models containerd's CRI plugin, containers/nri and containers/nri-plugins (see each module).
 """

@@ -5,6 +5,8 @@ The runtime (containerd) gives a container the RDT and Block I/O class its pod a
 :mod:`kubetwin.runtime.rdt` and :mod:`kubetwin.runtime.blockio` as goresctrl reads them) unless an
 NRI plugin sets another; the goresctrl configuration (``--rdt``, ``--blockio``) says what each class
 means (schemata, ``io.*`` lines). This module is the seam the runtime command calls.
+
+Not an upstream module: the seam between ``kubetwin runtime`` and the goresctrl class readers.
 """
 
 from __future__ import annotations

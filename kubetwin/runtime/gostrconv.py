@@ -3,6 +3,8 @@
 goresctrl reports bad numbers with the raw ``strconv`` error (``strconv.ParseUint: parsing "1f":
 invalid syntax``) and bounds them by bit size (``ParseUint(s, 10, 7)`` refuses 128); Python's
 ``int()`` accepts more (``+5``, `` 5``, ``5_0``), so a faithful reader parses as Go does.
+
+Upstream: Go's strconv package (strconv/atoi.go, atof.go) (ParseInt, ParseFloat, ParseBool wording), as goresctrl's config decoding uses it.
 """
 
 from __future__ import annotations

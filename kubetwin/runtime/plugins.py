@@ -4,6 +4,8 @@ A plugin file defines one subclass of :class:`kubetwin.runtime.nri.stub.Plugin` 
 after a colon); kubetwin instantiates it without arguments. Its ``name`` and ``index`` register
 it with the runtime. A file that does not load — a syntax error, an exception at import, no
 plugin class — is refused with the file named and the error's line, never a traceback.
+
+Not an upstream module: kubetwin's own loader of Python NRI plugins (modelled on containers/nri pkg/stub).
 """
 
 from __future__ import annotations

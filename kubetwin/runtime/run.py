@@ -10,6 +10,8 @@ NRI plugin made) plus the pods refused in this step. ``--write-state`` is writte
 The JSON shape is the conformance contract (``../shared/conformance/FORMAT.md``, kind
 RuntimePolicy): ``containers[]`` with ``pod``, ``namespace``, ``name``, ``cpus``, ``mems``,
 ``rdtClass``, ``blockioClass``; ``rejected[]`` with ``pod``, ``namespace``, ``reason``, ``message``.
+
+Not an upstream module: kubetwin's own driver of one ``kubetwin runtime`` step (containers/nri adaptation + nri-plugins pkg/resmgr).
 """
 
 from __future__ import annotations

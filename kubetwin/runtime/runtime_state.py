@@ -9,6 +9,8 @@ schemata — is :meth:`RuntimeState.container_view`.
 
 A hook, ``adjust``, sees each OCI spec after the runtime built it and before runc applies it: the
 place where NRI plugins' adjustments go (the NRI model composes it; this module does not know NRI).
+
+Upstream: containerd's CRI plugin (internal/cri/server/container_create.go, sandbox_run.go) container and sandbox state, as kubetwin keeps it.
 """
 
 from __future__ import annotations

@@ -10,6 +10,8 @@ other tools; the history is what is replayed.
 
 The file is written atomically (a reader sees the old state or the new one) and only after
 the step succeeded.
+
+Not an upstream module: kubetwin's own state folder for ``kubetwin runtime`` (written atomically).
 """
 
 from __future__ import annotations

@@ -4,4 +4,6 @@
 shape; ``owners``: which plugin set which field of which container, and the conflict rule;
 ``adaptation``: the runtime side (plugins ordered by index, events relayed, results merged
 and applied); ``stub``: the public Python plugin API, in the shape of NRI's Go stub.
+
+Models containers/nri (pkg/api, pkg/adaptation, pkg/stub).
 """

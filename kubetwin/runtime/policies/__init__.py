@@ -1,1 +1,1 @@
-"""nri-plugins' resource policies, one package each, registered in :mod:`..resmgr.policy`."""
+"""nri-plugins' resource policies, one package each, registered in :mod:`..resmgr.policy`. Models containers/nri-plugins cmd/plugins/* policies, registered by their upstream names."""
