@@ -16,7 +16,9 @@ from .single import PluginResult, run_plugin
 def make_handle(cluster: ClusterInputs, gates: Any, seed: int = 0) -> Handle:
     accounting = ResourceAccounting(gates)
     snapshot = build_snapshot(cluster.nodes, cluster.pods, accounting, cluster.namespace_labels())
-    return Handle(snapshot=snapshot, gates=gates, accounting=accounting, objects=cluster.objects, seed=seed)
+    handle = Handle(snapshot=snapshot, gates=gates, accounting=accounting, objects=cluster.objects, seed=seed)
+    handle.origins = cluster.origins  # plugins name the file an object came from in their errors
+    return handle
 
 
 def run_single_plugin(name: str, args_path: str | Path | None, cluster: ClusterInputs, pod: Pod,

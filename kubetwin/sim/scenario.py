@@ -227,6 +227,12 @@ def _list(v: Any, path: str) -> list[Any]:
     return v
 
 
+def _mapping(v: Any, path: str, file: str | None = None) -> Mapping[str, Any]:
+    if not isinstance(v, Mapping):
+        raise InputError(f"expected a mapping, not {type(v).__name__}", path=path, file=file)
+    return v
+
+
 def _int(v: Any, path: str, minimum: int = 0) -> int:
     if not isinstance(v, int) or isinstance(v, bool) or v < minimum:
         raise InputError(f"Invalid value: {v!r}: must be an integer >= {minimum}", path=path)
@@ -284,8 +290,9 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     ngpu = _int(gpus.get("count", 0), f"{path}.gpus.count")
     model = str(gpus.get("model", ""))
     zones = _list(g.get("zones"), f"{path}.zones")
-    drivers = [_dra_driver(d, f"{path}.draDrivers[{k}]", st) for k, d in enumerate(_list(g.get("draDrivers"),
-                                                                                        f"{path}.draDrivers"))]
+    raw_drivers = _list(g.get("draDrivers"), f"{path}.draDrivers")
+    limits.MAX_SIM_DRA_DRIVERS.check(len(raw_drivers), path=f"{path}.draDrivers", what="the number of DRA drivers")
+    drivers = [_dra_driver(d, f"{path}.draDrivers[{k}]", st) for k, d in enumerate(raw_drivers)]
     if drivers and machine is None:
         raise InputError("Required value: machine (DRA drivers publish the machine's PCI devices)",
                          path=f"{path}.machine")
@@ -293,6 +300,8 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     if machine is None and capacity is None:
         raise InputError("Required value: machine or capacity", path=path,
                          fix='give machine: "2s2n8c2t" (or an hwloc XML / MachineInfo path) or capacity: {cpu, memory}')
+    if machine is not None and cfg is not None:
+        _check_kubelet_starts(machine, cfg, f"{path}.kubeletConfig")
     out = []
     for k in range(count):
         node_name = f"{name}-{k}"
@@ -322,6 +331,19 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
             sn.slices.extend(_publish(machine, d, node_name))
         out.append(sn)
     return out
+
+
+def _check_kubelet_starts(machine: Any, cfg: Any, path: str) -> None:
+    """Start the group's kubelet once now (the run reuses it): a configuration its managers
+    refuse on this machine (reserved CPUs past the machine, a memory reservation it does not
+    have) is an error of the scenario, named as such, before the run."""
+    from .kubelets import template_for
+
+    try:
+        template_for(machine, cfg)
+    except InputError as exc:
+        exc.file = None
+        raise exc.within(path) from None
 
 
 _DRIVER_KEYS = {"driver", "kinds", "vendorIDs", "partitions"}
@@ -431,6 +453,9 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
     duration = parse_duration_spec(w.get("duration"), f"{path}.duration")
     usage = parse_usage(w.get("usage"), f"{path}.usage")
     times = arrival_times(w.get("arrival"), count, f"{path}.arrival", random.Random(f"{sc.settings.seed}/{name}"))
+    if times:  # a low rate or a long interval can put the last arrival centuries away
+        limits.MAX_SIM_SECONDS.check(math.ceil(max(times)), path=f"{path}.arrival",
+                                     what="the last arrival time in seconds")
     drng = random.Random(f"{sc.settings.seed}/{name}/duration")
     base = _pod_dict(tmpl, name)
     if w.get("priorityClassName"):
@@ -602,7 +627,7 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
         raise exc.in_file(where) from None
     pod_obj = {"apiVersion": "v1", "kind": "Pod",
                "metadata": {**(tmpl.get("metadata") or {}), "name": f"{name}-template", "namespace": ns},
-               "spec": dict(tmpl["spec"])}
+               "spec": dict(_mapping(tmpl.get("spec"), "spec.template.spec", where))}
     if kind == "Job":
         pod_obj["spec"].setdefault("restartPolicy", "Never")
     try:

@@ -90,6 +90,7 @@ _WORKLOAD = {"name": "w", "count": 1, "template": {"spec": {"containers": [{"nam
     ("nodeGroups", [dict(_GROUP, count=9007199254740993)], "KUBETWIN_MAX_SIM_NODES"),
     ("workloads", [dict(_WORKLOAD, count=10 ** 30)], "KUBETWIN_MAX_SIM_PODS"),
     ("horizon", "2000000h", "KUBETWIN_MAX_SIM_SECONDS"),
+    ("workloads", [dict(_WORKLOAD, count=3, arrival={"rate": 1e-12})], "KUBETWIN_MAX_SIM_SECONDS"),
 ])
 def test_a_scenario_past_a_size_limit_is_refused_before_it_runs(tmp_path, capsys, field, value, variable):
     spec = {"nodeGroups": [_GROUP], "workloads": [_WORKLOAD], field: value}
