@@ -457,7 +457,10 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
         limits.MAX_SIM_SECONDS.check(math.ceil(max(times)), path=f"{path}.arrival",
                                      what="the last arrival time in seconds")
     drng = random.Random(f"{sc.settings.seed}/{name}/duration")
-    base = _pod_dict(tmpl, name)
+    try:
+        base = _pod_dict(tmpl, name)
+    except InputError as exc:
+        raise exc.within(path) from None
     if w.get("priorityClassName"):
         base["spec"]["priorityClassName"] = str(w["priorityClassName"])
     check = _decode_pod(copy.deepcopy(base) | {"metadata": {**base["metadata"], "name": f"{name}-0"}},
@@ -475,10 +478,10 @@ def _pod_dict(tmpl: Mapping[str, Any], name: str) -> dict[str, Any]:
     obj = copy.deepcopy(dict(tmpl))
     obj.setdefault("apiVersion", "v1")
     obj.setdefault("kind", "Pod")
-    meta = dict(obj.get("metadata") or {})
+    meta = dict(_mapping(obj.get("metadata") or {}, "template.metadata"))
     meta.setdefault("labels", {"app": name})
     obj["metadata"] = meta
-    obj["spec"] = dict(obj.get("spec") or {})
+    obj["spec"] = dict(_mapping(obj.get("spec") or {}, "template.spec"))
     return obj
 
 
@@ -616,12 +619,15 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
         t, d = _timing(obj, where)
         if kind == "Job":
             replicas = _int(spec.get("parallelism", 1), "spec.parallelism")
+            limits.MAX_SIM_PODS.check(replicas, path="spec.parallelism", what="the Job's parallelism")
             completions = spec.get("completions")
             if completions is not None:
                 completions = _int(completions, "spec.completions")
+                limits.MAX_SIM_PODS.check(completions, path="spec.completions", what="the Job's completions")
             backoff = _int(spec.get("backoffLimit", 6), "spec.backoffLimit")
         else:
             replicas = _int(spec.get("replicas", 1), "spec.replicas")
+            limits.MAX_SIM_PODS.check(replicas, path="spec.replicas", what="the number of replicas")
             completions, backoff = None, 0
     except InputError as exc:
         raise exc.in_file(where) from None
