@@ -70,8 +70,9 @@ MAX_SIM_NODES = Limit("MAX_SIM_NODES", 100_000, "the number of simulated nodes")
 MAX_SIM_PODS = Limit("MAX_SIM_PODS", 1_000_000, "the number of simulated pods")
 MAX_SIM_SECONDS = Limit("MAX_SIM_SECONDS", 10 * 365 * 24 * 3600, "the simulated time in seconds")
 MAX_SIM_SAMPLES = Limit("MAX_SIM_SAMPLES", 1_000_000, "the number of time-series samples (horizon / sampleInterval)")
+MAX_SIM_DRA_DRIVERS = Limit("MAX_SIM_DRA_DRIVERS", 100, "the number of DRA drivers of a node group")
 MAX_TIMELINE_STEPS = Limit("MAX_TIMELINE_STEPS", 10_000, "the number of eviction timeline steps")
 
 ALL: tuple[Limit, ...] = (MAX_INPUT_BYTES, MAX_NESTING, MAX_ALIAS_EXPANSION, MAX_QUANTITY_DIGITS, MAX_CPU_ID,
                           MAX_MACHINE_CPUS, MAX_HUGEPAGES, MAX_SIM_NODES,
-                          MAX_SIM_PODS, MAX_SIM_SECONDS, MAX_SIM_SAMPLES, MAX_TIMELINE_STEPS)
+                          MAX_SIM_PODS, MAX_SIM_SECONDS, MAX_SIM_SAMPLES, MAX_SIM_DRA_DRIVERS, MAX_TIMELINE_STEPS)

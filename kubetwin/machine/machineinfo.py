@@ -124,12 +124,20 @@ def _obj(v: Any, path: str) -> dict:
     return v
 
 
+def _id(obj: dict, key: str, path: str) -> int:
+    """A node, socket, core or cache id: the kubelet keeps sets of them as CPU sets, so they are
+    bounded like CPU ids (``KUBETWIN_MAX_CPU_ID``)."""
+    value = _int(obj, key, path, 0)
+    limits.MAX_CPU_ID.check(value, path=join_path(path, key), what=f"{key} {value}")
+    return value
+
+
 def _caches(obj: dict, key: str, path: str) -> tuple[Cache, ...]:
     out = []
     for i, c in enumerate(_list(obj, key, path)):
         p = f"{join_path(path, key)}[{i}]"
         c = _obj(c, p)
-        out.append(Cache(id=_int(c, "id", p, 0), size=_int(c, "size", p, 0), type=_str(c, "type", p),
+        out.append(Cache(id=_id(c, "id", p), size=_int(c, "size", p, 0), type=_str(c, "type", p),
                          level=_int(c, "level", p, 0)))
     return tuple(out)
 
@@ -155,7 +163,7 @@ def _core(c: Any, path: str) -> Core:
         raise InputError("a core needs at least one thread", path=f"{path}.thread_ids")
     if len(set(threads)) != len(threads):
         raise InputError("cpus provided are not unique", path=f"{path}.thread_ids")
-    return Core(core_id=_int(c, "core_id", path, 0), socket_id=_int(c, "socket_id", path, 0),
+    return Core(core_id=_id(c, "core_id", path), socket_id=_id(c, "socket_id", path),
                 threads=tuple(threads), caches=_caches(c, "caches", path),
                 uncore_caches=_caches(c, "uncore_caches", path))
 

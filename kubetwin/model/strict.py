@@ -178,8 +178,8 @@ def _scalar_ok(value: Any, marker: str) -> bool:
     t = type(value)
     if marker == STRING:
         return t is str
-    if marker == INTEGER:
-        return t is int or (t is float and value.is_integer())
+    if marker == INTEGER:  # an int64 at most (Go's decoder refuses larger numbers)
+        return (t is int or (t is float and value.is_integer())) and -(2 ** 63) <= value < 2 ** 63
     if marker == NUMBER:
         return t is int or t is float
     if marker == BOOLEAN:

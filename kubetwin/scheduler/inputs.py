@@ -31,7 +31,7 @@ class ClusterInputs:
     def namespace_labels(self) -> dict[str, Mapping[str, str]]:
         out: dict[str, Mapping[str, str]] = {}
         for obj in self.objects.get("Namespace", []):
-            meta = obj.get("metadata") or {}
+            meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
             out[str(meta.get("name", ""))] = dict(meta.get("labels") or {})
         return out
 

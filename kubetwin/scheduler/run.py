@@ -26,7 +26,9 @@ def make_handle(cluster: ClusterInputs, gates: FeatureGates, seed: int = 0, *, t
     snapshot = build_snapshot(cluster.nodes, cluster.pods, accounting, cluster.namespace_labels())
     if tree_order:
         snapshot = Snapshot(node_tree_order(snapshot.node_infos), snapshot.namespaces, snapshot.objects)
-    return Handle(snapshot=snapshot, gates=gates, accounting=accounting, objects=cluster.objects, seed=seed)
+    # plugins name the file an object came from in their errors
+    return Handle(snapshot=snapshot, gates=gates, accounting=accounting, objects=cluster.objects, seed=seed,
+                  origins=cluster.origins)
 
 
 def run_single_plugin(name: str, args_path: str | Path | None, cluster: ClusterInputs, pod: Pod,

@@ -32,12 +32,18 @@ class _Template:
 _TEMPLATES: dict[tuple[int, int], _Template] = {}
 
 
-def kubelet_for(node: SimNode) -> Any:
-    """A freshly started kubelet for ``node`` (a copy of its group's template)."""
-    key = (id(node.machine), id(node.kubelet))
+def template_for(machine: Any, config: Any) -> _Template:
+    """The started kubelet of a (machine, configuration) pair, started once per process."""
+    key = (id(machine), id(config))
     tmpl = _TEMPLATES.get(key)
-    if tmpl is None or tmpl.machine is not node.machine or tmpl.config is not node.kubelet:
+    if tmpl is None or tmpl.machine is not machine or tmpl.config is not config:
         if len(_TEMPLATES) > 64:
             _TEMPLATES.clear()
-        tmpl = _TEMPLATES[key] = _Template(node.machine, node.kubelet)
-    return tmpl.fork()
+        tmpl = _Template(machine, config)
+        _TEMPLATES[key] = tmpl
+    return tmpl
+
+
+def kubelet_for(node: SimNode) -> Any:
+    """A freshly started kubelet for ``node`` (a copy of its group's template)."""
+    return template_for(node.machine, node.kubelet).fork()

@@ -293,6 +293,12 @@ def _list(v: Any, path: str) -> list[Any]:
     return v
 
 
+def _mapping(v: Any, path: str, file: str | None = None) -> Mapping[str, Any]:
+    if not isinstance(v, Mapping):
+        raise InputError(f"expected a mapping, not {type(v).__name__}", path=path, file=file)
+    return v
+
+
 def _int(v: Any, path: str, minimum: int = 0) -> int:
     if not isinstance(v, int) or isinstance(v, bool) or v < minimum:
         raise InputError(f"Invalid value: {v!r}: must be an integer >= {minimum}", path=path)
@@ -346,8 +352,9 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     ngpu = _int(gpus.get("count", 0), f"{path}.gpus.count")
     model = str(gpus.get("model", ""))
     zones = _list(g.get("zones"), f"{path}.zones")
-    drivers = [_dra_driver(d, f"{path}.draDrivers[{k}]", st) for k, d in enumerate(_list(g.get("draDrivers"),
-                                                                                        f"{path}.draDrivers"))]
+    raw_drivers = _list(g.get("draDrivers"), f"{path}.draDrivers")
+    limits.MAX_SIM_DRA_DRIVERS.check(len(raw_drivers), path=f"{path}.draDrivers", what="the number of DRA drivers")
+    drivers = [_dra_driver(d, f"{path}.draDrivers[{k}]", st) for k, d in enumerate(raw_drivers)]
     if drivers and machine is None:
         raise InputError("Required value: machine (DRA drivers publish the machine's PCI devices)",
                          path=f"{path}.machine")
@@ -363,6 +370,8 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     except InputError as exc:
         exc.file = None
         raise exc.within(path) from None
+    if machine is not None and cfg is not None:
+        _check_kubelet_starts(machine, cfg, f"{path}.kubeletConfig")
     out = []
     for k in range(count):
         node_name = f"{name}-{k}"
@@ -384,6 +393,22 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
             sn.slices.extend(_publish(machine, d, node_name))
         out.append(sn)
     return out
+
+
+def _check_kubelet_starts(machine: Any, cfg: Any, path: str) -> None:
+    """Start the group's kubelet once now (the run reuses it): a configuration its managers
+    refuse on this machine (reserved CPUs past the machine, a memory reservation it does not
+    have) is an error of the scenario, named as such, before the run."""
+    from .kubelets import template_for
+
+    try:
+        template_for(machine, cfg)
+    except InputError as exc:
+        exc.file = None
+        raise exc.within(path) from None
+
+
+_DRIVER_KEYS = {"driver", "kinds", "vendorIDs", "partitions"}
 
 
 @dataclass(frozen=True)
@@ -515,8 +540,14 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
     duration = parse_duration_spec(w.get("duration"), f"{path}.duration")
     usage = parse_usage(w.get("usage"), f"{path}.usage")
     times = arrival_times(w.get("arrival"), count, f"{path}.arrival", random.Random(f"{sc.settings.seed}/{name}"))
+    if times:  # a low rate or a long interval can put the last arrival centuries away
+        limits.MAX_SIM_SECONDS.check(math.ceil(max(times)), path=f"{path}.arrival",
+                                     what="the last arrival time in seconds")
     drng = random.Random(f"{sc.settings.seed}/{name}/duration")
-    base = _pod_dict(tmpl, name)
+    try:
+        base = _pod_dict(tmpl, name)
+    except InputError as exc:
+        raise exc.within(path) from None
     check_builtin(tmpl, "v1", "Pod", prefix=f"{path}.template")  # as written: defaults added below are ours
     if w.get("priorityClassName"):
         base["spec"]["priorityClassName"] = str(w["priorityClassName"])
@@ -536,10 +567,10 @@ def _pod_dict(tmpl: Mapping[str, Any], name: str) -> dict[str, Any]:
     obj = copy.deepcopy(dict(tmpl))
     obj.setdefault("apiVersion", "v1")
     obj.setdefault("kind", "Pod")
-    meta = dict(obj.get("metadata") or {})
+    meta = dict(_mapping(obj.get("metadata") or {}, "template.metadata"))
     meta.setdefault("labels", {"app": name})
     obj["metadata"] = meta
-    obj["spec"] = dict(obj.get("spec") or {})
+    obj["spec"] = dict(_mapping(obj.get("spec") or {}, "template.spec"))
     return obj
 
 
@@ -697,18 +728,21 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
         t, d = _timing(obj, where)
         if kind == "Job":
             replicas = _int(spec.get("parallelism", 1), "spec.parallelism")
+            limits.MAX_SIM_PODS.check(replicas, path="spec.parallelism", what="the Job's parallelism")
             completions = spec.get("completions")
             if completions is not None:
                 completions = _int(completions, "spec.completions")
+                limits.MAX_SIM_PODS.check(completions, path="spec.completions", what="the Job's completions")
             backoff = _int(spec.get("backoffLimit", 6), "spec.backoffLimit")
         else:
             replicas = _int(spec.get("replicas", 1), "spec.replicas")
+            limits.MAX_SIM_PODS.check(replicas, path="spec.replicas", what="the number of replicas")
             completions, backoff = None, 0
     except InputError as exc:
         raise exc.in_file(where) from None
     pod_obj = {"apiVersion": "v1", "kind": "Pod",
                "metadata": {**(tmpl.get("metadata") or {}), "name": f"{name}-template", "namespace": ns},
-               "spec": dict(tmpl["spec"])}
+               "spec": dict(_mapping(tmpl.get("spec"), "spec.template.spec", where))}
     if kind == "Job":
         pod_obj["spec"].setdefault("restartPolicy", "Never")
     not_modelled_pod(pod_obj, where, prefix="spec.template", reader=SIMULATION)

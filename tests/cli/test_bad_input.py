@@ -3,6 +3,7 @@ never a traceback, a hang or an out-of-memory. One test per failure class (tests
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -90,6 +91,7 @@ _WORKLOAD = {"name": "w", "count": 1, "template": {"spec": {"containers": [{"nam
     ("nodeGroups", [dict(_GROUP, count=9007199254740993)], "KUBETWIN_MAX_SIM_NODES"),
     ("workloads", [dict(_WORKLOAD, count=10 ** 30)], "KUBETWIN_MAX_SIM_PODS"),
     ("horizon", "2000000h", "KUBETWIN_MAX_SIM_SECONDS"),
+    ("workloads", [dict(_WORKLOAD, count=3, arrival={"rate": 1e-12})], "KUBETWIN_MAX_SIM_SECONDS"),
 ])
 def test_a_scenario_past_a_size_limit_is_refused_before_it_runs(tmp_path, capsys, field, value, variable):
     spec = {"nodeGroups": [_GROUP], "workloads": [_WORKLOAD], field: value}
@@ -125,3 +127,29 @@ def test_a_timeline_past_the_step_limit_is_refused(tmp_path, capsys, monkeypatch
     line = refused(capsys, "timeline.yaml", "evict", "--config", str(kubelet), "--timeline", str(timeline), "-o", "json",
                    str(EXAMPLES / "evict/pods.yaml"))
     assert "KUBETWIN_MAX_TIMELINE_STEPS" in line
+
+
+def test_a_deployment_with_more_replicas_than_the_pod_limit_is_refused(tmp_path, capsys):
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                  "spec": {"replicas": 2 ** 63, "selector": {"matchLabels": {"app": "d"}},
+                           "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c"}]}}}}
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump_all([{"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation",
+                                         "metadata": {"name": "s"}, "spec": {"nodeGroups": [_GROUP]}}, deployment]))
+    line = refused(capsys, "scenario.yaml", "simulate", str(path), "--report", "-", "--no-progress", "-o", "json")
+    assert "KUBETWIN_MAX_SIM_PODS" in line
+
+
+def test_a_workload_template_spec_that_is_not_a_mapping_is_refused(tmp_path, capsys):
+    spec = {"nodeGroups": [_GROUP], "workloads": [dict(_WORKLOAD, template={"spec": -1})]}
+    line = refused(capsys, "scenario.yaml", "simulate", _scenario(tmp_path, spec), "--report", "-", "--no-progress")
+    assert "spec.workloads[0].template.spec" in line
+
+
+def test_a_machine_whose_cache_id_is_past_the_cpu_id_limit_is_refused(tmp_path, capsys):
+    machine = json.loads((EXAMPLES / "pod-level/machine.json").read_text())
+    machine["topology"][0]["cores"][0]["caches"][0]["id"] = 2 ** 31
+    path = tmp_path / "machine.json"
+    path.write_text(json.dumps(machine))
+    line = refused(capsys, "machine.json", "topology", str(path), "-o", "json")
+    assert "KUBETWIN_MAX_CPU_ID" in line

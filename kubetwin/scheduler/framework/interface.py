@@ -46,6 +46,8 @@ class Handle:
     cache: Any = None
     #: PodDisruptionBudgets (preemption reads them)
     pdbs: Sequence[Any] = ()
+    #: the file (and document) each of ``objects`` came from, by kind, for errors that name it
+    origins: Mapping[str, list[str]] = field(default_factory=dict)
 
 
 class CycleState(dict):
