@@ -226,8 +226,7 @@ def find_problems(value: Any, spec: Spec, *, limit: int = MAX_LISTED + 1) -> lis
                     if spec_sub is ANY or spec_sub == ANY:
                         continue
                     if not _scalar_ok(sub, spec_sub):
-                        problems.append(FieldProblem(_join(stack + [key]), "type",
-                                                     f"expected {_describe(spec_sub)}, got {_type_name(sub)}"))
+                        problems.append(FieldProblem(_join(stack + [key]), "type", _mismatch(spec_sub, sub)))
                     continue
                 stack.append(key)
                 walk(sub, spec_sub)
@@ -242,7 +241,7 @@ def find_problems(value: Any, spec: Spec, *, limit: int = MAX_LISTED + 1) -> lis
                     for i, x in enumerate(v):
                         if x is not None and not _scalar_ok(x, item):
                             problems.append(FieldProblem(_join(stack + [i]), "type",
-                                                         f"expected {_describe(item)}, got {_type_name(x)}"))
+                                                         _mismatch(item, x)))
                             if len(problems) >= limit:
                                 return
                 return
@@ -265,17 +264,23 @@ def find_problems(value: Any, spec: Spec, *, limit: int = MAX_LISTED + 1) -> lis
                 if type(val) is str:
                     if val != ANY and not _scalar_ok(x, val):
                         problems.append(FieldProblem(_join(stack + [key]), "type",
-                                                     f"expected {_describe(val)}, got {_type_name(x)}"))
+                                                     _mismatch(val, x)))
                     continue
                 stack.append(key)
                 walk(x, val)
                 stack.pop()
         else:
             if s != ANY and not _scalar_ok(v, s):  # type: ignore[arg-type]
-                problems.append(FieldProblem(_join(stack), "type", f"expected {_describe(s)}, got {_type_name(v)}"))
+                problems.append(FieldProblem(_join(stack), "type", _mismatch(s, v)))
 
     walk(value, spec)
     return problems
+
+
+def _mismatch(marker: str, value: Any) -> str:
+    if marker in (INTEGER, NUMBER) and type(value) is int:
+        return f"the number {str(value)[:30]} is out of range: Go decodes it into an int64"
+    return f"expected {_describe(marker)}, got {_type_name(value)}"
 
 
 def _describe(marker: str) -> str:

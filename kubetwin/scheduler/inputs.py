@@ -31,7 +31,8 @@ class ClusterInputs:
     def namespace_labels(self) -> dict[str, Mapping[str, str]]:
         out: dict[str, Mapping[str, str]] = {}
         for obj in self.objects.get("Namespace", []):
-            meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+            raw = obj.get("metadata")
+            meta: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
             out[str(meta.get("name", ""))] = dict(meta.get("labels") or {})
         return out
 
