@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import emit_data, kubernetes_version, output_option
+from .common import emit_data, kubernetes_version, output_option, rejected
 
 
 @click.command("schedule")
@@ -25,7 +25,11 @@ from .common import emit_data, kubernetes_version, output_option
 @click.pass_context
 def schedule(ctx: click.Context, nodes, pods, objects, config, plugin, plugin_args, feature_gates, admit, seed,
              output, pod_file) -> None:
-    """One scheduling cycle for the pod in POD.yaml, explained per node and plugin."""
+    """One scheduling cycle for the pod in POD.yaml, explained per node and plugin.
+
+    -f names the other objects of the cluster (as kubectl's -f names objects). An unschedulable
+    pod is an answer: exit status 0, or 3 with --fail-on-reject.
+    """
     from ..model.features import gates_for, parse_feature_gates_flag
     from ..scheduler.inputs import load_cluster, load_pod
 
@@ -42,6 +46,8 @@ def schedule(ctx: click.Context, nodes, pods, objects, config, plugin, plugin_ar
             _single_table(plugin, data)
         else:
             emit_data(data, output)
+        if data["filter"] and all(v.get("code") not in ("Success", "Skip") for v in data["filter"].values()):
+            rejected(f"pod {pod.key}: {plugin} rejects every node")
         return
     from ..scheduler.run import run_cycle
 
@@ -50,6 +56,8 @@ def schedule(ctx: click.Context, nodes, pods, objects, config, plugin, plugin_ar
         _cycle_table(outcome)
     else:
         emit_data(outcome.to_json(), output)
+    if outcome.node is None:
+        rejected(f"pod {pod.key}: {outcome.message}")
 
 
 def _single_table(plugin: str, data: dict) -> None:

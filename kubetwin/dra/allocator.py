@@ -542,7 +542,9 @@ class _Run:
         claim_ref = None
         for owner, selectors in ((data.cls, data.cls.selectors), (None, data.spec.selectors)):
             for i, expr in enumerate(selectors):
-                assert expr is not None
+                if expr is None:  # a DeviceClass selector of a type this release does not know
+                    raise AllocationError(f"class {owner.name if owner else data.cls.name}: selector #{i}: CEL "
+                                          "expression empty (unsupported selector type?)")
                 try:
                     if not self.a.selector_matches(expr, cand.device, cand.id[0]):
                         if self.trace is not None:

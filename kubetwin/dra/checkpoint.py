@@ -91,7 +91,7 @@ def decode_checkpoint(blob: bytes, file: str = CHECKPOINT_NAME) -> list[ClaimInf
     """Entries of a checkpoint; a corrupt file is an :class:`InputError` like the kubelet's."""
     try:
         outer = json.loads(blob)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise InputError(f"checkpoint is not JSON: {exc}", file=file) from None
     if not isinstance(outer, dict) or not isinstance(outer.get("Data"), str) \
             or not isinstance(outer.get("Checksum"), int):
@@ -103,7 +103,7 @@ def decode_checkpoint(blob: bytes, file: str = CHECKPOINT_NAME) -> list[ClaimInf
                          f"(expected {actual})", path="Checksum", file=file)
     try:
         inner = json.loads(data)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise InputError(f"checkpoint Data is not JSON: {exc}", path="Data", file=file) from None
     if not isinstance(inner, dict):
         raise InputError("checkpoint Data must be an object", path="Data", file=file)

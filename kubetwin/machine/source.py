@@ -27,7 +27,11 @@ def _from_bytes(data: bytes, file: str) -> Machine:
     if head.startswith(b"{"):
         from .machineinfo import read_machineinfo
 
-        return read_machineinfo(data.decode("utf-8", "replace"), file=file)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text (byte {exc.start})", file=file) from None
+        return read_machineinfo(text, file=file)
     if not head:
         raise InputError("file is empty", file=file)
     raise InputError("not a machine description (expected MachineInfo JSON, hwloc XML or a sysfs tarball)",
@@ -35,7 +39,16 @@ def _from_bytes(data: bytes, file: str) -> Machine:
 
 
 def load_machine(source: str) -> Machine:
-    """A :class:`Machine` from any supported source (see the module docstring)."""
+    """A :class:`Machine` from any supported source (see the module docstring); errors name it."""
+    try:
+        return _load(source)
+    except InputError as exc:
+        from .spec import looks_like_spec
+
+        raise exc.in_file(None if looks_like_spec(source) else ("<stdin>" if source == "-" else source)) from None
+
+
+def _load(source: str) -> Machine:
     from .spec import looks_like_spec, parse_spec
 
     if source == "-":

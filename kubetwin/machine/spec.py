@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from .. import limits
 from ..errors import InputError
 from ..model.quantity import parse_quantity
 from .model import Cache, Core, HugePages, Machine, NUMANode, PCIDevice, canonical_extra
@@ -36,7 +37,7 @@ _DEVICES = {  # kind -> (class code, vendor, device, model)
     "nics": (0x0200, 0x15B3, 0x101B, "Mellanox ConnectX-6"),
     "nvme": (0x0108, 0x144D, 0xA80A, "Samsung PM9A3 NVMe SSD"),
 }
-MAX_CPUS = 65536
+MAX_CPUS = limits.MAX_MACHINE_CPUS.default
 
 
 def _pci_devices(spec: str, devices: dict[str, int], n_nodes: int) -> list[PCIDevice]:
@@ -75,8 +76,10 @@ def _err(spec: str, msg: str, fix: str | None = None) -> InputError:
 
 
 def _count(spec: str, key: str, value: str) -> int:
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit()):
         raise _err(spec, f'"{key}={value}": {key} must be a whole number')
+    if len(value) > 18:
+        raise _err(spec, f'"{key}={value[:24]}": {key} is too large')
     return int(value)
 
 
@@ -88,6 +91,8 @@ def _bytes(spec: str, key: str, value: str) -> int:
     v = q.value()
     if v < 0:
         raise _err(spec, f'"{key}={value}": must not be negative')
+    if v > 2**63 - 1:
+        raise _err(spec, f'"{key}={value}": more than the 2^63-1 bytes a Kubernetes quantity holds')
     return v
 
 
@@ -105,8 +110,10 @@ def parse_spec(spec: str) -> Machine:
         if val < 1:
             raise _err(text, f'"{shape}": {what} must be at least 1')
     total_cores = sockets * nps * cpn
-    if total_cores * tpc > MAX_CPUS:
-        raise _err(text, f'"{shape}": {total_cores * tpc} CPUs is more than {MAX_CPUS}')
+    max_cpus = limits.MAX_MACHINE_CPUS.value()
+    if total_cores * tpc > max_cpus:
+        raise _err(text, f'"{shape}": {total_cores * tpc} CPUs is more than {max_cpus}',
+                   fix=f"raise the limit with {limits.MAX_MACHINE_CPUS.env}=N if this is meant")
 
     mem = 4 * 1024 ** 3 * total_cores
     swap = 0
@@ -114,12 +121,16 @@ def parse_spec(spec: str) -> Machine:
     l3 = "per-socket"
     devices = {"gpus": 0, "nics": 0, "nvme": 0}
     remote = 21
+    given: set[str] = set()
     for opt in options:
         key, eq, value = opt.partition("=")
         key = key.strip()
         value = value.strip()
         if not eq or not value:
             raise _err(text, f'"{opt}" is not key=value', fix=f"options: {_OPTIONS}")
+        if key in given:
+            raise _err(text, f'option "{key}" is given twice', fix="give each option once")
+        given.add(key)
         if key == "mem":
             mem = _bytes(text, key, value)
         elif key == "swap":
@@ -129,6 +140,9 @@ def parse_spec(spec: str) -> Machine:
             if size < 4096 or size % 1024:
                 raise _err(text, f'"{key}": page size must be a multiple of 1Ki and at least 4Ki')
             hugepages[size // 1024] = _count(text, key, value)
+            if hugepages[size // 1024] > limits.MAX_HUGEPAGES.value():
+                raise _err(text, f'"{key}={value}": more than {limits.MAX_HUGEPAGES.value()} pages',
+                           fix=f"raise the limit with {limits.MAX_HUGEPAGES.env}=N if this is meant")
         elif key == "l3":
             if value in ("per-socket", "per-numa", "none"):
                 l3 = value
@@ -147,7 +161,12 @@ def parse_spec(spec: str) -> Machine:
             if remote < 10:
                 raise _err(text, f'"distance={value}": must be at least 10 (the local distance)')
         else:
-            raise _err(text, f'unknown option "{key}"', fix=f"options: {_OPTIONS}")
+            from ..model.strict import suggest
+
+            near = suggest(key, ("mem", "swap", "hugepages-2Mi", "hugepages-1Gi", "l3", "gpus", "nics", "nvme",
+                                 "distance"))
+            raise _err(text, f'unknown option "{key}"',
+                       fix=f'did you mean "{near}"?' if near else f"options: {_OPTIONS}")
 
     n_nodes = sockets * nps
     node_mem = mem // n_nodes

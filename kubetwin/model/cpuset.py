@@ -3,17 +3,23 @@
 Kept as one Python int used as a bit mask, so union, intersection and difference over a
 1,000-CPU machine are single big-int operations — the CPU manager does these in its inner
 loops. Immutable and hashable, like the kubelet's ``cpuset.CPUSet``.
+
+CPU ids read from any input (cpusets, MachineInfo, sysfs, hwloc) are bounded by
+:data:`MAX_CPU_ID`: ``"0-99999999999"`` is refused at once instead of building a mask of 10^11
+bits. Commands then refuse CPUs the machine does not have, as the kubelet does.
 """
 
 from __future__ import annotations
 
-from typing import Final, Iterable, Iterator
+from typing import Iterable, Iterator
 
+from .. import limits
 from ..errors import InputError
 from .goint import atoi
 
-#: The highest CPU id kubetwin accepts in a cpuset string (far above any real machine).
-MAX_CPU_ID: Final = 1 << 20
+#: The largest CPU id kubetwin reads by default (ids 0 to 65535: the 65,536 CPUs of
+#: ``256s1n256c1t``); ``KUBETWIN_MAX_CPU_ID`` raises it (:mod:`kubetwin.limits`).
+MAX_CPU_ID = limits.MAX_CPU_ID.default
 
 
 class CPUSet:
@@ -42,28 +48,31 @@ class CPUSet:
 
     @classmethod
     def parse(cls, text: str, path: str = "") -> "CPUSet":
-        """``cpuset.Parse`` (k8s.io/utils): the Linux list format; the empty string is the empty set.
-
-        As upstream: elements split on ``,`` and ranges on the first ``-``, each number read by
-        ``strconv.Atoi`` (no spaces, an optional ``+``), a range's start not above its end.
-        kubetwin's own limit: CPU ids above :data:`MAX_CPU_ID` are refused (upstream would try
-        to build a set of that many CPUs).
-        """
+        """``cpuset.Parse`` (k8s.io/utils/cpuset): the Linux list format, elements as
+        ``strconv.Atoi`` reads them (no blanks); the empty string is the empty set."""
         if not isinstance(text, str):
             raise InputError(f"cpuset must be a string like \"0-3,8\", not {type(text).__name__}", path=path)
-        mask = 0
-        if not text:
+        if text == "":
             return EMPTY
+        max_id = limits.MAX_CPU_ID.value()
+        mask = 0
         for part in text.split(","):
             lo, dash, hi = part.partition("-")
-            a = atoi(lo)
-            b = atoi(hi) if dash else a
-            if a is None or b is None or a > b or a < 0:
-                raise InputError(f'invalid cpuset "{text}": bad element "{part}"', path=path,
-                                 fix='use the Linux list format without spaces, e.g. "0-3,8,10-11"')
-            if b > MAX_CPU_ID:
-                raise InputError(f'invalid cpuset "{text}": CPU {b} is above {MAX_CPU_ID}', path=path,
-                                 fix="use the CPU ids of the machine")
+            try:
+                if dash:
+                    a, b = _cpu_id(lo), _cpu_id(hi)
+                    if b < a:
+                        raise ValueError
+                else:
+                    a = b = _cpu_id(lo)
+            except ValueError:
+                raise InputError(f'invalid cpuset "{_short(text)}": bad element "{_short(part)}"', path=path,
+                                 fix='use the Linux list format, e.g. "0-3,8,10-11"') from None
+            if b > max_id:
+                raise InputError(f'invalid cpuset "{_short(text)}": CPU id {_short(hi if dash else lo)} is beyond the largest '
+                                 f"CPU id kubetwin reads ({max_id})", path=path,
+                                 fix=f"name CPUs of the machine (Linux numbers them from 0); {limits.MAX_CPU_ID.env}=N "
+                                     "raises the limit")
             mask |= ((1 << (b - a + 1)) - 1) << a
         return cls.from_mask(mask)
 
@@ -144,6 +153,19 @@ class CPUSet:
 
     def __repr__(self) -> str:
         return f"CPUSet({str(self)!r})"
+
+
+def _cpu_id(text: str) -> int:
+    """A CPU id as Go's ``strconv.Atoi`` reads one (:func:`kubetwin.model.goint.atoi`): ASCII digits
+    after an optional sign, within int64; a negative id is refused here (a ``-`` splits a range)."""
+    value = atoi(text)
+    if value is None or value < 0:
+        raise ValueError(text)
+    return value
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 EMPTY = CPUSet.from_mask(0)

@@ -17,7 +17,7 @@ _MAX_INT64: Final = (1 << 63) - 1
 
 def atoi(text: str) -> int | None:
     """``strconv.Atoi`` on a 64-bit platform: ASCII digits, an optional sign, within int64; else None."""
-    if not _GO_INT.match(text):
+    if not _GO_INT.match(text) or len(text.lstrip("+-").lstrip("0")) > 19:  # past int64 (and int()'s digit limit)
         return None
     value = int(text)
     return value if _MIN_INT64 <= value <= _MAX_INT64 else None

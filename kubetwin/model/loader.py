@@ -24,6 +24,7 @@ from typing import Any, Iterator
 
 import yaml
 
+from .. import limits
 from ..errors import InputError
 
 try:  # the C loader is ~10x faster; fall back quietly where libyaml is missing
@@ -74,9 +75,9 @@ def _json_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
             seen.add(k)
     return d
 
-MAX_INPUT_BYTES = 512 * 1024 * 1024
-MAX_EXPANDED_NODES = 5_000_000
-MAX_DEPTH = 200
+MAX_INPUT_BYTES = limits.MAX_INPUT_BYTES.default
+MAX_EXPANDED_NODES = limits.MAX_ALIAS_EXPANSION.default
+MAX_DEPTH = limits.MAX_NESTING.default
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +100,9 @@ class Document:
 def read_text(path: str | Path) -> str:
     """The text of ``path`` (``-`` = stdin), refusing huge or unreadable files with a clear error."""
     name = str(path)
+    max_bytes = limits.MAX_INPUT_BYTES.value()
     if name == "-":
-        data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
+        data = sys.stdin.buffer.read(max_bytes + 1)
         name = "<stdin>"
     else:
         p = Path(path)
@@ -108,8 +110,9 @@ def read_text(path: str | Path) -> str:
             if p.is_dir():
                 raise InputError("is a directory, expected a file", file=name)
             size = p.stat().st_size
-            if size > MAX_INPUT_BYTES:
-                raise InputError(f"file is {size} bytes, more than the {MAX_INPUT_BYTES} bytes kubetwin reads", file=name)
+            if size > max_bytes:
+                raise InputError(f"file is {size} bytes, more than the {max_bytes} bytes kubetwin reads", file=name,
+                                 fix=f"raise the limit with {limits.MAX_INPUT_BYTES.env}=N if this is meant")
             data = p.read_bytes()
         except FileNotFoundError:
             raise InputError("no such file", file=name, fix="check the path") from None
@@ -117,8 +120,9 @@ def read_text(path: str | Path) -> str:
             raise InputError("permission denied", file=name) from None
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror or exc}", file=name) from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise InputError(f"input is more than the {MAX_INPUT_BYTES} bytes kubetwin reads", file=name)
+    if len(data) > max_bytes:
+        raise InputError(f"input is more than the {max_bytes} bytes kubetwin reads", file=name,
+                         fix=f"raise the limit with {limits.MAX_INPUT_BYTES.env}=N if this is meant")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -142,12 +146,27 @@ def parse_documents(text: str, file: str = "<input>") -> list[Any]:
     return _load_yaml(text, file)
 
 
+def parse_yaml(text: str, file: str = "<input>") -> list[Any]:
+    """The documents of a YAML text, also where it starts like JSON (YAML's flow style:
+    ``{memory: 2Gi}``), with the same limits and duplicate-key rule."""
+    return _load_yaml(text, file)
+
+
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.M)
+
+
+class NotJSONConstant(ValueError):
+    pass
+
+
+def _not_json(name: str) -> Any:
+    """``NaN``, ``Infinity``: Python's JSON reader takes them, JSON (and Go's decoder) does not."""
+    raise NotJSONConstant(name)
 
 
 def _load_json(text: str, file: str) -> list[Any]:
     """One JSON document, or a stream of them (NDJSON, or objects one after another)."""
-    decoder = json.JSONDecoder(object_pairs_hook=_json_object)
+    decoder = json.JSONDecoder(object_pairs_hook=_json_object, parse_constant=_not_json)
     docs = []
     pos = 0
     end = len(text)
@@ -166,8 +185,15 @@ def _load_json(text: str, file: str) -> list[Any]:
     except DuplicateJSONKey as exc:
         raise InputError(f'strict decoding error: duplicate field "{exc.args[0]}"', file=file,
                          fix="give each field once") from None
+    except NotJSONConstant as exc:
+        raise InputError(f"invalid JSON: {exc.args[0]} is not a JSON value", file=file,
+                         fix="write numbers as decimal literals") from None
     except RecursionError:
         raise InputError("JSON nesting is too deep", file=file) from None
+    except ValueError as exc:  # an integer of thousands of digits (Python refuses to convert it)
+        raise InputError(f"invalid JSON: {_number_problem(exc)}", file=file) from None
+    for i, doc in enumerate(docs):
+        _check_depth(doc, file, i)
     return docs
 
 
@@ -185,6 +211,8 @@ def _load_yaml(text: str, file: str) -> list[Any]:
                 loader.dispose()
         else:
             docs = list(yaml.load_all(text, Loader=_Loader))
+            for i, doc in enumerate(docs):
+                _check_depth(doc, file, i)
     except DuplicateKeyError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1} column {mark.column + 1}: " if mark else ""
@@ -198,25 +226,64 @@ def _load_yaml(text: str, file: str) -> list[Any]:
         raise InputError(f"invalid YAML: {exc}", file=file) from None
     except RecursionError:
         raise InputError("YAML nesting is too deep", file=file) from None
+    except ValueError as exc:  # an integer of thousands of digits (Python refuses to convert it)
+        raise InputError(f"invalid YAML: {_number_problem(exc)}", file=file) from None
     return [d for d in docs if d is not None]
 
 
+def _number_problem(exc: ValueError) -> str:
+    text = str(exc)
+    if "digits" in text:
+        return "a number has more than 4300 digits (nothing Kubernetes reads is that large)"
+    return text
+
+
+def _check_depth(root: Any, file: str, index: int) -> None:
+    """Refuse a document nested deeper than ``KUBETWIN_MAX_NESTING`` (no Kubernetes object comes
+    near it), so no later recursive walk can run out of stack on it."""
+    if not isinstance(root, (dict, list)):
+        return
+    limit = limits.MAX_NESTING.value()
+    stack: list[tuple[Any, int]] = [(root, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, depth = pop()
+        if depth > limit:
+            raise InputError(f"nesting is deeper than {limit} levels", file=file, path=f"document {index + 1}",
+                             fix=f"raise the limit with {limits.MAX_NESTING.env}=N if this is meant")
+        for v in (node.values() if type(node) is dict else node):
+            if type(v) is dict or type(v) is list:
+                push((v, depth + 1))
+
+
 def _check_expansion(root: yaml.Node, file: str, index: int) -> None:
-    """Refuse documents whose aliases expand to more than MAX_EXPANDED_NODES nodes."""
+    """Refuse documents whose aliases expand too far, before anything is constructed.
+
+    A document may reuse anchored parts (shared resource blocks), but aliases may not multiply
+    its written size by more than :data:`~kubetwin.limits.ALIAS_AMPLIFICATION` once it passes
+    :data:`~kubetwin.limits.MIN_ALIAS_EXPANSION` nodes, nor expand it past
+    ``KUBETWIN_MAX_ALIAS_EXPANSION`` nodes: a billion-laughs tree and a list of 810,000 aliases
+    are refused in well under a second instead of being built and walked for minutes."""
+    max_nodes = limits.MAX_ALIAS_EXPANSION.value()
+    max_depth = limits.MAX_NESTING.value()
     sizes: dict[int, int] = {}
     on_stack: set[int] = set()
+    written = 0
+    where = f"document {index + 1}"
 
     def size(node: yaml.Node, depth: int) -> int:
+        nonlocal written
         key = id(node)
         cached = sizes.get(key)
         if cached is not None:
             return cached
         if key in on_stack:
-            raise InputError("YAML alias refers to itself (recursive structure)", file=file,
-                             path=f"document {index + 1}")
-        if depth > MAX_DEPTH:
-            raise InputError(f"YAML nesting is deeper than {MAX_DEPTH} levels", file=file)
+            raise InputError("YAML alias refers to itself (recursive structure)", file=file, path=where)
+        if depth > max_depth:
+            raise InputError(f"YAML nesting is deeper than {max_depth} levels", file=file, path=where,
+                             fix=f"raise the limit with {limits.MAX_NESTING.env}=N if this is meant")
         on_stack.add(key)
+        written += 1
         total = 1
         if isinstance(node, yaml.SequenceNode):
             for child in node.value:
@@ -225,25 +292,72 @@ def _check_expansion(root: yaml.Node, file: str, index: int) -> None:
             for k, v in node.value:
                 total += size(k, depth + 1) + size(v, depth + 1)
         on_stack.discard(key)
-        if total > MAX_EXPANDED_NODES:
-            raise InputError(f"YAML aliases expand to more than {MAX_EXPANDED_NODES} nodes (alias bomb?)",
-                             file=file, fix="write the document without anchors and aliases")
+        if total > max_nodes:
+            raise InputError(f"YAML aliases expand the document to more than {max_nodes} nodes (alias bomb?)",
+                             file=file, path=where, fix="write the document without anchors and aliases, or raise "
+                             f"the limit with {limits.MAX_ALIAS_EXPANSION.env}=N if this is meant")
         sizes[key] = total
         return total
 
-    size(root, 0)
+    total = size(root, 0)
+    # ``written`` counts distinct nodes; each alias use is one more written node (the ``*name``).
+    written += _alias_uses(root)
+    if total > limits.MIN_ALIAS_EXPANSION and total > limits.ALIAS_AMPLIFICATION * written:
+        raise InputError(f"YAML aliases expand the document's {written} written nodes to {total} nodes, more than "
+                         f"{limits.ALIAS_AMPLIFICATION} times as many (alias bomb?)", file=file, path=where,
+                         fix="write the document without anchors and aliases")
 
 
-def _flatten(obj: Any) -> Iterator[Any]:
-    """``kind: List`` (and ``*List`` kinds such as ``PodList``) contribute their items."""
-    if isinstance(obj, dict) and isinstance(obj.get("items"), list) and str(obj.get("kind", "")).endswith("List"):
-        for item in obj["items"]:
-            yield from _flatten(item)
+def _alias_uses(root: yaml.Node) -> int:
+    """How many times an already-seen node is referred to again (each is a ``*alias`` in the text)."""
+    seen: set[int] = set()
+    uses = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            uses += 1
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                stack.append(k)
+                stack.append(v)
+    return uses
+
+
+def _flatten(obj: Any, file: str = "<input>") -> Iterator[Any]:
+    """``kind: List`` (and ``*List`` kinds such as ``PodList``) contribute their items.
+
+    The list's own fields are checked strictly (a misspelt ``itmes`` is an error, not an empty
+    list). Items of a typed list as the API server returns it (``PodList``) carry no kind; they
+    get the list's element kind and apiVersion, as a client decoding the list would."""
+    if isinstance(obj, dict) and isinstance(obj.get("kind"), str) and obj["kind"].endswith("List"):
+        _check_list(obj, file)
+        element = obj["kind"][:-len("List")]
+        api_version = obj.get("apiVersion")
+        for item in obj.get("items") or ():
+            if element and isinstance(item, dict) and "kind" not in item:
+                item = {"apiVersion": api_version, "kind": element, **item} if api_version else \
+                    {"kind": element, **item}
+            yield from _flatten(item, file)
     elif isinstance(obj, list):
         for item in obj:
-            yield from _flatten(item)
+            yield from _flatten(item, file)
     else:
         yield obj
+
+
+def _check_list(obj: dict[str, Any], file: str) -> None:
+    """The fields of every ``*List`` kind: TypeMeta, ListMeta and ``items``."""
+    from .strict import ANY, INTEGER, STRING, check, list_of, obj as spec_obj
+
+    check(obj, spec_obj(apiVersion=STRING, kind=STRING, items=list_of(ANY),
+                        metadata=spec_obj({"continue": STRING, "remainingItemCount": INTEGER,
+                                           "resourceVersion": STRING, "selfLink": STRING})),
+          file=f"{file}: {obj['kind']}")
 
 
 def load_documents(path: str | Path) -> list[Document]:
@@ -252,7 +366,7 @@ def load_documents(path: str | Path) -> list[Document]:
     text = read_text(path)
     docs = []
     for raw in parse_documents(text, name):
-        for obj in _flatten(raw):
+        for obj in _flatten(raw, name):
             if not isinstance(obj, dict):
                 raise InputError(f"document {len(docs) + 1} is a {type(obj).__name__}, expected a Kubernetes object "
                                  "(a mapping with apiVersion and kind)", file=name)

@@ -6,6 +6,13 @@ rounding of sub-nano precision *up* (away from zero), the BinarySI cap at 2^63-1
 quirk that a string already in canonical form is kept verbatim (so ``+1`` and ``0100m`` print
 back as written). ``str()`` is ``Quantity.String()``: ``CanonicalizeBytes``.
 
+One deliberate difference: a string without a single digit (``E``, ``e3``, ``+``, ``.``, ``-.``)
+is refused. apimachinery's scanner reads such strings as 0 (``parseQuantityString`` strips
+nothing and defaults the numerator to "0"; kubernetes/apimachinery#165), although its own
+documented grammar (``<signedNumber> ::= <number> | <sign><number>``, a number having digits)
+and the regular expression its error quotes do not allow them. A typo that silently requests
+nothing would be a wrong answer, so kubetwin refuses it, saying what Kubernetes would do.
+
 Quantities repeat a lot in real manifests, so :func:`parse_quantity` caches by string.
 """
 
@@ -14,6 +21,7 @@ from __future__ import annotations
 from functools import total_ordering
 from typing import Final
 
+from .. import limits
 from ..errors import InputError
 
 DECIMAL_EXPONENT: Final = "DecimalExponent"
@@ -37,6 +45,9 @@ SPLIT_RE_STRING: Final = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 ERR_FORMAT_WRONG: Final = f"quantities must match the regular expression '{SPLIT_RE_STRING}'"
 ERR_NUMERIC: Final = "unable to parse numeric part of quantity"
 ERR_SUFFIX: Final = "unable to parse quantity's suffix"
+ERR_NO_DIGITS: Final = "a quantity needs digits (<signedNumber><suffix>)"
+NO_DIGITS_FIX: Final = ("write the number, e.g. \"0\", \"1E\" or \"1e3\"; Kubernetes' ParseQuantity reads a "
+                        "quantity without digits as 0 (kubernetes/apimachinery#165), kubetwin refuses it")
 QUANTITY_FIX: Final = 'use a number with an optional suffix, e.g. "500m", "2", "1Gi", "1e3"'
 
 
@@ -88,6 +99,21 @@ def _scan(text: str) -> tuple[bool, str, str, str, str]:
             raise ValueError(ERR_FORMAT_WRONG)
         pos += 1
     return positive, value, num, denom, text[suffix_start:]
+
+
+def _has_digits(text: str) -> bool:
+    """Whether the number before the suffix (``[+-]?[0-9.]*``) has a digit."""
+    for i, ch in enumerate(text):
+        if ch in _DIGITS:
+            return True
+        if ch == "." or (i == 0 and ch in "+-"):
+            continue
+        return False
+    return False
+
+
+def _max_digits() -> int:
+    return min(limits.MAX_QUANTITY_DIGITS.value(), 4000)
 
 
 def _interpret(suffix: str) -> tuple[int, int, str] | None:
@@ -189,7 +215,14 @@ class Quantity:
         interp = _interpret(suffix)
         if interp is None:
             raise QuantityError(ERR_SUFFIX)
+        if not _has_digits(text):  # Kubernetes reads it as 0: see the module docstring
+            raise QuantityError(ERR_NO_DIGITS, fix=NO_DIGITS_FIX)
         base, exponent, fmt = interp
+        if len(num) + len(denom) > _max_digits():
+            # Kubernetes reads any number of digits; Python refuses to convert more than 4300 and
+            # nothing in a cluster can use such a number: a limit, not a parse.
+            raise QuantityError(f"quantity has more than {_max_digits()} digits (kubetwin's limit; raise it with "
+                                f"{limits.MAX_QUANTITY_DIGITS.env}=N)")
         if not num.isdigit() or not (denom == "" or denom.isdigit()) or not num.isascii() or not denom.isascii():
             raise QuantityError(ERR_NUMERIC)
         if fmt != BINARY_SI and (num + denom).strip("0") and (len(num) + exponent > MAX_DECIMAL_DIGITS
@@ -425,7 +458,9 @@ def parse_quantity(value: object, path: str = "") -> Quantity:
     try:
         q = Quantity.parse(text)
     except QuantityError as exc:
-        raise QuantityError(f'quantity "{text}" is invalid: {exc.message}', path=path, fix=QUANTITY_FIX) from None
+        shown = text if len(text) <= 80 else f"{text[:40]}...({len(text)} characters)"
+        raise QuantityError(f'quantity "{shown}" is invalid: {exc.message}', path=path,
+                            fix=exc.fix or QUANTITY_FIX) from None
     if len(_CACHE) < 65536:
         _CACHE[text] = q
     return q

@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 import msgspec
 
+from .. import limits
 from ..model.pod import Pod
 from ..scheduler.admission import AdmissionRejected, admit_pod
 from ..scheduler.backend.queue import (
@@ -131,6 +132,7 @@ class Simulator:
                                namespaces=_namespaces(objects), pdbs=_pdbs(objects),
                                reuse_verdicts=reuse_verdicts)
         self.sched.handle.seed = st.seed
+        self.sched.handle.origins = scenario.origins  # DRA objects' errors name their file
         self.cluster = cs = self.sched.cluster
         from ..scheduler.plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
         from .gpushare import NAME as GPU_SHARE
@@ -157,6 +159,8 @@ class Simulator:
         self.now = 0.0
         #: events that can change the cluster (not samples): none left means nothing more happens
         self.live = 0
+        self.samples_taken = 0
+        self.max_samples = limits.MAX_SIM_SAMPLES.value()
         self.running = 0
         self.pending = 0
         self.controllers = {c.key: c for c in scenario.controllers}
@@ -497,6 +501,12 @@ class Simulator:
 
     # --- observations ----------------------------------------------------------------------------------
     def _sample(self) -> None:
+        self.samples_taken += 1
+        if self.samples_taken > self.max_samples:
+            # No horizon and pods that run (nearly) forever: the time series would not end.
+            raise limits.MAX_SIM_SAMPLES.exceeded(self.samples_taken, file=self.sc.source, path="spec.sampleInterval",
+                                                  what="the number of time-series samples (set spec.horizon, or a "
+                                                       "larger spec.sampleInterval)")
         cs = self.cluster
         alloc = cs.alloc.sum(axis=0)
         used = cs.requested.sum(axis=0)
@@ -542,11 +552,11 @@ class _AdmissionControl:
         self.classes = list(sc.priority_classes.values())
         self.limit_ranges: dict[str, list[Any]] = {}
         for obj in objects.get("LimitRange", []):
-            lr = limit_range_from_dict(obj)
+            lr = limit_range_from_dict(obj, checked=True)  # checked when the scenario was read
             self.limit_ranges.setdefault(lr.metadata.namespace or "default", []).append(lr)
         self.quotas: dict[str, list[Any]] = {}
         for obj in objects.get("ResourceQuota", []):
-            q = resource_quota_from_dict(obj)
+            q = resource_quota_from_dict(obj, checked=True)
             self.quotas.setdefault(q.metadata.namespace or "default", []).append(q)
 
     def admit(self, pod: Pod, sim: Simulator) -> Pod:

@@ -11,6 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import limits
 from ..errors import InputError
 from ..model.duration import parse_go_duration
 from ..model.pod import Pod
@@ -32,6 +33,7 @@ def seconds(value: Any, path: str, *, allow_zero: bool = True) -> float:
     if not math.isfinite(out) or out < 0 or (out == 0 and not allow_zero):
         raise InputError(f"Invalid value: {value!r}: must be {'non-negative' if allow_zero else 'positive'}",
                          path=path)
+    limits.MAX_SIM_SECONDS.check(math.ceil(out), path=path, what=f"{value!r} in seconds")
     return out
 
 
@@ -61,6 +63,10 @@ def parse_duration_spec(raw: Any, path: str) -> DurationSpec:
         return FOREVER
     if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
         return DurationSpec("fixed", seconds(raw, path))
+    if isinstance(raw, dict) and len(raw) == 1 and next(iter(raw)) not in ("exponential", "uniform"):
+        from ..model.strict import unknown_key_error
+
+        raise unknown_key_error(str(next(iter(raw))), ("exponential", "uniform"), path=path, what="duration kind")
     if isinstance(raw, dict) and len(raw) == 1:
         (k, v), = raw.items()
         if k == "exponential":

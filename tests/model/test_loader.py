@@ -71,7 +71,7 @@ def test_small_anchors_are_fine(tmp_path):
 
 
 def test_oversized_input_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr(loader, "MAX_INPUT_BYTES", 10)
+    monkeypatch.setenv("KUBETWIN_MAX_INPUT_BYTES", "10")
     p = write(tmp_path, "big.yaml", "kind: Pod\n" * 5)
     with pytest.raises(InputError, match="more than"):
         load_documents(p)
@@ -170,3 +170,29 @@ def test_json_with_a_trailing_comma_is_refused(tmp_path):
     f.write_text('{"apiVersion": "v1", "kind": "Pod",}')
     with pytest.raises(InputError, match="invalid JSON at line 1"):
         load_documents(f)
+
+
+def test_a_wide_list_of_aliases_is_refused_quickly(tmp_path):
+    # 810,000 aliases of one small mapping: each alias is short to write but expands to three nodes
+    # the commands would then walk; refused before anything is built.
+    import time
+    p = write(tmp_path, "wide.yaml", "x: &b {a: 1}\nitems: [" + ", ".join(["*b"] * 810_000) + "]\n")
+    began = time.monotonic()
+    with pytest.raises(InputError, match="alias"):
+        load_documents(p)
+    assert time.monotonic() - began < 30  # not a timing target: only "not minutes"
+
+
+def test_aliases_that_only_share_blocks_are_fine(tmp_path):
+    pods = "\n---\n".join(f"kind: Pod\nmetadata: {{name: p{i}}}\nres: &r{i} {{cpu: '1'}}\nlim: *r{i}" for i in range(50))
+    p = write(tmp_path, "pods.yaml", pods + "\n")
+    assert len(load_documents(p)) == 50
+
+
+def test_aliases_multiplying_a_small_document_tenfold_past_100000_nodes_are_refused(tmp_path):
+    lines = ['a0: &a0 ["x","x","x","x","x","x","x","x","x","x"]']
+    for i in range(1, 5):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i-1}"] * 10) + "]")
+    p = write(tmp_path, "laughs.yaml", "\n".join(lines) + "\n")
+    with pytest.raises(InputError, match="times as many"):
+        load_documents(p)

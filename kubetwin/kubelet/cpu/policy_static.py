@@ -170,8 +170,15 @@ class StaticPolicy:
                                      f'cpuset "{tmp_default}"', path=f"cpu_manager_state.entries.{pod_uid}.{name}")
         total = tmp_default | s.assigned_cpus()
         if total != all_cpus:
+            # the kubelet's message; the path names the first entry holding CPUs the machine lacks
+            held = [("defaultCpuSet", tmp_default)] + [(f"entries.{u}.{n}", c) for u, cs in s.entries.items()
+                                                       for n, c in cs.items()]
+            held += [(f"podEntries.{u}.cpuSet", c) for u, c in s.pod_entries.items()]
+            where = next((p for p, c in held if not c.is_subset_of(all_cpus)), "")
             raise InputError(f'current set of available CPUs "{all_cpus}" doesn\'t match with CPUs in state "{total}"',
-                             path="cpu_manager_state")
+                             path="cpu_manager_state" + (f".{where}" if where else ""),
+                             fix=f"CPUs {total - all_cpus} are not on this machine" if where else
+                             f"CPUs {all_cpus - total} are neither in defaultCpuSet nor assigned")
 
     # --- metrics (initializeMetrics, updateMetricsOnAllocate/Release) -------------------------
     def initialize_metrics(self, s: CPUState) -> None:

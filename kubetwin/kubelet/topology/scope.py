@@ -42,7 +42,7 @@ class ContainerScope:
             tm.record(c.name, hints, best, admit)
             if not admit:
                 tm.count_alignment(CONTAINER, False)
-                raise TopologyAffinityError()
+                raise TopologyAffinityError().with_hints(c, hints)
             tm.affinities[(pod.uid, c.name)] = best
             for _, p in tm.providers:
                 p.allocate(pod, c)
@@ -62,8 +62,9 @@ class PodScope:
         if not admit:
             tm.count_alignment(POD, False)
             if pod_level:
-                raise TopologyAffinityError("Pod Scope: Resources cannot be allocated with Topology locality")
-            raise TopologyAffinityError()
+                raise TopologyAffinityError("Pod Scope: Resources cannot be allocated with Topology "
+                                            "locality").with_hints(None, hints)
+            raise TopologyAffinityError().with_hints(None, hints)
         for c, _ in pod.all_containers():
             tm.affinities[(pod.uid, c.name)] = best
         if pod_level:

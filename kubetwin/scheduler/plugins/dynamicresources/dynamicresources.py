@@ -111,7 +111,7 @@ class DynamicResources(Plugin):
                 where = origins.get(kind, [])
                 for i, obj in enumerate(self.handle.objects.get(kind, [])):
                     docs.append(Document(obj, where[i] if i < len(where) else f"-f {kind}", i))
-            self._dra = collect(docs)
+            self._dra = collect(docs, checked=True)  # checked when the cluster's objects were read
             self._claims = ClaimIndex()
             for c in self._dra.claims:
                 self._claims.setdefault(_key(c), c)

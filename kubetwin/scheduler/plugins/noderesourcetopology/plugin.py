@@ -287,8 +287,9 @@ class NodeResourceTopologyMatch(Plugin):
         if self._nrts is None:
             self._nrts = {}
             objs = self.handle.objects.get("NodeResourceTopology", [])
-            for obj in objs:
-                nrt = nrt_from_dict(obj)
+            where = (getattr(self.handle, "origins", None) or {}).get("NodeResourceTopology") or []
+            for i, obj in enumerate(objs):
+                nrt = nrt_from_dict(obj, where[i] if i < len(where) else None)
                 self._nrts[nrt.metadata.name] = nrt
         return self._nrts.get(node_name)
 

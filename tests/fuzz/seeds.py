@@ -1,0 +1,340 @@
+"""Valid command lines to start fuzzing from: every command and subcommand, with its input files.
+
+Seeds come from three places: the examples the README runs (``examples/``), the conformance
+cases in ``../shared/conformance`` (each case kind turned into its command line as
+``FORMAT.md`` describes it), and hand-written seeds for the commands neither covers
+(``simulate``, ``topology``/``discover``, ``dra prepare``/``slices``, ``gates``, ``admit
+--devices`` and ``--write-state``). A seed is a command line and the files it reads; mutations
+(``mutations.py``) change a file or an option value and the oracle judges the result.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = Path(os.environ.get("KUBETWIN_SHARED", ROOT.parent / "shared"))
+EXAMPLES = ROOT / "examples"
+DEFAULT_SIM = ROOT / "kubetwin" / "sim" / "default"
+
+
+@dataclass(frozen=True)
+class Seed:
+    """One valid invocation: ``kubetwin ARGV`` run in a folder holding ``files``."""
+
+    name: str
+    argv: tuple[str, ...]
+    files: dict[str, bytes] = field(default_factory=dict)
+    #: files or folders the command writes (must be whole or absent afterwards)
+    outputs: tuple[str, ...] = ()
+    #: folders that must exist before the run (state folders, CDI folders)
+    dirs: tuple[str, ...] = ()
+    #: files read because another input names them (a scenario's objects)
+    referenced: tuple[str, ...] = ()
+
+    @property
+    def output_format(self) -> str:
+        argv = list(self.argv)
+        for i, a in enumerate(argv[:-1]):
+            if a in ("-o", "--output"):
+                return argv[i + 1]
+        return "table"
+
+    @property
+    def inputs(self) -> list[str]:
+        """The files the command reads: named on the command line (or inside a named folder),
+        or read through another input (``referenced``)."""
+        named = set(self.argv)
+        return sorted(n for n in self.files if n in named or n.split("/")[0] in named or n in self.referenced)
+
+    @property
+    def command(self) -> str:
+        argv = list(self.argv)
+        while argv and argv[0].startswith("-"):  # global options and their values
+            argv = argv[2:] if argv[0] == "--kubernetes-version" else argv[1:]
+        words = [a for a in argv if not a.startswith("-")]
+        if not words:
+            return "?"
+        return f"dra {words[1]}" if words[0] == "dra" and len(words) > 1 else words[0]
+
+
+def _yaml(*docs: Any) -> bytes:
+    return yaml.safe_dump_all(list(docs), sort_keys=False).encode()
+
+
+def _json(doc: Any) -> bytes:
+    return json.dumps(doc, indent=1).encode()
+
+
+def _kubelet_config(cfg: dict[str, Any] | None) -> dict[str, Any]:
+    out = dict(cfg or {})
+    out.setdefault("apiVersion", "kubelet.config.k8s.io/v1beta1")
+    out.setdefault("kind", "KubeletConfiguration")
+    return out
+
+
+def _gates(gates: dict[str, bool] | None) -> list[str]:
+    if not gates:
+        return []
+    return ["--feature-gates", ",".join(f"{g}={'true' if on else 'false'}" for g, on in gates.items())]
+
+
+def _machine(case: dict[str, Any], path: Path) -> Any:
+    if "machine" in case:
+        return case["machine"]
+    if "machineRef" in case:
+        return json.loads((path.parent / case["machineRef"]).read_text())
+    return None
+
+
+# ------------------------------------------------------------------ conformance cases, by kind
+
+
+def _admission(case: dict[str, Any], path: Path) -> Seed:
+    files = {"machine.json": _json(_machine(case, path)), "kubelet.yaml": _yaml(_kubelet_config(case.get("kubeletConfig"))),
+             "pods.yaml": _yaml(*case["pods"])}
+    argv = ["admit", "--machine", "machine.json", "--config", "kubelet.yaml"]
+    dirs: tuple[str, ...] = ()
+    if case.get("state"):
+        for fname, content in case["state"].items():
+            files[f"state/{fname}"] = json.dumps(content).encode()
+        argv += ["--state-dir", "state"]
+        dirs = ("state",)
+    argv += ["--write-state", "out-state", "--metrics", "metrics.prom", "pods.yaml", "-o", "json"]
+    return Seed(case["name"], tuple(argv), files, outputs=("out-state", "metrics.prom"), dirs=dirs)
+
+
+def _pod_resource_config(case: dict[str, Any], path: Path) -> Seed:
+    node = case.get("node") or {}
+    node_obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node.get("name", "node-1")},
+                "status": {"capacity": node.get("capacity", {}),
+                           "allocatable": node.get("allocatable", node.get("capacity", {}))}}
+    files = {"pod.yaml": _yaml(case["pod"]), "node.yaml": _yaml(node_obj)}
+    argv = ["explain", "pod.yaml", "--node", "node.yaml", "--cgroup", str(case.get("cgroupVersion", "v2"))]
+    if case.get("kubeletConfig"):
+        files["kubelet.yaml"] = _yaml(_kubelet_config(case["kubeletConfig"]))
+        argv += ["--config", "kubelet.yaml"]
+    machine = _machine(case, path)
+    if machine is not None:
+        files["machine.json"] = _json(machine)
+        argv += ["--machine", "machine.json"]
+    return Seed(case["name"], tuple(argv + ["-o", "json"]), files)
+
+
+def _dra_allocation(case: dict[str, Any], path: Path) -> Seed:
+    files = {"objects.yaml": _yaml(*(case.get("objects") or [])), "node.yaml": _yaml(case["node"]),
+             "claims.yaml": _yaml(*case["claims"])}
+    argv = ["dra", "allocate", "-f", "objects.yaml", "--node", "node.yaml", *_gates(case.get("featureGates")),
+            "-o", "json", "claims.yaml"]
+    return Seed(case["name"], tuple(argv), files)
+
+
+def _scheduler_plugin(case: dict[str, Any], path: Path) -> Seed:
+    files = {"nodes.yaml": _yaml(*case["nodes"]), "pod.yaml": _yaml(case["pod"])}
+    argv = ["schedule", "--nodes", "nodes.yaml", "--plugin", case["plugin"]]
+    if case.get("pods"):
+        files["running.yaml"] = _yaml(*case["pods"])
+        argv += ["--pods", "running.yaml"]
+    if case.get("objects"):
+        files["objects.yaml"] = _yaml(*case["objects"])
+        argv += ["-f", "objects.yaml"]
+    if case.get("pluginArgs"):
+        files["args.yaml"] = _yaml(case["pluginArgs"])
+        argv += ["--plugin-args", "args.yaml"]
+    argv += _gates(case.get("featureGates"))
+    return Seed(case["name"], tuple(argv + ["-o", "json", "pod.yaml"]), files)
+
+
+def _eviction_ranking(case: dict[str, Any], path: Path) -> Seed:
+    files = {"pods.yaml": _yaml(*case["pods"]), "summary.json": _json(case.get("summary") or {})}
+    argv = ["evict", "--signal", case["signal"], "--summary", "summary.json", "-o", "json", "pods.yaml"]
+    return Seed(case["name"], tuple(argv), files)
+
+
+def _eviction_decision(case: dict[str, Any], path: Path) -> Seed:
+    timeline = [{k: v for k, v in step.items() if k != "expect"} for step in case.get("steps") or []]
+    files = {"kubelet.yaml": _yaml(_kubelet_config(case.get("kubeletConfig"))),
+             "pods.yaml": _yaml(*(case.get("pods") or [])), "timeline.yaml": yaml.safe_dump(timeline).encode()}
+    argv = ["evict", "--config", "kubelet.yaml", "--timeline", "timeline.yaml"]
+    layout = case.get("filesystems") or {}
+    if layout.get("dedicatedImageFs"):
+        argv.append("--dedicated-imagefs")
+    if layout.get("splitContainerFs"):
+        argv.append("--split-containerfs")
+    return Seed(case["name"], tuple(argv + ["-o", "json", "pods.yaml"]), files)
+
+
+_BUILDERS = {
+    "KubeletAdmission": _admission,
+    "PodResourceConfig": _pod_resource_config,
+    "DRAAllocation": _dra_allocation,
+    "SchedulerPlugin": _scheduler_plugin,
+    "EvictionRanking": _eviction_ranking,
+    "EvictionDecision": _eviction_decision,
+}
+
+
+def conformance_seeds(root: Path = SHARED / "conformance") -> Iterator[Seed]:
+    """One seed per conformance case whose expectation is a valid input (configuration errors excluded)."""
+    if not root.is_dir():
+        return
+    for path in sorted(root.rglob("*.yaml")):
+        if {"machines", "bad-input"} & set(path.parts):
+            continue
+        case = yaml.safe_load(path.read_text())
+        build = _BUILDERS.get((case or {}).get("kind"))
+        expect = (case or {}).get("expect")
+        if build is None or (isinstance(expect, dict) and (expect.get("configError") or expect.get("outcome") == "error")):
+            continue
+        yield build(case, path)
+
+
+# ------------------------------------------------------------------ examples and hand-written seeds
+
+
+def _read(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def example_seeds() -> Iterator[Seed]:
+    """The README's commands on the shipped examples, and the commands they do not show."""
+    ex = EXAMPLES
+    explain = {f"{n}.yaml": _read(ex / "explain" / f"{n}.yaml") for n in ("web", "node", "kubelet")}
+    yield Seed("example/explain", ("explain", "web.yaml", "--node", "node.yaml", "--config", "kubelet.yaml",
+                                   "--pods", "web.yaml", "-o", "json"), explain)
+    yield Seed("example/explain-table", ("explain", "web.yaml", "--node", "node.yaml", "--pid-max", "4194304"), explain)
+
+    pl = ex / "pod-level"
+    podlevel = {n: _read(pl / n) for n in ("machine.json", "kubelet-pod-scope.yaml", "kubelet-container-scope.yaml",
+                                            "ml-workload.yaml", "tightly-coupled-database.yaml")}
+    for scope in ("pod-scope", "container-scope"):
+        for workload in ("ml-workload.yaml", "tightly-coupled-database.yaml"):
+            yield Seed(f"example/admit-{scope}-{workload}",
+                       ("admit", "--machine", "machine.json", "--config", f"kubelet-{scope}.yaml", "--write-state", "out",
+                        workload, "-o", "json"), podlevel, outputs=("out",))
+    yield Seed("example/admit-explain", ("admit", "--machine", "machine.json", "--config", "kubelet-pod-scope.yaml",
+                                         "--explain", "ml-workload.yaml"), podlevel)
+
+    inventory = {"kind": "DeviceInventory", "resources": {
+        "nvidia.com/gpu": [{"id": "GPU-0", "numaNodes": [0]}, {"id": "GPU-1", "numaNodes": [1], "health": "Unhealthy"}],
+        "example.com/sriov-vf": [{"id": "vf-0", "numaNode": 0}]}}
+    gpu_pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu", "namespace": "default", "uid": "u-gpu"},
+               "spec": {"containers": [{"name": "c", "image": "i", "resources": {
+                   "requests": {"cpu": "2", "memory": "1Gi", "nvidia.com/gpu": "1"},
+                   "limits": {"cpu": "2", "memory": "1Gi", "nvidia.com/gpu": "1"}}}]}}
+    kubelet = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+               "cpuManagerPolicy": "static", "topologyManagerPolicy": "single-numa-node",
+               "memoryManagerPolicy": "Static", "kubeReserved": {"cpu": "1", "memory": "1Gi"},
+               "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}]}
+    yield Seed("hand/admit-devices", ("admit", "--machine", "2s1n4c2t:gpus=2", "--config", "kubelet.yaml", "--devices",
+                                      "devices.yaml", "--write-state", "out", "pod.yaml", "-o", "json"),
+               {"devices.yaml": _yaml(inventory), "kubelet.yaml": _yaml(kubelet), "pod.yaml": _yaml(gpu_pod)},
+               outputs=("out",))
+    yield Seed("hand/admit-devices-from-machine", ("admit", "--machine", "1s2n4c2t:gpus=2", "--config", "kubelet.yaml",
+                                                   "--devices-from-machine", "pod.yaml", "-o", "yaml"),
+               {"kubelet.yaml": _yaml(kubelet), "pod.yaml": _yaml(gpu_pod)})
+
+    sched = {n: _read(ex / "schedule" / n) for n in ("pod.yaml", "nodes.yaml", "running.yaml")}
+    yield Seed("example/schedule", ("schedule", "--nodes", "nodes.yaml", "--pods", "running.yaml", "pod.yaml", "-o", "json"),
+               sched)
+    yield Seed("example/schedule-admit", ("schedule", "--nodes", "nodes.yaml", "--pods", "running.yaml", "--admit",
+                                          "pod.yaml"), sched)
+
+    dra = {n: _read(ex / "dra" / n) for n in ("objects.yaml", "node.yaml", "claims.yaml")}
+    yield Seed("example/dra-allocate", ("dra", "allocate", "-f", "objects.yaml", "--node", "node.yaml", "claims.yaml",
+                                        "-o", "json"), dra)
+    yield Seed("example/dra-allocate-table", ("dra", "allocate", "-f", "objects.yaml", "--node", "node.yaml",
+                                              "claims.yaml"), dra)
+    yield Seed("example/dra-explain", ("dra", "explain", "-f", "objects.yaml", "--node", "node.yaml", "claims.yaml",
+                                       "-o", "json"), dra)
+    yield Seed("example/dra-explain-table", ("dra", "explain", "-f", "objects.yaml", "--node", "node.yaml",
+                                             "claims.yaml"), dra)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "trainer", "namespace": "ml", "uid": "pod-uid-1"},
+           "spec": {"resourceClaims": [{"name": "gpus", "resourceClaimName": "training"}],
+                    "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "gpus"}]}}]}}
+    yield Seed("hand/dra-allocate-pod", ("dra", "allocate", "-f", "objects.yaml", "-f", "claims.yaml", "--node",
+                                         "node.yaml", "--pod", "pod.yaml", "-o", "json"), {**dra, "pod.yaml": _yaml(pod)})
+    yield Seed("hand/dra-prepare", ("dra", "prepare", "-f", "allocated.yaml", "--node", "node.yaml", "--state-dir",
+                                    "state", "--cdi-dir", "cdi", "pod.yaml", "-o", "json"),
+               {"allocated.yaml": _allocated_claim(), "node.yaml": dra["node.yaml"], "pod.yaml": _yaml(pod)},
+               outputs=("state", "cdi"), dirs=("state", "cdi"))
+    yield Seed("hand/dra-slices", ("dra", "slices", "--machine", "machine.json", "--driver", "gpu.example.com",
+                                   "--partitions", "2", "-o", "json"),
+               {"machine.json": _read(pl / "machine.json")})
+    yield Seed("hand/dra-slices-spec", ("dra", "slices", "--machine", "2s1n4c2t:gpus=4", "--driver", "gpu.example.com",
+                                        "--kind", "gpu", "--vendor-id", "10de", "--cdi-dir", "cdi"),
+               outputs=("cdi",), dirs=("cdi",))
+
+    ev = {n: _read(ex / "evict" / n) for n in ("summary.json", "pods.yaml")}
+    yield Seed("example/evict", ("evict", "--signal", "memory.available", "--summary", "summary.json", "--oom",
+                                 "pods.yaml", "-o", "json"), ev)
+    yield Seed("example/evict-table", ("evict", "--signal", "memory.available", "--summary", "summary.json",
+                                       "pods.yaml"), ev)
+
+    xml = {n: _read(DEFAULT_SIM / "machines" / n) for n in ("24em64t-2n6c2t-pci.xml",)}
+    yield Seed("hand/topology-xml", ("topology", "24em64t-2n6c2t-pci.xml", "-o", "json"), xml)
+    yield Seed("hand/topology-machineinfo", ("topology", "machine.json", "-o", "nrt"), {"machine.json": podlevel["machine.json"]})
+    yield Seed("hand/topology-spec", ("topology", "2s2n4c2t:mem=64Gi:gpus=2:l3=per-2c", "-o", "machineinfo"))
+    yield Seed("hand/topology-table", ("topology", "1s1n4c2t:hugepages-1Gi=2"))
+    yield Seed("hand/discover", ("discover", "-o", "json"))
+    yield Seed("hand/gates", ("gates", "--feature-gates", "PodLevelResources=true", "-o", "json"))
+    yield Seed("hand/gates-changed", ("--kubernetes-version", "1.34", "gates", "--changed", "PodLevelResources"))
+
+    yield Seed("hand/simulate", ("simulate", "scenario.yaml", "--no-progress", "--report", "report.html", "--json",
+                                 "results.json", "--metrics", "metrics.prom", "-j", "1", "-o", "json"),
+               {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
+               outputs=("report.html", "results.json", "metrics.prom"), referenced=("objects.yaml",))
+    yield Seed("hand/simulate-variant", ("simulate", "scenario.yaml", "--no-progress", "--report", "-", "-j", "1",
+                                         "--variant", "none:kubelet.topologyManagerPolicy=none", "-o", "yaml"),
+               {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
+               referenced=("objects.yaml",))
+
+
+def _allocated_claim() -> bytes:
+    """The example claim as ``dra allocate --pod`` leaves it: allocated and reserved for the pod."""
+    claim = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+             "metadata": {"name": "training", "namespace": "ml", "uid": "claim-uid-1"},
+             "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {"deviceClassName": "gpu.example.com",
+                                                                             "count": 2}}]}},
+             "status": {"allocation": {"devices": {"results": [
+                 {"request": "gpus", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"},
+                 {"request": "gpus", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-1"}]},
+                 "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                     {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}},
+                 "reservedFor": [{"resource": "pods", "name": "trainer", "uid": "pod-uid-1"}]}}
+    return _yaml(claim)
+
+
+def _scenario() -> list[dict[str, Any]]:
+    """A small scenario that still goes through every part: machines, kubelet admission, DRA, usage."""
+    sim = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "fuzz"}, "spec": {
+        "seed": 3, "horizon": "20m", "sampleInterval": "1m",
+        "nodeGroups": [
+            {"name": "cpu", "count": 2, "machine": "1s2n4c2t:mem=32Gi", "zones": ["a", "b"],
+             "kubeletConfig": {"cpuManagerPolicy": "static", "topologyManagerPolicy": "single-numa-node",
+                               "kubeReserved": {"cpu": "1", "memory": "1Gi"}}},
+            {"name": "gpu", "count": 1, "machine": "1s2n4c2t:gpus=2",
+             "draDrivers": [{"driver": "gpu.nvidia.com", "kinds": ["gpu"], "vendorIDs": ["10de"]}]},
+            {"name": "plain", "count": 2, "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}}],
+        "workloads": [
+            {"name": "web", "count": 6, "arrival": {"rate": 0.05}, "duration": {"exponential": "5m"},
+             "usage": {"memory": [["0s", "1Gi"], ["5m", "2Gi"]]},
+             "template": {"spec": {"containers": [{"name": "c", "resources": {
+                 "requests": {"cpu": "2", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}}]}}},
+            {"name": "batch", "count": 4, "arrival": {"start": "1m", "interval": "30s"}, "duration": "3m",
+             "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}]}}},
+            {"name": "training", "count": 2, "arrival": {"at": "2m"}, "duration": {"uniform": ["2m", "4m"]},
+             "template": {"spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+                                   "containers": [{"name": "t", "resources": {"claims": [{"name": "gpu"}]}}]}}}],
+        "objects": ["objects.yaml"]}}
+    return [sim]
+
+
+def all_seeds() -> list[Seed]:
+    return list(example_seeds()) + list(conformance_seeds())
