@@ -10,7 +10,7 @@ allocate.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ...model.pod import Pod
 from ...model.resources import is_pod_level_resources_set
@@ -42,7 +42,7 @@ class ContainerScope:
             tm.record(c.name, hints, best, admit)
             if not admit:
                 tm.count_alignment(CONTAINER, False)
-                raise TopologyAffinityError().with_hints(c, hints)
+                raise TopologyAffinityError().with_hints(c, cast(list[tuple[str, object]], hints))
             tm.affinities[(pod.uid, c.name)] = best
             for _, p in tm.providers:
                 p.allocate(pod, c)
@@ -63,8 +63,8 @@ class PodScope:
             tm.count_alignment(POD, False)
             if pod_level:
                 raise TopologyAffinityError("Pod Scope: Resources cannot be allocated with Topology "
-                                            "locality").with_hints(None, hints)
-            raise TopologyAffinityError().with_hints(None, hints)
+                                            "locality").with_hints(None, cast(list[tuple[str, object]], hints))
+            raise TopologyAffinityError().with_hints(None, cast(list[tuple[str, object]], hints))
         for c, _ in pod.all_containers():
             tm.affinities[(pod.uid, c.name)] = best
         if pod_level:
