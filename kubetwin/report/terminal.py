@@ -72,11 +72,13 @@ def fmt(value: float, kind: str) -> str:
 def render_summary(results: list[Any], con: Any = None, *, pods: bool = False) -> None:
     """The summary table (a column per run, deltas to the baseline), what each variant changed,
     why pods did not run, and with ``pods`` the per-pod table."""
-    from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
-    con = con or Console()
+    if con is None:
+        from rich.console import Console
+
+        con = Console()
     sums = [r.summary() for r in results]
     bases = baseline_of(results)
     base_sums = [None if b is None else sums[results.index(b)] for b in bases]

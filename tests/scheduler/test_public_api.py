@@ -7,10 +7,15 @@ import pytest
 
 import kubetwin.scheduler as scheduler
 from kubetwin.errors import InputError, KubetwinError
-from kubetwin.scheduler.backend.queue import (ASSIGNED_POD_ADD, NODE_UPDATE, PLUGIN_EVENTS,
-                                              POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION, SchedulingQueue)
-from kubetwin.scheduler.scheduler import Scheduler
+from kubetwin.scheduler.backend.queue import (
+    ASSIGNED_POD_ADD,
+    NODE_UPDATE,
+    PLUGIN_EVENTS,
+    POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
+    SchedulingQueue,
+)
 from kubetwin.scheduler.fastpath import vector
+from kubetwin.scheduler.scheduler import Scheduler
 
 from .builders import GATES, node, pod
 

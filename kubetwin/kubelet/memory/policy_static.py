@@ -454,9 +454,9 @@ class StaticMemoryPolicy:
         reusable = kept
         for b in blocks:
             key = (mask_of(b.numa_affinity), b.type)
-            have = reusable.get(key, 0)
+            have = kept.get(key, 0)
             if have:
-                reusable[key] = 0 if b.size >= have else have - b.size
+                kept[key] = 0 if b.size >= have else have - b.size
 
     def _update_init_containers_memory_blocks(self, pod: Pod, c: Container, blocks: list[Block]) -> None:
         """``updateInitContainersMemoryBlocks``: the memory a container took over from regular init

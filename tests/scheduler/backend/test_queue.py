@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kubetwin.model.pod import Pod
 from kubetwin.scheduler.backend.queue import SchedulingQueue, backoff_duration, backoff_expiry
 from kubetwin.scheduler.framework.events import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, NODE_ADD
 

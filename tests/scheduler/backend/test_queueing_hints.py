@@ -8,11 +8,20 @@ import msgspec
 from kubetwin.model.meta import convert
 from kubetwin.model.node import Node, Taint
 from kubetwin.model.pod import Pod
-from kubetwin.scheduler.framework.events import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE,
-                                       NODE_UPDATE_EVENTS, RESOURCE_CLAIM_UPDATE, UPDATE_NODE_ALLOCATABLE,
-                                       UPDATE_NODE_CONDITION, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT,
-                                       node_update_events)
 from kubetwin.scheduler.backend.queue import PLUGIN_EVENTS, SchedulingQueue, register_plugin_events
+from kubetwin.scheduler.framework.events import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    NODE_UPDATE,
+    NODE_UPDATE_EVENTS,
+    RESOURCE_CLAIM_UPDATE,
+    UPDATE_NODE_ALLOCATABLE,
+    UPDATE_NODE_CONDITION,
+    UPDATE_NODE_LABEL,
+    UPDATE_NODE_TAINT,
+    node_update_events,
+)
 
 TAINT_UPDATE = NODE_UPDATE_EVENTS[UPDATE_NODE_TAINT]
 ALLOC_UPDATE = NODE_UPDATE_EVENTS[UPDATE_NODE_ALLOCATABLE]

@@ -23,6 +23,7 @@ from ..randomcluster import random_node as _node
 from ..randomcluster import random_pod as _pod
 from ..randomcluster import scheduler_pair as _pair
 
+
 def _run(seed: int, n_nodes: int, n_pods: int, profile: Profile | None = None) -> None:
     rng, fast, slow = _pair(seed, n_nodes, profile)
     for k in range(n_pods):

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from kubetwin.model.meta import convert
 from kubetwin.model.pod import Pod
+from kubetwin.scheduler.fastpath.vector import SKIPPED, vectorised
 from kubetwin.scheduler.framework.interface import CycleState, ScoreExtensions
 from kubetwin.scheduler.scheduler import Scheduler
-from kubetwin.scheduler.fastpath.vector import SKIPPED, vectorised
 
 from ..randomcluster import random_pod as _pod
 from ..randomcluster import scheduler_pair as _pair

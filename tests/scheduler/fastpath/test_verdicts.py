@@ -9,9 +9,9 @@ from kubetwin.model.node import Node
 from kubetwin.model.pod import Pod
 from kubetwin.scheduler.framework.interface import CycleState
 from kubetwin.scheduler.framework.status import Code
+from kubetwin.scheduler.plugins.noderesources.vector import node_resources_fit_on, wanted_resources
 from kubetwin.scheduler.profile import Profile
 from kubetwin.scheduler.scheduler import Scheduler
-from kubetwin.scheduler.plugins.noderesources.vector import node_resources_fit_on, wanted_resources
 from kubetwin.sim import gpushare
 
 from ..builders import GATES, node, pod
@@ -183,8 +183,11 @@ def test_nodes_changed_since_a_generation_are_one_nodes_own_or_none():
 
 def test_a_kept_failures_post_filter_message_is_preemptions_own():
     from kubetwin.scheduler.fastpath.verdicts import PREEMPT_OFF
-    from kubetwin.scheduler.plugins.defaultpreemption.default_preemption import (PREEMPT_NEVER, PREEMPT_NO_DRY_RUN,
-                                                                                  DefaultPreemption)
+    from kubetwin.scheduler.plugins.defaultpreemption.default_preemption import (
+        PREEMPT_NEVER,
+        PREEMPT_NO_DRY_RUN,
+        DefaultPreemption,
+    )
     from kubetwin.scheduler.plugins.defaultpreemption.preemption import NEVER, message_without_dry_run
 
     assert DefaultPreemption.message_without_dry_run(PREEMPT_OFF, 5, 2) == ""

@@ -20,7 +20,7 @@ from ...backend.cache import FIXED_RESOURCES, ClusterState
 from ...fastpath.vector import SKIPPED, UU, FilterVerdict, ScoreVector, U, Vectorised, codes
 from ...framework.interface import MAX_NODE_SCORE, CycleState
 from ...framework.resources import is_scalar_resource_name
-from ...framework.status import Code, Status
+from ...framework.status import SUCCESS, Code, Status
 from ..dynamicresources.extended import device_class_for
 from . import BALANCED_ALLOCATION
 from . import resource_allocation as ra
@@ -435,7 +435,7 @@ def score_resources_together(cs: ClusterState, pod: Pod, fit_weighted: tuple[Any
 def pre_filter_fit(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> Status:
     """PreFilter: the pod's requests (``computePodResourceRequest``), kept with its shape."""
     state[plugin.name] = cs.amounts(pod).requests
-    return Status()
+    return SUCCESS
 
 
 def fit_node_filter(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> Callable[[int], Status | None]:

@@ -17,11 +17,11 @@ from kubetwin.model.features import gates_for
 from kubetwin.model.meta import convert
 from kubetwin.model.node import Node
 from kubetwin.model.pod import Pod
+from kubetwin.scheduler.fastpath.vector import SKIPPED
 from kubetwin.scheduler.framework.interface import CycleState
+from kubetwin.scheduler.plugins.podtopologyspread.vector import score_pod_topology_spread, spread_constraints
 from kubetwin.scheduler.profile import Profile
 from kubetwin.scheduler.scheduler import Scheduler
-from kubetwin.scheduler.fastpath.vector import SKIPPED
-from kubetwin.scheduler.plugins.podtopologyspread.vector import score_pod_topology_spread, spread_constraints
 
 ZONE = "topology.kubernetes.io/zone"
 LIST_PROFILE = Profile(plugin_args={"PodTopologySpread": {"defaultingType": "List", "defaultConstraints": [
