@@ -128,9 +128,9 @@ CHECKED = ("kubetwin/scheduler", "kubetwin/kubelet/cpu", "kubetwin/kubelet/memor
 NOT_YET = frozenset("""
 kubetwin/__init__.py kubetwin/__main__.py kubetwin/cli/__init__.py kubetwin/cli/admit.py kubetwin/cli/common.py
 kubetwin/cli/dra.py kubetwin/cli/evict.py kubetwin/cli/explain.py kubetwin/cli/gates.py kubetwin/cli/main.py
-kubetwin/cli/runtime.py kubetwin/cli/schedule.py kubetwin/cli/simulate.py kubetwin/cli/topology.py
+ kubetwin/cli/schedule.py kubetwin/cli/simulate.py kubetwin/cli/topology.py
 kubetwin/diagnostics.py kubetwin/dra/__init__.py kubetwin/dra/allocator.py kubetwin/dra/capacity.py
-kubetwin/dra/cel.py kubetwin/dra/constraints.py kubetwin/dra/convert.py kubetwin/dra/diagnose.py
+kubetwin/dra/cel.py kubetwin/dra/constraints.py kubetwin/dra/convert.py 
 kubetwin/dra/explain.py kubetwin/dra/features.py kubetwin/dra/nodeselector.py kubetwin/dra/objects.py
 kubetwin/dra/pools.py kubetwin/dra/semver.py kubetwin/errors.py kubetwin/kubelet/__init__.py
 kubetwin/kubelet/checkpoint/__init__.py kubetwin/kubelet/checkpoint/files.py kubetwin/kubelet/checkpoint/gohash.py
@@ -142,14 +142,14 @@ kubetwin/kubelet/podlevel.py kubetwin/machine/__init__.py kubetwin/machine/cputo
 kubetwin/machine/render.py kubetwin/machine/source.py kubetwin/machine/spec.py kubetwin/model/__init__.py
 kubetwin/model/cpuset.py kubetwin/model/duration.py kubetwin/model/loader.py kubetwin/model/meta.py
 kubetwin/model/node.py kubetwin/model/objects.py kubetwin/model/pod.py kubetwin/model/quantity.py
-kubetwin/model/unmodelled.py kubetwin/outputs.py kubetwin/report/__init__.py kubetwin/report/html.py
-kubetwin/report/prometheus.py kubetwin/report/terminal.py kubetwin/runtime/__init__.py kubetwin/runtime/cgroupv2.py
-kubetwin/runtime/class_bridge.py kubetwin/runtime/gostrconv.py kubetwin/runtime/nri/__init__.py
-kubetwin/runtime/plugins.py kubetwin/runtime/policies/__init__.py kubetwin/runtime/run.py
-kubetwin/runtime/runtime_state.py kubetwin/runtime/state.py kubetwin/sim/__init__.py kubetwin/sim/gpushare.py
+ kubetwin/outputs.py kubetwin/report/__init__.py kubetwin/report/html.py
+kubetwin/report/prometheus.py kubetwin/report/terminal.py  
+  
+  
+  kubetwin/sim/__init__.py kubetwin/sim/gpushare.py
 kubetwin/sim/kubelets.py kubetwin/sim/metrics.py kubetwin/sim/pressure.py kubetwin/sim/results.py
 kubetwin/sim/scenario.py kubetwin/sim/sweep.py kubetwin/sim/traces.py kubetwin/sim/usage.py kubetwin/sim/workload.py
-kubetwin/yaml_block.py
+
 """.split())
 
 
