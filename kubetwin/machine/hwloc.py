@@ -30,6 +30,7 @@ import re
 import xml.parsers.expat
 from dataclasses import dataclass, field
 
+from .. import limits
 from ..errors import InputError
 from ..model.cpuset import CPUSet
 from .model import Cache, Core, HugePages, Machine, NUMANode, PCIDevice, canonical_extra, machine_counts
@@ -68,7 +69,12 @@ def parse_bitmap(text: str | None) -> int:
         w = word.strip()
         if w.lower().startswith("0xf...f"):
             continue
-        mask = (mask << 32) | (int(w, 16) if w else 0)  # ",," is an all-zero word
+        try:
+            mask = (mask << 32) | (int(w, 16) if w else 0)  # ",," is an all-zero word
+        except ValueError:
+            raise InputError(f"invalid hwloc bitmap {text[:60]!r}: {w[:20]!r} is not a hexadecimal word") from None
+    if mask.bit_length() > limits.MAX_CPU_ID.value() + 1:
+        raise limits.MAX_CPU_ID.exceeded(mask.bit_length() - 1, what=f"CPU id {mask.bit_length() - 1} in an hwloc bitmap")
     return mask
 
 
@@ -222,6 +228,16 @@ def _distances(b: _Builder, node_ids: list[int]) -> dict[int, tuple[int, ...]]:
 
 
 def read_hwloc_xml(data: bytes, file: str = "<hwloc>") -> Machine:
+    """A :class:`Machine` from hwloc XML; a malformed number or bitmap is an error naming the file."""
+    try:
+        return _read_hwloc_xml(data, file)
+    except InputError as exc:
+        raise exc.in_file(file) from None
+    except (ValueError, OverflowError) as exc:  # an attribute that is not the number hwloc writes
+        raise InputError(f"invalid hwloc XML: {exc}", file=file) from None
+
+
+def _read_hwloc_xml(data: bytes, file: str) -> Machine:
     if len(data) > MAX_XML_BYTES:
         raise InputError("XML file is too large", file=file)
     b = _parse(data, file)

@@ -509,7 +509,7 @@ def arrival_times(raw: Any, count: int, path: str, rng: Any) -> list[float]:
         return [start + k * step for k in range(count)]
     if "rate" in raw:
         rate = raw["rate"]
-        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or rate <= 0:
+        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not math.isfinite(rate) or rate <= 0:
             raise InputError(f"Invalid value: {rate!r}: pods per second, must be positive", path=f"{path}.rate")
         t, out = start, []
         for _ in range(count):
@@ -551,6 +551,8 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
     for doc in docs:
         obj, where = doc.obj, doc.where
         kind = obj.get("kind")
+        if not isinstance(kind, str):
+            raise InputError(f"kind must be a string, not {type(kind).__name__}", path="kind", file=where)
         if kind == "Pod":
             pod = pod_from_dict(obj, where)
             t, d = _timing(obj, where)
@@ -667,7 +669,7 @@ def _finish(sc: Scenario) -> None:
     names: set[str] = set()
     for n in sc.nodes:
         if n.node.metadata.name in names:
-            raise InputError(f"node {n.node.metadata.name} is defined twice", path="metadata.name")
+            raise InputError(f"node {n.node.metadata.name} is defined twice", path="metadata.name", file=sc.source)
         names.add(n.node.metadata.name)
     for c in sc.controllers:
         c.max_recreations = sc.settings.max_recreations
