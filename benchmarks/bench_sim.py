@@ -14,7 +14,7 @@ import time
 from kubetwin.model.kubelet_config import KubeletConfiguration
 from kubetwin.model.pod import pod_from_dict
 from kubetwin.sim.loop import simulate
-from kubetwin.sim.scenario import Scenario, SimNode, _machine_resources
+from kubetwin.sim.scenario import Scenario, SimNode, node_resources
 from kubetwin.sim.workload import Arrival
 
 
@@ -27,7 +27,7 @@ def _nodes(n: int, gpus: int = 0):
         "cpuManagerPolicy": "static", "memoryManagerPolicy": "Static", "topologyManagerPolicy": "single-numa-node",
         "kubeReserved": {"cpu": "2", "memory": "2Gi"},
         "reservedMemory": [{"numaNode": 0, "limits": {"memory": "2148Mi"}}]})
-    cap, alloc = _machine_resources(machine, cfg, {"alibabacloud.com/gpu-count": str(gpus)} if gpus else None)
+    cap, alloc = node_resources(machine, cfg, {}, gpus)
     out = []
     for i in range(n):
         node = node_from_dict({"apiVersion": "v1", "kind": "Node",

@@ -39,6 +39,7 @@ def write_atomic(path: str | Path, data: str | bytes, option: str = "") -> None:
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror or exc}", file=str(p), path=option) from None
     try:
+        os.fchmod(fd, _mode_for(p))  # as a plain open() would create it, not mkstemp's 0600
         with os.fdopen(fd, "wb") as f:
             f.write(raw)
             f.flush()
@@ -50,6 +51,16 @@ def write_atomic(path: str | Path, data: str | bytes, option: str = "") -> None:
     except BaseException:
         _unlink(tmp)
         raise
+
+
+def _mode_for(p: Path) -> int:
+    """The mode the file keeps (an existing file's) or gets (0666 less the umask)."""
+    try:
+        return p.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def _unlink(path: str) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubetwin.diagnostics import collecting, strict_mode, warn
+from kubetwin.diagnostics import collecting, set_strict, strict_mode, warn
 from kubetwin.errors import InputError
 
 
@@ -31,6 +31,9 @@ def test_the_cli_refuses_a_warning_under_strict(tmp_path):
     node.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: '4', memory: 8Gi}, "
                     "capacity: {cpu: '4', memory: 8Gi}}\n")
     lenient = CliRunner().invoke(cli, ["explain", str(pod), "--node", str(node), "-o", "json"])
-    strict = CliRunner().invoke(cli, ["--strict", "explain", str(pod), "--node", str(node), "-o", "json"])
+    try:
+        strict = CliRunner().invoke(cli, ["--strict", "explain", str(pod), "--node", str(node), "-o", "json"])
+    finally:
+        set_strict(False)  # the CLI sets it for the whole process; later tests run lenient
     assert lenient.exit_code == 0
     assert strict.exit_code != 0

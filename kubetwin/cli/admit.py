@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import emit_data, kubernetes_version, output_option
+from .common import OUTPUT_FORMATS, emit_data, filename_option, kubernetes_version, main_input, output_option, rejected
 
 if TYPE_CHECKING:
     from ..errors import InputError
@@ -29,20 +29,33 @@ if TYPE_CHECKING:
 @click.option("--devices-from-machine", is_flag=True,
               help="Advertise the machine's PCI GPUs as their vendors' device plugins do (nvidia.com/gpu, ...).")
 @click.option("--explain", is_flag=True, help="Show each provider's topology hints and the merged hint.")
-@output_option()
-@click.argument("pods_path", metavar="PODS.yaml")
+@output_option(choices=OUTPUT_FORMATS + ("cri",))
+@filename_option("PODS.yaml", "The pods to admit, in order")
+@click.argument("pods_path", metavar="[PODS.yaml]", required=False)
 @click.pass_context
 def admit(ctx: click.Context, machine_source: str, config_path: str | None, state_dir: str | None,
           write_state: str | None, metrics_path: str | None, devices_path: str | None, devices_from_machine: bool,
-          explain: bool, output: str, pods_path: str) -> None:
-    """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable."""
+          explain: bool, output: str, filename: str | None, pods_path: str | None) -> None:
+    """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable.
+
+    ``-o cri`` prints the CRI calls the kubelet makes for the admitted pods (JSON) and what each
+    container ends up with in its cgroup (docs/runtime.md).
+
+    A rejected pod shows the kubelet's reason and message (and, for a TopologyAffinityError, what
+    was asked and what each NUMA node could give); a rejection is an answer: exit status 0, or 3
+    with --fail-on-reject.
+    """
+    pods_path = main_input(pods_path, filename, "PODS.yaml")
     data = run_admit(machine_source, config_path, state_dir, pods_path, kubernetes_version(ctx),
                      explain=explain, write_state=write_state, metrics_path=metrics_path,
-                     devices_path=devices_path, devices_from_machine=devices_from_machine)
-    if output == "table":
+                     devices_path=devices_path, devices_from_machine=devices_from_machine, cri=output == "cri")
+    if output == "cri":
+        emit_data(data["cri"], "json")
+    elif output == "table":
         render_table(data, explain=explain)
     else:
         emit_data(data, output)
+    rejected(f"pod {p['namespace']}/{p['name']}: {p['reason']}" for p in data["pods"] if not p["admitted"])
 
 
 def _load_state(state_dir: str | None, name: str):
@@ -71,9 +84,11 @@ def _load_state(state_dir: str | None, name: str):
 
 def _culprit(exc: InputError, config_path: str | None, state_dir: str | None) -> str:
     """The file an error found when the managers start is about: a checkpoint that does not match
-    the machine and configuration (the path names it), otherwise the configuration."""
+    the machine and configuration (the path names it, and loses that name: it is the file's),
+    otherwise the configuration."""
     for name in ("cpu_manager_state", "memory_manager_state"):
         if state_dir and exc.path.split(".")[0] == name:
+            exc.path = exc.path[len(name) + 1:]
             return str(Path(state_dir) / name)
     return config_path or "kubelet configuration"
 
@@ -81,7 +96,7 @@ def _culprit(exc: InputError, config_path: str | None, state_dir: str | None) ->
 def run_admit(machine_source: str, config_path: str | None, state_dir: str | None, pods_path: str,
               version: str | None, *, explain: bool = False, write_state: str | None = None,
               metrics_path: str | None = None, devices_path: str | None = None,
-              devices_from_machine: bool = False) -> dict[str, Any]:
+              devices_from_machine: bool = False, cri: bool = False) -> dict[str, Any]:
     from ..errors import InputError
     from ..kubelet.admission import NodeAdmission
     from ..machine import load_machine
@@ -93,22 +108,25 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         check_output(metrics_path, "--metrics")
     machine = load_machine(machine_source)
     cfg = load_kubelet_config(config_path, version)
-    pods = load_pods(pods_path, warn=lambda e: None)
+    pods = load_pods(pods_path, warn=lambda e: None, reader="kubelet")
     cpu_state = _load_state(state_dir, "cpu_manager_state")
     mem_state = _load_state(state_dir, "memory_manager_state")
     dev_state = _load_state(state_dir, "kubelet_internal_checkpoint")
     inventory = _inventory(machine, devices_path, devices_from_machine)
     try:
         node = NodeAdmission(machine, cfg, cpu_state, mem_state, explain=explain, devices=inventory,
-                             device_state=dev_state)
+                             device_state=dev_state, explain_rejections=True)
     except InputError as exc:
         if not exc.file:
             exc.file = _culprit(exc, config_path, state_dir)
         raise
     decisions = []
+    sequence = _cri_sequence(node, machine) if cri else None
     for pod in pods:
         n_explain = len(node.topology.explain) if node.topology.explain is not None else 0
         d = node.admit(pod)
+        if sequence is not None:
+            sequence.admitted(d)
         entry = pod_report(node, d)
         if explain and node.topology.explain is not None:
             entry["explain"] = [_explain_record(r) for r in node.topology.explain[n_explain:]]
@@ -121,7 +139,21 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         from ..outputs import write_atomic
 
         write_atomic(metrics_path, render_metrics(node), "--metrics")
-    return {"pods": decisions, "node": numa_map(node)}
+    data: dict[str, Any] = {"pods": decisions, "node": numa_map(node)}
+    if sequence is not None:
+        sequence.reconcile()
+        data["cri"] = sequence.report()
+    return data
+
+
+def _cri_sequence(node, machine):
+    """The kubelet's CRI calls and the runtime below it (containerd + runc, the kubelet's cgroup driver)."""
+    from ..runtime.containerd import RuntimeConfig
+    from ..runtime.kubelet_sequence import KubeletSequence
+    from ..runtime.runtime_state import RuntimeState
+
+    runtime = RuntimeState(machine, RuntimeConfig(cgroup_driver=node.config.cgroup_driver))
+    return KubeletSequence(node, runtime)
 
 
 def _inventory(machine, devices_path: str | None, from_machine: bool):
@@ -169,6 +201,12 @@ def pod_report(node, d) -> dict[str, Any]:
     pod = d.pod
     out: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid, "admitted": d.admitted,
                            "reason": d.reason, "message": d.message, "containers": []}
+    if d.hang:
+        out["hang"] = True
+    if d.upstream_bugs:
+        out["knownUpstreamBugs"] = list(d.upstream_bugs)
+    if d.explanation:
+        out["explanation"] = d.explanation
     for c, init in pod.all_containers():
         entry: dict[str, Any] = {"name": c.name,
                                  "type": ("sidecar" if c.restart_policy == "Always" else "init") if init else "app"}
@@ -285,6 +323,10 @@ def render_table(data: dict[str, Any], explain: bool = False) -> None:
         t.add_column(col)
     for p in data["pods"]:
         decision = "admitted" if p["admitted"] else f"{p['reason']}: {p['message']}"
+        if p.get("hang"):
+            decision = f"HANG — no verdict: {p['message']}"
+        for note in p.get("knownUpstreamBugs") or []:
+            decision += f"\n⚠ {note}"
         first = True
         for c in p["containers"] or [{}]:
             res = c.get("resources") or {}
@@ -294,6 +336,10 @@ def render_table(data: dict[str, Any], explain: bool = False) -> None:
                       str(res.get("cpuQuota", "")))
             first = False
     con.print(t)
+    for p in data["pods"]:
+        if p.get("explanation"):
+            con.print(f"why {p['namespace']}/{p['name']} was rejected: {p['explanation']}", soft_wrap=True,
+                      markup=False)
     if explain:
         h = Table(title="topology hints ({NUMA nodes}, * = preferred)")
         for col in ("pod", "container", "provider", "resource", "hints", "merged", "admit"):

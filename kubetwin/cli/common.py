@@ -1,14 +1,29 @@
-"""Helpers shared by the commands: output formats, loading inputs with file-named errors."""
+"""Helpers shared by the commands: output formats, the main input (``-f`` or an argument), global
+options accepted after the command name, the outcome that ``--fail-on-reject`` turns into exit
+status 3, and help text that is never cut.
+
+Exit statuses (the same for every command, documented in ``kubetwin --help`` and the README):
+
+* 0 — an answer was given; a rejection, an unschedulable pod or an unsatisfiable claim is an answer;
+* 1 — bad input (a file, a field, an option's value): one ``error:`` line naming the file and field;
+* 2 — usage error (unknown command or option, missing argument);
+* 3 — with ``--fail-on-reject`` only: the answer contains a rejection (see :func:`rejected`).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import click
 
 OUTPUT_FORMATS = ("table", "json", "yaml")
+
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_REJECTED = 0, 1, 2, 3
+
+EXIT_STATUS_HELP = ("Exit status: 0 an answer was given (a rejection is an answer), 1 bad input, 2 usage error, "
+                    "3 a rejection with --fail-on-reject.")
 
 
 def output_option(default: str = "table", choices: tuple[str, ...] = OUTPUT_FORMATS) -> Callable:
@@ -17,17 +32,196 @@ def output_option(default: str = "table", choices: tuple[str, ...] = OUTPUT_FORM
 
 
 def kubernetes_version(ctx: click.Context) -> str | None:
-    """The ``--kubernetes-version`` given to the top-level command, if any."""
+    """The ``--kubernetes-version`` given to the top-level command or after the command name."""
     root = ctx.find_root()
     return (root.obj or {}).get("kubernetes_version")
+
+
+# --- the outcome of a run: rejections for --fail-on-reject ---------------------------------------------------------
+class Outcome:
+    """What the command answered, beyond its output: the rejections it reported."""
+
+    def __init__(self) -> None:
+        self.fail_on_reject = False
+        self.rejections: list[str] = []
+
+
+OUTCOME = Outcome()
+
+
+def reset_outcome() -> Outcome:
+    global OUTCOME
+    OUTCOME = Outcome()
+    return OUTCOME
+
+
+def rejected(what: str | Iterable[str]) -> None:
+    """Record that the answer contains a rejection (a pod the kubelet refused, an unschedulable pod,
+    an unsatisfiable claim): still exit status 0, unless ``--fail-on-reject`` asks for 3."""
+    if isinstance(what, str):
+        OUTCOME.rejections.append(what)
+    else:
+        OUTCOME.rejections.extend(what)
+
+
+# --- global options, also accepted after the command name ----------------------------------------------------------
+def _set_root(ctx: click.Context, key: str, value: Any, flag: str) -> None:
+    obj = ctx.find_root().ensure_object(dict)
+    previous = obj.get(key)
+    if previous not in (None, False) and previous != value:
+        raise click.UsageError(f"{flag} given twice with different values ({previous} and {value})", ctx=ctx)
+    obj[key] = value
+
+
+def _version_callback(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is None:
+        return
+    from kubetwin.model.apischema import set_schema_version
+
+    _set_root(ctx, "kubernetes_version", value, "--kubernetes-version")
+    set_schema_version(value)  # refuses a malformed or unknown version before any work
+
+
+def _strict_callback(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value:
+        return
+    from kubetwin.diagnostics import set_strict
+
+    _set_root(ctx, "strict", True, "--strict")
+    set_strict(True)
+
+
+def _fail_callback(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        _set_root(ctx, "fail_on_reject", True, "--fail-on-reject")
+        OUTCOME.fail_on_reject = True
+
+
+VERSION_HELP = "Kubernetes minor version whose defaults, feature gates and API apply (default: the newest known)."
+STRICT_HELP = "Treat warnings (inputs Kubernetes accepts but kubetwin cannot model exactly) as errors (exit status 1)."
+FAIL_HELP = "Exit with status 3 when the answer contains a rejection (kubelet or admission rejection, " \
+            "unschedulable pod, unsatisfiable claim); the output is written as usual."
+
+
+def global_option_decorators(eager: bool = True) -> list[Callable]:
+    """``--kubernetes-version``, ``--strict``, ``--fail-on-reject``: given before or after the command."""
+    return [
+        click.option("--kubernetes-version", metavar="1.NN", default=None, expose_value=False, is_eager=eager,
+                     callback=_version_callback, help=VERSION_HELP),
+        click.option("--strict", is_flag=True, default=False, expose_value=False, is_eager=eager,
+                     callback=_strict_callback, help=STRICT_HELP),
+        click.option("--fail-on-reject", is_flag=True, default=False, expose_value=False, is_eager=eager,
+                     callback=_fail_callback, help=FAIL_HELP),
+    ]
+
+
+def add_global_options(cmd: click.Command) -> click.Command:
+    """Give ``cmd`` (and a group's subcommands) the global options, once."""
+    if getattr(cmd, "_kubetwin_globals", False):
+        return cmd
+    names = {o for p in cmd.params for o in getattr(p, "opts", ())}
+    for deco in global_option_decorators():
+        probe = deco(lambda: None)
+        param = probe.__click_params__[0]  # type: ignore[attr-defined]
+        if not names & set(param.opts):
+            cmd.params.append(param)
+    cmd._kubetwin_globals = True  # type: ignore[attr-defined]
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            add_global_options(sub)
+    return cmd
+
+
+# --- the main input: -f FILE or an argument --------------------------------------------------------------------------
+def filename_option(metavar: str, help: str, multiple: bool = False) -> Callable:
+    """``-f/--filename``, as kubectl takes its input; the positional argument stays accepted."""
+    return click.option("-f", "--filename", "filename", multiple=multiple, default=None, metavar=metavar,
+                        help=help + " (or as the argument)")
+
+
+def main_input(positional: str | None, option: str | None, metavar: str, *, required: bool = True) -> str | None:
+    """The one main input file, given as ``-f FILE`` or as the argument (not both, at least one)."""
+    if positional is not None and option is not None:
+        raise click.UsageError(f"{metavar} given twice: as -f {option} and as the argument {positional}")
+    value = positional if positional is not None else option
+    if value is None and required:
+        raise click.UsageError(f"missing {metavar}: give it as -f {metavar} or as the argument")
+    return value
+
+
+# --- help that is never cut -------------------------------------------------------------------------------------------
+def short_help(cmd: click.Command) -> str:
+    """The first sentence of a command's help, whole (click cuts it at 45 characters)."""
+    if cmd.short_help:
+        return cmd.short_help
+    text = (cmd.help or "").strip().split("\n\n")[0]
+    return " ".join(text.split())
+
+
+class FullHelpGroup(click.Group):
+    """A command group whose command list shows each summary whole."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, short_help(cmd)) for name in self.list_commands(ctx)
+                if (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+# --- output ------------------------------------------------------------------------------------------------------------
+def plain(value: Any) -> Any:
+    """Plain JSON/YAML data: mappings and sequences of any kind become dicts and lists (no Python
+    objects, no repeated objects that YAML would write as ``&id001`` anchors)."""
+    if isinstance(value, dict) or hasattr(value, "items") and callable(value.items):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = sorted(value, key=str) if isinstance(value, (set, frozenset)) else value
+        return [plain(v) for v in items]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+class _NoAliasDumper:  # built lazily (yaml is imported only when YAML is written)
+    cls: Any = None
+
+
+def _dumper() -> Any:
+    if _NoAliasDumper.cls is None:
+        import yaml
+
+        class Dumper(yaml.SafeDumper):
+            def ignore_aliases(self, data: Any) -> bool:  # never &id001 / *id001
+                return True
+
+        _NoAliasDumper.cls = Dumper
+    return _NoAliasDumper.cls
+
+
+def to_yaml(data: Any, *, all_documents: bool = False) -> str:
+    """YAML without anchors and aliases, keys in the order given."""
+    import yaml
+
+    if all_documents:
+        return yaml.dump_all([plain(d) for d in data], Dumper=_dumper(), sort_keys=False, default_flow_style=False,
+                             allow_unicode=True)
+    return yaml.dump(plain(data), Dumper=_dumper(), sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+def inline(value: Any) -> str:
+    """A value for one table cell or text line: compact JSON for structures, never a Python repr."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(plain(value), separators=(", ", ": "), ensure_ascii=False)
 
 
 def emit_data(data: Any, output: str) -> None:
     """Write machine-readable output (JSON or YAML) to stdout."""
     if output == "json":
-        sys.stdout.write(json_text(data) + "\n")
+        sys.stdout.write(json_text(plain(data)) + "\n")
     elif output == "yaml":
-        sys.stdout.write(yaml_text(data))
+        sys.stdout.write(yaml_text(plain(data)))
     else:  # pragma: no cover - callers render tables themselves
         raise ValueError(output)
 
@@ -76,6 +270,7 @@ def console() -> Any:
 
     Piped or redirected output (no terminal to measure, no ``COLUMNS``) is laid out 120 columns
     wide rather than rich's 80, so tables of CPU sets and pod names stay readable in files and CI logs.
+    No emoji codes: a name like ``default:x:`` is text, not ❌.
     """
     import os
     import sys
@@ -85,4 +280,4 @@ def console() -> Any:
     width = None
     if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
         width = 120
-    return Console(highlight=False, soft_wrap=False, width=width)
+    return Console(highlight=False, soft_wrap=False, width=width, emoji=False)

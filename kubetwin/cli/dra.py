@@ -7,18 +7,18 @@ from typing import Any
 
 import click
 
-from .common import emit_data, kubernetes_version, output_option
+from .common import FullHelpGroup, emit_data, inline, kubernetes_version, output_option, rejected
 
 
 def _features(ctx: click.Context, gates_flag: str | None):
     from ..dra.features import ALLOCATOR_GATES, AllocatorFeatures
-    from ..errors import InputError
-    from ..model.features import FEATURE_GATES, gates_for, parse_feature_gates_flag
+    from ..model.features import (FEATURE_GATES, gates_for, normalize_version, parse_feature_gates_flag,
+                                   unknown_gate_error)
 
     overrides = parse_feature_gates_flag(gates_flag) if gates_flag else {}
     for name in overrides:
         if name not in FEATURE_GATES and name not in ALLOCATOR_GATES:
-            raise InputError(f"unrecognized feature gate: {name}", path="--feature-gates")
+            raise unknown_gate_error(name, normalize_version(kubernetes_version(ctx)), path="--feature-gates")
     # The allocator takes the gates as plain switches, also where a release locks them (as
     # the upstream allocator tests do), so the overrides are applied on top, not validated.
     return AllocatorFeatures.from_gates(gates_for(kubernetes_version(ctx)), overrides)
@@ -40,7 +40,42 @@ def _load(objects: tuple[str, ...], node_file: str, claim_files: tuple[str, ...]
     return cluster, node, wanted.claims
 
 
-@click.group("dra")
+def _run_allocation(allocator, node, claims, timeout: float | None, errors_as_verdicts: bool = False,
+                    file: str | None = None):
+    """Allocate ``claims`` together on ``node``; when that fails, why — per claim. A request whose
+    device class does not exist makes its claim unsatisfiable (the DynamicResources plugin's
+    PreFilter words), and the other claims are still diagnosed. An allocator error (which aborts
+    scheduling upstream) is exit status 1, or with ``errors_as_verdicts`` part of the verdicts."""
+    from ..dra.allocator import AllocationError, Outcome
+    from ..dra.diagnose import diagnose, missing_classes
+    from ..errors import InputError
+
+    missing = missing_classes(allocator, claims)
+    if missing:
+        outcome = Outcome(False, reason=missing[0][1])
+    else:
+        try:
+            outcome = allocator.allocate(node, claims, timeout=timeout)
+        except AllocationError as exc:
+            if not errors_as_verdicts:  # the claims ask for what no allocation can give: name their files
+                raise InputError(f"allocation on node {node.name} failed: {exc}", file=file) from None
+            outcome = Outcome(False, reason=str(exc))
+    diagnosis = None if outcome.allocated else diagnose(allocator, node, claims)
+    return outcome, diagnosis
+
+
+def _report_unsatisfiable(data: dict[str, Any], diagnosis) -> None:
+    if diagnosis is None:
+        return
+    data["diagnosis"] = diagnosis.to_data()
+    rejected(f"claim {c.claim}: {c.problems[0]}" for c in diagnosis.claims if c.problems)
+    if diagnosis.together:
+        rejected(diagnosis.together)
+    if not any(c.problems for c in diagnosis.claims) and not diagnosis.together:
+        rejected(f"node {data['node']}: {data['reason'] or 'unsatisfiable'}")
+
+
+@click.group("dra", cls=FullHelpGroup)
 def dra() -> None:
     """Dynamic Resource Allocation (resource.k8s.io/v1): allocate, explain, publish ResourceSlices."""
 
@@ -80,10 +115,7 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_f
     allocated_claims = [c for c in cluster.claims if c.allocated is not None]
     allocator = Allocator(features, cluster.classes, cluster.slices, allocated_claims)
     todo = [c for c in claims if c.allocated is None]
-    try:
-        outcome = allocator.allocate(node, todo, timeout=timeout)
-    except AllocationError as exc:  # the claims ask for what no allocation can give: name their files
-        raise InputError(f"allocation on node {node.name} failed: {exc}", file=", ".join(claim_files)) from None
+    outcome, diagnosis = _run_allocation(allocator, node, todo, timeout, file=", ".join(claim_files))
     out_claims = []
     by_claim = dict(zip((id(c) for c in todo), outcome.results)) if outcome.allocated else {}
     for claim in claims:
@@ -101,10 +133,11 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_f
         "node": node.name,
         "claims": out_claims,
     }
+    _report_unsatisfiable(data, diagnosis)
     if output != "table":
         emit_data(data, output)
         return
-    _print_allocation(data, allocator, node, todo, outcome.allocated)
+    _print_allocation(data, allocator, node, todo, outcome.allocated, diagnosis)
 
 
 def _load_pod(pod_file: str):
@@ -118,6 +151,7 @@ def _load_pod(pod_file: str):
 def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: int, timeout: float | None,
                   output: str) -> None:
     from ..dra.allocator import AllocationError, Allocator
+    from ..dra.diagnose import diagnose, missing_classes
     from ..dra.podclaims import PodClaimError, allocate_for_pod, claims_for_pod
     from ..errors import InputError
 
@@ -130,6 +164,7 @@ def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: in
             raise InputError(str(exc), file=pod_file) from None
         data = {"outcome": "unsatisfiable", "reason": str(exc), "node": node.name,
                 "pod": {"name": pod.name, "namespace": pod.namespace}, "claims": []}
+        rejected(f"pod {pod.key}: {exc}")
         if output != "table":
             emit_data(data, output)
         else:
@@ -139,10 +174,21 @@ def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: in
     allocated_claims = [c for c in existing if c.allocated is not None and id(c) not in mine]
     allocated_claims += pod_claims.allocated
     allocator = Allocator(features, cluster.classes, cluster.slices, allocated_claims)
-    try:
-        result = allocate_for_pod(allocator, node, pod_claims, timeout=timeout)
-    except AllocationError as exc:
-        raise InputError(f"allocation on node {node.name} failed: {exc}", file=pod_file) from None
+    missing = missing_classes(allocator, pod_claims.to_allocate)
+    if missing:  # PreFilter: the pod is unschedulable until the class exists
+        from ..dra.allocator import Outcome
+        from ..dra.podclaims import PodAllocation
+
+        result = PodAllocation(Outcome(False, reason=missing[0][1]), node.name,
+                               tuple({**copy.deepcopy(dict(pc.claim.raw)), "apiVersion": "resource.k8s.io/v1"}
+                                     for pc in pod_claims.claims),
+                               pod_claims.resource_claim_statuses)
+    else:
+        try:
+            result = allocate_for_pod(allocator, node, pod_claims, timeout=timeout)
+        except AllocationError as exc:
+            raise InputError(f"allocation on node {node.name} failed: {exc}", file=pod_file) from None
+    diagnosis = None if result.allocated else diagnose(allocator, node, pod_claims.to_allocate)
     data: dict[str, Any] = {
         "outcome": "allocated" if result.allocated else "unsatisfiable",
         "reason": result.outcome.reason,
@@ -151,12 +197,29 @@ def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: in
                 "resourceClaimStatuses": [dict(s) for s in result.resource_claim_statuses]},
         "claims": list(result.claims),
     }
+    _report_unsatisfiable(data, diagnosis)
     if output != "table":
         emit_data(data, output)
         return
     for pc in pod_claims.claims:
         click.echo(f"pod claim {pc.name}: ResourceClaim {pc.claim.ref}" + (" (generated)" if pc.generated else ""))
-    _print_allocation(data, allocator, node, pod_claims.to_allocate, result.allocated)
+    _print_allocation(data, allocator, node, pod_claims.to_allocate, result.allocated, diagnosis)
+
+
+def _selector_text(selector: dict[str, Any]) -> str:
+    """A node selector as kubectl users read one: ``metadata.name in (node-1)``, terms joined by ``or``."""
+    terms = []
+    for term in selector.get("nodeSelectorTerms") or ():
+        reqs = []
+        for field, label in (("matchFields", "field"), ("matchExpressions", "label")):
+            for r in term.get(field) or ():
+                values = ", ".join(str(v) for v in r.get("values") or ())
+                op = str(r.get("operator", ""))
+                text = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "does not exist",
+                        "Gt": ">", "Lt": "<"}.get(op, op)
+                reqs.append(f"{label} {r.get('key')} {text}" + (f" ({values})" if values else ""))
+        terms.append(" and ".join(reqs) or "(empty term)")
+    return " or ".join(terms) or "(none)"
 
 
 def _ref(claim: dict[str, Any]) -> str:
@@ -164,33 +227,46 @@ def _ref(claim: dict[str, Any]) -> str:
     return str(meta.get("name"))
 
 
-def _print_allocation(data: dict[str, Any], allocator, node, claims, allocated: bool) -> None:
+def _print_allocation(data: dict[str, Any], allocator, node, claims, allocated: bool, diagnosis=None) -> None:
     from ..dra.explain import explain
 
     click.echo(f"node {data['node']}: {data['outcome']}" + (f" ({data['reason']})" if data["reason"] else ""))
+    why = {c.claim: c for c in diagnosis.claims} if diagnosis is not None else {}
     for claim in data["claims"]:
         alloc = (claim.get("status") or {}).get("allocation")
         name = claim.get("metadata", {}).get("name")
         if not alloc:
-            click.echo(f"  claim {name}: not allocated")
+            d = why.get(name)
+            if d is None:
+                click.echo(f"  claim {name}: not allocated")
+            elif d.problems:
+                click.echo(f"  claim {name}: cannot be allocated: " + "; ".join(d.problems))
+            else:
+                click.echo(f"  claim {name}: not allocated: it can be allocated alone, not together with the others")
             continue
         click.echo(f"  claim {name}:")
         for r in alloc["devices"]["results"]:
-            extra = "".join(f" {k}={v}" for k, v in r.items() if k not in ("request", "driver", "pool", "device"))
+            extra = "".join(f" {k}={inline(v)}" for k, v in r.items()
+                            if k not in ("request", "driver", "pool", "device"))
             click.echo(f"    {r['request']:<20} {r['driver']}/{r['pool']}/{r['device']}{extra}")
         if alloc.get("nodeSelector"):
-            click.echo(f"    nodeSelector: {alloc['nodeSelector']}")
+            click.echo(f"    nodeSelector: {_selector_text(alloc['nodeSelector'])}")
+        if alloc["devices"].get("config"):
+            click.echo(f"    config: {inline(alloc['devices']['config'])}")
+    if diagnosis is not None and diagnosis.together:
+        click.echo(f"  together: {diagnosis.together}")
     chosen = {(_ref(c), r["request"], f"{r['driver']}/{r['pool']}/{r['device']}")
               for c in data["claims"] for r in ((c.get("status") or {}).get("allocation") or {}).get(
                   "devices", {}).get("results", [])}
-    click.echo("passed over:")
+    click.echo("passed over:" if allocated else "devices:")
     for e in explain(allocator, node, claims):
         for v in e.devices:
             if (e.claim, e.request, v.device) in chosen:
                 continue
             failed = [c for c in v.checks if not c.passed]
             why = "; ".join(f"{c.name} failed" + (f" ({c.detail})" if c.detail else "") for c in failed) \
-                or "eligible, but the search chose other devices (search order, constraints or counters)"
+                or ("eligible, but the search chose other devices (search order, constraints or counters)"
+                    if allocated else "eligible on its own (the claim still cannot be allocated: see above)")
             click.echo(f"  {e.claim}/{e.request}: {v.device}: {why}")
 
 
@@ -204,7 +280,11 @@ def _print_allocation(data: dict[str, Any], allocator, node, claims, allocated: 
 @click.pass_context
 def explain_cmd(ctx: click.Context, objects: tuple[str, ...], node_file: str, gates: str | None, output: str,
                 claim_files: tuple[str, ...]) -> None:
-    """Each request, each candidate device, each selector's verdict and each check."""
+    """Whether each claim can be allocated and why not; each request, each device, each check.
+
+    A device is *eligible* for a request when it passes every check on its own; a claim can still
+    fail on its constraints, shared counters or other requests, which the claim's verdict names.
+    """
     from ..dra.allocator import Allocator
     from ..dra.explain import explain, to_data
 
@@ -212,19 +292,54 @@ def explain_cmd(ctx: click.Context, objects: tuple[str, ...], node_file: str, ga
     cluster, node, claims = _load(objects, node_file, claim_files)
     allocator = Allocator(features, cluster.classes, cluster.slices,
                           [c for c in cluster.claims if c.allocated is not None])
-    items = explain(allocator, node, [c for c in claims if c.allocated is None])
+    todo = [c for c in claims if c.allocated is None]
+    outcome, diagnosis = _run_allocation(allocator, node, todo, None, errors_as_verdicts=True)
+    items = explain(allocator, node, todo)
+    verdicts = _claim_verdicts(todo, outcome, diagnosis)
+    data: dict[str, Any] = {"node": node.name, "outcome": "allocated" if outcome.allocated else "unsatisfiable",
+                            "reason": outcome.reason, "claims": verdicts, "requests": to_data(items)}
+    _report_unsatisfiable(data, diagnosis)
+    data.pop("diagnosis", None)  # the same verdicts are in "claims"
     if output != "table":
-        emit_data({"node": node.name, "requests": to_data(items)}, output)
+        emit_data(data, output)
         return
+    by_claim: dict[str, list] = {}
     for e in items:
-        click.echo(f"claim {e.claim}, request {e.request}: class {e.device_class}, {e.mode}"
-                   + (f" x{e.count}" if e.mode == "ExactCount" else ""))
-        for v in e.devices:
-            click.echo(f"  {'ok ' if v.eligible else 'no '} {v.device}")
-            for c in v.checks:
-                click.echo(f"      {'pass' if c.passed else 'FAIL'}  {c.name}" + (f": {c.detail}" if c.detail else ""))
+        by_claim.setdefault(e.claim, []).append(e)
+    for v in verdicts:
+        click.echo(f"claim {v['claim']}: " + ("can be allocated" if v["allocatable"] else
+                                            "CANNOT be allocated: " + "; ".join(v["problems"])))
+        for e in by_claim.get(v["claim"], []):
+            n_ok = sum(1 for d in e.devices if d.eligible)
+            click.echo(f"  request {e.request}: class {e.device_class}, {e.mode}"
+                       + (f" x{e.count}" if e.mode == "ExactCount" else "")
+                       + f": {n_ok} of {len(e.devices)} devices eligible")
+            for d in e.devices:
+                click.echo(f"    {'eligible' if d.eligible else 'no':<9}{d.device}")
+                for c in d.checks:
+                    click.echo(f"        {'pass' if c.passed else 'FAIL'}  {c.name}"
+                               + (f": {c.detail}" if c.detail else ""))
+    if len(verdicts) > 1:
+        click.echo("all claims together: " + ("can be allocated" if outcome.allocated else
+                                              "CANNOT be allocated" + (f": {diagnosis.together}"
+                                                                       if diagnosis and diagnosis.together else "")))
     if items and items[0].pools:
         click.echo("pools: " + ", ".join(items[0].pools))
+
+
+def _claim_verdicts(claims, outcome, diagnosis) -> list[dict[str, Any]]:
+    """Per claim: allocatable (together with the others when all are), and the problems."""
+    if outcome.allocated or diagnosis is None:
+        return [{"claim": c.name, "allocatable": True, "problems": []} for c in claims]
+    out = []
+    for d in diagnosis.claims:
+        problems = list(d.problems)
+        allocatable = d.allocatable and not diagnosis.together
+        if d.allocatable and diagnosis.together:
+            problems = [diagnosis.together]
+        out.append({"claim": d.claim, "allocatable": allocatable, "problems": problems,
+                    "requests": [r.to_data() for r in d.requests]})
+    return out
 
 
 explain_cmd.name = "explain"

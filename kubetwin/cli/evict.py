@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .common import emit_data, kubernetes_version, output_option
+from .common import emit_data, filename_option, kubernetes_version, main_input, output_option, rejected
 
 SIGNAL_CHOICES = ("memory.available", "allocatableMemory.available", "nodefs.available", "nodefs.inodesFree",
                   "imagefs.available", "imagefs.inodesFree", "containerfs.available", "containerfs.inodesFree",
@@ -29,11 +29,15 @@ SIGNAL_CHOICES = ("memory.available", "allocatableMemory.available", "nodefs.ava
 @click.option("--split-containerfs", is_flag=True,
               help="Writable container layers apart from the images (KEP-4191 split image filesystem).")
 @output_option()
-@click.argument("pods_file", metavar="PODS.yaml")
+@filename_option("PODS.yaml", "The pods on the node")
+@click.argument("pods_file", metavar="[PODS.yaml]", required=False)
 @click.pass_context
 def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, oom, cgroup, dedicated_imagefs,
-          split_containerfs, output, pods_file) -> None:
+          split_containerfs, output, filename, pods_file) -> None:
     """Who the kubelet evicts first, and when, under node pressure.
+
+    Pods refused admission under pressure (--timeline) are an answer: exit status 0, or 3 with
+    --fail-on-reject.
 
     \b
     kubetwin evict --signal memory.available --summary summary.json pods.yaml
@@ -44,6 +48,7 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
     from ..model.kubelet_config import load_kubelet_config
     from ..model.objects import load_pods, warn_to_stderr
 
+    pods_file = main_input(pods_file, filename, "PODS.yaml")
     if (signal is None) == (timeline_file is None):
         raise click.UsageError("give either --signal with --summary (a ranking) or --timeline (the manager over time)")
     if signal is not None and summary_file is None:
@@ -52,7 +57,7 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
         raise click.UsageError("--summary goes with --signal; a timeline carries a summary per step")
     layout = DiskLayout(dedicated_imagefs, split_containerfs)
     config = load_kubelet_config(config_file, kubernetes_version(ctx))
-    pods = load_pods(pods_file, warn=warn_to_stderr)
+    pods = load_pods(pods_file, warn=warn_to_stderr, reader="kubelet")
     if oom and signal is None:
         raise click.UsageError("--oom goes with --signal and --summary")
     if signal is not None:
@@ -77,6 +82,8 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
         render_decision(data)
     else:
         emit_data(data, output)
+    rejected(f"pod {a['namespace']}/{a['name']}: {a['reason']}" for s in data.get("steps") or ()
+             for a in s.get("admission") or () if not a["admitted"])
 
 
 def _rank(signal, summary_file, pods, layout, config, output, *, oom: bool = False, cgroup_v2: bool = True) -> None:

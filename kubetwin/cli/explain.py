@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .common import emit_data, kubernetes_version, output_option
+from .common import emit_data, filename_option, kubernetes_version, main_input, output_option
 
 
 def _machine_facts(source: str | None) -> dict[str, Any]:
@@ -90,7 +90,7 @@ def build(pod_path: str, node_path: str, config_path: str | None, machine_path: 
     from ..model.objects import load_nodes, load_pods, warn_to_stderr
     from ..model.pod import is_sidecar
 
-    pods = load_pods(pod_path, warn=warn_to_stderr)
+    pods = load_pods(pod_path, warn=warn_to_stderr, reader="kubelet")
     if len(pods) != 1:
         raise InputError(f"expected exactly one Pod, found {len(pods)}", file=pod_path,
                          fix="put one pod in the file (explain accounts for one pod at a time)")
@@ -98,11 +98,23 @@ def build(pod_path: str, node_path: str, config_path: str | None, machine_path: 
     if len(nodes) != 1:
         raise InputError(f"expected exactly one Node, found {len(nodes)}", file=node_path)
     pod, node = pods[0], nodes[0]
-    running = load_pods(running_path, warn=warn_to_stderr) if running_path is not None else []
+    running = load_pods(running_path, warn=warn_to_stderr, reader="kubelet") if running_path is not None else []
     config = load_kubelet_config(config_path, version)
     gates = config.feature_gate_values
     machine = _machine_facts(machine_path)
     v2 = cgroup == "v2"
+    if not v2 and config.fail_cgroup_v1:
+        from ..diagnostics import warn
+
+        warn(InputError("failCgroupV1 is true (the default since Kubernetes 1.35): a kubelet on a cgroup v1 host "
+                        "refuses to start; the answer is for a kubelet that would run", path="failCgroupV1",
+                        file=config_path, fix="set failCgroupV1: false, or use --cgroup v2"))
+    if machine.get("swap_capacity", 0) and config.fail_swap_on:
+        from ..diagnostics import warn
+
+        warn(InputError("failSwapOn is true (the default) and the machine has swap: the kubelet refuses to start "
+                        "(\"running with swap on is not supported\"); the answer is for a kubelet that would run",
+                        path="failSwapOn", file=config_path, fix="set failSwapOn: false"))
     mem_cap = machine.get("memory_capacity")
     if mem_cap is None:
         q = node.capacity.get("memory")
@@ -220,7 +232,8 @@ def _render_upper(out: Any, data: dict[str, Any]) -> None:
 
 
 @click.command("explain")
-@click.argument("pod", metavar="POD.yaml")
+@click.argument("pod", metavar="[POD.yaml]", required=False)
+@filename_option("POD.yaml", "The pod to explain")
 @click.option("--node", "node", required=True, metavar="NODE.yaml", help="The Node (capacity, allocatable).")
 @click.option("--config", "config", default=None, metavar="KUBELET.yaml", help="KubeletConfiguration (default: kubelet defaults).")
 @click.option("--machine", "machine", default=None, metavar="MACHINE.json",
@@ -237,9 +250,10 @@ def _render_upper(out: Any, data: dict[str, Any]) -> None:
               help="min(kernel.pid_max, kernel.threads-max) of the node: sizes kubepods pids.max.")
 @output_option()
 @click.pass_context
-def explain(ctx: click.Context, pod: str, node: str, config: str | None, machine: str | None, cgroup: str,
+def explain(ctx: click.Context, pod: str | None, filename: str | None, node: str, config: str | None, machine: str | None, cgroup: str,
             weight_curve: str, running: str | None, pid_max: int | None, output: str) -> None:
     """QoS class, cgroup values and OOM scores of POD on a node, with the rules that gave them."""
+    pod = main_input(pod, filename, "POD.yaml")
     data = build(pod, node, config, machine, cgroup, weight_curve, kubernetes_version(ctx), running, pid_max)
     if output == "table":
         _render(data)

@@ -33,8 +33,12 @@ def gates(ctx: click.Context, feature_gates: str | None, changed: bool, output: 
                      "prerelease": spec.prerelease, "locked": spec.locked, "since": since, "stageSince": spec.version})
     unknown = [n for n in names if n not in {r["name"] for r in rows}]
     if unknown and not changed:
+        from ..model.strict import suggest
+
+        near = suggest(unknown[0], [n for n, _ in known_gates(version)])
         raise InputError(f"unknown feature gate {unknown[0]} at Kubernetes {version}", path="GATE",
-                         fix="run `kubetwin gates` to list the gates known at this version")
+                         fix=f'did you mean "{near}"?' if near else
+                         "run `kubetwin gates` to list the gates known at this version")
     if output != "table":
         emit_data({"kubernetesVersion": version, "gates": rows}, output)
         return

@@ -1,5 +1,10 @@
 """Entry point. Commands are imported only when run, so ``kubetwin --help`` and a one-pod
-``kubetwin explain`` start fast (the conformance runner starts the CLI once per case)."""
+``kubetwin explain`` start fast (the conformance runner starts the CLI once per case).
+
+The global options (``--kubernetes-version``, ``--strict``, ``--fail-on-reject``) are accepted
+before or after the command name; every error becomes one line on stderr with the exit statuses
+of :mod:`kubetwin.cli.common` (0 answer, 1 bad input, 2 usage, 3 rejection with --fail-on-reject).
+"""
 
 from __future__ import annotations
 
@@ -21,10 +26,24 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "evict": ("kubetwin.cli.evict", "evict", "The kubelet's eviction ranking and eviction manager over time."),
     "simulate": ("kubetwin.cli.simulate", "simulate", "Replay a workload on a cluster over time: scheduler + every kubelet, HTML report."),
     "gates": ("kubetwin.cli.gates", "gates", "Feature gates of a Kubernetes version: default, maturity, lock."),
+    "runtime": ("kubetwin.cli.runtime", "runtime", "One node below the kubelet: NRI plugins and resource policies "
+                "(topology-aware, balloons) placing containers."),
 }
 
 
 class LazyGroup(click.Group):
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        if parent is None:  # a fresh run (also the second of two in one process): no state carried over
+            from .common import reset_outcome
+
+            reset_outcome()
+            if "kubetwin.diagnostics" in sys.modules:  # (not imported yet: nothing to reset, nothing to pay)
+                sys.modules["kubetwin.diagnostics"].set_strict(False)
+            if "kubetwin.model.apischema" in sys.modules:
+                sys.modules["kubetwin.model.apischema"].set_schema_version(None)
+        return super().make_context(info_name, args, parent=parent, **extra)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(n for n, spec in COMMANDS.items() if _available(spec[0]))
 
@@ -33,7 +52,9 @@ class LazyGroup(click.Group):
         if spec is None or not _available(spec[0]):
             return None
         module = importlib.import_module(spec[0])
-        return getattr(module, spec[1])
+        from .common import add_global_options
+
+        return add_global_options(getattr(module, spec[1]))
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(n, COMMANDS[n][2]) for n in self.list_commands(ctx)]
@@ -46,31 +67,49 @@ def _available(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="kubetwin")
-@click.option("--kubernetes-version", "kubernetes_version", default=None, metavar="1.NN",
-              help="Kubernetes minor version whose defaults and feature gates apply (default: the newest known).")
-@click.option("--strict", "strict", is_flag=True, default=False,
-              help="Treat warnings (inputs Kubernetes accepts but kubetwin cannot model exactly) as errors.")
-@click.pass_context
-def cli(ctx: click.Context, kubernetes_version: str | None, strict: bool) -> None:
-    """kubetwin: what Kubernetes would do with these pods on these nodes, exactly and fast."""
-    from kubetwin.diagnostics import set_strict
-    from kubetwin.model.apischema import set_schema_version
+_EPILOG = ("Global options may also come after the command name (kubetwin explain ... --kubernetes-version 1.35). "
+           "-f FILE names input files as kubectl's -f does: the main input of explain, admit, evict, topology and "
+           "simulate (also accepted as an argument), the cluster's objects for schedule and dra. Every command "
+           "writes -o table|json|yaml.\n\n"
+           "Exit status: 0 an answer was given (a rejection, an unschedulable pod or an unsatisfiable claim is "
+           "an answer); 1 bad input (the message names the file and field); 2 usage error; 3 the answer contains a "
+           "rejection and --fail-on-reject was given.")
 
+
+def _global_options(f: Any) -> Any:
+    from .common import global_option_decorators
+
+    for deco in reversed(global_option_decorators(eager=False)):
+        f = deco(f)
+    return f
+
+
+@click.group(cls=LazyGroup, epilog=_EPILOG,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(package_name="kubetwin")
+@_global_options
+@click.pass_context
+def cli(ctx: click.Context) -> None:
+    """kubetwin: what Kubernetes would do with these pods on these nodes, exactly and fast."""
     ctx.ensure_object(dict)
-    ctx.obj["kubernetes_version"] = kubernetes_version
-    ctx.obj["strict"] = strict
-    set_strict(strict)
-    set_schema_version(kubernetes_version)  # also refuses a malformed version before any work
 
 
 def main(argv: list[str] | None = None) -> Any:
     """Run the CLI; any kubetwin error becomes one line on stderr and exit status 1."""
     from kubetwin.errors import KubetwinError
 
+    from . import common
+
     try:
-        return cli.main(args=argv, prog_name="kubetwin", standalone_mode=False)
+        result = cli.main(args=argv, prog_name="kubetwin", standalone_mode=False)
+        outcome = common.OUTCOME
+        if outcome.fail_on_reject and outcome.rejections:
+            shown = "; ".join(outcome.rejections[:3]) + (f"; ... {len(outcome.rejections) - 3} more"
+                                                         if len(outcome.rejections) > 3 else "")
+            click.echo(f"rejected (--fail-on-reject, exit status {common.EXIT_REJECTED}): {shown}", err=True)
+            sys.stdout.flush()
+            sys.exit(common.EXIT_REJECTED)
+        return result
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         sys.exit(1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .common import emit_data, kubernetes_version, output_option
+from .common import emit_data, kubernetes_version, output_option, rejected
 
 
 @click.command("schedule")
@@ -25,7 +25,11 @@ from .common import emit_data, kubernetes_version, output_option
 @click.pass_context
 def schedule(ctx: click.Context, nodes, pods, objects, config, plugin, plugin_args, feature_gates, admit, seed,
              output, pod_file) -> None:
-    """One scheduling cycle for the pod in POD.yaml, explained per node and plugin."""
+    """One scheduling cycle for the pod in POD.yaml, explained per node and plugin.
+
+    -f names the other objects of the cluster (as kubectl's -f names objects). An unschedulable
+    pod is an answer: exit status 0, or 3 with --fail-on-reject.
+    """
     from ..model.features import gates_for, parse_feature_gates_flag
     from ..scheduler.inputs import load_cluster, load_pod
 
@@ -42,16 +46,18 @@ def schedule(ctx: click.Context, nodes, pods, objects, config, plugin, plugin_ar
             _single_table(plugin, data)
         else:
             emit_data(data, output)
+        if data["filter"] and all(v.get("code") not in ("Success", "Skip") for v in data["filter"].values()):
+            rejected(f"pod {pod.key}: {plugin} rejects every node")
         return
     from ..scheduler.run import run_cycle
 
     outcome = run_cycle(cluster, pod, gates, config_path=config, admit=admit, seed=seed)
     if output == "table":
-        from ..scheduler.explain import render_table
-
-        render_table(outcome)
+        _cycle_table(outcome)
     else:
         emit_data(outcome.to_json(), output)
+    if outcome.node is None:
+        rejected(f"pod {pod.key}: {outcome.message}")
 
 
 def _single_table(plugin: str, data: dict) -> None:
@@ -69,3 +75,35 @@ def _single_table(plugin: str, data: dict) -> None:
         table.add_row(node, verdict["code"], "; ".join(verdict.get("reasons", [])),
                       str(scores[node]) if node in scores else "")
     console().print(table)
+
+
+def _cycle_table(outcome) -> None:
+    """One explained cycle: each node's first rejection or its weighted scores and total."""
+    from rich.table import Table
+
+    from .common import console
+
+    con = console()
+    for change in outcome.admission:
+        con.print(f"[dim]admission: {change}[/dim]")
+    table = Table(title=f"scheduling {outcome.pod.key}", show_lines=False)
+    table.add_column("node")
+    table.add_column("filter")
+    table.add_column("scores (normalized × weight)")
+    table.add_column("total", justify="right")
+    for name, v in outcome.nodes.items():
+        if not v.filter:
+            table.add_row(name, "[dim]not evaluated[/dim]", "", "")
+            continue
+        st = v.status
+        verdict = "Success" if st.is_success else f"{st.code.name}: {st.message}"
+        scores = ", ".join(f"{p} {v.normalized[p]}×{v.weighted[p] // v.normalized[p] if v.normalized[p] else '-'}"
+                           for p in v.raw)
+        mark = " ←" if name == outcome.node else ""
+        table.add_row(name + mark, verdict, scores, "" if v.total is None else str(v.total))
+    con.print(table)
+    con.print(outcome.message)
+    if outcome.nominated_node:
+        con.print(f"preemption: nominate {outcome.nominated_node}, evicting {', '.join(outcome.victims)}")
+    if outcome.not_modelled:
+        con.print(f"[dim]not modelled: {', '.join(outcome.not_modelled)}[/dim]")

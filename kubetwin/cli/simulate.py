@@ -12,13 +12,15 @@ from typing import Any
 
 import click
 
-from .common import emit_data, kubernetes_version
+from .common import emit_data, kubernetes_version, rejected
 
 DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "sim" / "default" / "scenario.yaml"
 
 
 @click.command("simulate")
 @click.argument("scenarios", nargs=-1, metavar="[SCENARIO.yaml]...")
+@click.option("-f", "--filename", "filenames", multiple=True, metavar="SCENARIO.yaml",
+              help="A scenario to run (repeatable; or as arguments); none: the embedded default scenario.")
 @click.option("--alibaba", "alibaba", type=click.Path(exists=True, file_okay=False), default=None,
               help="Replay the Alibaba GPU trace (cluster-trace-gpu-v2023) folder instead of a scenario.")
 @click.option("--alibaba-pods", default="openb_pod_list_default.csv", show_default=True,
@@ -34,25 +36,32 @@ DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "sim" / "default" / 
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",
               help="Run the runs on this Dask scheduler (tcp://host:8786) instead of local processes.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
-              help="HTML report file (default: kubetwin-report.html; '-' to skip).")
+              help="Write the self-contained HTML report to FILE (only files asked for are written).")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Write the JSON results (per-pod placement, time series, nodes) to FILE.")
 @click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False), default=None,
               help="Write Prometheus text-format metrics to FILE.")
 @click.option("-o", "--output", type=click.Choice(("table", "json", "yaml")), default="table", show_default=True,
               help="Summary format on stdout.")
-@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--pods", "show_pods", is_flag=True,
+              help="Also print the per-pod table (placement, phase, reason, message), pods that did not run first.")
+@click.option("--no-progress", is_flag=True, help="No progress on stderr.")
 @click.pass_context
-def simulate(ctx: click.Context, scenarios: tuple[str, ...], alibaba: str | None, alibaba_pods: str, deletions: bool,
+def simulate(ctx: click.Context, scenarios: tuple[str, ...], filenames: tuple[str, ...], alibaba: str | None, alibaba_pods: str, deletions: bool,
              scheduler_config: str | None, variants: tuple[str, ...], jobs: int | None, dask_address: str | None,
              report_path: str | None, json_path: str | None, metrics_path: str | None, output: str,
-             no_progress: bool) -> None:
-    """Simulate the scheduler and every node's kubelet over time; write an HTML report."""
+             show_pods: bool, no_progress: bool) -> None:
+    """Simulate the scheduler and every node's kubelet over time; summary, HTML report, JSON.
+
+    Only the files asked for are written (--report, --json, --metrics). Pods rejected by a kubelet
+    or by admission control, or still pending at the end, are an answer: exit status 0, or 3 with
+    --fail-on-reject.
+    """
     from ..outputs import check_output, write_atomic
     from ..sim.sweep import RunSpec, parse_variant, run_all
 
     # Outputs are checked before the (possibly long) run, so it never fails at the very end.
-    out = check_output(report_path or "kubetwin-report.html", "--report") if report_path != "-" else None
+    out = check_output(report_path, "--report") if report_path and report_path != "-" else None
     if json_path:
         check_output(json_path, "--json")
     if metrics_path:
@@ -61,7 +70,7 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], alibaba: str | None
     sources: list[Any] = []
     if alibaba:
         sources.append(("alibaba", alibaba, alibaba_pods, deletions))
-    sources.extend(("file", s) for s in scenarios)
+    sources.extend(("file", s) for s in (*filenames, *scenarios))
     if not sources:
         sources.append(("file", str(DEFAULT_SCENARIO)))
     specs = []
@@ -69,7 +78,7 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], alibaba: str | None
         specs.append(RunSpec(src, None, scheduler_config, kubernetes_version(ctx)))
         for v in parsed:
             specs.append(RunSpec(src, v, scheduler_config, kubernetes_version(ctx)))
-    show = output == "table" and not no_progress
+    show = not no_progress
     results = run_all(specs, jobs=jobs, dask_address=dask_address, progress=show)
     if out is not None:
         from ..report.html import render_html
@@ -87,9 +96,23 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], alibaba: str | None
     if output == "table":
         from ..report.terminal import render_summary
 
-        render_summary(results)
+        render_summary(results, pods=show_pods)
         if out is not None:
-            click.echo(f"report: {out.resolve()}")
+            click.echo(f"report: {report_path}")
     else:
         sums = [r.summary() for r in results]
+        if show_pods:
+            from ..report.terminal import pod_rows
+
+            for r, s in zip(results, sums):
+                s["podTable"] = pod_rows(r)
         emit_data(sums[0] if len(sums) == 1 else {"runs": sums}, output)
+    for r in results:
+        s = r.summary()
+        kubelet, control = sum(s["rejectedByKubelet"].values()), sum(s["rejectedByAdmissionControl"].values())
+        if kubelet:
+            rejected(f"{r.scenario}: {kubelet} pod(s) rejected by kubelets")
+        if control:
+            rejected(f"{r.scenario}: {control} pod(s) rejected by admission control")
+        if s["pending"]:
+            rejected(f"{r.scenario}: {s['pending']} pod(s) pending at the end")

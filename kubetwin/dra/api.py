@@ -372,8 +372,31 @@ def _selectors(items: Any, path: str) -> tuple[str | None, ...]:
         if len(expr) > CEL_EXPRESSION_MAX_LENGTH:
             raise InputError(f"Too long: may not be more than {CEL_EXPRESSION_MAX_LENGTH} bytes",
                              path=join_path(p, "cel.expression"))
+        _check_compiles(expr, join_path(p, "cel.expression"))
         out.append(expr)
     return tuple(out)
+
+
+def _check_compiles(expression: str, path: str) -> None:
+    """The API server compiles a selector when the object is created and refuses one that does not
+    compile (``validateCELSelector``), so a bad expression is an input error here, not a failure at
+    allocation. It is compiled in the widest environment (every library a feature gate can add),
+    as the API server's environment for stored expressions: whether the allocator's features
+    allow what it uses is the allocator's verdict."""
+    from .cel import CELError, CELOptions, compile_selector
+
+    try:
+        compile_selector(expression, CELOptions(consumable_capacity=True, list_type_attributes=True))
+    except CELError as exc:
+        shown = expression if len(expression) <= 200 else expression[:200] + "..."
+        raise InputError(f"Invalid value: {_go_quote(shown)}: {exc}", path=path) from None
+
+
+def _go_quote(text: str) -> str:
+    """A string as Go's ``%q`` writes it in field errors."""
+    import json
+
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _node_selector(value: Any, path: str) -> Mapping[str, Any] | None:

@@ -1,4 +1,6 @@
-"""Reading DRA objects from manifests: every version converted to v1, errors naming file and field."""
+"""Reading DRA objects from manifests: every version strictly decoded as written (unknown fields
+refused as the API server of that version refuses them), then converted to v1; errors name the
+file, the object and the field."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
+from ..model.kinds import check_builtin, check_object, ignored
 from ..model.loader import Document
 from .api import (DeviceClass, Node, ResourceClaim, ResourceClaimTemplate, ResourceSlice, parse_device_class,
                   parse_node, parse_resource_claim, parse_resource_claim_template, parse_resource_slice)
@@ -31,14 +34,23 @@ _PARSERS = {
 }
 
 
-def parse_object(doc: Document) -> Any:
-    """One DRA object from a document; an :class:`InputError` names the file and field path."""
-    obj = doc.obj
+def _is_dra(obj: Mapping[str, Any]) -> bool:
     kind = obj.get("kind")
-    parser = _PARSERS.get(kind) if isinstance(kind, str) else None
-    if parser is None:
-        raise InputError(f"kind {kind!r} is not a DRA object (DeviceClass, ResourceSlice, ResourceClaim, "
-                         "ResourceClaimTemplate)", path="kind", file=doc.where)
+    return isinstance(kind, str) and kind in _PARSERS
+
+
+def check_document(doc: Document) -> None:
+    """Strict decoding of a DRA object in the version it is written in (before conversion)."""
+    check_object(doc.obj, doc.where, kinds=tuple(_PARSERS), what="as a DRA object")
+
+
+def parse_object(doc: Document, *, checked: bool = False) -> Any:
+    """One DRA object from a document; an :class:`InputError` names the file and field path.
+    ``checked``: :func:`check_document` already ran on it (or on what it was converted from)."""
+    obj = doc.obj
+    if not checked:
+        check_document(doc)
+    parser = _PARSERS[obj["kind"]]
     try:
         return parser(to_v1(obj))
     except InputError as exc:
@@ -75,19 +87,28 @@ def _split_old_slices(docs: Iterable[Document]) -> list[Document]:
     return out
 
 
-def collect(docs: Iterable[Document], strict: bool = False) -> DRAObjects:
-    """Sort documents by kind; non-DRA objects are kept aside unless ``strict``."""
+def collect(docs: Iterable[Document], strict: bool = False, *, checked: bool = False,
+            reader: str = "kubetwin dra") -> DRAObjects:
+    """Sort documents by kind. Every object is strictly decoded first (unless ``checked``: its
+    reader already did); non-DRA objects are refused if ``strict``, else kept aside with a
+    warning that ``reader`` does not read them."""
     out = DRAObjects()
+    docs = list(docs)
+    if not checked:
+        for doc in docs:
+            if strict or _is_dra(doc.obj):
+                check_document(doc)
+            else:
+                check_object(doc.obj, doc.where)
+                ignored(str(doc.obj.get("kind")), reader, file=doc.where)
     for doc in _split_old_slices(docs):
         kind = doc.obj.get("kind")
         if not isinstance(kind, str):
             raise InputError(f"kind must be a string, not {type(kind).__name__}", path="kind", file=doc.where)
-        if kind not in _PARSERS:
-            if strict:
-                parse_object(doc)
+        if not _is_dra(doc.obj):
             out.others.append(doc.obj)
             continue
-        value = parse_object(doc)
+        value = parse_object(doc, checked=True)
         if isinstance(value, DeviceClass):
             if value.name in out.classes:
                 raise InputError(f"DeviceClass {value.name} is defined twice", path="metadata.name", file=doc.where)
@@ -102,8 +123,11 @@ def collect(docs: Iterable[Document], strict: bool = False) -> DRAObjects:
 
 
 def load_node(doc: Document) -> Node:
-    if doc.obj.get("kind") not in (None, "Node"):
-        raise InputError(f"expected a Node, found kind {doc.obj.get('kind')!r}", path="kind", file=doc.where)
+    """The node to allocate on: a Node, or only its ``metadata`` (name and labels) without kind."""
+    if doc.obj.get("kind") is None:
+        check_builtin(doc.obj, "v1", "Node", doc.where)
+    else:
+        check_object(doc.obj, doc.where, kinds=("Node",))
     try:
         return parse_node(doc.obj)
     except InputError as exc:

@@ -15,18 +15,24 @@ from typing import Any
 
 import msgspec
 
+from ..errors import InputError
 from ..machine.model import Machine
 from ..model.kubelet_config import KubeletConfiguration
 from ..model.pod import Pod
 from ..model.quantity import Quantity, parse_quantity
 from ..model.pod import is_extended_resource
 from ..model.resources import pod_limits, pod_requests
-from .admission_errors import AdmissionError, admit_result
+from .admission_errors import AdmissionError, KubeletHang, TopologyAffinityError, admit_result
+
 from .cpu.manager import CPUManager
 from .cpu.state import CPUState
 from .topology.manager import TopologyManager
 from .topology.numa_info import NUMAInfo
 from .topology.policy import new_policy, parse_options
+
+
+#: kubetwin's word (not a Kubernetes reason) for a pod whose admission never returns
+HANG_REASON = "KubeletHang"
 
 
 @dataclass(frozen=True)
@@ -35,14 +41,27 @@ class PodDecision:
     admitted: bool
     reason: str = ""
     message: str = ""
+    #: the kubelet never returns from admitting this pod (an upstream endless loop): no verdict
+    #: reaches the API server, and the node admits nothing after it (``reason`` is ``KubeletHang``)
+    hang: bool = False
+    #: known upstream bugs that decided this pod's allocation (docs/upstream-bugs.md)
+    upstream_bugs: tuple[str, ...] = ()
+    #: for a TopologyAffinityError: what was asked and what each NUMA node could give (not part
+    #: of the kubelet's message; see ``admission_why``)
+    explanation: str = ""
 
 
 def node_capacity(machine: Machine, cfg: KubeletConfiguration) -> dict[str, Quantity]:
-    """What the kubelet reports as ``status.capacity`` from MachineInfo (cpu, memory, hugepages, pods)."""
+    """What the kubelet reports as ``status.capacity`` from MachineInfo (cpu, memory, hugepages,
+    pods: ``maxPods``, or ``min(podsPerCore × num_cores, maxPods)`` when ``podsPerCore`` is set —
+    ``nodestatus.MachineInfo``)."""
+    pods = cfg.max_pods
+    if cfg.pods_per_core > 0:
+        pods = min(machine.num_cores * cfg.pods_per_core, cfg.max_pods)
     cap: dict[str, Quantity] = {
         "cpu": parse_quantity(str(machine.num_cores)),
         "memory": parse_quantity(str(machine.memory_capacity)),
-        "pods": parse_quantity(str(cfg.max_pods)),
+        "pods": parse_quantity(str(pods)),
     }
     sizes: dict[int, int] = {}
     for node in machine.nodes:
@@ -62,6 +81,15 @@ def _page_name(kib: int) -> str:
         if size % mul == 0:
             return f"{size // mul}{unit}"
     return str(size)
+
+
+def check_reserved_cpus(machine: Machine, cfg: KubeletConfiguration) -> None:
+    """``getReservedCPUs`` (``cmd/kubelet/app/server.go``): the kubelet refuses to start when
+    ``reservedSystemCPUs`` names a CPU the machine does not have."""
+    reserved = cfg.reserved_system_cpus
+    if reserved and not reserved.is_subset_of(machine.cpus):
+        raise InputError(f"reserved-cpus: {reserved} is not a subset of online-cpus: {machine.cpus}",
+                         path="reservedSystemCPUs", fix=f"name CPUs of this machine ({machine.cpus})")
 
 
 def effective_config(cfg: KubeletConfiguration) -> KubeletConfiguration:
@@ -85,9 +113,14 @@ class NodeAdmission:
     explain: bool = False
     devices: Any = None  # DeviceInventory
     device_state: Any = None  # DeviceCheckpointData from kubelet_internal_checkpoint
+    #: explain TopologyAffinityErrors (``PodDecision.explanation``); off where nobody reads it
+    explain_rejections: bool = False
     admitted: list[Pod] = field(default_factory=list)
+    #: set when an admission would never return (see ``PodDecision.hang``)
+    hung: str | None = None
 
     def __post_init__(self) -> None:
+        check_reserved_cpus(self.machine, self.config)
         cfg = effective_config(self.config)
         self.config = cfg
         self.gates = cfg.feature_gate_values
@@ -149,14 +182,29 @@ class NodeAdmission:
 
     # --- the pipeline ------------------------------------------------------------------------
     def admit(self, pod: Pod) -> PodDecision:
+        if self.hung is not None:
+            return PodDecision(pod, False, HANG_REASON, f"not admitted: the kubelet hung earlier ({self.hung}) and "
+                                                        "admits no pod after it", hang=True)
         for name, n in self._held.pop(pod.uid, {}).items():
             self._used[name] -= n
+        notes = getattr(self.cpu.policy, "bug_notes", None)
+        if notes:
+            notes.clear()
         try:
             self.topology.admit(pod)
         except AdmissionError as exc:
+            explanation = ""
+            if isinstance(exc, TopologyAffinityError) and exc.hints and self.explain_rejections:
+                from .admission_why import explain_topology_affinity_error
+
+                explanation = explain_topology_affinity_error(self, pod, exc.container, exc.hints)
             self.release(pod.uid)
             reason, message = admit_result(exc)
-            return PodDecision(pod, False, reason, message)
+            return PodDecision(pod, False, reason, message, explanation=explanation)
+        except KubeletHang as exc:
+            self.hung = f"pod {pod.namespace}/{pod.name}: {exc}"
+            return PodDecision(pod, False, HANG_REASON, str(exc), hang=True)
+        bugs = tuple(notes) if notes else ()
         requests = self._requests(pod)
         rejected = self._predicate(pod, requests)
         if rejected is not None:
@@ -171,7 +219,7 @@ class NodeAdmission:
         self.admitted.append(pod)
         for name, amount in requests.items():
             self._used[name] = self._used.get(name, 0) + amount
-        return PodDecision(pod, True)
+        return PodDecision(pod, True, upstream_bugs=bugs)
 
     def _requests(self, pod: Pod) -> dict[str, int]:
         out: dict[str, int] = {}

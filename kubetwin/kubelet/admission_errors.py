@@ -17,11 +17,30 @@ class AdmissionError(Exception):
         self.message = message
 
 
+class KubeletHang(Exception):
+    """Upstream code would never return here (an endless loop): not a verdict but the lack of one.
+
+    Never turned into an admission error; the admission reports the pod as hung and the node as
+    admitting nothing after it (docs/upstream-bugs.md).
+    """
+
+
 class TopologyAffinityError(AdmissionError):
+    """The merged hint was not admitted. ``container`` (None: pod scope) and ``hints`` (each
+    provider's hints) are what the Topology Manager had in hand: enough to explain the refusal
+    (``kubelet.admission_why``) without changing the kubelet's own message."""
+
     reason = "TopologyAffinityError"
 
     def __init__(self, message: str = "Resources cannot be allocated with Topology locality"):
         super().__init__(message)
+        self.container: object | None = None
+        self.hints: list[tuple[str, object]] = []
+
+    def with_hints(self, container: object | None, hints: list[tuple[str, object]]) -> "TopologyAffinityError":
+        self.container = container
+        self.hints = list(hints)
+        return self
 
 
 class SMTAlignmentError(AdmissionError):

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 
 from .. import limits
 from ..errors import InputError
-from ..model.cpuset import CPUSet
-from .model import Cache, Core, HugePages, Machine, NUMANode, PCIDevice, canonical_extra, machine_counts
+from ..model.cpuset import MAX_CPU_ID, CPUSet
+from .model import MAX_NUMA_NODE_ID, Cache, Core, HugePages, Machine, NUMANode, PCIDevice, canonical_extra, machine_counts
 
 MAX_XML_BYTES = 128 * 1024 * 1024
 MAX_ELEMENTS = 5_000_000
@@ -227,14 +227,27 @@ def _distances(b: _Builder, node_ids: list[int]) -> dict[int, tuple[int, ...]]:
     return {a: tuple(vals[pos[a] * n + pos[c]] for c in node_ids) for a in node_ids}
 
 
+def _index(o: "_Obj", default: int, limit: int, what: str, file: str) -> int:
+    """An object's ``os_index``: a whole number up to ``limit`` (Linux's own limits are lower)."""
+    raw = o.attrs.get("os_index", str(default))
+    if not (isinstance(raw, str) and raw.isascii() and raw.isdigit()) or len(raw) > 12:
+        raise InputError(f'os_index "{str(raw)[:40]}" of a {o.type} object is not a {what}',
+                         path=f"object[type={o.type}].os_index", file=file)
+    value = int(raw)
+    if value > limit:
+        raise InputError(f"{what} {value} is beyond the largest {what} kubetwin reads ({limit})",
+                         path=f"object[type={o.type}].os_index", file=file)
+    return value
+
+
 def read_hwloc_xml(data: bytes, file: str = "<hwloc>") -> Machine:
-    """A :class:`Machine` from hwloc XML; a malformed number or bitmap is an error naming the file."""
+    """A :class:`Machine` from hwloc XML; a malformed number, bitmap or reference is an error naming the file."""
     try:
         return _read_hwloc_xml(data, file)
     except InputError as exc:
         raise exc.in_file(file) from None
-    except (ValueError, OverflowError) as exc:  # an attribute that is not the number hwloc writes
-        raise InputError(f"invalid hwloc XML: {exc}", file=file) from None
+    except (ValueError, KeyError, IndexError, OverflowError) as e:  # a number or reference hwloc never writes
+        raise InputError(f"not a valid hwloc topology: {e}", file=file) from None
 
 
 def _read_hwloc_xml(data: bytes, file: str) -> Machine:
@@ -250,7 +263,7 @@ def _read_hwloc_xml(data: bytes, file: str) -> Machine:
     # NUMA nodes: id → (cpuset mask, memory, hugepages)
     numa: dict[int, dict] = {}
     for o in numa_objs:
-        nid = int(o.attrs.get("os_index", len(numa)))
+        nid = _index(o, len(numa), MAX_NUMA_NODE_ID, "NUMA node id", file)
         if nid in numa:
             continue
         mem = int(o.attrs.get("local_memory", o.attrs.get("memory", "0")) or 0)
@@ -278,7 +291,7 @@ def _read_hwloc_xml(data: bytes, file: str) -> Machine:
     cores: dict[int, dict] = {}  # key: id(core obj) or -cpu
     order: list[int] = []
     for pu in pus:
-        cpu = int(pu.attrs.get("os_index", "0"))
+        cpu = _index(pu, 0, MAX_CPU_ID, "CPU id", file)
         core_obj = pu.ancestor("Core")
         key = id(core_obj) if core_obj is not None else -1 - cpu
         rec = cores.get(key)

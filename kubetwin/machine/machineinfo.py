@@ -7,6 +7,16 @@ carries the fields it does not interpret through unchanged. The writer emits eve
 of cAdvisor's struct, in its declaration order, with Go's zero values (``null`` for empty
 slices) where the model has nothing — and the reader drops exactly those zero values
 again, so write → read is the identity on the model.
+
+The reader is strict: the fields are cAdvisor's (``info/v1`` → ``lib/model/machine.go``,
+v0.52-v0.60); an unknown one is refused with the nearest name. A document no cAdvisor could
+write is refused with the field path: a CPU listed in two cores (the kubelet's ``CPUDetails``
+would silently keep the last), two NUMA nodes with one id, ``num_cores`` other than the CPUs
+listed (the kubelet takes it as the node's CPU capacity), ``num_sockets`` other than the
+sockets listed, ids past Linux's limits (CPU ids past :data:`~kubetwin.model.cpuset.MAX_CPU_ID`,
+NUMA node ids past 1023: ``MAX_NUMNODES``), a distance row of the wrong length.
+``num_physical_cores`` is not checked: cAdvisor counts distinct ``core id`` values of
+``/proc/cpuinfo``, which repeat across sockets, and the kubelet does not read it.
 """
 
 from __future__ import annotations
@@ -16,7 +26,35 @@ from typing import Any
 
 from .. import limits
 from ..errors import InputError, join_path
-from .model import Cache, Core, HugePages, Machine, NUMANode, canonical_extra
+from ..model.cpuset import MAX_CPU_ID
+from ..model.strict import OPEN_OBJECT, BOOLEAN, INTEGER, STRING, check, list_of, map_of, obj
+from .model import MAX_NUMA_NODE_ID, Cache, Core, HugePages, Machine, NUMANode, canonical_extra
+
+_MAX_U64 = 2**64 - 1
+
+_CACHE = obj(id=INTEGER, size=INTEGER, type=STRING, level=INTEGER)
+_HUGEPAGES = obj(page_size=INTEGER, num_pages=INTEGER)
+#: cAdvisor's ``MachineInfo`` and the types it holds (``lib/model/machine.go``).
+MACHINEINFO_SPEC = obj({
+    "timestamp": STRING, "vendor_id": STRING, "num_cores": INTEGER, "num_physical_cores": INTEGER,
+    "num_sockets": INTEGER, "num_books": INTEGER, "num_drawers": INTEGER, "cpu_frequency_khz": INTEGER,
+    "memory_capacity": INTEGER, "swap_capacity": INTEGER,
+    "memory_by_type": map_of(obj(capacity=INTEGER, dimm_count=INTEGER)),
+    "nvm": obj({"memory_mode_capacity": INTEGER, "app direct_mode_capacity": INTEGER, "avg_power_budget": INTEGER}),
+    "hugepages": list_of(_HUGEPAGES), "machine_id": STRING, "system_uuid": STRING, "boot_id": STRING,
+    "filesystems": list_of(obj(device=STRING, capacity=INTEGER, type=STRING, inodes=INTEGER, has_inodes=BOOLEAN)),
+    "disk_map": map_of(obj(name=STRING, major=INTEGER, minor=INTEGER, size=INTEGER, scheduler=STRING)),
+    "network_devices": list_of(obj(name=STRING, mac_address=STRING, speed=INTEGER, mtu=INTEGER)),
+    "topology": list_of(obj(node_id=INTEGER, memory=INTEGER, hugepages=list_of(_HUGEPAGES),
+                            cores=list_of(obj(core_id=INTEGER, thread_ids=list_of(INTEGER), caches=list_of(_CACHE),
+                                              uncore_caches=list_of(_CACHE), socket_id=INTEGER,
+                                              book_id=STRING, drawer_id=STRING)),
+                            caches=list_of(_CACHE), distances=list_of(INTEGER))),
+    "cloud_provider": STRING, "instance_type": STRING, "instance_id": STRING,
+    # kubetwin's own key: the machine's resctrl filesystem (RDT), checked strictly by its reader
+    # (kubetwin/runtime/resctrl.py), which cAdvisor does not report
+    "resctrl": OPEN_OBJECT,
+})
 
 # MachineInfo fields other than the modelled ones, in cAdvisor's declaration order, with
 # the value Go serialises for a zero struct.
@@ -54,6 +92,8 @@ def _int(obj: dict, key: str, path: str, default: int | None = None) -> int:
             raise InputError(f"must be an integer, not {json.dumps(v)[:40]}", path=join_path(path, key))
     if v < 0:
         raise InputError(f"must not be negative, got {v}", path=join_path(path, key))
+    if v > _MAX_U64:
+        raise InputError(f"{v} is out of range (at most {_MAX_U64})", path=join_path(path, key))
     return v
 
 
@@ -136,7 +176,11 @@ def _node(n: Any, path: str) -> NUMANode:
         if isinstance(d, bool) or not isinstance(d, int) or d < 0:
             raise InputError("must be a non-negative integer", path=f"{path}.distances[{j}]")
         dist.append(d)
-    return NUMANode(id=_id(n, "node_id", path), memory=_int(n, "memory", path, 0),
+    node_id = _int(n, "node_id", path, 0)
+    if node_id > MAX_NUMA_NODE_ID:
+        raise InputError(f"NUMA node id {node_id} is beyond Linux's largest ({MAX_NUMA_NODE_ID})",
+                         path=f"{path}.node_id")
+    return NUMANode(id=node_id, memory=_int(n, "memory", path, 0),
                     hugepages=_hugepages(n, path), cores=cores, caches=_caches(n, "caches", path),
                     distances=tuple(dist))
 
@@ -156,15 +200,13 @@ def machine_from_machineinfo(doc: Any, *, file: str | None = None, name: str = "
     """A :class:`Machine` from a decoded MachineInfo object; errors name ``file`` and the field."""
     try:
         doc = _obj(doc, "")
+        check(doc, MACHINEINFO_SPEC, type_what="cannot decode MachineInfo")
         topology = _list(doc, "topology", "", required=True)
         _check_size(topology)
         nodes = tuple(_node(n, f"topology[{i}]") for i, n in enumerate(topology))
-        ids = [n.id for n in nodes]
-        if len(set(ids)) != len(ids):
-            dup = next(i for i in ids if ids.count(i) > 1)
-            raise InputError(f"NUMA node {dup} is listed twice", path="topology",
-                             fix="every topology[] entry needs its own node_id")
+        _check_topology(nodes)
         extra = {k: v for k, v in doc.items() if k not in _MODELLED and not (k in _ZERO_EXTRAS and v == _ZERO_EXTRAS[k])}
+        _check_counts(doc, nodes)
         return Machine(
             num_cores=_int(doc, "num_cores", ""),
             num_physical_cores=_int(doc, "num_physical_cores", "", 0),
@@ -182,6 +224,43 @@ def machine_from_machineinfo(doc: Any, *, file: str | None = None, name: str = "
         )
     except InputError as e:
         raise e.in_file(file)
+
+
+def _check_topology(nodes: tuple[NUMANode, ...]) -> None:
+    """Each NUMA node id once; each CPU in one core; every distance row one entry per node."""
+    seen: dict[int, int] = {}
+    for i, n in enumerate(nodes):
+        if n.id in seen:
+            raise InputError(f"NUMA node {n.id} is listed twice (first at topology[{seen[n.id]}])",
+                             path=f"topology[{i}].node_id", fix="every topology[] entry needs its own node_id")
+        seen[n.id] = i
+    owner: dict[int, str] = {}
+    for i, n in enumerate(nodes):
+        for j, c in enumerate(n.cores):
+            here = f"topology[{i}].cores[{j}]"
+            for k, t in enumerate(c.threads):
+                first = owner.setdefault(t, here)
+                if first != here:
+                    raise InputError(f"CPU {t} is listed in two cores ({first} and {here})",
+                                     path=f"{here}.thread_ids[{k}]",
+                                     fix="a logical CPU belongs to one core of one socket and one NUMA node")
+        if n.distances and len(n.distances) != len(nodes):
+            raise InputError(f"{len(n.distances)} distances for {len(nodes)} NUMA nodes", path=f"topology[{i}].distances",
+                             fix="a distance row has one entry per NUMA node, in node order (or none at all)")
+
+
+def _check_counts(doc: dict, nodes: tuple[NUMANode, ...]) -> None:
+    """``num_cores`` and ``num_sockets`` as cAdvisor counts them from the topology it lists."""
+    cpus = sum(len(c.threads) for n in nodes for c in n.cores)
+    num_cores = doc.get("num_cores")
+    if isinstance(num_cores, int) and num_cores != cpus:
+        raise InputError(f"num_cores is {num_cores} but the topology lists {cpus} CPUs", path="num_cores",
+                         fix="num_cores is the number of logical CPUs (the kubelet's cpu capacity)")
+    sockets = len({c.socket_id for n in nodes for c in n.cores})
+    num_sockets = doc.get("num_sockets")
+    if isinstance(num_sockets, int) and num_sockets and cpus and num_sockets != sockets:
+        raise InputError(f"num_sockets is {num_sockets} but the topology's cores name {sockets} sockets",
+                         path="num_sockets")
 
 
 def read_machineinfo(text: str, file: str = "<machineinfo>") -> Machine:

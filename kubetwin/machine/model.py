@@ -21,6 +21,8 @@ from typing import Any, Iterable, Mapping
 from ..model.cpuset import CPUSet
 
 PCI_KINDS = ("gpu", "nic", "nvme", "other")
+#: Linux's ``MAX_NUMNODES`` (``CONFIG_NODES_SHIFT`` is at most 10): NUMA node ids 0-1023.
+MAX_NUMA_NODE_ID = 1023
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,10 +164,34 @@ class Machine:
     # canonical JSON so a MachineInfo passes through unchanged and the model stays hashable
     extra_json: str = field(default="{}", compare=True)
 
+    def __post_init__(self) -> None:
+        """Whatever the reader: ids within Linux's limits, each NUMA id once, each CPU in one core
+        (readers check the same with their own field paths first; this is the last guard)."""
+        from ..errors import InputError
+        from ..model.cpuset import MAX_CPU_ID
+
+        node_ids: set[int] = set()
+        cpus = 0
+        count = 0
+        for n in self.nodes:
+            if not 0 <= n.id <= MAX_NUMA_NODE_ID or n.id in node_ids:
+                raise InputError(f"NUMA node id {n.id} is out of range or listed twice", path="topology")
+            node_ids.add(n.id)
+            for c in n.cores:
+                for t in c.threads:
+                    if not 0 <= t <= MAX_CPU_ID:
+                        raise InputError(f"CPU id {t} is beyond the largest CPU id kubetwin reads ({MAX_CPU_ID})",
+                                         path="topology")
+                    cpus |= 1 << t
+                    count += 1
+        if cpus.bit_count() != count:
+            raise InputError("a CPU is listed in two cores", path="topology",
+                             fix="a logical CPU belongs to one core of one socket and one NUMA node")
+
     # --- derived views (computed once: the model is immutable) ---------------------------
     @cached_property
     def logical_cpus(self) -> dict[int, LogicalCPU]:
-        """CPU id → its info; a CPU listed twice keeps the last listing, as the kubelet's map does."""
+        """CPU id → its info (each CPU is in one core: ``__post_init__``)."""
         out: dict[int, LogicalCPU] = {}
         for node in self.nodes:
             for core in node.cores:

@@ -38,11 +38,13 @@ def _l3_groups(node: NUMANode) -> list[tuple[str, list]]:
         if c.uncore_caches:
             u = c.uncore_caches[0]
             key: Any = ("u", u.id)
-            labels[key] = f"L3 #{u.id} {_bytes(u.size)}"
+            if key not in labels:
+                labels[key] = f"L3 #{u.id} {_bytes(u.size)}"
         else:
             key = ("n",)
-            l3 = next((x for x in node.caches if x.level >= 3), None)
-            labels[key] = f"L3 {_bytes(l3.size)}" if l3 else "no L3"
+            if key not in labels:
+                l3 = next((x for x in node.caches if x.level >= 3), None)
+                labels[key] = f"L3 {_bytes(l3.size)}" if l3 else "no L3"
         groups.setdefault(key, []).append(c)
     return [(labels[k], v) for k, v in groups.items()]
 

@@ -39,7 +39,16 @@ def _from_bytes(data: bytes, file: str) -> Machine:
 
 
 def load_machine(source: str) -> Machine:
-    """A :class:`Machine` from any supported source (see the module docstring)."""
+    """A :class:`Machine` from any supported source (see the module docstring); errors name it."""
+    try:
+        return _load(source)
+    except InputError as exc:
+        from .spec import looks_like_spec
+
+        raise exc.in_file(None if looks_like_spec(source) else ("<stdin>" if source == "-" else source)) from None
+
+
+def _load(source: str) -> Machine:
     from .spec import looks_like_spec, parse_spec
 
     if source == "-":

@@ -91,6 +91,8 @@ def _bytes(spec: str, key: str, value: str) -> int:
     v = q.value()
     if v < 0:
         raise _err(spec, f'"{key}={value}": must not be negative')
+    if v > 2**63 - 1:
+        raise _err(spec, f'"{key}={value}": more than the 2^63-1 bytes a Kubernetes quantity holds')
     return v
 
 
@@ -119,12 +121,16 @@ def parse_spec(spec: str) -> Machine:
     l3 = "per-socket"
     devices = {"gpus": 0, "nics": 0, "nvme": 0}
     remote = 21
+    given: set[str] = set()
     for opt in options:
         key, eq, value = opt.partition("=")
         key = key.strip()
         value = value.strip()
         if not eq or not value:
             raise _err(text, f'"{opt}" is not key=value', fix=f"options: {_OPTIONS}")
+        if key in given:
+            raise _err(text, f'option "{key}" is given twice', fix="give each option once")
+        given.add(key)
         if key == "mem":
             mem = _bytes(text, key, value)
         elif key == "swap":
@@ -155,7 +161,12 @@ def parse_spec(spec: str) -> Machine:
             if remote < 10:
                 raise _err(text, f'"distance={value}": must be at least 10 (the local distance)')
         else:
-            raise _err(text, f'unknown option "{key}"', fix=f"options: {_OPTIONS}")
+            from ..model.strict import suggest
+
+            near = suggest(key, ("mem", "swap", "hugepages-2Mi", "hugepages-1Gi", "l3", "gpus", "nics", "nvme",
+                                 "distance"))
+            raise _err(text, f'unknown option "{key}"',
+                       fix=f'did you mean "{near}"?' if near else f"options: {_OPTIONS}")
 
     n_nodes = sockets * nps
     node_mem = mem // n_nodes

@@ -24,6 +24,10 @@ Online CPUs whose NUMA node has no directory (a node hot-removed, e.g. hwloc's
 ``offline-cpu0-node0`` dump) are invisible to cAdvisor and stay invisible here: the
 kubelet on that machine works with the CPUs of the nodes it can see.
 
+Block devices (``/sys/block/*``: ``dev``, ``size``, ``queue/scheduler``) become cAdvisor's
+``disk_map``; a ``sys/fs/resctrl`` in the dump (the RDT resctrl mount) becomes the machine's
+``resctrl`` description (:mod:`kubetwin.runtime.resctrl`).
+
 PCI devices come from ``/sys/bus/pci/devices/*`` (``class``, ``vendor``, ``device``,
 ``numa_node``, else ``local_cpulist``); cAdvisor does not read them, device plugins do. Their
 PCIe root complex is read as ``k8s.io/dynamic-resource-allocation/deviceattribute`` reads it:
@@ -278,11 +282,21 @@ class TarFS:
 
 # --- helpers -------------------------------------------------------------------------------
 def _ids(names: list[str] | None, rx: re.Pattern) -> list[int]:
+    """The ids in directory names (``cpu12``, ``node1``), bounded: CPU ids by
+    :data:`~kubetwin.model.cpuset.MAX_CPU_ID`, NUMA node ids by ``MAX_NUMA_NODE_ID``."""
+    from ..model.cpuset import MAX_CPU_ID
+    from .model import MAX_NUMA_NODE_ID
+
+    limit, what = (MAX_NUMA_NODE_ID, "NUMA node id") if rx is _NODE_RE else (MAX_CPU_ID, "CPU id")
     out = []
     for n in names or ():
         m = rx.match(n)
         if m:
-            out.append(int(m.group(1)))
+            digits = m.group(1)
+            if len(digits) > 12 or int(digits) > limit:
+                raise InputError(f"{what} {digits[:20]} is beyond the largest {what} kubetwin reads ({limit})",
+                                 path=n)
+            out.append(int(digits))
     return sorted(out)
 
 
@@ -477,6 +491,55 @@ def pcie_root(fs: FileSystem, address: str) -> str:
     return full.split("/")[2]
 
 
+_SCHED_RE = re.compile(r".*\[(.*)\].*")
+#: resctrl ``info`` directories and files goresctrl reads (``pkg/rdt/info.go``).
+_RESCTRL_INFO = {"L2": ("cbm_mask", "min_cbm_bits", "num_closids", "shareable_bits"),
+                 "L3": ("cbm_mask", "min_cbm_bits", "num_closids", "shareable_bits"),
+                 "MB": ("bandwidth_gran", "delay_linear", "min_bandwidth", "num_closids")}
+
+
+def _disk_map(fs: FileSystem) -> dict[str, dict]:
+    """cAdvisor's ``GetBlockDeviceInfo``: ``/sys/block/*`` but loop, ram and sr devices, keyed by
+    ``MAJ:MIN``; size from 512-byte sectors; the scheduler in brackets, else ``none``."""
+    out: dict[str, dict] = {}
+    for name in sorted(fs.listdir("sys/block") or ()):
+        if name.startswith(("loop", "ram", "sr")):
+            continue
+        dev = (fs.read(f"sys/block/{name}/dev") or "").strip()
+        m = re.fullmatch(r"(\d+):(\d+)", dev)
+        if not m:
+            continue
+        size = (fs.read(f"sys/block/{name}/size") or "0").strip()
+        sched = "none"
+        text = fs.read(f"sys/block/{name}/queue/scheduler")
+        if text:
+            sm = _SCHED_RE.match(text.strip())
+            if sm:
+                sched = sm.group(1)
+        out[dev] = {"name": name, "major": int(m.group(1)), "minor": int(m.group(2)),
+                    "size": int(size) * 512 if size.isdigit() else 0, "scheduler": sched}
+    return out
+
+
+def _resctrl(fs: FileSystem) -> dict | None:
+    """The resctrl filesystem when the dump has it (``sys/fs/resctrl``): the files goresctrl reads."""
+    names = fs.listdir("sys/fs/resctrl/info")
+    if not names:
+        return None
+    info: dict[str, dict[str, str]] = {}
+    for entry in sorted(names):
+        files = _RESCTRL_INFO.get(entry.removesuffix("CODE").removesuffix("DATA"))
+        if files is None:
+            continue
+        got = {f: text.strip() for f in files if (text := fs.read(f"sys/fs/resctrl/info/{entry}/{f}")) is not None}
+        info[entry] = got
+    out: dict = {"info": info}
+    schemata = fs.read("sys/fs/resctrl/schemata")
+    if schemata is not None:
+        out["schemata"] = "\n".join(ln.strip() for ln in schemata.splitlines() if ln.strip())
+    return out
+
+
 def read_sysfs(fs: FileSystem, *, name: str = "", file: str | None = None) -> Machine:
     """A :class:`Machine` as cAdvisor would describe the system in ``fs``."""
     cpu_dir = fs.listdir("sys/devices/system/cpu")
@@ -537,8 +600,20 @@ def read_sysfs(fs: FileSystem, *, name: str = "", file: str | None = None) -> Ma
         num_cores=ncpus, num_physical_cores=ncores, num_sockets=nsockets,
         memory_capacity=memory, swap_capacity=swap, nodes=tuple(nodes),
         hugepages=_hugepages(fs, "sys/kernel/mm/hugepages"), pci_devices=_pci_devices(fs, nodes),
-        machine_id=machine_id, boot_id=boot_id, name=name or product, extra_json=canonical_extra({}),
+        machine_id=machine_id, boot_id=boot_id, name=name or product, extra_json=canonical_extra(_extra(fs)),
     )
+
+
+def _extra(fs: FileSystem) -> dict:
+    """MachineInfo keys beyond the topology: ``disk_map`` (cAdvisor) and ``resctrl`` (kubetwin's, for RDT)."""
+    extra: dict = {}
+    disks = _disk_map(fs)
+    if disks:
+        extra["disk_map"] = disks
+    resctrl = _resctrl(fs)
+    if resctrl is not None:
+        extra["resctrl"] = resctrl
+    return extra
 
 
 def load_sysfs(source: str) -> Machine:

@@ -3,6 +3,10 @@
 Kept as one Python int used as a bit mask, so union, intersection and difference over a
 1,000-CPU machine are single big-int operations — the CPU manager does these in its inner
 loops. Immutable and hashable, like the kubelet's ``cpuset.CPUSet``.
+
+CPU ids read from any input (cpusets, MachineInfo, sysfs, hwloc) are bounded by
+:data:`MAX_CPU_ID`: ``"0-99999999999"`` is refused at once instead of building a mask of 10^11
+bits. Commands then refuse CPUs the machine does not have, as the kubelet does.
 """
 
 from __future__ import annotations
@@ -11,6 +15,11 @@ from typing import Iterable, Iterator
 
 from .. import limits
 from ..errors import InputError
+from .goint import atoi
+
+#: The largest CPU id kubetwin reads by default (ids 0 to 65535: the 65,536 CPUs of
+#: ``256s1n256c1t``); ``KUBETWIN_MAX_CPU_ID`` raises it (:mod:`kubetwin.limits`).
+MAX_CPU_ID = limits.MAX_CPU_ID.default
 
 
 class CPUSet:
@@ -39,35 +48,32 @@ class CPUSet:
 
     @classmethod
     def parse(cls, text: str, path: str = "") -> "CPUSet":
-        """Parse the Linux list format; the empty string is the empty set."""
+        """``cpuset.Parse`` (k8s.io/utils/cpuset): the Linux list format, elements as
+        ``strconv.Atoi`` reads them (no blanks); the empty string is the empty set."""
         if not isinstance(text, str):
             raise InputError(f"cpuset must be a string like \"0-3,8\", not {type(text).__name__}", path=path)
-        mask = 0
-        s = text.strip()
-        if not s:
+        if text == "":
             return EMPTY
         max_id = limits.MAX_CPU_ID.value()
-        for part in s.split(","):
-            part = part.strip()
+        mask = 0
+        for part in text.split(","):
             lo, dash, hi = part.partition("-")
             try:
                 if dash:
-                    a, b = int(lo), int(hi)
-                    if a < 0 or b < a:
+                    a, b = _cpu_id(lo), _cpu_id(hi)
+                    if b < a:
                         raise ValueError
-                    if b > max_id:
-                        raise limits.MAX_CPU_ID.exceeded(b, path=path, what=f'CPU id {hi.strip()[:20]} in cpuset "{text[:60]}"')
-                    mask |= ((1 << (b - a + 1)) - 1) << a
                 else:
-                    a = int(lo)
-                    if a < 0:
-                        raise ValueError
-                    if a > max_id:
-                        raise limits.MAX_CPU_ID.exceeded(a, path=path, what=f'CPU id {lo.strip()[:20]} in cpuset "{text[:60]}"')
-                    mask |= 1 << a
+                    a = b = _cpu_id(lo)
             except ValueError:
-                raise InputError(f'invalid cpuset "{text}": bad element "{part}"', path=path,
+                raise InputError(f'invalid cpuset "{_short(text)}": bad element "{_short(part)}"', path=path,
                                  fix='use the Linux list format, e.g. "0-3,8,10-11"') from None
+            if b > max_id:
+                raise InputError(f'invalid cpuset "{_short(text)}": CPU id {_short(hi if dash else lo)} is beyond the largest '
+                                 f"CPU id kubetwin reads ({max_id})", path=path,
+                                 fix=f"name CPUs of the machine (Linux numbers them from 0); {limits.MAX_CPU_ID.env}=N "
+                                     "raises the limit")
+            mask |= ((1 << (b - a + 1)) - 1) << a
         return cls.from_mask(mask)
 
     # --- set algebra ------------------------------------------------------------------
@@ -147,6 +153,19 @@ class CPUSet:
 
     def __repr__(self) -> str:
         return f"CPUSet({str(self)!r})"
+
+
+def _cpu_id(text: str) -> int:
+    """A CPU id as Go's ``strconv.Atoi`` reads one (:func:`kubetwin.model.goint.atoi`): ASCII digits
+    after an optional sign, within int64; a negative id is refused here (a ``-`` splits a range)."""
+    value = atoi(text)
+    if value is None or value < 0:
+        raise ValueError(text)
+    return value
+
+
+def _short(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 EMPTY = CPUSet.from_mask(0)

@@ -12,7 +12,6 @@ Adding a release is adding rows here; no other module branches on the Kubernetes
 from __future__ import annotations
 
 import re
-import sys
 
 from dataclasses import dataclass
 from typing import Any, Final, Iterable, Mapping
@@ -184,6 +183,13 @@ VERSIONED_DEFAULTS: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     # written with PodLevelResourceManagers on.
     "memoryManagerCheckpointVersion": (("1.22", "v1"),),
     "memoryManagerCheckpointVersionPodLevel": (("1.36", "v2"),),
+    # CPU Manager isCoreFree / isSocketFree (cpu_assignment.go): a core (socket) is "free" when its
+    # free CPUs equal CPUsPerCore() = NumCPUs / NumCores (CPUsPerSocket() = NumCPUs / NumSockets),
+    # integer divisions ("perUnitAverage"), until kubernetes/kubernetes#140498 (issue #140495; no
+    # release-1.36 cherry-pick) compares with the unit's own CPU count ("ownSize"). On hybrid CPUs
+    # the old check hands out CPUs that are not free. v1.37 as the first release is attributed, not
+    # read from a release: see docs/upstream-bugs.md.
+    "cpuManagerFreeUnitCheck": (("1.22", "perUnitAverage"), ("1.37", "ownSize")),
     # dra_manager_state: {"Data": <DRACheckpoint JSON string>, "Checksum": crc32} with this apiVersion.
     "draManagerCheckpointAPIVersion": (("1.32", "checkpoint.dra.kubelet.k8s.io/v1"),),
 }
@@ -213,7 +219,8 @@ class FeatureGates:
 
         An unknown gate is refused (as ``--feature-gates`` refuses it). Setting a locked gate to
         a value other than its default is refused when ``strict_locks``; otherwise ignored, as
-        the upstream unit tests do when they pin a locked gate.
+        the upstream unit tests do when they pin a locked gate, with a warning (a real component
+        refuses to start: an error under ``--strict``).
         """
         values = dict(self.values)
         for name, value in overrides.items():
@@ -224,21 +231,38 @@ class FeatureGates:
                 # A gate of a later release: a real kubelet of this version would refuse it, but
                 # users replaying newer behaviour (and upstream tests from development branches)
                 # set it on purpose. Honour it, and say so.
+                from ..diagnostics import warn
+
                 first = FEATURE_GATES[name][0].version
-                print(f"warning: {path}.{name}: feature gate {name} first appears in Kubernetes {first}; "
-                      f"honouring it on {self.version} as set", file=sys.stderr)
+                warn(InputError(f"feature gate {name} first appears in Kubernetes {first}; honouring it on "
+                                f"{self.version} as set", path=f"{path}.{name}",
+                                fix=f"use --kubernetes-version {first} if that is the release meant"))
                 values[name] = value
                 continue
             if spec is None:
-                raise InputError(f"unrecognized feature gate: {name}", path=f"{path}.{name}",
-                                 fix=f"check the spelling; known gates at {self.version}: see `kubetwin gates`")
+                raise unknown_gate_error(name, self.version, path=f"{path}.{name}")
             if spec.locked and value != spec.default:
+                message = (f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to "
+                           f"{str(spec.default).lower()}")
                 if strict_locks:
-                    raise InputError(f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to "
-                                     f"{str(spec.default).lower()}", path=f"{path}.{name}")
+                    raise InputError(message, path=f"{path}.{name}")
+                from ..diagnostics import warn
+
+                warn(InputError(f"{message} at Kubernetes {self.version}: the setting is ignored (a real component "
+                                "refuses to start)", path=f"{path}.{name}"))
                 continue
             values[name] = value
         return FeatureGates(self.version, values)
+
+
+def unknown_gate_error(name: str, version: str, path: str = "--feature-gates") -> InputError:
+    """``unrecognized feature gate: NAME`` (component-base's message), with the nearest known gate."""
+    from .strict import suggest
+
+    near = suggest(name, FEATURE_GATES)
+    fix = (f'did you mean "{near}"?' if near else
+           f"check the spelling; `kubetwin gates --kubernetes-version {version}` lists the gates kubetwin knows")
+    return InputError(f"unrecognized feature gate: {name}", path=path, fix=fix)
 
 
 def normalize_version(version: str | None) -> str:
@@ -294,14 +318,25 @@ def default_for(name: str, version: str | None = None) -> Any:
     return value
 
 
+_GO_BOOLS: Final = {"1": True, "t": True, "T": True, "TRUE": True, "true": True, "True": True,
+                    "0": False, "f": False, "F": False, "FALSE": False, "false": False, "False": False}
+
+
 def parse_feature_gates_flag(text: str, path: str = "--feature-gates") -> dict[str, bool]:
-    """``A=true,B=false`` as Kubernetes components take it."""
+    """``A=true,B=false`` as Kubernetes components take it (component-base ``featureGate.Set``:
+    items split on ``,``, names and values trimmed, values as Go's ``strconv.ParseBool``)."""
     out: dict[str, bool] = {}
-    for item in filter(None, (p.strip() for p in text.split(","))):
+    for item in text.split(","):
+        if not item:
+            continue
         name, eq, value = item.partition("=")
-        if not eq or value.strip().lower() not in ("true", "false"):
-            raise InputError(f"invalid feature gate setting {item!r}", path=path, fix="write NAME=true or NAME=false")
-        out[name.strip()] = value.strip().lower() == "true"
+        name, value = name.strip(), value.strip()
+        if not eq:
+            raise InputError(f"missing bool value for {name}", path=path, fix="write NAME=true or NAME=false")
+        if value not in _GO_BOOLS:
+            raise InputError(f'invalid value of {name}={value}, err: strconv.ParseBool: parsing "{value}": '
+                             "invalid syntax", path=path, fix="write NAME=true or NAME=false")
+        out[name] = _GO_BOOLS[value]
     return out
 
 

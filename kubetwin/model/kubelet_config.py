@@ -6,8 +6,10 @@ is 110, ``evictionPressureTransitionPeriod: 0s`` is 5m), while pointer fields ke
 value (``cpuCFSQuota: false``) and an explicit empty list stays empty
 (``enforceNodeAllocatable: []``). Validation follows ``pkg/kubelet/apis/config/validation`` and
 the start-up checks of the managers and of ``ParseThresholdConfig``; messages are the kubelet's,
-prefixed by the field path. Fields the kubelet has but resource management never reads are
-accepted and ignored (partial configs are the norm in tests).
+prefixed by the field path. Decoding is strict (:mod:`kubetwin.model.kubelet_fields`): an unknown
+or mistyped field is an error naming the nearest valid one; a known field that resource
+management never reads is accepted silently, one that it reads but kubetwin does not model is
+reported (partial configs are the norm in tests).
 
 ``evictionHard`` keeps whether it was given: absent means the kubelet's default hard
 thresholds, given (even ``{}``) replaces them unless ``mergeDefaultEvictionSettings``.
@@ -25,6 +27,7 @@ from ..errors import InputError, join_path
 from .cpuset import CPUSet
 from .duration import MILLISECOND, MINUTE, SECOND, Duration, DurationError, parse_duration, parse_go_duration
 from .features import FeatureGates, default_for, gates_for, normalize_version
+from .kubelet_fields import check_fields
 from .quantity import BINARY_SI, DECIMAL_SI, Quantity, QuantityError, parse_quantity
 
 API_VERSION: Final = "kubelet.config.k8s.io/v1beta1"
@@ -195,10 +198,12 @@ class KubeletConfiguration(msgspec.Struct, frozen=True, kw_only=True, rename="ca
     # ------------------------------------------------------------------------------------------
     @classmethod
     def from_dict(cls, obj: Mapping[str, Any] | None, version: str | None = None,
-                  file: str | None = None) -> "KubeletConfiguration":
-        """Read, default and validate a KubeletConfiguration object (``None`` = all defaults)."""
+                  file: str | None = None, warn_prefix: str = "") -> "KubeletConfiguration":
+        """Read, default and validate a KubeletConfiguration object (``None`` = all defaults).
+        ``warn_prefix`` is the path of the object inside an enclosing document, for warnings
+        (errors get it from the caller's :meth:`InputError.within`)."""
         try:
-            return _build(obj or {}, normalize_version(version))
+            return _build(obj or {}, normalize_version(version), file, warn_prefix)
         except InputError as exc:
             raise exc.in_file(file)
 
@@ -487,7 +492,7 @@ def _prepare(obj: Mapping[str, Any], version: str) -> dict[str, Any]:
     data: dict[str, Any] = {}
     for key, raw in obj.items():
         if key not in _FIELDS or key in _DERIVED or raw is None:
-            continue  # unknown kubelet fields are accepted and ignored; null means unset
+            continue  # known fields kubetwin does not keep (checked by kubelet_fields); null means unset
         if key in _ZERO_DEFAULTED and not isinstance(raw, bool) and raw in (_ZERO_DEFAULTED[key], "0", "0s"):
             continue
         if key in ("kubeReserved", "systemReserved"):
@@ -557,10 +562,11 @@ def _check_header(obj: Mapping[str, Any]) -> None:
         raise InputError(f'expected kind KubeletConfiguration, got "{kind}"', path="kind")
 
 
-def _build(obj: Mapping[str, Any], version: str) -> KubeletConfiguration:
+def _build(obj: Mapping[str, Any], version: str, file: str | None = None, warn_prefix: str = "") -> KubeletConfiguration:
     if not isinstance(obj, Mapping):
         raise InputError(f"a KubeletConfiguration must be a mapping, not {type(obj).__name__}")
     _check_header(obj)
+    check_fields(obj, version, file, warn_prefix)
     data = _prepare(obj, version)
     cfg = _decode(data)
     gates = gates_for(version, cfg.feature_gates, path="featureGates")

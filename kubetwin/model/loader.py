@@ -146,6 +146,12 @@ def parse_documents(text: str, file: str = "<input>") -> list[Any]:
     return _load_yaml(text, file)
 
 
+def parse_yaml(text: str, file: str = "<input>") -> list[Any]:
+    """The documents of a YAML text, also where it starts like JSON (YAML's flow style:
+    ``{memory: 2Gi}``), with the same limits and duplicate-key rule."""
+    return _load_yaml(text, file)
+
+
 _DOC_SEPARATOR = re.compile(r"^---[ \t]*$", re.M)
 
 
@@ -322,16 +328,36 @@ def _alias_uses(root: yaml.Node) -> int:
     return uses
 
 
-def _flatten(obj: Any) -> Iterator[Any]:
-    """``kind: List`` (and ``*List`` kinds such as ``PodList``) contribute their items."""
-    if isinstance(obj, dict) and isinstance(obj.get("items"), list) and str(obj.get("kind", "")).endswith("List"):
-        for item in obj["items"]:
-            yield from _flatten(item)
+def _flatten(obj: Any, file: str = "<input>") -> Iterator[Any]:
+    """``kind: List`` (and ``*List`` kinds such as ``PodList``) contribute their items.
+
+    The list's own fields are checked strictly (a misspelt ``itmes`` is an error, not an empty
+    list). Items of a typed list as the API server returns it (``PodList``) carry no kind; they
+    get the list's element kind and apiVersion, as a client decoding the list would."""
+    if isinstance(obj, dict) and isinstance(obj.get("kind"), str) and obj["kind"].endswith("List"):
+        _check_list(obj, file)
+        element = obj["kind"][:-len("List")]
+        api_version = obj.get("apiVersion")
+        for item in obj.get("items") or ():
+            if element and isinstance(item, dict) and "kind" not in item:
+                item = {"apiVersion": api_version, "kind": element, **item} if api_version else \
+                    {"kind": element, **item}
+            yield from _flatten(item, file)
     elif isinstance(obj, list):
         for item in obj:
-            yield from _flatten(item)
+            yield from _flatten(item, file)
     else:
         yield obj
+
+
+def _check_list(obj: dict[str, Any], file: str) -> None:
+    """The fields of every ``*List`` kind: TypeMeta, ListMeta and ``items``."""
+    from .strict import ANY, INTEGER, STRING, check, list_of, obj as spec_obj
+
+    check(obj, spec_obj(apiVersion=STRING, kind=STRING, items=list_of(ANY),
+                        metadata=spec_obj({"continue": STRING, "remainingItemCount": INTEGER,
+                                           "resourceVersion": STRING, "selfLink": STRING})),
+          file=f"{file}: {obj['kind']}")
 
 
 def load_documents(path: str | Path) -> list[Document]:
@@ -340,7 +366,7 @@ def load_documents(path: str | Path) -> list[Document]:
     text = read_text(path)
     docs = []
     for raw in parse_documents(text, name):
-        for obj in _flatten(raw):
+        for obj in _flatten(raw, name):
             if not isinstance(obj, dict):
                 raise InputError(f"document {len(docs) + 1} is a {type(obj).__name__}, expected a Kubernetes object "
                                  "(a mapping with apiVersion and kind)", file=name)

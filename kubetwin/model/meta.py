@@ -151,7 +151,11 @@ def check_kind(obj: Mapping[str, Any], kinds: tuple[str, ...], api_versions: tup
     """Refuse an object of another kind or API version, naming both."""
     kind = obj.get("kind")
     if kind not in kinds:
-        raise InputError(f"expected kind {' or '.join(kinds)}, found {kind!r}", path="kind", file=file)
+        from .strict import suggest
+
+        near = suggest(kind, kinds) if isinstance(kind, str) else None
+        raise InputError(f"expected kind {' or '.join(kinds)}, found {kind!r}", path="kind", file=file,
+                         fix=f'did you mean "{near}"?' if near else None)
     api = obj.get("apiVersion")
     if api is not None and api not in api_versions:
         raise InputError(f"unsupported apiVersion {api!r} for {kind}", path="apiVersion", file=file,

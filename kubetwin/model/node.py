@@ -59,8 +59,13 @@ class Node(KubeStruct, frozen=True):
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 
-def node_from_dict(obj: dict[str, Any], file: str | None = None) -> Node:
+def node_from_dict(obj: dict[str, Any], file: str | None = None, *, checked: bool = False) -> Node:
+    """A validated :class:`Node`, decoded strictly unless ``checked`` (see :func:`pod_from_dict`)."""
     check_kind(obj, ("Node",), ("v1",), file)
+    if not checked:
+        from .kinds import check_builtin
+
+        check_builtin(obj, "v1", "Node", file)
     node = convert(obj, Node, file=file)
     if not node.metadata.name:
         raise InputError("Required value: name or generateName is required", path="metadata.name", file=file)

@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import InputError
-from .apischema import check_api_object, strict_struct
+from .apischema import strict_struct
+from .kinds import check_object, refuse_kind
+from .unmodelled import not_modelled_object, not_modelled_pod
 from .loader import Document, load_documents
 from .node import Node, node_from_dict
 from .meta import _dec_hook
@@ -37,13 +39,17 @@ def warn_to_stderr(err: InputError) -> None:
 
 
 def _pod_decoder(obj: dict[str, Any], file: str | None) -> Pod:
-    return pod_from_dict(obj, file, warn=_current_warn)
+    return pod_from_dict(obj, file, warn=_current_warn, checked=True)
+
+
+def _node_decoder(obj: dict[str, Any], file: str | None) -> Node:
+    return node_from_dict(obj, file, checked=True)
 
 
 _current_warn: Callable[[InputError], None] | None = None
 
 register_kind("Pod", _pod_decoder)
-register_kind("Node", node_from_dict)
+register_kind("Node", _node_decoder)
 
 # Kinds whose module registers them on import; imported only when a file holds one, so
 # commands that never see them do not pay for the import.
@@ -64,14 +70,23 @@ def _decoder_for(kind: str) -> Decoder | None:
     return decoder
 
 
-def decode_document(doc: Document) -> Any:
+def decode_document(doc: Document, kinds: tuple[str, ...] | None = None, reader: str | None = None) -> Any:
+    """The typed object of a document, its kind one of ``kinds`` (default: every kind with a
+    decoder), strictly decoded (:func:`~kubetwin.model.kinds.check_object`); fields that change
+    ``reader``'s answer but are not modelled are reported (:mod:`kubetwin.model.unmodelled`)."""
     kind = doc.obj.get("kind")
-    decoder = _decoder_for(kind) if isinstance(kind, str) else None
+    decoder = _decoder_for(kind) if isinstance(kind, str) and (kinds is None or kind in kinds) else None
     if decoder is None:
-        raise InputError(f"kind {kind!r} is not supported here", path="kind", file=f"{doc.file}: document {doc.index + 1}",
-                         fix=f"supported kinds: {', '.join(sorted(_DECODERS))}")
+        accepted = kinds if kinds is not None else tuple(_DECODERS) + tuple(LAZY_KINDS)
+        if not isinstance(kind, str) or not kind:
+            check_object(doc.obj, f"{doc.file}: document {doc.index + 1}")  # names what is missing
+        raise refuse_kind(kind, accepted, file=f"{doc.file}: document {doc.index + 1}")
     try:
-        check_api_object(doc.obj, None)
+        check_object(doc.obj, None)
+        if kind == "Pod":
+            not_modelled_pod(doc.obj, doc.where, reader=reader)
+        else:
+            not_modelled_object(doc.obj, doc.where, reader=reader)
         return decoder(doc.obj, None)
     except InputError as exc:
         exc.file = None
@@ -79,8 +94,9 @@ def decode_document(doc: Document) -> Any:
 
 
 def load_objects(paths: str | Path | Iterable[str | Path], kinds: tuple[str, ...] | None = None,
-                 warn: Callable[[InputError], None] | None = None) -> list[Any]:
-    """Typed objects from one or more files, in order; ``kinds`` restricts what is accepted."""
+                 warn: Callable[[InputError], None] | None = None, reader: str | None = None) -> list[Any]:
+    """Typed objects from one or more files, in order; ``kinds`` restricts what is accepted;
+    ``reader`` (``kubelet``, ``kube-scheduler``) selects the not-modelled fields reported."""
     global _current_warn
     if isinstance(paths, (str, Path)):
         paths = [paths]
@@ -89,17 +105,14 @@ def load_objects(paths: str | Path | Iterable[str | Path], kinds: tuple[str, ...
     try:
         for path in paths:
             for doc in load_documents(path):
-                kind = doc.obj.get("kind")
-                if kinds is not None and kind not in kinds:
-                    raise InputError(f"expected {' or '.join(kinds)}, found kind {kind!r}", path="kind",
-                                     file=doc.where)
-                out.append(decode_document(doc))
+                out.append(decode_document(doc, kinds, reader))
     finally:
         _current_warn = previous
     return out
 
 
-def load_pods(paths: str | Path | Iterable[str | Path], warn: Callable[[InputError], None] | None = None) -> list[Pod]:
+def load_pods(paths: str | Path | Iterable[str | Path], warn: Callable[[InputError], None] | None = None,
+              reader: str | None = None) -> list[Pod]:
     """Pods from files. JSON and NDJSON take a typed fast path (msgspec decodes bytes straight
     into :class:`Pod`, no intermediate dicts); any problem falls back to the general path,
     which produces the precise error message."""
@@ -107,8 +120,8 @@ def load_pods(paths: str | Path | Iterable[str | Path], warn: Callable[[InputErr
         paths = [paths]
     out: list[Pod] = []
     for path in paths:
-        fast = _pods_fast(path, warn)
-        out.extend(fast if fast is not None else load_objects(path, ("Pod",), warn=warn))
+        fast = _pods_fast(path, warn, reader)
+        out.extend(fast if fast is not None else load_objects(path, ("Pod",), warn=warn, reader=reader))
     return out
 
 
@@ -135,7 +148,7 @@ def _strict_list(item: Any) -> Any:
     return found
 
 
-def _pods_fast(path: str | Path, warn: Callable[[InputError], None] | None) -> list[Pod] | None:
+def _pods_fast(path: str | Path, warn: Callable[[InputError], None] | None, reader: str | None = None) -> list[Pod] | None:
     # Decoding builds hundreds of thousands of small containers at once; the cyclic collector
     # would rescan them repeatedly while none of them can form a cycle.
     import gc
@@ -143,7 +156,7 @@ def _pods_fast(path: str | Path, warn: Callable[[InputError], None] | None) -> l
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _pods_fast_decode(path, warn)
+        return _pods_fast_decode(path, warn, reader)
     finally:
         if enabled:
             gc.enable()
@@ -156,7 +169,20 @@ def _pods_fast(path: str | Path, warn: Callable[[InputError], None] | None) -> l
 FAST_PATH_MIN_BYTES = 8 * 1024 * 1024
 
 
-def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | None) -> list[Pod] | None:
+def _report_unmodelled(pods: list[Pod], path: str | Path, reader: str | None) -> None:
+    """:func:`~kubetwin.model.unmodelled.not_modelled_pod` for pods decoded without dicts: the few
+    that set a field it reports on are turned back into dicts."""
+    from .meta import to_builtins
+
+    for i, pod in enumerate(pods):
+        s = pod.spec
+        if (s.runtime_class_name or s.host_network or s.os or s.scheduling_group or s.workload_ref
+                or s.resource_claims or s.active_deadline_seconds is not None):
+            not_modelled_pod(to_builtins(pod), f"{path}: document {i + 1} (Pod {pod.name})", reader=reader)
+
+
+def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | None,
+                      reader: str | None = None) -> list[Pod] | None:
     if str(path) == "-":
         return None
     try:
@@ -195,6 +221,7 @@ def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | Non
             validate_pod(pod, warn=warn)
     except (msgspec.DecodeError, msgspec.ValidationError, InputError, TypeError):
         return None
+    _report_unmodelled(pods, path, reader)
     return pods
 
 

@@ -47,6 +47,12 @@ class ContainerResizePolicy(KubeStruct, frozen=True):
     restart_policy: str = "NotRequired"
 
 
+class SecurityContext(KubeStruct, frozen=True):
+    """The part of a container's ``securityContext`` the CRI sandbox config carries."""
+
+    privileged: bool | None = None
+
+
 class Container(KubeStruct, frozen=True):
     name: str = ""
     image: str = ""
@@ -55,6 +61,7 @@ class Container(KubeStruct, frozen=True):
     restart_policy: str | None = None
     ports: list[ContainerPort] = []
     resize_policy: list[ContainerResizePolicy] = []
+    security_context: SecurityContext | None = None
 
     @property
     def requests(self) -> ResourceList:
@@ -170,6 +177,17 @@ class PodSchedulingGate(KubeStruct, frozen=True):
     name: str
 
 
+class Sysctl(KubeStruct, frozen=True):
+    name: str = ""
+    value: str = ""
+
+
+class PodSecurityContext(KubeStruct, frozen=True):
+    """The part of ``spec.securityContext`` the CRI sandbox config carries."""
+
+    sysctls: list[Sysctl] = []
+
+
 class PodSpec(KubeStruct, frozen=True):
     containers: list[Container] = []
     init_containers: list[Container] = []
@@ -195,7 +213,15 @@ class PodSpec(KubeStruct, frozen=True):
     active_deadline_seconds: int | None = None
     volumes: list[Volume] = []
     host_network: bool = False
+    host_pid: bool = msgspec.field(default=False, name="hostPID")
+    host_ipc: bool = msgspec.field(default=False, name="hostIPC")
+    share_process_namespace: bool | None = None
+    security_context: PodSecurityContext | None = None
     scheduling_gates: list[PodSchedulingGate] = []
+    #: Read only to report them as not modelled (:mod:`kubetwin.model.unmodelled`).
+    os: dict[str, Any] | None = None
+    scheduling_group: Any = None
+    workload_ref: Any = None
 
 
 # --- status ---------------------------------------------------------------------------------
@@ -317,9 +343,15 @@ def is_sidecar(container: Container) -> bool:
 
 
 def pod_from_dict(obj: dict[str, Any], file: str | None = None, *,
-                  warn: Callable[[InputError], None] | None = None) -> Pod:
-    """A validated :class:`Pod` from a manifest dict (kind Pod, apiVersion v1)."""
+                  warn: Callable[[InputError], None] | None = None, checked: bool = False) -> Pod:
+    """A validated :class:`Pod` from a manifest dict (kind Pod, apiVersion v1), decoded strictly
+    (unknown and mistyped fields refused as the API server refuses them) unless ``checked``: the
+    caller already ran :func:`~kubetwin.model.kinds.check_object` on it."""
     check_kind(obj, ("Pod",), ("v1",), file)
+    if not checked:
+        from .kinds import check_builtin
+
+        check_builtin(obj, "v1", "Pod", file)
     pod = convert(obj, Pod, file=file)
     try:
         validate_pod(pod, warn=warn)

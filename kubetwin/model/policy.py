@@ -13,6 +13,7 @@ import re
 from typing import Any, Final, Mapping
 
 from ..errors import InputError, join_path
+from .kinds import check_builtin
 from .meta import KubeStruct, ObjectMeta, ResourceList, check_kind, convert
 from .quantity import Quantity
 
@@ -161,8 +162,10 @@ def validate_resource_quota(rq: ResourceQuota) -> None:
             raise _invalid(list(scopes), "conflicting scopes", "spec.scopes")
 
 
-def resource_quota_from_dict(obj: dict[str, Any], file: str | None = None) -> ResourceQuota:
+def resource_quota_from_dict(obj: dict[str, Any], file: str | None = None, *, checked: bool = False) -> ResourceQuota:
     check_kind(obj, ("ResourceQuota",), ("v1",), file)
+    if not checked:
+        check_builtin(obj, "v1", "ResourceQuota", file)
     rq = convert(obj, ResourceQuota, file=file)
     try:
         validate_resource_quota(rq)
@@ -277,8 +280,10 @@ def _snake(name: str) -> str:
     return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), name)
 
 
-def limit_range_from_dict(obj: dict[str, Any], file: str | None = None) -> LimitRange:
+def limit_range_from_dict(obj: dict[str, Any], file: str | None = None, *, checked: bool = False) -> LimitRange:
     check_kind(obj, ("LimitRange",), ("v1",), file)
+    if not checked:
+        check_builtin(obj, "v1", "LimitRange", file)
     lr = convert(obj, LimitRange, file=file)
     try:
         validate_limit_range(lr)
@@ -340,9 +345,12 @@ def validate_priority_class(pc: PriorityClass) -> None:
                          '"PreemptLowerPriority"', path="preemptionPolicy")
 
 
-def priority_class_from_dict(obj: dict[str, Any], file: str | None = None) -> PriorityClass:
-    check_kind(obj, ("PriorityClass",), ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1",
-                                         "scheduling.k8s.io/v1alpha1"), file)
+def priority_class_from_dict(obj: dict[str, Any], file: str | None = None, *, checked: bool = False) -> PriorityClass:
+    versions = ("scheduling.k8s.io/v1", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha1")
+    check_kind(obj, ("PriorityClass",), versions, file)
+    if not checked:
+        api = obj.get("apiVersion")
+        check_builtin(obj, api if api in versions else versions[0], "PriorityClass", file)
     pc = convert(obj, PriorityClass, file=file)
     try:
         validate_priority_class(pc)
@@ -372,9 +380,9 @@ def _register() -> None:
     """Make the three kinds loadable through :func:`kubetwin.model.objects.load_objects`."""
     from .objects import register_kind
 
-    register_kind("ResourceQuota", resource_quota_from_dict)
-    register_kind("LimitRange", limit_range_from_dict)
-    register_kind("PriorityClass", priority_class_from_dict)
+    register_kind("ResourceQuota", lambda obj, file: resource_quota_from_dict(obj, file, checked=True))
+    register_kind("LimitRange", lambda obj, file: limit_range_from_dict(obj, file, checked=True))
+    register_kind("PriorityClass", lambda obj, file: priority_class_from_dict(obj, file, checked=True))
 
 
 _register()

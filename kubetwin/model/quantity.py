@@ -6,6 +6,13 @@ rounding of sub-nano precision *up* (away from zero), the BinarySI cap at 2^63-1
 quirk that a string already in canonical form is kept verbatim (so ``+1`` and ``0100m`` print
 back as written). ``str()`` is ``Quantity.String()``: ``CanonicalizeBytes``.
 
+One deliberate difference: a string without a single digit (``E``, ``e3``, ``+``, ``.``, ``-.``)
+is refused. apimachinery's scanner reads such strings as 0 (``parseQuantityString`` strips
+nothing and defaults the numerator to "0"; kubernetes/apimachinery#165), although its own
+documented grammar (``<signedNumber> ::= <number> | <sign><number>``, a number having digits)
+and the regular expression its error quotes do not allow them. A typo that silently requests
+nothing would be a wrong answer, so kubetwin refuses it, saying what Kubernetes would do.
+
 Quantities repeat a lot in real manifests, so :func:`parse_quantity` caches by string.
 """
 
@@ -38,6 +45,9 @@ SPLIT_RE_STRING: Final = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 ERR_FORMAT_WRONG: Final = f"quantities must match the regular expression '{SPLIT_RE_STRING}'"
 ERR_NUMERIC: Final = "unable to parse numeric part of quantity"
 ERR_SUFFIX: Final = "unable to parse quantity's suffix"
+ERR_NO_DIGITS: Final = "a quantity needs digits (<signedNumber><suffix>)"
+NO_DIGITS_FIX: Final = ("write the number, e.g. \"0\", \"1E\" or \"1e3\"; Kubernetes' ParseQuantity reads a "
+                        "quantity without digits as 0 (kubernetes/apimachinery#165), kubetwin refuses it")
 QUANTITY_FIX: Final = 'use a number with an optional suffix, e.g. "500m", "2", "1Gi", "1e3"'
 
 
@@ -91,6 +101,17 @@ def _scan(text: str) -> tuple[bool, str, str, str, str]:
     return positive, value, num, denom, text[suffix_start:]
 
 
+def _has_digits(text: str) -> bool:
+    """Whether the number before the suffix (``[+-]?[0-9.]*``) has a digit."""
+    for i, ch in enumerate(text):
+        if ch in _DIGITS:
+            return True
+        if ch == "." or (i == 0 and ch in "+-"):
+            continue
+        return False
+    return False
+
+
 def _max_digits() -> int:
     return min(limits.MAX_QUANTITY_DIGITS.value(), 4000)
 
@@ -121,6 +142,34 @@ def _round_up(unscaled: int, scale: int, to_scale: int) -> tuple[int, int, bool]
     return (q if unscaled >= 0 else -q), to_scale, r == 0
 
 
+def _int64s(*values: int) -> bool:
+    """All fit an int64: else upstream's ``int64Amount`` arithmetic falls back to ``inf.Dec``."""
+    return all(-(2**63) <= v <= _MAX_INT64 for v in values)
+
+
+def _sum_dec(x: "Quantity", y: "Quantity", s: int, a: int, b: int, total: int) -> int | None:
+    """The Dec scale of ``x ± y`` upstream: int64Amount while both are and nothing overflows."""
+    if x._dec is None and y._dec is None and _int64s(a, b, total):
+        return None
+    return min(x.scale if x._dec is None else x._dec, y.scale if y._dec is None else y._dec, s)
+
+
+def _go_int64(value: int) -> int:
+    """``big.Int.Int64()`` / int64 overflow: the low 64 bits, two's complement."""
+    return (value + 2**63) % 2**64 - 2**63
+
+
+def _dec_scaled_down(unscaled: int, dif: int) -> int:
+    """``scaledValue`` for a negative ``inf.Dec`` scaled down by ``10**dif`` (``scale_int.go``)."""
+    if dif < 19:  # int64 fast path: Go's truncating division, plus one if a remainder was cut
+        u = _go_int64(unscaled)
+        d = 10**dif
+        q = -(-u // d) if u < 0 else u // d
+        return _go_int64(q + 1) if abs(u) % d else q
+    q, r = divmod(unscaled, 10**dif)  # big.Int.DivMod: Euclidean (floor for a positive divisor)
+    return _go_int64(_go_int64(q) + 1) if r else _go_int64(q)
+
+
 def _remove_factors(value: int, base: int) -> tuple[int, int]:
     times = 0
     neg = value < 0
@@ -135,14 +184,19 @@ def _remove_factors(value: int, base: int) -> tuple[int, int]:
 class Quantity:
     """An immutable Kubernetes quantity. Compare, add and subtract exactly."""
 
-    __slots__ = ("unscaled", "scale", "format", "_s", "_canonical")
+    __slots__ = ("unscaled", "scale", "format", "_s", "_canonical", "_dec")
 
-    def __init__(self, unscaled: int = 0, scale: int = 0, format: str = DECIMAL_SI, s: str | None = None):
+    def __init__(self, unscaled: int = 0, scale: int = 0, format: str = DECIMAL_SI, s: str | None = None,
+                 dec: int | None = None):
         self.unscaled = unscaled
         self.scale = scale
         self.format = format
         self._s = s
         self._canonical: str | None = None   # worked out once: pods of one shape are keyed by it
+        #: where upstream holds this value as an ``inf.Dec`` (not an ``int64Amount``), the exponent
+        #: of that Dec's scale: its ``ScaledValue`` rounds negative values differently and works
+        #: on the Dec's own digits (see :meth:`scaled_value`); None for an ``int64Amount``
+        self._dec = dec
 
     # --- construction -----------------------------------------------------------------
     @staticmethod
@@ -161,6 +215,8 @@ class Quantity:
         interp = _interpret(suffix)
         if interp is None:
             raise QuantityError(ERR_SUFFIX)
+        if not _has_digits(text):  # Kubernetes reads it as 0: see the module docstring
+            raise QuantityError(ERR_NO_DIGITS, fix=NO_DIGITS_FIX)
         base, exponent, fmt = interp
         if len(num) + len(denom) > _max_digits():
             # Kubernetes reads any number of digits; Python refuses to convert more than 4300 and
@@ -222,13 +278,16 @@ class Quantity:
             unscaled <<= exponent
         if unscaled != 0:
             unscaled, dscale, _ = _round_up(unscaled, dscale, _NANO) if dscale < _NANO else (unscaled, dscale, True)
-        if fmt == BINARY_SI and _cmp_parts(unscaled, dscale, _MAX_INT64, 0) > 0:
+        capped = fmt == BINARY_SI and _cmp_parts(unscaled, dscale, _MAX_INT64, 0) > 0
+        if capped:
             unscaled, dscale = _MAX_INT64, 0
         if fmt == BINARY_SI and unscaled > 0 and _cmp_parts(unscaled, dscale, 1, 0) < 0:
             fmt = DECIMAL_SI
         if neg:
             unscaled = -unscaled
-        return Quantity(unscaled, dscale, fmt)
+        # inf.Dec.Round(…, 9, RoundUp) leaves every non-zero value at nano scale; the cap is 2^63-1
+        dec_scale = dscale if unscaled == 0 else 0 if capped else _NANO
+        return Quantity(unscaled, dscale, fmt, dec=dec_scale)
 
     @staticmethod
     def from_int(value: int, format: str = DECIMAL_SI) -> "Quantity":
@@ -240,7 +299,21 @@ class Quantity:
 
     # --- values -----------------------------------------------------------------------
     def scaled_value(self, scale: int) -> int:
-        """``ScaledValue``: the value in units of ``10**scale``, rounded up away from zero."""
+        """``ScaledValue``: the value in units of ``10**scale``, rounded up away from zero.
+
+        Bug for bug: a negative value that upstream holds as an ``inf.Dec`` goes through
+        ``scaledValue`` (``scale_int.go``), which truncates toward zero and then adds one when
+        anything was cut off (``-.128Gi``: ``Value()`` is ``-137438952``; ``-2851.3753122n``:
+        ``MilliValue()`` is ``1``), on the Dec's own digits at its own scale (nano after
+        parsing), wrapping like Go's int64; found by differential testing against apimachinery
+        v0.36.3. Values upstream holds as ``int64Amount`` round away from zero.
+        """
+        if self._dec is not None and self.unscaled < 0:
+            digits = self.unscaled * 10 ** (self.scale - self._dec)  # the Dec's own unscaled value
+            dif = scale - self._dec
+            if dif > 0:
+                return _dec_scaled_down(digits, dif)
+            return _go_int64(_go_int64(digits) * 10**-dif)
         return _round_up(self.unscaled, self.scale, scale)[0]
 
     def value(self) -> int:
@@ -266,18 +339,20 @@ class Quantity:
     # --- arithmetic (results drop the cached string, as Add/Sub clear ``s``) -----------------
     def __add__(self, other: "Quantity") -> "Quantity":
         s = min(self.scale, other.scale)
-        total = self.unscaled * 10 ** (self.scale - s) + other.unscaled * 10 ** (other.scale - s)
+        a = self.unscaled * 10 ** (self.scale - s)
+        b = other.unscaled * 10 ** (other.scale - s)
         fmt = other.format if self.unscaled == 0 else self.format
-        return Quantity(total, s, fmt)
+        return Quantity(a + b, s, fmt, dec=_sum_dec(self, other, s, a, b, a + b))
 
     def __sub__(self, other: "Quantity") -> "Quantity":
         s = min(self.scale, other.scale)
-        total = self.unscaled * 10 ** (self.scale - s) - other.unscaled * 10 ** (other.scale - s)
+        a = self.unscaled * 10 ** (self.scale - s)
+        b = other.unscaled * 10 ** (other.scale - s)
         fmt = other.format if self.unscaled == 0 else self.format
-        return Quantity(total, s, fmt)
+        return Quantity(a - b, s, fmt, dec=_sum_dec(self, other, s, a, b, a - b))
 
     def __neg__(self) -> "Quantity":
-        return Quantity(-self.unscaled, self.scale, self.format)
+        return Quantity(-self.unscaled, self.scale, self.format, dec=self._dec)
 
     def mul(self, factor: int) -> "Quantity":
         return Quantity(self.unscaled * factor, self.scale, self.format)
@@ -384,7 +459,8 @@ def parse_quantity(value: object, path: str = "") -> Quantity:
         q = Quantity.parse(text)
     except QuantityError as exc:
         shown = text if len(text) <= 80 else f"{text[:40]}...({len(text)} characters)"
-        raise QuantityError(f'quantity "{shown}" is invalid: {exc.message}', path=path, fix=QUANTITY_FIX) from None
+        raise QuantityError(f'quantity "{shown}" is invalid: {exc.message}', path=path,
+                            fix=exc.fix or QUANTITY_FIX) from None
     if len(_CACHE) < 65536:
         _CACHE[text] = q
     return q

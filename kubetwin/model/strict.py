@@ -135,7 +135,26 @@ def suggest(name: str, candidates: Iterable[str]) -> str | None:
     if match:
         return match[0]
     match = difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.75)
-    return lowered[match[0]] if match else None
+    if match:
+        return lowered[match[0]]
+    # Short names: one typo (a swapped, missing, extra or wrong letter) — ``Pdo`` → ``Pod``.
+    near = [c for c in names if _one_edit(name.lower(), c.lower())]
+    return near[0] if len(near) == 1 else None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """``a`` and ``b`` differ by one substitution, insertion, deletion or swap of neighbours."""
+    if a == b or abs(len(a) - len(b)) > 1 or min(len(a), len(b)) < 2:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long_[i]:
+        i += 1
+    return short[i:] == long_[i + 1:]
 
 
 def _join(parts: list[str | int]) -> str:
@@ -152,6 +171,8 @@ _JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean", d
 
 
 def _type_name(value: Any) -> str:
+    if (type(value) is int or type(value) is float) and not -(2 ** 63) <= value < 2 ** 63:
+        return f"{_JSON_TYPE.get(type(value), 'number')} out of the int64 range"
     return _JSON_TYPE.get(type(value), type(value).__name__)
 
 
@@ -304,11 +325,50 @@ def _sibling(path: str, name: str) -> str:
 
 
 def check(value: Any, spec: Spec, *, file: str | None = None, prefix: str = "",
-          what: str = "strict decoding error") -> None:
-    """Raise :class:`InputError` if ``value`` has unknown or mistyped fields under ``spec``."""
+          what: str = "strict decoding error", type_what: str | None = None) -> None:
+    """Raise :class:`InputError` if ``value`` has unknown or mistyped fields under ``spec``.
+
+    With ``type_what``, mistyped fields are reported first and on their own, under that word
+    (``failed to decode``): for readers whose real counterpart cannot decode such a file at
+    all, while an unknown field is only a strict-decoding error."""
     problems = find_problems(value, spec)
-    if problems:
-        raise problems_error(problems, file=file, prefix=prefix, what=what)
+    if not problems:
+        return
+    if type_what is not None:
+        mistyped = [p for p in problems if p.kind != "unknown"]
+        if mistyped:
+            raise problems_error(mistyped, file=file, prefix=prefix, what=type_what)
+    raise problems_error(problems, file=file, prefix=prefix, what=what)
+
+
+def fold_case(value: Any, spec: Spec, path: str = "") -> Any:
+    """``value`` with field names matched as Go's ``encoding/json`` matches them: an exact match,
+    else a case-insensitive one (``defaultCPUSet`` for ``defaultCpuSet``) — for files the kubelet
+    reads with plain ``json.Unmarshal`` (checkpoints). Two keys folding to one field are refused;
+    keys matching no field are kept, for :func:`check` to report."""
+    t = type(spec)
+    if t is Obj and type(value) is dict:
+        fields = spec.fields  # type: ignore[union-attr]
+        lowered = {k.lower(): k for k in fields}
+        out: dict[Any, Any] = {}
+        for key, sub in value.items():
+            name = key
+            if isinstance(key, str) and key not in fields:
+                name = lowered.get(key.lower(), key)
+            if name in out:
+                raise InputError(f'fields "{name}" and "{key}" are the same field', path=_join_path(path, name),
+                                 fix="give the field once")
+            out[name] = fold_case(sub, fields[name], _join_path(path, name)) if name in fields else sub
+        return out
+    if t is MapOf and type(value) is dict:
+        return {k: fold_case(v, spec.value, _join_path(path, str(k))) for k, v in value.items()}  # type: ignore[union-attr]
+    if t is ListOf and type(value) is list:
+        return [fold_case(v, spec.item, f"{path}[{i}]") for i, v in enumerate(value)]  # type: ignore[union-attr]
+    return value
+
+
+def _join_path(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
 
 
 def unknown_key_error(name: str, valid: Iterable[str], *, path: str = "", file: str | None = None,

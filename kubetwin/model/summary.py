@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ import msgspec
 
 from ..errors import InputError
 from .meta import KubeStruct, convert
+from .strict import BOOLEAN, INTEGER, NUMBER, STRING, Spec, check, list_of, map_of
+from .strict import obj as record
 
 
 class PSIData(KubeStruct, frozen=True):
@@ -138,6 +141,42 @@ class Summary(KubeStruct, frozen=True):
         return {p.pod_ref.uid: p for p in self.pods}
 
 
+# --- strict decoding: every field of k8s.io/kubelet/pkg/apis/stats/v1alpha1 -----------------------------
+
+
+@lru_cache(maxsize=1)
+def summary_spec() -> Spec:
+    """The fields of ``stats/v1alpha1.Summary`` (``types.go``), read or not: a real node's
+    ``/stats/summary`` is accepted as is, a misspelt field (``workingSetByte``) is refused."""
+    time = STRING
+    psi_data = record(total=INTEGER, avg10=NUMBER, avg60=NUMBER, avg300=NUMBER)
+    psi = record(full=psi_data, some=psi_data)
+    cpu = record(time=time, usageNanoCores=INTEGER, usageCoreNanoSeconds=INTEGER, psi=psi)
+    memory = record(time=time, availableBytes=INTEGER, usageBytes=INTEGER, workingSetBytes=INTEGER, rssBytes=INTEGER,
+                 pageFaults=INTEGER, majorPageFaults=INTEGER, psi=psi)
+    io = record(time=time, psi=psi)
+    swap = record(time=time, swapAvailableBytes=INTEGER, swapUsageBytes=INTEGER)
+    fs_fields = dict(time=time, availableBytes=INTEGER, capacityBytes=INTEGER, usedBytes=INTEGER, inodesFree=INTEGER,
+                     inodes=INTEGER, inodesUsed=INTEGER)
+    fs = record(**fs_fields)
+    interface_fields = dict(name=STRING, rxBytes=INTEGER, rxErrors=INTEGER, txBytes=INTEGER, txErrors=INTEGER)
+    network = record(time=time, interfaces=list_of(record(**interface_fields)), **interface_fields)
+    accelerator = record(make=STRING, model=STRING, id=STRING, memoryTotal=INTEGER, memoryUsed=INTEGER, dutyCycle=INTEGER)
+    user_metric = record(name=STRING, type=STRING, units=STRING, labels=map_of(STRING), time=time, value=NUMBER)
+    container = record(name=STRING, startTime=time, cpu=cpu, memory=memory, io=io, accelerators=list_of(accelerator),
+                    rootfs=fs, logs=fs, userDefinedMetrics=list_of(user_metric), swap=swap)
+    volume = record(name=STRING, pvcRef=record(name=STRING, namespace=STRING),
+                 volumeHealthStats=record(abnormal=BOOLEAN), **fs_fields)
+    pod = record({"podRef": record(name=STRING, namespace=STRING, uid=STRING), "startTime": time,
+               "containers": list_of(container), "cpu": cpu, "memory": memory, "io": io, "network": network,
+               "volume": list_of(volume), "ephemeral-storage": fs, "process_stats": record(process_count=INTEGER),
+               "swap": swap})
+    node = record(nodeName=STRING, systemContainers=list_of(container), startTime=time, cpu=cpu, memory=memory, io=io,
+               network=network, fs=fs, runtime=record(imageFs=fs, containerFs=fs),
+               rlimit=record(time=time, maxpid=INTEGER, curproc=INTEGER), swap=swap)
+    return record(node=node, pods=list_of(pod))
+
+
 def summary_from_dict(obj: Any, file: str | None = None, path: str = "") -> Summary:
     """A Summary from decoded JSON; type errors name the field (``pods[2].memory.workingSetBytes``)."""
     if obj is None:
@@ -149,6 +188,7 @@ def summary_from_dict(obj: Any, file: str | None = None, path: str = "") -> Summ
         raise InputError(f"this is a Kubernetes {obj.get('kind') or 'object'} manifest, not a kubelet Summary API "
                          "document", path=path or "kind", file=file,
                          fix="pass the JSON of /api/v1/nodes/NODE/proxy/stats/summary")
+    check(obj, summary_spec(), file=file, prefix=path)
     summary = convert(obj, Summary, file=file, path=path)
     _check(summary, file, path)
     return summary

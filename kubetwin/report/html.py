@@ -1,8 +1,11 @@
 """A self-contained HTML report: inline CSS and SVG charts drawn here, no script, no network.
 
-One report holds one or several runs (a comparison): a summary table with a column per run,
-charts over time with a line per run, the reasons pods did not run, per-node NUMA maps and a
-table per node. SVG keeps the file small (no 1 MB plotting bundle) and opens anywhere.
+One report holds one or several runs (a comparison): what each ``--variant`` changed, a summary
+table with a column per run (a variant's figures with their difference to its baseline; each
+figure labelled whole run, end of run or time average), charts over time with a line per run,
+the reasons pods did not run, per-node NUMA maps and DRA devices, a table per node and a table
+per pod (placement, phase, reason, message). SVG keeps the file small (no 1 MB plotting bundle)
+and opens anywhere.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, Sequence
 COLORS = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777")
 MAX_NODE_ROWS = 300
 MAX_NUMA_MAPS = 48
+MAX_POD_ROWS = 2000
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#111827;background:#f9fafb}
@@ -28,6 +32,7 @@ thead th{background:#f3f4f6;position:sticky;top:0}.cards{display:flex;flex-wrap:
 .sw{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px}
 .numa{display:flex;flex-wrap:wrap;gap:10px}.nm{border:1px solid #e5e7eb;border-radius:6px;padding:6px 8px;font-size:12px}
 .scroll{max-height:520px;overflow:auto}.msg{max-width:700px;text-align:left;color:#374151}
+.d{font-size:11px;margin-left:4px;color:#6b7280}.up,.down{color:#1d4ed8;font-weight:600}td.l{text-align:left}
 """
 
 
@@ -126,8 +131,15 @@ def numa_map(node: Any) -> str:
             f'<svg width="14" height="14"><rect width="14" height="14" fill="#e5e7eb"/>'
             f'<rect y="{14 - 14 * g / 1000:.1f}" width="14" height="{14 * g / 1000:.1f}" fill="#9333ea"/>'
             f'<title>{g / 10:.0f}% used</title></svg>' for g in node.gpus) + "</div>"
+    dra = ""
+    for kind, total in sorted(node.dra_devices.items()):
+        used = node.dra_allocated.get(kind, 0)
+        dra += (f"<div>DRA {_e(kind)}: {used}/{total} allocated " + "".join(
+            f'<svg width="12" height="12"><rect width="12" height="12" fill="{"#9333ea" if k < used else "#e5e7eb"}"/>'
+            "</svg>" for k in range(min(total, 64))) + "</div>")
     return (f'<div class="nm"><b>{_e(node.name)}</b> · {node.pods} pods'
-            + (f" · {node.stranded_cpus} stranded" if node.stranded_cpus else "") + "".join(cells) + gpus + "</div>")
+            + (f" · {node.stranded_cpus} stranded" if node.stranded_cpus else "") + "".join(cells) + gpus + dra
+            + "</div>")
 
 
 def _time(s: float) -> str:
@@ -141,8 +153,37 @@ def _time(s: float) -> str:
     return f"{s}s"
 
 
+def _delta_cell(value: float, base: float | None, kind: str) -> str:
+    from .terminal import fmt
+
+    text = _e(fmt(value, kind))
+    if base is None or kind not in ("n", "%", "f"):
+        return f"<td>{text}</td>"
+    d = value - base
+    if abs(d) < (0.0005 if kind == "%" else 1e-9):
+        return f"<td>{text}<span class=d>(=)</span></td>"
+    shown = f"{abs(100 * d):.1f} pts" if kind == "%" else (f"{abs(d):.1f}" if kind == "f" else str(int(abs(d))))
+    return f"<td>{text}<span class='d {'up' if d > 0 else 'down'}'>({'+' if d > 0 else '−'}{shown})</span></td>"
+
+
+def _variants(results: Sequence[Any], bases: Sequence[Any]) -> str:
+    rows = [(r, b) for r, b in zip(results, bases) if r.variant]
+    if not rows:
+        return ""
+    body = "".join(f"<tr><td>{_e(r.scenario)}</td><td class=l>{_e(', '.join(r.changes) or 'no change')}</td>"
+                   f"<td class=l>{_e(b.scenario) if b is not None else '—'}</td></tr>" for r, b in rows)
+    return ("<section><h2>Variants</h2><table><thead><tr><th>run</th><th>changes (--variant)</th>"
+            "<th>compared with</th></tr></thead>" + body + "</table></section>")
+
+
 def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> str:
+    from ..sim.results import baseline_of
+    from .terminal import summary_rows
+
+    results = list(results)
     sums = [r.summary() for r in results]
+    bases = baseline_of(results)
+    base_sums = [None if b is None else sums[results.index(b)] for b in bases]
     parts = ["<!doctype html><html lang=en><head><meta charset=utf-8>",
              f"<meta name=viewport content='width=device-width,initial-scale=1'><title>{_e(title)}</title>",
              f"<style>{_CSS}</style></head><body>",
@@ -151,38 +192,37 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
              "would do, over time</p></header><main>"]
     # cards for the first run
     s0 = sums[0]
-    cards = [("scheduled", s0["scheduled"]), ("running", s0["running"]), ("pending", s0["pending"]),
+    cards = [("scheduled", s0["scheduled"]), ("running at the end", s0["running"]),
+             ("pending at the end", s0["pending"]),
              ("rejected by kubelets", sum(s0["rejectedByKubelet"].values())),
              ("rejected by admission", sum(s0["rejectedByAdmissionControl"].values())),
              ("preempted", s0["preempted"]), ("evicted", s0["evicted"]), ("OOM kills", s0["oomKilled"]),
-             ("cpu requested", _pct(s0["utilization"].get("cpu", 0))),
-             ("stranded CPUs", s0["strandedCpus"])]
+             ("cpu requested, time average", _pct(s0.get("utilizationAverage", {}).get("cpu", 0))),
+             ("stranded CPUs at the end", s0["strandedCpus"])]
     if "gpu" in s0["utilization"]:
-        cards.append(("gpu allocated", _pct(s0["utilization"]["gpu"])))
+        cards.append(("gpu allocated, time average", _pct(s0.get("utilizationAverage", {}).get("gpu", 0))))
+    if "devices" in s0["utilization"]:
+        cards.append(("DRA devices allocated, time average",
+                      _pct(s0.get("utilizationAverage", {}).get("devices", 0))))
     parts.append("<section><h2>At a glance" + (f" — {_e(results[0].scenario)}" if len(results) > 1 else "")
                  + "</h2><div class=cards>"
                  + "".join(f"<div class=card><b>{_e(v)}</b><span>{_e(k)}</span></div>" for k, v in cards)
                  + "</div></section>")
-    # summary table (comparison)
-    keys = [("pods", "pods"), ("scheduled", "scheduled"), ("running", "running"), ("succeeded", "succeeded"),
-            ("pending", "pending"), ("preempted", "preempted"), ("evicted", "evicted"), ("oomKilled", "OOM kills"),
-            ("recreated", "re-created"),
-            ("exclusiveCpuPods", "pods with exclusive CPUs"), ("strandedCpus", "stranded CPUs"),
-            ("schedulingAttempts", "scheduling attempts"), ("wallSeconds", "wall seconds")]
-    rows = ["<tr><th></th>" + "".join(f"<th>{_e(r.scenario)}</th>" for r in results) + "</tr>"]
-    for k, label in keys:
-        rows.append(f"<tr><td>{_e(label)}</td>" + "".join(f"<td>{_e(s[k])}</td>" for s in sums) + "</tr>")
-    rows.append("<tr><td>rejected by kubelets</td>" + "".join(
+    parts.append(_variants(results, bases))
+    # summary table (comparison): the terminal's rows, a variant's figures with their delta
+    rows = ["<tr><th></th>" + "".join(f"<th>{_e(r.scenario)}" + (" <span class=d>(Δ baseline)</span>"
+                                                                  if b is not None else "") + "</th>"
+                                      for r, b in zip(results, bases)) + "</tr>"]
+    for label, fig, kind in summary_rows(sums):
+        rows.append(f"<tr><td>{_e(label)}</td>" + "".join(
+            _delta_cell(fig(s), None if bs is None else fig(bs), kind) for s, bs in zip(sums, base_sums)) + "</tr>")
+    rows.append("<tr><td>rejected by kubelets, by reason</td>" + "".join(
         f"<td>{_e(', '.join(f'{k}: {v}' for k, v in s['rejectedByKubelet'].items()) or 0)}</td>" for s in sums) + "</tr>")
-    for res in ("cpu", "memory", "gpu", "devices"):
-        if any(res in s["utilization"] for s in sums):
-            label = "DRA devices allocated" if res == "devices" else f"{res} requested / allocatable"
-            rows.append(f"<tr><td>{label}</td>"
-                        + "".join(f"<td>{_pct(s['utilization'].get(res, 0))}</td>" for s in sums) + "</tr>")
-    if any(s["gpuFragmentation"] for s in sums):
-        rows.append("<tr><td>GPU fragmentation</td>" + "".join(f"<td>{_pct(s['gpuFragmentation'])}</td>" for s in sums)
-                    + "</tr>")
-    parts.append("<section><h2>Summary</h2><table>" + "".join(rows) + "</table></section>")
+    rows.append("<tr><td>scheduling attempts</td>" + "".join(f"<td>{s['schedulingAttempts']}</td>" for s in sums)
+                + "</tr>")
+    parts.append("<section><h2>Summary</h2><p>Counts are over the whole run unless labelled <i>at the end</i> "
+                 "(the state when the simulation stopped) or <i>time average</i> (averaged over simulated time)."
+                 "</p><table>" + "".join(rows) + "</table></section>")
     # charts
     legend = "<div class=legend>" + "".join(
         f"<span><i class=sw style='background:{COLORS[k % len(COLORS)]}'></i>{_e(r.scenario)}</span>"
@@ -217,7 +257,7 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
                          + bar_chart("rejected by the kubelet, by reason", kub) + "</div>" + _examples(r) + "</section>")
     # NUMA maps and node table for each run
     for r in results:
-        with_numa = [n for n in r.node_reports if n.numa or n.gpus]
+        with_numa = [n for n in r.node_reports if n.numa or n.gpus or n.dra_devices]
         if with_numa:
             shown = sorted(with_numa, key=lambda n: (-n.stranded_cpus, -n.pods))[:MAX_NUMA_MAPS]
             parts.append(f"<section><h2>Per-node NUMA maps — {_e(r.scenario)}</h2>"
@@ -228,6 +268,7 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
                          + "</p><div class=numa>" + "".join(numa_map(n) for n in shown) + "</div></section>")
         parts.append(_pressure_events(r))
         parts.append(_node_table(r))
+        parts.append(_pod_table(r))
     parts.append("<footer style='padding:8px 32px;color:#6b7280'>kubetwin · self-contained report, no network needed"
                  "</footer></main></body></html>")
     return "".join(parts)
@@ -261,11 +302,38 @@ def _pressure_events(r: Any, limit: int = 40) -> str:
             + "</table></div></section>")
 
 
+def _pod_table(r: Any) -> str:
+    from .terminal import pod_rows
+
+    rows = pod_rows(r, MAX_POD_ROWS)
+    if not rows:
+        return ""
+    more = f" (first {len(rows)} of {len(r.pods)}, pods that did not run first; --json has all)" \
+        if len(r.pods) > len(rows) else ""
+    body = "".join(f"<tr><td>{_e(p['pod'])}</td><td>{_e(p['node'])}</td><td class=l>{_e(p['placement'])}</td>"
+                   f"<td>{_e(p['phase'])}</td><td>{_e(p['reason'])}</td><td class=msg>{_e(p['message'])}</td></tr>"
+                   for p in rows)
+    return (f"<section><h2>Pods — {_e(r.scenario)}{more}</h2><div class=scroll><table><thead><tr><th>pod</th>"
+            "<th>node</th><th>placement</th><th>phase</th><th>reason</th><th>message</th></tr></thead>" + body
+            + "</table></div></section>")
+
+
+def _devices_used(n: Any) -> str:
+    """GPUs in use at the end: shared GPUs (GPU-sharing model) as GPUs' worth, DRA devices by kind."""
+    parts = []
+    if n.gpus:
+        parts.append(f"{sum(n.gpus) / 1000:.2f}/{len(n.gpus)} GPUs")
+    for kind, total in sorted(n.dra_devices.items()):
+        parts.append(f"{n.dra_allocated.get(kind, 0)}/{total} {kind} (DRA)")
+    return ", ".join(parts)
+
+
 def _node_table(r: Any) -> str:
     nodes = sorted(r.node_reports, key=lambda n: -n.pods)[:MAX_NODE_ROWS]
     res = [x for x in ("cpu", "memory") if any(x in n.allocatable for n in nodes)]
-    head = "<tr><th>node</th><th>group</th><th>pods</th>" + "".join(f"<th>{x} requested</th>" for x in res) + \
-        "<th>policies</th><th>stranded CPUs</th><th>GPUs used</th><th>evicted</th><th>conditions</th></tr>"
+    head = "<tr><th>node</th><th>group</th><th>pods at the end</th>" + "".join(
+        f"<th>{x} requested</th>" for x in res) + \
+        "<th>policies</th><th>stranded CPUs</th><th>GPUs / devices used</th><th>evicted</th><th>conditions</th></tr>"
     rows = []
     for n in nodes:
         cells = []
@@ -273,7 +341,7 @@ def _node_table(r: Any) -> str:
             a = n.allocatable.get(x, 0)
             cells.append(f"<td>{_pct(n.requested.get(x, 0) / a) if a else '—'}</td>")
         pol = ", ".join(f"{k}={v}" for k, v in n.policies.items())
-        gpu = f"{sum(n.gpus) / 1000:.2f}/{len(n.gpus)}" if n.gpus else ""
+        gpu = _e(_devices_used(n))
         rows.append(f"<tr><td>{_e(n.name)}</td><td>{_e(n.group)}</td><td>{n.pods}</td>{''.join(cells)}"
                     f"<td style='text-align:left'>{_e(pol)}</td><td>{n.stranded_cpus}</td><td>{gpu}</td>"
                     f"<td>{n.evicted or ''}</td><td>{_e(', '.join(n.conditions))}</td></tr>")

@@ -1,50 +1,105 @@
-"""The terminal summary of a run (rich tables; rich is imported only here)."""
+"""The terminal summary of a run (rich tables; rich is imported only here).
+
+One column per run. A ``--variant`` run shows its figures with the difference to its baseline run
+(``44 (+10)``) and, below the table, what it changed. Figures are labelled by when they hold:
+over the whole run, at the end of the run, or averaged over simulated time.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
+
+from ..sim.results import baseline_of
+
+MAX_POD_ROWS = 500
 
 
-def render_summary(results: list[Any], con: Any = None) -> None:
-    """One column per configuration: scheduled, pending by reason, rejections, utilisation, NUMA figures."""
+def _delta(value: float, base: float, percent: bool) -> str:
+    d = value - base
+    if abs(d) < (0.0005 if percent else 1e-9):
+        return ""
+    if percent:
+        return f" ({'+' if d > 0 else '−'}{abs(100 * d):.1f})"
+    text = f"{abs(d):.1f}" if isinstance(d, float) and not float(d).is_integer() else str(int(abs(d)))
+    return f" ({'+' if d > 0 else '−'}{text})"
+
+
+def summary_rows(sums: list[dict[str, Any]]) -> list[tuple[str, Callable[[dict[str, Any]], float], str]]:
+    """(label, figure, format) of the summary table; format: "n" count, "%" share, "t" time, "s" seconds."""
+    rows: list[tuple[str, Callable[[dict[str, Any]], float], str]] = [
+        ("nodes", lambda s: s["nodes"], "n"),
+        ("pods", lambda s: s["pods"], "n"),
+        ("scheduled", lambda s: s["scheduled"], "n"),
+        ("running at the end", lambda s: s["running"], "n"),
+        ("running, time average", lambda s: s.get("runningAverage", 0), "f"),
+        ("succeeded", lambda s: s["succeeded"], "n"),
+        ("pending at the end", lambda s: s["pending"], "n"),
+        ("rejected by admission control", lambda s: sum(s["rejectedByAdmissionControl"].values()), "n"),
+        ("rejected by kubelets", lambda s: sum(s["rejectedByKubelet"].values()), "n"),
+        ("preempted", lambda s: s["preempted"], "n"),
+        ("evicted", lambda s: s["evicted"], "n"),
+    ]
+    if any(s["oomKilled"] for s in sums):
+        rows.append(("OOM kills", lambda s: s["oomKilled"], "n"))
+    rows.append(("re-created by controllers", lambda s: s["recreated"], "n"))
+    for res in ("cpu", "memory", "gpu", "devices"):
+        if any(res in s["utilization"] for s in sums):
+            label = "DRA devices allocated" if res == "devices" else f"{res} requested / allocatable"
+            rows.append((f"{label}, at the end", lambda s, res=res: s["utilization"].get(res, 0.0), "%"))
+            rows.append((f"{label}, time average",
+                         lambda s, res=res: s.get("utilizationAverage", {}).get(res, 0.0), "%"))
+    if any(s["gpuFragmentation"] for s in sums):
+        rows.append(("GPU fragmentation, at the end", lambda s: s["gpuFragmentation"], "%"))
+    rows.append(("pods given exclusive CPUs", lambda s: s["exclusiveCpuPods"], "n"))
+    rows.append(("CPUs stranded on partly used NUMA, at the end", lambda s: s["strandedCpus"], "n"))
+    rows.append(("simulated time", lambda s: s["simulatedSeconds"], "t"))
+    rows.append(("wall time", lambda s: s["wallSeconds"], "s"))
+    return rows
+
+
+def fmt(value: float, kind: str) -> str:
+    if kind == "%":
+        return f"{100 * value:.1f}%"
+    if kind == "t":
+        return _dur(value)
+    if kind == "s":
+        return f"{value:.2f} s"
+    if kind == "f":
+        return f"{value:.1f}"
+    return str(value)
+
+
+def render_summary(results: list[Any], con: Any = None, *, pods: bool = False) -> None:
+    """The summary table (a column per run, deltas to the baseline), what each variant changed,
+    why pods did not run, and with ``pods`` the per-pod table."""
+    from rich.markup import escape
     from rich.table import Table
 
     from ..cli.common import console
 
     con = con or console()
     sums = [r.summary() for r in results]
-    t = Table(title="simulation", show_lines=False)
+    bases = baseline_of(results)
+    base_sums = [None if b is None else sums[results.index(b)] for b in bases]
+    title = "simulation" + (" — a variant's figures with (the difference to its baseline)"
+                            if any(b is not None for b in bases) else "")
+    t = Table(title=title, show_lines=False)
     t.add_column("")
     for r in results:
-        t.add_column(r.scenario, justify="right")
-
-    def row(label: str, fn: Any) -> None:
-        t.add_row(label, *[str(fn(s)) for s in sums])
-
-    row("nodes", lambda s: s["nodes"])
-    row("pods", lambda s: s["pods"])
-    row("scheduled", lambda s: s["scheduled"])
-    row("running", lambda s: s["running"])
-    row("succeeded", lambda s: s["succeeded"])
-    row("pending", lambda s: s["pending"])
-    row("rejected by admission control", lambda s: sum(s["rejectedByAdmissionControl"].values()))
-    row("rejected by kubelets", lambda s: sum(s["rejectedByKubelet"].values()))
-    row("preempted", lambda s: s["preempted"])
-    row("evicted", lambda s: s["evicted"])
-    if any(s["oomKilled"] for s in sums):
-        row("OOM kills", lambda s: s["oomKilled"])
-    row("re-created by controllers", lambda s: s["recreated"])
-    for res in ("cpu", "memory", "gpu", "devices"):
-        if any(res in s["utilization"] for s in sums):
-            row("DRA devices allocated" if res == "devices" else f"{res} requested / allocatable",
-                lambda s, res=res: f"{100 * s['utilization'].get(res, 0):.1f}%")
-    if any(s["gpuFragmentation"] for s in sums):
-        row("GPU fragmentation", lambda s: f"{100 * s['gpuFragmentation']:.1f}%")
-    row("pods with exclusive CPUs", lambda s: s["exclusiveCpuPods"])
-    row("CPUs stranded on partly used NUMA nodes", lambda s: s["strandedCpus"])
-    row("simulated time", lambda s: _dur(s["simulatedSeconds"]))
-    row("wall time", lambda s: f"{s['wallSeconds']:.2f} s")
+        t.add_column(escape(r.scenario), justify="right")
+    for label, fig, kind in summary_rows(sums):
+        cells = []
+        for s, bs in zip(sums, base_sums):
+            text = fmt(fig(s), kind)
+            if bs is not None and kind in ("n", "%", "f"):
+                text += _delta(fig(s), fig(bs), kind == "%")
+            cells.append(text)
+        t.add_row(label, *cells)
     con.print(t)
+    for r, b in zip(results, bases):
+        if r.variant:
+            con.print(f"{r.scenario}: {', '.join(r.changes) or 'no change'}"
+                      + (f" (compared with {b.scenario})" if b is not None else ""), markup=False, emoji=False)
     for r, s in zip(results, sums):
         reasons = list(s["pendingByReason"].items()) + [
             (f"kubelet: {k}", v) for k, v in s["rejectedByKubelet"].items()] + [
@@ -52,12 +107,53 @@ def render_summary(results: list[Any], con: Any = None) -> None:
             (f"evicted: {k}", v) for k, v in s["evictedBySignal"].items()]
         if not reasons:
             continue
-        rt = Table(title=f"{r.scenario}: why pods did not run")
+        rt = Table(title=f"{escape(r.scenario)}: why pods did not run")
         rt.add_column("reason")
         rt.add_column("pods", justify="right")
         for k, v in reasons[:12]:
-            rt.add_row(k, str(v))
+            rt.add_row(escape(k), str(v))
         con.print(rt)
+    if pods:
+        for r in results:
+            render_pods(r, con)
+
+
+def pod_rows(r: Any, limit: int | None = None) -> list[dict[str, str]]:
+    """Every pod's placement, phase, reason and message; pods that did not run first."""
+    order = {"Failed": 0, "Rejected": 0, "Pending": 1}
+    pods = sorted(r.pods, key=lambda p: (order.get(p.phase, 2), p.arrival))
+    if limit is not None:
+        pods = pods[:limit]
+    rows = []
+    for p in pods:
+        place = p.node
+        extra = []
+        if p.cpus:
+            extra.append(f"cpus {p.cpus}")
+        if p.mems:
+            extra.append(f"mems {p.mems}")
+        if p.gpus:
+            extra.append("gpus " + ",".join(f"{g[0]}" + (f"({g[1] / 10:.0f}%)" if g[1] < 1000 else "")
+                                            for g in p.gpus))
+        if p.claims:
+            extra.append("claims " + ",".join(p.claims))
+        rows.append({"pod": f"{p.namespace}/{p.name}", "node": place, "placement": "; ".join(extra),
+                     "phase": p.phase, "reason": p.reason, "message": p.message})
+    return rows
+
+
+def render_pods(r: Any, con: Any) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    rows = pod_rows(r, MAX_POD_ROWS)
+    more = f" (first {len(rows)} of {len(r.pods)}; --json has all)" if len(r.pods) > len(rows) else ""
+    t = Table(title=f"{escape(r.scenario)}: pods{more}", show_lines=False)
+    for col in ("pod", "node", "placement", "phase", "reason", "message"):
+        t.add_column(col, overflow="fold")
+    for row in rows:
+        t.add_row(*(escape(row[k]) for k in ("pod", "node", "placement", "phase", "reason", "message")))
+    con.print(t)
 
 
 def _dur(s: float) -> str:

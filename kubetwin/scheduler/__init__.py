@@ -1,5 +1,8 @@
-"""kube-scheduler: the framework, its plugins, the explained one-shot cycle (:mod:`.cycle`) and the
-long-running :class:`Scheduler` simulations drive (imported lazily: it needs numpy)."""
+"""kube-scheduler (``pkg/scheduler``): the framework and its runtime (:mod:`.framework`), the
+plugins, one folder each (:mod:`.plugins`), the cycle (:mod:`.schedule_one`), the cache and
+queue (:mod:`.backend`), the shortcuts that keep a simulation fast (:mod:`.fastpath`), the
+explained one-shot cycle (:mod:`.cycle`) and the long-running :class:`Scheduler` simulations
+drive (imported lazily: it needs numpy)."""
 
 from __future__ import annotations
 
@@ -10,12 +13,16 @@ __all__ = ["Scheduler", "ScheduleResult", "SchedulingQueue", "Profile", "profile
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Scheduler", "ScheduleResult"):
-        from . import scheduler
+    if name == "Scheduler":
+        from .scheduler import Scheduler
 
-        return getattr(scheduler, name)
+        return Scheduler
+    if name == "ScheduleResult":
+        from .schedule_one import ScheduleResult
+
+        return ScheduleResult
     if name in ("SchedulingQueue", "register_plugin_events"):
-        from . import queue
+        from .backend import queue
 
         return getattr(queue, name)
     if name in ("Profile", "profile_from_config"):
@@ -23,7 +30,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(profile, name)
     if name == "register_vector_filter":
-        from .vector import register_vector_filter
+        from .fastpath.vector import register_vector_filter
 
         return register_vector_filter
     raise AttributeError(name)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
+from ..model.kinds import READ_BY_SCHEDULER, check_read
 from ..model.loader import load_documents, load_one
 from ..model.node import Node
 from ..model.objects import load_nodes, load_pods, warn_to_stderr
@@ -37,7 +38,7 @@ class ClusterInputs:
 def load_cluster(nodes: Iterable[str | Path], pods: Iterable[str | Path] = (),
                  objects: Iterable[str | Path] = ()) -> ClusterInputs:
     node_list = load_nodes(list(nodes))
-    pod_list = load_pods(list(pods), warn=warn_to_stderr) if pods else []
+    pod_list = load_pods(list(pods), warn=warn_to_stderr, reader="kube-scheduler") if pods else []
     grouped: dict[str, list[dict[str, Any]]] = {}
     origins: dict[str, list[str]] = {}
     for path in objects:
@@ -47,13 +48,14 @@ def load_cluster(nodes: Iterable[str | Path], pods: Iterable[str | Path] = (),
             kind = doc.obj.get("kind")
             if not isinstance(kind, str) or not kind:
                 raise InputError("Required value: kind", path="kind", file=doc.where)
+            check_read(doc.obj, doc.where, reads=READ_BY_SCHEDULER, reader="kube-scheduler")
             grouped.setdefault(kind, []).append(doc.obj)
             origins.setdefault(kind, []).append(doc.where)
     return ClusterInputs(node_list, pod_list, grouped, origins)
 
 
 def load_pod(path: str | Path) -> Pod:
-    pods = load_pods([path], warn=warn_to_stderr)
+    pods = load_pods([path], warn=warn_to_stderr, reader="kube-scheduler")
     if len(pods) != 1:
         raise InputError(f"expected exactly one Pod, found {len(pods)}", file=str(path))
     return pods[0]

@@ -43,6 +43,21 @@ def valid_label_value(value: str) -> bool:
     return len(value) <= 63 and _LABEL_VALUE.match(value) is not None
 
 
+_GO_INT = re.compile(r"[+-]?[0-9]+\Z")
+
+
+def parse_int64(text: str) -> int | None:
+    """``strconv.ParseInt(text, 10, 64)``: ASCII digits with an optional sign, within int64.
+
+    Python's ``int`` also takes ``1_000``, spaces and non-ASCII digits, and has no overflow; a
+    Gt/Lt requirement on such a label value does not match upstream (differential test, v1.36).
+    """
+    if not _GO_INT.match(text):
+        return None
+    v = int(text)
+    return v if -(1 << 63) <= v < (1 << 63) else None
+
+
 def requirement_matcher(key: str, operator: str, values: tuple[str, ...] | list[str],
                         check: bool = True) -> Matcher | None:
     """One requirement (``labels.NewRequirement``); ``None`` when it is invalid."""
@@ -68,18 +83,16 @@ def requirement_matcher(key: str, operator: str, values: tuple[str, ...] | list[
     if operator in ("Gt", "Lt"):
         if len(values) != 1:
             return None
-        try:
-            bound = int(values[0])
-        except ValueError:
+        bound = parse_int64(values[0])
+        if bound is None:
             return None
         greater = operator == "Gt"
 
         def compare(labels: Labels) -> bool:
             if key not in labels:
                 return False
-            try:
-                v = int(labels[key])
-            except ValueError:
+            v = parse_int64(labels[key])
+            if v is None:
                 return False
             return v > bound if greater else v < bound
 

@@ -1,9 +1,17 @@
-"""Profiles from KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1).
+"""Profiles from KubeSchedulerConfiguration (``kubescheduler.config.k8s.io/v1``), decoded strictly
+(``k8s.io/kube-scheduler/config/v1/types.go``; defaults and validation in
+``pkg/scheduler/apis/config/v1/default_plugins.go``, ``validation/validation.go``).
 
 The default profile is upstream's ``getDefaultPlugins``: multi-point plugins in order, with
-score weights. A configuration may disable plugins (``*`` disables all defaults), enable more
-with weights, and pass plugin args through ``pluginConfig``. Plugins kubetwin does not model
-(volume plugins, ImageLocality) are listed as skipped, not silently dropped.
+score weights (:mod:`.plugins.registry`). A configuration may disable plugins (``*`` disables all
+defaults), enable more with weights, and pass plugin args through ``pluginConfig``, each decoded
+by its plugin's folder (its ``args`` module). Unknown or mistyped fields, unknown plugin names and
+a plugin configured twice are errors naming the file and the field path, with the nearest valid
+name. Fields kube-scheduler acts on that kubetwin does not model (extenders, backoff, the
+per-extension-point plugin sets other than ``multiPoint``, ``score`` and ``filter``) are
+reported as not modelled. Plugins kubetwin does not model (volume plugins, ImageLocality) are
+listed as skipped, not silently dropped. Files are read through :mod:`kubetwin.model.loader`
+(duplicate keys, alias bombs and size limits refused).
 """
 
 from __future__ import annotations
@@ -12,127 +20,210 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from ..diagnostics import not_modelled
 from ..errors import InputError
 from ..model.loader import load_one
-from .framework.interface import PLUGIN_MODULES
+from ..model.strict import BOOLEAN, INTEGER, NUMBER, OPEN_OBJECT, STRING, check, list_of, obj, suggest
+from .plugins.registry import DEFAULT_MULTI_POINT, KNOWN, is_known, plugin_class
 
-#: (name, score weight) in upstream's multiPoint order (v1 ``getDefaultPlugins``). A multi-point
-#: plugin without a weight that has a Score method gets weight 1 (``getScoreWeights``):
-#: DynamicResources scores since v1.35 (prioritized lists), so it weighs 1.
-DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
-    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0),
-    ("TaintToleration", 3), ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0), ("VolumeBinding", 0), ("VolumeZone", 0),
-    ("PodTopologySpread", 2), ("InterPodAffinity", 2), ("DynamicResources", 1), ("DefaultPreemption", 0),
-    ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0),
-)
+API_VERSION = "kubescheduler.config.k8s.io/v1"
+DEFAULT_SCHEDULER = "default-scheduler"
 
-#: Plugins of the default profile that need objects kubetwin does not model yet.
-NOT_MODELLED = frozenset({"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone", "ImageLocality"})
-#: Plugins with no Filter/Score role in a one-pod cycle (queue sort, gates, binding, preemption).
-CYCLE_FRAME = frozenset({"SchedulingGates", "PrioritySort", "DefaultBinder", "DefaultPreemption"})
+#: extension points of ``Plugins``; kubetwin reads ``multiPoint``, ``score`` and ``filter``
+EXTENSION_POINTS = ("preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve",
+                    "permit", "preBind", "bind", "postBind", "multiPoint", "placementGenerate", "placementScore",
+                    "placementFeasible", "podGroupPostFilter")
+MODELLED_POINTS = frozenset({"multiPoint", "score", "filter"})
+
+PLUGIN = obj(name=STRING, weight=INTEGER)
+PLUGIN_SET = obj(enabled=list_of(PLUGIN), disabled=list_of(PLUGIN))
+PROFILE = obj(schedulerName=STRING, percentageOfNodesToScore=INTEGER, percentageOfPlacementsToScore=INTEGER,
+              plugins=obj({p: PLUGIN_SET for p in EXTENSION_POINTS}),
+              # each plugin's args are checked by the plugin's own spec
+              pluginConfig=list_of(obj(name=STRING, args=OPEN_OBJECT)))
+EXTENDER = obj(urlPrefix=STRING, filterVerb=STRING, preemptVerb=STRING, prioritizeVerb=STRING, weight=INTEGER,
+               bindVerb=STRING, enableHTTPS=BOOLEAN,
+               tlsConfig=obj(insecure=BOOLEAN, serverName=STRING, certFile=STRING, keyFile=STRING, caFile=STRING,
+                             certData=STRING, keyData=STRING, caData=STRING),
+               httpTimeout=STRING, nodeCacheCapable=BOOLEAN,
+               managedResources=list_of(obj(name=STRING, ignoredByScheduler=BOOLEAN)), ignorable=BOOLEAN)
+KUBE_SCHEDULER_CONFIGURATION = obj(
+    apiVersion=STRING, kind=STRING, parallelism=INTEGER,
+    leaderElection=obj(leaderElect=BOOLEAN, leaseDuration=STRING, renewDeadline=STRING, retryPeriod=STRING,
+                       resourceLock=STRING, resourceName=STRING, resourceNamespace=STRING),
+    clientConnection=obj(kubeconfig=STRING, acceptContentTypes=STRING, contentType=STRING, qps=NUMBER,
+                         burst=INTEGER),
+    enableProfiling=BOOLEAN, enableContentionProfiling=BOOLEAN,
+    percentageOfNodesToScore=INTEGER, percentageOfPlacementsToScore=INTEGER,
+    podInitialBackoffSeconds=INTEGER, podMaxBackoffSeconds=INTEGER,
+    profiles=list_of(PROFILE), extenders=list_of(EXTENDER), delayCacheUntilActive=BOOLEAN)
+
+#: the scheduling queue's backoff kubetwin models (``podInitialBackoffSeconds``, ``podMaxBackoffSeconds``)
+MODELLED_BACKOFF = {"podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 10}
 
 
 @dataclass(frozen=True)
 class Profile:
-    scheduler_name: str = "default-scheduler"
+    scheduler_name: str = DEFAULT_SCHEDULER
     plugins: tuple[tuple[str, int], ...] = DEFAULT_MULTI_POINT
+    #: each plugin's ``pluginConfig`` args as given (``TypeMeta`` left out), decoded by the plugin
     plugin_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    #: where each plugin's args sit in the configuration, and the file (for errors)
+    args_paths: Mapping[str, str] = field(default_factory=dict)
+    source: str | None = None
+
+    def args_of(self, name: str, cls: Any) -> Any:
+        """The plugin's typed args, decoded by its class."""
+        return cls.parse_args(self.plugin_args.get(name), self.args_paths.get(name, f"pluginConfig[{name}].args"),
+                              self.source)
 
 
-def load_profile(path: str | Path | None, pod_scheduler_name: str = "default-scheduler") -> Profile:
+def load_profile(path: str | Path | None, pod_scheduler_name: str = DEFAULT_SCHEDULER) -> Profile:
+    """The profile of the configuration file at ``path`` that schedules the pod (its
+    ``schedulerName``); the default profile without a file."""
     if path is None:
         return Profile()
     doc = load_one(path, what="KubeSchedulerConfiguration")
-    obj = doc.obj
-    if obj.get("kind") != "KubeSchedulerConfiguration":
-        raise InputError(f"expected kind KubeSchedulerConfiguration, found {obj.get('kind')!r}", path="kind",
-                         file=doc.where)
-    if obj.get("apiVersion") not in (None, "kubescheduler.config.k8s.io/v1"):
-        raise InputError(f"unsupported apiVersion {obj.get('apiVersion')!r}", path="apiVersion", file=doc.where,
-                         fix="use kubescheduler.config.k8s.io/v1")
-    global_pct = obj.get("percentageOfNodesToScore")
-    profiles = obj.get("profiles") or [{}]
+    obj_ = doc.obj
+    if not isinstance(obj_, Mapping) or obj_.get("kind") != "KubeSchedulerConfiguration":
+        kind = obj_.get("kind") if isinstance(obj_, Mapping) else None
+        raise InputError(f"expected kind KubeSchedulerConfiguration, found {kind!r}", path="kind", file=doc.where)
+    profiles = _check_configuration(obj_, doc.where)
     for i, prof in enumerate(profiles):
-        name = prof.get("schedulerName", "default-scheduler")
-        if name != pod_scheduler_name:
-            continue
-        try:
-            return _profile(prof, global_pct)
-        except InputError as exc:
-            raise exc.within(f"profiles[{i}]").in_file(doc.where) from None
+        if prof.get("schedulerName", DEFAULT_SCHEDULER) == pod_scheduler_name:
+            return _profile(prof, i, obj_.get("percentageOfNodesToScore"), doc.where)
     raise InputError(f"no profile for schedulerName {pod_scheduler_name!r}", path="profiles", file=doc.where,
                      fix="the pod's spec.schedulerName must name one of the profiles")
 
 
-def profile_from_config(obj: Any, file: str | None = None) -> Profile:
+def profile_from_config(obj_: Any, file: str | None = None) -> Profile:
     """The first profile of a KubeSchedulerConfiguration given as a mapping (embedded in another
     document, e.g. a simulation scenario); ``None`` is the default profile. Errors name
     ``file`` and the field path."""
-    if obj is None:
+    if obj_ is None:
         return Profile()
-    if not isinstance(obj, Mapping):
+    if not isinstance(obj_, Mapping):
         raise InputError("expected a KubeSchedulerConfiguration mapping", file=file)
-    kind = obj.get("kind")
+    kind = obj_.get("kind")
     if kind not in (None, "KubeSchedulerConfiguration"):
         raise InputError(f"expected kind KubeSchedulerConfiguration, found {kind!r}", path="kind", file=file)
-    api = obj.get("apiVersion")
-    if api not in (None, "kubescheduler.config.k8s.io/v1"):
-        raise InputError(f'Unsupported value: "{api}": supported values: "kubescheduler.config.k8s.io/v1"',
-                         path="apiVersion", file=file)
-    pct = obj.get("percentageOfNodesToScore")
-    if pct is not None and (not isinstance(pct, int) or isinstance(pct, bool) or not 0 <= pct <= 100):
-        raise InputError(f"Invalid value: {pct!r}: not in valid range [0-100]", path="percentageOfNodesToScore",
+    profiles = _check_configuration(obj_, file)
+    return _profile(profiles[0], 0, obj_.get("percentageOfNodesToScore"), file)
+
+
+def _check_configuration(cfg: Mapping[str, Any], file: str | None) -> list[Mapping[str, Any]]:
+    """The configuration's fields checked; returns its profiles (one default profile when none)."""
+    check(dict(cfg), KUBE_SCHEDULER_CONFIGURATION, file=file)
+    api = cfg.get("apiVersion")
+    if api not in (None, API_VERSION):
+        raise InputError(f'Unsupported value: "{api}": supported values: "{API_VERSION}"', path="apiVersion",
                          file=file)
-    profiles = obj.get("profiles") or [{}]
-    if not isinstance(profiles, list) or not all(isinstance(p, Mapping) for p in profiles):
-        raise InputError("expected a list of profile mappings", path="profiles", file=file)
-    try:
-        return _profile(profiles[0], pct)
-    except InputError as exc:
-        raise exc.within("profiles[0]").in_file(file) from None
+    _percentage(cfg.get("percentageOfNodesToScore"), "percentageOfNodesToScore", file)
+    for key, default in MODELLED_BACKOFF.items():
+        if cfg.get(key) is not None and cfg[key] != default:
+            not_modelled(key, file=file, why=f"the scheduling queue's backoff is kube-scheduler's default ({default}s)")
+    if cfg.get("extenders"):
+        not_modelled("extenders", file=file, why="scheduler extenders are not called")
+    if cfg.get("percentageOfPlacementsToScore") is not None:
+        not_modelled("percentageOfPlacementsToScore", file=file, why="workload (pod group) scheduling")
+    profiles = cfg.get("profiles") or [{}]
+    seen: dict[str, int] = {}
+    for i, prof in enumerate(profiles):
+        name = prof.get("schedulerName", DEFAULT_SCHEDULER)
+        if name in seen:
+            raise InputError(f'Duplicate value: "{name}"', path=f"profiles[{i}].schedulerName", file=file)
+        seen[name] = i
+    return list(profiles)
 
 
-def _profile(prof: Mapping[str, Any], global_pct: Any) -> Profile:
+def _percentage(pct: Any, path: str, file: str | None) -> None:
+    if pct is not None and not 0 <= pct <= 100:
+        raise InputError(f"Invalid value: {pct!r}: not in valid range [0-100]", path=path, file=file)
+
+
+def _unknown_plugin(name: Any, path: str, file: str | None) -> InputError:
+    near = suggest(str(name), KNOWN)
+    return InputError(f"unknown plugin {name!r}", path=path, file=file,
+                      fix=f'did you mean "{near}"?' if near else None)
+
+
+def _names(entries: list[Mapping[str, Any]], path: str, file: str | None, *, star: bool) -> list[str]:
+    """Plugin names of a set's list, each known (``*`` too where ``star``)."""
+    out = []
+    for i, e in enumerate(entries):
+        name = e.get("name")
+        if not name:
+            raise InputError("Required value: name", path=f"{path}[{i}].name", file=file)
+        if not (star and name == "*") and not is_known(name):
+            raise _unknown_plugin(name, f"{path}[{i}].name", file)
+        out.append(name)
+    return out
+
+
+def _profile(prof: Mapping[str, Any], index: int, global_pct: Any, file: str | None) -> Profile:
+    base = f"profiles[{index}]"
     plugins = list(DEFAULT_MULTI_POINT)
     sets = prof.get("plugins") or {}
+    for point, value in sets.items():
+        if point not in MODELLED_POINTS and value and (value.get("enabled") or value.get("disabled")):
+            not_modelled(f"{base}.plugins.{point}", file=file,
+                         why="only multiPoint, score and filter plugin sets are read")
     mp = sets.get("multiPoint") or {}
-    disabled = {d.get("name") for d in mp.get("disabled") or []}
+    mpp = f"{base}.plugins.multiPoint"
+    disabled = set(_names(mp.get("disabled") or [], f"{mpp}.disabled", file, star=True))
     if "*" in disabled:
         plugins = []
     plugins = [(n, w) for n, w in plugins if n not in disabled]
-    for i, e in enumerate(mp.get("enabled") or []):
-        name = e.get("name")
-        if name not in PLUGIN_MODULES and name not in dict(DEFAULT_MULTI_POINT):
-            raise InputError(f"unknown plugin {name!r}", path=f"plugins.multiPoint.enabled[{i}].name")
+    enabled = mp.get("enabled") or []
+    for e, name in zip(enabled, _names(enabled, f"{mpp}.enabled", file, star=False)):
         weight = int(e.get("weight", 1) or 1)
         plugins = [(n, w) for n, w in plugins if n != name] + [(name, weight)]
     score = sets.get("score") or {}
-    sdisabled = {d.get("name") for d in score.get("disabled") or []}
+    sp = f"{base}.plugins.score"
+    sdisabled = set(_names(score.get("disabled") or [], f"{sp}.disabled", file, star=True))
     weights = dict(plugins)
     if "*" in sdisabled:
         weights = {n: 0 for n in weights}
     for n in sdisabled:
         if n in weights:
             weights[n] = 0
-    for e in score.get("enabled") or []:
-        name = e.get("name")
+    senabled = score.get("enabled") or []
+    for e, name in zip(senabled, _names(senabled, f"{sp}.enabled", file, star=False)):
         if name not in weights:
             plugins.append((name, 0))
         weights[name] = int(e.get("weight", 1) or 1)
     filt = sets.get("filter") or {}
-    fdisabled = {d.get("name") for d in filt.get("disabled") or []}
+    fdisabled = set(_names(filt.get("disabled") or [], f"{base}.plugins.filter.disabled", file, star=True))
     plugins = [(n, weights.get(n, w)) for n, w in plugins if not (n in fdisabled and weights.get(n, 0) == 0)]
-    args = {}
+    args: dict[str, Mapping[str, Any]] = {}
+    paths: dict[str, str] = {}
     for i, pc in enumerate(prof.get("pluginConfig") or []):
-        if not pc.get("name"):
-            raise InputError("Required value: name", path=f"pluginConfig[{i}].name")
-        a = dict(pc.get("args") or {})
-        a.pop("apiVersion", None)
-        a.pop("kind", None)
-        args[pc["name"]] = a
+        cp = f"{base}.pluginConfig[{i}]"
+        name = pc.get("name")
+        if not name:
+            raise InputError("Required value: name", path=f"{cp}.name", file=file)
+        if name in args:
+            raise InputError(f'Duplicate value: "{name}"', path=f"{cp}.name", file=file)
+        if not is_known(name):
+            raise _unknown_plugin(name, f"{cp}.name", file)
+        raw = dict(pc.get("args") or {})
+        args[name] = {k: v for k, v in raw.items() if k not in ("apiVersion", "kind")}
+        paths[name] = f"{cp}.args"
+        cls = _modelled_class(name)
+        if cls is not None:
+            cls.parse_args(raw, paths[name], file)   # every plugin's args checked now, before any effect
     pct = prof.get("percentageOfNodesToScore", global_pct)
-    if pct is not None and (not isinstance(pct, int) or not 0 <= pct <= 100):
-        raise InputError(f"Invalid value: {pct!r}: not in valid range [0-100]", path="percentageOfNodesToScore")
-    return Profile(prof.get("schedulerName", "default-scheduler"), tuple(plugins), args, pct)
+    _percentage(prof.get("percentageOfNodesToScore"), f"{base}.percentageOfNodesToScore", file)
+    if prof.get("percentageOfPlacementsToScore") is not None:
+        not_modelled(f"{base}.percentageOfPlacementsToScore", file=file, why="workload (pod group) scheduling")
+    return Profile(prof.get("schedulerName", DEFAULT_SCHEDULER), tuple(plugins), args, pct, paths, file)
+
+
+def _modelled_class(name: str) -> Any:
+    """The plugin's class when kubetwin models it (frame and unmodelled plugins have none)."""
+    from .plugins.registry import CYCLE_FRAME, NOT_MODELLED
+
+    if name in CYCLE_FRAME or name in NOT_MODELLED:
+        return None
+    return plugin_class(name, path="pluginConfig")

@@ -1,4 +1,5 @@
-"""Library entry points behind ``kubetwin schedule``."""
+"""Library entry points behind ``kubetwin schedule``: the explained one-shot cycle and one plugin
+alone, over the cluster the command read."""
 
 from __future__ import annotations
 
@@ -7,15 +8,21 @@ from typing import Any
 
 from ..errors import InputError
 from ..model.pod import Pod
-from .framework.interface import Handle, plugin_class
-from .framework.types import ResourceAccounting, build_snapshot
+from .backend.node_tree import node_tree_order
+from .framework.interface import Handle
+from .framework.types import ResourceAccounting, Snapshot, build_snapshot
 from .inputs import ClusterInputs, load_plugin_args
+from .plugins.registry import plugin_class
 from .single import PluginResult, run_plugin
 
 
-def make_handle(cluster: ClusterInputs, gates: Any, seed: int = 0) -> Handle:
+def make_handle(cluster: ClusterInputs, gates: Any, seed: int = 0, *, tree_order: bool = False) -> Handle:
+    """The framework handle over a snapshot of ``cluster``: nodes in input order, or in the
+    cache's node-tree order (``tree_order``: the order a cycle visits them)."""
     accounting = ResourceAccounting(gates)
     snapshot = build_snapshot(cluster.nodes, cluster.pods, accounting, cluster.namespace_labels())
+    if tree_order:
+        snapshot = Snapshot(node_tree_order(snapshot.node_infos), snapshot.namespaces, snapshot.objects)
     handle = Handle(snapshot=snapshot, gates=gates, accounting=accounting, objects=cluster.objects, seed=seed)
     handle.origins = cluster.origins  # plugins name the file an object came from in their errors
     return handle
@@ -26,7 +33,7 @@ def run_single_plugin(name: str, args_path: str | Path | None, cluster: ClusterI
     cls = plugin_class(name)
     raw, where = load_plugin_args(args_path, name)
     try:
-        args = cls.parse_args(raw, "")
+        args = cls.parse_args(raw, "", where or None)
     except InputError as exc:
         raise exc.in_file(where or None) from None
     handle = make_handle(cluster, gates)

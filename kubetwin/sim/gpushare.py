@@ -24,7 +24,7 @@ from ..model.pod import Pod
 from ..scheduler.framework.interface import CycleState, Plugin, register
 from ..scheduler.framework.status import SUCCESS, Code, Status
 from ..scheduler.framework.types import NodeInfo
-from ..scheduler.vector import FilterVerdict
+from ..scheduler.fastpath.vector import FilterVerdict
 
 GPU_COUNT = "alibabacloud.com/gpu-count"
 GPU_MILLI = "alibabacloud.com/gpu-milli"
@@ -240,7 +240,7 @@ _INSUFFICIENT = {0: (INSUFFICIENT,)}
 def _register() -> None:
     """The plugin's vector Filter and the cluster events that may help a pod it rejected."""
     from ..scheduler import register_plugin_events, register_vector_filter
-    from ..scheduler.queue import ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE
+    from ..scheduler.framework.events import ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE
 
     register_vector_filter(NAME, _vector_filter)
     register_plugin_events(NAME, (ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE))

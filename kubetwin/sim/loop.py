@@ -3,7 +3,7 @@ driving the project's one scheduler (:class:`kubetwin.scheduler.Scheduler`) and 
 
 At each instant, events are applied first (pods arrive through the API server's admission
 controllers — LimitRanger, Priority, ResourceQuota — finish, controllers create pods), then the
-scheduler drains its :class:`~kubetwin.scheduler.SchedulingQueue` (PrioritySort order; an idle
+scheduler drains its :class:`~kubetwin.scheduler.SchedulingQueue` (queue-sort order; an idle
 scheduler takes pods out of backoff at once, as ``SchedulerPopFromBackoffQ`` does). A bound pod
 goes through its node's kubelet: the eviction manager's admit handler (node conditions), then the
 admission pipeline (Topology, CPU, Memory, Device Managers, node allocatable). A kubelet rejection
@@ -11,7 +11,7 @@ fails the pod as Kubernetes does (phase Failed, the admission reason), which its
 answers by creating a replacement — the "scheduled but rejected" loop of Kubernetes issue 84869,
 capped by ``maxRecreations``. Unschedulable pods keep kube-scheduler's message and wait for a
 cluster event one of their rejecting plugins registered for (a pod leaving a node, ...).
-Preemption evicts DefaultPreemption's victims and nominates the preemptor. At sample times,
+Preemption evicts the preemption plugin's victims and nominates the preemptor. At sample times,
 each node with usage curves reports a Summary to its eviction manager (:mod:`.pressure`).
 """
 
@@ -29,7 +29,7 @@ import msgspec
 from .. import limits
 from ..model.pod import Pod
 from ..scheduler.admission import AdmissionRejected, admit_pod
-from ..scheduler.queue import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, RESOURCE_CLAIM_UPDATE,
+from ..scheduler.backend.queue import (ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, RESOURCE_CLAIM_UPDATE,
                                UNSCHEDULABLE_FLUSH_INTERVAL, QueuedPod)
 from .results import PodRecord, SimResult, Sample
 from .scenario import Scenario, SimNode
@@ -115,20 +115,24 @@ class Simulator:
         from ..scheduler.profile import Profile
 
         profile = scenario.profile or Profile()
-        if any(n.gpus for n in scenario.nodes) and not any(name == "GPUShare" for name, _ in profile.plugins):
+        if any(n.gpus for n in scenario.nodes):
             import dataclasses
 
             from . import gpushare  # registers the plugin
 
-            profile = dataclasses.replace(profile, plugins=profile.plugins + ((gpushare.NAME, 0),))
+            if not any(name == gpushare.NAME for name, _ in profile.plugins):
+                profile = dataclasses.replace(profile, plugins=profile.plugins + ((gpushare.NAME, 0),))
         self.sched = Scheduler(profile, [n.node for n in scenario.nodes], self.gates, st.seed, objects=objects,
                                namespaces=_namespaces(objects), pdbs=_pdbs(objects),
                                reuse_verdicts=reuse_verdicts)
         self.sched.handle.seed = st.seed
         self.sched.handle.origins = scenario.origins  # DRA objects' errors name their file
         self.cluster = cs = self.sched.cluster
-        self.gpu = next((p for p, _ in self.sched.plugins if p.name == "GPUShare"), None)
-        self.dra = next((p for p, _ in self.sched.plugins if p.name == "DynamicResources"), None)
+        from ..scheduler.plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
+        from .gpushare import NAME as GPU_SHARE
+
+        self.gpu = self.sched.framework.plugin(GPU_SHARE)
+        self.dra = self.sched.framework.plugin(DYNAMIC_RESOURCES)
         #: devices the DRA drivers publish (partitions counted as devices of their own)
         self.dra_devices = sum(len((o.get("spec") or {}).get("devices") or ()) for o in objects.get("ResourceSlice", ()))
         by_name = {n.node.metadata.name: n for n in scenario.nodes}
@@ -640,11 +644,11 @@ class _AdmissionControl:
         self.classes = list(sc.priority_classes.values())
         self.limit_ranges: dict[str, list[Any]] = {}
         for obj in objects.get("LimitRange", []):
-            lr = limit_range_from_dict(obj)
+            lr = limit_range_from_dict(obj, checked=True)  # checked when the scenario was read
             self.limit_ranges.setdefault(lr.metadata.namespace or "default", []).append(lr)
         self.quotas: dict[str, list[Any]] = {}
         for obj in objects.get("ResourceQuota", []):
-            q = resource_quota_from_dict(obj)
+            q = resource_quota_from_dict(obj, checked=True)
             self.quotas.setdefault(q.metadata.namespace or "default", []).append(q)
 
     def admit(self, pod: Pod, sim: Simulator) -> Pod:
@@ -670,7 +674,7 @@ def _pdbs(objects: dict[str, list[Any]]) -> list[Any]:
     raw = objects.get("PodDisruptionBudget", [])
     if not raw:
         return []
-    from ..scheduler.pdb import pdbs_from_objects
+    from ..scheduler.plugins.defaultpreemption.pdb import pdbs_from_objects
 
     return pdbs_from_objects(raw)
 

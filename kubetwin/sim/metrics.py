@@ -38,9 +38,42 @@ def numa_report(kubelet: Any) -> tuple[list[NUMAReport], int]:
     return out, stranded
 
 
+def _device_kind(driver: str, device: dict[str, Any]) -> str:
+    attrs = device.get("attributes") or {}
+    kind = attrs.get("type") or attrs.get(f"{driver}/type") or {}
+    return str(kind.get("string")) if isinstance(kind, dict) and kind.get("string") else driver
+
+
+def dra_devices_per_node(sim: Any) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, int]]]:
+    """Per node: DRA devices its ResourceSlices publish and those allocated at the end, by kind."""
+    published: dict[str, dict[str, int]] = {}
+    where: dict[tuple[str, str, str], tuple[str, str]] = {}
+    for obj in sim.sc.objects.get("ResourceSlice", ()):
+        spec = obj.get("spec") or {}
+        node = spec.get("nodeName")
+        if not node:
+            continue
+        driver, pool = spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")
+        for d in spec.get("devices") or ():
+            kind = _device_kind(driver, d)
+            where[(driver, pool, d.get("name", ""))] = (node, kind)
+            per = published.setdefault(node, {})
+            per[kind] = per.get(kind, 0) + 1
+    allocated: dict[str, dict[str, int]] = {}
+    if sim.dra is not None:
+        for alloc in sim.dra.allocations().values():
+            for r in ((alloc or {}).get("devices") or {}).get("results") or ():
+                hit = where.get((r.get("driver"), r.get("pool"), r.get("device")))
+                if hit is not None:
+                    per = allocated.setdefault(hit[0], {})
+                    per[hit[1]] = per.get(hit[1], 0) + 1
+    return published, allocated
+
+
 def node_reports(sim: Any) -> list[NodeReport]:
     s = sim.cluster
     out = []
+    dra_published, dra_allocated = dra_devices_per_node(sim) if sim.dra_devices else ({}, {})
     for i, name in enumerate(s.names):
         sn = sim.sim_nodes[i]
         req = {r: int(s.requested[i, j]) for j, r in enumerate(s.resources)
@@ -57,6 +90,8 @@ def node_reports(sim: Any) -> list[NodeReport]:
                             "topologyManager": k.topology.policy.name, "scope": k.topology.scope}
         elif sn.kubelet is not None and sn.machine is not None:
             rep.numa = [NUMAReport(n.id, n.cpus.size(), 0, n.cpus.size(), n.memory) for n in sn.machine.nodes]
+        rep.dra_devices = dra_published.get(name, {})
+        rep.dra_allocated = dra_allocated.get(name, {})
         gpu = sim.gpu
         if gpu is not None and gpu.counts[i]:
             rep.gpus = [int(1000 - f) for f in gpu.free[i][: int(gpu.counts[i])]]

@@ -228,7 +228,7 @@ class NodePressure:
     def _set_conditions(self, i: int, n: _Node, conditions: tuple[str, ...]) -> None:
         """The node lifecycle controller's NoSchedule taints follow the conditions (TaintNodesByCondition)."""
         from ..kubelet.eviction.signals import CONDITION_TO_TAINT
-        from ..scheduler.events import NODE_UPDATE_EVENTS, UPDATE_NODE_CONDITION, node_update_events
+        from ..scheduler.framework.events import NODE_UPDATE_EVENTS, UPDATE_NODE_CONDITION, node_update_events
 
         sim = self.sim
         n.conditions = conditions

@@ -62,6 +62,10 @@ class NodeReport:
     numa: list[NUMAReport] = field(default_factory=list)
     stranded_cpus: int = 0
     gpus: list[int] = field(default_factory=list)       # used milli per GPU
+    #: DRA devices published for this node (ResourceSlices with its nodeName) and allocated at the end,
+    #: by device type ("gpu", "nic", ... from the device's ``type`` attribute, else the driver)
+    dra_devices: dict[str, int] = field(default_factory=dict)
+    dra_allocated: dict[str, int] = field(default_factory=dict)
     policies: dict[str, str] = field(default_factory=dict)
     conditions: list[str] = field(default_factory=list)  # node pressure conditions at the end
     evicted: int = 0                                     # pods its eviction manager evicted
@@ -81,6 +85,9 @@ class SimResult:
     resources: list[str]
     #: evictions and OOM kills with their messages, in time order
     events: list[dict[str, Any]] = field(default_factory=list)
+    #: the ``--variant`` this run is (its name) and what it changed from the baseline run
+    variant: str = ""
+    changes: tuple[str, ...] = ()
 
     # --- figures ---------------------------------------------------------------------------------
     def phase_counts(self) -> dict[str, int]:
@@ -92,14 +99,30 @@ class SimResult:
     def pods_per_second(self) -> float:
         return self.counters.attempts / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
+    def time_average(self, value: Any) -> float:
+        """The average over simulated time of ``value(sample)``, each sample holding until the next."""
+        samples = self.samples
+        if not samples:
+            return 0.0
+        span = samples[-1].time - samples[0].time
+        if span <= 0:
+            return float(value(samples[-1]))
+        total = 0.0
+        for a, b in zip(samples, samples[1:]):
+            total += float(value(a)) * (b.time - a.time)
+        return total / span
+
     def summary(self) -> dict[str, Any]:
+        """Counts over the whole run; ``running``, ``pending``, ``utilization`` and ``strandedCpus``
+        at the end of the run; ``*Average`` keys averaged over simulated time."""
         c = self.counters
         phases = self.phase_counts()
         last = self.samples[-1] if self.samples else None
         stranded = sum(n.stranded_cpus for n in self.node_reports)
         numa_pods = [p for p in self.pods if p.cpus]
         aligned = sum(1 for p in numa_pods if p.mems and "," not in p.mems)
-        return {
+        resources = sorted({r for s in self.samples for r in s.utilization})
+        out = {
             "scenario": self.scenario, "nodes": self.nodes, "pods": len(self.pods),
             "simulatedSeconds": self.sim_time, "wallSeconds": round(self.wall_seconds, 4),
             "schedulingAttemptsPerSecond": round(self.pods_per_second(), 1),
@@ -115,7 +138,13 @@ class SimResult:
             "gpuFragmentation": last.gpu_fragmentation if last else 0.0,
             "strandedCpus": stranded,
             "exclusiveCpuPods": len(numa_pods), "singleNumaMemoryPods": aligned,
+            "runningAverage": round(self.time_average(lambda s: s.running), 2),
+            "pendingAverage": round(self.time_average(lambda s: s.pending), 2),
+            "utilizationAverage": {r: self.time_average(lambda s, r=r: s.utilization.get(r, 0.0)) for r in resources},
         }
+        if self.variant:
+            out["variant"] = {"name": self.variant, "changes": list(self.changes)}
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -126,3 +155,15 @@ class SimResult:
             "nodes": [asdict(n) for n in self.node_reports],
             "events": list(self.events),
         }
+
+
+def baseline_of(results: list[SimResult]) -> list[SimResult | None]:
+    """For each run, the run its variant is compared with (same workload, no variant), or None."""
+    plain = {r.scenario: r for r in results if not r.variant}
+    out: list[SimResult | None] = []
+    for r in results:
+        base = None
+        if r.variant and r.scenario.endswith(":" + r.variant):
+            base = plain.get(r.scenario[: -len(r.variant) - 1])
+        out.append(base)
+    return out

@@ -30,9 +30,13 @@ from typing import Any, Mapping
 
 from .. import limits
 from ..errors import InputError
+from ..model.apischema import type_spec
+from ..model.kinds import check_builtin, check_object
+from ..model.strict import check, list_of
 from ..model.loader import Document, load_documents
 from ..model.node import Node, node_from_dict
 from ..model.pod import Pod, pod_from_dict
+from ..model.unmodelled import SIMULATION, not_modelled_object, not_modelled_pod
 from .gpushare import GPU_COUNT, GPU_MODEL
 from .usage import USAGE, parse_usage
 from .workload import FOREVER, Arrival, Controller, DurationSpec, parse_duration_spec, seconds
@@ -43,6 +47,9 @@ DURATION = "kubetwin.io/duration"
 _CONTROLLERS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1"}
 _PASSED_ON = ("Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology", "PodDisruptionBudget",
               "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "ResourceQuota", "LimitRange")
+#: Every kind a scenario takes (a misspelt one is refused with the nearest of these).
+_SCENARIO_KINDS = frozenset({"Pod", "Node", "PriorityClass", "KubeSchedulerConfiguration", "Simulation",
+                             *_CONTROLLERS, *_PASSED_ON})
 
 
 @dataclass
@@ -59,6 +66,8 @@ class SimNode:
     kubelet_raw: dict[str, Any] | None = None
     #: ResourceSlices its DRA drivers publish
     slices: list[dict[str, Any]] = field(default_factory=list)
+    #: the node group's ``capacity`` (on top of the machine's, or all of it without a machine)
+    extra_capacity: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -74,6 +83,8 @@ class Settings:
     #: kube-scheduler's ``--pod-max-in-unschedulable-pods-duration`` (a flag, not a
     #: KubeSchedulerConfiguration field): parked pods older than this are retried
     pod_max_in_unschedulable: float = 300.0
+    #: the version came from the command line (``--kubernetes-version``): it wins over the scenario's
+    version_given: bool = False
 
 
 @dataclass
@@ -96,8 +107,12 @@ class Scenario:
 
 
 # --- loading -------------------------------------------------------------------------------------
-def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = None) -> Scenario:
-    """A scenario from one or more files: a ``Simulation`` object and/or Kubernetes objects."""
+def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = None,
+                  kubernetes_version: str | None = None) -> Scenario:
+    """A scenario from one or more files: a ``Simulation`` object and/or Kubernetes objects.
+
+    ``kubernetes_version`` (``--kubernetes-version``) is the release every kubelet configuration
+    and gate of the scenario is read at; it overrides ``spec.kubernetesVersion``."""
     if not isinstance(paths, list):
         paths = [paths]
     docs: list[Document] = []
@@ -105,6 +120,11 @@ def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = N
         docs.extend(load_documents(p))
     first = str(paths[0]) if paths else "<scenario>"
     sc = Scenario(name=Path(first).stem, source=first)
+    if kubernetes_version is not None:
+        from ..model.features import normalize_version
+
+        sc.settings.kubernetes_version = normalize_version(kubernetes_version)
+        sc.settings.version_given = True
     sims = [d for d in docs if d.obj.get("kind") == "Simulation"]
     if len(sims) > 1:
         raise InputError("more than one Simulation object", path="kind", file=sims[1].where)
@@ -138,6 +158,7 @@ def _apply_simulation(sc: Scenario, doc: Document, base: Path | None) -> None:
     if obj.get("apiVersion") != API_VERSION:
         raise InputError(f'Unsupported value: "{obj.get("apiVersion")}": supported values: "{API_VERSION}"',
                          path="apiVersion", file=where)
+    check_simulation(obj, where)
     meta = obj.get("metadata") or {}
     if isinstance(meta, Mapping) and meta.get("name"):
         sc.name = str(meta["name"])
@@ -151,20 +172,53 @@ def _apply_simulation(sc: Scenario, doc: Document, base: Path | None) -> None:
         raise exc.in_file(where) from None
 
 
-_SPEC_KEYS = {"seed", "horizon", "sampleInterval", "kubeletAdmission", "controllerDelay", "maxRecreations",
-              "kubernetesVersion", "featureGates", "schedulerConfig", "schedulerConfigFile", "nodeGroups",
-              "workloads", "objects", "traces", "podMaxInUnschedulablePodsDuration"}
+def _simulation_spec() -> Any:
+    """The fields of the ``Simulation`` object (docs/scenario-format.md), for strict decoding.
+
+    Embedded Kubernetes objects are checked by their own readers: ``kubeletConfig`` as a
+    KubeletConfiguration, ``schedulerConfig`` as a KubeSchedulerConfiguration, ``template`` as a
+    Pod; ``usage`` by the usage-curve reader."""
+    from ..model.apischema import type_spec
+    from ..model.strict import (ANY, BOOLEAN, INTEGER, NUMBER, OPEN_OBJECT, STRING, STRING_OR_NUMBER, list_of,
+                                map_of, obj)
+
+    duration = STRING_OR_NUMBER  # a Go duration string or a number of seconds
+    node_group = obj(
+        name=STRING, count=INTEGER, machine=STRING, kubeletConfig=OPEN_OBJECT, kubeletConfigFile=STRING,
+        labels=map_of(STRING), taints=list_of(type_spec("io.k8s.api.core.v1.Taint")),
+        capacity=map_of(STRING_OR_NUMBER), gpus=obj(count=INTEGER, model=STRING), zones=list_of(STRING),
+        draDrivers=list_of(obj(driver=STRING, kinds=list_of(STRING), vendorIDs=list_of(STRING_OR_NUMBER),
+                               partitions=INTEGER)))
+    workload = obj(name=STRING, count=INTEGER, template=OPEN_OBJECT, priorityClassName=STRING, usage=ANY,
+                   arrival=obj(at=duration, start=duration, interval=duration, rate=NUMBER),
+                   duration=ANY)
+    trace = obj(format=STRING, path=STRING, pods=STRING, deletions=BOOLEAN, limit=INTEGER)
+    spec = obj(seed=INTEGER, horizon=duration, sampleInterval=duration, kubeletAdmission=BOOLEAN,
+               controllerDelay=duration, maxRecreations=INTEGER, podMaxInUnschedulablePodsDuration=duration,
+               kubernetesVersion=STRING, featureGates=map_of(BOOLEAN), schedulerConfig=OPEN_OBJECT,
+               schedulerConfigFile=STRING, nodeGroups=list_of(node_group), workloads=list_of(workload),
+               objects=list_of(STRING), traces=list_of(trace))
+    return obj(apiVersion=STRING, kind=STRING,
+               metadata=type_spec("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"), spec=spec)
 
 
+def check_simulation(obj: Mapping[str, Any], file: str | None = None) -> None:
+    """Refuse unknown and mistyped fields of a ``Simulation`` object, each with its path and the
+    nearest valid name (``spec.nodeGroups[0].kubeletConfg`` → ``kubeletConfig``)."""
+    from ..model.strict import check
 
-def _check_fields(obj: Mapping[str, Any], known: Any, path: str) -> None:
-    """Refuse a field the scenario format does not have, listing the ones it does."""
-    for k in obj:
-        if k not in known:
-            raise InputError(f'unknown field "{k}"', path=f"{path}.{k}", fix=", ".join(sorted(known)))
+    check(obj, _simulation_spec(), file=file)
+
+
+def _exclusive(obj: Mapping[str, Any], path: str, *names: str) -> None:
+    given = [n for n in names if obj.get(n) is not None]
+    if len(given) > 1:
+        raise InputError(f"{' and '.join(given)} are both given; one of them would be ignored", path=path,
+                         fix=f"give only one of {', '.join(names)}")
+
 
 def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
-    _check_fields(spec, _SPEC_KEYS, "spec")
+    _exclusive(spec, "spec", "schedulerConfig", "schedulerConfigFile")
     st = sc.settings
     if "seed" in spec:
         st.seed = _int(spec["seed"], "spec.seed")
@@ -181,13 +235,25 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
     if "podMaxInUnschedulablePodsDuration" in spec:
         st.pod_max_in_unschedulable = seconds(spec["podMaxInUnschedulablePodsDuration"],
                                               "spec.podMaxInUnschedulablePodsDuration")
-    if "kubernetesVersion" in spec:
-        st.kubernetes_version = str(spec["kubernetesVersion"])
-    if "featureGates" in spec:
-        fg = spec["featureGates"]
-        if not isinstance(fg, Mapping) or not all(isinstance(v, bool) for v in fg.values()):
-            raise InputError("expected a map of gate name to true/false", path="spec.featureGates")
-        st.feature_gates = dict(fg)
+    if spec.get("kubernetesVersion") is not None:
+        from ..model.features import normalize_version
+
+        try:
+            version = normalize_version(spec["kubernetesVersion"])
+        except InputError as exc:
+            raise InputError(exc.message, path="spec.kubernetesVersion", fix=exc.fix) from None
+        if not st.version_given:
+            st.kubernetes_version = version
+        elif version != st.kubernetes_version:
+            from ..diagnostics import warn
+
+            warn(InputError(f"the scenario is for Kubernetes {version}; --kubernetes-version "
+                            f"{st.kubernetes_version} is used", path="spec.kubernetesVersion"))
+    if spec.get("featureGates") is not None:
+        from ..model.features import gates_for
+
+        st.feature_gates = dict(spec["featureGates"])
+        gates_for(st.kubernetes_version, st.feature_gates, path="spec.featureGates")
     if spec.get("schedulerConfig") is not None:
         try:
             sc.profile = parse_scheduler_config(spec["schedulerConfig"])
@@ -245,16 +311,12 @@ def _bool(v: Any, path: str) -> bool:
     return v
 
 
-_GROUP_KEYS = {"name", "count", "machine", "kubeletConfig", "kubeletConfigFile", "labels", "taints", "capacity", "draDrivers",
-               "gpus", "zones"}
-
-
 def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     from ..model.kubelet_config import KubeletConfiguration, load_kubelet_config
 
     if not isinstance(g, Mapping):
         raise InputError("expected a node group mapping", path=path)
-    _check_fields(g, _GROUP_KEYS, path)
+    _exclusive(g, path, "kubeletConfig", "kubeletConfigFile")
     name = g.get("name")
     if not isinstance(name, str) or not name:
         raise InputError("Required value: name", path=f"{path}.name")
@@ -270,23 +332,23 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
             raise InputError("expected a mapping of KubeletConfiguration fields", path=f"{path}.kubeletConfig")
         raw_cfg = dict(g["kubeletConfig"])
         try:
-            cfg = KubeletConfiguration.from_dict(g["kubeletConfig"], st.kubernetes_version)
+            cfg = KubeletConfiguration.from_dict(g["kubeletConfig"], st.kubernetes_version,
+                                                 warn_prefix=f"{path}.kubeletConfig")
         except InputError as exc:
             exc.file = None
             raise exc.within(f"{path}.kubeletConfig") from None
     elif g.get("kubeletConfigFile"):
         from ..model.loader import load_one
 
-        cfg = load_kubelet_config(root / str(g["kubeletConfigFile"]), st.kubernetes_version)
-        raw_cfg = dict(load_one(root / str(g["kubeletConfigFile"]), "KubeletConfiguration").obj)
+        doc = load_one(root / str(g["kubeletConfigFile"]), "KubeletConfiguration")
+        cfg = KubeletConfiguration.from_dict(doc.obj, st.kubernetes_version, file=doc.where)
+        raw_cfg = dict(doc.obj)
     elif machine is not None:
         cfg = KubeletConfiguration.from_dict(None, st.kubernetes_version)
+    if cfg is not None and machine is None:
+        _kubelet_without_machine(cfg, path)
     labels = g.get("labels") or {}
-    if not isinstance(labels, Mapping):
-        raise InputError("expected a map of labels", path=f"{path}.labels")
     gpus = g.get("gpus") or {}
-    if not isinstance(gpus, Mapping):
-        raise InputError("expected {count, model}", path=f"{path}.gpus")
     ngpu = _int(gpus.get("count", 0), f"{path}.gpus.count")
     model = str(gpus.get("model", ""))
     zones = _list(g.get("zones"), f"{path}.zones")
@@ -300,6 +362,14 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     if machine is None and capacity is None:
         raise InputError("Required value: machine or capacity", path=path,
                          fix='give machine: "2s2n8c2t" (or an hwloc XML / MachineInfo path) or capacity: {cpu, memory}')
+    if g.get("taints") is not None:  # core/v1 Taints, decoded strictly as a Node's spec.taints
+        check(g["taints"], list_of(type_spec("io.k8s.api.core.v1.Taint")), prefix=f"{path}.taints")
+    extra = {str(a): str(b) for a, b in (capacity or {}).items()}
+    try:
+        cap, alloc = node_resources(machine, cfg, extra, ngpu)
+    except InputError as exc:
+        exc.file = None
+        raise exc.within(path) from None
     if machine is not None and cfg is not None:
         _check_kubelet_starts(machine, cfg, f"{path}.kubeletConfig")
     out = []
@@ -312,21 +382,13 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
             lab.setdefault(GPU_MODEL, model)
         obj: dict[str, Any] = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": node_name, "labels": lab},
                                "spec": {"taints": copy.deepcopy(g.get("taints") or [])}}
-        if machine is not None and cfg is not None:
-            cap, alloc = _machine_resources(machine, cfg, capacity)
-        else:
-            cap = {str(a): str(b) for a, b in (capacity or {}).items()}
-            cap.setdefault("pods", "110")
-            alloc = dict(cap)
-        if ngpu:
-            cap[GPU_COUNT] = alloc[GPU_COUNT] = str(ngpu)   # open-gpu-share's device plugin resource
-        obj["status"] = {"capacity": cap, "allocatable": alloc}
+        obj["status"] = {"capacity": dict(cap), "allocatable": dict(alloc)}
         try:
-            node = node_from_dict(obj)
+            node = node_from_dict(obj, checked=True)  # made here; its taints checked above
         except InputError as exc:
             exc.file = None
             raise exc.within(path) from None
-        sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {})
+        sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra)
         for d in drivers:
             sn.slices.extend(_publish(machine, d, node_name))
         out.append(sn)
@@ -366,7 +428,6 @@ def _dra_driver(d: Any, path: str, st: Settings) -> DRADriver:
 
     if not isinstance(d, Mapping):
         raise InputError("expected {driver, kinds, vendorIDs, partitions}", path=path)
-    _check_fields(d, _DRIVER_KEYS, path)
     name = d.get("driver")
     if not isinstance(name, str) or not name:
         raise InputError("Required value: driver (a DNS subdomain such as gpu.example.com)", path=f"{path}.driver")
@@ -419,21 +480,48 @@ def _machine(src: Any, path: str, root: Path) -> Any:
         raise exc.within(path) from None
 
 
-def _machine_resources(machine: Any, cfg: Any, extra: Mapping[str, Any] | None) -> tuple[dict[str, str], dict[str, str]]:
+def node_resources(machine: Any, cfg: Any, extra: Mapping[str, str],
+                   gpus: int = 0) -> tuple[dict[str, str], dict[str, str]]:
+    """A node's ``status.capacity`` and ``status.allocatable`` as its kubelet reports them.
+
+    With a machine: the kubelet's capacity (cpu, memory, hugepages, pods) and allocatable
+    (``kubeReserved``, ``systemReserved``, hard eviction), then the group's ``capacity`` entries on
+    top of both. Without one: the group's ``capacity`` (``pods`` defaulting to ``maxPods``), and
+    allocatable from the kubelet configuration when the group has one, else the same. GPUs of
+    open-gpu-share's device plugin are added to both."""
     from ..kubelet.admission import effective_config, node_capacity
 
-    cfg = effective_config(cfg)
-    cap = node_capacity(machine, cfg)
-    alloc = cfg.node_allocatable(cap)
-    out_cap = {k: str(v) for k, v in cap.items()}
-    out_alloc = {k: str(v) for k, v in alloc.items()}
-    for k, v in (extra or {}).items():
-        out_cap[str(k)] = str(v)
-        out_alloc[str(k)] = str(v)
+    if machine is not None and cfg is not None:
+        cfg = effective_config(cfg)
+        cap = node_capacity(machine, cfg)
+        alloc = cfg.node_allocatable(cap)
+        out_cap = {k: str(v) for k, v in cap.items()}
+        out_alloc = {k: str(v) for k, v in alloc.items()}
+        for k, v in extra.items():
+            out_cap[k] = out_alloc[k] = v
+    else:
+        out_cap = dict(extra)
+        out_cap.setdefault("pods", str(cfg.max_pods if cfg is not None else 110))
+        if cfg is not None:
+            out_alloc = {k: str(v) for k, v in effective_config(cfg).node_allocatable(out_cap).items()}
+        else:
+            out_alloc = dict(out_cap)
+    if gpus:
+        out_cap[GPU_COUNT] = out_alloc[GPU_COUNT] = str(gpus)   # open-gpu-share's device plugin resource
     return out_cap, out_alloc
 
 
-_WORKLOAD_KEYS = {"name", "count", "template", "arrival", "duration", "priorityClassName", "usage"}
+def _kubelet_without_machine(cfg: Any, path: str) -> None:
+    """A node group without hardware gets no kubelet admission: its resource managers' settings
+    would be read and not acted on."""
+    from ..diagnostics import not_modelled
+
+    for field_, value, default in (("cpuManagerPolicy", cfg.cpu_manager_policy, "none"),
+                                   ("memoryManagerPolicy", cfg.memory_manager_policy, "None"),
+                                   ("topologyManagerPolicy", cfg.topology_manager_policy, "none")):
+        if value != default:
+            not_modelled(f"{path}.kubeletConfig.{field_}",
+                         why="kubelet admission (Topology, CPU and Memory Managers) needs the node group's machine")
 
 
 def _workload(sc: Scenario, w: Any, path: str) -> None:
@@ -441,7 +529,6 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
 
     if not isinstance(w, Mapping):
         raise InputError("expected a workload mapping", path=path)
-    _check_fields(w, _WORKLOAD_KEYS, path)
     name = w.get("name")
     if not isinstance(name, str) or not name:
         raise InputError("Required value: name", path=f"{path}.name")
@@ -457,6 +544,7 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
         limits.MAX_SIM_SECONDS.check(math.ceil(max(times)), path=f"{path}.arrival",
                                      what="the last arrival time in seconds")
     drng = random.Random(f"{sc.settings.seed}/{name}/duration")
+    check_builtin(tmpl, "v1", "Pod", prefix=f"{path}.template")  # as written: defaults added below are ours
     try:
         base = _pod_dict(tmpl, name)
     except InputError as exc:
@@ -465,6 +553,7 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
         base["spec"]["priorityClassName"] = str(w["priorityClassName"])
     check = _decode_pod(copy.deepcopy(base) | {"metadata": {**base["metadata"], "name": f"{name}-0"}},
                         f"{path}.template")
+    not_modelled_pod(base, None, prefix=f"{path}.template", reader=SIMULATION)
     del check
     for k, t in enumerate(times):
         obj = copy.deepcopy(base)
@@ -486,8 +575,9 @@ def _pod_dict(tmpl: Mapping[str, Any], name: str) -> dict[str, Any]:
 
 
 def _decode_pod(obj: dict[str, Any], path: str) -> Pod:
+    """A replica of a workload template, already strictly checked (:func:`_workload`)."""
     try:
-        return pod_from_dict(obj)
+        return pod_from_dict(obj, checked=True)
     except InputError as exc:
         exc.file = None
         raise exc.within(path) from None
@@ -499,8 +589,10 @@ def arrival_times(raw: Any, count: int, path: str, rng: Any) -> list[float]:
         return [0.0] * count
     if not isinstance(raw, Mapping):
         raise InputError("expected {at}, {start, interval} or {start, rate}", path=path)
-    known = {"at", "start", "interval", "rate"}
-    _check_fields(raw, known, path)
+    _exclusive(raw, path, "at", "interval", "rate")
+    if "at" in raw and "start" in raw:
+        raise InputError("at and start are both given; start would be ignored", path=path,
+                         fix="{at} for all at once, {start, interval} or {start, rate}")
     if "at" in raw:
         return [seconds(raw["at"], f"{path}.at")] * count
     start = seconds(raw.get("start", 0), f"{path}.start")
@@ -519,6 +611,9 @@ def arrival_times(raw: Any, count: int, path: str, rng: Any) -> list[float]:
     return [start] * count
 
 
+_TRACE_FORMATS = ("alibaba-gpu-v2023", "pods", "manifests")
+
+
 def _trace(sc: Scenario, t: Any, path: str, root: Path) -> None:
     from . import traces
 
@@ -529,6 +624,11 @@ def _trace(sc: Scenario, t: Any, path: str, root: Path) -> None:
     if not isinstance(p, str):
         raise InputError("Required value: path", path=f"{path}.path")
     full = root / p
+    if fmt != "alibaba-gpu-v2023":
+        for option in ("pods", "deletions", "limit"):
+            if t.get(option) is not None:
+                raise InputError(f"{option} applies to format alibaba-gpu-v2023 only; it would be ignored",
+                                 path=f"{path}.{option}")
     if fmt == "alibaba-gpu-v2023":
         tr = traces.read_alibaba_gpu(full, pods=t.get("pods", "openb_pod_list_default.csv"),
                                      deletions=bool(t.get("deletions", False)),
@@ -540,41 +640,50 @@ def _trace(sc: Scenario, t: Any, path: str, root: Path) -> None:
     elif fmt == "manifests":
         sc.arrivals.extend(traces.read_manifest_folder(full))
     else:
+        from ..model.strict import suggest
+
+        near = suggest(str(fmt), _TRACE_FORMATS)
         raise InputError(f'Unsupported value: "{fmt}": supported values: "alibaba-gpu-v2023", "manifests", "pods"',
-                         path=f"{path}.format")
+                         path=f"{path}.format", fix=f'did you mean "{near}"?' if near else None)
 
 
 # --- real objects ----------------------------------------------------------------------------------
 def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
-    from ..model.policy import priority_class_from_dict
+    from ..model.policy import limit_range_from_dict, priority_class_from_dict, resource_quota_from_dict
 
     for doc in docs:
         obj, where = doc.obj, doc.where
         kind = obj.get("kind")
+        if not isinstance(kind, str) or kind not in _SCENARIO_KINDS:
+            check_object(obj, where, kinds=_SCENARIO_KINDS, what="in a scenario")
+        if kind != "Simulation":
+            check_object(obj, where)
         if not isinstance(kind, str):
             raise InputError(f"kind must be a string, not {type(kind).__name__}", path="kind", file=where)
         if kind == "Pod":
-            pod = pod_from_dict(obj, where)
+            pod = pod_from_dict(obj, where, checked=True)
+            not_modelled_pod(obj, where, reader=SIMULATION)
             t, d = _timing(obj, where)
             sc.arrivals.append(Arrival(t, pod, d.sample(_rng(sc, pod.name)), None, where, _usage(obj, where)))
         elif kind == "Node":
-            sc.nodes.append(SimNode(node_from_dict(obj, where), "nodes"))
+            sc.nodes.append(SimNode(node_from_dict(obj, where, checked=True), "nodes"))
         elif kind == "PriorityClass":
-            pc = priority_class_from_dict(obj, where)
+            pc = priority_class_from_dict(obj, where, checked=True)
             sc.priority_classes[pc.name] = pc
         elif kind in _CONTROLLERS:
+            not_modelled_object(obj, where)
             sc.controllers.append(_controller(obj, where, sc))
         elif kind == "KubeSchedulerConfiguration":
             sc.profile = parse_scheduler_config(obj, where)
         elif kind == "Simulation":
             raise InputError("a Simulation object may only be given once, in the scenario", path="kind", file=where)
-        elif kind in _PASSED_ON:
-            sc.objects.setdefault(kind, []).append(obj)
-            sc.origins.setdefault(kind, []).append(where)
         else:
-            raise InputError(f"kind {kind!r} is not part of a scenario", path="kind", file=where,
-                             fix="Pods, Nodes, Deployments, ReplicaSets, Jobs, PriorityClasses, "
-                                 "KubeSchedulerConfiguration, " + ", ".join(_PASSED_ON))
+            if kind == "LimitRange":  # the admission controllers' objects: their values too, naming the file
+                limit_range_from_dict(obj, where, checked=True)
+            elif kind == "ResourceQuota":
+                resource_quota_from_dict(obj, where, checked=True)
+            not_modelled_object(obj, where)
+            sc.objects.setdefault(kind, []).append(obj)
 
 
 def _rng(sc: Scenario, name: str) -> Any:
@@ -638,8 +747,9 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
                "spec": dict(_mapping(tmpl.get("spec"), "spec.template.spec", where))}
     if kind == "Job":
         pod_obj["spec"].setdefault("restartPolicy", "Never")
+    not_modelled_pod(pod_obj, where, prefix="spec.template", reader=SIMULATION)
     try:
-        template = pod_from_dict(pod_obj)
+        template = pod_from_dict(pod_obj, checked=True)  # checked with its controller
     except InputError as exc:
         exc.file = None
         raise exc.within("spec.template").in_file(where) from None

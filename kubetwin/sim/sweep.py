@@ -14,14 +14,32 @@ from typing import Any, Sequence
 from ..errors import InputError
 
 _SCHEDULER_KEYS = ("scoringStrategy", "percentageOfNodesToScore")
+_SCOPES = ("kubelet", "scheduler", "gates")
 
 
 @dataclass(frozen=True)
 class Variant:
+    """One ``--variant NAME:KEY=VALUE[,KEY=VALUE]``: KubeletConfiguration fields (as a path into
+    the object, ``("evictionHard", "memory.available")``), scheduler settings, feature gates."""
+
     name: str
-    kubelet: tuple[tuple[str, Any], ...] = ()
+    kubelet: tuple[tuple[tuple[str, ...], Any], ...] = ()
     scheduler: tuple[tuple[str, Any], ...] = ()
     gates: tuple[tuple[str, bool], ...] = ()
+
+    def changes(self) -> tuple[str, ...]:
+        """What the variant changes, as given: ``kubelet.topologyManagerPolicy=none``, ..."""
+        import json
+
+        def text(v: Any) -> str:
+            return v if isinstance(v, str) else json.dumps(v)
+
+        def key(k: Any) -> str:  # a setting's path: a name, or a tuple of names for nested fields
+            return ".".join(map(str, k)) if isinstance(k, tuple) else str(k)
+
+        return (tuple(f"kubelet.{key(k)}={text(v)}" for k, v in self.kubelet)
+                + tuple(f"scheduler.{key(k)}={text(v)}" for k, v in self.scheduler)
+                + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates))
 
 
 @dataclass(frozen=True)
@@ -33,38 +51,145 @@ class RunSpec:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _value(text: str) -> Any:
+def _split_settings(body: str) -> list[str]:
+    """``a=1,b=[x,y],c={k: v}`` → its settings: commas inside brackets or braces stay."""
+    parts, depth, cur = [], 0, ""
+    for ch in body:
+        if ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth = max(depth - 1, 0)
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    return parts
+
+
+def _typed(text: str, spec: Any, path: str) -> Any:
+    """A setting's value read as the field's JSON type: strings verbatim (``0-3``, ``static``),
+    ``true``/``false``, numbers; lists and objects in YAML flow style (``[pods,kube-reserved]``)."""
     import yaml
 
-    return yaml.safe_load(text)
+    from ..model.strict import BOOLEAN, INTEGER, NUMBER, STRING, STRING_OR_NUMBER, Obj, find_problems
+
+    if spec == STRING or spec == STRING_OR_NUMBER:
+        return text
+    if spec == BOOLEAN:
+        if text not in ("true", "false"):
+            raise InputError(f"Invalid value: {text!r}: must be true or false", path=path)
+        return text == "true"
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise InputError(f"Invalid value: {text!r}: not a YAML value", path=path) from None
+    if spec in (INTEGER, NUMBER) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise InputError(f"Invalid value: {text!r}: must be a number", path=path)
+    problems = find_problems({"v": value}, Obj({"v": spec}))
+    if problems:
+        p = problems[0]
+        inner = p.path[1:].lstrip(".")
+        what = (f'unknown field "{inner}"' if p.kind == "unknown" else
+                f"{inner + ': ' if inner else ''}{p.detail}")
+        raise InputError(f"Invalid value: {text!r}: {what}", path=path)
+    return value
+
+
+def _kubelet_setting(key: str, text: str, where: str) -> tuple[tuple[str, ...], Any]:
+    """``kubelet.FIELD[.KEY]``: a KubeletConfiguration field; a map field takes the rest as its
+    key (``kubelet.evictionHard.memory.available``), an object field a path of its fields."""
+    from ..model.kubelet_fields import all_fields, fields_at
+    from ..model.features import KNOWN_VERSIONS
+    from ..model.strict import MapOf, Obj, suggest, unknown_key_error
+
+    specs = fields_at(KNOWN_VERSIONS[-1])
+    name, _, rest = key.partition(".")
+    if name not in all_fields() or name in ("apiVersion", "kind"):
+        err = unknown_key_error(f"kubelet.{name}", [f"kubelet.{f}" for f in specs if f not in ("apiVersion", "kind")],
+                                path=where, what="variant setting")
+        raise err
+    spec = specs[name]
+    path: tuple[str, ...] = (name,)
+    sub = spec
+    while rest:
+        if isinstance(sub, MapOf):
+            path += (rest,)
+            sub = sub.value
+            rest = ""
+        elif isinstance(sub, Obj):
+            part, _, rest = rest.partition(".")
+            if part not in sub.fields:
+                near = suggest(part, sub.fields)
+                raise InputError(f'unknown variant setting "kubelet.{key}"', path=where,
+                                 fix=f'did you mean "kubelet.{".".join(path + (near,))}"?' if near else
+                                 f"{'.'.join(path)} has the fields {', '.join(sorted(sub.fields))}")
+            path += (part,)
+            sub = sub.fields[part]
+        else:
+            raise InputError(f'unknown variant setting "kubelet.{key}": {name} is not an object or a map',
+                             path=where, fix=f"write kubelet.{name}=VALUE")
+    return path, _typed(text, sub, f"{where}.kubelet.{key}")
 
 
 def parse_variant(text: str, index: int = 0) -> Variant:
-    """``NAME:kubelet.topologyManagerPolicy=restricted,scheduler.scoringStrategy=MostAllocated,gates.X=true``."""
+    """``NAME:kubelet.topologyManagerPolicy=restricted,scheduler.scoringStrategy=MostAllocated,gates.X=true``.
+
+    Every key is checked here, before any run starts: an unknown one is refused with the
+    nearest valid key (``kubelet.topologyManagerPolcy`` → ``kubelet.topologyManagerPolicy``)."""
+    from ..model.features import FEATURE_GATES, unknown_gate_error
+    from ..model.strict import suggest, unknown_key_error
+
     where = f"--variant[{index}]"
     name, sep, body = text.partition(":")
     if not sep or not name or not body:
         raise InputError(f"Invalid value: {text!r}: expected NAME:KEY=VALUE[,KEY=VALUE]", path=where)
-    kubelet, sched, gates = [], [], []
-    for part in body.split(","):
+    kubelet: list[tuple[tuple[str, ...], Any]] = []
+    sched: list[tuple[str, Any]] = []
+    gates: list[tuple[str, bool]] = []
+    seen: set[str] = set()
+    for part in _split_settings(body):
         key, eq, val = part.partition("=")
-        if not eq:
+        if not eq or not key:
             raise InputError(f"Invalid value: {part!r}: expected KEY=VALUE", path=where)
+        if key in seen:
+            raise InputError(f'duplicate variant setting "{key}"', path=where, fix="give each setting once")
+        seen.add(key)
         scope, _, field_ = key.partition(".")
-        if scope == "kubelet" and field_:
-            kubelet.append((field_, _value(val)))
-        elif scope == "scheduler" and field_ in _SCHEDULER_KEYS:
-            sched.append((field_, _value(val)))
-        elif scope == "gates" and field_:
-            v = _value(val)
-            if not isinstance(v, bool):
-                raise InputError(f"Invalid value: {val!r}: a gate is true or false", path=f"{where}.{key}")
-            gates.append((field_, v))
+        if scope not in _SCOPES or not field_:
+            near = suggest(scope, _SCOPES)
+            raise InputError(f'unknown variant setting "{key}"', path=where,
+                             fix=f'did you mean "{near}.{field_}"?' if near and field_ else
+                             "settings are kubelet.<KubeletConfiguration field>, scheduler.scoringStrategy, "
+                             "scheduler.percentageOfNodesToScore, gates.<FeatureGate>")
+        if scope == "kubelet":
+            kubelet.append(_kubelet_setting(field_, val, where))
+        elif scope == "scheduler":
+            if field_ not in _SCHEDULER_KEYS:
+                raise unknown_key_error(key, [f"scheduler.{k}" for k in _SCHEDULER_KEYS], path=where,
+                                        what="variant setting")
+            sched.append((field_, _scheduler_value(field_, val, f"{where}.{key}")))
         else:
-            raise InputError(f"unknown setting {key!r}", path=where,
-                             fix="kubelet.<KubeletConfiguration field>, scheduler.scoringStrategy, "
-                                 "scheduler.percentageOfNodesToScore, gates.<FeatureGate>")
+            if field_ not in FEATURE_GATES:
+                raise unknown_gate_error(field_, "", path=f"{where}.{key}")
+            if val not in ("true", "false"):
+                raise InputError(f"Invalid value: {val!r}: a gate is true or false", path=f"{where}.{key}")
+            gates.append((field_, val == "true"))
     return Variant(name, tuple(kubelet), tuple(sched), tuple(gates))
+
+
+def _scheduler_value(key: str, text: str, path: str) -> Any:
+    if key == "scoringStrategy":
+        from ..scheduler.plugins.noderesources.args import SCORING_STRATEGIES
+
+        if text not in SCORING_STRATEGIES:
+            raise InputError(f'Unsupported value: "{text}": supported values: {", ".join(SCORING_STRATEGIES)}',
+                             path=path)
+        return text
+    if not text.isascii() or not text.isdigit() or not 0 <= int(text) <= 100:
+        raise InputError(f"Invalid value: {text!r}: not in valid range [0-100]", path=path)
+    return int(text)
 
 
 def load_run(spec: RunSpec) -> Any:
@@ -81,7 +206,7 @@ def load_run(spec: RunSpec) -> Any:
         sc.settings.sample_interval = 3600.0
         sc.settings.kubelet_admission = False
     else:
-        sc = load_scenario(spec.source[1])
+        sc = load_scenario(spec.source[1], kubernetes_version=spec.version)
     if spec.version:
         sc.settings.kubernetes_version = spec.version
     if spec.scheduler_config:
@@ -94,68 +219,156 @@ def load_run(spec: RunSpec) -> Any:
     return sc
 
 
+def _set_path(obj: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for key in path[:-1]:
+        sub = obj.get(key)
+        obj[key] = sub = dict(sub) if isinstance(sub, dict) else {}
+        obj = sub
+    obj[path[-1]] = value
+
+
 def apply_variant(sc: Any, v: Variant) -> None:
+    """Change the scenario as the variant says; a setting that would change nothing is refused
+    (or, where only some nodes are affected, reported), never silently dropped."""
+    import copy
     import dataclasses
 
+    from ..diagnostics import warn
     from ..model.kubelet_config import KubeletConfiguration
+    from ..model.meta import to_builtins
     from ..model.node import node_from_dict
-    from .scenario import _machine_resources
+    from .scenario import node_resources
 
+    where = f"--variant {v.name}"
     sc.name = f"{sc.name}:{v.name}" if sc.name else v.name
     if v.gates:
+        from ..model.features import gates_for
+
         sc.settings.feature_gates = {**sc.settings.feature_gates, **dict(v.gates)}
+        try:
+            gates_for(sc.settings.kubernetes_version, sc.settings.feature_gates)
+        except InputError as exc:
+            raise exc.within(where) from None
     if v.kubelet or v.gates:
-        cache: dict[int, Any] = {}
-        for n in sc.nodes:
-            if n.kubelet is None:
-                continue
+        with_kubelet = [n for n in sc.nodes if n.kubelet is not None]
+        if v.kubelet and not with_kubelet:
+            keys = ", ".join("kubelet." + ".".join(p) for p, _ in v.kubelet)
+            raise InputError(f"{keys}: no node of the scenario has a kubelet to change", path=where,
+                             fix="give a node group a machine or a kubeletConfig")
+        without = sorted({n.group or n.node.metadata.name for n in sc.nodes if n.kubelet is None})
+        if v.kubelet and without:
+            warn(InputError(f"nodes of {', '.join(without)} have no kubelet configuration (no machine, no "
+                            "kubeletConfig): the variant's kubelet settings do not change them", path=where))
+        cache: dict[int, tuple[Any, dict[str, Any]]] = {}
+        for n in with_kubelet:
             key = id(n.kubelet)
             if key not in cache:
-                raw = dict(n.kubelet_raw or {})
-                raw.update(dict(v.kubelet))
+                raw = copy.deepcopy(dict(n.kubelet_raw or {}))
+                for path, value in v.kubelet:
+                    _set_path(raw, path, value)
                 if v.gates:
                     raw["featureGates"] = {**(raw.get("featureGates") or {}), **dict(v.gates)}
                 try:
-                    cache[key] = KubeletConfiguration.from_dict(raw, sc.settings.kubernetes_version)
+                    cache[key] = (KubeletConfiguration.from_dict(raw, sc.settings.kubernetes_version), raw)
                 except InputError as exc:
-                    raise exc.within(f"--variant {v.name}") from None
-            n.kubelet = cache[key]
-            if n.machine is not None:
-                cap, alloc = _machine_resources(n.machine, n.kubelet, None)
-                from ..model.meta import to_builtins
-
-                obj = {**to_builtins(n.node), "apiVersion": "v1", "kind": "Node"}
-                obj["status"] = {"capacity": cap, "allocatable": alloc}
-                n.node = node_from_dict(obj)
+                    exc.file = None
+                    raise exc.within(where) from None
+            n.kubelet, n.kubelet_raw = cache[key]
+            cap, alloc = node_resources(n.machine, n.kubelet, n.extra_capacity, n.gpus)
+            obj = {**to_builtins(n.node), "apiVersion": "v1", "kind": "Node"}
+            obj["status"] = {**(obj.get("status") or {}), "capacity": cap, "allocatable": alloc}
+            n.node = node_from_dict(obj, checked=True)  # the scenario's node, new figures
     if v.scheduler:
         prof = sc.profile
         args = {k: dict(a) for k, a in prof.plugin_args.items()}
         pct = prof.percentage_of_nodes_to_score
         for k, val in v.scheduler:
             if k == "scoringStrategy":
-                fit = args.setdefault("NodeResourcesFit", {})
-                fit["scoringStrategy"] = {**(fit.get("scoringStrategy") or {}), "type": str(val)}
+                from ..scheduler.plugins.noderesources import FIT
+
+                if FIT not in dict(prof.plugins):
+                    raise InputError("scheduler.scoringStrategy: the scheduler profile has no NodeResourcesFit "
+                                     "plugin to score with it", path=where)
+                fit = args.setdefault(FIT, {})
+                fit["scoringStrategy"] = {**(fit.get("scoringStrategy") or {}), "type": val}
             else:
-                pct = int(val)
+                pct = val
+                if len(sc.nodes) <= 100:
+                    warn(InputError(f"scheduler.percentageOfNodesToScore: kube-scheduler scores every node of a "
+                                    f"cluster of {len(sc.nodes)} nodes (at least 100 nodes are always searched: "
+                                    "minFeasibleNodesToFind); the setting changes nothing here", path=where))
         sc.profile = dataclasses.replace(prof, plugin_args=args, percentage_of_nodes_to_score=pct)
 
 
 def execute(spec: RunSpec, progress: bool = False) -> Any:
+    """One run; its result says which variant it is and what the variant changed."""
     from .loop import simulate
 
     sc = load_run(spec)
-    if not progress:
-        return simulate(sc)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    if not progress or not _stderr_is_terminal():
+        result = simulate(sc)
+    else:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  transient=True) as bar:
-        task = bar.add_task(f"simulating {sc.name}", total=max(len(sc.arrivals), 1))
+        with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), transient=True, console=_stderr_console()) as bar:
+            task = bar.add_task(f"simulating {sc.name}", total=max(len(sc.arrivals), 1))
 
-        def tick(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=max(total, 1))
+            def tick(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=max(total, 1))
 
-        return simulate(sc, progress=tick)
+            result = simulate(sc, progress=tick)
+    if spec.variant is not None:
+        result.variant = spec.variant.name
+        result.changes = spec.variant.changes()
+    return result
+
+
+def _stderr_is_terminal() -> bool:
+    import sys
+
+    return sys.stderr.isatty()
+
+
+def _stderr_console() -> Any:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+class _RunProgress:
+    """Progress of several runs on stderr: a bar on a terminal, else one line per finished run."""
+
+    def __init__(self, specs: Sequence[RunSpec], enabled: bool):
+        self.total = len(specs)
+        self.done = 0
+        self.enabled = enabled
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __enter__(self) -> "_RunProgress":
+        if self.enabled and _stderr_is_terminal():
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), transient=True, console=_stderr_console())
+            self.bar.__enter__()
+            self.task = self.bar.add_task(f"simulating {self.total} runs", total=self.total)
+        return self
+
+    def finished(self, result: Any) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(self.task, completed=self.done, description=f"finished {result.scenario}")
+        elif self.enabled:
+            import sys
+
+            print(f"run {self.done}/{self.total} finished: {result.scenario} ({result.wall_seconds:.1f} s)",
+                  file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 def run_all(specs: Sequence[RunSpec], *, jobs: int | None = None, dask_address: str | None = None,
@@ -167,19 +380,32 @@ def run_all(specs: Sequence[RunSpec], *, jobs: int | None = None, dask_address: 
     for s in specs:
         if s.source[0] == "file":
             load_run(s)   # input errors surface here, with their file and field, before workers start
-    if dask_address:
-        try:
-            from dask.distributed import Client
-        except ImportError:
-            raise InputError("--dask needs the dask[distributed] package", path="--dask",
-                             fix="pip install 'dask[distributed]'") from None
-        with Client(dask_address) as client:
-            futures = client.map(execute, list(specs), pure=False)
-            return client.gather(futures)
-    workers = min(jobs or os.cpu_count() or 1, len(specs))
-    if workers <= 1:
-        return [execute(s) for s in specs]
-    from concurrent.futures import ProcessPoolExecutor
+    results: list[Any] = [None] * len(specs)
+    with _RunProgress(specs, progress) as shown:
+        if dask_address:
+            try:
+                from dask.distributed import Client, as_completed
+            except ImportError:
+                raise InputError("--dask needs the dask[distributed] package", path="--dask",
+                                 fix="pip install 'dask[distributed]'") from None
+            with Client(dask_address) as client:
+                futures = client.map(execute, list(specs), pure=False)
+                index = {f.key: i for i, f in enumerate(futures)}
+                for fut in as_completed(futures):
+                    results[index[fut.key]] = fut.result()
+                    shown.finished(results[index[fut.key]])
+            return results
+        workers = min(jobs or os.cpu_count() or 1, len(specs))
+        if workers <= 1:
+            for i, s in enumerate(specs):
+                results[i] = execute(s)
+                shown.finished(results[i])
+            return results
+        from concurrent.futures import ProcessPoolExecutor, as_completed as done_in_order
 
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(execute, specs))
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            pending = {pool.submit(execute, s): i for i, s in enumerate(specs)}
+            for fut in done_in_order(pending):
+                results[pending[fut]] = fut.result()
+                shown.finished(results[pending[fut]])
+        return results

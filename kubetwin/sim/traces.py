@@ -1,6 +1,7 @@
 """Trace readers: the Alibaba GPU cluster trace (v2023, "openb"), a plain CSV/NDJSON table of
 pods, and a folder of manifests with arrival times. Every malformed row is an error naming the
-file, the line and the column."""
+file, the line and the column; a column the format does not have is refused with the nearest one
+it has (``cpu_mili`` → ``cpu_milli``), and Pod manifests are decoded strictly."""
 
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from typing import Any, Iterator
 import msgspec
 
 from ..errors import InputError
+from ..model.kinds import check_object
 from ..model.node import node_from_dict
 from ..model.pod import Pod, pod_from_dict
 from ..model.quantity import parse_quantity
+from ..model.strict import unknown_key_error
+from ..model.unmodelled import SIMULATION, not_modelled_pod
 from .gpushare import GPU_COUNT, GPU_MILLI, GPU_MODEL
 from .scenario import ARRIVAL, DURATION, SimNode
 from .workload import Arrival, parse_duration_spec, seconds
@@ -27,7 +31,8 @@ class Trace:
     arrivals: list[Arrival] = field(default_factory=list)
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+def _rows(path: Path, columns: tuple[str, ...]) -> Iterator[tuple[int, dict[str, str]]]:
+    """The rows of a CSV file whose header names only ``columns`` (each once)."""
     try:
         f = open(path, newline="", encoding="utf-8")
     except OSError as e:
@@ -36,11 +41,22 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, str]]]:
         reader = csv.DictReader(f)
         if reader.fieldnames is None:
             raise InputError("empty file: expected a header line", file=str(path))
+        _check_header(reader.fieldnames, columns, f"{path}: line 1")
         for row in reader:
             if None in row:
                 raise InputError(f"{len(row[None]) + len(reader.fieldnames)} fields, the header has "
                                  f"{len(reader.fieldnames)}", file=f"{path}: line {reader.line_num}")
             yield reader.line_num, row
+
+
+def _check_header(names: Any, columns: tuple[str, ...], where: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name not in columns:
+            raise unknown_key_error(str(name), columns, file=where, what="column")
+        if name in seen:
+            raise InputError(f'duplicate column "{name}"', file=where, fix="give each column once")
+        seen.add(name)
 
 
 def _need(row: dict[str, str], col: str, where: str) -> str:
@@ -74,6 +90,10 @@ def _int_cell(row: dict[str, str], col: str, where: str, *, default: int | None 
 # --- Alibaba cluster-trace-gpu-v2023 ---------------------------------------------------------------
 _NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 _POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
+#: Every column of the trace's pod lists: the required ones, then the optional ones (``pod_phase``
+#: and ``scheduled_time`` record what happened in the traced cluster; a replay decides both anew).
+_POD_ALL_COLUMNS = _POD_COLUMNS + ("gpu_spec", "qos", "pod_phase", "creation_time", "deletion_time",
+                                   "scheduled_time")
 
 
 def read_alibaba_gpu(folder: str | Path, *, pods: str = "openb_pod_list_default.csv",
@@ -87,7 +107,7 @@ def read_alibaba_gpu(folder: str | Path, *, pods: str = "openb_pod_list_default.
         folder = folder / "csv"
     tr = Trace()
     npath = folder / nodes
-    for line, row in _rows(npath):
+    for line, row in _rows(npath, _NODE_COLUMNS):
         where = f"{npath}: line {line}"
         for c in _NODE_COLUMNS:
             _need(row, c, where)
@@ -106,10 +126,11 @@ def read_alibaba_gpu(folder: str | Path, *, pods: str = "openb_pod_list_default.
             res[GPU_COUNT] = str(gpu)   # what open-gpu-share's device plugin advertises
         obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
                "status": {"capacity": dict(res), "allocatable": res}}
-        tr.nodes.append(SimNode(node_from_dict(obj, where), model or "cpu", gpus=gpu, gpu_model=model))
+        tr.nodes.append(SimNode(node_from_dict(obj, where, checked=True), model or "cpu", gpus=gpu,
+                                gpu_model=model))
     ppath = folder / pods
     shapes: dict[tuple, Pod] = {}   # a validated pod per distinct labels/annotations/requests
-    for line, row in _rows(ppath):
+    for line, row in _rows(ppath, _POD_ALL_COLUMNS):
         if limit is not None and len(tr.arrivals) >= limit:
             break
         where = f"{ppath}: line {line}"
@@ -180,7 +201,7 @@ def _fast_pod(name: str, namespace: str, labels: dict[str, str], annotations: di
                         "annotations": annotations},
            "spec": spec}
     try:
-        return pod_from_dict(obj)
+        return pod_from_dict(obj, checked=True)  # made here from checked cells
     except InputError as exc:
         exc.file = None
         path = exc.path.replace("spec.containers[0].resources.", "")
@@ -200,7 +221,7 @@ def read_pod_table(path: str | Path) -> list[Arrival]:
     if path.suffix in (".ndjson", ".jsonl", ".json"):
         return _read_ndjson(path)
     out = []
-    for line, row in _rows(path):
+    for line, row in _rows(path, _TABLE_COLUMNS):
         out.append(_record_arrival(row, f"{path}: line {line}"))
     return out
 
@@ -215,25 +236,52 @@ def _read_ndjson(path: Path) -> list[Arrival]:
         if not raw.strip():
             continue
         where = f"{path}: line {n}"
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON: {e.msg} (column {e.colno})", file=where) from None
-        except (ValueError, RecursionError) as e:  # thousands of digits, nesting past the stack
-            raise InputError(f"invalid JSON: {e}", file=where) from None
+        obj = _json_line(raw, where)
         if not isinstance(obj, dict):
             raise InputError("expected a JSON object", file=where)
-        if obj.get("kind") == "Pod":
+        if "kind" in obj or "apiVersion" in obj:
+            check_object(obj, where, kinds=("Pod",), what="in a pod table")
             out.append(_manifest_arrival(obj, where))
         else:
-            out.append(_record_arrival({k: "" if v is None else str(v) for k, v in obj.items()}, where))
+            out.append(_record_arrival({k: _cell(v, k, where) for k, v in obj.items()}, where))
     return out
+
+
+def _json_line(raw: str, where: str) -> Any:
+    """One NDJSON line, held to JSON's rules as the manifest reader holds them (a key given
+    twice, NaN and Infinity refused)."""
+    from ..model.loader import DuplicateJSONKey, _json_object
+
+    def no_constant(name: str) -> Any:
+        raise InputError(f"invalid JSON: {name} is not a JSON number", file=where)
+
+    try:
+        return json.loads(raw, object_pairs_hook=_json_object, parse_constant=no_constant)
+    except json.JSONDecodeError as e:
+        raise InputError(f"invalid JSON: {e.msg} (column {e.colno})", file=where) from None
+    except DuplicateJSONKey as e:
+        raise InputError(f'strict decoding error: duplicate field "{e.args[0]}"', file=where,
+                         fix="give each field once") from None
+    except RecursionError:
+        raise InputError("JSON nesting is too deep", file=where) from None
+    except ValueError as e:  # thousands of digits
+        raise InputError(f"invalid JSON: {e}", file=where) from None
+
+
+def _cell(value: Any, column: str, where: str) -> str:
+    """A flat record's value as the CSV cell it stands for: a string or a number."""
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise InputError(f"invalid type for column \"{column}\": expected a string or a number, got "
+                         f"{type(value).__name__}", path=column, file=where)
+    return str(value)
 
 
 def _record_arrival(row: dict[str, str], where: str) -> Arrival:
     for k in row:
         if k not in _TABLE_COLUMNS:
-            raise InputError(f"unknown column {k!r}", file=where, fix=", ".join(_TABLE_COLUMNS))
+            raise unknown_key_error(str(k), _TABLE_COLUMNS, file=where, what="column")
     name = row.get("name") or ""
     if not name:
         raise InputError("Required value: a pod name", path="name", file=where)
@@ -282,7 +330,8 @@ def _manifest_arrival(obj: dict[str, Any], where: str) -> Arrival:
         d = parse_duration_spec(_num(ann[DURATION]) if DURATION in ann else None, f"metadata.annotations[{DURATION}]")
     except InputError as exc:
         raise exc.in_file(where) from None
-    pod = pod_from_dict(obj, where)
+    pod = pod_from_dict(obj, where, checked=True)  # both callers ran check_object
+    not_modelled_pod(obj, where, reader=SIMULATION)
     return Arrival(t, pod, d.a if d.kind == "fixed" else None, None, where)
 
 
@@ -298,9 +347,7 @@ def read_manifest_folder(folder: str | Path) -> list[Arrival]:
     out = []
     for f in sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml", ".json")):
         for doc in load_documents(f):
-            if doc.obj.get("kind") != "Pod":
-                raise InputError(f"expected Pods in a manifest folder, found kind {doc.obj.get('kind')!r}",
-                                 path="kind", file=doc.where)
+            check_object(doc.obj, doc.where, kinds=("Pod",), what="in a manifest folder")
             out.append(_manifest_arrival(doc.obj, doc.where))
     out.sort(key=lambda a: a.time)
     return out

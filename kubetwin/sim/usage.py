@@ -18,12 +18,12 @@ only pods with curves can push a node into pressure.
 from __future__ import annotations
 
 import bisect
-import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ..errors import InputError
 from ..model.quantity import parse_quantity
+from ..model.strict import unknown_key_error
 from .workload import seconds
 
 USAGE = "kubetwin.io/usage"
@@ -101,24 +101,33 @@ def parse_curve(raw: Any, path: str) -> Curve:
     return Curve(tuple(times), tuple(values))
 
 
+def _annotation_value(text: str, path: str) -> Any:
+    """The annotation's text read as kubetwin reads files (strict JSON, or YAML with its limits:
+    no key twice, no alias bombs): one document."""
+    from ..model.loader import parse_documents, parse_yaml
+
+    try:
+        try:
+            docs = parse_documents(text, "<annotation>")
+        except InputError:
+            docs = parse_yaml(text, "<annotation>")  # YAML flow style, {memory: 2Gi}, is not JSON
+    except InputError as exc:
+        raise InputError(f"expected {{memory: ...}} as JSON or YAML: {exc.message}", path=path) from None
+    if len(docs) != 1:
+        raise InputError(f"expected one {{memory: ...}} value, found {len(docs)} documents", path=path)
+    return docs[0]
+
+
 def parse_usage(raw: Any, path: str) -> Usage | None:
     if raw is None:
         return None
     if isinstance(raw, str):   # the annotation: JSON (or YAML flow) text
-        try:
-            raw = json.loads(raw)
-        except (ValueError, RecursionError):
-            import yaml
-
-            try:
-                raw = yaml.safe_load(raw)
-            except (yaml.YAMLError, ValueError, RecursionError):
-                raise InputError("expected {memory: ...} as JSON or YAML", path=path) from None
+        raw = _annotation_value(raw, path)
     if not isinstance(raw, Mapping):
         raise InputError("expected {memory: CURVE, containers: {NAME: {memory: CURVE}}}", path=path)
     for k in raw:
         if k not in ("memory", "containers"):
-            raise InputError(f'unknown field "{k}"', path=f"{path}.{k}", fix="memory, containers")
+            raise unknown_key_error(str(k), ("memory", "containers"), path=f"{path}.{k}")
     curves: list[tuple[str, Curve]] = []
     if raw.get("memory") is not None:
         curves.append(("", parse_curve(raw["memory"], f"{path}.memory")))
@@ -127,8 +136,11 @@ def parse_usage(raw: Any, path: str) -> Usage | None:
         raise InputError("expected a map of container name to {memory: CURVE}", path=f"{path}.containers")
     for name, c in conts.items():
         where = f"{path}.containers.{name}"
-        if not isinstance(c, Mapping) or set(c) - {"memory"}:
+        if not isinstance(c, Mapping):
             raise InputError("expected {memory: CURVE}", path=where)
+        for k in c:
+            if k != "memory":
+                raise unknown_key_error(str(k), ("memory",), path=f"{where}.{k}")
         if c.get("memory") is not None:
             curves.append((str(name), parse_curve(c["memory"], f"{where}.memory")))
     if not curves:

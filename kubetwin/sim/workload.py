@@ -63,6 +63,10 @@ def parse_duration_spec(raw: Any, path: str) -> DurationSpec:
         return FOREVER
     if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
         return DurationSpec("fixed", seconds(raw, path))
+    if isinstance(raw, dict) and len(raw) == 1 and next(iter(raw)) not in ("exponential", "uniform"):
+        from ..model.strict import unknown_key_error
+
+        raise unknown_key_error(str(next(iter(raw))), ("exponential", "uniform"), path=path, what="duration kind")
     if isinstance(raw, dict) and len(raw) == 1:
         (k, v), = raw.items()
         if k == "exponential":

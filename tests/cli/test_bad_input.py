@@ -47,7 +47,7 @@ def test_a_checkpoint_that_is_not_utf8_is_refused_naming_it(tmp_path, capsys):
     pl = EXAMPLES / "pod-level"
     line = refused(capsys, "cpu_manager_state", "admit", "--machine", str(pl / "machine.json"), "--config",
                    str(pl / "kubelet-pod-scope.yaml"), "--state-dir", str(state), str(pl / "ml-workload.yaml"))
-    assert "corrupted" in line
+    assert "not UTF-8" in line
 
 
 def test_a_number_of_thousands_of_digits_is_refused_naming_the_file(tmp_path, capsys):
@@ -89,7 +89,7 @@ _WORKLOAD = {"name": "w", "count": 1, "template": {"spec": {"containers": [{"nam
 
 @pytest.mark.parametrize("field,value,variable", [
     ("nodeGroups", [dict(_GROUP, count=9007199254740993)], "KUBETWIN_MAX_SIM_NODES"),
-    ("workloads", [dict(_WORKLOAD, count=10 ** 30)], "KUBETWIN_MAX_SIM_PODS"),
+    ("workloads", [dict(_WORKLOAD, count=10 ** 7)], "KUBETWIN_MAX_SIM_PODS"),
     ("horizon", "2000000h", "KUBETWIN_MAX_SIM_SECONDS"),
     ("workloads", [dict(_WORKLOAD, count=3, arrival={"rate": 1e-12})], "KUBETWIN_MAX_SIM_SECONDS"),
 ])
@@ -131,7 +131,7 @@ def test_a_timeline_past_the_step_limit_is_refused(tmp_path, capsys, monkeypatch
 
 def test_a_deployment_with_more_replicas_than_the_pod_limit_is_refused(tmp_path, capsys):
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-                  "spec": {"replicas": 2 ** 63, "selector": {"matchLabels": {"app": "d"}},
+                  "spec": {"replicas": 10 ** 7, "selector": {"matchLabels": {"app": "d"}},
                            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c"}]}}}}
     path = tmp_path / "scenario.yaml"
     path.write_text(yaml.safe_dump_all([{"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation",

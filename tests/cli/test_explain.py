@@ -299,3 +299,21 @@ def test_invalid_systemd_cgroup_root_is_exit_1_naming_the_field(tmp_path):
 def test_bad_pid_max_is_a_usage_error(tmp_path, value):
     proc = run(tmp_path, "pod.yaml", "--node", "node.yaml", "--pid-max", value)
     assert proc.returncode == 2 and "--pid-max" in proc.stderr
+
+
+def test_cgroup_v1_with_fail_cgroup_v1_on_is_reported(tmp_path):
+    r = run(tmp_path, "pod.yaml", "--node", "node.yaml", "--cgroup", "v1")
+    assert r.returncode == 0
+    assert "warning: failCgroupV1: failCgroupV1 is true" in r.stderr and "refuses to start" in r.stderr
+
+
+def test_cgroup_v1_with_fail_cgroup_v1_off_is_quiet(tmp_path):
+    (tmp_path / "k.yaml").write_text("failCgroupV1: false\n")
+    r = run(tmp_path, "pod.yaml", "--node", "node.yaml", "--cgroup", "v1", "--config", str(tmp_path / "k.yaml"))
+    assert r.returncode == 0 and "failCgroupV1" not in r.stderr
+
+
+def test_a_machine_with_swap_and_fail_swap_on_is_reported(tmp_path):
+    (tmp_path / "m.json").write_text(json.dumps(machine(8 << 30, swap=1 << 30)))
+    r = run(tmp_path, "pod.yaml", "--node", "node.yaml", "--machine", str(tmp_path / "m.json"))
+    assert r.returncode == 0 and "warning: failSwapOn: failSwapOn is true" in r.stderr

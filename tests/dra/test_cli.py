@@ -69,10 +69,11 @@ def test_wrong_api_version_is_rejected(run_allocate):
     assert proc.returncode == 1 and "apiVersion" in proc.stderr
 
 
-def test_invalid_cel_is_exit_one_naming_the_expression(run_allocate):
+def test_invalid_cel_is_refused_when_read_naming_file_object_and_field(run_allocate):
     proc = run_allocate([CLASS, slice_()], [claim(selectors=["device.driver =="])])
     assert proc.returncode == 1
-    assert "CEL compile error" in proc.stderr and "device.driver ==" in proc.stderr
+    assert ("claims.yaml: document 1 (ResourceClaim claim-0): spec.devices.requests[0].exactly.selectors[0]"
+            ".cel.expression: Invalid value: \"device.driver ==\": compilation failed:") in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
@@ -102,3 +103,58 @@ def test_garbage_yaml_is_exit_one(run_allocate, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "kubetwin", "dra", "allocate", "-f", "objects.yaml", "--node",
                            "node.yaml", "claims.yaml"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 1 and "claims.yaml" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_an_unsatisfiable_claim_names_its_request_and_why(run_allocate):
+    proc = run_allocate([CLASS, slice_()], [claim(count=5)], "-o", "json")
+    diagnosis = json.loads(proc.stdout)["diagnosis"]
+    assert diagnosis["claims"][0]["problems"] == [
+        "request req-0: needs 5 devices of class gpu; 2 of 2 devices on the node eligible"]
+
+
+def test_a_missing_device_class_is_unsatisfiable_per_claim_not_an_error(run_allocate):
+    lost = claim("lost", deviceClassName="nope")
+    proc = run_allocate([CLASS, slice_()], [lost, claim("fine")], "-o", "json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["outcome"] == "unsatisfiable"
+    assert out["reason"] == "request req-0: device class nope does not exist"
+    verdicts = {c["claim"]: c for c in out["diagnosis"]["claims"]}
+    assert verdicts["lost"]["problems"] == ["request req-0: device class nope does not exist"]
+    assert verdicts["fine"]["allocatable"] is True
+
+
+def test_the_table_says_why_each_claim_cannot_be_allocated(run_allocate):
+    proc = run_allocate([CLASS, slice_()], [claim(count=5)])
+    assert "  claim claim-0: cannot be allocated: request req-0: needs 5 devices" in proc.stdout
+    assert "search chose other devices" not in proc.stdout
+
+
+def test_fail_on_reject_turns_an_unsatisfiable_claim_into_exit_3(run_allocate):
+    proc = run_allocate([CLASS, slice_()], [claim(count=5)], "--fail-on-reject", "-o", "json")
+    assert proc.returncode == 3
+    assert json.loads(proc.stdout)["outcome"] == "unsatisfiable"
+    assert "claim claim-0: request req-0: needs 5 devices" in proc.stderr
+
+
+def test_dra_explain_never_marks_a_device_ok_for_a_claim_that_cannot_be_allocated(tmp_path):
+    import subprocess
+
+    import yaml
+
+    from .conftest import KUBETWIN, NODE
+
+    (tmp_path / "objects.yaml").write_text(yaml.safe_dump_all([CLASS, slice_()]))
+    (tmp_path / "claims.yaml").write_text(yaml.safe_dump(claim(count=3)))
+    (tmp_path / "node.yaml").write_text(yaml.safe_dump(NODE))
+    proc = subprocess.run(KUBETWIN + ["dra", "explain", "-f", "objects.yaml", "--node", "node.yaml", "claims.yaml"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("claim claim-0: CANNOT be allocated: request req-0: needs 3 devices")
+    assert not any(line.split()[:1] == ["ok"] for line in lines)
+    assert "    eligible gpu.example.com/pool-1/gpu-0" in lines
+    data = json.loads(subprocess.run(KUBETWIN + ["dra", "explain", "-f", "objects.yaml", "--node", "node.yaml",
+                                                 "claims.yaml", "-o", "json"], cwd=tmp_path, capture_output=True,
+                                     text=True, timeout=60).stdout)
+    assert data["claims"][0]["allocatable"] is False and data["outcome"] == "unsatisfiable"

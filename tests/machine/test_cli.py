@@ -76,7 +76,8 @@ def test_malformed_machineinfo_is_exit_1(tmp_path):
     bad.write_text('{"num_cores": 4, "topology": [{"node_id": "zero"}]}')
     r = run("topology", str(bad))
     assert r.returncode == 1
-    assert f"{bad}: topology[0].node_id: must be an integer" in r.stderr
+    assert f'{bad}: cannot decode MachineInfo: invalid type for field "topology[0].node_id": expected an integer' \
+        in r.stderr
 
 
 def test_unknown_output_format_is_a_usage_error():
@@ -105,3 +106,11 @@ def test_public_api_is_exported():
     import kubetwin.machine as machine
 
     assert all(hasattr(machine, name) for name in machine.__all__)
+
+
+def test_every_output_format_of_a_spec_describes_the_same_machine():
+    docs = {fmt: run("topology", "2s2n4c2t:gpus=2", "-o", fmt).stdout for fmt in ("machineinfo", "json", "yaml")}
+    info, full, again = json.loads(docs["machineinfo"]), json.loads(docs["json"]), yaml.safe_load(docs["yaml"])
+    assert again == full
+    assert {k: v for k, v in full.items() if k != "pci_devices"} == info
+    assert len(full["pci_devices"]) == 2

@@ -197,3 +197,16 @@ def test_pcie_root_without_a_host_bridge_is_the_bus_of_the_topmost_pci_object():
      </object></object></topology>"""
     (gpu,) = [d for d in read_hwloc_xml(xml, file="t.xml").pci_devices if d.kind == "gpu"]
     assert gpu.pcie_root == "pci0001:40"
+
+
+def test_a_cpu_id_past_the_largest_is_refused_naming_the_file(tmp_path):
+    xml = b"""<?xml version="1.0"?><topology>
+      <object type="Machine" os_index="0" cpuset="0x1">
+        <object type="NUMANode" os_index="0" cpuset="0x1" nodeset="0x1" local_memory="1073741824">
+          <object type="Package" os_index="0" cpuset="0x1"><object type="Core" os_index="0" cpuset="0x1">
+            <object type="PU" os_index="99999999999" cpuset="0x1"/></object></object></object>
+      </object></topology>"""
+    (tmp_path / "t.xml").write_bytes(xml)
+    with pytest.raises(InputError) as e:
+        load_machine(str(tmp_path / "t.xml"))
+    assert str(e.value).startswith(f"{tmp_path / 't.xml'}: ") and "beyond the largest CPU id" in str(e.value)

@@ -74,3 +74,79 @@ def test_duplicate_numa_node_ids_are_rejected():
 def test_negative_memory_is_rejected():
     with pytest.raises(InputError, match=r"topology\[0\]\.memory: must not be negative"):
         machine_from_machineinfo({"num_cores": 1, "topology": [{"node_id": 0, "memory": -1}]}, file="m.json")
+
+
+# --- strict decoding and documents no cAdvisor writes ---------------------------------------------------
+def _doc(**over):
+    doc = {"num_cores": 4, "num_sockets": 1, "memory_capacity": 8 << 30,
+           "topology": [{"node_id": 0, "memory": 8 << 30,
+                         "cores": [{"core_id": 0, "socket_id": 0, "thread_ids": [0, 2]},
+                                   {"core_id": 1, "socket_id": 0, "thread_ids": [1, 3]}]}]}
+    doc.update(over)
+    return doc
+
+
+def _refusal(doc) -> str:
+    with pytest.raises(InputError) as e:
+        machine_from_machineinfo(doc, file="m.json")
+    return str(e.value)
+
+
+def test_unknown_field_is_refused_with_the_nearest_name():
+    msg = _refusal(_doc(num_core=4))
+    assert 'm.json: strict decoding error: unknown field "num_core"' in msg and 'did you mean "num_cores"?' in msg
+
+
+def test_unknown_field_of_a_core_is_refused_with_its_path():
+    doc = _doc()
+    doc["topology"][0]["cores"][0]["threads"] = [0, 2]
+    assert 'unknown field "topology[0].cores[0].threads"' in _refusal(doc)
+
+
+def test_fields_of_newer_cadvisors_are_known():
+    doc = _doc(num_books=0, num_drawers=0)
+    doc["topology"][0]["cores"][0]["book_id"] = ""
+    assert machine_from_machineinfo(doc).num_cores == 4
+
+
+def test_a_cpu_in_two_cores_is_refused():
+    doc = _doc()
+    doc["topology"][0]["cores"][1]["thread_ids"] = [1, 2]
+    msg = _refusal(doc)
+    assert "topology[0].cores[1].thread_ids[1]: CPU 2 is listed in two cores (topology[0].cores[0]" in msg
+
+
+def test_a_cpu_in_two_numa_nodes_and_sockets_is_refused():
+    doc = _doc(num_sockets=2)
+    doc["topology"].append({"node_id": 1, "cores": [{"core_id": 0, "socket_id": 1, "thread_ids": [3]}]})
+    assert "CPU 3 is listed in two cores" in _refusal(doc)
+
+
+def test_num_cores_other_than_the_cpus_listed_is_refused():
+    assert "num_cores: num_cores is 8 but the topology lists 4 CPUs" in _refusal(_doc(num_cores=8))
+
+
+def test_num_sockets_other_than_the_sockets_listed_is_refused():
+    assert "num_sockets: num_sockets is 2 but the topology's cores name 1 sockets" in _refusal(_doc(num_sockets=2))
+
+
+def test_a_cpu_id_past_the_largest_is_refused():
+    doc = _doc()
+    doc["topology"][0]["cores"][0]["thread_ids"] = [0, 10**12]
+    assert "thread_ids[1]: a CPU id is 1000000000000, more than kubetwin's limit" in _refusal(doc)
+
+
+def test_a_numa_node_id_past_linuxs_largest_is_refused():
+    doc = _doc()
+    doc["topology"][0]["node_id"] = 4096
+    assert "topology[0].node_id: NUMA node id 4096 is beyond Linux's largest" in _refusal(doc)
+
+
+def test_a_distance_row_of_the_wrong_length_is_refused():
+    doc = _doc()
+    doc["topology"][0]["distances"] = [10, 21]
+    assert "topology[0].distances: 2 distances for 1 NUMA nodes" in _refusal(doc)
+
+
+def test_a_value_of_the_wrong_type_is_refused_naming_it():
+    assert 'invalid type for field "memory_capacity"' in _refusal(_doc(memory_capacity="8Gi"))

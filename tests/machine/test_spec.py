@@ -78,6 +78,12 @@ def test_swap():
     ("1s4c:l3=sideways", "unknown L3 layout"),
     ("1s1c:mem=1Gi:hugepages-1Gi=2", "hugepages need"),
     ("1s1c:distance=5", "at least 10"),
+    ("1s4c:gpu=2", 'unknown option "gpu" (fix: did you mean "gpus"?)'),
+    ("1s4c:mem=1Gi:mem=2Gi", 'option "mem" is given twice'),
+    ("1s4c:gpus=\u0663", "gpus must be a whole number"),
+    ("1s4c:mem=E", 'quantity "E" is invalid'),
+    ("1s4c:mem=1e30", "more than the 2^63-1 bytes"),
+    ("257s1n256c1t", "65792 CPUs is more than 65536"),
 ])
 def test_bad_specs_name_the_bad_part(spec, message):
     with pytest.raises(InputError) as e:

@@ -214,3 +214,16 @@ def test_pcie_root_from_a_tarball_symlink(tmp_path):
         tar.add(tree, arcname="dump")
     (gpu,) = load_machine(str(tarball)).pci_devices
     assert (gpu.address, gpu.pcie_root) == ("0000:3b:00.0", "pci0000:3a")
+
+
+def test_a_cpu_directory_past_the_largest_cpu_id_is_refused_at_once(tmp_path):
+    from kubetwin.errors import InputError
+    from kubetwin.machine import load_machine
+
+    cpu = tmp_path / "sys/devices/system/cpu/cpu99999999999/topology"
+    cpu.mkdir(parents=True)
+    (cpu / "core_id").write_text("0\n")
+    (cpu / "physical_package_id").write_text("0\n")
+    (tmp_path / "sys/devices/system/node/node0/cpu99999999999").mkdir(parents=True)
+    with pytest.raises(InputError, match="CPU id 99999999999 is beyond the largest CPU id"):
+        load_machine(str(tmp_path))

@@ -161,3 +161,22 @@ def test_gates_command_refuses_unknown_version():
 def test_gates_command_refuses_unknown_override():
     proc = run("gates", "--feature-gates", "Foo=true")
     assert proc.returncode == 1 and "--feature-gates.Foo: unrecognized feature gate: Foo" in proc.stderr
+
+
+def test_setting_a_locked_gate_to_the_other_value_is_ignored_with_a_warning():
+    from kubetwin.diagnostics import collecting
+
+    with collecting() as warnings:
+        gates = gates_for("1.36", {"SidecarContainers": False})
+    assert gates.enabled("SidecarContainers") is True
+    assert any("cannot set feature gate SidecarContainers to false, feature is locked to true" in w for w in warnings)
+
+
+def test_misspelt_gate_gets_the_nearest_known_gate():
+    with pytest.raises(InputError) as info:
+        gates_for("1.36", {"MemoryQos": True})
+    assert "unrecognized feature gate: MemoryQos" in str(info.value) and 'did you mean "MemoryQoS"?' in str(info.value)
+
+
+def test_feature_gates_flag_takes_go_booleans():
+    assert parse_feature_gates_flag("A=true,B=F, C = 1") == {"A": True, "B": False, "C": True}

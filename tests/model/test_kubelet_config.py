@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from kubetwin.diagnostics import collecting, strict_mode
 from kubetwin.errors import InputError
 from kubetwin.model.cpuset import CPUSet
 from kubetwin.model.duration import Duration
@@ -78,8 +79,12 @@ def test_explicit_memory_throttling_factor_is_kept_on_1_37():
     assert cfg("1.37", memoryThrottlingFactor=0.8).memory_throttling_factor == 0.8
 
 
-def test_unknown_fields_are_accepted_and_ignored():
-    assert cfg(staticPodPath="/etc/kubernetes/manifests", address="0.0.0.0") == cfg()
+def test_known_fields_irrelevant_to_resource_management_are_accepted_silently():
+    with collecting() as warnings:
+        assert cfg(staticPodPath="/etc/kubernetes/manifests", address="0.0.0.0",
+                   authentication={"webhook": {"enabled": True, "cacheTTL": "2m"}},
+                   logging={"format": "text", "flushFrequency": 5000000000}) == cfg()
+    assert warnings == []
 
 
 def test_single_process_oom_kill_unset_depends_on_cgroup_version():
@@ -180,12 +185,13 @@ def test_bad_duration_names_the_field():
 
 
 def test_duration_must_be_a_string():
-    assert "kubelet.yaml: cpuManagerReconcilePeriod: duration must be a string" in str(
-        error(cpuManagerReconcilePeriod=10))
+    assert 'kubelet.yaml: failed to decode: invalid type for field "cpuManagerReconcilePeriod": expected a string' \
+        in str(error(cpuManagerReconcilePeriod=10))
 
 
 def test_wrong_scalar_type_names_the_field():
-    assert "kubelet.yaml: maxPods: Expected `int`, got `str`" in str(error(maxPods="many"))
+    assert 'kubelet.yaml: failed to decode: invalid type for field "maxPods": expected an integer, got string' \
+        in str(error(maxPods="many"))
 
 
 def test_custom_cfs_period_needs_its_gate():
@@ -387,3 +393,91 @@ def test_load_from_file_reads_the_version(tmp_path):
     path.write_text("kind: KubeletConfiguration\ncpuManagerPolicy: static\n")
     c = load_kubelet_config(path, "1.37")
     assert (c.cpu_manager_policy, c.kubernetes_version, c.memory_throttling_factor) == ("static", "1.37", None)
+
+
+# --- strict decoding (k8s.io/kubelet/config/v1beta1 types.go) -----------------------------------------
+def test_misspelt_field_is_refused_with_the_strict_decoders_words_and_the_nearest_name():
+    e = error(cpuManagerPolcy="static")
+    assert str(e).startswith('kubelet.yaml: strict decoding error: unknown field "cpuManagerPolcy"')
+    assert 'did you mean "cpuManagerPolicy"?' in str(e)
+
+
+def test_refusal_says_that_a_real_kubelet_would_ignore_the_field():
+    assert "Using lenient decoding as strict decoding failed" in str(error(topologyManagerPolcy="none"))
+
+
+def test_every_unknown_field_is_listed_in_one_error():
+    e = error(cpuManagerPolcy="static", memoryManagerPolcy="Static")
+    assert 'unknown field "cpuManagerPolcy"' in str(e) and 'unknown field "memoryManagerPolcy"' in str(e)
+
+
+def test_unknown_nested_field_is_refused_with_its_path():
+    e = error(memorySwap={"swapBehaviour": "LimitedSwap"})
+    assert 'unknown field "memorySwap.swapBehaviour"' in str(e)
+    assert 'did you mean "memorySwap.swapBehavior"?' in str(e)
+
+
+def test_unknown_field_of_a_reserved_memory_entry_is_refused():
+    e = error(reservedMemory=[{"numaNode": 0, "limit": {"memory": "1Gi"}}])
+    assert 'unknown field "reservedMemory[0].limit"' in str(e)
+
+
+def test_string_map_values_must_be_strings_as_in_go():
+    e = error(kubeReserved={"cpu": 1})
+    assert 'invalid type for field "kubeReserved.cpu"' in str(e)
+
+
+def test_reserved_memory_limits_take_quantities_as_numbers_too():
+    c = cfg(reservedMemory=[{"numaNode": 0, "limits": {"memory": 1073741824}}])
+    assert c.reserved_memory[0].limits["memory"] == parse_quantity("1Gi")
+
+
+def test_internal_field_names_are_not_accepted_from_a_file():
+    assert 'unknown field "x-kubetwin-gates"' in str(error(**{"x-kubetwin-gates": {}}))
+
+
+def test_field_of_a_later_release_is_read_with_a_warning_naming_it():
+    with collecting() as warnings:
+        c = cfg("1.35", memoryReservationPolicy="TieredReservation")
+    assert c.memory_reservation_policy == "TieredReservation"
+    assert any("memoryReservationPolicy" in w and "Kubernetes 1.36" in w for w in warnings)
+
+
+def test_field_of_a_later_release_is_known_at_that_release():
+    with collecting() as warnings:
+        cfg("1.37", defaultPodSysctls={"net.ipv4.ip_forward": "1"})
+    assert warnings == []
+
+
+def test_field_of_a_later_release_is_an_error_under_strict():
+    with strict_mode(), pytest.raises(InputError):
+        cfg("1.34", tlsCurvePreferences=[23])
+
+
+# --- known fields kubetwin does not model ------------------------------------------------------------
+def test_image_garbage_collection_thresholds_are_reported_as_not_modelled():
+    with collecting() as warnings:
+        cfg(imageGCHighThresholdPercent=90)
+    assert any("imageGCHighThresholdPercent" in w and "not modelled by kubetwin" in w for w in warnings)
+
+
+def test_kernel_memcg_notification_is_reported_only_when_turned_on():
+    with collecting() as warnings:
+        cfg(kernelMemcgNotification=False)
+    assert warnings == []
+    with collecting() as warnings:
+        cfg(kernelMemcgNotification=True)
+    assert any("kernelMemcgNotification" in w for w in warnings)
+
+
+def test_enforcing_system_reserved_cgroups_is_reported_as_not_modelled():
+    with collecting() as warnings:
+        cfg(enforceNodeAllocatable=["pods", "system-reserved"], systemReservedCgroup="/system.slice")
+    assert any("enforceNodeAllocatable" in w for w in warnings)
+
+
+def test_not_modelled_field_is_an_error_under_strict():
+    with strict_mode(), pytest.raises(InputError) as info:
+        KubeletConfiguration.from_dict({"registerWithTaints": [{"key": "a", "effect": "NoSchedule"}]},
+                                       file="kubelet.yaml")
+    assert "kubelet.yaml: registerWithTaints: field is not modelled by kubetwin" in str(info.value)

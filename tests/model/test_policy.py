@@ -203,7 +203,8 @@ def test_unknown_preemption_policy_is_refused():
 
 
 def test_value_must_be_an_integer():
-    assert "objects.yaml: value" in refused(priority_class_from_dict, pclass(value="high"))
+    assert 'objects.yaml: strict decoding error: invalid type for field "value": expected an integer' in refused(
+        priority_class_from_dict, pclass(value="high"))
 
 
 def test_value_must_fit_int32():

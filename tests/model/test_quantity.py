@@ -108,3 +108,25 @@ def test_absurd_magnitudes_are_refused_instead_of_hanging(text):
 def test_zero_with_a_huge_exponent_is_just_zero():
     q = Quantity.parse("0e999999999")
     assert (q.canonical(), q.value(), q.milli_value()) == ("0", 0, 0)
+
+
+# --- edge cases of apimachinery's scanner ------------------------------------------------------------
+@pytest.mark.parametrize("text", ["E", "e3", "E-3", "+", "-", ".", "+.", "-.", "Ki", "m", "k", ".e3"])
+def test_a_string_without_digits_is_refused_not_read_as_zero(text):
+    with pytest.raises(QuantityError) as info:
+        parse_quantity(text, "spec.containers[0].resources.requests.cpu")
+    assert f'quantity "{text}" is invalid: a quantity needs digits' in str(info.value)
+    assert "kubernetes/apimachinery#165" in str(info.value)
+
+
+@pytest.mark.parametrize("text", ["1.1.M", "1+1.0M", "0.1mi", "0.1am", "aoeu", ".5i", "1i", "-3.01i", "-3.01e-",
+                                  " 1", "1 ", "1e", "1e+", "1Ki3", "1KKi", "\uff11", "1\u0663", "0x10", ""])
+def test_strings_apimachinery_refuses_are_refused(text):
+    with pytest.raises(QuantityError):
+        Quantity.parse(text)
+
+
+@pytest.mark.parametrize("text, milli", [("1.", 1000), ("1.G", 10**12), (".001", 1), ("0.", 0), ("+1", 1000),
+                                         ("-0", 0), ("00", 0), ("1E", 10**21), ("1e+3", 10**6), ("0.5e-1", 50)])
+def test_strings_apimachinery_accepts_with_digits_are_read_as_it_reads_them(text, milli):
+    assert Quantity.parse(text).milli_value() == milli

@@ -64,13 +64,21 @@ def _kubetwin() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "kubetwin"]
 
 
-def test_simulate_without_arguments_runs_the_default_scenario_and_writes_the_report(tmp_path):
+def test_simulate_without_arguments_runs_the_default_scenario_and_writes_only_the_files_asked_for(tmp_path):
     out = subprocess.run(_kubetwin() + ["simulate", "--no-progress", "--json", "r.json", "--metrics", "m.prom"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert (tmp_path / "kubetwin-report.html").stat().st_size > 10_000
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["scheduled"] > 0
     assert "kubetwin_sim_pods" in (tmp_path / "m.prom").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.prom", "r.json"]
+
+
+def test_simulate_writes_the_html_report_when_asked(tmp_path):
+    out = subprocess.run(_kubetwin() + ["simulate", "--no-progress", "--report", "r.html"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "r.html").stat().st_size > 10_000
+    assert out.stdout.rstrip().endswith("report: r.html")
 
 
 def test_simulate_bad_scenario_exits_1_naming_file_and_field(tmp_path):
@@ -138,3 +146,117 @@ def test_evictions_and_oom_kills_reach_every_report(tmp_path):
     render_summary([r], Console(file=buf, width=120))
     out = buf.getvalue()
     assert "OOM kills" in out and "evicted: memory.available" in out
+
+
+# --- variants, deltas, labels, per-pod table, DRA devices -------------------------------------------------------------
+def _variant_result(result, name="x", changes=("kubelet.cpuManagerPolicy=none",)):
+    import dataclasses
+
+    return dataclasses.replace(result, scenario=f"{result.scenario}:{name}", variant=name, changes=tuple(changes))
+
+
+def test_a_variant_is_compared_with_the_run_of_the_same_workload_without_variant(result):
+    from kubetwin.sim.results import baseline_of
+
+    variant = _variant_result(result)
+    assert baseline_of([result, variant]) == [None, result]
+
+
+def test_terminal_summary_shows_deltas_to_the_baseline_and_what_the_variant_changed(result):
+    import dataclasses
+    import io
+
+    from rich.console import Console
+
+    from kubetwin.report.terminal import render_summary
+
+    variant = _variant_result(dataclasses.replace(result, pods=result.pods[:-2]))
+    buf = io.StringIO()
+    render_summary([result, variant], Console(file=buf, width=160))
+    out = buf.getvalue()
+    assert re.search(r"│ pods +│ +6 │ +4 \(−2\) │", out), out
+    assert "r:x: kubelet.cpuManagerPolicy=none (compared with r)" in out
+
+
+def test_figures_are_labelled_end_of_run_or_time_average(result):
+    import io
+
+    from rich.console import Console
+
+    from kubetwin.report.terminal import render_summary
+
+    buf = io.StringIO()
+    render_summary([result], Console(file=buf, width=160))
+    out = buf.getvalue()
+    for label in ("running at the end", "running, time average", "cpu requested / allocatable, at the end",
+                  "cpu requested / allocatable, time average", "pending at the end"):
+        assert label in out
+    page = render_html([result])
+    assert "cpu requested / allocatable, time average" in page and "<i>at the end</i>" in page
+
+
+def test_time_average_holds_each_sample_until_the_next(result):
+    import dataclasses
+
+    from kubetwin.sim.results import Sample
+
+    samples = [Sample(0, 2, 0, {}), Sample(10, 4, 0, {}), Sample(40, 0, 0, {})]
+    r = dataclasses.replace(result, samples=samples)
+    assert r.time_average(lambda s: s.running) == (2 * 10 + 4 * 30) / 40
+
+
+def test_html_report_lists_variants_with_their_changes_and_deltas(result):
+    page = render_html([result, _variant_result(result)])
+    assert "<h2>Variants</h2>" in page and "kubelet.cpuManagerPolicy=none" in page
+    assert "(=)" in page  # an unchanged figure says so
+
+
+def test_html_report_has_a_per_pod_table_with_placement_phase_reason_and_message(result):
+    page = render_html([result])
+    assert "<h2>Pods — r</h2>" in page
+    assert "<th>placement</th><th>phase</th><th>reason</th><th>message</th>" in page
+    assert "cpus " in page  # the static CPU manager's exclusive CPUs are part of the placement
+
+
+def test_pods_that_did_not_run_come_first_in_the_pod_table(tmp_path):
+    from kubetwin.report.terminal import pod_rows
+
+    spec = yaml.safe_load(yaml.safe_dump(SCENARIO))
+    spec["spec"]["workloads"][0]["count"] = 30   # more than the two nodes hold
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(spec))
+    rows = pod_rows(simulate(load_scenario(p)))
+    phases = [r["phase"] for r in rows]
+    assert phases[0] != "Running" and phases[-1] == "Running"
+
+
+def test_dra_devices_in_use_are_shown_per_node(tmp_path):
+    out = subprocess.run(_kubetwin() + ["simulate", "--no-progress", "--json", "r.json", "--report", "r.html"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    nodes = json.loads((tmp_path / "r.json").read_text())["nodes"]
+    with_dra = [n for n in nodes if n["dra_devices"]]
+    assert with_dra and all(set(n["dra_allocated"]) <= set(n["dra_devices"]) for n in with_dra)
+    page = (tmp_path / "r.html").read_text()
+    assert "(DRA)" in page and "DRA gpu:" in page
+
+
+def test_simulate_json_alone_writes_only_the_json(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(SCENARIO))
+    out = subprocess.run(_kubetwin() + ["simulate", "-f", "s.yaml", "--json", "r.json"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["r.json", "s.yaml"]
+
+
+def test_several_runs_report_their_progress_on_stderr(tmp_path):
+    p = tmp_path / "s.yaml"
+    p.write_text(yaml.safe_dump(SCENARIO))
+    out = subprocess.run(_kubetwin() + ["simulate", "-f", "s.yaml", "--variant", "x:kubelet.cpuManagerPolicy=none",
+                                        "-j", "1", "-o", "json"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "run 1/2 finished: r" in out.stderr and "run 2/2 finished: r:x" in out.stderr
+    runs = json.loads(out.stdout)["runs"]
+    assert runs[1]["variant"] == {"name": "x", "changes": ["kubelet.cpuManagerPolicy=none"]}

@@ -84,7 +84,7 @@ def test_unknown_scoring_strategy_names_the_field(files):
 
 def test_resource_weight_out_of_range_names_the_field(files):
     (files / "args.yaml").write_text(
-        "kind: NodeResourcesFitArgs\nscoringStrategy: {type: LeastAllocated, resources: [{name: cpu, weight: 0}]}\n")
+        "kind: NodeResourcesFitArgs\nscoringStrategy: {type: LeastAllocated, resources: [{name: cpu, weight: 101}]}\n")
     proc = run(files, "--nodes", "nodes.yaml", "--plugin", "NodeResourcesFit", "--plugin-args", "args.yaml",
                "pod.yaml")
     assert proc.returncode == 1

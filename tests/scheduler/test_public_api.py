@@ -7,12 +7,12 @@ import pytest
 
 import kubetwin.scheduler as scheduler
 from kubetwin.errors import InputError, KubetwinError
-from kubetwin.scheduler.queue import (ASSIGNED_POD_ADD, NODE_UPDATE, PLUGIN_EVENTS,
-                                      POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION, SchedulingQueue)
+from kubetwin.scheduler.backend.queue import (ASSIGNED_POD_ADD, NODE_UPDATE, PLUGIN_EVENTS,
+                                              POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION, SchedulingQueue)
 from kubetwin.scheduler.scheduler import Scheduler
-from kubetwin.scheduler.vector import VECTOR_FILTERS
+from kubetwin.scheduler.fastpath import vector
 
-from .test_scheduler import GATES, node, pod
+from .builders import GATES, node, pod
 
 
 def test_public_names_are_exported():
@@ -112,7 +112,8 @@ def test_registered_vector_filter_is_used_for_its_plugin(monkeypatch):
         calls.append(p.name)
         return None
 
-    monkeypatch.setitem(VECTOR_FILTERS, "NodeUnschedulable", VECTOR_FILTERS["NodeUnschedulable"])
+    monkeypatch.setattr(vector, "_OUT_OF_TREE", {})
+    monkeypatch.setattr(vector, "_RESOLVED", {})
     scheduler.register_vector_filter("NodeUnschedulable", fn)
     assert Scheduler(None, [node("n1")], GATES).schedule(pod("a")).node == "n1"
     assert calls == ["a"]

@@ -55,7 +55,8 @@ def test_devices_are_released_when_a_pod_ends(tmp_path, kit):
     ({"kinds": ["gpu"]}, "draDrivers[0].driver", "Required value: driver"),
     ({"driver": "gpu.example.com", "kinds": ["tpu"]}, "draDrivers[0].kinds[0]", 'Unsupported value: "tpu"'),
     ({"driver": "gpu.example.com", "vendorIDs": ["zz"]}, "draDrivers[0].vendorIDs[0]", "Invalid value: 'zz'"),
-    ({"driver": "gpu.example.com", "colour": "red"}, "draDrivers[0].colour", 'unknown field "colour"'),
+    ({"driver": "gpu.example.com", "colour": "red"}, "draDrivers[0].colour",
+         'unknown field "spec.nodeGroups[0].draDrivers[0].colour"'),
 ])
 def test_bad_dra_drivers_are_refused_with_their_field(tmp_path, kit, driver, path, text):
     from kubetwin.errors import InputError

@@ -54,5 +54,113 @@ def test_a_pod_defined_twice_is_refused(tmp_path, kit):
 
 
 def test_an_unknown_kind_is_refused(tmp_path, kit):
-    with pytest.raises(InputError, match="kind 'Secret' is not part of a scenario"):
+    with pytest.raises(InputError, match='kind "Secret" is not supported in a scenario'):
         kit.scenario(tmp_path, {}, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
+
+
+# --- strict decoding of the Simulation object ---------------------------------------------------------
+def _error(tmp_path, kit, spec, *extra) -> str:
+    with pytest.raises(InputError) as e:
+        kit.scenario(tmp_path, spec, *extra)
+    return str(e.value)
+
+
+def test_misspelt_spec_field_gets_the_nearest_name(tmp_path, kit):
+    msg = _error(tmp_path, kit, {"sampleIntervall": "1m"})
+    assert 'unknown field "spec.sampleIntervall"' in msg and 'did you mean "spec.sampleInterval"?' in msg
+
+
+def test_misspelt_node_group_field_gets_the_nearest_name(tmp_path, kit):
+    msg = _error(tmp_path, kit, {"nodeGroups": [{**kit.group(), "kubeletConfg": {}}]})
+    assert 'did you mean "spec.nodeGroups[0].kubeletConfig"?' in msg
+
+
+def test_misspelt_field_of_the_embedded_kubelet_configuration_is_refused(tmp_path, kit):
+    g = {"name": "m", "machine": "1s1n4c2t", "kubeletConfig": {"topologyManagerPolcy": "restricted"}}
+    msg = _error(tmp_path, kit, {"nodeGroups": [g]})
+    assert "spec.nodeGroups[0].kubeletConfig" in msg and 'did you mean "topologyManagerPolicy"?' in msg
+
+
+def test_unknown_top_level_field_of_the_simulation_is_refused(tmp_path, kit):
+    p = tmp_path / "scenario.yaml"
+    p.write_text("apiVersion: kubetwin.io/v1alpha1\nkind: Simulation\nmetadata: {name: t}\nspec: {}\nstatus: {}\n")
+    from kubetwin.sim import load_scenario
+
+    with pytest.raises(InputError, match='unknown field "status"'):
+        load_scenario(p)
+
+
+def test_field_of_the_wrong_type_is_refused(tmp_path, kit):
+    assert 'invalid type for field "spec.seed": expected an integer, got string' in _error(tmp_path, kit, {"seed": "7"})
+
+
+def test_kubernetes_version_written_as_a_number_is_refused(tmp_path, kit):
+    # 1.30 as a YAML number is 1.3: it must be quoted
+    assert 'invalid type for field "spec.kubernetesVersion"' in _error(tmp_path, kit, {"kubernetesVersion": 1.30})
+
+
+def test_unknown_kubernetes_version_is_refused_with_its_path(tmp_path, kit):
+    assert "spec.kubernetesVersion" in _error(tmp_path, kit, {"kubernetesVersion": "1.20"})
+
+
+def test_misspelt_feature_gate_is_refused_when_the_scenario_is_read(tmp_path, kit):
+    msg = _error(tmp_path, kit, {"featureGates": {"PodLevelResource": True}})
+    assert "unrecognized feature gate: PodLevelResource" in msg and 'did you mean "PodLevelResources"?' in msg
+
+
+def test_inline_and_file_kubelet_configurations_together_are_refused(tmp_path, kit):
+    g = {"name": "m", "machine": "1s1n4c2t", "kubeletConfig": {}, "kubeletConfigFile": "k.yaml"}
+    assert "kubeletConfig and kubeletConfigFile are both given" in _error(tmp_path, kit, {"nodeGroups": [g]})
+
+
+def test_inline_and_file_scheduler_configurations_together_are_refused(tmp_path, kit):
+    spec = {"schedulerConfig": {}, "schedulerConfigFile": "s.yaml"}
+    assert "schedulerConfig and schedulerConfigFile are both given" in _error(tmp_path, kit, spec)
+
+
+@pytest.mark.parametrize("arrival", [{"at": "1s", "rate": 1}, {"interval": "1s", "rate": 1}, {"at": "1s", "start": "2s"}])
+def test_arrival_settings_that_would_be_ignored_are_refused(tmp_path, kit, arrival):
+    assert "spec.workloads[0].arrival" in _error(tmp_path, kit, {"workloads": [kit.workload(arrival=arrival)]})
+
+
+def test_capacity_node_group_with_a_kubelet_configuration_gets_its_allocatable(tmp_path, kit):
+    g = kit.group(kubeletConfig={"kubeReserved": {"memory": "1Gi"}})
+    sc = kit.scenario(tmp_path, {"nodeGroups": [g]})
+    allocatable = sc.nodes[0].node.status.allocatable["memory"].value()
+    assert allocatable == 8 * 2**30 - 2**30 - 100 * 2**20  # kubeReserved and the default evictionHard
+
+
+def test_capacity_node_group_without_a_kubelet_configuration_keeps_its_capacity(tmp_path, kit):
+    sc = kit.scenario(tmp_path, {"nodeGroups": [kit.group()]})
+    assert sc.nodes[0].node.status.allocatable["memory"] == sc.nodes[0].node.status.capacity["memory"]
+
+
+def test_resource_managers_without_a_machine_are_reported_as_not_modelled(tmp_path, kit):
+    from kubetwin.diagnostics import collecting
+
+    g = kit.group(kubeletConfig={"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1"}})
+    with collecting() as warnings:
+        kit.scenario(tmp_path, {"nodeGroups": [g]})
+    assert any("spec.nodeGroups[0].kubeletConfig.cpuManagerPolicy: field is not modelled" in w for w in warnings)
+
+
+def test_trace_options_of_another_format_are_refused(tmp_path, kit):
+    spec = {"traces": [{"format": "pods", "path": "pods.csv", "limit": 10}]}
+    assert "spec.traces[0].limit: limit applies to format alibaba-gpu-v2023 only" in _error(tmp_path, kit, spec)
+
+
+def test_misspelt_duration_kind_gets_the_nearest_name(tmp_path, kit):
+    msg = _error(tmp_path, kit, {"workloads": [kit.workload(duration={"exponentail": "10m"})]})
+    assert 'unknown duration kind "exponentail"' in msg and 'did you mean "exponential"?' in msg
+
+
+def test_the_command_line_version_is_the_one_the_kubelets_are_defaulted_for(tmp_path, kit):
+    from kubetwin.diagnostics import collecting
+    from kubetwin.sim import load_scenario
+
+    kit.scenario(tmp_path, {"kubernetesVersion": "1.36", "nodeGroups": [{"name": "m", "machine": "1s1n4c2t"}]})
+    with collecting() as warnings:
+        sc = load_scenario(tmp_path / "scenario.yaml", kubernetes_version="1.37")
+    assert sc.nodes[0].kubelet.kubernetes_version == "1.37"
+    assert sc.nodes[0].kubelet.memory_throttling_factor is None   # the 1.37 default
+    assert any("--kubernetes-version 1.37 is used" in w for w in warnings)

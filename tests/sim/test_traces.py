@@ -87,7 +87,7 @@ def test_csv_bad_quantity_names_file_line_and_column(tmp_path):
 def test_csv_unknown_column_is_refused(tmp_path):
     p = tmp_path / "pods.csv"
     p.write_text("name,cpus\na,1\n")
-    with pytest.raises(InputError, match="line 2: unknown column 'cpus'"):
+    with pytest.raises(InputError, match='line 1: unknown column "cpus" .fix: did you mean "cpu"'):
         read_pod_table(p)
 
 

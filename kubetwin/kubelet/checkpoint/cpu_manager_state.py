@@ -10,6 +10,13 @@ Checksums are verified as the kubelet verifies them (``gohash``): a V2/V3 file w
 is accepted (old file backend); V3 checksums are accepted under either struct name the kubelet
 has hashed them with. A hand-written file without a ``checksum`` key is accepted too: that is
 how the conformance cases and people write state, and the kubelet itself never writes one.
+
+Decoding is strict: the kubelet reads checkpoints with plain ``json.Unmarshal`` (field names
+matched case-insensitively, unknown fields ignored); kubetwin matches names the same way
+(:func:`~kubetwin.model.strict.fold_case`) but refuses an unknown field, with the nearest name,
+and a CPU held by containers of two different pods (which no kubelet writes: containers of one
+pod may share CPUs, as an app container reuses its init containers'). CPUs the machine lacks
+are refused when the CPU Manager starts (``validateState``).
 """
 
 from __future__ import annotations
@@ -20,12 +27,32 @@ from typing import Any
 
 from ...errors import InputError
 from ...model.cpuset import CPUSet
+from ...model.strict import ANY, INTEGER, STRING, check, fold_case, map_of, obj
 from ..cpu.state import CPUState
 from .files import atomic_write, read_json
 from .gohash import cpu_checkpoint_struct, checksum, string_checksum
 
 FILE_NAME = "cpu_manager_state"
 VERSIONS = ("v2", "v3", "v4")
+
+#: The fields of a V2/V3 checkpoint (``CPUManagerCheckpointV2``/``V3``); ``entries`` map pod UIDs to
+#: container names to cpusets (V1: container ids to cpusets, refused below with the kubelet's words).
+_PAYLOAD = {"policyName": STRING, "defaultCpuSet": STRING, "entries": map_of(ANY),
+            "podEntries": map_of(obj(cpuSet=STRING)), "checksum": INTEGER}
+PAYLOAD_SPEC = obj(_PAYLOAD)
+#: A file: the payload inline, and for V4 the payload again as a JSON string with its checksum.
+FILE_SPEC = obj({**_PAYLOAD, "data": STRING, "dataChecksum": INTEGER})
+_UNKNOWN_FIX = "the kubelet's checkpoint reader ignores unknown fields; kubetwin refuses them"
+
+
+def _strict(doc: dict, spec, file: str | None) -> dict:
+    folded = fold_case(doc, spec)
+    try:
+        check(folded, spec, file=file)
+    except InputError as exc:
+        exc.fix = f"{exc.fix}; {_UNKNOWN_FIX}" if exc.fix else _UNKNOWN_FIX
+        raise
+    return folded
 
 
 def corrupt_error(file: str | None, manager: str = "CPU", name: str = FILE_NAME,
@@ -87,6 +114,7 @@ def cpu_state_from_json(doc: Any, file: str | None = None) -> CPUState:
     try:
         if not isinstance(doc, dict):
             raise InputError("checkpoint must be a JSON object", path="")
+        doc = _strict(doc, FILE_SPEC, file)
         payload = doc
         if isinstance(doc.get("data"), str):
             ck = _checksum_value(doc, "dataChecksum")
@@ -98,12 +126,16 @@ def cpu_state_from_json(doc: Any, file: str | None = None) -> CPUState:
                 raise corrupt_error(file, reason="failed to deserialize cpu manager checkpoint data") from None
             if not isinstance(payload, dict):
                 raise corrupt_error(file, reason="failed to deserialize cpu manager checkpoint data")
+            try:
+                payload = _strict(payload, PAYLOAD_SPEC, file)
+            except InputError as exc:
+                raise exc.within("data") from None
         else:
             _verify_inline(doc, file)
         policy = payload.get("policyName")
         if not isinstance(policy, str):
             raise InputError("policyName is required", path="policyName")
-        default = payload.get("defaultCpuSet", payload.get("defaultCPUSet", ""))
+        default = payload.get("defaultCpuSet") or ""
         state = CPUState(policy, _cpuset(default, "defaultCpuSet"))
         entries = payload.get("entries") or {}
         if not isinstance(entries, dict):
@@ -118,16 +150,32 @@ def cpu_state_from_json(doc: Any, file: str | None = None) -> CPUState:
             for name, cs in conts.items():
                 state.set(uid, name, _cpuset(cs, f"entries.{uid}.{name}"))
         for uid, entry in (payload.get("podEntries") or {}).items():
-            cs = entry.get("cpuSet", "") if isinstance(entry, dict) else entry
-            state.pod_entries[uid] = _cpuset(cs, f"podEntries.{uid}.cpuSet")
+            state.pod_entries[uid] = _cpuset((entry or {}).get("cpuSet") or "", f"podEntries.{uid}.cpuSet")
+        _check_one_pod_per_cpu(state)
         return state
     except InputError as exc:
         raise exc.in_file(file)
 
 
+def _check_one_pod_per_cpu(state: CPUState) -> None:
+    """No CPU is held by two pods (their containers' entries, or their pod-level bubbles)."""
+    owner: dict[int, tuple[str, str]] = {}
+    held = [(uid, f"entries.{uid}.{name}", cpus) for uid, conts in state.entries.items()
+            for name, cpus in conts.items()]
+    held += [(uid, f"podEntries.{uid}.cpuSet", cpus) for uid, cpus in state.pod_entries.items()]
+    for uid, path, cpus in held:
+        for cpu in cpus:
+            first = owner.setdefault(cpu, (uid, path))
+            if first[0] != uid:
+                raise InputError(f"CPU {cpu} is assigned to pods {first[0]} ({first[1]}) and {uid}", path=path,
+                                 fix="an exclusive CPU belongs to one pod; the checkpoint was not written by a "
+                                     "kubelet: drain the node and delete the file, or correct it")
+            # containers of one pod may share CPUs: app containers reuse their init containers'
+
+
 def read_cpu_manager_state(path: str | Path) -> CPUState:
     p = Path(path)
-    return cpu_state_from_json(read_json(p), str(p))
+    return cpu_state_from_json(read_json(p, "CPU"), str(p))
 
 
 def _entries(state: CPUState) -> dict[str, dict[str, str]]:

@@ -8,6 +8,8 @@ array (no NUMA nodes); they are read as devices without topology.
 Unlike the CPU and memory managers, the kubelet does not refuse to start on a corrupt device
 checkpoint: it logs "Continue after failing to read checkpoint file" and starts with no device
 allocations. :func:`read_device_manager_state` reports that through ``warn`` and does the same.
+An unknown field (which the kubelet's ``json.Unmarshal`` would skip) is refused, with the
+nearest name: such a file was written by hand, and a misspelt field would silently drop devices.
 """
 
 from __future__ import annotations
@@ -18,11 +20,18 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...errors import InputError
+from ...model.strict import ANY, INTEGER, STRING, check, fold_case, list_of, map_of, obj
 from ..devices.manager import NODE_WITHOUT_TOPOLOGY, DeviceCheckpointData
 from .files import atomic_write
 from .gohash import checksum, device_checkpoint_data
 
 FILE_NAME = "kubelet_internal_checkpoint"
+
+#: ``checkpoint.Data`` (``DeviceIDs``: NUMA node -> ids, or a plain list in the pre-NUMA format).
+FILE_SPEC = obj(Data=obj(PodDeviceEntries=list_of(obj(PodUID=STRING, ContainerName=STRING, ResourceName=STRING,
+                                                      DeviceIDs=ANY, AllocResp=STRING)),
+                         RegisteredDevices=map_of(list_of(STRING))),
+                Checksum=INTEGER)
 
 
 class CorruptDeviceCheckpoint(Exception):
@@ -88,19 +97,25 @@ def read_device_manager_state(path: str | Path, warn: Callable[[str], None]) -> 
     """The checkpoint, or ``None`` (with a warning) when the kubelet would continue without it."""
     p = Path(path)
     try:
-        text = p.read_text()
-    except UnicodeDecodeError as exc:
-        text = None
-        reason = f"not UTF-8 text (byte {exc.start})"
+        data = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read checkpoint: {exc.strerror}", file=str(p)) from None
     try:
-        if text is not None:
-            return device_state_from_json(json.loads(text))
+        doc = json.loads(data.decode("utf-8"))
+        if isinstance(doc, dict):
+            doc = fold_case(doc, FILE_SPEC)
+            try:
+                check(doc, FILE_SPEC, file=str(p))
+            except InputError as exc:
+                if any("unknown field" in part for part in exc.message.split(", ")):
+                    exc.fix = (f"{exc.fix}; " if exc.fix else "") + ("the kubelet's checkpoint reader ignores "
+                                                                     "unknown fields; kubetwin refuses them")
+                    raise
+        return device_state_from_json(doc)
     except json.JSONDecodeError as exc:
         reason = f"{exc.msg}"
-    except RecursionError:
-        reason = "JSON nesting is too deep"
+    except (UnicodeDecodeError, RecursionError):
+        reason = "checkpoint is corrupted: not UTF-8 JSON"
     except ValueError as exc:  # a number of thousands of digits
         reason = str(exc)
     except CorruptDeviceCheckpoint as exc:

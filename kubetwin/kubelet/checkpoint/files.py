@@ -16,26 +16,29 @@ def atomic_write(path: str | Path, data: bytes) -> None:
     write_atomic(path, data)
 
 
-def read_json(path: Path) -> Any:
-    """A checkpoint's JSON; anything unreadable is the kubelet's "corrupted checkpoint", naming the file."""
+def read_json(path: Path, manager: str = "CPU") -> Any:
+    """The checkpoint's JSON; a file that is not JSON is refused as the kubelet refuses it at
+    start-up (``could not restore state from checkpoint: ...``), with where the JSON breaks."""
+    from .cpu_manager_state import corrupt_error
+
     try:
-        raw = path.read_bytes()
+        data = path.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read checkpoint: {exc.strerror}", file=str(path)) from None
     limit = limits.MAX_INPUT_BYTES.value()
-    if len(raw) > limit:
-        raise InputError(f"checkpoint is {len(raw)} bytes, more than the {limit} bytes kubetwin reads", file=str(path),
+    if len(data) > limit:
+        raise InputError(f"checkpoint is {len(data)} bytes, more than the {limit} bytes kubetwin reads", file=str(path),
                          fix=f"raise the limit with {limits.MAX_INPUT_BYTES.env}=N if this is meant")
     try:
-        text = raw.decode("utf-8")
+        return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise InputError(f"checkpoint is corrupted: not UTF-8 text (byte {exc.start})", file=str(path)) from None
-    try:
-        return json.loads(text)
+        reason = f"not UTF-8 text (byte {exc.start})"
     except json.JSONDecodeError as exc:
-        raise InputError(f"checkpoint is corrupted: not valid JSON ({exc.msg} at line {exc.lineno})",
-                         file=str(path)) from None
+        reason = f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
     except RecursionError:
-        raise InputError("checkpoint is corrupted: JSON nesting is too deep", file=str(path)) from None
+        reason = "not valid JSON: nested too deeply"
     except ValueError as exc:  # a number of thousands of digits
-        raise InputError(f"checkpoint is corrupted: {exc}", file=str(path)) from None
+        reason = f"not valid JSON: {exc}"
+    err = corrupt_error(str(path), manager, path.name, reason)
+    err.path = ""
+    raise err

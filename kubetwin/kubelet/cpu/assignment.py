@@ -4,17 +4,29 @@ The whole tie-breaking story is the sort order: every list of units (NUMA nodes,
 cores, uncore caches) is sorted by ascending number of still-available CPUs, ties by id — the
 allocator fills the most-used units first — and the nesting follows the bigger unit
 (``NumSockets >= NumNUMANodes`` puts NUMA nodes first). Sets are int masks (see ``topo_masks``).
+
+Released behaviour is kept bug for bug (docs/upstream-bugs.md):
+
+* a socket counts as free when its free CPUs equal ``CPUsPerSocket`` and a core when they equal
+  ``CPUsPerCore`` (integer divisions), until v1.37, which compares both with the unit's own size
+  (kubernetes/kubernetes#140498); a free unit is taken whole, so on machines with uneven cores or
+  sockets (hybrid CPUs) CPUs that are not available can be handed out (kubernetes#140495);
+* distributed mode remembers its best NUMA combination in a Go slice that later combinations
+  overwrite (``gocombos``);
+* distributed mode's remainder loops never end when no NUMA node of the chosen subset can give
+  another group: :class:`TakeByTopologyHang` says so instead of returning.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import combinations
 from math import sqrt
 from typing import TYPE_CHECKING
 
 from ...model.cpuset import CPUSet
+from ..admission_errors import KubeletHang
 from ..topology.bitmask import bits_of
+from .gocombos import SliceView, iterate_combinations
 from .topo_masks import TopoMasks, masks_of
 
 if TYPE_CHECKING:
@@ -27,14 +39,29 @@ class AllocationError(Exception):
     """takeByTopology could not satisfy the request (the message is the kubelet's)."""
 
 
-class _Accumulator:
-    __slots__ = ("tm", "avail", "needed", "result")
+class TakeByTopologyHang(KubeletHang):
+    """Upstream's ``takeByTopologyNUMADistributed`` would loop forever on this request.
 
-    def __init__(self, tm: TopoMasks, avail: int, needed: int):
+    The kubelet's admission goroutine never returns: the pod gets no verdict and the node admits
+    nothing after it. Not an admission error — callers must report it as a hang.
+    """
+
+    def __init__(self, where: str, numas: tuple[int, ...], remainder: int, group: int):
+        self.where, self.numas, self.remainder, self.group = where, numas, remainder, group
+        super().__init__(
+            f"the kubelet would hang in takeByTopology: takeByTopologyNUMADistributed's {where} loop cannot place "
+            f"the remaining {remainder} CPUs in groups of {group} on NUMA nodes {list(numas)} and never ends")
+
+
+class _Accumulator:
+    __slots__ = ("tm", "avail", "needed", "result", "own_size_check")
+
+    def __init__(self, tm: TopoMasks, avail: int, needed: int, own_size_check: bool = False):
         self.tm = tm
         self.avail = avail & tm.all
         self.needed = needed
         self.result = 0
+        self.own_size_check = own_size_check
 
     def take(self, cpus: int) -> None:
         self.result |= cpus
@@ -109,35 +136,42 @@ class _Accumulator:
     # --- taking whole units ---------------------------------------------------------------
     def take_full_numas(self) -> None:
         tm = self.tm
-        for n in self.sorted_numas():
-            cpus = tm.numa[n] & self.avail
-            if cpus != tm.numa[n] or not self.needs_at_least(cpus.bit_count()):
-                continue
-            self.take(cpus)
+        for n in [n for n in self.sorted_numas() if tm.numa[n] & self.avail == tm.numa[n]]:
+            if self.needs_at_least(tm.numa[n].bit_count()):
+                self.take(tm.numa[n])
+
+    def _socket_free(self, s: int) -> bool:
+        tm = self.tm
+        free = (tm.socket[s] & self.avail).bit_count()
+        return free == (tm.socket[s].bit_count() if self.own_size_check else tm.cpus_per_socket)
 
     def take_full_sockets(self) -> None:
+        # isSocketFree: free CPUs == CPUsPerSocket (NumCPUs / NumSockets), or the socket's own size
+        # from v1.37; then the socket's every CPU is taken
         tm = self.tm
-        for s in self.sorted_sockets():
-            cpus = tm.socket[s] & self.avail
-            if cpus.bit_count() != tm.cpus_per_socket or not self.needs_at_least(cpus.bit_count()):
-                continue
-            self.take(cpus)
+        for s in [s for s in self.sorted_sockets() if self._socket_free(s)]:
+            whole = tm.socket[s]
+            if self.needs_at_least(whole.bit_count()):
+                self.take(whole)
+
+    def _core_free(self, c: int) -> bool:
+        tm = self.tm
+        free = (tm.core[c] & self.avail).bit_count()
+        return free == (tm.core[c].bit_count() if self.own_size_check else tm.cpus_per_core)
 
     def take_full_cores(self) -> None:
+        # isCoreFree, then the core's every CPU is taken (free or not, as upstream does)
         tm = self.tm
-        for c in self.sorted_cores():
-            cpus = tm.core[c] & self.avail
-            if cpus.bit_count() != tm.cpus_per_core or not self.needs_at_least(cpus.bit_count()):
-                continue
-            self.take(cpus)
+        for c in [c for c in self.sorted_cores() if self._core_free(c)]:
+            whole = tm.core[c]
+            if self.needs_at_least(whole.bit_count()):
+                self.take(whole)
 
     def take_full_uncores(self) -> None:
         tm = self.tm
-        for u in self.sorted_uncores():
-            cpus = tm.uncore[u] & self.avail
-            if cpus != tm.uncore[u] or not self.needs_at_least(cpus.bit_count()):
-                continue
-            self.take(cpus)
+        for u in [u for u in self.sorted_uncores() if tm.uncore[u] & self.avail == tm.uncore[u]]:
+            if self.needs_at_least(tm.uncore[u].bit_count()):
+                self.take(tm.uncore[u])
 
     def take_partial_uncore(self, uncore: int) -> None:
         tm = self.tm
@@ -180,9 +214,9 @@ def _not_enough(requested: int, available: int) -> AllocationError:
 
 
 def take_packed(tm: TopoMasks, available: int, n: int, strategy: str = PACKED,
-                prefer_uncore: bool = False) -> int:
+                prefer_uncore: bool = False, own_size_check: bool = False) -> int:
     """``takeByTopologyNUMAPacked``: bigger units first, then uncore caches, cores, threads."""
-    acc = _Accumulator(tm, available, n)
+    acc = _Accumulator(tm, available, n, own_size_check)
     if acc.satisfied():
         return 0
     if acc.failed():
@@ -226,11 +260,32 @@ def _stddev(values: list[int]) -> float:
     return _round3(s)
 
 
-def take_distributed(tm: TopoMasks, available: int, n: int, group: int, strategy: str = PACKED) -> int:
+def _place_remainder(free: dict[int, int], subset: tuple[int, ...], remainder: int, group: int) -> None:
+    """Hand out ``remainder`` CPUs in groups over ``subset`` round-robin, as upstream's loop does.
+
+    Upstream's ``for remainder > 0`` pass skips NUMA nodes with fewer than ``group`` CPUs left and
+    starts again; a pass that places nothing repeats forever.
+    """
+    while remainder > 0:
+        progressed = False
+        for x in subset:
+            if remainder == 0:
+                break
+            if free[x] < group:
+                continue
+            free[x] -= group
+            remainder -= group
+            progressed = True
+        if not progressed:
+            raise TakeByTopologyHang("remainder balance", subset, remainder, group)
+
+
+def take_distributed(tm: TopoMasks, available: int, n: int, group: int, strategy: str = PACKED,
+                     own_size_check: bool = False) -> int:
     """``takeByTopologyNUMADistributed``: spread evenly (in groups) over the fewest NUMA nodes."""
     if group < 1 or n % group != 0:
-        return take_packed(tm, available, n, strategy, False)
-    acc = _Accumulator(tm, available, n)
+        return take_packed(tm, available, n, strategy, False, own_size_check)
+    acc = _Accumulator(tm, available, n, own_size_check)
     if acc.satisfied():
         return 0
     if acc.failed():
@@ -246,11 +301,12 @@ def take_distributed(tm: TopoMasks, available: int, n: int, group: int, strategy
     free = {x: (tm.numa[x] & acc.avail).bit_count() for x in numas}
     for k in range(min_k, max_k + 1):
         best_balance = float("inf")
-        best_combo: tuple[int, ...] | None = None
-        best_rem: tuple[int, ...] | None = None
-        for combo in combinations(numas, k):
+        best_combo: SliceView | None = None
+        best_rem: SliceView | None = None
+        for view in iterate_combinations(numas, k):
             if best_balance == 0:
                 break
+            combo = view.values()
             if sum(free[x] for x in combo) < n:
                 continue
             if sum(free[x] // group for x in combo) * group < n:
@@ -263,59 +319,57 @@ def take_distributed(tm: TopoMasks, available: int, n: int, group: int, strategy
                 after[x] -= dist
             remainder = n - dist * k
             local_best = float("inf")
-            local_rem: tuple[int, ...] | None = None
+            local_rem: SliceView | None = None
             if remainder == 0:
                 local_best = _stddev(list(after.values()))
             cand = [x for x in combo if after[x] >= group]
             for size in range(len(cand), 0, -1):
                 if remainder <= 0:
                     break
-                for subset in combinations(cand, size):
+                for sub_view in iterate_combinations(cand, size):
+                    subset = sub_view.values()
                     if sum(after[x] for x in subset) < remainder:
                         continue
                     trial = dict(after)
-                    rem = remainder
-                    while rem > 0:
-                        progressed = False
-                        for x in subset:
-                            if rem == 0:
-                                break
-                            if trial[x] < group:
-                                continue
-                            trial[x] -= group
-                            rem -= group
-                            progressed = True
-                        if not progressed:
-                            break
-                    if rem > 0:
-                        continue
+                    _place_remainder(trial, subset, remainder, group)
                     bal = _stddev(list(trial.values()))
                     if bal < local_best:
-                        local_best, local_rem = bal, subset
+                        local_best, local_rem = bal, sub_view
             if local_best < best_balance:
-                best_balance, best_combo, best_rem = local_best, combo, local_rem
+                best_balance, best_combo, best_rem = local_best, view, local_rem
         if best_combo is None:
             continue
-        dist = (n // len(best_combo) // group) * group
-        for x in best_combo:
-            acc.take(take_packed(tm, tm.numa[x] & acc.avail, dist, strategy, False))
-        remainder = n - dist * len(best_combo)
+        # Read the kept combinations now: Go's shared backing arrays may hold later subsets.
+        chosen = best_combo.values()
+        chosen_rem = best_rem.values() if best_rem is not None else ()
+        dist = (n // len(chosen) // group) * group
+        for x in chosen:
+            try:
+                acc.take(take_packed(tm, tm.numa[x] & acc.avail, dist, strategy, False, own_size_check))
+            except AllocationError:
+                pass  # upstream ignores the error and takes the empty set
+        remainder = n - dist * len(chosen)
         while remainder > 0:
             progressed = False
-            for x in best_rem or ():
+            for x in chosen_rem:
                 if remainder == 0:
                     break
                 if (tm.numa[x] & acc.avail).bit_count() < group:
                     continue
-                acc.take(take_packed(tm, tm.numa[x] & acc.avail, group, strategy, False))
+                try:
+                    acc.take(take_packed(tm, tm.numa[x] & acc.avail, group, strategy, False, own_size_check))
+                except AllocationError:
+                    pass
                 remainder -= group
                 progressed = True
             if not progressed:
-                break
-        if acc.needed != 0:
+                raise TakeByTopologyHang("remainder allocation", chosen_rem, remainder, group)
+        if acc.needed > 0:
             raise AllocationError(f"accounting error, not enough CPUs allocated, remaining: {acc.needed}")
+        if acc.needed < 0:
+            raise AllocationError(f"accounting error, too many CPUs allocated, remaining: {acc.needed}")
         return acc.result
-    return take_packed(tm, available, n, strategy, False)
+    return take_packed(tm, available, n, strategy, False, own_size_check)
 
 
 @dataclass(frozen=True)
@@ -326,14 +380,18 @@ class TakeStrategy:
     group_size: int = 1
     spread: bool = False
     prefer_uncore: bool = False
+    #: ``isCoreFree`` / ``isSocketFree`` compare a unit's free CPUs with its own size (v1.37+,
+    #: kubernetes#140498) instead of ``CPUsPerCore()`` / ``CPUsPerSocket()``
+    #: (see ``features.VERSIONED_DEFAULTS["cpuManagerFreeUnitCheck"]``)
+    own_size_check: bool = False
 
     def take(self, topo: "CPUTopology | TopoMasks", available: CPUSet, n: int) -> CPUSet:
         tm = topo if isinstance(topo, TopoMasks) else masks_of(topo)
         strategy = SPREAD if self.spread else PACKED
         if self.distribute_across_numa:
-            mask = take_distributed(tm, available.mask, n, self.group_size, strategy)
+            mask = take_distributed(tm, available.mask, n, self.group_size, strategy, self.own_size_check)
         else:
-            mask = take_packed(tm, available.mask, n, strategy, self.prefer_uncore)
+            mask = take_packed(tm, available.mask, n, strategy, self.prefer_uncore, self.own_size_check)
         return CPUSet.from_mask(mask)
 
 

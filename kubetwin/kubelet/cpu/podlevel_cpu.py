@@ -36,6 +36,8 @@ def allocate_pod_bubble(p: "StaticPolicy", s: CPUState, pod: Pod) -> None:
         first = next(iter(pod.all_containers()))[0]
         hint = p.affinity(pod.uid, first.name)
         bubble = p.allocate_cpus(s, total, hint.affinity, EMPTY)
+        p.note_cpus_not_in(f"pod {pod.name}", bubble, p.last_allocatable,
+                           "not free (in use by another container or reserved)")
         # before the containers are stored: the per-NUMA gauge does not see this pod yet
         p.update_metrics_on_allocate(s, bubble)
         plan = _partition(p, pod, bubble)
@@ -62,7 +64,7 @@ def _partition(p: "StaticPolicy", pod: Pod, bubble: CPUSet) -> list[tuple[str, C
         n = guaranteed_cpus(pod, ic, p.gates)
         if n > 0:
             p.counters.pinning_requests += 1
-            cpus = p.strategy.take(p.tm, bubble - sidecars, n)
+            cpus = _take_in(p, ic.name, bubble - sidecars, n)
             plan[ic.name] = (cpus, "pod_exclusive")
             if is_sidecar(ic):
                 sidecars = sidecars | cpus
@@ -75,7 +77,7 @@ def _partition(p: "StaticPolicy", pod: Pod, bubble: CPUSet) -> list[tuple[str, C
         n = guaranteed_cpus(pod, ac, p.gates)
         if n > 0:
             p.counters.pinning_requests += 1
-            cpus = p.strategy.take(p.tm, shared, n)
+            cpus = _take_in(p, ac.name, shared, n)
             shared = shared - cpus
             plan[ac.name] = (cpus, "pod_exclusive")
         else:
@@ -84,3 +86,11 @@ def _partition(p: "StaticPolicy", pod: Pod, bubble: CPUSet) -> list[tuple[str, C
         plan[name] = (shared, "pod_shared")
     order = [c.name for c, _ in pod.all_containers()]
     return [(name, plan[name][0], plan[name][1]) for name in order if name in plan]
+
+
+def _take_in(p: "StaticPolicy", name: str, pool: CPUSet, n: int) -> CPUSet:
+    """A container's slice of the bubble; whole-core takes of v1.36 can reach outside it (flagged)."""
+    cpus = p.strategy.take(p.tm, pool, n)
+    p.note_cpus_not_in(f"container {name}", cpus, pool,
+                       "not in the pod's free CPUs (outside its bubble or already given to a sibling container)")
+    return cpus

@@ -14,7 +14,7 @@ from typing import Callable
 from ...errors import InputError
 from ...machine.cputopology import CPUTopology
 from ...model.cpuset import EMPTY, CPUSet
-from ...model.features import FeatureGates
+from ...model.features import FeatureGates, default_for
 from ...model.pod import Container, Pod, is_sidecar
 from ..admission_errors import AdmissionError, SMTAlignmentError
 from ..memo import SharedMemo
@@ -22,7 +22,7 @@ from ..podlevel import (guaranteed_cpus, pod_guaranteed_cpus, pod_level_managers
                         skipped_for_pod_level, validate_pod_scope_resources)
 from ..topology.bitmask import bits_of, iterate_bitmasks
 from ..topology.hint import TopologyHint
-from .assignment import AllocationError, TakeStrategy
+from .assignment import AllocationError, TakeByTopologyHang, TakeStrategy
 from .options import StaticPolicyOptions
 from .state import CPUState
 from .topo_masks import TopoMasks, masks_of
@@ -76,6 +76,10 @@ def choose_reserved_cpus(topo: CPUTopology, strategy: TakeStrategy, reserved_sys
             reserved = strategy.take(topo, all_cpus, num_reserved)
         except AllocationError:
             reserved = EMPTY
+        except TakeByTopologyHang as exc:
+            raise InputError(f"the kubelet would hang at start-up choosing its reserved CPUs: {exc}",
+                             path="kubeReserved.cpu",
+                             fix="set reservedSystemCPUs, or a reservation the distributed take can place") from None
     if reserved.size() != num_reserved:
         raise InputError(f"[cpumanager] unable to reserve the required amount of CPUs (size of {reserved} did not "
                          f"equal {num_reserved})", path="reservedSystemCPUs" if reserved_system_cpus else "kubeReserved.cpu")
@@ -97,6 +101,7 @@ class StaticPolicy:
             group_size=topo.cpus_per_core() if options.full_physical_cpus_only else 1,
             spread=options.distribute_cpus_across_cores,
             prefer_uncore=options.prefer_align_by_uncore_cache,
+            own_size_check=default_for("cpuManagerFreeUnitCheck", gates.version) == "ownSize",
         )
         self.reserved = reserved
         phys = 0
@@ -107,6 +112,10 @@ class StaticPolicy:
         self.reserved_physical = CPUSet.from_mask(phys | reserved.mask)
         self.cpus_to_reuse: dict[str, CPUSet] = {}
         self.counters = Counters()
+        #: known upstream bugs that decided an allocation, read (and cleared) by the admission
+        self.bug_notes: list[str] = []
+        #: the pool the last ``allocate_cpus`` took from (what was free), to flag CPUs outside it
+        self.last_allocatable: CPUSet = EMPTY
         self._numa_masks: tuple[tuple[int, int, int, int], ...] | None = None
         #: picks and hints shared by every kubelet copied from this one (see ``kubelet.memo``)
         self.memo = SharedMemo()
@@ -117,6 +126,7 @@ class StaticPolicy:
         new.affinity = affinity
         new.cpus_to_reuse = dict(self.cpus_to_reuse)
         new.counters = self.counters.copy()
+        new.bug_notes = []
         return new
 
     # --- start-up ---------------------------------------------------------------------------
@@ -149,8 +159,15 @@ class StaticPolicy:
                                      f'cpuset "{tmp_default}"', path=f"cpu_manager_state.entries.{pod_uid}.{name}")
         total = tmp_default | s.assigned_cpus()
         if total != all_cpus:
+            # the kubelet's message; the path names the first entry holding CPUs the machine lacks
+            held = [("defaultCpuSet", tmp_default)] + [(f"entries.{u}.{n}", c) for u, cs in s.entries.items()
+                                                       for n, c in cs.items()]
+            held += [(f"podEntries.{u}.cpuSet", c) for u, c in s.pod_entries.items()]
+            where = next((p for p, c in held if not c.is_subset_of(all_cpus)), "")
             raise InputError(f'current set of available CPUs "{all_cpus}" doesn\'t match with CPUs in state "{total}"',
-                             path="cpu_manager_state")
+                             path="cpu_manager_state" + (f".{where}" if where else ""),
+                             fix=f"CPUs {total - all_cpus} are not on this machine" if where else
+                             f"CPUs {all_cpus - total} are neither in defaultCpuSet nor assigned")
 
     # --- metrics (initializeMetrics, updateMetricsOnAllocate/Release) -------------------------
     def initialize_metrics(self, s: CPUState) -> None:
@@ -243,12 +260,29 @@ class StaticPolicy:
             if isinstance(exc, AllocationError):
                 raise AdmissionError(str(exc)) from None
             raise
+        self._note_double_assignment(pod, c, cpus)
         s.set(pod.uid, c.name, cpus)
         self._update_reuse(pod, c, cpus)
         self.update_metrics_on_allocate(s, cpus)
         m.bump(m.allocations, ("cpu", "node"))
         m.bump(m.assignments, ("cpu", "node_exclusive"))
         self._count_physical_alignment()
+
+    def _note_double_assignment(self, pod: Pod, c: Container, cpus: CPUSet) -> None:
+        """Flag CPUs handed out that were not free (hybrid cores, kubernetes#140495)."""
+        self.note_cpus_not_in(f"container {c.name}", cpus, self.last_allocatable,
+                              "not free (in use by another container or reserved)")
+
+    def note_cpus_not_in(self, who: str, cpus: CPUSet, pool: CPUSet, what: str) -> None:
+        """Flag ``cpus`` outside the ``pool`` they were taken from (kubernetes#140495): never hidden."""
+        outside = cpus - pool
+        if outside.is_empty():
+            return
+        self.bug_notes.append(
+            f"known upstream bug kubernetes/kubernetes#140495: {who} was given CPUs {outside} that were {what}: "
+            f"takeByTopology took a whole core that counted as free because its free CPUs equal "
+            f"CPUsPerCore()={self.topo.cpus_per_core()} (an integer division on a machine with uneven cores), or a "
+            f"whole socket likewise; fixed by kubernetes#140498 in v1.37")
 
     def _count_physical_alignment(self) -> None:
         """A successful ``Allocate`` (the already-allocated shortcut included) under full-pcpus-only."""
@@ -271,6 +305,7 @@ class StaticPolicy:
     def allocate_cpus(self, s: CPUState, n: int, numa_affinity: int | None, reusable: CPUSet) -> CPUSet:
         """``allocateCPUs``: inside the affinity first, the rest from anywhere; taken out of the pool."""
         allocatable = self.available(s) | reusable
+        self.last_allocatable = allocatable
         key = ("pick", allocatable.mask, numa_affinity, n)
         result = self.memo.get(key)
         if result is None:

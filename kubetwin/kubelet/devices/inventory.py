@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from ...errors import InputError
+from ...model.strict import suggest, unknown_key_error
 
 HEALTHY, UNHEALTHY = "Healthy", "Unhealthy"
 
@@ -59,14 +60,25 @@ def _is_extended_resource_name(name: str) -> bool:
     return bool(prefix and rest) and prefix != "kubernetes.io" and not prefix.endswith(".kubernetes.io")
 
 
+#: The fields of the inventory format (docs/device-inventory.md): anything else is refused, with
+#: the nearest field, instead of being ignored (a misspelt ``numaNode`` would drop the topology).
+_INVENTORY_FIELDS = ("kind", "resources")
+_DEVICE_FIELDS = ("id", "numaNodes", "numaNode", "health")
+
+
 def inventory_from_dict(doc: Any, file: str | None = None, num_numa: set[int] | None = None) -> DeviceInventory:
     """Validate an inventory document; errors name the field path."""
     try:
         if not isinstance(doc, Mapping):
             raise InputError("a device inventory must be a mapping with a 'resources' key", path="")
+        for key in doc:
+            if key not in _INVENTORY_FIELDS:
+                raise unknown_key_error(str(key), _INVENTORY_FIELDS, path=str(key))
         kind = doc.get("kind")
         if kind is not None and kind != "DeviceInventory":
-            raise InputError(f"unsupported kind {kind!r}, expected DeviceInventory", path="kind")
+            near = suggest(kind, ("DeviceInventory",)) if isinstance(kind, str) else None
+            raise InputError(f"unsupported kind {kind!r}, expected DeviceInventory", path="kind",
+                             fix=f'did you mean "{near}"?' if near else None)
         raw = doc.get("resources")
         if not isinstance(raw, Mapping):
             raise InputError("must map resource names to lists of devices", path="resources")
@@ -85,6 +97,11 @@ def inventory_from_dict(doc: Any, file: str | None = None, num_numa: set[int] | 
                 q = f"{p}[{i}]"
                 if not isinstance(d, Mapping):
                     raise InputError("a device must be a mapping with an 'id'", path=q)
+                for key in d:
+                    if key not in _DEVICE_FIELDS:
+                        raise unknown_key_error(str(key), _DEVICE_FIELDS, path=f"{q}.{key}")
+                if "numaNode" in d and "numaNodes" in d:
+                    raise InputError("give numaNode or numaNodes, not both", path=f"{q}.numaNode")
                 did = d.get("id")
                 if not isinstance(did, str) or not did:
                     raise InputError("id is required and must be a non-empty string", path=f"{q}.id")

@@ -15,8 +15,10 @@ from typing import Any, Callable, Sequence
 from ... import limits
 from ...errors import InputError
 from ...model.duration import DurationError, parse_go_duration
+from ...model.kinds import check_object
 from ...model.loader import parse_documents, read_text
 from ...model.pod import Pod, pod_from_dict
+from ...model.strict import unknown_key_error
 from ...model.summary import Summary, summary_from_dict
 from .manager import AdmitResult, EvictionManager, SyncResult
 
@@ -43,6 +45,9 @@ def load_timeline(path: str | Path, warn: Callable[[InputError], None] | None = 
     name = "<stdin>" if str(path) == "-" else str(path)
     docs = parse_documents(read_text(path), name)
     if len(docs) == 1 and isinstance(docs[0], dict) and "steps" in docs[0]:
+        for key in docs[0]:
+            if key not in ("steps", "name", "notes"):
+                raise unknown_key_error(key, ("steps", "name", "notes"), path=key, file=name)
         raw = docs[0]["steps"]
         prefix = "steps"
     elif len(docs) == 1 and isinstance(docs[0], list):
@@ -62,8 +67,7 @@ def parse_step(raw: Any, path: str, file: str | None, warn: Callable[[InputError
         raise InputError("expected a step mapping (after, summary, afterReclaim, pods, admit)", path=path, file=file)
     for key in raw:
         if key not in _STEP_KEYS:
-            raise InputError(f"unknown field {key!r}", path=f"{path}.{key}", file=file,
-                             fix="a step has after, summary, afterReclaim, pods and admit")
+            raise unknown_key_error(str(key), _STEP_KEYS, path=f"{path}.{key}", file=file)
     after = raw.get("after", "0s")
     if isinstance(after, bool) or not isinstance(after, (str, int)):
         raise InputError("expected a Go duration such as 10s or 1m30s", path=f"{path}.after", file=file)
@@ -95,8 +99,9 @@ def _pods(raw: Any, path: str, file: str | None, warn: Callable[[InputError], No
     for i, obj in enumerate(raw):
         if not isinstance(obj, dict):
             raise InputError("expected a Pod object", path=f"{path}[{i}]", file=file)
+        check_object(obj, file, kinds=("Pod",), prefix=f"{path}[{i}]")
         try:
-            out.append(pod_from_dict(obj, None, warn=warn))
+            out.append(pod_from_dict(obj, None, warn=warn, checked=True))
         except InputError as exc:
             raise exc.within(f"{path}[{i}]").in_file(file) from None
     return tuple(out)

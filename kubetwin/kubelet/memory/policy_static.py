@@ -129,7 +129,9 @@ class StaticMemoryPolicy:
                                 raise InputError(f"[memorymanager] (pod: {uid}, container: {name}) the memory "
                                                  "assignment uses memory resource that does not exist",
                                                  path=f"memory_manager_state.entries.{uid}.{name}")
-                    self._record(uid, name, blocks, reserve=self._counts(conts, name))
+                    self._record(uid, name, blocks, reserve=self._counts(conts, name),
+                                 where=f"memory_manager_state.{'podEntries' if name == '' else 'entries'}.{uid}"
+                                       + (f".{name}" if name else ""))
             if state.machine_state and not machine_states_equal(state.machine_state, self.state.machine_state):
                 raise InputError("[memorymanager] the expected machine state is different from the real one",
                                  path="memory_manager_state.machineState",
@@ -173,17 +175,26 @@ class StaticMemoryPolicy:
         return out
 
     # --- bookkeeping ------------------------------------------------------------------------
-    def _record(self, uid: str, name: str, blocks: list[Block], reserve: bool) -> None:
+    def _record(self, uid: str, name: str, blocks: list[Block], reserve: bool, where: str = "") -> None:
         """Store blocks; ``reserve``: they take memory and count as assignments (``updateMachineState``).
 
         A pod-level pod's container blocks are views into its bubble: only the bubble (name
-        ``""``) reserves and counts, as ``AllocatePod`` and ``validateState`` do."""
+        ``""``) reserves and counts, as ``AllocatePod`` and ``validateState`` do. Restoring a
+        checkpoint (``where`` names the entry), blocks that do not fit the free memory of their
+        NUMA nodes are refused: the kubelet's ``validateState`` would drop the excess without a
+        word, and no kubelet writes such a checkpoint."""
         self.state.entries.setdefault(uid, {})[name] = blocks
         if not reserve:
             return
         ms = self.state.machine_state
-        for b in blocks:
-            _reserve(ms, b.numa_affinity, b.type, b.size)
+        for i, b in enumerate(blocks):
+            left = _reserve(ms, b.numa_affinity, b.type, b.size)
+            if left and where:
+                raise InputError(f"memory over-assigned: the block of {b.size} bytes of {b.type} on NUMA nodes "
+                                 f"{list(b.numa_affinity)} exceeds their free {b.type} by {left} bytes",
+                                 path=f"{where}[{i}].size",
+                                 fix="the entries add up to more than the machine's allocatable memory (after "
+                                     "reservedMemory): drain the node and delete the memory_manager_state file")
         # updateMachineState: every block counts once on each node of its affinity
         for b in blocks:
             for n in b.numa_affinity:
@@ -391,36 +402,83 @@ class StaticMemoryPolicy:
         return hint
 
     def _allocate_container(self, pod: Pod, c: Container) -> list[Block] | None:
-        if c.name in self.state.entries.get(pod.uid, {}):
+        existing = self.state.entries.get(pod.uid, {}).get(c.name)
+        if existing is not None:
+            self._update_pod_reusable_memory(pod, c, existing)
             return None
         requests = self._requests(pod, c)
         if not requests:
             return None
         hint = self.affinity(pod.uid, c.name)
-        reusable = self.reusable.setdefault(pod.uid, {})
         for uid in [u for u in self.reusable if u != pod.uid]:
             del self.reusable[uid]
+        reusable = self.reusable.get(pod.uid, {})
         hint = self.final_hint(hint, requests, reusable)
         bits = bits_of(hint.affinity)
         ms = self.state.machine_state
-        init_regular = any(ic.name == c.name and not is_sidecar(ic) for ic in pod.spec.init_containers)
         blocks = []
         for r, req in requests.items():
-            key = (hint.affinity, r)
-            have = reusable.get(key, 0)
-            used = min(have, req)
-            _reserve(ms, bits, r, req - used)
-            if init_regular:
-                reusable[key] = max(have, req)
-            else:
-                reusable[key] = have - used
+            have = reusable.get((hint.affinity, r), 0)
+            _reserve(ms, bits, r, req - min(have, req))
             blocks.append(Block(tuple(bits), r, req))
+        self._update_pod_reusable_memory(pod, c, blocks)
         self.state.entries.setdefault(pod.uid, {})[c.name] = blocks
         for b in blocks:  # updateMachineState: every block counts once on each node of its affinity
             for n in b.numa_affinity:
                 ms[n].number_of_assignments += 1
                 ms[n].cells = list(b.numa_affinity)
+        self._update_init_containers_memory_blocks(pod, c, blocks)
         return blocks
+
+    def _update_pod_reusable_memory(self, pod: Pod, c: Container, blocks: list[Block]) -> None:
+        """``updatePodReusableMemory``: a regular init container's blocks become reusable by the
+        containers after it (the largest per mask and type); a later container uses them up."""
+        for uid in [u for u in self.reusable if u != pod.uid]:
+            del self.reusable[uid]
+        if any(ic.name == c.name and not is_sidecar(ic) for ic in pod.spec.init_containers):
+            reusable = self.reusable.setdefault(pod.uid, {})
+            for b in blocks:
+                key = (mask_of(b.numa_affinity), b.type)
+                if b.size > reusable.get(key, 0):
+                    reusable[key] = b.size
+            return
+        reusable = self.reusable.get(pod.uid)
+        if not reusable:
+            return
+        for b in blocks:
+            key = (mask_of(b.numa_affinity), b.type)
+            have = reusable.get(key, 0)
+            if have:
+                reusable[key] = 0 if b.size >= have else have - b.size
+
+    def _update_init_containers_memory_blocks(self, pod: Pod, c: Container, blocks: list[Block]) -> None:
+        """``updateInitContainersMemoryBlocks``: the memory a container took over from regular init
+        containers before it is taken off their blocks, so that the blocks of a pod add up to what
+        the machine state reserves for it — the invariant the kubelet checks when it restarts from
+        its checkpoint (``validateState``). An init block may end at size 0."""
+        conts = self.state.entries.get(pod.uid, {})
+        for block in blocks:
+            size = block.size
+            for ic in pod.spec.init_containers:
+                if ic.name == c.name or size == 0:
+                    break
+                if is_sidecar(ic):
+                    continue
+                init_blocks = conts.get(ic.name)
+                if not init_blocks:
+                    continue
+                updated = []
+                for ib in init_blocks:
+                    if ib.size == 0 or ib.type != block.type or set(ib.numa_affinity) != set(block.numa_affinity):
+                        updated.append(ib)
+                        continue
+                    if ib.size > size:
+                        updated.append(Block(ib.numa_affinity, ib.type, ib.size - size))
+                        size = 0
+                    else:
+                        size -= ib.size
+                        updated.append(Block(ib.numa_affinity, ib.type, 0))
+                conts[ic.name] = updated
 
     def _violates_groups(self, bits: list[int]) -> bool:
         ms = self.state.machine_state
@@ -449,8 +507,9 @@ class StaticMemoryPolicy:
         return sorted({n for b in blocks for n in b.numa_affinity}) if blocks else None
 
 
-def _reserve(ms: Any, nodes: Any, resource: str, need: int) -> None:
-    """Take ``need`` of ``resource`` from the free memory of ``nodes`` in order, as far as each has."""
+def _reserve(ms: Any, nodes: Any, resource: str, need: int) -> int:
+    """Take ``need`` of ``resource`` from the free memory of ``nodes`` in order, as far as each has;
+    the part no node had is returned."""
     for n in nodes:
         t = ms[n].memory_map.get(resource)
         if t is None or need == 0:
@@ -459,3 +518,4 @@ def _reserve(ms: Any, nodes: Any, resource: str, need: int) -> None:
         t.free -= take
         t.reserved += take
         need -= take
+    return need

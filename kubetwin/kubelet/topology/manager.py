@@ -13,7 +13,7 @@ from typing import Protocol, Sequence
 from ...model.features import FeatureGates
 from ...model.pod import Container, Pod
 from ...model.resources import is_pod_level_resources_set
-from ..admission_errors import AdmissionError, TopologyAffinityError
+from ..admission_errors import AdmissionError, KubeletHang, TopologyAffinityError
 from .hint import TopologyHint
 from .policy import NONE, Policy, ProviderHints
 
@@ -94,6 +94,8 @@ class TopologyManager:
         except AdmissionError:
             self.admission_errors += 1
             raise
+        except KubeletHang:
+            raise  # no verdict at all: the admission never returns upstream
         except Exception as exc:  # noqa: BLE001 - any provider error is an admission failure
             self.admission_errors += 1
             raise AdmissionError(str(exc)) from None
@@ -116,7 +118,7 @@ class TopologyManager:
             self._record(c.name, hints, best, admit)
             if not admit:
                 self._count_alignment("container", False)
-                raise TopologyAffinityError()
+                raise TopologyAffinityError().with_hints(c, hints)
             self.affinities[(pod.uid, c.name)] = best
             for _, p in self.providers:
                 p.allocate(pod, c)
@@ -137,8 +139,9 @@ class TopologyManager:
         if not admit:
             self._count_alignment("pod", False)
             if pod_level:
-                raise TopologyAffinityError("Pod Scope: Resources cannot be allocated with Topology locality")
-            raise TopologyAffinityError()
+                raise TopologyAffinityError("Pod Scope: Resources cannot be allocated with Topology "
+                                            "locality").with_hints(None, hints)
+            raise TopologyAffinityError().with_hints(None, hints)
         for c, _ in pod.all_containers():
             self.affinities[(pod.uid, c.name)] = best
         if pod_level:

@@ -1,22 +1,25 @@
-"""Extension points and the plugin registry.
+"""Extension points as typed protocols, the plugins' :class:`Handle` and ``CycleState``
+(``pkg/scheduler/framework/interface.go``, ``k8s.io/kube-scheduler/framework``).
 
-A plugin is a class registered under its upstream name; which extension points it takes
-part in is which methods it defines (``pre_filter``, ``filter``, ``post_filter``,
-``pre_score``, ``score``, ``normalize_score``, ``reserve``, ``unreserve``, ``permit``,
-``bind``), like the Go interfaces a plugin struct satisfies. Registration is lazy: the
-registry maps names to modules so a one-plugin run imports one module.
+A plugin is a class registered under its upstream name (:mod:`..plugins.registry` for the
+in-tree ones, :func:`register` for out-of-tree ones); which extension points it takes part in
+is which protocols below it satisfies — as a Go plugin struct satisfies interfaces. The
+framework runtime (:mod:`.runtime`) sorts a profile's plugins into per-extension-point lists
+once, with these protocols, and runs them in upstream's order.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
-from ...errors import InputError
 from ...model.pod import Pod
 from .status import Status
 from .types import NodeInfo, ResourceAccounting, Snapshot
+
+if TYPE_CHECKING:
+    from ...model.features import FeatureGates
+    from .diagnosis import Diagnosis
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -27,16 +30,22 @@ class Handle:
     """What plugins may read besides the pod and the node: ``framework.Handle``."""
 
     snapshot: Snapshot
-    gates: Any
+    gates: "FeatureGates"
     accounting: ResourceAccounting
     #: other API objects by kind (Services, DeviceClasses, NodeResourceTopologies, ...)
     objects: Mapping[str, list[Any]] = field(default_factory=dict)
     #: pods nominated to nodes (preemption), by node name
-    nominated: Mapping[str, list[Any]] = field(default_factory=dict)
+    nominated: Mapping[str, list[Pod]] = field(default_factory=dict)
     #: the run's seed: tie-breaks and the names of generated ResourceClaims
     seed: int = 0
     #: the DynamicResources plugin over this snapshot, whose allocated devices other plugins read
     dynamic_resources: Any = None
+    #: the framework runtime running the profile (``RunFilterPluginsWithNominatedPods`` & co.)
+    framework: Any = None
+    #: the long-running scheduler's cache (:class:`..backend.cache.ClusterState`), when there is one
+    cache: Any = None
+    #: PodDisruptionBudgets (DefaultPreemption reads them)
+    pdbs: Sequence[Any] = ()
 
 
 class CycleState(dict):
@@ -50,65 +59,121 @@ class CycleState(dict):
 
 
 class Plugin:
-    """Base of every plugin. ``args`` are its typed args (see :mod:`..config`)."""
+    """Base of every plugin. ``args`` are its typed args (``parse_args``)."""
 
     name: ClassVar[str] = ""
+    #: Filter reads only the node being filtered, PreFilter only the pod: a failed cycle's
+    #: verdicts on untouched nodes stand after other nodes changed (kept verdicts)
+    node_local: ClassVar[bool] = False
+    #: Filter reads only the Node object (spec, labels, name): pods coming or going leave its
+    #: verdict as it was
+    reads_node_object_only: ClassVar[bool] = False
+    #: PreFilter counts pods on other nodes (``PreFilterExtensions``): preemption's dry runs
+    #: work its state out again with the victims gone
+    pre_filter_counts_pods: ClassVar[bool] = False
 
     def __init__(self, args: Any, handle: Handle):
         self.args = args
         self.handle = handle
 
     @classmethod
-    def parse_args(cls, raw: Mapping[str, Any] | None, path: str) -> Any:
-        """Typed, defaulted args from the ``pluginConfig[].args`` mapping; plugins override."""
-        return dict(raw or {})
+    def parse_args(cls, raw: Mapping[str, Any] | None, path: str, file: str | None = None) -> Any:
+        """Typed, defaulted args from the ``pluginConfig[].args`` mapping; plugins with args
+        override it (a plugin without args takes none: any field is unknown)."""
+        from .args import no_args
+
+        return no_args(cls.name, raw, path, file)
 
 
 #: PreFilter returns (node names to restrict to or None, status).
 PreFilterResult = tuple["set[str] | None", Status]
-FilterFn = Callable[[CycleState, Pod, NodeInfo], Status]
 
-#: upstream plugin name -> module that defines and registers it
-PLUGIN_MODULES: dict[str, str] = {
-    "PrioritySort": "kubetwin.scheduler.plugins.queuesort",
-    "SchedulingGates": "kubetwin.scheduler.plugins.schedulinggates",
-    "NodeResourcesFit": "kubetwin.scheduler.plugins.noderesources",
-    "NodeResourcesBalancedAllocation": "kubetwin.scheduler.plugins.balancedallocation",
-    "NodeName": "kubetwin.scheduler.plugins.nodename",
-    "NodeUnschedulable": "kubetwin.scheduler.plugins.nodeunschedulable",
-    "NodePorts": "kubetwin.scheduler.plugins.nodeports",
-    "TaintToleration": "kubetwin.scheduler.plugins.tainttoleration",
-    "NodeAffinity": "kubetwin.scheduler.plugins.nodeaffinity",
-    "PodTopologySpread": "kubetwin.scheduler.plugins.podtopologyspread",
-    "InterPodAffinity": "kubetwin.scheduler.plugins.interpodaffinity",
-    "DynamicResources": "kubetwin.scheduler.plugins.dynamicresources",
-    "NodeResourceTopologyMatch": "kubetwin.scheduler.plugins.noderesourcetopology",
-    "DefaultPreemption": "kubetwin.scheduler.plugins.defaultpreemption",
-    "DefaultBinder": "kubetwin.scheduler.plugins.defaultbinder",
-    "ImageLocality": "kubetwin.scheduler.plugins.imagelocality",
-}
+
+@dataclass(frozen=True)
+class PostFilterResult:
+    """``fwk.PostFilterResult``: the node nominated for the pod and the pods to evict there."""
+
+    nominated_node: str
+    victims: tuple[Pod, ...] = ()
+
+
+@runtime_checkable
+class PreFilterPlugin(Protocol):
+    name: ClassVar[str]
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> PreFilterResult: ...
+
+
+@runtime_checkable
+class FilterPlugin(Protocol):
+    name: ClassVar[str]
+
+    def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Protocol):
+    name: ClassVar[str]
+
+    def post_filter(self, state: CycleState, pod: Pod,
+                    diagnosis: "Diagnosis") -> tuple[PostFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Protocol):
+    name: ClassVar[str]
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Protocol):
+    name: ClassVar[str]
+
+    def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> tuple[int, Status]: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Protocol):
+    """``NormalizeScore``: a score plugin's scores over all scored nodes, rescaled in place."""
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status: ...
+
+
+@runtime_checkable
+class ReservePlugin(Protocol):
+    """Reserve / Unreserve: the plugin's own bookkeeping of a pod bound to a node (and undone)."""
+
+    name: ClassVar[str]
+
+    def reserve(self, pod: Pod, node: str) -> None: ...
+
+    def unreserve(self, pod: Pod) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Protocol):
+    name: ClassVar[str]
+
+    def permit(self, state: CycleState, pod: Pod, node: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Protocol):
+    name: ClassVar[str]
+
+    def bind(self, state: CycleState, pod: Pod, node: str) -> Status: ...
+
 
 _REGISTRY: dict[str, type[Plugin]] = {}
 
 
 def register(cls: type[Plugin]) -> type[Plugin]:
-    """Class decorator: make ``cls`` available under ``cls.name``."""
+    """Class decorator for an out-of-tree plugin: make ``cls`` available under ``cls.name``."""
     _REGISTRY[cls.name] = cls
     return cls
 
 
-def plugin_class(name: str, path: str = "--plugin") -> type[Plugin]:
-    cls = _REGISTRY.get(name)
-    if cls is not None:
-        return cls
-    module = PLUGIN_MODULES.get(name)
-    if module is None:
-        raise InputError(f"unknown scheduler plugin {name!r}", path=path,
-                         fix=f"known plugins: {', '.join(sorted(PLUGIN_MODULES))}")
-    try:
-        importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        raise InputError(f"scheduler plugin {name} is not available in this build", path=path) from None
-    return _REGISTRY[name]
+def registered(name: str) -> type[Plugin] | None:
+    """An out-of-tree plugin registered with :func:`register`."""
+    return _REGISTRY.get(name)

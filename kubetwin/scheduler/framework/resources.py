@@ -1,6 +1,7 @@
 """The scheduler's questions to :mod:`kubetwin.model.resources`, with the options
 kube-scheduler passes (``NodeInfo.calculateResource``, Fit's ``computePodResourceRequest``,
-scoring's ``calculatePodResourceRequest``), turned into scheduler units."""
+scoring's ``calculatePodResourceRequest``), turned into scheduler units; and which resource
+names are scalar (``pkg/apis/core/v1/helper``: ``IsScalarResourceName``)."""
 
 from __future__ import annotations
 
@@ -33,3 +34,11 @@ def pod_request_amounts(pod: Pod, gates: Any, *, status: bool = True) -> dict[st
 def pod_non_zero_amounts(pod: Pod, gates: Any, *, status: bool = True) -> dict[str, int]:
     """Requests with 100m cpu / 200Mi memory for containers that request none (scoring)."""
     return resource_amounts(pod_requests(pod, options(gates, status=status, non_zero=True)))
+
+
+def is_scalar_resource_name(name: str) -> bool:
+    """``IsScalarResourceName``: extended, hugepages, prefixed native, attachable volumes."""
+    from ...model.pod import is_extended_resource, is_hugepage_resource
+
+    return (is_extended_resource(name) or is_hugepage_resource(name)
+            or ("/" in name and "kubernetes.io/" in name) or name.startswith("attachable-volumes-"))

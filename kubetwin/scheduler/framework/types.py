@@ -244,6 +244,8 @@ class Snapshot:
 
     def __post_init__(self) -> None:
         self.by_name = {ni.name: ni for ni in self.node_infos}
+        #: node name -> its position in ``node_infos``
+        self.index = {ni.name: i for i, ni in enumerate(self.node_infos)}
 
     def get(self, name: str) -> NodeInfo | None:
         return self.by_name.get(name)

@@ -8,7 +8,7 @@ from ...model.node import Taint
 from ...model.pod import Toleration
 from ..framework.interface import MAX_NODE_SCORE, CycleState
 
-_DECIMAL_INTEGER = __import__("re").compile(r"^-?(0|[1-9][0-9]*)$")
+_DECIMAL_INTEGER = __import__("re").compile(r"(0|-?[1-9][0-9]*)\Z")  # content.IsDecimalInteger: no "-0", no newline
 _INT64 = (-(2**63), 2**63 - 1)
 
 

@@ -155,7 +155,7 @@ def test_cli_refuses_a_corrupt_cpu_manager_state(tmp_path: Path):
     proc = _run(tmp_path, "admit", "--machine", str(MACHINES / "single-socket-ht.json"), "--config", "k.yaml",
                 "--state-dir", "state", "p.yaml", "-o", "json")
     assert proc.returncode == 1
-    assert "cpu_manager_state" in proc.stderr and "corrupted" in proc.stderr
+    assert "state/cpu_manager_state: could not restore state from checkpoint: not valid JSON" in proc.stderr
 
 
 def test_cli_refuses_state_written_by_another_policy(tmp_path: Path):
@@ -166,3 +166,21 @@ def test_cli_refuses_state_written_by_another_policy(tmp_path: Path):
     proc = _run(tmp_path, "admit", "--machine", str(MACHINES / "single-socket-ht.json"), "--config", "k.yaml",
                 "--state-dir", "state", "p.yaml")
     assert proc.returncode == 1 and "policyName" in proc.stderr and "differs" in proc.stderr
+
+
+# --- node-level settings checked against the machine -----------------------------------------------
+def test_reserved_system_cpus_the_machine_lacks_are_refused_as_the_kubelet_refuses_them():
+    from kubetwin.errors import InputError
+
+    with pytest.raises(InputError) as info:
+        NodeAdmission(load_machine("1s1n4c2t"), KubeletConfiguration.from_dict({"reservedSystemCPUs": "0,8"}))
+    assert "reservedSystemCPUs: reserved-cpus: 0,8 is not a subset of online-cpus: 0-7" in str(info.value)
+
+
+def test_pods_per_core_caps_the_pods_capacity():
+    from kubetwin.kubelet.admission import node_capacity
+
+    m = load_machine("1s1n4c2t")   # 8 CPUs
+    assert node_capacity(m, KubeletConfiguration.from_dict({"podsPerCore": 2}))["pods"].value() == 16
+    assert node_capacity(m, KubeletConfiguration.from_dict({"podsPerCore": 20}))["pods"].value() == 110
+    assert node_capacity(m, KubeletConfiguration.from_dict({}))["pods"].value() == 110

@@ -189,7 +189,8 @@ def test_a_memory_checkpoint_that_does_not_match_the_machine_is_refused(tmp_path
     p.write_text(json.dumps(doc))
     out = _admit(tmp_path, state=True)
     assert out.returncode == 1
-    assert "memory_manager_state.machineState: [memorymanager] the expected machine state is different" in out.stderr
+    assert "state/memory_manager_state: machineState: [memorymanager] the expected machine state is different" \
+        in out.stderr
 
 
 def test_a_corrupt_device_checkpoint_is_skipped_with_a_warning_as_the_kubelet_does(tmp_path):
@@ -199,3 +200,106 @@ def test_a_corrupt_device_checkpoint_is_skipped_with_a_warning_as_the_kubelet_do
     out = _admit(tmp_path, state=True)
     assert out.returncode == 0
     assert "Continue after failing to read checkpoint file" in out.stderr
+
+
+# --- strict decoding and impossible states -----------------------------------------------------------
+def test_unknown_cpu_checkpoint_field_is_refused_with_the_nearest_name():
+    with pytest.raises(InputError) as info:
+        cpu_state_from_json({"policyName": "static", "defaultCpuSet": "0-3", "entires": {}}, "cpu_manager_state")
+    assert 'cpu_manager_state: strict decoding error: unknown field "entires"' in str(info.value)
+    assert 'did you mean "entries"?' in str(info.value)
+
+
+def test_cpu_checkpoint_field_names_match_case_insensitively_as_in_go():
+    st = cpu_state_from_json({"PolicyName": "none", "defaultCPUSet": "1-3"})
+    assert (st.policy_name, st.default_cpuset) == ("none", CPUSet.parse("1-3"))
+
+
+def test_unknown_field_inside_the_v4_payload_is_refused_with_its_path():
+    data = json.dumps({"policyName": "static", "defaultCpuSet": "0-3", "podEntires": {}})
+    with pytest.raises(InputError, match='data: strict decoding error: unknown field "podEntires"'):
+        cpu_state_from_json({"policyName": "static", "defaultCpuSet": "0-3", "checksum": 0,
+                             "data": data, "dataChecksum": string_checksum(data)})
+
+
+def test_a_cpu_of_two_pods_is_refused():
+    doc = {"policyName": "static", "defaultCpuSet": "0,3", "entries": {"a": {"c": "1-2"}, "b": {"c": "2"}}}
+    with pytest.raises(InputError, match="entries.b.c: CPU 2 is assigned to pods a"):
+        cpu_state_from_json(doc, "cpu_manager_state")
+
+
+def test_containers_of_one_pod_may_share_cpus_as_init_containers_reuse_them():
+    doc = {"policyName": "static", "defaultCpuSet": "0,3", "entries": {"a": {"init": "1-2", "app": "2"}}}
+    assert cpu_state_from_json(doc).get("a", "app") == CPUSet.parse("2")
+
+
+def test_a_cpu_range_past_the_largest_cpu_id_is_refused_at_once():
+    doc = {"policyName": "static", "defaultCpuSet": "0-99999999999"}
+    with pytest.raises(InputError, match="beyond the largest CPU id"):
+        cpu_state_from_json(doc, "cpu_manager_state")
+
+
+def test_negative_memory_block_size_is_refused():
+    doc = {"policyName": "Static", "machineState": {}, "entries": {"p": {"c": [{"numaAffinity": [0],
+                                                                                "type": "memory", "size": -1}]}}}
+    with pytest.raises(InputError, match=r"entries.p.c\[0\].size: must be a whole number"):
+        memory_state_from_json(doc, "memory_manager_state")
+
+
+def test_unknown_memory_checkpoint_field_is_refused_with_its_path():
+    doc = {"policyName": "Static", "machineState": {"0": {"memoryMap": {"memory": {"totl": 1}}}}}
+    with pytest.raises(InputError) as info:
+        memory_state_from_json(doc, "memory_manager_state")
+    assert 'unknown field "machineState.0.memoryMap.memory.totl"' in str(info.value)
+    assert 'did you mean "machineState.0.memoryMap.memory.total"?' in str(info.value)
+
+
+def test_memory_checkpoint_with_a_numa_id_that_is_not_a_number_is_refused():
+    with pytest.raises(InputError, match='machineState.x: NUMA node id "x" is not a number'):
+        memory_state_from_json({"policyName": "Static", "machineState": {"x": {}}}, "memory_manager_state")
+
+
+def test_over_assigned_memory_is_refused_naming_the_entry(tmp_path):
+    assert _admit(tmp_path, write=True).returncode == 0
+    path = tmp_path / "state" / "memory_manager_state"
+    doc = json.loads(path.read_text())
+    del doc["checksum"]
+    doc["entries"]["p1"]["c"][0]["size"] = 64 * 2**30
+    path.write_text(json.dumps(doc))
+    out = _admit(tmp_path, state=True, pods=PODS.replace("p1", "p2"))
+    assert out.returncode == 1
+    assert "state/memory_manager_state: entries.p1.c[0].size: memory over-assigned" in out.stderr
+
+
+def test_a_checkpoint_entry_with_a_cpu_the_machine_lacks_is_named(tmp_path):
+    assert _admit(tmp_path, write=True).returncode == 0
+    path = tmp_path / "state" / "cpu_manager_state"
+    doc = json.loads(path.read_text())
+    del doc["checksum"]
+    uid, conts = next(iter(doc["entries"].items()))
+    name = next(iter(conts))
+    conts[name] += ",200"
+    path.write_text(json.dumps(doc))
+    out = _admit(tmp_path, state=True, pods=PODS.replace("p1", "p2"))
+    assert out.returncode == 1
+    assert f"state/cpu_manager_state: entries.{uid}.{name}: current set of available CPUs" in out.stderr
+    assert "CPUs 200 are not on this machine" in out.stderr
+
+
+def test_unknown_device_checkpoint_field_is_refused(tmp_path):
+    from kubetwin.kubelet.checkpoint.device_manager_state import read_device_manager_state
+
+    p = tmp_path / "kubelet_internal_checkpoint"
+    p.write_text(json.dumps({"Data": {"PodDeviceEntries": [], "RegisteredDevice": {}}, "Checksum": 0}))
+    with pytest.raises(InputError, match='did you mean "Data.RegisteredDevices"'):
+        read_device_manager_state(p, warn=lambda m: None)
+
+
+def test_a_device_checkpoint_that_is_not_utf8_is_skipped_as_the_kubelet_does(tmp_path):
+    from kubetwin.kubelet.checkpoint.device_manager_state import read_device_manager_state
+
+    p = tmp_path / "kubelet_internal_checkpoint"
+    p.write_bytes(b"\xff\xfe")
+    warnings: list[str] = []
+    assert read_device_manager_state(p, warn=warnings.append) is None
+    assert "Continue after failing to read checkpoint file" in warnings[0]

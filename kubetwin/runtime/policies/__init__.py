@@ -1,0 +1,1 @@
+"""nri-plugins' resource policies, one package each, registered in :mod:`..resmgr.policy`."""

@@ -1,0 +1,178 @@
+"""The nri-resource-policy plugin: NRI events in, a policy's decisions out as NRI replies.
+
+One :class:`ResourceManager` wraps one policy backend (topology-aware, balloons). On
+``CreateContainer`` it caches the container, asks the policy to allocate, bind-mounts the
+container's data directory (``/.nri-resource-policy``, as the plugin does) and returns the
+container's pending adjustment plus the updates the allocation caused for other containers
+(shared pools shrinking); on ``StopContainer`` the policy releases and the updates of the
+containers whose shared pool grew are returned. ``control.rdt`` / ``control.blockio`` with
+``usePodQoSAsDefaultClass`` give unclassified containers their QoS class as RDT / Block I/O
+class.
+
+Registered by default as NRI plugin ``90-resource-manager`` (the Helm charts' index 90 and the
+plugin's default name).
+
+Upstream: containers/nri-plugins v0.14.0 ``pkg/resmgr/nri.go``, ``resource-manager.go``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..nri.api import Container, ContainerAdjustment, ContainerUpdate, LinuxResources, Mount, PodSandbox, clone
+from ..nri.api import event_mask
+from ..nri.stub import Plugin
+from .cache import CREATED, CREATING, EXITED, RUNNING, STALE, Cache, CacheError, CachedContainer
+from .policy import Backend, PolicyError
+
+STATE_DIR = "/var/lib/nri-resource-policy"
+CONTAINER_STARTED = "container-started"
+
+
+class ResourceManager(Plugin):
+    """``nriPlugin`` + ``resmgr``: the policy behind NRI."""
+
+    name = "resource-manager"
+    index = "90"
+
+    def __init__(self, policy: Backend, system: Any, config: Any, *, memory_capacity: int,
+                 rdt: Any = None, blockio: Any = None, index: str = "90", name: str = "resource-manager"):
+        self.index = index
+        self.name = name
+        self.policy = policy
+        self.cache = Cache(memory_capacity)
+        self.rdt = rdt or {}
+        self.blockio = blockio or {}
+        self.cache.rdt_control = bool(self.rdt.get("enable"))
+        self.cache.blockio_control = bool(self.blockio.get("enable"))
+        policy.setup(system, self.cache, config)
+        policy.start()
+
+    def configure(self, config: str, runtime: str, version: str) -> int:
+        return event_mask("RunPodSandbox,StopPodSandbox,RemovePodSandbox",
+                          "CreateContainer,StartContainer,UpdateContainer,StopContainer,RemoveContainer")
+
+    # --- pods ----------------------------------------------------------------------------------
+    def run_pod_sandbox(self, pod: PodSandbox) -> None:
+        self.cache.insert_pod(pod)
+
+    def stop_pod_sandbox(self, pod: PodSandbox) -> None:
+        return None
+
+    def remove_pod_sandbox(self, pod: PodSandbox) -> None:
+        self.cache.delete_pod(pod.id)
+
+    # --- containers ----------------------------------------------------------------------------
+    def create_container(self, pod: PodSandbox, container: Container
+                         ) -> tuple[ContainerAdjustment | None, list[ContainerUpdate]]:
+        try:
+            c = self.cache.insert_container(container, CREATING)
+        except CacheError as exc:
+            raise PolicyError(f"failed to cache container: {exc}") from None
+        try:
+            self.policy.allocate_resources(c)
+        except (PolicyError, CacheError) as exc:
+            c.state = STALE
+            c.take_pending_adjustment()
+            self.cache.pending_containers()
+            self.cache.delete_container(c.id)
+            raise PolicyError(f"failed to allocate resources: {exc}") from None
+        c._pending().add_mount(Mount(destination="/.nri-resource-policy", source=f"{STATE_DIR}/containers/{c.id}",
+                                     type="bind", options=["bind", "ro", "rslave"]))
+        c.state = CREATED
+        adjust = c.take_pending_adjustment()
+        if adjust is not None:
+            self._set_default_classes(c, adjust)
+        updates = self._pending_updates(skip=c.id)
+        return adjust, updates
+
+    def start_container(self, pod: PodSandbox, container: Container) -> None:
+        c = self.cache.lookup_container(container.id)
+        if c is None:
+            return
+        c.state = RUNNING
+        self.policy.handle_event(CONTAINER_STARTED, c)
+
+    def update_container(self, pod: PodSandbox, container: Container,
+                         resources: LinuxResources) -> list[ContainerUpdate]:
+        c = self.cache.lookup_container(container.id)
+        if c is None:
+            return []
+        if self._set_resource_updates(c, resources):
+            self.policy.update_resources(c)
+        else:
+            # identical requirements: short-circuited, the container's current values re-sent
+            r = c.ctr.resources()
+            if r.cpu.shares:
+                c.set_cpu_shares(r.cpu.shares)
+            if r.cpu.quota:
+                c.set_cpu_quota(r.cpu.quota)
+            if r.cpu.period:
+                c.set_cpu_period(r.cpu.period)
+            if r.cpu.cpus:
+                c.set_cpuset_cpus(r.cpu.cpus)
+            if r.cpu.mems:
+                c.set_cpuset_mems(r.cpu.mems)
+            if r.memory.limit:
+                c.set_memory_limit(r.memory.limit)
+            if r.memory.swap:
+                c.set_memory_swap(r.memory.swap)
+        return self._pending_updates()
+
+    def stop_container(self, pod: PodSandbox, container: Container) -> list[ContainerUpdate]:
+        c = self.cache.lookup_container(container.id)
+        if c is None:
+            return []
+        self.policy.release_resources(c)
+        c.state = EXITED
+        return self._pending_updates(skip=container.id)
+
+    def remove_container(self, pod: PodSandbox, container: Container) -> None:
+        self.cache.delete_container(container.id)
+
+    # --- helpers -------------------------------------------------------------------------------
+    def _pending_updates(self, skip: str | None = None) -> list[ContainerUpdate]:
+        out = []
+        for c in self.cache.pending_containers():
+            if skip is not None and c.id == skip:
+                continue
+            u = c.take_pending_update()
+            if u is not None:
+                self._set_default_classes(c, u)
+                out.append(u)
+        return out
+
+    def _set_default_classes(self, c: CachedContainer, req: ContainerAdjustment | ContainerUpdate) -> None:
+        if self.rdt.get("enable") and self.rdt.get("usePodQoSAsDefaultClass") and c.rdt_class() == "":
+            req.set_linux_rdt_class(c.qos_class)
+        if self.blockio.get("enable") and self.blockio.get("usePodQoSAsDefaultClass") and c.blockio_class() == "":
+            req.set_linux_blockio_class(c.qos_class)
+
+    @staticmethod
+    def _set_resource_updates(c: CachedContainer, r: LinuxResources) -> bool:
+        """``SetResourceUpdates``: the requirements estimated from the update (merged over the
+        container's resources); True when a request or limit differs from the last known ones."""
+        from ..kubernetes import estimate_resource_requirements
+
+        u = clone(r).ensure()
+        orig = c.ctr.resources()
+        for attr in ("shares", "quota", "period"):
+            if not getattr(u.cpu, attr):
+                setattr(u.cpu, attr, getattr(orig.cpu, attr))
+        if not u.memory.limit:
+            u.memory.limit = orig.memory.limit
+        oom = c.ctr.linux.oom_score_adj if c.ctr.linux is not None else None
+        updated = estimate_resource_requirements(u.cpu.shares or 0, u.cpu.quota or 0, u.cpu.period or 0,
+                                                 u.memory.limit or 0, c.qos_class, oom or 0, c.cache.memory_capacity)
+        orig = c.resource_updates if c.resource_updates is not None else c.requirements
+        c.resource_updates = updated
+        # only the resources the update names are compared (a missing one in orig differs)
+        for attr in ("cpu_request", "memory_request", "cpu_limit", "memory_limit"):
+            new = getattr(updated, attr)
+            if new is not None and getattr(orig, attr) != new:
+                return True
+        return False
+
+    def containers(self) -> list[CachedContainer]:
+        return list(self.cache.containers.values())
+

@@ -1,0 +1,381 @@
+"""The vectorised scheduling cycle: :mod:`..schedule_one`'s ``find_nodes_that_fit_pod`` and
+``prioritize_nodes`` over the cache's node columns, with the plugins' vectorised twins.
+
+Node-local Filters answer for every node at once (one boolean array each); plugins without a
+twin run node by node, only on the nodes the vector stages before them left open and the
+sampling actually visits. Scores of the scored nodes are summed as arrays; a plugin whose score
+is the same on every node moves every total alike and is left out (its twin says
+:data:`~.vector.SKIPPED`). The answers — feasible nodes in the order found, nodes examined,
+each rejection's code and reasons, totals — are the plain cycle's, which the property tests
+check on random clusters.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ...model.pod import Pod
+from ..framework.diagnosis import Diagnosis
+from ..framework.interface import CycleState
+from ..framework.runtime import Framework, plugin_list
+from ..framework.status import Code, Status
+from ..framework.types import NodeInfo, PodInfo
+from ..schedule_one import FeasibleNodes, num_feasible_nodes_to_find
+from .vector import SKIPPED, FilterVerdict, Vectorised, vectorised
+
+if TYPE_CHECKING:
+    from ..backend.cache import ClusterState
+
+
+class VectorDiagnosis(Diagnosis):
+    """A :class:`Diagnosis` whose rejections may be whole-cluster verdicts, each with the nodes it
+    decided (the first verdict whose nodes hold a node gave its rejection)."""
+
+    def __init__(self, n: int):
+        super().__init__(n)
+        self.vector: list[tuple[FilterVerdict, np.ndarray]] = []  # (verdict, nodes it decided)
+        self.absent_mask: np.ndarray | None = None
+
+    def status(self, i: int) -> Status | None:
+        if self.all_nodes is not None:
+            return self.all_nodes
+        st = self.node_to_status.get(i)
+        if st is not None:
+            return st
+        for verdict, mask in self.vector:
+            if mask[i]:
+                return verdict.status(i)
+        if self.absent_mask is not None and self.absent_mask[i]:
+            return self.absent
+        return None
+
+    def codes(self) -> np.ndarray:
+        """Code per node (0 where no status)."""
+        out = np.zeros(self.n, dtype=np.int8)
+        if self.all_nodes is not None:
+            out[:] = int(self.all_nodes.code)
+            return out
+        if self.absent_mask is not None and self.absent is not None:
+            out[self.absent_mask] = int(self.absent.code)
+        for verdict, mask in self.vector:
+            out[mask] = verdict.code[mask]
+        for i, st in self.node_to_status.items():
+            out[i] = int(st.code)
+        return out
+
+    def nodes_with_code(self, code: Code) -> list[int]:
+        return np.flatnonzero(self.codes() == np.int8(code)).tolist()
+
+    def histogram(self) -> Counter[str]:
+        hist: Counter[str] = Counter()
+        if self.all_nodes is not None:
+            for r in self.all_nodes.reasons:
+                hist[r] += self.n
+            return hist
+        if self.absent_mask is not None and self.absent is not None:
+            cnt = int(self.absent_mask.sum())
+            for r in self.absent.reasons:
+                hist[r] += cnt
+        for verdict, mask in self.vector:
+            if not mask.any():
+                continue
+            if verdict.key is None:
+                keys, counts = np.array([0]), np.array([int(mask.sum())])
+            else:
+                keys, counts = np.unique(verdict.key[mask], return_counts=True)
+            for k, c in zip(keys.tolist(), counts.tolist()):
+                for r in verdict.reasons_of(k):
+                    hist[r] += c
+        for st in self.node_to_status.values():
+            for r in st.reasons:
+                hist[r] += 1
+        return hist
+
+    def plugins(self) -> frozenset[str]:
+        if self.all_nodes is not None:
+            return frozenset({self.all_nodes.plugin})
+        out = {v.plugin for v, m in self.vector if m.any()}
+        out |= {st.plugin for st in self.node_to_status.values()}
+        return frozenset(p for p in out if p)
+
+
+Stage = tuple[Any, "FilterVerdict | None"]
+
+
+class VectorCycle:
+    """The cycle's vectorised parts over one framework and the cache its handle holds."""
+
+    def __init__(self, fwk: Framework, cache: "ClusterState"):
+        self.fwk = fwk
+        self.cs = cache
+        self.twins: dict[str, Vectorised | None] = {p.name: vectorised(p.name) for p, _ in fwk.plugins}
+        by_name = {p.name: (p, w) for p, w in fwk.score_plugins}
+        #: (plugin, partner, how) for score plugins scored together with a partner that scores too
+        self.joint: list[tuple[tuple[Any, int], tuple[Any, int], Any]] = []
+        for p, w in fwk.score_plugins:
+            tw = self.twins.get(p.name)
+            if tw is not None and tw.score_with is not None and tw.score_with[0] in by_name:
+                self.joint.append(((p, w), by_name[tw.score_with[0]], tw.score_with[1]))
+
+    # --- PreFilter -----------------------------------------------------------------------------
+
+    def known_skip(self, pod: Pod) -> Any:
+        cs, twins = self.cs, self.twins
+
+        def skip(plugin: Any) -> bool:
+            tw = twins.get(plugin.name)
+            return tw is not None and tw.pre_filter_is_skip is not None and tw.pre_filter_is_skip(cs, pod, plugin)
+
+        return skip
+
+    def pre_filter_is_skip(self, plugin: Any, pod: Pod) -> bool | None:
+        """Would the plugin's PreFilter Skip (None: not known without running it)?"""
+        tw = self.twins.get(plugin.name)
+        if tw is None or tw.pre_filter_is_skip is None:
+            return None
+        return bool(tw.pre_filter_is_skip(self.cs, pod, plugin))
+
+    def _substitute(self, pod: Pod, state: CycleState) -> Any:
+        cs, twins = self.cs, self.twins
+
+        def run(plugin: Any) -> Status | None:
+            tw = twins.get(plugin.name)
+            if tw is None or tw.pre_filter is None:
+                return None
+            return tw.pre_filter(cs, pod, plugin, state)
+
+        return run
+
+    # --- findNodesThatFitPod -------------------------------------------------------------------
+
+    def find_nodes_that_fit_pod(self, state: CycleState, pod: Pod, start: int) -> FeasibleNodes:
+        cs, fwk = self.cs, self.fwk
+        diag = VectorDiagnosis(cs.n)
+        pre = fwk.run_pre_filter_plugins(state, pod, cs.infos, known_skip=self.known_skip(pod),
+                                         substitute=self._substitute(pod, state))
+        diag.skipped.update(pre.skipped)
+        if not pre.status.is_success:
+            diag.all_nodes = pre.status
+            return FeasibleNodes([], 0, diag)
+        skipped = diag.skipped
+        # a nominated node that still passes the filters is taken as is
+        nnn = pod.status.nominated_node_name
+        if nnn and nnn in cs.index:
+            i = cs.index[nnn]
+            if fwk.run_filter_plugins_with_nominated_pods(state, pod, cs.infos[i], skipped=skipped) is None:
+                return FeasibleNodes([i], 1, diag, nominated=True)
+        candidates = cs.all_nodes
+        if pre.allowed is not None:
+            inside = np.zeros(cs.n, dtype=bool)
+            for name in pre.allowed:
+                i = cs.index.get(name)
+                if i is not None:
+                    inside[i] = True
+            candidates = np.flatnonzero(inside)
+            diag.absent = Status(Code.UnschedulableAndUnresolvable,
+                                 (f"node(s) didn't satisfy plugin(s) {plugin_list(pre.restricting)}",))
+            diag.absent_mask = ~inside
+        feasible, processed = self._find_feasible(state, pod, skipped, candidates, diag, start)
+        return FeasibleNodes(feasible.tolist(), processed, diag)
+
+    def _stages(self, state: CycleState, pod: Pod, skipped: set[str]) -> list[Stage]:
+        stages: list[Stage] = []
+        cs, twins = self.cs, self.twins
+        for plugin in self.fwk.filter_plugins:
+            if plugin.name in skipped:
+                continue
+            verdict = None
+            tw = twins.get(plugin.name)
+            if tw is not None and tw.filter is not None:
+                verdict = tw.filter(cs, pod, plugin, state)
+            stages.append((plugin, verdict))
+        return stages
+
+    def _nominated_here(self, pod: Pod) -> dict[int, list[Pod]]:
+        """Nodes with pods nominated there of priority ≥ the pod's (other than the pod)."""
+        out: dict[int, list[Pod]] = {}
+        cs = self.cs
+        if not cs.nominated:
+            return out
+        for node in cs.nominated:
+            keep = self.fwk.nominated_pods_for(pod, node)
+            if keep and node in cs.index:
+                out[cs.index[node]] = keep
+        return out
+
+    def _node_status(self, state: CycleState, pod: Pod, i: int, skipped: set[str], stages: list[Stage],
+                     nominated: list[Pod] | None) -> Status | None:
+        """``RunFilterPluginsWithNominatedPods`` on one node, the vector stages read for the node
+        as it is: it must pass with and without the nominated pods."""
+        ni = self.cs.infos[i]
+        fwk = self.fwk
+        if nominated:
+            clone = ni.clone()
+            for p in nominated:
+                clone.add_pod(PodInfo(p))
+            st = fwk.run_filter_plugins(state, pod, clone, skipped)
+            if st is not None:
+                return st
+        for plugin, verdict in stages:
+            if verdict is not None:
+                if verdict.fail[i]:
+                    return verdict.status(i)
+                continue
+            st = plugin.filter(state, pod, ni)
+            if not st.is_success:
+                return st.with_plugin(plugin.name)
+        return None
+
+    def _find_feasible(self, state: CycleState, pod: Pod, skipped: set[str], candidates: np.ndarray,
+                       diag: VectorDiagnosis, start: int) -> tuple[np.ndarray, int]:
+        cs = self.cs
+        m = len(candidates)
+        if m == 0:
+            return candidates, 0
+        to_find = num_feasible_nodes_to_find(self.fwk.profile.percentage_of_nodes_to_score, m) \
+            if self.fwk.has_score_plugins else 1
+        start = start % m
+        stages = self._stages(state, pod, skipped)
+        nominated = self._nominated_here(pod)
+        per_node = [k for k, (_, v) in enumerate(stages) if v is None]
+        if not per_node and not nominated:
+            fails = [v.fail for _, v in stages if v is not None and v.fail is not cs.no_fail]
+            fail = fails[0] if fails else cs.no_fail
+            if len(fails) > 1:
+                fail = fail | fails[1]
+                for f in fails[2:]:
+                    fail |= f
+            if m == cs.n:
+                quick = first_feasible(fail, start, to_find, m)
+                if quick is not None:
+                    return quick
+            rot = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
+            ok = ~fail[rot]
+            pos = np.flatnonzero(ok)
+            if len(pos) >= to_find:
+                processed = int(pos[to_find - 1]) + 1
+                pos = pos[:to_find]
+            else:
+                processed = m
+            seen = rot[:processed]
+            feasible = rot[pos]
+            if len(feasible) == 0:
+                record_vector(diag, stages, seen)
+            return feasible, processed
+        # node by node where some plugin needs it; vector stages before the first such plugin
+        # settle most nodes in bulk
+        rot = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
+        first = per_node[0] if per_node else len(stages)
+        prefix_fail = np.zeros(cs.n, dtype=bool)
+        for _, v in stages[:first]:
+            assert v is not None
+            prefix_fail |= v.fail
+        for i in nominated:
+            prefix_fail[i] = False
+        found: list[int] = []
+        processed = m
+        statuses: dict[int, Status] = {}
+        open_pos = np.flatnonzero(~prefix_fail[rot])
+        for pos in open_pos.tolist():
+            i = int(rot[pos])
+            st = self._node_status(state, pod, i, skipped, stages, nominated.get(i))
+            if st is None:
+                found.append(i)
+                if len(found) >= to_find:
+                    processed = pos + 1
+                    break
+            else:
+                statuses[i] = st
+        feasible = np.array(found, dtype=np.int64)
+        if len(feasible) == 0:
+            seen = rot[:processed]
+            prefix_seen = np.zeros(cs.n, dtype=bool)
+            prefix_seen[seen] = prefix_fail[seen]
+            record_vector(diag, stages[:first], np.flatnonzero(prefix_seen))
+            diag.node_to_status.update(statuses)
+        return feasible, processed
+
+    # --- prioritizeNodes -------------------------------------------------------------------------
+
+    def prioritize_nodes(self, state: CycleState, pod: Pod, feasible: np.ndarray) -> np.ndarray:
+        """Weighted sum of the normalised scores, only as far as ``selectHost`` reads it (the
+        highest total and the ties at it): a plugin whose score is the same on every node —
+        TaintToleration with no PreferNoSchedule taint anywhere, InterPodAffinity and
+        PodTopologySpread with nothing to count — moves every total alike and is left out."""
+        cs = self.cs
+        totals: np.ndarray | None = None
+        infos: list[NodeInfo] | None = None
+        done: set[str] = set()
+        for (plugin, weight), (partner, partner_weight), how in self.joint:
+            got = how(cs, pod, (plugin, weight), (partner, partner_weight), feasible)
+            if got is not None:
+                totals = got if totals is None else totals + got
+                done.update((plugin.name, partner.name))
+        for plugin, weight in self.fwk.score_plugins:
+            if plugin.name in done:
+                continue
+            tw = self.twins.get(plugin.name)
+            if tw is not None and tw.score is not None:
+                sv = tw.score(cs, pod, plugin, feasible)
+                if sv is SKIPPED:
+                    continue
+                if sv is not None:
+                    part = sv.normalized * weight if weight != 1 else sv.normalized
+                    if totals is None:
+                        totals = part.astype(np.int64, copy=True)
+                    else:
+                        totals += part
+                    continue
+            if infos is None:
+                infos = cs.infos_array[feasible].tolist()
+            if self.fwk.run_pre_score_plugin(state, pod, infos, plugin):
+                continue
+            ps = self.fwk.run_score_plugin(state, pod, infos, plugin, weight)
+            part = np.array([ps.normalized[ni.name] for ni in infos], dtype=np.int64) * weight
+            if totals is None:
+                totals = part
+            else:
+                totals += part
+        return totals if totals is not None else np.zeros(len(feasible), dtype=np.int64)
+
+
+def first_feasible(fail: np.ndarray, start: int, to_find: int, m: int) -> tuple[np.ndarray, int] | None:
+    """Sampling over all nodes without rotating them: the feasible nodes from ``start`` on,
+    then those before it, cut at ``to_find``, and how many nodes that examined (None when no
+    node is feasible: the caller records why, node by node in rotation order)."""
+    ok = (~fail).nonzero()[0]
+    if len(ok) == 0:
+        return None
+    if start:
+        k = int(ok.searchsorted(start))
+        if k:
+            ok = np.concatenate((ok[k:], ok[:k]))
+    if len(ok) >= to_find:
+        ok = ok[:to_find]
+        return ok, (int(ok[-1]) - start) % m + 1
+    return ok, m
+
+
+def record_vector(diag: VectorDiagnosis, stages: list[Stage], seen: np.ndarray) -> None:
+    """The vector stages' rejections of the nodes examined: each node goes to the first stage
+    that rejects it (its reasons worked out now, while the cluster is as filtered)."""
+    undecided = np.zeros(diag.n, dtype=bool)
+    undecided[seen] = True
+    for _, v in stages:
+        assert v is not None
+        mask = undecided & v.fail
+        if mask.any():
+            diag.vector.append((v.settle(), mask))
+            undecided &= ~mask
+
+
+def select_host_vector(totals: np.ndarray, rng: random.Random) -> int:
+    """``selectHost`` over an array of totals (:func:`..schedule_one.select_host`'s twin)."""
+    top = (totals == np.maximum.reduce(totals)).nonzero()[0]   # ufunc calls: no Python wrappers
+    if len(top) == 1:
+        return int(top[0])
+    return int(top[rng.randrange(len(top))])

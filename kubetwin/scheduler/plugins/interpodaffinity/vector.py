@@ -1,0 +1,219 @@
+"""InterPodAffinity's PreFilter, Filter and Score over every node at once (the twins of
+:mod:`.plugin`): matching pods counted per node (kept in step by the cache) and summed per
+topology domain; existing pods' terms are few and added per domain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from ....model.pod import Pod
+from ...backend.cache import ClusterState
+from ...fastpath.vector import SKIPPED, U, UU, FilterVerdict, ScoreVector, Vectorised
+from ...framework.interface import MAX_NODE_SCORE, CycleState
+from ...framework.status import SKIP, SUCCESS, Status
+from ...framework.types import PodInfo
+from . import NAME
+from . import plugin as ipa
+
+
+IPA_STATE = NAME + "/vector"
+#: selectors as bytes: the key under which matching pods are counted
+SEL_ENCODER = msgspec.json.Encoder()
+
+
+def _term_key(t: Any, raw: Any) -> tuple:
+    ns_sel = raw.namespace_selector
+    everything = ns_sel is not None and not ns_sel.match_labels and not ns_sel.match_expressions
+    return (SEL_ENCODER.encode(raw.label_selector), tuple(sorted(t.namespaces)), everything)
+
+
+def inter_pod_affinity_state(cs: ClusterState, pod: Pod) -> tuple | None:
+    """InterPodAffinity's PreFilter: the pod's resolved required terms and the topology pairs
+    where existing pods' required anti-affinity rejects it; None when it would Skip."""
+    snap = cs.snapshot
+    info = PodInfo(pod)
+    raw_aff, raw_anti = ipa.raw_terms(pod, False, False), ipa.raw_terms(pod, True, False)
+    affinity = ipa.resolved_terms(pod, info.required_affinity_terms, raw_aff, snap)
+    anti = ipa.resolved_terms(pod, info.required_anti_affinity_terms, raw_anti, snap)
+    ns_labels = snap.namespace_labels(pod.metadata.namespace)
+    existing: dict[tuple[str, str], int] = {}
+    for i in cs.nodes_with_anti:
+        ni = cs.infos[i]
+        for ep in ni.pods_with_required_anti_affinity:
+            for t in ep.required_anti_affinity_terms:
+                if t.matches(pod, ns_labels):
+                    v = ni.labels.get(t.topology_key)
+                    if v is not None:
+                        existing[(t.topology_key, v)] = existing.get((t.topology_key, v), 0) + 1
+    if not affinity and not anti and not existing:
+        return None
+    return affinity, raw_aff, anti, raw_anti, existing
+
+
+def _domain_hits(cs: ClusterState, key: str, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(node's code for ``key``, does the node's domain hold a counted pod)."""
+    codes = cs.labels.codes_of(key)
+    nvals = len(cs.labels.values.get(key, ()))
+    if not nvals:
+        return codes, np.zeros(cs.n, dtype=bool)
+    has = codes >= 0
+    dom = np.bincount(codes[has], weights=counts[has], minlength=nvals) > 0
+    return codes, has & dom[np.where(has, codes, 0)]
+
+
+def filter_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict | None:
+    st = state.get(IPA_STATE)
+    if st is None:
+        return None
+    affinity, raw_aff, anti, raw_anti, existing = st
+    n = cs.n
+    fail = np.zeros(n, dtype=bool)
+    key = np.zeros(n, dtype=np.int64)
+    if affinity:
+        k = ("affinity-all",) + tuple(_term_key(t, r) for t, r in zip(affinity, raw_aff))
+        counts = cs.match_counts(None, k, None, terminating=True,
+                                 pod_matcher=lambda p, terms=affinity: ipa.matches_all(terms, p))
+        missing = np.zeros(n, dtype=bool)
+        exist = np.ones(n, dtype=bool)
+        any_counted = False
+        for t in affinity:
+            codes, hit = _domain_hits(cs, t.topology_key, counts)
+            missing |= codes < 0
+            exist &= hit
+            any_counted |= bool(counts[codes >= 0].sum() > 0)
+        first_pod = not any_counted and ipa.matches_all(affinity, pod)
+        bad = missing | (~exist & (not first_pod))
+        key[bad] = 1
+        fail |= bad
+    for t, r in zip(anti, raw_anti):
+        counts = cs.match_counts(None, ("anti",) + _term_key(t, r), None, terminating=True,
+                                 pod_matcher=lambda p, term=t: term.matches(p, {}))
+        _, hit = _domain_hits(cs, t.topology_key, counts)
+        bad = hit & ~fail
+        key[bad] = 2
+        fail |= bad
+    by_key: dict[str, list[int]] = {}
+    for (k, v), c in existing.items():
+        code = cs.labels.code_of(k, v) if c > 0 else None
+        if code is not None:
+            by_key.setdefault(k, []).append(code)
+    for k, codes in by_key.items():
+        bad = np.isin(cs.labels.codes_of(k), codes) & ~fail
+        key[bad] = 3
+        fail |= bad
+    code = np.where(key == 1, UU, U).astype(np.int8)
+    reasons = ((), (ipa.ERR_REASON_AFFINITY,), (ipa.ERR_REASON_ANTI_AFFINITY,), (ipa.ERR_REASON_EXISTING_ANTI_AFFINITY,))
+    return FilterVerdict(plugin.name, fail, code, key, lambda kk: reasons[kk])
+
+
+def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
+    """Preferred (anti-)affinity over the scored nodes at once.
+
+    The pod's own preferred terms count matching pods per node with the kept match counts and
+    sum them per topology domain (bincount); the terms of existing pods with affinity (required
+    affinity at ``hardPodAffinityWeight``, preferred affinity and anti-affinity) are few and
+    added per domain. A node scores the sum over its domains; min-max normalisation follows.
+    """
+    args = plugin.args
+    raw_aff, raw_anti = ipa.raw_terms(pod, False, True), ipa.raw_terms(pod, True, True)
+    has_constraints = bool(raw_aff or raw_anti)
+    if not has_constraints and (args.ignore_preferred_terms_of_existing_pods or cs.pods_with_affinity == 0):
+        return SKIPPED
+    snap = cs.snapshot
+    info = PodInfo(pod)
+    pref_aff = ipa.resolved_terms(pod, info.preferred_affinity_terms, raw_aff, snap)
+    pref_anti = ipa.resolved_terms(pod, info.preferred_anti_affinity_terms, raw_anti, snap)
+    n, m = cs.n, len(idx)
+    raw = np.zeros(m, dtype=np.int64)
+    touched = False
+    #: per topology key: weighted sum per label code
+    per_key: dict[str, np.ndarray] = {}
+
+    def domain_sums(key: str) -> np.ndarray | None:
+        nvals = len(cs.labels.values.get(key, ()))
+        if not nvals:
+            return None
+        arr = per_key.get(key)
+        if arr is None:
+            arr = per_key[key] = np.zeros(nvals, dtype=np.int64)
+        return arr
+
+    for terms, raws, sign in ((pref_aff, raw_aff, 1), (pref_anti, raw_anti, -1)):
+        for t, r in zip(terms, raws):
+            counts = cs.match_counts(None, ("pref",) + _term_key(t, r), None, terminating=True,
+                                     pod_matcher=lambda p, term=t: term.matches(p, {}))
+            codes = cs.labels.codes_of(t.topology_key)
+            has = codes >= 0
+            if not has.any() or not counts[has].any():
+                continue
+            touched = True
+            arr = domain_sums(t.topology_key)
+            assert arr is not None
+            arr += np.bincount(codes[has], weights=counts[has], minlength=len(arr)).astype(np.int64) \
+                * (t.weight * sign)
+    if cs.pods_with_affinity:
+        ns_labels = snap.namespace_labels(pod.metadata.namespace)
+        hard = args.hard_pod_affinity_weight
+        existing_pref = not args.ignore_preferred_terms_of_existing_pods
+        for i in cs.nodes_with_affinity:
+            ni = cs.infos[i]
+            for ep in ni.pods_with_affinity:
+                found: list[tuple[Any, int]] = []
+                if hard > 0:
+                    found += [(t, hard) for t in ep.required_affinity_terms]
+                if existing_pref:
+                    found += [(t, t.weight) for t in ep.preferred_affinity_terms]
+                    found += [(t, -t.weight) for t in ep.preferred_anti_affinity_terms]
+                for t, w in found:
+                    if not t.matches(pod, ns_labels):
+                        continue
+                    v = ni.labels.get(t.topology_key)
+                    if v is None:
+                        continue
+                    code = cs.labels.code_of(t.topology_key, v)
+                    arr = domain_sums(t.topology_key)
+                    if code is None or arr is None:
+                        continue
+                    touched = True
+                    arr[code] += w
+    if not touched:
+        return SKIPPED
+    for key, arr in per_key.items():
+        codes = cs.labels.codes_of(key)[idx]
+        has = codes >= 0
+        raw += np.where(has, arr[np.where(has, codes, 0)], 0)
+    if m == 0:
+        return ScoreVector(raw, raw.copy())
+    lo, hi = int(raw.min()), int(raw.max())
+    diff = hi - lo
+    if diff > 0:
+        norm = (MAX_NODE_SCORE * ((raw - lo) / diff)).astype(np.int64)
+    else:
+        norm = np.zeros(m, dtype=np.int64)
+    return ScoreVector(raw, norm)
+
+
+def required_affinity_is_skip(cs: ClusterState, pod: Pod, plugin: Any) -> bool:
+    """PreFilter Skips: the pod has no required (anti-)affinity and no bound pod has required anti-affinity."""
+    aff = pod.spec.affinity
+    has = aff is not None and (
+        (aff.pod_affinity is not None and aff.pod_affinity.required_during_scheduling_ignored_during_execution)
+        or (aff.pod_anti_affinity is not None
+            and aff.pod_anti_affinity.required_during_scheduling_ignored_during_execution))
+    return not has and cs.pods_with_required_anti_affinity == 0
+
+
+def pre_filter_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> Status:
+    """PreFilter: the resolved required terms and the domains existing anti-affinity rules out."""
+    got = inter_pod_affinity_state(cs, pod)
+    if got is None:
+        return SKIP
+    state[IPA_STATE] = got
+    return SUCCESS
+
+
+VECTORISED = Vectorised(filter=filter_inter_pod_affinity, score=score_inter_pod_affinity,
+                        pre_filter=pre_filter_affinity, pre_filter_is_skip=required_affinity_is_skip)
