@@ -136,3 +136,7 @@ def main(argv: list[str] | None = None) -> Any:
     except MemoryError:
         click.echo("error: out of memory: the input is too large", err=True)
         sys.exit(1)
+    except OverflowError as exc:  # a quantity past int64 reached the vectorised scheduler (its amounts are int64)
+        click.echo(f"error: a number in the input is too large to compute with ({exc}); Kubernetes computes "
+                   "requests and capacities as 64-bit milli-units", err=True)
+        sys.exit(1)

@@ -643,7 +643,8 @@ def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
                          path="spec.nodeSelector.nodeSelectorTerms")
     extras = any(isinstance(d, dict) and (d.get("taints") or d.get("consumesCounters")
                                           or any(isinstance(a, dict) and set(a) & set(LIST_KINDS)
-                                                 for a in (d.get("attributes") or {}).values()))
+                                                 for a in (d.get("attributes") if isinstance(d.get("attributes"), dict)
+                                                           else {}).values()))
                  for d in devices_raw)
     limit = DEVICES_PER_SLICE_WITH_EXTRAS_MAX if extras else DEVICES_PER_SLICE_MAX
     _max(devices_raw, limit, "spec.devices")

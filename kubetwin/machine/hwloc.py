@@ -30,6 +30,7 @@ import re
 import xml.parsers.expat
 from dataclasses import dataclass, field
 
+from .. import limits
 from ..errors import InputError
 from ..model.cpuset import MAX_CPU_ID, CPUSet
 from .model import MAX_NUMA_NODE_ID, Cache, Core, HugePages, Machine, NUMANode, PCIDevice, canonical_extra, machine_counts
@@ -68,7 +69,12 @@ def parse_bitmap(text: str | None) -> int:
         w = word.strip()
         if w.lower().startswith("0xf...f"):
             continue
-        mask = (mask << 32) | (int(w, 16) if w else 0)  # ",," is an all-zero word
+        try:
+            mask = (mask << 32) | (int(w, 16) if w else 0)  # ",," is an all-zero word
+        except ValueError:
+            raise InputError(f"invalid hwloc bitmap {text[:60]!r}: {w[:20]!r} is not a hexadecimal word") from None
+    if mask.bit_length() > limits.MAX_CPU_ID.value() + 1:
+        raise limits.MAX_CPU_ID.exceeded(mask.bit_length() - 1, what=f"CPU id {mask.bit_length() - 1} in an hwloc bitmap")
     return mask
 
 
@@ -235,9 +241,12 @@ def _index(o: "_Obj", default: int, limit: int, what: str, file: str) -> int:
 
 
 def read_hwloc_xml(data: bytes, file: str = "<hwloc>") -> Machine:
+    """A :class:`Machine` from hwloc XML; a malformed number, bitmap or reference is an error naming the file."""
     try:
         return _read_hwloc_xml(data, file)
-    except (ValueError, KeyError, IndexError) as e:  # a number or reference hwloc never writes
+    except InputError as exc:
+        raise exc.in_file(file) from None
+    except (ValueError, KeyError, IndexError, OverflowError) as e:  # a number or reference hwloc never writes
         raise InputError(f"not a valid hwloc topology: {e}", file=file) from None
 
 

@@ -171,6 +171,8 @@ _JSON_TYPE = {str: "string", int: "integer", float: "number", bool: "boolean", d
 
 
 def _type_name(value: Any) -> str:
+    if (type(value) is int or type(value) is float) and not -(2 ** 63) <= value < 2 ** 63:
+        return f"{_JSON_TYPE.get(type(value), 'number')} out of the int64 range"
     return _JSON_TYPE.get(type(value), type(value).__name__)
 
 

@@ -213,6 +213,9 @@ def parse_time(value: str | None, path: str = "", file: str | None = None) -> da
                          path=path, file=file) from None
 
 
+_MAX_UINT64 = 2 ** 64 - 1
+
+
 def _check(summary: Summary, file: str | None, prefix: str) -> None:
     """Reject negative figures (Go's uint64 cannot hold them) and unparsable times."""
     def walk(obj: Any, path: str) -> None:
@@ -225,6 +228,9 @@ def _check(summary: Summary, file: str | None, prefix: str) -> None:
                     parse_time(value, sub, file)
                 elif isinstance(value, int) and not isinstance(value, bool) and value < 0:
                     raise InputError(f"must not be negative, got {value}", path=sub, file=file)
+                elif isinstance(value, int) and not isinstance(value, bool) and value > _MAX_UINT64:
+                    raise InputError("must fit an unsigned 64-bit integer (the Summary API's uint64)", path=sub,
+                                     file=file)
                 else:
                     walk(value, sub)
         elif isinstance(obj, list):

@@ -544,11 +544,11 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
         limits.MAX_SIM_SECONDS.check(math.ceil(max(times)), path=f"{path}.arrival",
                                      what="the last arrival time in seconds")
     drng = random.Random(f"{sc.settings.seed}/{name}/duration")
+    check_builtin(tmpl, "v1", "Pod", prefix=f"{path}.template")  # as written: defaults added below are ours
     try:
         base = _pod_dict(tmpl, name)
     except InputError as exc:
         raise exc.within(path) from None
-    check_builtin(tmpl, "v1", "Pod", prefix=f"{path}.template")  # as written: defaults added below are ours
     if w.get("priorityClassName"):
         base["spec"]["priorityClassName"] = str(w["priorityClassName"])
     check = _decode_pod(copy.deepcopy(base) | {"metadata": {**base["metadata"], "name": f"{name}-0"}},
@@ -601,7 +601,7 @@ def arrival_times(raw: Any, count: int, path: str, rng: Any) -> list[float]:
         return [start + k * step for k in range(count)]
     if "rate" in raw:
         rate = raw["rate"]
-        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or rate <= 0:
+        if not isinstance(rate, (int, float)) or isinstance(rate, bool) or not math.isfinite(rate) or rate <= 0:
             raise InputError(f"Invalid value: {rate!r}: pods per second, must be positive", path=f"{path}.rate")
         t, out = start, []
         for _ in range(count):
@@ -658,6 +658,8 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
             check_object(obj, where, kinds=_SCENARIO_KINDS, what="in a scenario")
         if kind != "Simulation":
             check_object(obj, where)
+        if not isinstance(kind, str):
+            raise InputError(f"kind must be a string, not {type(kind).__name__}", path="kind", file=where)
         if kind == "Pod":
             pod = pod_from_dict(obj, where, checked=True)
             not_modelled_pod(obj, where, reader=SIMULATION)
@@ -777,7 +779,7 @@ def _finish(sc: Scenario) -> None:
     names: set[str] = set()
     for n in sc.nodes:
         if n.node.metadata.name in names:
-            raise InputError(f"node {n.node.metadata.name} is defined twice", path="metadata.name")
+            raise InputError(f"node {n.node.metadata.name} is defined twice", path="metadata.name", file=sc.source)
         names.add(n.node.metadata.name)
     for c in sc.controllers:
         c.max_recreations = sc.settings.max_recreations

@@ -89,7 +89,7 @@ _WORKLOAD = {"name": "w", "count": 1, "template": {"spec": {"containers": [{"nam
 
 @pytest.mark.parametrize("field,value,variable", [
     ("nodeGroups", [dict(_GROUP, count=9007199254740993)], "KUBETWIN_MAX_SIM_NODES"),
-    ("workloads", [dict(_WORKLOAD, count=2 ** 40)], "KUBETWIN_MAX_SIM_PODS"),
+    ("workloads", [dict(_WORKLOAD, count=10 ** 7)], "KUBETWIN_MAX_SIM_PODS"),
     ("horizon", "2000000h", "KUBETWIN_MAX_SIM_SECONDS"),
     ("workloads", [dict(_WORKLOAD, count=3, arrival={"rate": 1e-12})], "KUBETWIN_MAX_SIM_SECONDS"),
 ])
@@ -131,7 +131,7 @@ def test_a_timeline_past_the_step_limit_is_refused(tmp_path, capsys, monkeypatch
 
 def test_a_deployment_with_more_replicas_than_the_pod_limit_is_refused(tmp_path, capsys):
     deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
-                  "spec": {"replicas": 2 ** 31 - 1, "selector": {"matchLabels": {"app": "d"}},
+                  "spec": {"replicas": 10 ** 7, "selector": {"matchLabels": {"app": "d"}},
                            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {"containers": [{"name": "c"}]}}}}
     path = tmp_path / "scenario.yaml"
     path.write_text(yaml.safe_dump_all([{"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation",

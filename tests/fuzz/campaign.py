@@ -52,7 +52,7 @@ class Report:
         self.by_command[case.seed.command] += 1
         self.by_mutation[case.mutation.split("+")[0]] += 1
         for f in failures:
-            why = pending_reason(f.kind, case.mutation, case.target)
+            why = pending_reason(f.kind, case.mutation, case.target, case.detail)
             bucket = self.pending if why else self.classes
             bucket.setdefault(f"[{f.kind}] {f.klass}" + (f"  (pending: {why})" if why else ""), []).append(
                 (number, f, case))
@@ -102,7 +102,7 @@ def generate(number: int, base_seed: int, groups: dict[str, list[Seed]]) -> Muta
         seed = rng.choice(groups[rng.choices(commands, weights)[0]])
         try:
             return mutate_twice(rng, seed) if rng.random() < 0.15 else mutate(rng, seed)
-        except (NotApplicable, RecursionError, ValueError):  # nothing to mutate, or a structure too deep to re-dump
+        except (NotApplicable, RecursionError, ValueError, MemoryError):  # nothing to mutate, or too deep/big to re-dump
             continue
     raise RuntimeError(f"case {number}: no applicable mutation found")
 
@@ -133,6 +133,16 @@ def warm_up(groups: dict[str, list[Seed]]) -> None:
             case = Mutated(seed, "none", "", seed.argv, dict(seed.files), False)
             materialise(case, Path(tmp))
             execute.warm(list(seed.argv), Path(tmp))
+
+
+def _limit_memory(limit: int = 8 << 30) -> None:
+    """The harness itself stays under ``limit`` bytes: a mutation that blows up while being made
+    is skipped (MemoryError) instead of exhausting the machine."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY or soft > limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
 def campaign(cases: int, *, base_seed: int = 0, timeout: float = 30.0, commands: tuple[str, ...] = (),
@@ -174,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--save", type=Path, default=None, help="write each failing case's files here")
     p.add_argument("--progress", type=int, default=500, help="print a line every N cases")
     args = p.parse_args(argv)
+    _limit_memory()
 
     def each(number: int, case: Mutated, outcome: execute.Outcome, failures: list[Failure]) -> None:
         if args.only is not None:

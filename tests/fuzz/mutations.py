@@ -523,6 +523,8 @@ def mutate(rng: random.Random, seed: Seed, mutation: str | None = None) -> Mutat
         raise NotApplicable("no input file")
     target = rng.choice(seed.inputs)
     data = seed.files[target]
+    if b"fuzzbomb" in data:  # an alias bomb already: reading it here would expand it in the harness
+        raise NotApplicable("alias bomb")
     if mutation in TEXTUAL:
         try:
             new, known, detail = TEXTUAL[mutation](rng, data)
