@@ -684,6 +684,7 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
                 resource_quota_from_dict(obj, where, checked=True)
             not_modelled_object(obj, where)
             sc.objects.setdefault(kind, []).append(obj)
+            sc.origins.setdefault(kind, []).append(where)
 
 
 def _rng(sc: Scenario, name: str) -> Any:

@@ -43,6 +43,7 @@ class Outcome:
     exception: str = ""         # "ValueError" for a traceback, "Hang" for a hang, "Killed" when SIGKILLed
     location: str = ""          # innermost kubetwin frame: "kubetwin/model/duration.py:parse_duration"
     traceback: str = ""
+    truncated: bool = False     # stdout was longer than the harness reads (not judged as JSON/YAML)
 
     @property
     def crashed(self) -> bool:
@@ -161,6 +162,7 @@ def run(argv: list[str], cwd: Path, *, timeout: float = 20.0, memory_bytes: int 
         _, raw = os.waitpid(pid, 0)
         status = os.waitstatus_to_exitcode(raw)
     seconds = time.monotonic() - start
+    truncated = os.path.getsize(out_path) > max_output
     stdout = _read(out_path, max_output)
     stderr = _read(err_path, max_output)
     exception = location = tb = ""
@@ -169,7 +171,7 @@ def run(argv: list[str], cwd: Path, *, timeout: float = 20.0, memory_bytes: int 
         os.unlink(tb_path)
     elif status < 0:
         exception, location = ("Killed" if killed is not None else f"signal {-status}"), "?"
-    return Outcome(status, stdout, stderr, seconds, exception, location, tb)
+    return Outcome(status, stdout, stderr, seconds, exception, location, tb, truncated)
 
 
 def _wait(pid: int, limit: float) -> int | None:

@@ -94,7 +94,7 @@ def _check_error(case: Mutated, outcome: Outcome) -> list[Failure]:
 
 def _check_output(case: Mutated, outcome: Outcome, workdir: Path) -> list[Failure]:
     command = case.seed.command
-    fmt = case.seed.output_format
+    fmt = case.seed.output_format if not outcome.truncated else "table"  # a cut text cannot be parsed
     out: list[Failure] = []
     if fmt == "json":
         try:
