@@ -374,6 +374,19 @@ def load_documents(path: str | Path) -> list[Document]:
     return docs
 
 
+def load_optional_mapping(path: str | Path, what: str, expected: str) -> tuple[dict[str, Any], str]:
+    """A configuration file holding at most one mapping (an empty file is ``{}``), and its name:
+    goresctrl's ``rdt`` and ``blockio`` files. ``expected`` describes the mapping for the error."""
+    name = "<stdin>" if str(path) == "-" else str(path)
+    docs = [d for d in parse_documents(read_text(path), name) if d is not None]
+    if len(docs) > 1:
+        raise InputError(f"expected one {what}, found {len(docs)} documents", file=name)
+    doc = docs[0] if docs else {}
+    if not isinstance(doc, dict):
+        raise InputError(f"expected a mapping ({expected}), got {type(doc).__name__}", file=name)
+    return doc, name
+
+
 def load_one(path: str | Path, what: str = "object") -> Document:
     """Exactly one object, e.g. a KubeletConfiguration; a clear error otherwise."""
     docs = load_documents(path)

@@ -466,15 +466,9 @@ def parse_blockio_config(doc: Mapping[str, Any] | None, file: str | None = None,
 
 def load_blockio_config(path: str | Path) -> BlockIOConfig:
     """Read a goresctrl ``blockio`` configuration file (YAML or JSON; empty = no classes)."""
-    from ..model.loader import parse_documents, read_text
+    from ..model.loader import load_optional_mapping
 
-    name = str(path)
-    docs = [d for d in parse_documents(read_text(path), name) if d is not None]
-    if len(docs) > 1:
-        raise InputError(f"expected one Block I/O configuration, found {len(docs)} documents", file=name)
-    doc = docs[0] if docs else {}
-    if not isinstance(doc, dict):
-        raise InputError(f"expected a mapping (Classes), got {type(doc).__name__}", file=name)
+    doc, name = load_optional_mapping(path, "Block I/O configuration", "Classes")
     return parse_blockio_config(doc, name)
 
 

@@ -568,15 +568,9 @@ def parse_rdt_config(doc: Mapping[str, Any] | None, file: str | None = None, *, 
 
 def load_rdt_config(path: str | Path) -> RdtConfig:
     """Read a goresctrl ``rdt`` configuration file (YAML or JSON; empty = no partitions)."""
-    from ..model.loader import parse_documents, read_text
+    from ..model.loader import load_optional_mapping
 
-    name = str(path)
-    docs = [d for d in parse_documents(read_text(path), name) if d is not None]
-    if len(docs) > 1:
-        raise InputError(f"expected one RDT configuration, found {len(docs)} documents", file=name)
-    doc = docs[0] if docs else {}
-    if not isinstance(doc, dict):
-        raise InputError(f"expected a mapping (options, partitions), got {type(doc).__name__}", file=name)
+    doc, name = load_optional_mapping(path, "RDT configuration", "options, partitions")
     return parse_rdt_config(doc, name)
 
 
