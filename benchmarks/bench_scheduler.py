@@ -22,7 +22,6 @@ from kubetwin.model.node import Node
 from kubetwin.model.pod import Pod
 from kubetwin.scheduler.inputs import ClusterInputs
 
-
 #: Services whose selectors give pods without constraints the System default spreading
 SERVICES = [{"apiVersion": "v1", "kind": "Service", "metadata": {"name": f"svc-a{j}", "namespace": "default"},
              "spec": {"selector": {"app": f"a{j}"}}} for j in range(2)]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubetwin.yaml_block import dump
 

@@ -30,7 +30,7 @@ from ..diagnostics import not_modelled
 from ..errors import InputError
 from ..model.apischema import type_spec
 from ..model.quantity import Quantity
-from ..model.strict import ANY, BOOLEAN, INTEGER, STRING, STRING_OR_NUMBER, check, list_of, map_of, obj
+from ..model.strict import ANY, INTEGER, STRING, STRING_OR_NUMBER, check, list_of, map_of, obj
 
 # --- model/types.go: ResourceAmount ---------------------------------------------------------
 

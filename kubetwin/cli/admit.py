@@ -135,7 +135,6 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         write_checkpoints(node, Path(write_state))
     if metrics_path:
         from ..kubelet.metrics import render_metrics
-
         from ..outputs import write_atomic
 
         write_atomic(metrics_path, render_metrics(node), "--metrics")

@@ -12,8 +12,13 @@ from .common import FullHelpGroup, emit_data, inline, kubernetes_version, output
 
 def _features(ctx: click.Context, gates_flag: str | None):
     from ..dra.features import ALLOCATOR_GATES, AllocatorFeatures
-    from ..model.features import (FEATURE_GATES, gates_for, normalize_version, parse_feature_gates_flag,
-                                   unknown_gate_error)
+    from ..model.features import (
+        FEATURE_GATES,
+        gates_for,
+        normalize_version,
+        parse_feature_gates_flag,
+        unknown_gate_error,
+    )
 
     overrides = parse_feature_gates_flag(gates_flag) if gates_flag else {}
     for name in overrides:
@@ -102,8 +107,7 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_f
     With --pod, the pod's own claims are allocated instead: claims named by
     resourceClaimName come from the objects, template entries get a generated claim.
     """
-    from ..dra.allocator import AllocationError, Allocator
-    from ..errors import InputError
+    from ..dra.allocator import Allocator
 
     if not claim_files and not pod_file:
         raise click.UsageError("give CLAIMS.yaml files or --pod POD.yaml")

@@ -65,9 +65,9 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
         return
     from ..kubelet.eviction.manager import EvictionManager
     from ..kubelet.eviction.report import decision_to_dict
-    from .eviction_tables import render_decision
     from ..kubelet.eviction.thresholds import update_containerfs_thresholds
     from ..kubelet.eviction.timeline import load_timeline, run_timeline
+    from .eviction_tables import render_decision
 
     steps = load_timeline(timeline_file, warn=warn_to_stderr)
     try:
@@ -90,8 +90,8 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
 def _rank(signal, summary_file, pods, layout, config, output, *, oom: bool = False, cgroup_v2: bool = True) -> None:
     from ..kubelet.eviction.ranking import rank_pods
     from ..kubelet.eviction.report import ranking_rows
-    from .eviction_tables import render_ranking
     from ..model.summary import load_summary
+    from .eviction_tables import render_ranking
 
     summary = load_summary(summary_file)
     gates = config.feature_gate_values

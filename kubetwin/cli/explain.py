@@ -83,8 +83,13 @@ def build(pod_path: str, node_path: str, config_path: str | None, machine_path: 
           pid_max: int | None = None) -> dict[str, Any]:
     """Everything ``explain`` reports, as plain data."""
     from ..errors import InputError
-    from ..kubelet.cgroups import (CgroupSettings, container_resources, hugepage_size_from_resource,
-                                   pod_cgroup_files, resource_config_for_pod)
+    from ..kubelet.cgroups import (
+        CgroupSettings,
+        container_resources,
+        hugepage_size_from_resource,
+        pod_cgroup_files,
+        resource_config_for_pod,
+    )
     from ..kubelet.qos import explain_pod_qos
     from ..model.kubelet_config import load_kubelet_config
     from ..model.objects import load_nodes, load_pods, warn_to_stderr

@@ -95,7 +95,6 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], filenames: tuple[st
         write_atomic(metrics_path, render_metrics(results), "--metrics")
     if output == "table":
         from ..report.terminal import render_summary
-
         from .common import console
 
         render_summary(results, console(), pods=show_pods)

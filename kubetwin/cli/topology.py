@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .common import console, emit_data, filename_option, main_input
+from .common import console, filename_option, main_input
 
 FORMATS = ("table", "machineinfo", "nrt", "yaml", "json")
 

@@ -22,8 +22,16 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..errors import KubetwinError
 from ..model.quantity import Quantity
 from . import capacity as cap
-from .api import (RESULTS_MAX, AllocatedDevice, Device, DeviceClass, DeviceRequest, DeviceSubRequest, Node,
-                  ResourceClaim, ResourceSlice)
+from .api import (
+    RESULTS_MAX,
+    AllocatedDevice,
+    Device,
+    DeviceClass,
+    DeviceSubRequest,
+    Node,
+    ResourceClaim,
+    ResourceSlice,
+)
 from .cel import CELError, CELOptions, compile_selector
 from .constraints import Constraint, DistinctAttribute, MatchAttribute
 from .features import AllocatorFeatures

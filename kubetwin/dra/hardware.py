@@ -26,8 +26,13 @@ from typing import Any, Final
 
 from ..errors import InputError
 from ..machine.model import Machine, PCIDevice
-from .api import (COUNTER_SETS_MAX, DEVICES_PER_SLICE_MAX, DEVICES_PER_SLICE_WITH_EXTRAS_MAX, parse_resource_slice,
-                  validate_qualified_name)
+from .api import (
+    COUNTER_SETS_MAX,
+    DEVICES_PER_SLICE_MAX,
+    DEVICES_PER_SLICE_WITH_EXTRAS_MAX,
+    parse_resource_slice,
+    validate_qualified_name,
+)
 from .cdi import CDIDevice, CDISpec, ContainerEdits
 
 PCI_BUS_ID: Final = "resource.kubernetes.io/pciBusID"

@@ -10,8 +10,18 @@ from typing import Any, Iterable, Mapping
 from ..errors import InputError
 from ..model.kinds import check_builtin, check_object, ignored
 from ..model.loader import Document
-from .api import (DeviceClass, Node, ResourceClaim, ResourceClaimTemplate, ResourceSlice, parse_device_class,
-                  parse_node, parse_resource_claim, parse_resource_claim_template, parse_resource_slice)
+from .api import (
+    DeviceClass,
+    Node,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    parse_device_class,
+    parse_node,
+    parse_resource_claim,
+    parse_resource_claim_template,
+    parse_resource_slice,
+)
 from .convert import split_counter_slices, to_v1
 
 

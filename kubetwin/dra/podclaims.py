@@ -26,8 +26,8 @@ from __future__ import annotations
 import copy
 import random
 import uuid
-from dataclasses import dataclass, field
 from collections.abc import Container, MutableMapping
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from ..errors import KubetwinError

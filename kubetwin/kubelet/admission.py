@@ -18,18 +18,15 @@ import msgspec
 from ..errors import InputError
 from ..machine.model import Machine
 from ..model.kubelet_config import KubeletConfiguration
-from ..model.pod import Pod
+from ..model.pod import Pod, is_extended_resource
 from ..model.quantity import Quantity, parse_quantity
-from ..model.pod import is_extended_resource
 from ..model.resources import pod_limits, pod_requests
 from .admission_errors import AdmissionError, KubeletHang, TopologyAffinityError, admit_result
-
 from .cpu.manager import CPUManager
 from .cpu.state import CPUState
 from .topology.manager import TopologyManager
 from .topology.numa_info import NUMAInfo
 from .topology.policy import new_policy, parse_options
-
 
 #: kubetwin's word (not a Kubernetes reason) for a pod whose admission never returns
 HANG_REASON = "KubeletHang"

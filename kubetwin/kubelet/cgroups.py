@@ -20,9 +20,18 @@ from typing import Any, Mapping, Sequence
 from ..model.features import FeatureGates
 from ..model.pod import Container, Pod
 from ..model.quantity import Quantity
-from ..model.resources import (CPU, MEMORY, PodResourcesOptions, container_dra_allocations, is_pod_level_limits_set,
-                               is_pod_level_resources_set, pod_limits, pod_requests, quantity_milli_value,
-                               quantity_value)
+from ..model.resources import (
+    CPU,
+    MEMORY,
+    PodResourcesOptions,
+    container_dra_allocations,
+    is_pod_level_limits_set,
+    is_pod_level_resources_set,
+    pod_limits,
+    pod_requests,
+    quantity_milli_value,
+    quantity_value,
+)
 from .oom import OOMScore, container_memory_limit, container_oom_score_adjust, gate, is_critical_pod
 from .qos import BEST_EFFORT, BURSTABLE, GUARANTEED, get_pod_qos
 

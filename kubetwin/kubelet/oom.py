@@ -13,8 +13,15 @@ from dataclasses import dataclass
 
 from ..model.features import FeatureGates
 from ..model.pod import Container, Pod, is_sidecar
-from ..model.resources import (MEMORY, PodResourcesOptions, aggregate_container_requests, container_dra_allocations,
-                               is_pod_level_limits_set, is_pod_level_requests_set, quantity_value)
+from ..model.resources import (
+    MEMORY,
+    PodResourcesOptions,
+    aggregate_container_requests,
+    container_dra_allocations,
+    is_pod_level_limits_set,
+    is_pod_level_requests_set,
+    quantity_value,
+)
 from .qos import BEST_EFFORT, GUARANTEED, default_gates, get_pod_qos
 
 KUBELET_OOM_SCORE_ADJ = -999

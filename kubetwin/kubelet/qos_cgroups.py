@@ -27,8 +27,15 @@ from ..model.pod import Pod
 from ..model.quantity import Quantity
 from ..model.resources import CPU, MEMORY, PodResourcesOptions, pod_requests, quantity_milli_value, quantity_value
 from .cgroup_paths import CgroupLayout, CgroupName
-from .cgroups import (MIN_SHARES, CgroupValue, cpu_shares_to_weight, hugepage_limits, hugepage_unit_size,
-                      milli_cpu_to_shares, sysfs_order)
+from .cgroups import (
+    MIN_SHARES,
+    CgroupValue,
+    cpu_shares_to_weight,
+    hugepage_limits,
+    hugepage_unit_size,
+    milli_cpu_to_shares,
+    sysfs_order,
+)
 from .oom import gate
 from .qos import BEST_EFFORT, BURSTABLE, GUARANTEED, get_pod_qos
 

@@ -33,7 +33,17 @@ from dataclasses import dataclass, field
 from .. import limits
 from ..errors import InputError
 from ..model.cpuset import MAX_CPU_ID, CPUSet
-from .model import MAX_NUMA_NODE_ID, Cache, Core, HugePages, Machine, NUMANode, PCIDevice, canonical_extra, machine_counts
+from .model import (
+    MAX_NUMA_NODE_ID,
+    Cache,
+    Core,
+    HugePages,
+    Machine,
+    NUMANode,
+    PCIDevice,
+    canonical_extra,
+    machine_counts,
+)
 
 MAX_XML_BYTES = 128 * 1024 * 1024
 MAX_ELEMENTS = 5_000_000

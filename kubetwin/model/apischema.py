@@ -25,8 +25,20 @@ from typing import Any
 import msgspec
 
 from .features import KNOWN_VERSIONS, normalize_version
-from .strict import (ANY, BOOLEAN, INT_OR_STRING, INTEGER, NUMBER, OPEN_OBJECT, STRING, STRING_OR_NUMBER,
-                     ListOf, MapOf, Obj, Spec)
+from .strict import (
+    ANY,
+    BOOLEAN,
+    INT_OR_STRING,
+    INTEGER,
+    NUMBER,
+    OPEN_OBJECT,
+    STRING,
+    STRING_OR_NUMBER,
+    ListOf,
+    MapOf,
+    Obj,
+    Spec,
+)
 
 
 def _schema_root() -> str | None:
@@ -314,7 +326,8 @@ _SCALAR_TYPES: dict[str, Any] = {}
 
 def _scalar_types() -> dict[str, Any]:
     if not _SCALAR_TYPES:
-        from typing import Any as _Any, Union
+        from typing import Any as _Any
+        from typing import Union
 
         _SCALAR_TYPES.update({ANY: _Any, STRING: str, INTEGER: int, NUMBER: float, BOOLEAN: bool,
                               STRING_OR_NUMBER: Union[str, float], INT_OR_STRING: Union[str, int],

@@ -12,7 +12,6 @@ Adding a release is adding rows here; no other module branches on the Kubernetes
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass
 from typing import Any, Final, Iterable, Mapping
 

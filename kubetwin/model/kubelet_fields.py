@@ -28,8 +28,20 @@ from __future__ import annotations
 from typing import Any, Callable, Final, Mapping
 
 from ..errors import InputError, join_path
-from .strict import (BOOLEAN, INTEGER, NUMBER, STRING, STRING_OR_NUMBER, Obj, Spec, find_problems, list_of,
-                     map_of, obj, problems_error)
+from .strict import (
+    BOOLEAN,
+    INTEGER,
+    NUMBER,
+    STRING,
+    STRING_OR_NUMBER,
+    Obj,
+    Spec,
+    find_problems,
+    list_of,
+    map_of,
+    obj,
+    problems_error,
+)
 
 #: ``metav1.Duration`` is written as a Go duration string.
 DURATION: Final = STRING

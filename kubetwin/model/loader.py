@@ -352,7 +352,8 @@ def _flatten(obj: Any, file: str = "<input>") -> Iterator[Any]:
 
 def _check_list(obj: dict[str, Any], file: str) -> None:
     """The fields of every ``*List`` kind: TypeMeta, ListMeta and ``items``."""
-    from .strict import ANY, INTEGER, STRING, check, list_of, obj as spec_obj
+    from .strict import ANY, INTEGER, STRING, check, list_of
+    from .strict import obj as spec_obj
 
     check(obj, spec_obj(apiVersion=STRING, kind=STRING, items=list_of(ANY),
                         metadata=spec_obj({"continue": STRING, "remainingItemCount": INTEGER,

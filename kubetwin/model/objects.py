@@ -6,20 +6,19 @@ reads mixed multi-document files the same way and every error names file, docume
 
 from __future__ import annotations
 
-import sys
-
-import msgspec
 from pathlib import Path
 from typing import Any, Callable, Iterable
+
+import msgspec
 
 from ..errors import InputError
 from .apischema import strict_struct
 from .kinds import check_object, refuse_kind
-from .unmodelled import not_modelled_object, not_modelled_pod
 from .loader import Document, load_documents
-from .node import Node, node_from_dict
 from .meta import _dec_hook
+from .node import Node, node_from_dict
 from .pod import Pod, pod_from_dict, validate_pod
+from .unmodelled import not_modelled_object, not_modelled_pod
 
 Decoder = Callable[[dict[str, Any], str | None], Any]
 _DECODERS: dict[str, Decoder] = {}

@@ -433,7 +433,7 @@ def validate_pod(pod: Pod, *, warn: Callable[[InputError], None] | None = None) 
         validate_resource_requirements(spec.resources, "spec.resources", warn=warn, pod_level=True)
     for rname, q in spec.overhead.items():
         if q.sign() < 0:
-            raise InputError(f"must be greater than or equal to 0", path=f"spec.overhead.{rname}")
+            raise InputError("must be greater than or equal to 0", path=f"spec.overhead.{rname}")
     if spec.priority is not None and not (-(2**31) <= spec.priority < 2**31):
         raise InputError("priority must fit in a 32-bit integer", path="spec.priority")
     if spec.termination_grace_period_seconds is not None and spec.termination_grace_period_seconds < 0:

@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from ..model.pod import Pod
+from ..scheduler.fastpath.vector import FilterVerdict
 from ..scheduler.framework.interface import CycleState, Plugin, register
 from ..scheduler.framework.status import SUCCESS, Code, Status
 from ..scheduler.framework.types import NodeInfo
-from ..scheduler.fastpath.vector import FilterVerdict
 
 GPU_COUNT = "alibabacloud.com/gpu-count"
 GPU_MILLI = "alibabacloud.com/gpu-milli"

@@ -37,9 +37,10 @@ def test_every_registered_command_module_exists_or_is_hidden():
 
 
 def test_unknown_kubernetes_version_is_refused_cleanly(tmp_path):
-    from kubetwin.model.features import normalize_version
     import pytest
+
     from kubetwin.errors import InputError
+    from kubetwin.model.features import normalize_version
     with pytest.raises(InputError, match="not modelled"):
         normalize_version("1.20")
 

@@ -10,9 +10,9 @@ from kubetwin.dra.api import parse_resource_claim, parse_resource_slice
 from kubetwin.dra.cel import CELError, compile_selector, estimate_cost
 from kubetwin.dra.celcost import COST_LIMIT, checked_ast, evaluation_cost, of
 
+from .conftest import claim, slice_
 from .test_allocator import NODE, allocator
 from .test_cel import DEVICE, ok
-from .conftest import claim, slice_
 
 D = "gpu.example.com"
 BOMB = "[" + ",".join(str(i) for i in range(200)) + "]"

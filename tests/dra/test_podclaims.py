@@ -11,11 +11,23 @@ import pytest
 import yaml
 
 from kubetwin.dra.allocator import AllocationError, Allocator
-from kubetwin.dra.api import Node, parse_device_class, parse_resource_claim, parse_resource_claim_template, \
-    parse_resource_slice
+from kubetwin.dra.api import (
+    Node,
+    parse_device_class,
+    parse_resource_claim,
+    parse_resource_claim_template,
+    parse_resource_slice,
+)
 from kubetwin.dra.features import AllocatorFeatures
-from kubetwin.dra.podclaims import (DELETE_PROTECTION_FINALIZER, NAME_SUFFIX_ALPHABET, POD_CLAIM_NAME_ANNOTATION,
-                                    PodClaimError, allocate_for_pod, claims_for_pod, generate_name_base)
+from kubetwin.dra.podclaims import (
+    DELETE_PROTECTION_FINALIZER,
+    NAME_SUFFIX_ALPHABET,
+    POD_CLAIM_NAME_ANNOTATION,
+    PodClaimError,
+    allocate_for_pod,
+    claims_for_pod,
+    generate_name_base,
+)
 from kubetwin.model.pod import pod_from_dict
 
 from .conftest import CLASS, KUBETWIN, NODE, slice_

@@ -2,11 +2,24 @@
 
 import pytest
 
-from kubetwin.kubelet.cgroups import (CgroupSettings, container_resources, cpu_max, cpu_shares_to_weight,
-                                      cpu_shares_to_weight_quadratic, cpu_weight_to_shares, hugepage_limits,
-                                      hugepage_unit_size, memory_high, milli_cpu_to_quota, milli_cpu_to_shares,
-                                      pod_cgroup_files, quota_to_milli_cpu, resource_config_for_pod,
-                                      shares_to_milli_cpu, sysfs_order)
+from kubetwin.kubelet.cgroups import (
+    CgroupSettings,
+    container_resources,
+    cpu_max,
+    cpu_shares_to_weight,
+    cpu_shares_to_weight_quadratic,
+    cpu_weight_to_shares,
+    hugepage_limits,
+    hugepage_unit_size,
+    memory_high,
+    milli_cpu_to_quota,
+    milli_cpu_to_shares,
+    pod_cgroup_files,
+    quota_to_milli_cpu,
+    resource_config_for_pod,
+    shares_to_milli_cpu,
+    sysfs_order,
+)
 from kubetwin.model.features import gates_for
 from kubetwin.model.quantity import Quantity
 

@@ -3,8 +3,14 @@
 import pytest
 
 from kubetwin.errors import InputError
-from kubetwin.kubelet.cgroup_paths import (CgroupLayout, cgroup_mount, expand_slice, parse_cgroupfs, to_cgroupfs,
-                                           to_systemd)
+from kubetwin.kubelet.cgroup_paths import (
+    CgroupLayout,
+    cgroup_mount,
+    expand_slice,
+    parse_cgroupfs,
+    to_cgroupfs,
+    to_systemd,
+)
 
 UID = "8b3c7d2e-4f5a-6b7c-9d1e-3f4a5b6c7d8e"
 

@@ -8,8 +8,15 @@ import pytest
 
 from kubetwin.errors import InputError
 from kubetwin.kubelet.cgroup_paths import CgroupLayout
-from kubetwin.kubelet.qos_cgroups import (HUGETLB_UNBOUNDED, QOSCgroupSettings, active_pods,
-                                          node_allocatable_absolute, parse_qos_reserved, qos_cgroups, qos_sums)
+from kubetwin.kubelet.qos_cgroups import (
+    HUGETLB_UNBOUNDED,
+    QOSCgroupSettings,
+    active_pods,
+    node_allocatable_absolute,
+    parse_qos_reserved,
+    qos_cgroups,
+    qos_sums,
+)
 from kubetwin.model.features import gates_for
 from kubetwin.model.meta import convert
 from kubetwin.model.pod import Pod

@@ -2,7 +2,12 @@
 
 import pytest
 
-from kubetwin.kubelet.oom import get_container_oom_score_adjust, go_div, log2_floor, possible_container_oom_score_adjusts
+from kubetwin.kubelet.oom import (
+    get_container_oom_score_adjust,
+    go_div,
+    log2_floor,
+    possible_container_oom_score_adjusts,
+)
 from kubetwin.model.features import gates_for
 
 from .podspec import c, make_pod, sidecar

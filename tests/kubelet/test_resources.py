@@ -1,8 +1,13 @@
 """Effective pod requests and limits follow component-helpers ``PodRequests``/``PodLimits``."""
 
 from kubetwin.model.quantity import Quantity
-from kubetwin.model.resources import (PodResourcesOptions, aggregate_container_requests, pod_limits, pod_requests,
-                                      scoring_non_missing_requests)
+from kubetwin.model.resources import (
+    PodResourcesOptions,
+    aggregate_container_requests,
+    pod_limits,
+    pod_requests,
+    scoring_non_missing_requests,
+)
 
 from .podspec import c, make_pod, sidecar
 

@@ -1,7 +1,8 @@
 """CPUSet speaks the Linux list format and does set algebra."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubetwin.errors import InputError
 from kubetwin.model.cpuset import CPUSet

@@ -7,7 +7,6 @@ import sys
 import pytest
 
 from kubetwin.errors import InputError
-from kubetwin.model import loader
 from kubetwin.model.loader import load_documents, parse_documents
 from kubetwin.model.objects import load_pods
 

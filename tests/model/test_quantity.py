@@ -1,7 +1,8 @@
 """Quantity behaves as apimachinery's resource.Quantity."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubetwin.model.quantity import Quantity, QuantityError, parse_quantity
 

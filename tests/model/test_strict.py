@@ -5,8 +5,19 @@ from __future__ import annotations
 import pytest
 
 from kubetwin.errors import InputError
-from kubetwin.model.strict import (ANY, INTEGER, STRING, STRING_OR_NUMBER, check, find_problems, list_of, map_of,
-                                   obj, suggest, unknown_key_error)
+from kubetwin.model.strict import (
+    ANY,
+    INTEGER,
+    STRING,
+    STRING_OR_NUMBER,
+    check,
+    find_problems,
+    list_of,
+    map_of,
+    obj,
+    suggest,
+    unknown_key_error,
+)
 
 SPEC = obj(
     name=STRING,

@@ -87,9 +87,8 @@ def test_the_pressure_taints_coming_and_going_do_not_requeue_a_pod_only_cpu_keep
     # QueueingHints: NodeResourcesFit registers Node Add|UpdateNodeAllocatable only, so the
     # MemoryPressure condition and taint updates leave a pod it rejected parked; the coarse
     # "any node update" registration kubetwin had before retried it on each of them
-    from kubetwin.scheduler.framework.events import ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE
-    from kubetwin.scheduler.framework.events import Registration
     from kubetwin.scheduler.backend.queue import PLUGIN_EVENTS
+    from kubetwin.scheduler.framework.events import ASSIGNED_POD_DELETE, NODE_ADD, NODE_UPDATE, Registration
 
     big = kit.workload("big", cpu="5", memory="1Gi", arrival={"at": "5m"})   # more than the node has
     big["template"]["spec"]["tolerations"] = [{"key": "node.kubernetes.io/memory-pressure", "operator": "Exists"}]

@@ -1,6 +1,6 @@
 """The kubelet's checkpoint files: ``cpu_manager_state``, ``memory_manager_state`` (JSON, versioned)."""
 
-from .cpu_manager_state import read_cpu_manager_state, write_cpu_manager_state, cpu_state_to_json
+from .cpu_manager_state import cpu_state_to_json, read_cpu_manager_state, write_cpu_manager_state
 from .files import atomic_write
 
 __all__ = ["read_cpu_manager_state", "write_cpu_manager_state", "cpu_state_to_json", "atomic_write"]

@@ -30,7 +30,7 @@ from ...model.cpuset import CPUSet
 from ...model.strict import ANY, INTEGER, STRING, check, fold_case, map_of, obj
 from ..cpu.state import CPUState
 from .files import atomic_write, read_json
-from .gohash import cpu_checkpoint_struct, checksum, string_checksum
+from .gohash import checksum, cpu_checkpoint_struct, string_checksum
 
 FILE_NAME = "cpu_manager_state"
 VERSIONS = ("v2", "v3", "v4")

@@ -13,21 +13,30 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Final, Iterable, Sequence
 
-from ...model.duration import SECOND
 from ...model.features import FeatureGates
 from ...model.kubelet_config import KubeletConfiguration, Threshold
 from ...model.pod import Pod, Toleration
 from ...model.summary import Summary
-from ..qos import BEST_EFFORT, get_pod_qos
 from ..oom import is_critical_pod
+from ..qos import BEST_EFFORT, get_pod_qos
 from .local_storage import local_storage_violation
 from .messages import REASON, eviction_message, node_condition_message
 from .ranking import DiskLayout, signal_to_rank_func, stats_func
-from .signals import (CONDITION_TO_TAINT, CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE, DISK_PRESSURE,
-                      IMAGEFS_AVAILABLE, IMAGEFS_INODES_FREE, MEMORY_PRESSURE, NODEFS_AVAILABLE,
-                      NODEFS_INODES_FREE, PID_PRESSURE, SIGNAL_TO_CONDITION, SIGNAL_TO_RESOURCE, Observations,
-                      make_signal_observations)
-from .thresholds import (by_eviction_priority, merge_thresholds, thresholds_met, update_containerfs_thresholds)
+from .signals import (
+    CONDITION_TO_TAINT,
+    DISK_PRESSURE,
+    IMAGEFS_AVAILABLE,
+    IMAGEFS_INODES_FREE,
+    MEMORY_PRESSURE,
+    NODEFS_AVAILABLE,
+    NODEFS_INODES_FREE,
+    PID_PRESSURE,
+    SIGNAL_TO_CONDITION,
+    SIGNAL_TO_RESOURCE,
+    Observations,
+    make_signal_observations,
+)
+from .thresholds import by_eviction_priority, merge_thresholds, thresholds_met, update_containerfs_thresholds
 
 #: ``immediateEvictionGracePeriodSeconds``: hard thresholds and local-storage limits.
 IMMEDIATE_EVICTION_GRACE_PERIOD_SECONDS: Final = 1

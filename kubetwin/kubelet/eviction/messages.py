@@ -10,7 +10,7 @@ from ...model.pod import Pod
 from ...model.quantity import BINARY_SI, DECIMAL_SI, Quantity
 from ...model.summary import PodStats
 from .ranking import container_usage
-from .signals import SIGNAL_TO_RESOURCE, Observations, RESOURCE_EPHEMERAL_STORAGE, RESOURCE_MEMORY
+from .signals import RESOURCE_EPHEMERAL_STORAGE, RESOURCE_MEMORY, SIGNAL_TO_RESOURCE, Observations
 from .thresholds import threshold_quantity
 
 REASON: Final = "Evicted"

@@ -17,10 +17,20 @@ from ...model.pod import Pod
 from ...model.quantity import BINARY_SI, DECIMAL_SI, Quantity
 from ...model.resources import PodResourcesOptions, is_pod_level_resources_set, pod_requests
 from ...model.summary import ContainerStats, FsStats, PodStats, Summary
-from .signals import (ALLOCATABLE_MEMORY_AVAILABLE, CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE,
-                      IMAGEFS_AVAILABLE, IMAGEFS_INODES_FREE, MEMORY_AVAILABLE, NODEFS_AVAILABLE,
-                      NODEFS_INODES_FREE, PID_AVAILABLE, RESOURCE_EPHEMERAL_STORAGE, RESOURCE_INODES,
-                      RESOURCE_MEMORY)
+from .signals import (
+    ALLOCATABLE_MEMORY_AVAILABLE,
+    CONTAINERFS_AVAILABLE,
+    CONTAINERFS_INODES_FREE,
+    IMAGEFS_AVAILABLE,
+    IMAGEFS_INODES_FREE,
+    MEMORY_AVAILABLE,
+    NODEFS_AVAILABLE,
+    NODEFS_INODES_FREE,
+    PID_AVAILABLE,
+    RESOURCE_EPHEMERAL_STORAGE,
+    RESOURCE_INODES,
+    RESOURCE_MEMORY,
+)
 
 
 class FsStatsType(Enum):

@@ -13,8 +13,17 @@ import msgspec
 
 from ...model.kubelet_config import Threshold, ThresholdValue
 from ...model.quantity import Quantity
-from .signals import (CONTAINERFS_AVAILABLE, CONTAINERFS_INODES_FREE, IMAGEFS_AVAILABLE, IMAGEFS_INODES_FREE,
-                      MEMORY_SIGNALS, NODEFS_AVAILABLE, NODEFS_INODES_FREE, SIGNAL_TO_RESOURCE, Observations)
+from .signals import (
+    CONTAINERFS_AVAILABLE,
+    CONTAINERFS_INODES_FREE,
+    IMAGEFS_AVAILABLE,
+    IMAGEFS_INODES_FREE,
+    MEMORY_SIGNALS,
+    NODEFS_AVAILABLE,
+    NODEFS_INODES_FREE,
+    SIGNAL_TO_RESOURCE,
+    Observations,
+)
 
 __all__ = ["Threshold", "ThresholdValue", "update_containerfs_thresholds", "thresholds_met", "merge_thresholds",
            "by_eviction_priority", "threshold_quantity", "threshold_to_dict", "same_threshold"]

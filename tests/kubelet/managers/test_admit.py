@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubetwin.kubelet.admission import NodeAdmission
 from kubetwin.kubelet.checkpoint.cpu_manager_state import cpu_state_from_json, cpu_state_to_json

@@ -11,8 +11,12 @@ import pytest
 
 from kubetwin.errors import InputError
 from kubetwin.kubelet.checkpoint.cpu_manager_state import cpu_state_from_json, cpu_state_to_json
-from kubetwin.kubelet.checkpoint.gohash import (checksum, cpu_checkpoint_struct, memory_checkpoint_struct,
-                                                string_checksum)
+from kubetwin.kubelet.checkpoint.gohash import (
+    checksum,
+    cpu_checkpoint_struct,
+    memory_checkpoint_struct,
+    string_checksum,
+)
 from kubetwin.kubelet.checkpoint.memory_manager_state import memory_state_from_json, memory_state_to_json
 from kubetwin.kubelet.cpu.state import CPUState
 from kubetwin.model.cpuset import CPUSet

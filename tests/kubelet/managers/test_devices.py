@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 
 from kubetwin.kubelet.admission import NodeAdmission
-from kubetwin.kubelet.checkpoint.device_manager_state import (device_state_from_json, device_state_to_json,
-                                                              CorruptDeviceCheckpoint)
+from kubetwin.kubelet.checkpoint.device_manager_state import (
+    CorruptDeviceCheckpoint,
+    device_state_from_json,
+    device_state_to_json,
+)
 from kubetwin.kubelet.devices import DeviceManager, devices_from_machine, inventory_from_dict
 from kubetwin.kubelet.topology.hint import TopologyHint
 from kubetwin.machine import load_machine

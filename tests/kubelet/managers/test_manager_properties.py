@@ -8,7 +8,8 @@ held by two containers, and every held device is a healthy one of the inventory.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kubetwin.kubelet.admission import NodeAdmission
 from kubetwin.kubelet.checkpoint.memory_manager_state import memory_state_to_json

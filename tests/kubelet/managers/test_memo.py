@@ -7,7 +7,8 @@ every remembered answer with the calculation it stands for.
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kubetwin.kubelet.admission import NodeAdmission
 from kubetwin.kubelet.memo import SharedMemo
