@@ -28,11 +28,18 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..kubelet.cgroups import (CgroupSettings, milli_cpu_to_quota, milli_cpu_to_shares, QUOTA_PERIOD)
-from ..model.pod import Container, Pod
-from ..model.resources import CPU, MEMORY, PodResourcesOptions, pod_limits, pod_requests, quantity_milli_value, \
-    quantity_value
+from ..kubelet.cgroups import QUOTA_PERIOD, CgroupSettings, milli_cpu_to_quota, milli_cpu_to_shares
 from ..kubelet.oom import gate
+from ..model.pod import Container, Pod
+from ..model.resources import (
+    CPU,
+    MEMORY,
+    PodResourcesOptions,
+    pod_limits,
+    pod_requests,
+    quantity_milli_value,
+    quantity_value,
+)
 
 # NamespaceMode
 POD, CONTAINER, NODE = "POD", "CONTAINER", "NODE"

@@ -31,11 +31,28 @@ from typing import Any, Mapping
 from ..errors import InputError
 from ..model.strict import BOOLEAN, STRING, map_of, obj
 from . import gostrconv as sc
-from .classes import POD_ANNOTATION, CONTAINER_ANNOTATION, ClassChoice, annotation_path, class_from_annotations
+from .classes import CONTAINER_ANNOTATION, POD_ANNOTATION, ClassChoice, annotation_path, class_from_annotations
 from .goconfig import decode_go_config
-from .rdt_alloc import (CACHE_ID_ALL, CODE, DATA, SCHEMA_TYPES, UNIFIED, Absolute, CacheAllocation, CatAllocation,
-                        Pct, PctRange, bitmask_list_str, cat_to_schema, list_str_to_array, list_str_to_bitmask,
-                        lsb_zero, mba_to_schema, parse_cache_id_config, parse_cache_proportion)
+from .rdt_alloc import (
+    CACHE_ID_ALL,
+    CODE,
+    DATA,
+    SCHEMA_TYPES,
+    UNIFIED,
+    Absolute,
+    CacheAllocation,
+    CatAllocation,
+    Pct,
+    PctRange,
+    bitmask_list_str,
+    cat_to_schema,
+    list_str_to_array,
+    list_str_to_bitmask,
+    lsb_zero,
+    mba_to_schema,
+    parse_cache_id_config,
+    parse_cache_proportion,
+)
 from .resctrl import CACHE_LEVELS, L2, L3, MAX_UINT32, MAX_UINT64, ResctrlInfo, machine_resctrl
 
 ROOT_CLASS_NAME = "system/default"

@@ -24,8 +24,8 @@ from ..errors import InputError
 from ..model.cpuset import CPUSet
 from . import class_bridge as classes
 from .annotations import validate_pod_annotations
-from .nri.api import to_json
 from .node import RuntimeNode
+from .nri.api import to_json
 from .state import NodeState, check_same_node, digest, load_state, write_state
 
 

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 from ..errors import InputError
 from .blockio import BlockIOClassError, BlockIOConfig, bfq_loaded, block_devices, container_blockio_class
 from .cgroupv2 import CgroupState, cgroup_writes
-from .containerd import (RuntimeConfig, cgroup_dir, container_spec, resctrl_group, sandbox_spec, with_resources)
+from .containerd import RuntimeConfig, cgroup_dir, container_spec, resctrl_group, sandbox_spec, with_resources
 from .rdt import RdtClassError, RdtConfig, container_rdt_class, unalias_class_name
 from .resctrl import machine_resctrl
 

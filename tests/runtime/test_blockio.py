@@ -14,10 +14,21 @@ import yaml
 
 from kubetwin.diagnostics import collecting
 from kubetwin.errors import InputError
-from kubetwin.runtime.blockio import (BLOCKIO_POD_ANNOTATION, BLOCKIO_POD_ANNOTATION_CONTAINER_PREFIX,
-                                      BlockDevice, BlockIOClassError, block_devices, blockio_class_from_annotations,
-                                      container_blockio_class, convert_blkio_to_io_weight, glob_regex, io_files,
-                                      load_blockio_config, match_devices, parse_blockio_config)
+from kubetwin.runtime.blockio import (
+    BLOCKIO_POD_ANNOTATION,
+    BLOCKIO_POD_ANNOTATION_CONTAINER_PREFIX,
+    BlockDevice,
+    BlockIOClassError,
+    block_devices,
+    blockio_class_from_annotations,
+    container_blockio_class,
+    convert_blkio_to_io_weight,
+    glob_regex,
+    io_files,
+    load_blockio_config,
+    match_devices,
+    parse_blockio_config,
+)
 
 # goresctrl's mock platform: /dev/sda 11:12, /dev/sdb 21:22, /dev/sdc 31:32
 MOCK = (BlockDevice("sda", 11, 12, "bfq"), BlockDevice("sdb", 21, 22, "bfq"), BlockDevice("sdc", 31, 32, "cfq"))

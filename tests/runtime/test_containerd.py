@@ -11,8 +11,15 @@ from __future__ import annotations
 import pytest
 
 from kubetwin.errors import InputError
-from kubetwin.runtime.containerd import (RuntimeConfig, cgroup_dir, cgroups_path, container_spec, resctrl_group,
-                                         sandbox_spec, with_resources)
+from kubetwin.runtime.containerd import (
+    RuntimeConfig,
+    cgroup_dir,
+    cgroups_path,
+    container_spec,
+    resctrl_group,
+    sandbox_spec,
+    with_resources,
+)
 
 RT = RuntimeConfig()
 

@@ -10,8 +10,15 @@ import pytest
 
 from kubetwin.machine.machineinfo import machine_from_machineinfo
 from kubetwin.model.cpuset import CPUSet
-from kubetwin.runtime.cpuallocator import (PRIORITY_HIGH, PRIORITY_NONE, PRIORITY_NORMAL, AllocationError,
-                                           CPUAllocator, CPUPriorities, _Helper)
+from kubetwin.runtime.cpuallocator import (
+    PRIORITY_HIGH,
+    PRIORITY_NONE,
+    PRIORITY_NORMAL,
+    AllocationError,
+    CPUAllocator,
+    CPUPriorities,
+    _Helper,
+)
 from kubetwin.runtime.sysfs import System
 
 MACHINES = Path(__file__).parent / "cases" / "machines"

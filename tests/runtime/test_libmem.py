@@ -8,8 +8,17 @@ from pathlib import Path
 import pytest
 
 from kubetwin.machine.machineinfo import machine_from_machineinfo
-from kubetwin.runtime.libmem import (TYPE_MASK_DRAM, TYPE_MASK_HBM, TYPE_MASK_PMEM, Allocator, MemoryError_,
-                                     container_request, human_readable_size, mask_of, memset_string)
+from kubetwin.runtime.libmem import (
+    TYPE_MASK_DRAM,
+    TYPE_MASK_HBM,
+    TYPE_MASK_PMEM,
+    Allocator,
+    MemoryError_,
+    container_request,
+    human_readable_size,
+    mask_of,
+    memset_string,
+)
 from kubetwin.runtime.sysfs import System
 
 MACHINES = Path(__file__).parent / "cases" / "machines"

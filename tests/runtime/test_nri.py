@@ -6,9 +6,19 @@ from __future__ import annotations
 import pytest
 
 from kubetwin.runtime.nri.adaptation import Adaptation, PluginError, apply_update
-from kubetwin.runtime.nri.api import (EVENT, VALID_EVENTS, Container, ContainerAdjustment, ContainerEviction,
-                                      ContainerUpdate, LinuxContainer, LinuxResources, PodSandbox, event_mask,
-                                      to_json)
+from kubetwin.runtime.nri.api import (
+    EVENT,
+    VALID_EVENTS,
+    Container,
+    ContainerAdjustment,
+    ContainerEviction,
+    ContainerUpdate,
+    LinuxContainer,
+    LinuxResources,
+    PodSandbox,
+    event_mask,
+    to_json,
+)
 from kubetwin.runtime.nri.stub import Plugin
 
 

@@ -10,8 +10,15 @@ from __future__ import annotations
 import pytest
 
 from kubetwin.runtime.rdt import ROOT_CLASS_NAME, is_qualified_class_name
-from kubetwin.runtime.rdt_alloc import (Absolute, Pct, PctRange, bitmask_list_str, list_str_to_array,
-                                        list_str_to_bitmask, parse_cache_proportion)
+from kubetwin.runtime.rdt_alloc import (
+    Absolute,
+    Pct,
+    PctRange,
+    bitmask_list_str,
+    list_str_to_array,
+    list_str_to_bitmask,
+    parse_cache_proportion,
+)
 
 BITMAPS = {0x0: "", 0x1: "0", 0x2: "1", 0xF: "0-3", 0x555: "0,2,4,6,8,10", 0xAAA: "1,3,5,7,9,11",
            0x1D1A: "1,3-4,8,10-12", 0xFFFFFFFFFFFFFFFF: "0-63"}

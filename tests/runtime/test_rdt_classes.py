@@ -16,9 +16,16 @@ import json
 import pytest
 
 from kubetwin.machine.spec import parse_spec
-from kubetwin.runtime.rdt import (RDT_CONTAINER_ANNOTATION, RDT_POD_ANNOTATION, RDT_POD_ANNOTATION_CONTAINER_PREFIX,
-                                  RdtClassError, RdtUnavailable, container_rdt_class, parse_rdt_config,
-                                  rdt_class_from_annotations)
+from kubetwin.runtime.rdt import (
+    RDT_CONTAINER_ANNOTATION,
+    RDT_POD_ANNOTATION,
+    RDT_POD_ANNOTATION_CONTAINER_PREFIX,
+    RdtClassError,
+    RdtUnavailable,
+    container_rdt_class,
+    parse_rdt_config,
+    rdt_class_from_annotations,
+)
 from kubetwin.runtime.resctrl import machine_resctrl
 
 from .resctrl_fixtures import FIXTURES

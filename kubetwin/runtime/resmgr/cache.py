@@ -18,14 +18,26 @@ from __future__ import annotations
 
 import itertools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..kubernetes import Requirements, estimate_resource_requirements
 from ..nri.api import Container as NRIContainer
 from ..nri.api import ContainerAdjustment, ContainerUpdate, LinuxIOPriority, LinuxScheduler, PodSandbox
-from .expression import EQUALS, IN, KEY_ID, KEY_LABELS, KEY_NAME, KEY_NAMESPACE, KEY_POD
-from .expression import KEY_QOS_CLASS, KEY_TAGS, KEY_UID, Expression, ExpressionError
+from .expression import (
+    EQUALS,
+    IN,
+    KEY_ID,
+    KEY_LABELS,
+    KEY_NAME,
+    KEY_NAMESPACE,
+    KEY_POD,
+    KEY_QOS_CLASS,
+    KEY_TAGS,
+    KEY_UID,
+    Expression,
+    ExpressionError,
+)
 
 RESMGR_NS = "resource-policy.nri.io"
 RDT_CLASS_KEY = "rdtclass." + RESMGR_NS

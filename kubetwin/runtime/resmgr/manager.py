@@ -19,10 +19,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..nri.api import Container, ContainerAdjustment, ContainerUpdate, LinuxResources, Mount, PodSandbox, clone
-from ..nri.api import event_mask
+from ..nri.api import (
+    Container,
+    ContainerAdjustment,
+    ContainerUpdate,
+    LinuxResources,
+    Mount,
+    PodSandbox,
+    clone,
+    event_mask,
+)
 from ..nri.stub import Plugin
-from .cache import CREATED, CREATING, EXITED, RUNNING, STALE, Cache, CacheError, CachedContainer
+from .cache import CREATED, CREATING, EXITED, RUNNING, STALE, Cache, CachedContainer, CacheError
 from .policy import Backend, PolicyError
 
 STATE_DIR = "/var/lib/nri-resource-policy"

@@ -30,8 +30,7 @@ from ....errors import InputError
 from ....model.cpuset import CPUSet
 from ....model.quantity import parse_quantity
 from ...config import BalloonsConfig
-from ...cpuallocator import (PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NONE, PRIORITY_NORMAL, AllocationError,
-                             CPUAllocator)
+from ...cpuallocator import PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NONE, PRIORITY_NORMAL, AllocationError, CPUAllocator
 from ...gomatch import BadPattern, match
 from ...kubernetes import milli_cpu_to_shares
 from ...libmem import Allocator, MemoryError_, container_request, mask_ids, mask_of, memset_string, parse_type_mask

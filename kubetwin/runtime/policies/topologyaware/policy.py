@@ -23,18 +23,33 @@ from ....model.cpuset import CPUSet
 from ....model.quantity import parse_quantity
 from ...config import TOPOLOGY_LEVEL_VALUES, TopologyAwareConfig
 from ...cpuallocator import PRIORITY_NONE, PRIORITY_NORMAL, AllocationError, CPUAllocator
-from ...libmem import Allocator, MemoryError_, container_request, mask_of, memset_string
 from ...kubernetes import milli_cpu_to_shares
+from ...libmem import Allocator, MemoryError_, container_request, mask_of, memset_string
 from ...resmgr.cache import UNLIMITED_BURSTABLE_KEY, Affinity, Cache, CachedContainer
 from ...resmgr.expression import ALWAYS_TRUE, EQUALS, Expression
 from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource
 from ...sysfs import System
 from .node import Node
 from .pools import build_pools, sort_pools_by_score
-from .preferences import (CPU_NORMAL, CPU_PRESERVE, CPU_RESERVED, DEFAULT_MEMORY_TYPE, MEMORY_HBM, MEMORY_PMEM,
-                          MEMORY_DRAM, MEMORY_PRESERVE, MEMORY_UNSPEC, PRIO_BY_NAME, cold_start_preference,
-                          cpu_allocation_preferences, cpu_class_preference, hide_hyperthreads_preference,
-                          memory_allocation_preference, pick_by_hints_preference, scheduling_class_preference)
+from .preferences import (
+    CPU_NORMAL,
+    CPU_PRESERVE,
+    CPU_RESERVED,
+    DEFAULT_MEMORY_TYPE,
+    MEMORY_DRAM,
+    MEMORY_HBM,
+    MEMORY_PMEM,
+    MEMORY_PRESERVE,
+    MEMORY_UNSPEC,
+    PRIO_BY_NAME,
+    cold_start_preference,
+    cpu_allocation_preferences,
+    cpu_class_preference,
+    hide_hyperthreads_preference,
+    memory_allocation_preference,
+    pick_by_hints_preference,
+    scheduling_class_preference,
+)
 from .resources import Grant, Request
 
 NAME = "topology-aware"

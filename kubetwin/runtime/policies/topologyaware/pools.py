@@ -25,8 +25,16 @@ from typing import TYPE_CHECKING
 from ...config import TOPOLOGY_LEVEL_VALUES
 from ...gosort import sort_slice
 from ...resmgr.policy import PolicyError
-from ...sysfs import (HBM, NODE_HAS_LOCAL_CPUS, NODE_HAS_MEMORY, NODE_HAS_NO_LOCAL_CPUS, NODE_OF_DRAM, NODE_OF_HBM,
-                      NODE_OF_PMEM, PMEM)
+from ...sysfs import (
+    HBM,
+    NODE_HAS_LOCAL_CPUS,
+    NODE_HAS_MEMORY,
+    NODE_HAS_NO_LOCAL_CPUS,
+    NODE_OF_DRAM,
+    NODE_OF_HBM,
+    NODE_OF_PMEM,
+    PMEM,
+)
 from .node import DIE, L3CACHE, NUMA, SOCKET, VIRTUAL, Node  # noqa: F401 - the kinds a pool has
 from .preferences import CPU_NORMAL, CPU_RESERVED, MEMORY_PRESERVE, MEMORY_UNSPEC
 from .resources import Score, Supply
