@@ -29,7 +29,9 @@ at its new value, the other at its current one), then ``UpdatePodSandboxResource
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ..kubelet.cgroup_paths import CgroupLayout
@@ -103,7 +105,8 @@ class KubeletSequence:
             return
         self.start_pod(pod)
 
-    def _call(self, rpc: str, request: dict[str, Any], fn, *, pod: Pod, container: str = "", why: str = "") -> bool:
+    def _call(self, rpc: str, request: dict[str, Any], fn: Callable[[], Any], *, pod: Pod, container: str = "",
+              why: str = "") -> bool:
         try:
             response = fn()
         except (RdtClassError, BlockIOClassError) as exc:
@@ -123,7 +126,7 @@ class KubeletSequence:
                                                 pod_has_exclusive_cpus=pod_has_exclusive_cpus(node, pod))
         sid = cri.sandbox_id(pod)
         request = cri.run_pod_sandbox(sandbox_config, pod.spec.runtime_class_name or "")
-        self._call("RunPodSandbox", request, lambda: self.runtime.run_pod_sandbox(request, sid), pod=pod)
+        self._call("RunPodSandbox", request, partial(self.runtime.run_pod_sandbox, request, sid), pod=pod)
         self.sandbox_ids[pod.uid] = sid
         self.pods[pod.uid] = pod
         for c, init in pod.all_containers():
@@ -131,7 +134,7 @@ class KubeletSequence:
             config = cri.container_config(pod, c, resources)
             cid = cri.container_id(pod, c.name)
             req = cri.create_container(sid, config, sandbox_config)
-            ok = self._call("CreateContainer", req, lambda: self.runtime.create_container(req, cid), pod=pod,
+            ok = self._call("CreateContainer", req, partial(self.runtime.create_container, req, cid), pod=pod,
                             container=c.name)
             if not ok:
                 self.failed[(pod.uid, c.name)] = self.calls[-1].error or ""
@@ -139,7 +142,7 @@ class KubeletSequence:
                     break  # an init container that cannot be created blocks the pod's other containers
                 continue
             self.container_ids[(pod.uid, c.name)] = cid
-            self._call("StartContainer", cri.start_container(cid), lambda: self.runtime.start_container(cid),
+            self._call("StartContainer", cri.start_container(cid), partial(self.runtime.start_container, cid),
                        pod=pod, container=c.name)
             exclusive = node.cpu.exclusive_cpus(pod.uid, c.name)
             if exclusive is not None:  # AddContainer
@@ -165,7 +168,7 @@ class KubeletSequence:
                     linux = {"cpusetCpus": str(cset)}
                     req = cri.update_container_resources(cid, linux)
                     self._call("UpdateContainerResources", req,
-                               lambda: self.runtime.update_container_resources(cid, linux), pod=pod,
+                               partial(self.runtime.update_container_resources, cid, linux), pod=pod,
                                container=c.name, why="CPU Manager reconcileState")
                     self.last_update[(uid, c.name)] = cset
 
@@ -180,21 +183,21 @@ class KubeletSequence:
         sidecars = [c for c in running.spec.init_containers if is_sidecar(c) and (uid, c.name) in self.container_ids]
         for c in apps + list(reversed(sidecars)):
             cid = self.container_ids[(uid, c.name)]
-            self._call("StopContainer", cri.stop_container(cid, timeout), lambda: self.runtime.stop_container(cid),
+            self._call("StopContainer", cri.stop_container(cid, timeout), partial(self.runtime.stop_container, cid),
                        pod=running, container=c.name)
         sid = self.sandbox_ids.get(uid)
         if sid is not None:
-            self._call("StopPodSandbox", cri.stop_pod_sandbox(sid), lambda: self.runtime.stop_pod_sandbox(sid),
+            self._call("StopPodSandbox", cri.stop_pod_sandbox(sid), partial(self.runtime.stop_pod_sandbox, sid),
                        pod=running)
         self.node.remove(running)
         for c, _ in running.all_containers():
-            cid = self.container_ids.pop((uid, c.name), None)
+            removed = self.container_ids.pop((uid, c.name), None)
             self.last_update.pop((uid, c.name), None)
-            if cid is not None:
-                self._call("RemoveContainer", cri.remove_container(cid), lambda: self.runtime.remove_container(cid),
-                           pod=running, container=c.name)
+            if removed is not None:
+                self._call("RemoveContainer", cri.remove_container(removed),
+                           partial(self.runtime.remove_container, removed), pod=running, container=c.name)
         if sid is not None:
-            self._call("RemovePodSandbox", cri.remove_pod_sandbox(sid), lambda: self.runtime.remove_pod_sandbox(sid),
+            self._call("RemovePodSandbox", cri.remove_pod_sandbox(sid), partial(self.runtime.remove_pod_sandbox, sid),
                        pod=running)
             del self.sandbox_ids[uid]
 
@@ -218,7 +221,7 @@ class KubeletSequence:
                 resources = {k: v for k, v in resources.items() if k not in ("cpusetCpus", "cpusetMems")}
                 req = cri.update_container_resources(cid, resources)
                 self._call("UpdateContainerResources", req,
-                           lambda: self.runtime.update_container_resources(cid, resources), pod=new,
+                           partial(self.runtime.update_container_resources, cid, resources), pod=new,
                            container=c.name, why=f"in-place resize ({resource})")
                 olds[c.name] = mixed
                 old = pod_view
