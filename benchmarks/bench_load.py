@@ -13,6 +13,7 @@ import json
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import yaml
@@ -45,7 +46,7 @@ def main() -> None:
         size = (d / "pods.json").stat().st_size
         print(f"{args.pods} pods, {size / 1e6:.1f} MB as JSON")
         for name in ("pods.json", "pods.ndjson"):
-            t = best_of(lambda: load_pods(d / name))
+            t = best_of(partial(load_pods, d / name))
             n = len(load_pods(d / name))
             assert n == args.pods
             print(f"  {name:12s} load+validate: {t:.3f} s  ({args.pods / t:,.0f} pods/s)  target < 0.5 s")

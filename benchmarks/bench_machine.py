@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 
 from kubetwin.machine import load_machine
@@ -41,7 +42,7 @@ def main() -> None:
     for label, src in cases:
         if src != "/" and not src.startswith("8s") and not Path(src).exists():
             continue
-        load = _time(lambda: load_machine(src))
+        load = _time(partial(load_machine, src))
         m = load_machine(src)
         topo = _time(m.cpu_topology)
         name = Path(src).name if "/" in src else src

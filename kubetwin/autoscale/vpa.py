@@ -439,9 +439,14 @@ def recommend(states: Mapping[str, AggregateContainerState], cfg: Recommendation
         upper = _estimate(s, cfg, cfg.upper_bound_cpu_percentile, cfg.upper_bound_memory_percentile, (1.0, 1.0),
                           min_cpu, min_mem)
         res = tuple((controlled or {}).get(name, ("cpu", "memory")))
-        f = lambda r: Resources(r.cpu if "cpu" in res else None, r.memory if "memory" in res else None)  # noqa: E731
-        out[name] = RecommendedContainerResources(f(target), f(lower), f(upper), f(target))
+        out[name] = RecommendedContainerResources(_controlled(target, res), _controlled(lower, res),
+                                                  _controlled(upper, res), _controlled(target, res))
     return out
+
+
+def _controlled(r: Resources, resources: Sequence[str]) -> Resources:
+    """The recommendation with only the controlled resources kept."""
+    return Resources(r.cpu if "cpu" in resources else None, r.memory if "memory" in resources else None)
 
 
 # --- the CRD and its resource policy ---------------------------------------------------------
@@ -537,18 +542,9 @@ def parse_vpa(o: Mapping[str, Any], file: str | None = None) -> VPASpec:
         for key in ("memoryAggregationIntervalSeconds", "memoryAggregationIntervalCount", "startupBoost"):
             if key in cp:
                 not_modelled(f"{path}.{key}", file=file)
-
-        def quantities(key: str) -> dict[str, Quantity]:
-            out = {}
-            for r, q in (cp.get(key) or {}).items():
-                try:
-                    out[r] = Quantity.parse(str(q))
-                except InputError as e:
-                    raise e.within(f"{path}.{key}.{r}").in_file(file) from None
-            return out
-
         policies.append(ContainerResourcePolicy(
-            cp.get("containerName", ""), cp.get("mode", "Auto"), quantities("minAllowed"), quantities("maxAllowed"),
+            cp.get("containerName", ""), cp.get("mode", "Auto"), _quantities(cp, "minAllowed", path, file),
+            _quantities(cp, "maxAllowed", path, file),
             tuple(cp.get("controlledResources", ("cpu", "memory"))), cp.get("controlledValues", "RequestsAndLimits"),
             Quantity.parse(str(cp["oomBumpUpRatio"])).as_float() if "oomBumpUpRatio" in cp else None,
             Quantity.parse(str(cp["oomMinBumpUp"])).as_float() if "oomMinBumpUp" in cp else None))
@@ -575,6 +571,17 @@ def _cap(resource: str, amount: int | None, policy: ContainerResourcePolicy) -> 
     return amount
 
 
+def _quantities(cp: Mapping[str, Any], key: str, path: str, file: str | None) -> dict[str, Quantity]:
+    """A container policy's ``minAllowed`` / ``maxAllowed``, parsed."""
+    out = {}
+    for r, q in (cp.get(key) or {}).items():
+        try:
+            out[r] = Quantity.parse(str(q))
+        except InputError as e:
+            raise e.within(f"{path}.{key}.{r}").in_file(file) from None
+    return out
+
+
 def apply_policy(vpa: VPASpec, recs: Mapping[str, RecommendedContainerResources]) -> dict[str, RecommendedContainerResources]:
     """The recommender's capping (``applyVPAPolicyForContainer``): containers whose policy mode is
     ``Off`` get none; target and both bounds are raised to ``minAllowed`` and lowered to
@@ -587,13 +594,13 @@ def apply_policy(vpa: VPASpec, recs: Mapping[str, RecommendedContainerResources]
             continue
         if p.mode == "Off":
             continue
-
-        def capped(x: Resources) -> Resources:
-            return Resources(_cap("cpu", x.cpu, p), _cap("memory", x.memory, p))
-
-        out[name] = RecommendedContainerResources(capped(r.target), capped(r.lower_bound), capped(r.upper_bound),
-                                                  r.target)
+        out[name] = RecommendedContainerResources(_capped(r.target, p), _capped(r.lower_bound, p),
+                                                  _capped(r.upper_bound, p), r.target)
     return out
+
+
+def _capped(x: Resources, policy: ContainerResourcePolicy) -> Resources:
+    return Resources(_cap("cpu", x.cpu, policy), _cap("memory", x.memory, policy))
 
 
 def container_state_for(vpa: VPASpec, container: str, aggregate: AggregateContainerState) -> ContainerState:

@@ -574,7 +574,7 @@ class _Run:
         for (ci, _, _), d in self.requests.items():
             if d is data:
                 return self.claims[ci].ref
-        for ci, claim in enumerate(self.claims):  # during validation: not registered yet
+        for claim in self.claims:  # during validation: not registered yet
             for r in claim.requests:
                 if r.exactly is data.spec or data.spec in r.first_available:
                     return claim.ref

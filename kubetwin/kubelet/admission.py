@@ -224,7 +224,7 @@ class NodeAdmission:
             out[name] = q.milli_value() if name == "cpu" else q.value()
         # the API server defaults an extended resource's request from its limit (they must be equal)
         for c, _ in pod.all_containers():
-            for name, q in c.resources.limits.items():
+            for name in c.resources.limits:
                 if name not in c.resources.requests and is_extended_resource(name):
                     break
             else:

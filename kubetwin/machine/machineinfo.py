@@ -222,7 +222,7 @@ def machine_from_machineinfo(doc: Any, *, file: str | None = None, name: str = "
             extra_json=canonical_extra(extra),
         )
     except InputError as e:
-        raise e.in_file(file)
+        raise e.in_file(file) from None
 
 
 def _check_topology(nodes: tuple[NUMANode, ...]) -> None:

@@ -205,7 +205,7 @@ class KubeletConfiguration(msgspec.Struct, frozen=True, kw_only=True, rename="ca
         try:
             return _build(obj or {}, normalize_version(version), file, warn_prefix)
         except InputError as exc:
-            raise exc.in_file(file)
+            raise exc.in_file(file) from None
 
     @property
     def feature_gate_values(self) -> FeatureGates:

@@ -154,7 +154,7 @@ def cpu_state_from_json(doc: Any, file: str | None = None) -> CPUState:
         _check_one_pod_per_cpu(state)
         return state
     except InputError as exc:
-        raise exc.in_file(file)
+        raise exc.in_file(file) from None
 
 
 def _check_one_pod_per_cpu(state: CPUState) -> None:

@@ -145,7 +145,7 @@ def memory_state_from_json(doc: Any, file: str | None = None) -> MemoryState:
                              path="machineState", fix="drain the node and remove the memory_manager_state file")
         return st
     except InputError as exc:
-        raise exc.in_file(file)
+        raise exc.in_file(file) from None
     except (AttributeError, TypeError, ValueError) as exc:
         raise InputError(f"checkpoint is corrupted: {exc}", file=file) from None
 

@@ -129,7 +129,7 @@ def inventory_from_dict(doc: Any, file: str | None = None, num_numa: set[int] | 
             out[name] = tuple(lst)
         return DeviceInventory(out)
     except InputError as exc:
-        raise exc.in_file(file)
+        raise exc.in_file(file) from None
 
 
 def load_device_inventory(path: str, machine=None) -> DeviceInventory:

@@ -68,7 +68,7 @@ def scenarios(draw):
 def _check_memory(node: NodeAdmission) -> None:
     policy = node.memory.policy
     taken: dict[tuple[int, str], int] = {}
-    for uid, conts in policy.state.entries.items():
+    for conts in policy.state.entries.values():
         for name, blocks in conts.items():
             if not policy._counts(conts, name):
                 continue
