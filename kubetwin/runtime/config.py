@@ -372,7 +372,7 @@ def decode_policy(doc: Any, file: str = "", plugin_index: str = "90") -> PolicyR
         full = spec if policy == "topology-aware" else config.spec  # type: ignore[union-attr]
         return PolicyResource(policy, kind, name, config, dict(full), plugin_index, file)
     except InputError as exc:
-        raise exc.in_file(file or None)
+        raise exc.in_file(file or None) from None
 
 
 # --- Helm values -------------------------------------------------------------------------------

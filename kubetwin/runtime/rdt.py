@@ -24,9 +24,11 @@ same cache id), kubetwin takes document order, later keys winning.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import InputError
 from ..model.strict import BOOLEAN, STRING, map_of, obj
@@ -167,7 +169,7 @@ class RdtConfig:
         try:
             resolved = ResolvedRdt(info, _resolve(self, info))
         except RdtError as exc:
-            raise exc.in_file(self.file)
+            raise exc.in_file(self.file) from None
         self._cache[id(machine)] = (machine, resolved)
         return resolved
 
@@ -486,8 +488,8 @@ def _check_cat(value: Any, path: str, what: str) -> None:
         elif v is not None and not isinstance(v, str):
             raise InputError(f"expected a string or {{unified, code, data}}, got {type(v).__name__}", path=sub)
         if key != CACHE_ID_ALL:
-            _parse_at(lambda: list_str_to_array(key), sub, what)
-        _parse_at(lambda: parse_cache_id_config(v, 0), sub, what)
+            _parse_at(partial(list_str_to_array, key), sub, what)
+        _parse_at(partial(parse_cache_id_config, v, 0), sub, what)
 
 
 def _check_mba(value: Any, path: str, what: str) -> None:
@@ -504,10 +506,10 @@ def _check_mba(value: Any, path: str, what: str) -> None:
         if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
             raise InputError("expected a list of strings such as [\"50%\", \"1000MBps\"]", path=sub)
         if key != CACHE_ID_ALL:
-            _parse_at(lambda: list_str_to_array(key), sub, what)
+            _parse_at(partial(list_str_to_array, key), sub, what)
 
 
-def _parse_at(fn, path: str, what: str = "") -> None:
+def _parse_at(fn: Callable[[], object], path: str, what: str = "") -> None:
     try:
         fn()
     except ValueError as exc:
@@ -579,7 +581,7 @@ def parse_rdt_config(doc: Mapping[str, Any] | None, file: str | None = None, *, 
                                             c.get("mbAllocation"), bool(k8s.get("denyPodAnnotation")),
                                             bool(k8s.get("denyContainerAnnotation")), cpath)
     except InputError as exc:
-        raise exc.in_file(file)
+        raise exc.in_file(file) from None
     return RdtConfig(tuple(partitions), classes, optional, file)
 
 

@@ -214,7 +214,7 @@ def parse_resctrl(doc: Mapping[str, Any], *, file: str | None = None, prefix: st
             if num_closids == 0 or mb.num_closids < num_closids:
                 num_closids = mb.num_closids
     except InputError as exc:
-        raise exc.in_file(file)
+        raise exc.in_file(file) from None
     return ResctrlInfo(cat, mb, num_closids, tuple(ln.strip() for ln in schemata))
 
 

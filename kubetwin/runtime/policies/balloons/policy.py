@@ -23,6 +23,7 @@ Upstream: containers/nri-plugins v0.14.0 ``cmd/plugins/balloons/policy/balloons-
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,12 +132,11 @@ def _error(msg: str) -> PolicyError:
     return PolicyError(f"{NAME}: {msg}")
 
 
-def _largest(n: int, value_of) -> list[int]:
+def _largest(values: Sequence[int]) -> list[int]:
     """``largest``: indices of the largest values, in order."""
     best: list[int] = []
     top = 0
-    for i in range(n):
-        v = value_of(i)
+    for i, v in enumerate(values):
         if not best or v > top:
             best, top = [i], v
         elif v == top:
@@ -564,8 +564,10 @@ class BalloonsPolicy:
             if not blns:
                 continue
             by = self._max_free_milli if method == "balanced-inflate" else self._free_milli
-            most_room = _largest(len(blns), lambda i: by(blns[i]))
-            fewest = _largest(len(most_room), lambda i: -blns[most_room[i]].container_count())
+            room = [by(b) for b in blns]
+            most_room = _largest(room)
+            counts = [-blns[i].container_count() for i in most_room]
+            fewest = _largest(counts)
             return blns[most_room[fewest[0]]]
         raise _error("no suitable balloon instance available")
 
