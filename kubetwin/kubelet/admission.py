@@ -11,22 +11,25 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from ..errors import InputError
 from ..machine.model import Machine
 from ..model.kubelet_config import KubeletConfiguration
-from ..model.pod import Pod, is_extended_resource
+from ..model.pod import Container, Pod, is_extended_resource
 from ..model.quantity import Quantity, parse_quantity
 from ..model.resources import pod_limits, pod_requests
 from .admission_errors import AdmissionError, KubeletHang, TopologyAffinityError, admit_result
 from .cpu.manager import CPUManager
 from .cpu.state import CPUState
-from .topology.manager import TopologyManager
+from .topology.manager import HintProvider, TopologyManager
 from .topology.numa_info import NUMAInfo
 from .topology.policy import new_policy, parse_options
+
+if TYPE_CHECKING:
+    from .cgroups import CgroupSettings
 
 #: kubetwin's word (not a Kubernetes reason) for a pod whose admission never returns
 HANG_REASON = "KubeletHang"
@@ -115,6 +118,8 @@ class NodeAdmission:
     admitted: list[Pod] = field(default_factory=list)
     #: set when an admission would never return (see ``PodDecision.hang``)
     hung: str | None = None
+    #: ``cgroup_settings(self)``, computed on first use (``container_resources_for``)
+    _cgroup_settings: CgroupSettings | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         check_reserved_cpus(self.machine, self.config)
@@ -166,7 +171,8 @@ class NodeAdmission:
         new.device_manager = self.device_manager.fork(topology.get_affinity)
         new.cpu = self.cpu.fork(topology.get_affinity)
         new.memory = self.memory.fork(topology.get_affinity)
-        copied = {id(self.device_manager): new.device_manager, id(self.cpu): new.cpu, id(self.memory): new.memory}
+        copied: dict[int, HintProvider] = {id(self.device_manager): new.device_manager, id(self.cpu): new.cpu,
+                                           id(self.memory): new.memory}
         for name, p in self.topology.providers:
             topology.add_provider(name, copied[id(p)])
         new.admitted = list(self.admitted)
@@ -311,13 +317,13 @@ def cgroup_settings(node: NodeAdmission):
         hugepage_sizes=sizes)
 
 
-def container_resources_for(node: NodeAdmission, pod: Pod, c) -> tuple[dict[str, Any], str]:
+def container_resources_for(node: NodeAdmission, pod: Pod, c: Container) -> tuple[dict[str, Any], str]:
     """CRI LinuxContainerResources of an admitted container, with the managers' cpusets and CFS lift."""
     from .cgroups import container_resources
     from .podlevel import guaranteed_cpus
     from .qos import get_pod_qos
 
-    settings = getattr(node, "_cgroup_settings", None)
+    settings = node._cgroup_settings
     if settings is None:
         settings = node._cgroup_settings = cgroup_settings(node)
     res = dict(container_resources(pod, c, settings).resources)

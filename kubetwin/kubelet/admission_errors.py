@@ -6,7 +6,10 @@ An error that is not one of these becomes ``UnexpectedAdmissionError`` with the 
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from ..model.pod import Container
 
 
 class AdmissionError(Exception):
@@ -36,10 +39,10 @@ class TopologyAffinityError(AdmissionError):
 
     def __init__(self, message: str = "Resources cannot be allocated with Topology locality"):
         super().__init__(message)
-        self.container: object | None = None
-        self.hints: list[tuple[str, object]] = []
+        self.container: Container | None = None
+        self.hints: list[tuple[str, Any]] = []  # (provider, its hints as it gave them)
 
-    def with_hints(self, container: object | None, hints: Sequence[tuple[str, object]]) -> "TopologyAffinityError":
+    def with_hints(self, container: Container | None, hints: Sequence[tuple[str, Any]]) -> "TopologyAffinityError":
         self.container = container
         self.hints = list(hints)
         return self

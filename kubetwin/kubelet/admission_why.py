@@ -155,23 +155,23 @@ def _need(node: "NodeAdmission", pod: "Pod", container: "Container | None", prov
           lst: Any) -> ResourceNeed | None:
     hints = None if lst is None else tuple(lst)
     numa = [n.id for n in node.machine.nodes]
-    if provider == "cpu" and node.cpu.policy is not None:
+    cpu_policy, memory_policy = node.cpu.static, node.memory.static
+    if provider == "cpu" and cpu_policy is not None:
         from .podlevel import guaranteed_cpus, pod_guaranteed_cpus
 
         gates = node.gates
         requested = (guaranteed_cpus(pod, container, gates) if container is not None
                      else pod_guaranteed_cpus(pod, gates))
-        policy = node.cpu.policy
-        avail = policy.available(node.cpu.state)
-        reusable = policy.cpus_to_reuse.get(pod.uid)
+        avail = cpu_policy.available(node.cpu.state)
+        reusable = cpu_policy.cpus_to_reuse.get(pod.uid)
         if reusable is not None:
             avail = avail | reusable
         free = {n.id: (avail & n.cpus).size() for n in node.machine.nodes}
         capacity = {n.id: (n.cpus - node.cpu.reserved).size() for n in node.machine.nodes}
         return ResourceNeed("cpu", resource, requested, free, capacity, hints)
-    if provider == "memory" and node.memory.policy is not None:
+    if provider == "memory" and memory_policy is not None:
         requested = _memory_request(node, pod, container, resource)
-        ms = node.memory.policy.state.machine_state
+        ms = memory_policy.state.machine_state
         free = {n: (ms[n].memory_map[resource].free if n in ms and resource in ms[n].memory_map else 0)
                 for n in numa}
         capacity = {n: (ms[n].memory_map[resource].allocatable if n in ms and resource in ms[n].memory_map else 0)

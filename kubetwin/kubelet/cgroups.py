@@ -214,7 +214,7 @@ class CgroupValue:
     """One cgroup file: what is written, and how it was derived."""
 
     file: str
-    content: str | int
+    content: str | int | None  # None: not known (the formula says what it depends on)
     formula: str
     written: bool = True
 

@@ -40,7 +40,7 @@ def render_metrics(node: Any) -> str:
     family("kubelet_cpu_manager_pinning_errors_total", "counter",
            "[ALPHA] The number of cpu core allocations which required pinning failed.",
            [_line("kubelet_cpu_manager_pinning_errors_total", c.pinning_errors if c else 0)])
-    if cpu is not None:
+    if c is not None:
         family("kubelet_cpu_manager_shared_pool_size_millicores", "gauge",
                "[ALPHA] The size of the shared CPU pool for non-guaranteed QoS pods, in millicores.",
                [_line("kubelet_cpu_manager_shared_pool_size_millicores", c.shared_pool_millicores)])

@@ -27,7 +27,7 @@ from typing import Any
 
 from ...errors import InputError
 from ...model.cpuset import CPUSet
-from ...model.strict import ANY, INTEGER, STRING, check, fold_case, map_of, obj
+from ...model.strict import ANY, INTEGER, STRING, Spec, check, fold_case, map_of, obj
 from ..cpu.state import CPUState
 from .files import atomic_write, read_json
 from .gohash import checksum, cpu_checkpoint_struct, string_checksum
@@ -37,7 +37,7 @@ VERSIONS = ("v2", "v3", "v4")
 
 #: The fields of a V2/V3 checkpoint (``CPUManagerCheckpointV2``/``V3``); ``entries`` map pod UIDs to
 #: container names to cpusets (V1: container ids to cpusets, refused below with the kubelet's words).
-_PAYLOAD = {"policyName": STRING, "defaultCpuSet": STRING, "entries": map_of(ANY),
+_PAYLOAD: dict[str, Spec] = {"policyName": STRING, "defaultCpuSet": STRING, "entries": map_of(ANY),
             "podEntries": map_of(obj(cpuSet=STRING)), "checksum": INTEGER}
 PAYLOAD_SPEC = obj(_PAYLOAD)
 #: A file: the payload inline, and for V4 the payload again as a JSON string with its checksum.

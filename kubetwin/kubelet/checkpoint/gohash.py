@@ -18,8 +18,9 @@ tests (V1, V2, V3 and string-payload checkpoints).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 
 def fnv32a(data: bytes) -> int:
@@ -122,12 +123,12 @@ def _cpuset_struct(cpus: Sequence[int]) -> GoStruct:
 
 
 def cpu_checkpoint_struct(name: str, policy: str, default: str, entries: dict[str, dict[str, str]] | None,
-                          pod_entries: dict[str, Sequence[int]] | None = None, v1: bool = False,
+                          pod_entries: Mapping[str, Sequence[int]] | None = None, v1: bool = False,
                           checksum_value: int = 0) -> GoPtr:
     """``*state.<name>`` as the cpumanager hashes it; ``pod_entries`` None = a struct without the field."""
     if v1:
         ent: GoMap = GoMap("map[string]string", None if entries is None else
-                           {k: GoScalar("string", v) for k, v in entries.items()})  # type: ignore[arg-type]
+                           {k: GoScalar("string", v) for k, v in entries.items()})
     else:
         ent = GoMap("map[string]map[string]string", None if entries is None else
                     {k: GoMap("map[string]string", {c: GoScalar("string", s) for c, s in v.items()})

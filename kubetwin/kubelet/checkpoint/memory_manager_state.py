@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InputError
-from ...model.strict import INTEGER, STRING, check, fold_case, list_of, map_of, obj
+from ...model.strict import INTEGER, STRING, Spec, check, fold_case, list_of, map_of, obj
 from ..memory.state import Block, MemoryState, MemoryTable, NUMANodeState
 from .cpu_manager_state import corrupt_error
 from .files import atomic_write, read_json
@@ -31,7 +31,7 @@ _BLOCK = obj(numaAffinity=list_of(INTEGER), type=STRING, size=INTEGER)
 _TABLE = obj(total=INTEGER, systemReserved=INTEGER, allocatable=INTEGER, reserved=INTEGER, free=INTEGER)
 _NODE = obj(numberOfAssignments=INTEGER, memoryMap=map_of(_TABLE), cells=list_of(INTEGER))
 #: ``MemoryManagerCheckpointV1``/``V2`` (V2 adds ``podEntries``); V3 carries it as a string in ``data``.
-_PAYLOAD = {"policyName": STRING, "machineState": map_of(_NODE), "entries": map_of(map_of(list_of(_BLOCK))),
+_PAYLOAD: dict[str, Spec] = {"policyName": STRING, "machineState": map_of(_NODE), "entries": map_of(map_of(list_of(_BLOCK))),
             "podEntries": map_of(list_of(_BLOCK)), "checksum": INTEGER}
 PAYLOAD_SPEC = obj(_PAYLOAD)
 FILE_SPEC = obj({**_PAYLOAD, "data": STRING, "dataChecksum": INTEGER})
@@ -65,7 +65,7 @@ def _verify(doc: dict, file: str | None) -> None:
     try:
         ms = {int(k): v for k, v in (doc.get("machineState") or {}).items()}
         entries = doc.get("entries") or {}
-        variants = [None] if "podEntries" not in doc else [doc.get("podEntries") or {}]
+        variants: list[dict[str, Any] | None] = [None] if "podEntries" not in doc else [doc.get("podEntries") or {}]
         if "podEntries" not in doc:
             variants.append({})
         for pe in variants:

@@ -10,7 +10,7 @@ the kubelet's: first-observed times, last-observed conditions, the thresholds la
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Final, Iterable, Sequence
 
 from ...model.features import FeatureGates
@@ -174,31 +174,31 @@ class EvictionManager:
         acting = self._with_updated_stats(acting, observations)
         self._last_observations = observations
 
-        base = dict(conditions=conditions, thresholds_met=tuple(met), observations=observations)
+        base = SyncResult(conditions=conditions, thresholds_met=tuple(met), observations=observations)
         stats = stats_func(summary)
         if cfg.local_storage_capacity_isolation:
             evicted = self._local_storage_eviction(active_pods, stats)
             if evicted:
-                return SyncResult(**base, evicted=tuple(evicted))
+                return replace(base, evicted=tuple(evicted))
         if not acting:
-            return SyncResult(**base)
+            return base
 
         acting = by_eviction_priority(acting)
         to_reclaim = acting[0]
         resource = SIGNAL_TO_RESOURCE.get(to_reclaim.signal)
         if resource is None:
-            return SyncResult(**base, thresholds_acting=tuple(acting))
-        base.update(thresholds_acting=tuple(acting), resource_to_reclaim=resource)
+            return replace(base, thresholds_acting=tuple(acting))
+        base = replace(base, thresholds_acting=tuple(acting), resource_to_reclaim=resource)
 
         funcs = self._reclaim_funcs.get(to_reclaim.signal, ())
         if funcs:
             after = reclaim(funcs) if reclaim is not None else summary
             if not thresholds_met(self.thresholds, make_signal_observations(after), True):
-                return SyncResult(**base, reclaimed=funcs, reclaim_sufficed=True)
-        base["reclaimed"] = funcs
+                return replace(base, reclaimed=funcs, reclaim_sufficed=True)
+        base = replace(base, reclaimed=funcs)
 
         if not active_pods:
-            return SyncResult(**base)
+            return base
         ranking = self._rank_funcs[to_reclaim.signal](active_pods, stats)
         for pod in ranking:
             if is_critical_pod(pod):
@@ -211,9 +211,9 @@ class EvictionManager:
                     grace = min(grace, tgps)
             message = eviction_message(resource, pod, stats(pod), acting, observations,
                                        self.gates.enabled("InPlacePodVerticalScaling"))
-            return SyncResult(**base, ranking=tuple(ranking),
-                              evicted=(Eviction(pod, grace, message, cause=to_reclaim.signal),))
-        return SyncResult(**base, ranking=tuple(ranking))
+            return replace(base, ranking=tuple(ranking),
+                           evicted=(Eviction(pod, grace, message, cause=to_reclaim.signal),))
+        return replace(base, ranking=tuple(ranking))
 
     def _with_updated_stats(self, thresholds: Iterable[Threshold], observations: Observations) -> list[Threshold]:
         """``thresholdsUpdatedStats``: act only on signals whose stats are newer than last pass's."""

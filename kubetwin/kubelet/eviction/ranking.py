@@ -293,6 +293,9 @@ def signal_to_rank_func(layout: DiskLayout, gates: FeatureGates | None = None) -
         ALLOCATABLE_MEMORY_AVAILABLE: rank_memory_pressure(gates),
         PID_AVAILABLE: rank_pid_pressure,
     }
+    nodefs: tuple[FsStatsType, ...]
+    imagefs: tuple[FsStatsType, ...]
+    containerfs: tuple[FsStatsType, ...]
     if layout.dedicated_image_fs and layout.split_container_fs:
         nodefs, imagefs, containerfs = ALL_FS, (), ALL_FS
     elif layout.dedicated_image_fs:

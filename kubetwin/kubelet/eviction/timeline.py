@@ -20,7 +20,7 @@ from ...model.loader import parse_documents, read_text
 from ...model.pod import Pod, pod_from_dict
 from ...model.strict import unknown_key_error
 from ...model.summary import Summary, summary_from_dict
-from .manager import AdmitResult, EvictionManager, SyncResult
+from .manager import AdmitResult, EvictionManager, ReclaimFunc, SyncResult
 
 _STEP_KEYS = ("after", "summary", "afterReclaim", "pods", "admit", "expect", "name", "notes")
 
@@ -107,6 +107,11 @@ def _pods(raw: Any, path: str, file: str | None, warn: Callable[[InputError], No
     return tuple(out)
 
 
+def _reclaimed_to(after: Summary) -> ReclaimFunc:
+    """A reclaim (image/container GC) that leaves the node as ``after`` reports it."""
+    return lambda _funcs: after
+
+
 def run_timeline(manager: EvictionManager, pods: Sequence[Pod], steps: Sequence[Step]) -> list[StepResult]:
     """Advance the clock, synchronize, then offer the step's pods for admission — per step."""
     now = 0
@@ -120,7 +125,7 @@ def run_timeline(manager: EvictionManager, pods: Sequence[Pod], steps: Sequence[
         if step.pods is not None:
             active = step.pods
         after = step.after_reclaim if step.after_reclaim is not None else summary
-        sync = manager.synchronize(now, summary, active, reclaim=lambda funcs, s=after: s)
+        sync = manager.synchronize(now, summary, active, reclaim=_reclaimed_to(after))
         admission = tuple(manager.admit(p) for p in step.admit)
         out.append(StepResult(now, sync, admission))
     return out
