@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import xml.parsers.expat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from .. import limits
@@ -154,7 +155,14 @@ def _v1_type(attrs: dict[str, str]) -> str:
     return t
 
 
-def _parse(data: bytes, file: str) -> _Builder:
+@dataclass(frozen=True)
+class _Topology:
+    """A parsed hwloc XML document: its root object and its distance matrices."""
+    root: _Obj
+    distances: list[dict]
+
+
+def _parse(data: bytes, file: str) -> _Topology:
     b = _Builder(file)
     p = xml.parsers.expat.ParserCreate()
 
@@ -188,10 +196,10 @@ def _parse(data: bytes, file: str) -> _Builder:
     if b.root is None:
         raise InputError("no hwloc <object> found: not an hwloc topology", path="topology", file=file,
                          fix="export the topology with lstopo --of xml")
-    return b
+    return _Topology(b.root, b.distances)
 
 
-def _walk(root: _Obj):
+def _walk(root: _Obj) -> Iterator[_Obj]:
     stack = [root]
     while stack:
         o = stack.pop()
@@ -199,7 +207,7 @@ def _walk(root: _Obj):
         stack.extend(reversed(o.children))
 
 
-def _distances(b: _Builder, node_ids: list[int]) -> dict[int, tuple[int, ...]]:
+def _distances(b: _Topology, node_ids: list[int]) -> dict[int, tuple[int, ...]]:
     """NUMA node id → its distance row (ordered by ``node_ids``)."""
     best: dict | None = None
     for d in b.distances:

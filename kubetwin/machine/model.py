@@ -16,9 +16,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from ..model.cpuset import CPUSet
+
+if TYPE_CHECKING:
+    from .cputopology import CPUTopology
 
 PCI_KINDS = ("gpu", "nic", "nvme", "other")
 #: Linux's ``MAX_NUMNODES`` (``CONFIG_NODES_SHIFT`` is at most 10): NUMA node ids 0-1023.
@@ -242,7 +245,7 @@ class Machine:
     def extra(self) -> dict[str, Any]:
         return json.loads(self.extra_json)
 
-    def cpu_topology(self) -> "CPUTopology":  # noqa: F821 - defined in cputopology
+    def cpu_topology(self) -> CPUTopology:
         from .cputopology import discover
 
         return discover(self)

@@ -427,9 +427,15 @@ def _add_caches(fs: FileSystem, cores: list[dict]) -> list[Cache]:
     return node_caches
 
 
+def _hugepage_size_key(name: str) -> int:
+    """``hugepages-<size>kB`` directories sort by size; other names first."""
+    m = _HP_RE.match(name)
+    return int(m.group(1)) if m else 0
+
+
 def _hugepages(fs: FileSystem, path: str) -> tuple[HugePages, ...]:
     out = []
-    for name in sorted(fs.listdir(path) or (), key=lambda n: int(_HP_RE.match(n).group(1)) if _HP_RE.match(n) else 0):
+    for name in sorted(fs.listdir(path) or (), key=_hugepage_size_key):
         m = _HP_RE.match(name)
         if not m:
             continue

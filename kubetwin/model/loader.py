@@ -39,7 +39,7 @@ class DuplicateKeyError(yaml.MarkedYAMLError):
     """A mapping key given twice (found while constructing, so it carries the key's line)."""
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
+class _Loader(_BaseLoader):
     """The C loader, refusing a key given twice in one mapping (merge keys excepted)."""
 
     def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
@@ -55,7 +55,7 @@ class _Loader(_BaseLoader):  # type: ignore[misc, valid-type]
                                 None, None, f'duplicate field "{key_node.value}" (the key is given twice in this mapping)',
                                 key_node.start_mark)
                         seen.add(k)
-        return super().construct_mapping(node, deep=deep)  # type: ignore[no-any-return]
+        return super().construct_mapping(node, deep=deep)
 
 
 
@@ -202,7 +202,7 @@ def _load_yaml(text: str, file: str) -> list[Any]:
         if "&" in text:  # anchors present: check the aliases cannot blow up before constructing
             loader = _Loader(text)
             try:
-                docs = []
+                docs: list[Any] = []
                 while loader.check_node():
                     node = loader.get_node()
                     _check_expansion(node, file, len(docs))
@@ -365,7 +365,7 @@ def load_documents(path: str | Path) -> list[Document]:
     """Every object in the file (``-`` = stdin), ``List`` items flattened, in order."""
     name = "<stdin>" if str(path) == "-" else str(path)
     text = read_text(path)
-    docs = []
+    docs: list[Any] = []
     for raw in parse_documents(text, name):
         for obj in _flatten(raw, name):
             if not isinstance(obj, dict):

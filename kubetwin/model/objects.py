@@ -7,6 +7,7 @@ reads mixed multi-document files the same way and every error names file, docume
 from __future__ import annotations
 
 from pathlib import Path
+from types import GenericAlias
 from typing import Any, Callable, Iterable
 
 import msgspec
@@ -196,7 +197,7 @@ def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | Non
         return None
     try:
         if head.startswith(b"["):
-            msgspec.json.decode(data, type=list[strict_pod])
+            msgspec.json.decode(data, type=GenericAlias(list, (strict_pod,)))
             pods = msgspec.json.decode(data, type=list[Pod], dec_hook=_dec_hook)
         elif head.startswith(b"{"):
             try:

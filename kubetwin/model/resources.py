@@ -16,8 +16,8 @@ Results are fresh ``dict[str, Quantity]`` the caller owns.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from .pod import Container, ContainerStatus, Pod, is_sidecar
 from .quantity import Quantity
@@ -245,13 +245,14 @@ def _actuated_limits(c: Container, cs: ContainerStatus | None, infeasible: bool)
     return {} if infeasible else c.resources.limits
 
 
-def _aggregate(pod: Pod, opts: PodResourcesOptions, get, dra: _DRAResources,
+def _aggregate(pod: Pod, opts: PodResourcesOptions,
+               get: Callable[[Container, ContainerStatus | None, bool], Mapping[str, Quantity]], dra: _DRAResources,
                non_missing: Mapping[str, Quantity] | None) -> ResourceList:
     infeasible = is_pod_resize_infeasible(pod) if opts.use_status_resources else False
     result: ResourceList = {}
     for c in pod.spec.containers:
         cs = _find_status(pod, c.name) if opts.use_status_resources else None
-        values = get(c, cs, infeasible)
+        values: Mapping[str, Quantity] = get(c, cs, infeasible)
         if non_missing:
             values = _apply_non_missing(values, non_missing)
         add_resource_list(result, values)
@@ -263,7 +264,7 @@ def _aggregate(pod: Pod, opts: PodResourcesOptions, get, dra: _DRAResources,
     init_peak: ResourceList = {}
     for c in pod.spec.init_containers:
         cs = _find_status(pod, c.name) if opts.use_status_resources else None
-        values: Mapping[str, Quantity] = get(c, cs, infeasible)
+        values = get(c, cs, infeasible)
         if non_missing:
             values = _apply_non_missing(values, non_missing)
         extra = dra.per_container.get(c.name)
@@ -352,7 +353,7 @@ def quantity_milli_value(values: Mapping[str, Quantity], name: str) -> int:
     return 0 if q is None else q.milli_value()
 
 
-__all__: Iterable[str] = (
+__all__ = (
     "PodResourcesOptions", "DEFAULT_OPTIONS", "ResourceList", "pod_requests", "pod_limits",
     "aggregate_container_requests", "aggregate_container_limits", "container_dra_allocations",
     "is_pod_level_resources_set", "is_pod_level_requests_set", "is_pod_level_limits_set",

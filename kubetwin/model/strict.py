@@ -204,12 +204,11 @@ def find_problems(value: Any, spec: Spec, *, limit: int = MAX_LISTED + 1) -> lis
     def walk(v: Any, s: Spec) -> None:
         if v is None or len(problems) >= limit:
             return
-        ts = type(s)
-        if ts is Obj:
+        if isinstance(s, Obj):
             if type(v) is not dict:
                 problems.append(FieldProblem(_join(stack), "type", f"expected an object, got {_type_name(v)}"))
                 return
-            fields = s.fields  # type: ignore[union-attr]
+            fields = s.fields
             for key, sub in v.items():
                 spec_sub = fields.get(key)
                 if spec_sub is None:
@@ -233,11 +232,11 @@ def find_problems(value: Any, spec: Spec, *, limit: int = MAX_LISTED + 1) -> lis
                 stack.append(key)
                 walk(sub, spec_sub)
                 stack.pop()
-        elif ts is ListOf:
+        elif isinstance(s, ListOf):
             if type(v) is not list:
                 problems.append(FieldProblem(_join(stack), "type", f"expected a list, got {_type_name(v)}"))
                 return
-            item = s.item  # type: ignore[union-attr]
+            item = s.item
             if type(item) is str:
                 if item != ANY:
                     for i, x in enumerate(v):
@@ -251,11 +250,11 @@ def find_problems(value: Any, spec: Spec, *, limit: int = MAX_LISTED + 1) -> lis
                 stack.append(i)
                 walk(x, item)
                 stack.pop()
-        elif ts is MapOf:
+        elif isinstance(s, MapOf):
             if type(v) is not dict:
                 problems.append(FieldProblem(_join(stack), "type", f"expected a mapping, got {_type_name(v)}"))
                 return
-            val = s.value  # type: ignore[union-attr]
+            val = s.value
             for key, x in v.items():
                 if not isinstance(key, str):
                     problems.append(FieldProblem(_join(stack + [str(key)]), "type",
@@ -272,7 +271,7 @@ def find_problems(value: Any, spec: Spec, *, limit: int = MAX_LISTED + 1) -> lis
                 walk(x, val)
                 stack.pop()
         else:
-            if s != ANY and not _scalar_ok(v, s):  # type: ignore[arg-type]
+            if s != ANY and not _scalar_ok(v, s):
                 problems.append(FieldProblem(_join(stack), "type", _mismatch(s, v)))
 
     walk(value, spec)
@@ -351,9 +350,8 @@ def fold_case(value: Any, spec: Spec, path: str = "") -> Any:
     else a case-insensitive one (``defaultCPUSet`` for ``defaultCpuSet``) — for files the kubelet
     reads with plain ``json.Unmarshal`` (checkpoints). Two keys folding to one field are refused;
     keys matching no field are kept, for :func:`check` to report."""
-    t = type(spec)
-    if t is Obj and type(value) is dict:
-        fields = spec.fields  # type: ignore[union-attr]
+    if isinstance(spec, Obj) and type(value) is dict:
+        fields = spec.fields
         lowered = {k.lower(): k for k in fields}
         out: dict[Any, Any] = {}
         for key, sub in value.items():
@@ -365,10 +363,10 @@ def fold_case(value: Any, spec: Spec, path: str = "") -> Any:
                                  fix="give the field once")
             out[name] = fold_case(sub, fields[name], _join_path(path, name)) if name in fields else sub
         return out
-    if t is MapOf and type(value) is dict:
-        return {k: fold_case(v, spec.value, _join_path(path, str(k))) for k, v in value.items()}  # type: ignore[union-attr]
-    if t is ListOf and type(value) is list:
-        return [fold_case(v, spec.item, f"{path}[{i}]") for i, v in enumerate(value)]  # type: ignore[union-attr]
+    if isinstance(spec, MapOf) and type(value) is dict:
+        return {k: fold_case(v, spec.value, _join_path(path, str(k))) for k, v in value.items()}
+    if isinstance(spec, ListOf) and type(value) is list:
+        return [fold_case(v, spec.item, f"{path}[{i}]") for i, v in enumerate(value)]
     return value
 
 
