@@ -713,13 +713,13 @@ class _Run:
             for c in data.cls.config:
                 config.append({"source": "FromClass", "requests": [data.name], **c})
             by_class[data.cls.name] = (start, len(config))
-        for c in claim.config:
-            if not c.requests:
-                config.append({"source": "FromClaim", **c.config})
+        for cc in claim.config:
+            if not cc.requests:
+                config.append({"source": "FromClaim", **cc.config})
                 continue
             for request in claim.requests:
-                if request.name in c.requests or (request.first_available and chosen[request.name] in c.requests):
-                    config.append({"source": "FromClaim", "requests": list(c.requests), **c.config})
+                if request.name in cc.requests or (request.first_available and chosen[request.name] in cc.requests):
+                    config.append({"source": "FromClaim", "requests": list(cc.requests), **cc.config})
         try:
             selector = self._node_selector([e[1] for e in entries])
         except AllocationError as exc:

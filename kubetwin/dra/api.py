@@ -11,8 +11,9 @@ which treats it as Kubernetes does (an *invalid pool*, not a rejected object).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Mapping
+from typing import Any, Final
 
 from ..errors import InputError, join_path
 from ..model.quantity import Quantity, parse_quantity
@@ -275,6 +276,11 @@ class Node:
 # --------------------------------------------------------------------------------------------
 # parsing helpers
 # --------------------------------------------------------------------------------------------
+def _mapping_values(value: Any) -> Iterable[Any]:
+    """The values of ``value`` if it is a mapping, else none."""
+    return value.values() if isinstance(value, dict) else ()
+
+
 def _obj(value: Any, path: str, what: str = "object") -> Mapping[str, Any]:
     if value is None:
         return {}
@@ -474,7 +480,9 @@ def _attribute(value: Any, path: str) -> DeviceAttribute:
             raise InputError(f"Invalid value: {s!r}: must be a string compatible with semver.org spec 2.0.0", path=p)
         return DeviceAttribute(kind, s)
     items = _list(v, p)
-    conv = {"ints": _int, "bools": _bool, "strings": _str, "versions": _str}[kind]
+    converters: dict[str, Callable[[Any, str], Any]] = {"ints": _int, "bools": _bool, "strings": _str,
+                                                        "versions": _str}
+    conv = converters[kind]
     return DeviceAttribute(kind, tuple(conv(x, join_path(p, i)) for i, x in enumerate(items)))
 
 
@@ -643,8 +651,7 @@ def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
                          path="spec.nodeSelector.nodeSelectorTerms")
     extras = any(isinstance(d, dict) and (d.get("taints") or d.get("consumesCounters")
                                           or any(isinstance(a, dict) and set(a) & set(LIST_KINDS)
-                                                 for a in (d.get("attributes") if isinstance(d.get("attributes"), dict)
-                                                           else {}).values()))
+                                                 for a in _mapping_values(d.get("attributes"))))
                  for d in devices_raw)
     limit = DEVICES_PER_SLICE_WITH_EXTRAS_MAX if extras else DEVICES_PER_SLICE_MAX
     _max(devices_raw, limit, "spec.devices")

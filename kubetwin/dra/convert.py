@@ -84,7 +84,8 @@ def split_counter_slices(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if not (isinstance(spec, dict) and spec.get("devices") and spec.get("sharedCounters")):
             out.append(obj)
             continue
-        pool = spec.get("pool") if isinstance(spec.get("pool"), dict) else {}
+        pool_field = spec.get("pool")
+        pool = pool_field if isinstance(pool_field, dict) else {}
         key = (spec.get("driver"), pool.get("name"), pool.get("generation", 0))
         extra[key] = extra.get(key, 0) + 1
         devices = copy.deepcopy(obj)

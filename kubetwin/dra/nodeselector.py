@@ -57,7 +57,8 @@ def _term_matches(term: Mapping[str, Any], node: Node) -> bool:
 
 
 def _requirement(req: Mapping[str, Any], labels: Mapping[str, str], label: bool) -> bool:
-    key, op, values = req.get("key"), req.get("operator"), list(req.get("values") or [])
+    key: Any = req.get("key")  # a JSON value, as written
+    op, values = req.get("operator"), list(req.get("values") or [])
     present = key in labels
     if op in ("In", "NotIn"):
         if not values:

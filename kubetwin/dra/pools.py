@@ -146,14 +146,14 @@ def _build(pool: Pool, index: SliceIndex, features: AllocatorFeatures) -> None:
         for s in pool.device_slices + pool.other_slices:
             for d in s.devices:
                 for cc in d.consumes_counters:
-                    cs = pool.counter_sets.get(cc.counter_set)
-                    if cs is None:
+                    consumed = pool.counter_sets.get(cc.counter_set)
+                    if consumed is None:
                         pool.invalid = True
                         pool.invalid_reason = f"device {d.name} consumes counters from unknown counter set " \
                                               f"{cc.counter_set}"
                         return
                     for name in cc.counters:
-                        if name not in cs.counters:
+                        if name not in consumed.counters:
                             pool.invalid = True
                             pool.invalid_reason = f"device {d.name} consumes unknown counter {name} of counter " \
                                                   f"set {cc.counter_set}"
