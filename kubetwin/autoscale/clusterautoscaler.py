@@ -368,7 +368,9 @@ def build_expander(names: Sequence[str], *, priorities: Mapping[int, Sequence[re
         elif name == "random":
             filters.append(Random(seed))
         else:
-            filters.append({"most-pods": MostPods, "least-waste": LeastWaste, "least-nodes": LeastNodes}[name]())
+            simple: dict[str, Callable[[], Filter]] = {"most-pods": MostPods, "least-waste": LeastWaste,
+                                                       "least-nodes": LeastNodes}
+            filters.append(simple[name]())
     fallback = Random(seed)
 
     def best_option(options: Sequence[Option], templates: Mapping[str, NodeTemplate]) -> Option | None:

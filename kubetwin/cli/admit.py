@@ -63,14 +63,14 @@ def _load_state(state_dir: str | None, name: str):
         return None
     p = Path(state_dir) / name
     if name == "kubelet_internal_checkpoint":
+        from ..diagnostics import warn
         from ..kubelet.checkpoint.device_manager_state import read_device_manager_state
-        from ..model.objects import warn_to_stderr
 
         if not p.exists():
             p = Path(state_dir) / "device-plugins" / name  # the kubelet root's layout
         if not p.exists():
             return None
-        return read_device_manager_state(p, warn=lambda msg: warn_to_stderr(msg))
+        return read_device_manager_state(p, warn=warn)
     if not p.exists():
         return None
     if name == "cpu_manager_state":
@@ -261,7 +261,8 @@ def _per_numa(node, devices: dict) -> list[dict[str, Any]]:
         if node.cpu.static is not None:
             row["reserved"] = str(CPUSet.from_mask(node.cpu.reserved.mask & cpus.mask))
             row["sharedPool"] = str(CPUSet.from_mask(node.cpu.state.default_cpuset.mask & cpus.mask))
-            excl, pod_pool = {}, {}
+            excl: dict[str, str] = {}
+            pod_pool: dict[str, str] = {}
             for uid, conts in node.cpu.state.entries.items():
                 in_pool = shared_by_pod.get(uid, set())
                 for cname, cs in conts.items():

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Literal, overload
 
 import click
 
@@ -122,7 +122,7 @@ def add_global_options(cmd: click.Command) -> click.Command:
     names = {o for p in cmd.params for o in getattr(p, "opts", ())}
     for deco in global_option_decorators():
         probe = deco(lambda: None)
-        param = probe.__click_params__[0]  # type: ignore[attr-defined]
+        param = probe.__click_params__[0]
         if not names & set(param.opts):
             cmd.params.append(param)
     cmd._kubetwin_globals = True  # type: ignore[attr-defined]
@@ -137,6 +137,15 @@ def filename_option(metavar: str, help: str, multiple: bool = False) -> Callable
     """``-f/--filename``, as kubectl takes its input; the positional argument stays accepted."""
     return click.option("-f", "--filename", "filename", multiple=multiple, default=None, metavar=metavar,
                         help=help + " (or as the argument)")
+
+
+@overload
+def main_input(positional: str | None, option: str | None, metavar: str, *,
+               required: Literal[True] = True) -> str: ...
+
+
+@overload
+def main_input(positional: str | None, option: str | None, metavar: str, *, required: bool) -> str | None: ...
 
 
 def main_input(positional: str | None, option: str | None, metavar: str, *, required: bool = True) -> str | None:

@@ -131,7 +131,7 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_f
             raw["status"] = dict(raw["status"] or {})
             raw["status"]["allocation"] = result.to_api()
         out_claims.append(raw)
-    data: dict[str, Any] = {
+    data = {
         "outcome": "allocated" if outcome.allocated else "unsatisfiable",
         "reason": outcome.reason,
         "node": node.name,
@@ -166,11 +166,11 @@ def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: in
     except PodClaimError as exc:
         if not exc.unschedulable:
             raise InputError(str(exc), file=pod_file) from None
-        data = {"outcome": "unsatisfiable", "reason": str(exc), "node": node.name,
-                "pod": {"name": pod.name, "namespace": pod.namespace}, "claims": []}
+        refused = {"outcome": "unsatisfiable", "reason": str(exc), "node": node.name,
+                   "pod": {"name": pod.name, "namespace": pod.namespace}, "claims": []}
         rejected(f"pod {pod.key}: {exc}")
         if output != "table":
-            emit_data(data, output)
+            emit_data(refused, output)
         else:
             click.echo(f"node {node.name}: unsatisfiable ({exc})")
         return
@@ -268,10 +268,10 @@ def _print_allocation(data: dict[str, Any], allocator, node, claims, allocated: 
             if (e.claim, e.request, v.device) in chosen:
                 continue
             failed = [c for c in v.checks if not c.passed]
-            why = "; ".join(f"{c.name} failed" + (f" ({c.detail})" if c.detail else "") for c in failed) \
+            reason = "; ".join(f"{c.name} failed" + (f" ({c.detail})" if c.detail else "") for c in failed) \
                 or ("eligible, but the search chose other devices (search order, constraints or counters)"
                     if allocated else "eligible on its own (the claim still cannot be allocated: see above)")
-            click.echo(f"  {e.claim}/{e.request}: {v.device}: {why}")
+            click.echo(f"  {e.claim}/{e.request}: {v.device}: {reason}")
 
 
 @dra.command("explain")

@@ -9,11 +9,14 @@ tiers), ``nodeCgroup`` (``kubepods``) and ``cgroupPaths`` (both drivers' naming,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .common import emit_data, filename_option, kubernetes_version, main_input, output_option
+
+if TYPE_CHECKING:
+    from ..kubelet.qos_cgroups import LevelCgroup
 
 
 def _machine_facts(source: str | None) -> dict[str, Any]:
@@ -28,9 +31,11 @@ def _machine_facts(source: str | None) -> dict[str, Any]:
             "hugepage_sizes": tuple(hp.page_size * 1024 for hp in m.hugepages)}
 
 
-def _level(level: Any) -> dict[str, Any] | None:
-    if level is None:
-        return None
+def _level(level: LevelCgroup | None) -> dict[str, Any] | None:
+    return None if level is None else _level_data(level)
+
+
+def _level_data(level: LevelCgroup) -> dict[str, Any]:
     return {"name": level.tier, "path": level.path, "files": {f.file: f.content for f in level.files},
             "details": [{"file": f.file, "value": f.content, "formula": f.formula, "written": f.written}
                         for f in level.files]}
@@ -66,7 +71,7 @@ def _upper_cgroups(pod: Any, running: list[Any], node: Any, config: Any, config_
     sums = result.sums
     qos = None
     if parent is not None:
-        qos = {**_level(parent), "qosClass": qos_class,
+        qos = {**_level_data(parent), "qosClass": qos_class,
                "requestSums": {"burstableCpuMilli": sums.burstable_cpu_milli,
                                "guaranteedMemory": sums.memory.get("Guaranteed", 0),
                                "burstableMemory": sums.memory.get("Burstable", 0)},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from .common import emit_data, kubernetes_version, output_option
@@ -22,7 +24,7 @@ def gates(ctx: click.Context, feature_gates: str | None, changed: bool, output: 
     version = normalize_version(kubernetes_version(ctx))
     overrides = parse_feature_gates_flag(feature_gates) if feature_gates else None
     effective = gates_for(version, overrides, path="--feature-gates")
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name, spec in known_gates(version):
         if names and name not in names:
             continue

@@ -24,6 +24,11 @@ def _delta(value: float, base: float, percent: bool) -> str:
     return f" ({'+' if d > 0 else '−'}{text})"
 
 
+def _share(field: str, resource: str) -> Callable[[dict[str, Any]], float]:
+    """The figure ``summary[field][resource]`` (0 where absent)."""
+    return lambda s: s.get(field, {}).get(resource, 0.0)
+
+
 def summary_rows(sums: list[dict[str, Any]]) -> list[tuple[str, Callable[[dict[str, Any]], float], str]]:
     """(label, figure, format) of the summary table; format: "n" count, "%" share, "t" time, "s" seconds."""
     rows: list[tuple[str, Callable[[dict[str, Any]], float], str]] = [
@@ -45,9 +50,8 @@ def summary_rows(sums: list[dict[str, Any]]) -> list[tuple[str, Callable[[dict[s
     for res in ("cpu", "memory", "gpu", "devices"):
         if any(res in s["utilization"] for s in sums):
             label = "DRA devices allocated" if res == "devices" else f"{res} requested / allocatable"
-            rows.append((f"{label}, at the end", lambda s, res=res: s["utilization"].get(res, 0.0), "%"))
-            rows.append((f"{label}, time average",
-                         lambda s, res=res: s.get("utilizationAverage", {}).get(res, 0.0), "%"))
+            rows.append((f"{label}, at the end", _share("utilization", res), "%"))
+            rows.append((f"{label}, time average", _share("utilizationAverage", res), "%"))
     if any(s["gpuFragmentation"] for s in sums):
         rows.append(("GPU fragmentation, at the end", lambda s: s["gpuFragmentation"], "%"))
     rows.append(("pods given exclusive CPUs", lambda s: s["exclusiveCpuPods"], "n"))

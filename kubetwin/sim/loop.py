@@ -36,6 +36,7 @@ from ..scheduler.backend.queue import (
     RESOURCE_CLAIM_UPDATE,
     UNSCHEDULABLE_FLUSH_INTERVAL,
 )
+from ..scheduler.framework.events import ClusterEvent
 from .leftover import LeftoverFlushes
 from .results import PodRecord, Sample, SimResult
 from .scenario import Scenario, SimNode
@@ -318,7 +319,8 @@ class Simulator:
             c.unschedulable_attempts += 1
             sp.reason, sp.message = "Unschedulable", r.message
             if r.nominated_node is not None:
-                self.queue.in_flight = seen = []   # what the pod in flight sees happen
+                seen: list[tuple[ClusterEvent, Any, Any]] = []   # what the pod in flight sees happen
+                self.queue.in_flight = seen
                 for v in r.victims:
                     self._preempt(self.by_uid[v.uid], sp, r.nominated_node)
                 self.queue.in_flight = None

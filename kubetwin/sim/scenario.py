@@ -753,11 +753,12 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
             completions, backoff = None, 0
     except InputError as exc:
         raise exc.in_file(where) from None
+    pod_spec = dict(_mapping(tmpl.get("spec"), "spec.template.spec", where))
+    if kind == "Job":
+        pod_spec.setdefault("restartPolicy", "Never")
     pod_obj = {"apiVersion": "v1", "kind": "Pod",
                "metadata": {**(tmpl.get("metadata") or {}), "name": f"{name}-template", "namespace": ns},
-               "spec": dict(_mapping(tmpl.get("spec"), "spec.template.spec", where))}
-    if kind == "Job":
-        pod_obj["spec"].setdefault("restartPolicy", "Never")
+               "spec": pod_spec}
     not_modelled_pod(pod_obj, where, prefix="spec.template", reader=SIMULATION)
     try:
         template = pod_from_dict(pod_obj, checked=True)  # checked with its controller

@@ -285,7 +285,8 @@ def _record_arrival(row: dict[str, str], where: str) -> Arrival:
     name = row.get("name") or ""
     if not name:
         raise InputError("Required value: a pod name", path="name", file=where)
-    requests, limits = {}, {}
+    requests: dict[str, str] = {}
+    limits: dict[str, str] = {}
     for col, key, target in (("cpu", "cpu", requests), ("memory", "memory", requests),
                              ("cpu_limit", "cpu", limits), ("memory_limit", "memory", limits),
                              ("gpu", "nvidia.com/gpu", requests)):

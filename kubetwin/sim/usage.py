@@ -88,7 +88,8 @@ def parse_curve(raw: Any, path: str) -> Curve:
         return Curve((0.0,), (_bytes(raw, path),))
     if not raw:
         raise InputError("expected at least one point [time, amount]", path=path)
-    times, values = [], []
+    times: list[float] = []
+    values: list[int] = []
     for k, pt in enumerate(raw):
         where = f"{path}[{k}]"
         if not isinstance(pt, list) or len(pt) != 2:
