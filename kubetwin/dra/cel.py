@@ -422,7 +422,8 @@ class CompiledSelector:
         self.cost_ast = cost_ast
         self.fast_program = fast_program
         self.pre = pre
-        attr, cap = set(), set()
+        attr: set[str] = set()
+        cap: set[str] = set()
         for m in _DOMAIN_RE.finditer(expression):
             (attr if m.group(1) == "attributes" else cap).add(m.group(2)[1:-1])
         self.attr_domains = frozenset(attr)
@@ -451,6 +452,7 @@ class CompiledSelector:
     def _prepare(self, device: Device, driver: str) -> tuple[Device, Any, Any, str | None]:
         """Which program and activation evaluate this device (built once per device)."""
         entry = _device_entry(device, driver, self.options)
+        prepared: tuple[Device, Any, Any, str | None]
         if entry.error is not None:
             prepared = (device, None, None, entry.error)
         elif self.cost_ast is not None and evaluation_cost(self.cost_ast, of(entry.data)) > COST_LIMIT:
@@ -512,7 +514,8 @@ def compile_selector(expression: str, options: CELOptions = CELOptions()) -> Com
     except RuntimeError:  # only the folded form compiles: cost that one
         ast = checked_ast(program.serialize())
     cost = evaluation_cost(ast, worst_case_device())
-    fast_program, pre = None, ()
+    fast_program: Any = None
+    pre: tuple[PreCompare, ...] = ()
     folded = fold_constants(expression)
     rewritten, found = precompare(folded)
     if found:
@@ -541,7 +544,7 @@ class _DeviceEntry:
         self.data = data if isinstance(data, dict) else None
         self.error = data if isinstance(data, str) else None
         self.env = env
-        self._activations: dict[tuple[frozenset, frozenset], Any] = {}
+        self._activations: dict[tuple[frozenset, frozenset, int], Any] = {}
 
     def value_for(self, attr_domains: frozenset, cap_domains: frozenset) -> dict[str, Any]:
         """The ``device`` value with an empty map for each named domain the device lacks."""

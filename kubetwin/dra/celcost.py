@@ -62,6 +62,7 @@ def _fields(buf: bytes) -> list[tuple[int, Any]]:
     while pos < end:
         key, pos = _varint(buf, pos)
         num, wt = key >> 3, key & 7
+        val: int | bytes
         if wt == 0:
             val, pos = _varint(buf, pos)
         elif wt == 1:
@@ -333,11 +334,11 @@ class _Walker:
         if fn == "@in" and len(vals) == 2:
             return cost + vals[1].n, _ONE
         if fn == "_+_" and len(vals) == 2:
-            a, b = vals
-            if isinstance(a.exact, (list, tuple)) or isinstance(b.exact, (list, tuple)) or a.elem or b.elem:
-                return cost + 1, Size(a.n + b.n, elem=_merge(_elem(a), _elem(b)))
-            if strings and (isinstance(a.exact, str) or isinstance(b.exact, str) or a.n > 1 or b.n > 1):
-                return cost + _traverse(a.n + b.n), Size(a.n + b.n)
+            lhs, rhs = vals
+            if isinstance(lhs.exact, (list, tuple)) or isinstance(rhs.exact, (list, tuple)) or lhs.elem or rhs.elem:
+                return cost + 1, Size(lhs.n + rhs.n, elem=_merge(_elem(lhs), _elem(rhs)))
+            if strings and (isinstance(lhs.exact, str) or isinstance(rhs.exact, str) or lhs.n > 1 or rhs.n > 1):
+                return cost + _traverse(lhs.n + rhs.n), Size(lhs.n + rhs.n)
             return cost + 1, _ONE
         if fn in ("startsWith", "endsWith") and vals:
             return cost + _traverse(vals[0].n), _ONE
