@@ -196,7 +196,7 @@ class Adaptation:
                 self.trace.append(entry)
                 raise PluginError(str(exc)) from None
         self.trace.append(entry)
-        return result.adjust, result.reply_updates, result
+        return result.adjustment, result.reply_updates, result
 
     def post_create_container(self, pod: PodSandbox, container: Container) -> None:
         self._notify("POST_CREATE_CONTAINER", "post_create_container", pod, container)
@@ -334,16 +334,16 @@ def apply_update(container: Container, update: ContainerUpdate) -> None:
                      "use_hierarchy"):
             v = getattr(src.memory, attr)
             if v is not None:
-                setattr(dst.memory, attr, v)
+                setattr(dst.ensure_memory(), attr, v)
     if src.cpu is not None:
         for attr in ("shares", "quota", "period", "realtime_runtime", "realtime_period"):
             v = getattr(src.cpu, attr)
             if v is not None:
-                setattr(dst.cpu, attr, v)
+                setattr(dst.ensure_cpu(), attr, v)
         if src.cpu.cpus:
-            dst.cpu.cpus = src.cpu.cpus
+            dst.ensure_cpu().cpus = src.cpu.cpus
         if src.cpu.mems:
-            dst.cpu.mems = src.cpu.mems
+            dst.ensure_cpu().mems = src.cpu.mems
     for lim in src.hugepage_limits:
         dst.hugepage_limits = [h for h in dst.hugepage_limits if h.page_size != lim.page_size] + [lim]
     dst.unified.update(src.unified)

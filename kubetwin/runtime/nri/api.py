@@ -202,6 +202,18 @@ class LinuxResources:
             self.cpu = LinuxCPU()
         return self
 
+    def ensure_memory(self) -> LinuxMemory:
+        """``memory``, created empty when missing."""
+        if self.memory is None:
+            self.memory = LinuxMemory()
+        return self.memory
+
+    def ensure_cpu(self) -> LinuxCPU:
+        """``cpu``, created empty when missing."""
+        if self.cpu is None:
+            self.cpu = LinuxCPU()
+        return self.cpu
+
 
 @dataclass
 class LinuxNamespace:
@@ -400,28 +412,28 @@ class _ResourceSetters:
         raise NotImplementedError
 
     def set_linux_memory_limit(self, value: int) -> None:
-        self._res().memory.limit = value
+        self._res().ensure_memory().limit = value
 
     def set_linux_memory_reservation(self, value: int) -> None:
-        self._res().memory.reservation = value
+        self._res().ensure_memory().reservation = value
 
     def set_linux_memory_swap(self, value: int) -> None:
-        self._res().memory.swap = value
+        self._res().ensure_memory().swap = value
 
     def set_linux_cpu_shares(self, value: int) -> None:
-        self._res().cpu.shares = value
+        self._res().ensure_cpu().shares = value
 
     def set_linux_cpu_quota(self, value: int) -> None:
-        self._res().cpu.quota = value
+        self._res().ensure_cpu().quota = value
 
     def set_linux_cpu_period(self, value: int) -> None:
-        self._res().cpu.period = value
+        self._res().ensure_cpu().period = value
 
     def set_linux_cpuset_cpus(self, value: str) -> None:
-        self._res().cpu.cpus = value
+        self._res().ensure_cpu().cpus = value
 
     def set_linux_cpuset_mems(self, value: str) -> None:
-        self._res().cpu.mems = value
+        self._res().ensure_cpu().mems = value
 
     def add_linux_hugepage_limit(self, page_size: str, limit: int) -> None:
         self._res().hugepage_limits.append(HugepageLimit(page_size, limit))
@@ -450,13 +462,13 @@ class ContainerAdjustment(_ResourceSetters):
     cdi_devices: list[CDIDevice] = _f("CDIDevices", "list_msg", factory=list)
     args: list[str] = _f("args", "list_str", factory=list)
 
-    def _linux(self) -> LinuxContainerAdjustment:
+    def ensure_linux(self) -> LinuxContainerAdjustment:
         if self.linux is None:
             self.linux = LinuxContainerAdjustment()
         return self.linux
 
     def _res(self) -> LinuxResources:
-        lx = self._linux()
+        lx = self.ensure_linux()
         if lx.resources is None:
             lx.resources = LinuxResources()
         return lx.resources.ensure()
@@ -477,21 +489,21 @@ class ContainerAdjustment(_ResourceSetters):
         self.args = list(args)
 
     def set_linux_oom_score_adj(self, value: int) -> None:
-        self._linux().oom_score_adj = value
+        self.ensure_linux().oom_score_adj = value
 
     def set_linux_scheduler(self, sch: LinuxScheduler) -> None:
-        self._linux().scheduler = sch
+        self.ensure_linux().scheduler = sch
 
     def set_linux_io_priority(self, iop: LinuxIOPriority) -> None:
-        self._linux().io_priority = iop
+        self.ensure_linux().io_priority = iop
 
     def set_linux_rdt_clos_id(self, value: str) -> None:
-        lx = self._linux()
+        lx = self.ensure_linux()
         lx.rdt = lx.rdt or LinuxRdt()
         lx.rdt.clos_id = value
 
     def set_linux_rdt_schemata(self, lines: list[str]) -> None:
-        lx = self._linux()
+        lx = self.ensure_linux()
         lx.rdt = lx.rdt or LinuxRdt()
         lx.rdt.schemata = list(lines)
 
@@ -506,6 +518,11 @@ class ContainerUpdate(_ResourceSetters):
     container_id: str = _f("containerId", "string", "")
     linux: LinuxContainerUpdate | None = _f("linux", "msg")
     ignore_failure: bool = _f("ignoreFailure", "bool", False)
+
+    def ensure_linux(self) -> LinuxContainerUpdate:
+        if self.linux is None:
+            self.linux = LinuxContainerUpdate()
+        return self.linux
 
     def _res(self) -> LinuxResources:
         if self.linux is None:

@@ -63,6 +63,32 @@ class Result:
         self.updates: dict[str, ContainerUpdate] = {}
         self.owners = OwningPlugins()
 
+    # --- the container being created ----------------------------------------------------------
+    @property
+    def container(self) -> Container:
+        """The container being created, as adjusted so far (adjustments come only with a creation)."""
+        if self.create is None:
+            raise RequestError("an adjustment without a container being created")
+        return self.create
+
+    @property
+    def adjustment(self) -> ContainerAdjustment:
+        """The merged adjustment of the container being created."""
+        if self.adjust is None:
+            raise RequestError("an adjustment without a container being created")
+        return self.adjust
+
+    @property
+    def _container_linux(self) -> LinuxContainer:
+        ctr = self.container
+        if ctr.linux is None:
+            ctr.linux = LinuxContainer()
+        return ctr.linux
+
+    @property
+    def _adjustment_linux(self) -> LinuxContainerAdjustment:
+        return self.adjustment.ensure_linux()
+
     # --- replies -------------------------------------------------------------------------------
     def apply_create(self, adjust: ContainerAdjustment | None, updates: list[ContainerUpdate], plugin: str) -> None:
         if adjust is not None:
@@ -102,20 +128,21 @@ class Result:
             self._simple_linux("scheduler", lx.scheduler, "LinuxSched", plugin)
             self._rdt(lx.rdt, plugin)
             if lx.memory_policy is not None:
-                self.owners.claim(self.create.id, "MemoryPolicy", plugin)
-                self.adjust.linux.memory_policy = lx.memory_policy
+                self.owners.claim(self.container.id, "MemoryPolicy", plugin)
+                self._adjustment_linux.memory_policy = lx.memory_policy
         for rl in rpl.rlimits:
-            self.owners.claim(self.create.id, "Rlimits", plugin, rl.type)
-            self.create.rlimits.append(rl)
-            self.adjust.rlimits.append(rl)
+            self.owners.claim(self.container.id, "Rlimits", plugin, rl.type)
+            self.container.rlimits.append(rl)
+            self.adjustment.rlimits.append(rl)
         for d in rpl.cdi_devices:
-            self.owners.claim(self.create.id, "CdiDevices", plugin, d.name)
-            self.adjust.cdi_devices.append(d)
+            self.owners.claim(self.container.id, "CdiDevices", plugin, d.name)
+            self.adjustment.cdi_devices.append(d)
 
     def _annotations(self, annotations: dict[str, str], plugin: str) -> None:
         if not annotations:
             return
-        cid, adj, ctr = self.create.id, self.adjust, self.create
+        ctr, adj = self.container, self.adjustment
+        cid = ctr.id
         delete: set[str] = set()
         kept: dict[str, str] = {}
         for k, v in annotations.items():
@@ -139,7 +166,8 @@ class Result:
     def _mounts(self, mounts: list, plugin: str) -> None:
         if not mounts:
             return
-        cid, adj, ctr = self.create.id, self.adjust, self.create
+        ctr, adj = self.container, self.adjustment
+        cid = ctr.id
         add, delete, mod = [], {}, {}
         for m in mounts:
             key, marked = is_marked_for_removal(m.destination)
@@ -167,7 +195,8 @@ class Result:
     def _env(self, env: list, plugin: str) -> None:
         if not env:
             return
-        cid, adj, ctr = self.create.id, self.adjust, self.create
+        ctr, adj = self.container, self.adjustment
+        cid = ctr.id
         add, delete, mod = [], set(), set()
         for e in env:
             key, marked = is_marked_for_removal(e.key)
@@ -193,13 +222,13 @@ class Result:
     def _args(self, args: list[str], plugin: str) -> None:
         if not args:
             return
-        cid = self.create.id
+        cid = self.container.id
         if args[0] == "":
             self.owners.clear(cid, "Args", plugin)
             args = args[1:]
         self.owners.claim(cid, "Args", plugin)
-        self.adjust.args = list(args)
-        self.create.args = self.adjust.args
+        self.adjustment.args = list(args)
+        self.container.args = self.adjustment.args
 
     def _hooks(self, hooks: Hooks | None, plugin: str) -> None:
         if hooks is None:
@@ -208,16 +237,17 @@ class Result:
         for name in ("prestart", "poststart", "poststop", "create_runtime", "create_container", "start_container"):
             h = getattr(hooks, name)
             if h:
-                getattr(self.adjust.hooks, name).extend(h)
-                getattr(self.create.hooks, name).extend(h)
+                getattr(self.adjustment.hooks, name).extend(h)
+                getattr(self.container.hooks, name).extend(h)
                 claim = True
         if claim:
-            self.owners.of(self.create.id).accumulate_simple(3, plugin)  # OciHooks
+            self.owners.of(self.container.id).accumulate_simple(3, plugin)  # OciHooks
 
     def _devices(self, devices: list, plugin: str) -> None:
         if not devices:
             return
-        cid, adj, lx = self.create.id, self.adjust.linux, self.create.linux
+        adj, lx = self._adjustment_linux, self._container_linux
+        cid = self.container.id
         add, delete, mod = [], {}, {}
         for d in devices:
             key, marked = is_marked_for_removal(d.path)
@@ -242,7 +272,7 @@ class Result:
     def _namespaces(self, namespaces: list, plugin: str) -> None:
         if not namespaces:
             return
-        cid, lx = self.create.id, self.create.linux
+        cid, lx = self.container.id, self._container_linux
         by_type = {n.type: n for n in lx.namespaces}
         for n in namespaces:
             key, marked = is_marked_for_removal(n.type)
@@ -251,14 +281,14 @@ class Result:
                 by_type.pop(key, None)
             else:
                 by_type[key] = n
-            self.adjust.linux.namespaces.append(n)
+            self._adjustment_linux.namespaces.append(n)
         lx.namespaces = list(by_type.values())
 
     def _keyed_map(self, values: dict, attr: str, field: str, plugin: str) -> None:
         if not values:
             return
-        cid = self.create.id
-        target, reply = getattr(self.create.linux, attr), getattr(self.adjust.linux, attr)
+        cid = self.container.id
+        target, reply = getattr(self._container_linux, attr), getattr(self._adjustment_linux, attr)
         delete: set[str] = set()
         kept = {}
         for k, v in values.items():
@@ -279,28 +309,28 @@ class Result:
         for k in delete:
             if attr == "sysctl":
                 # upstream records a removed sysctl among the annotations (sic)
-                self.adjust.annotations[mark_for_removal(k)] = ""
+                self.adjustment.annotations[mark_for_removal(k)] = ""
             else:
                 reply[mark_for_removal(k)] = None
 
     def _simple_linux(self, attr: str, value: object, field: str, plugin: str) -> None:
         if value is None:
             return
-        self.owners.claim(self.create.id, field, plugin)
-        setattr(self.create.linux, attr, value)
-        setattr(self.adjust.linux, attr, value)
+        self.owners.claim(self.container.id, field, plugin)
+        setattr(self._container_linux, attr, value)
+        setattr(self._adjustment_linux, attr, value)
 
     def _rdt(self, rdt: LinuxRdt | None, plugin: str) -> None:
         if rdt is None:
             return
-        cid = self.create.id
-        if self.adjust.linux.rdt is None:
-            self.adjust.linux.rdt = LinuxRdt()
-        out = self.adjust.linux.rdt
+        cid = self.container.id
+        if self._adjustment_linux.rdt is None:
+            self._adjustment_linux.rdt = LinuxRdt()
+        out = self._adjustment_linux.rdt
         if rdt.remove:
             for f in ("RdtClosID", "RdtSchemata", "RdtEnableMonitoring"):
                 self.owners.clear(cid, f, plugin)
-            out = self.adjust.linux.rdt = LinuxRdt(remove=True)
+            out = self._adjustment_linux.rdt = LinuxRdt(remove=True)
         if rdt.clos_id is not None:
             self.owners.claim(cid, "RdtClosID", plugin)
             out.clos_id, out.remove = rdt.clos_id, False
@@ -349,32 +379,54 @@ class Result:
     def _resources(self, res: LinuxResources | None, plugin: str) -> None:
         if res is None:
             return
-        cid = self.create.id
-        target = self.create.resources()
-        reply = self.adjust.linux.resources
-        self._memory(res.memory, target.memory, reply.memory, cid, plugin)
-        self._cpu(res.cpu, target.cpu, reply.cpu, cid, plugin)
-        for lim in res.hugepage_limits:
+        adj_linux = self._adjustment_linux
+        if adj_linux.resources is None:
+            adj_linux.resources = LinuxResources().ensure()
+        self._merge_resources(res, self.container.resources(), adj_linux.resources, self.container.id, plugin,
+                              creating=True)
+
+    def _merge_resources(self, src: LinuxResources, target: LinuxResources, reply: LinuxResources | None, cid: str,
+                         plugin: str, *, creating: bool) -> None:
+        """``adjustResources`` (``creating``) / ``updateResources``: each resource field ``src``
+        sets is claimed for ``plugin`` and written to ``target`` (and to ``reply``). Only a
+        creation carries device cgroup rules; an update re-reads the pids limit from ``target``."""
+        self._memory(src.memory, target.ensure_memory(), reply.ensure_memory() if reply is not None else None,
+                     cid, plugin)
+        self._cpu(src.cpu, target.ensure_cpu(), reply.ensure_cpu() if reply is not None else None, cid, plugin)
+        for lim in src.hugepage_limits:
             self.owners.claim(cid, "HugepageLimits", plugin, lim.page_size)
             target.hugepage_limits.append(lim)
-            reply.hugepage_limits.append(lim)
-        for d in res.devices:
-            target.devices.append(d)
-            reply.devices.append(d)
-        for k, v in res.unified.items():
+            if reply is not None:
+                reply.hugepage_limits.append(lim)
+        if creating:
+            for d in src.devices:
+                target.devices.append(d)
+                if reply is not None:
+                    reply.devices.append(d)
+        for k, v in src.unified.items():
             self.owners.claim(cid, "CgroupsUnified", plugin, k)
             target.unified[k] = v
-            reply.unified[k] = v
-        if res.blockio_class is not None:
+            if reply is not None:
+                reply.unified[k] = v
+        if src.blockio_class is not None:
             self.owners.claim(cid, "BlockioClass", plugin)
-            target.blockio_class = reply.blockio_class = res.blockio_class
-        if res.rdt_class is not None:
+            target.blockio_class = src.blockio_class
+            if reply is not None:
+                reply.blockio_class = src.blockio_class
+        if src.rdt_class is not None:
             self.owners.claim(cid, "RdtClass", plugin)
-            target.rdt_class = reply.rdt_class = res.rdt_class
-        if res.pids is not None:
+            target.rdt_class = src.rdt_class
+            if reply is not None:
+                reply.rdt_class = src.rdt_class
+        if creating:
+            if src.pids is not None:
+                self.owners.claim(cid, "PidsLimit", plugin)
+                target.pids = LinuxPids(src.pids.limit)
+                if reply is not None:
+                    reply.pids = LinuxPids(src.pids.limit)
+        elif target.pids is not None:  # upstream reads the pids limit from the copy, not from the update (sic)
             self.owners.claim(cid, "PidsLimit", plugin)
-            target.pids = LinuxPids(res.pids.limit)
-            reply.pids = LinuxPids(res.pids.limit)
+            target.pids = LinuxPids(target.pids.limit)
 
     # --- updates -------------------------------------------------------------------------------
     def _update(self, updates: list[ContainerUpdate], plugin: str) -> None:
@@ -405,29 +457,12 @@ class Result:
             return
         cid = u.container_id
         requested = self.update is not None and self.update.id == cid
-        resources = clone(self.update_resources if requested else reply.linux.resources).ensure()
+        resources = clone(self.update_resources if requested else reply.ensure_linux().resources).ensure()
         src = u.linux.resources
         try:
-            self._memory(src.memory, resources.memory, None, cid, plugin)
-            self._cpu(src.cpu, resources.cpu, None, cid, plugin)
-            for lim in src.hugepage_limits:
-                self.owners.claim(cid, "HugepageLimits", plugin, lim.page_size)
-                resources.hugepage_limits.append(lim)
-            for k, v in src.unified.items():
-                self.owners.claim(cid, "CgroupsUnified", plugin, k)
-                resources.unified[k] = v
-            if src.blockio_class is not None:
-                self.owners.claim(cid, "BlockioClass", plugin)
-                resources.blockio_class = src.blockio_class
-            if src.rdt_class is not None:
-                self.owners.claim(cid, "RdtClass", plugin)
-                resources.rdt_class = src.rdt_class
-            # upstream reads the pids limit from the copy, not from the update (sic)
-            if resources.pids is not None:
-                self.owners.claim(cid, "PidsLimit", plugin)
-                resources.pids = LinuxPids(resources.pids.limit)
+            self._merge_resources(src, resources, None, cid, plugin, creating=False)
         except ConflictError as exc:  # a conflict: nothing applied
             raise RequestError(str(exc)) from None
-        reply.linux.resources = clone(resources)
+        reply.ensure_linux().resources = clone(resources)
         if requested:
             self.update_resources = clone(resources)
