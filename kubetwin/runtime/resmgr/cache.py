@@ -23,7 +23,16 @@ from typing import Any, Callable
 
 from ..kubernetes import Requirements, estimate_resource_requirements
 from ..nri.api import Container as NRIContainer
-from ..nri.api import ContainerAdjustment, ContainerUpdate, LinuxIOPriority, LinuxScheduler, PodSandbox
+from ..nri.api import (
+    ContainerAdjustment,
+    ContainerUpdate,
+    LinuxCPU,
+    LinuxIOPriority,
+    LinuxMemory,
+    LinuxScheduler,
+    Mount,
+    PodSandbox,
+)
 from .expression import (
     EQUALS,
     IN,
@@ -338,8 +347,7 @@ class CachedContainer:
         annotated = self._annotated_resources()
         if annotated is not None:
             return annotated
-        res = self.ctr.resources()
-        cpu, mem = res.cpu, res.memory
+        cpu, mem = self._cpu(), self._memory()
         oom = self.ctr.linux.oom_score_adj if self.ctr.linux is not None else None
         return estimate_resource_requirements(cpu.shares or 0, cpu.quota or 0, cpu.period or 0, mem.limit or 0,
                                               self.qos_class, oom or 0, self.cache.memory_capacity)
@@ -356,12 +364,27 @@ class CachedContainer:
         return self.resource_updates if self.resource_updates is not None else self.requirements
 
     # --- the pending NRI request ---------------------------------------------------------------
+    def _cpu(self) -> LinuxCPU:
+        """The container's ``linux.resources.cpu`` (created empty when missing)."""
+        return self.ctr.resources().ensure_cpu()
+
+    def _memory(self) -> LinuxMemory:
+        """The container's ``linux.resources.memory`` (created empty when missing)."""
+        return self.ctr.resources().ensure_memory()
+
     def _pending(self) -> ContainerAdjustment | ContainerUpdate:
         if self.request is None:
             self.request = ContainerAdjustment() if self.state == CREATING else ContainerUpdate(self.id)
         self.pending = True
         self.cache.mark_pending(self)
         return self.request
+
+    def add_mount(self, mount: Mount) -> None:
+        """A mount for the container being created (only a creation's adjustment carries one)."""
+        req = self._pending()
+        if not isinstance(req, ContainerAdjustment):
+            raise CacheError(f"container {self.id}: a mount can only be added while it is created")
+        req.add_mount(mount)
 
     def take_pending_adjustment(self) -> ContainerAdjustment | None:
         req, self.request = self.request, None
@@ -375,31 +398,31 @@ class CachedContainer:
 
     def set_cpu_shares(self, value: int) -> None:
         self._pending().set_linux_cpu_shares(value)
-        self.ctr.resources().cpu.shares = value
+        self._cpu().shares = value
 
     def set_cpu_quota(self, value: int) -> None:
         self._pending().set_linux_cpu_quota(value)
-        self.ctr.resources().cpu.quota = value
+        self._cpu().quota = value
 
     def set_cpu_period(self, value: int) -> None:
         self._pending().set_linux_cpu_period(value)
-        self.ctr.resources().cpu.period = value
+        self._cpu().period = value
 
     def set_cpuset_cpus(self, value: str) -> None:
         self._pending().set_linux_cpuset_cpus(value)
-        self.ctr.resources().cpu.cpus = value
+        self._cpu().cpus = value
 
     def set_cpuset_mems(self, value: str) -> None:
         self._pending().set_linux_cpuset_mems(value)
-        self.ctr.resources().cpu.mems = value
+        self._cpu().mems = value
 
     def set_memory_limit(self, value: int) -> None:
         self._pending().set_linux_memory_limit(value)
-        self.ctr.resources().memory.limit = value
+        self._memory().limit = value
 
     def set_memory_swap(self, value: int) -> None:
         self._pending().set_linux_memory_swap(value)
-        self.ctr.resources().memory.swap = value
+        self._memory().swap = value
 
     def set_rdt_class(self, value: str) -> None:
         req = self._pending()
@@ -436,10 +459,10 @@ class CachedContainer:
         req.set_linux_io_priority(self.io_priority)
 
     def cpuset_cpus(self) -> str:
-        return self.ctr.resources().cpu.cpus
+        return self._cpu().cpus
 
     def cpuset_mems(self) -> str:
-        return self.ctr.resources().cpu.mems
+        return self._cpu().mems
 
     def rdt_class(self) -> str:
         return self.ctr.resources().rdt_class or ""

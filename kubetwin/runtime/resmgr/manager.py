@@ -85,8 +85,8 @@ class ResourceManager(Plugin):
             self.cache.pending_containers()
             self.cache.delete_container(c.id)
             raise PolicyError(f"failed to allocate resources: {exc}") from None
-        c._pending().add_mount(Mount(destination="/.nri-resource-policy", source=f"{STATE_DIR}/containers/{c.id}",
-                                     type="bind", options=["bind", "ro", "rslave"]))
+        c.add_mount(Mount(destination="/.nri-resource-policy", source=f"{STATE_DIR}/containers/{c.id}",
+                          type="bind", options=["bind", "ro", "rslave"]))
         c.state = CREATED
         adjust = c.take_pending_adjustment()
         if adjust is not None:
@@ -111,20 +111,21 @@ class ResourceManager(Plugin):
         else:
             # identical requirements: short-circuited, the container's current values re-sent
             r = c.ctr.resources()
-            if r.cpu.shares:
-                c.set_cpu_shares(r.cpu.shares)
-            if r.cpu.quota:
-                c.set_cpu_quota(r.cpu.quota)
-            if r.cpu.period:
-                c.set_cpu_period(r.cpu.period)
-            if r.cpu.cpus:
-                c.set_cpuset_cpus(r.cpu.cpus)
-            if r.cpu.mems:
-                c.set_cpuset_mems(r.cpu.mems)
-            if r.memory.limit:
-                c.set_memory_limit(r.memory.limit)
-            if r.memory.swap:
-                c.set_memory_swap(r.memory.swap)
+            cpu, mem = r.ensure_cpu(), r.ensure_memory()
+            if cpu.shares:
+                c.set_cpu_shares(cpu.shares)
+            if cpu.quota:
+                c.set_cpu_quota(cpu.quota)
+            if cpu.period:
+                c.set_cpu_period(cpu.period)
+            if cpu.cpus:
+                c.set_cpuset_cpus(cpu.cpus)
+            if cpu.mems:
+                c.set_cpuset_mems(cpu.mems)
+            if mem.limit:
+                c.set_memory_limit(mem.limit)
+            if mem.swap:
+                c.set_memory_swap(mem.swap)
         return self._pending_updates()
 
     def stop_container(self, pod: PodSandbox, container: Container) -> list[ContainerUpdate]:
@@ -163,15 +164,16 @@ class ResourceManager(Plugin):
         from ..kubernetes import estimate_resource_requirements
 
         u = clone(r).ensure()
-        orig = c.ctr.resources()
+        cpu, mem = u.ensure_cpu(), u.ensure_memory()
+        current = c.ctr.resources()
         for attr in ("shares", "quota", "period"):
-            if not getattr(u.cpu, attr):
-                setattr(u.cpu, attr, getattr(orig.cpu, attr))
-        if not u.memory.limit:
-            u.memory.limit = orig.memory.limit
+            if not getattr(cpu, attr):
+                setattr(cpu, attr, getattr(current.ensure_cpu(), attr))
+        if not mem.limit:
+            mem.limit = current.ensure_memory().limit
         oom = c.ctr.linux.oom_score_adj if c.ctr.linux is not None else None
-        updated = estimate_resource_requirements(u.cpu.shares or 0, u.cpu.quota or 0, u.cpu.period or 0,
-                                                 u.memory.limit or 0, c.qos_class, oom or 0, c.cache.memory_capacity)
+        updated = estimate_resource_requirements(cpu.shares or 0, cpu.quota or 0, cpu.period or 0,
+                                                 mem.limit or 0, c.qos_class, oom or 0, c.cache.memory_capacity)
         orig = c.resource_updates if c.resource_updates is not None else c.requirements
         c.resource_updates = updated
         # only the resources the update names are compared (a missing one in orig differs)
