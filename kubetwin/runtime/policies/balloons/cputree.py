@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cmp_to_key
-from typing import Callable
+from typing import Callable, TypeVar
 
 from ....model.cpuset import CPUSet
 from ...sysfs import System
@@ -125,7 +125,10 @@ def _attributed(root: CpuTreeNode, current: CPUSet, free: CPUSet,
     return out
 
 
-def _cmp(a: int, b: int) -> int:
+_Ordered = TypeVar("_Ordered", int, str)
+
+
+def _cmp(a: _Ordered, b: _Ordered) -> int:
     return (a > b) - (a < b)
 
 
@@ -187,7 +190,8 @@ class CpuTreeAllocator:
         # equivalent here, since all of them with the deciding value go to the next resizer
         least = sorted(current, key=lambda c: hints.get(c, 0))
         max_hints = hints.get(least[-delta], 0)
-        sure, maybe = [], []
+        sure: list[int] = []
+        maybe: list[int] = []
         for cpu in least:
             h = hints.get(cpu, 0)
             if h > max_hints:

@@ -12,7 +12,8 @@ Upstream: containers/nri-plugins v0.14.0 ``cmd/plugins/topology-aware/policy/{no
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from ....model.cpuset import CPUSet
 
@@ -39,7 +40,7 @@ class Node:
         self.id = -1
         self.parent = parent
         self.children: list[Node] = []
-        self.depth = 0 if parent is None else parent.depth + 1
+        self.depth: int = 0 if parent is None else parent.depth + 1
         if parent is not None:
             parent.children.append(self)
         self.noderes: Supply | None = None
@@ -74,7 +75,12 @@ class Node:
                 return True
         return False
 
-    def ancestors(self):
+    def _parent(self) -> "Node":
+        if self.parent is None:
+            raise ValueError(f"pool {self.name} has no parent")
+        return self.parent
+
+    def ancestors(self) -> Iterator["Node"]:
         n = self.parent
         while n is not None:
             yield n
@@ -93,13 +99,13 @@ class Node:
         return self.freeres
 
     def granted_reserved_cpu(self) -> int:
-        total = self.freeres.granted_reserved
+        total = self.free_supply().granted_reserved
         for c in self.children:
             total += c.granted_reserved_cpu()
         return total
 
     def granted_shared_cpu(self) -> int:
-        total = self.freeres.granted_shared
+        total = self.free_supply().granted_shared
         for c in self.children:
             total += c.granted_shared_cpu()
         return total
@@ -163,7 +169,7 @@ class Node:
                 return _socket_hint_score(sockets, self.hw_id)
             return 0.0
         if self.kind == DIE:
-            pkg = sys.package(self.parent.hw_id)
+            pkg = sys.package(self._parent().hw_id)
             if cpus:
                 return _cpu_hint_score(cpus, pkg.cpus)
             if numas:

@@ -293,12 +293,18 @@ class TopologyAwarePolicy:
             raise PolicyError(f'failed to resolve CPU class: unknown CPU class "{cls}"')
         return cls, scoped
 
+    def root_pool(self) -> Node:
+        """The root of the pool tree (built by ``setup``)."""
+        if self.root is None:
+            raise PolicyError("the pool tree is not built")
+        return self.root
+
     def allocate_pool(self, c: CachedContainer, pool_hint: str = "") -> Grant:
         req = self.new_request(c)
-        if self.root.free_supply().reserved.is_empty() and req.cpu_type == CPU_RESERVED:
+        if self.root_pool().free_supply().reserved.is_empty() and req.cpu_type == CPU_RESERVED:
             req.cpu_type = CPU_NORMAL
         if req.cpu_type in (CPU_RESERVED, CPU_PRESERVE):
-            pool = self.root
+            pool = self.root_pool()
             try:
                 offer = self.get_mem_offer(pool, req)
             except PolicyError as exc:
@@ -310,11 +316,8 @@ class TopologyAwarePolicy:
             except Exception as exc:  # noqa: BLE001 - malformed affinity annotations
                 raise PolicyError(f"failed to calculate affinity for container {c.pretty_name()}: {exc}") from None
             scores, pools = sort_pools_by_score(self, req, aff)
-            pool = None
-            if pool_hint:
-                pool = next((p for p in pools if p.name == pool_hint), None)
-            if pool is None:
-                pool = pools[0]
+            hinted = next((p for p in pools if p.name == pool_hint), None) if pool_hint else None
+            pool = hinted if hinted is not None else pools[0]
             self.last_scores[c.id] = {
                 "request": req.describe(),
                 "pools": [{"pool": p.name, "rank": i + 1, "affinity": aff.get(p.id, 0), **scores[p.id].describe()}
@@ -492,9 +495,9 @@ class TopologyAwarePolicy:
             entry: dict[str, Any] = {"name": n.name, "id": n.id, "kind": n.kind, "depth": n.depth}
             if n.parent is not None:
                 entry["parent"] = n.parent.name
-            entry["capacity"] = n.noderes.describe()
-            entry["free"] = n.freeres.describe()
-            entry["allocatableShared"] = f"{n.freeres.allocatable_shared_cpu()}m"
+            entry["capacity"] = n.get_supply().describe()
+            entry["free"] = n.free_supply().describe()
+            entry["allocatableShared"] = f"{n.free_supply().allocatable_shared_cpu()}m"
             entry["memory"] = {"DRAM": sorted(n.mem), "PMEM": sorted(n.pmem), "HBM": sorted(n.hbm)}
             entry["memoryFree"] = self.mem_allocator.zone_free(mask_of(n.memset(7)))
             pools.append(entry)

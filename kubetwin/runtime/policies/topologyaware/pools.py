@@ -69,7 +69,7 @@ def build_pools(p: "TopologyAwarePolicy") -> None:
         pools.append(n)
         return False
 
-    p.root.depth_first(number)
+    p.root_pool().depth_first(number)
     p.pools = pools
     p.nodes = {n.name: n for n in pools}
     p.depth = max(n.depth for n in pools)
@@ -147,7 +147,9 @@ def _mem_supply(p: "TopologyAwarePolicy", node: Node, cpus) -> tuple[set[int], s
 
 
 def _split_by_type(p: "TopologyAwarePolicy", ids) -> tuple[set[int], set[int], set[int]]:
-    dram, pmem, hbm = set(), set(), set()
+    dram: set[int] = set()
+    pmem: set[int] = set()
+    hbm: set[int] = set()
     for nid in ids:
         t = p.sys.node(nid).memory_type
         (pmem if t == PMEM else hbm if t == HBM else dram).add(nid)
@@ -201,7 +203,7 @@ def sort_pools_by_score(p: "TopologyAwarePolicy", req, aff: dict[int, int]) -> t
         scores[n.id] = n.free_supply().get_score(req)
         return False
 
-    p.root.depth_first(score)
+    p.root_pool().depth_first(score)
     pools = list(p.pools)
     aff_scores = {n.id: affinity_score(aff, n) for n in pools}
     sort_slice(pools, lambda n1, n2: compare_scores(p, req, scores, aff_scores, n1, n2))

@@ -249,7 +249,7 @@ class Supply:
                 score.colocated += 1
         for provider, hint in req.container.topology_hints.items():
             score.hints[provider] = self.node.hint_score(hint)
-        node = policy.root if req.mem_type == 8 else self.node  # memoryPreserve: offer from the root
+        node = policy.root_pool() if req.mem_type == 8 else self.node  # memoryPreserve: offer from the root
         try:
             score.mem = policy.get_mem_offer(node, req)
         except PolicyError as exc:
@@ -350,12 +350,20 @@ class Grant:
         return self.node.get_supply().isolated & self.exclusive
 
     def account_allocate_cpu(self) -> None:
-        self.node.depth_first(lambda n: n.free_supply().account_allocate_cpu(self) or False)
+        def allocate(n: Node) -> bool:
+            n.free_supply().account_allocate_cpu(self)
+            return False
+
+        self.node.depth_first(allocate)
         for n in self.node.ancestors():
             n.free_supply().account_allocate_cpu(self)
 
     def account_release_cpu(self) -> None:
-        self.node.depth_first(lambda n: n.free_supply().account_release_cpu(self) or False)
+        def release(n: Node) -> bool:
+            n.free_supply().account_release_cpu(self)
+            return False
+
+        self.node.depth_first(release)
         for n in self.node.ancestors():
             n.free_supply().account_release_cpu(self)
 
