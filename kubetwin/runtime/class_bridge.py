@@ -43,13 +43,13 @@ def runtime_blockio_class(annotations: Mapping[str, str], container: str) -> str
 def rdt_schemata(config: Any, class_name: str, machine: Any) -> dict[str, str] | None:
     if config is None or not class_name:
         return None
-    return config.schemata(class_name, machine)  # type: ignore[no-any-return]
+    return config.schemata(class_name, machine)
 
 
 def blockio_lines(config: Any, class_name: str, devices: Any) -> dict[str, str] | None:
     if config is None or not class_name:
         return None
-    return config.cgroup_v2(class_name, devices)  # type: ignore[no-any-return]
+    return config.cgroup_v2(class_name, devices)
 
 
 def check_class(config: Any, class_name: str | None, what: str, *, file: str | None, path: str) -> None:

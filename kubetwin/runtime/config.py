@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InputError
-from ..model.strict import BOOLEAN, INTEGER, OPEN_OBJECT, STRING, check, list_of, map_of, obj, unknown_key_error
+from ..model.strict import BOOLEAN, INTEGER, OPEN_OBJECT, STRING, Spec, check, list_of, map_of, obj, unknown_key_error
 
 API_VERSION = "config.nri/v1alpha1"
 KINDS = {"TopologyAwarePolicy": "topology-aware", "BalloonsPolicy": "balloons"}
@@ -74,10 +74,10 @@ _CPU_CLASS = obj(disabledCstates=list_of(STRING), energyPerformancePreference=IN
 _SCHED_CLASS = obj(name=STRING, policy=STRING, priority=INTEGER, flags=list_of(STRING), nice=INTEGER,
                    runtime=INTEGER, deadline=INTEGER, period=INTEGER, ioClass=STRING, ioPriority=INTEGER)
 _EXPRESSION = obj(key=STRING, operator=STRING, values=list_of(STRING))
-_COMMON = dict(agent=_AGENT, availableResources=map_of(STRING), reservedResources=map_of(STRING),
-               control=_CONTROL, log=_LOG, instrumentation=_INSTRUMENTATION, cpuClasses=list_of(_CPU_CLASS),
-               controllableInterrupts=list_of(STRING), pinCPU=BOOLEAN, pinMemory=BOOLEAN,
-               reservedPoolNamespaces=list_of(STRING), schedulingClasses=list_of(_SCHED_CLASS))
+_COMMON: dict[str, Spec] = dict(agent=_AGENT, availableResources=map_of(STRING), reservedResources=map_of(STRING),
+                                 control=_CONTROL, log=_LOG, instrumentation=_INSTRUMENTATION, cpuClasses=list_of(_CPU_CLASS),
+                                 controllableInterrupts=list_of(STRING), pinCPU=BOOLEAN, pinMemory=BOOLEAN,
+                                 reservedPoolNamespaces=list_of(STRING), schedulingClasses=list_of(_SCHED_CLASS))
 TOPOLOGY_AWARE_SPEC = obj(
     colocatePods=BOOLEAN, colocateNamespaces=BOOLEAN, preferIsolatedCPUs=BOOLEAN, preferSharedCPUs=BOOLEAN,
     defaultCPUPriority=STRING, unlimitedBurstable=STRING, namespaceSchedulingClasses=map_of(STRING),

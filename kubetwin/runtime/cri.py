@@ -58,7 +58,7 @@ CONTAINER_NAME_LABEL = "io.kubernetes.container.name"
 def prune(msg: Any) -> Any:
     """Drop proto3-default scalars and empty repeated/map fields; keep set (even empty) messages."""
     if isinstance(msg, dict):
-        out = {}
+        out: dict[str, Any] = {}
         for k, v in msg.items():
             zero_number = isinstance(v, (int, float)) and not isinstance(v, bool) and v == 0
             if v is None or v is False or v == "" or zero_number:

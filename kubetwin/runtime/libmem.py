@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+from ..model.cpuset import CPUSet
 from .gosort import sort_func
 from .sysfs import DRAM, HBM, PMEM, System
 
@@ -118,7 +119,7 @@ class MemNode:
     type: int
     capacity: int
     normal: bool
-    cpus: object
+    cpus: CPUSet
     vector: tuple[int, ...]
     sorted_dist: list[int] = field(default_factory=list)
     nodes_at: dict[int, int] = field(default_factory=dict)
@@ -260,8 +261,8 @@ class Allocator:
         self.all = self.normal = self.movable = self.has_memory = self.no_memory = 0
         self.has_cpu = self.no_cpu = 0
         self.by_types: dict[int, int] = {}
-        for n in self.nodes.values():
-            self._add_node(n)
+        for mem_node in self.nodes.values():
+            self._add_node(mem_node)
 
     def _add_node(self, n: MemNode) -> None:
         tm, nm = 1 << n.type, n.mask

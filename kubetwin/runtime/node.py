@@ -26,6 +26,7 @@ containerd ``internal/cri`` NRI hooks, containerd/nri v0.12.2 ``pkg/adaptation``
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +88,7 @@ class RuntimeNode:
     """The kubelet, the container runtime and its NRI plugins of one node."""
 
     def __init__(self, machine: Machine, policy: PolicyResource | None, kubelet: KubeletConfiguration, *,
-                 plugins: list[Plugin] = (), isolated: CPUSet = CPUSet(), runtime: str = "containerd"):
+                 plugins: Sequence[Plugin] = (), isolated: CPUSet = CPUSet(), runtime: str = "containerd"):
         self.machine = machine
         self.system = System(machine, isolated)
         self.kubelet = NodeAdmission(machine, kubelet)
@@ -267,18 +268,19 @@ def nri_resources_from_cri(cri: dict[str, Any]) -> api.LinuxResources:
     """The runtime's NRI ``LinuxResources`` from the CRI ``LinuxContainerResources`` (its JSON
     names, as :func:`..kubelet.admission.container_resources_for` gives them)."""
     res = api.LinuxResources().ensure()
+    cpu, mem = res.ensure_cpu(), res.ensure_memory()
     if cri.get("cpuShares"):
-        res.cpu.shares = cri["cpuShares"]
+        cpu.shares = cri["cpuShares"]
     if cri.get("cpuQuota"):
-        res.cpu.quota = cri["cpuQuota"]
+        cpu.quota = cri["cpuQuota"]
     if cri.get("cpuPeriod"):
-        res.cpu.period = cri["cpuPeriod"]
-    res.cpu.cpus = cri.get("cpusetCpus") or ""
-    res.cpu.mems = cri.get("cpusetMems") or ""
+        cpu.period = cri["cpuPeriod"]
+    cpu.cpus = cri.get("cpusetCpus") or ""
+    cpu.mems = cri.get("cpusetMems") or ""
     if cri.get("memoryLimitInBytes"):
-        res.memory.limit = cri["memoryLimitInBytes"]
+        mem.limit = cri["memoryLimitInBytes"]
     if cri.get("memorySwapLimitInBytes"):
-        res.memory.swap = cri["memorySwapLimitInBytes"]
+        mem.swap = cri["memorySwapLimitInBytes"]
     for h in cri.get("hugepageLimits") or []:
         res.hugepage_limits.append(api.HugepageLimit(h["pageSize"], h["limit"]))
     res.unified = dict(cri.get("unified") or {})

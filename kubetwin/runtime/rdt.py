@@ -323,13 +323,13 @@ def _resolve_cat_partitions(cfg: RdtConfig, info: ResctrlInfo, lvl: str,
     bits_total = lsb_zero(level.cbm_mask())
     names = [p.name for p in cfg.partitions]
     requests: dict[str, dict[int, CatAllocation] | None] = {}
-    for p in cfg.partitions:
-        raw = p.l2 if lvl == L2 else p.l3
+    for part in cfg.partitions:
+        raw = part.l2 if lvl == L2 else part.l3
         try:
-            requests[p.name] = cat_to_schema(raw, ids, min_bits)
+            requests[part.name] = cat_to_schema(raw, ids, min_bits)
         except ValueError as exc:
-            raise _err(f"failed to parse {lvl} allocation request for partition {sc.quote(p.name)}: {exc}",
-                       f"{p.path}.{lvl.lower()}Allocation") from None
+            raise _err(f"failed to parse {lvl} allocation request for partition {sc.quote(part.name)}: {exc}",
+                       f"{part.path}.{lvl.lower()}Allocation") from None
     grants: dict[str, dict[int, CatAllocation]] = {n: {} for n in names}
 
     def req(p: str, i: int, typ: str) -> CacheAllocation | None:

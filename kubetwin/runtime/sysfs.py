@@ -206,15 +206,15 @@ class System:
             dram_avg = sum(self.nodes[i].memory for i in cpu_nodes) // dram_cnt
             if dram_avg == 0:
                 raise InputError("no DRAM in the machine, cannot determine special memory types", path="topology")
-        for i, n in self.nodes.items():
+        for i, node in self.nodes.items():
             if i in special:
-                n.memory_type = HBM if n.memory < dram_avg else PMEM
+                node.memory_type = HBM if node.memory < dram_avg else PMEM
             elif i in cpu_nodes:
-                n.memory_type = DRAM
+                node.memory_type = DRAM
             else:
                 raise InputError(f"NUMA node {i} has neither CPUs nor memory: unknown memory type",
                                  path="topology", fix="nri-resource-policy refuses to start on such a machine")
-            n.normal_memory = n.memory > 0
+            node.normal_memory = node.memory > 0
         for a in self.nodes.values():
             for b in self.nodes.values():
                 if a.id != b.id and a.distance[b.id] != b.distance[a.id]:

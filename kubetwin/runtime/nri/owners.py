@@ -106,5 +106,5 @@ class OwningPlugins:
         else:
             self.of(cid).clear_compound(FIELD[field], key, plugin)
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, dict[str, object]]:
         return {cid: f.to_json() for cid, f in sorted(self.owners.items())}
