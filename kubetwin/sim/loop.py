@@ -28,6 +28,7 @@ from typing import Any, Callable
 import msgspec
 
 from .. import limits
+from ..model.features import FeatureGates
 from ..model.pod import Pod
 from ..scheduler.admission import AdmissionRejected, admit_pod
 from ..scheduler.backend.queue import (
@@ -547,7 +548,7 @@ class Simulator:
 class _AdmissionControl:
     """The API server's admission chain for pod creation: LimitRanger, Priority, ResourceQuota."""
 
-    def __init__(self, sc: Scenario, objects: dict[str, list[Any]], gates: Any):
+    def __init__(self, sc: Scenario, objects: dict[str, list[Any]], gates: FeatureGates | None):
         from ..model.policy import limit_range_from_dict, resource_quota_from_dict
 
         self.gates = gates

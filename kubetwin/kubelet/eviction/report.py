@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ...model.features import FeatureGates
 from ...model.kubelet_config import Threshold
 from ...model.pod import Pod
 from ...model.summary import Summary
@@ -53,7 +54,7 @@ def decision_to_dict(thresholds: Sequence[Threshold], effective: Sequence[Thresh
 
 
 def ranking_rows(signal: str, ranked: Sequence[Pod], summary: Summary, layout: DiskLayout,
-                 gates: Any = None) -> list[dict[str, Any]]:
+                 gates: FeatureGates | None = None) -> list[dict[str, Any]]:
     """Per ranked pod, the figures the comparators looked at."""
     from .ranking import ALL_FS, stats_func
 

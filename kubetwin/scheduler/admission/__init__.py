@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ...errors import KubetwinError
+from ...model.features import FeatureGates
 from ...model.pod import Pod
 
 
@@ -43,7 +44,7 @@ class AdmissionResult:
 
 
 def admit_pod(pod: Pod, *, limit_ranges: Sequence[Any] = (), quotas: Sequence[Any] = (),
-              priority_classes: Sequence[Any] = (), running: Sequence[Pod] = (), gates: Any = None) -> AdmissionResult:
+              priority_classes: Sequence[Any] = (), running: Sequence[Pod] = (), gates: FeatureGates | None = None) -> AdmissionResult:
     """Run LimitRanger, Priority and ResourceQuota on a pod being created; raise if rejected."""
     from . import limitrange, priority, resourcequota
     from .defaults import default_pod
@@ -61,7 +62,7 @@ def admit_pod(pod: Pod, *, limit_ranges: Sequence[Any] = (), quotas: Sequence[An
     return result
 
 
-def admit_from_objects(pod: Pod, objects: Any, origins: Any, running: Sequence[Pod], gates: Any) -> AdmissionResult:
+def admit_from_objects(pod: Pod, objects: Any, origins: Any, running: Sequence[Pod], gates: FeatureGates | None) -> AdmissionResult:
     """:func:`admit_pod` with LimitRanges, ResourceQuotas and PriorityClasses from raw ``-f`` objects."""
     from ...model.policy import (
         check_single_global_default,

@@ -15,10 +15,9 @@ Upstream: ``pkg/apis/core/v1/defaults.go``."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
+from ...model.features import FeatureGates
 from ...model.pod import (
     Pod,
     ResourceRequirements,
@@ -70,7 +69,7 @@ def _with_resources(pod: Pod, res: ResourceRequirements) -> Pod:
     return msgspec.structs.replace(pod, spec=msgspec.structs.replace(pod.spec, resources=res))
 
 
-def default_pod(pod: Pod, gates: Any = None) -> Pod:
+def default_pod(pod: Pod, gates: FeatureGates | None = None) -> Pod:
     """``SetDefaults_Pod``'s resource part: container requests from limits, then pod-level
     hugepage limits and pod-level requests when PodLevelResources is on."""
     pod = default_requests_from_limits(pod)

@@ -19,6 +19,7 @@ from typing import Any, Mapping, Sequence
 
 import msgspec
 
+from ...model.features import FeatureGates
 from ...model.pod import Container, Pod
 from ...model.quantity import Quantity
 from . import AdmissionRejected, AdmissionResult, aggregate
@@ -218,7 +219,7 @@ def _with_pod_level(total: dict[str, Quantity], pod: Pod, kind: str, pod_level: 
     return total
 
 
-def validate(pod: Pod, limit_ranges: Sequence[Any], gates: Any = None) -> None:
+def validate(pod: Pod, limit_ranges: Sequence[Any], gates: FeatureGates | None = None) -> None:
     """Validating phase (``PodValidateLimitFunc``): Container items per container, Pod items on the sums."""
     for lr in limit_ranges:
         errors: list[str] = []

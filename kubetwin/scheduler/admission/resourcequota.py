@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ...model.features import FeatureGates
 from ...model.pod import Pod, is_extended_resource, is_hugepage_resource
 from ...model.quantity import Quantity
 from ..labels import requirement_matcher
@@ -28,7 +29,7 @@ def _is_terminating(pod: Pod) -> bool:
     return ads is not None and ads >= 0
 
 
-def _best_effort(pod: Pod, gates: Any) -> bool:
+def _best_effort(pod: Pod, gates: FeatureGates | None) -> bool:
     from ...kubelet.qos import get_pod_qos
 
     return get_pod_qos(pod, gates) == "BestEffort"
@@ -47,7 +48,7 @@ def _cross_namespace_affinity(pod: Pod) -> bool:
     return any(t.namespaces or t.namespace_selector is not None for t in terms)
 
 
-def scope_matches(scope: str, operator: str, values: Sequence[str], pod: Pod, gates: Any) -> bool:
+def scope_matches(scope: str, operator: str, values: Sequence[str], pod: Pod, gates: FeatureGates | None) -> bool:
     """``podMatchesScopeFunc``."""
     if scope == "Terminating":
         return _is_terminating(pod)
@@ -67,7 +68,7 @@ def scope_matches(scope: str, operator: str, values: Sequence[str], pod: Pod, ga
     return False
 
 
-def quota_matches(quota: Any, pod: Pod, gates: Any) -> bool:
+def quota_matches(quota: Any, pod: Pod, gates: FeatureGates | None) -> bool:
     """Every scope (plain scopes are ``Exists`` requirements) must match."""
     reqs = [(s, "Exists", ()) for s in quota.spec.scopes]
     if quota.spec.scope_selector is not None:
@@ -94,7 +95,7 @@ def _usage_of(requests: Mapping[str, Quantity], limits: Mapping[str, Quantity]) 
     return out
 
 
-def pod_usage(pod: Pod, gates: Any) -> dict[str, Quantity]:
+def pod_usage(pod: Pod, gates: FeatureGates | None) -> dict[str, Quantity]:
     """What creating the pod adds to a quota (terminal pods add nothing)."""
     from ...model.resources import PodResourcesOptions, pod_limits, pod_requests
 
@@ -136,7 +137,7 @@ def _pretty(values: Mapping[str, Quantity]) -> str:
     return ",".join(f"{k}={values[k].canonical()}" for k in sorted(values))
 
 
-def _hard_and_used(quota: Any, running: Sequence[Pod], gates: Any) -> tuple[dict[str, Quantity], dict[str, Quantity]]:
+def _hard_and_used(quota: Any, running: Sequence[Pod], gates: FeatureGates | None) -> tuple[dict[str, Quantity], dict[str, Quantity]]:
     if quota.status.hard:
         return dict(quota.status.hard), dict(quota.status.used)
     hard = dict(quota.spec.hard)
@@ -150,7 +151,7 @@ def _hard_and_used(quota: Any, running: Sequence[Pod], gates: Any) -> tuple[dict
     return hard, used
 
 
-def validate(pod: Pod, quotas: Sequence[Any], running: Sequence[Pod] = (), gates: Any = None) -> None:
+def validate(pod: Pod, quotas: Sequence[Any], running: Sequence[Pod] = (), gates: FeatureGates | None = None) -> None:
     """``checkRequest`` for a pod create; raises :class:`AdmissionRejected`."""
     interesting = []
     for quota in quotas:

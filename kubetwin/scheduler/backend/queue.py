@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Iterable, Mapping, Sequence
 
+from ...model.features import FeatureGates
 from ...model.pod import Pod
 from ..framework.events import ADD as ADD_ACTION
 
@@ -125,7 +126,7 @@ class SchedulingQueue:
     _registry: int = -1
     #: the profile's plugins by name and the feature gates (what some hints read; optional)
     plugins: dict[str, Any] | None = None
-    gates: Any = None
+    gates: FeatureGates | None = None
     #: events seen while a pod is in flight (``inFlightEvents``), when recording
     in_flight: list[tuple[ClusterEvent, Any, Any]] | None = None
 
