@@ -8,6 +8,8 @@ is an error instead (exit status 1), for scripts that must trust every answer.
 
 Lower layers call :func:`warn`; only the CLI decides (:func:`strict_mode`) whether warnings are
 errors, and where they go (:func:`set_sink`, e.g. to collect them for a JSON report).
+
+Not an upstream module: kubetwin's own reporting of what it cannot model.
 """
 
 from __future__ import annotations

@@ -2,6 +2,8 @@
 
 Every user-facing failure names the file, the field path inside the object and, where we
 know one, the fix — the CLI prints ``str(error)`` and exits with status 1, never a traceback.
+
+Not an upstream module: kubetwin's own error type.
 """
 
 from __future__ import annotations

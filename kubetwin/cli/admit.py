@@ -1,4 +1,7 @@
-"""``kubetwin admit``: the kubelet's admission and allocation of pods on one node."""
+"""``kubetwin admit``: the kubelet's admission and allocation of pods on one node.
+
+Not an upstream module: kubetwin's own command; the decisions it prints are made in
+:mod:`kubetwin.kubelet` (``pkg/kubelet/cm``)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,8 @@ Exit statuses (the same for every command, documented in ``kubetwin --help`` and
 * 1 — bad input (a file, a field, an option's value): one ``error:`` line naming the file and field;
 * 2 — usage error (unknown command or option, missing argument);
 * 3 — with ``--fail-on-reject`` only: the answer contains a rejection (see :func:`rejected`).
+
+Not an upstream module: kubetwin's own command-line plumbing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""``kubetwin dra``: allocate claims like kube-scheduler, explain the verdicts, publish slices."""
+"""``kubetwin dra``: allocate claims like kube-scheduler, explain the verdicts, publish slices.
+
+Not an upstream module: kubetwin's own command; the allocation is :mod:`kubetwin.dra`'s
+(``k8s.io/dynamic-resource-allocation/structured``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """``kubetwin evict``: the kubelet's eviction ranking for one signal, or its eviction manager
-over a timeline of Summary API readings."""
+over a timeline of Summary API readings.
+
+Not an upstream module: kubetwin's own command; the ranking and the manager are
+:mod:`kubetwin.kubelet.eviction`'s (``pkg/kubelet/eviction``)."""
 
 from __future__ import annotations
 

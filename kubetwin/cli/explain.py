@@ -5,6 +5,9 @@ Output contract (``-o json``): FORMAT.md kind PodResourceConfig — ``qosClass``
 formulas ride along in ``qosRule``, ``podCgroupDetails`` and per-container ``notes``. The
 cgroups above the pod come as extra keys: ``qosCgroup`` (the pod's QoS parent, with both
 tiers), ``nodeCgroup`` (``kubepods``) and ``cgroupPaths`` (both drivers' naming, as configured).
+
+Not an upstream module: kubetwin's own command; QoS, cgroups and OOM scores come from
+:mod:`kubetwin.kubelet` (``pkg/kubelet/qos``, ``pkg/kubelet/cm``).
 """
 
 from __future__ import annotations

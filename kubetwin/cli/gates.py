@@ -1,4 +1,7 @@
-"""``kubetwin gates``: the feature gates of one Kubernetes version, with default, maturity and lock."""
+"""``kubetwin gates``: the feature gates of one Kubernetes version, with default, maturity and lock.
+
+Not an upstream module: kubetwin's own command over the version table
+(``pkg/features/kube_features.go`` per release)."""
 
 from __future__ import annotations
 

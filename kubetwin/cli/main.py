@@ -4,6 +4,8 @@
 The global options (``--kubernetes-version``, ``--strict``, ``--fail-on-reject``) are accepted
 before or after the command name; every error becomes one line on stderr with the exit statuses
 of :mod:`kubetwin.cli.common` (0 answer, 1 bad input, 2 usage, 3 rejection with --fail-on-reject).
+
+Not an upstream module: kubetwin's own command line.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""``kubetwin schedule``: one kube-scheduler cycle for a pod, or one plugin alone."""
+"""``kubetwin schedule``: one kube-scheduler cycle for a pod, or one plugin alone.
+
+Not an upstream module: kubetwin's own command; the cycle is :mod:`kubetwin.scheduler`'s
+(``pkg/scheduler``)."""
 
 from __future__ import annotations
 

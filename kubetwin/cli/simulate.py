@@ -3,6 +3,8 @@
 With no scenario, the bundled default scenario runs (real hwloc machines, a mixed workload).
 ``--variant`` runs the same workload under other configurations side by side (compare);
 several scenarios × variants run in parallel processes (sweep).
+
+Not an upstream module: kubetwin's own command.
 """
 
 from __future__ import annotations

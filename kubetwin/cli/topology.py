@@ -1,5 +1,7 @@
 """``kubetwin discover`` (this machine) and ``kubetwin topology SOURCE`` (any description):
-show a machine as a picture, or convert it to MachineInfo, NodeResourceTopology or YAML."""
+show a machine as a picture, or convert it to MachineInfo, NodeResourceTopology or YAML.
+
+Not an upstream module: kubetwin's own command."""
 
 from __future__ import annotations
 

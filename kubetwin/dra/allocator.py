@@ -9,6 +9,10 @@ Build one :class:`Allocator` per cluster state (classes, slices, allocated claim
 :meth:`Allocator.allocate` per node, as the scheduler's DynamicResources plugin does: CEL is
 compiled once per expression, and selector verdicts are cached per (device, expression) for
 the allocator's lifetime, so per-node work is the search itself.
+
+Upstream:
+``staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/allocator_experimental.go``
+(and its incubating twin ``internal/incubating/allocator_incubating.go``).
 """
 
 from __future__ import annotations

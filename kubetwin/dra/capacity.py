@@ -5,6 +5,9 @@ the next ``step``, to the next ``validValues`` entry); a capacity the request do
 consumes the policy's ``default`` or, without one, the whole capacity. The device fits when,
 for every capacity, what is already allocated plus what this attempt is allocating plus this
 request stays within the capacity's value.
+
+Upstream:
+``staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/consumable_capacity.go``.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ selector in a few microseconds. What it lacks we add here:
 
 Compiled programs are cached by expression for the life of the process; failed compilations
 are not cached (as upstream).
+
+Upstream: ``staging/src/k8s.io/dynamic-resource-allocation/cel/compile.go`` (the environment, the
+``device`` variable, the cost limit).
 """
 
 from __future__ import annotations

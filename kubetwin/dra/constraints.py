@@ -4,6 +4,9 @@ Both are assumed monotonic, as upstream: once a device is refused, adding more d
 not help, so the search may stop early. ``remove`` undoes exactly one successful ``add``
 (with the upstream quirks kept: a list-type intersection is not widened again, and distinct
 values are remembered per request name).
+
+Upstream:
+``staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/constraint.go``.
 """
 
 from __future__ import annotations

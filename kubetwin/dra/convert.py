@@ -4,6 +4,9 @@ v1beta2 already has the v1 shape. v1beta1 and v1alpha3 put the request fields di
 request (``deviceClassName`` beside ``name``) and nest device fields under ``basic``; v1alpha3
 also writes capacities as bare quantities. The conversion is what the API server's
 conversion functions do, so a manifest read here means what it meant to the cluster.
+
+Upstream: ``pkg/apis/resource/v1beta1/conversion.go`` and the generated conversions of
+``staging/src/k8s.io/dynamic-resource-allocation/api``.
 """
 
 from __future__ import annotations

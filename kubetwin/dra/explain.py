@@ -4,6 +4,8 @@ The search itself only records the first failing check; this walks every (reques
 pair on the node and evaluates every check independently, so a reader sees all reasons.
 A device passing every check is *eligible* for the request: whether the claim can be allocated
 also depends on constraints, shared counters and the other requests (``dra.diagnose``).
+
+Not an upstream module: kubetwin's own explanation over the allocator's checks.
 """
 
 from __future__ import annotations

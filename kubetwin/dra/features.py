@@ -3,6 +3,10 @@
 The allocator itself never reads gates: like upstream's ``structured.Features`` it gets plain
 switches, so tests (and the upstream test table) can pin any combination, including ones a
 release locks.
+
+Upstream: ``Features`` in
+``staging/src/k8s.io/dynamic-resource-allocation/structured/allocator.go``, filled as
+``pkg/scheduler/framework/plugins/feature/feature.go`` fills it.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Terms are ORed, requirements inside a term ANDed; a term without requirements matches no
 node. ``matchFields`` only knows ``metadata.name``. A malformed selector is an error (the
 allocator turns it into an allocation error, as upstream).
+
+Upstream: ``staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Reading DRA objects from manifests: every version strictly decoded as written (unknown fields
 refused as the API server of that version refuses them), then converted to v1; errors name the
-file, the object and the field."""
+file, the object and the field.
+
+Upstream: the resource.k8s.io types of
+``staging/src/k8s.io/api/resource/{v1,v1beta2,v1beta1,v1alpha3}/types.go``."""
 
 from __future__ import annotations
 

@@ -4,6 +4,9 @@ A pool is all slices of one driver with one pool name. Only the newest generatio
 pool missing some of its slices is *incomplete* (skipped for ExactCount, an error for All); a
 pool whose newest generation is only visible elsewhere is *obsolete* and silently dropped; a
 pool with duplicate device names or broken counter references is *invalid*.
+
+Upstream:
+``staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/pools_experimental.go``.
 """
 
 from __future__ import annotations

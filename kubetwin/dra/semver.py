@@ -3,6 +3,9 @@
 Only what DRA selectors and ``matchAttribute`` need: strict parsing, the optional
 normalisation of ``semver(s, true)`` (leading ``v``, missing minor/patch, leading zeros),
 and SemVer 2.0 precedence (build metadata ignored).
+
+Upstream: ``staging/src/k8s.io/apiserver/pkg/cel/library/semverlib.go`` over
+github.com/blang/semver/v4 ``semver.go``.
 """
 
 from __future__ import annotations

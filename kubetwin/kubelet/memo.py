@@ -7,6 +7,8 @@ copies share one ``SharedMemo``: thousands of simulated nodes pass through the s
 state one node has already answered for costs a dictionary look-up on every other node. Nothing
 is ever invalidated — a changed state is a different key — and the table is simply emptied when
 it grows past its limit.
+
+Not an upstream module: a kubetwin fast path; the calculations remembered are upstream's.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ What the CPU and memory managers share when a pod sets ``spec.resources``: which
 "equivalent Guaranteed" (and so may take an exclusive slice of the pod's budget), the pod's
 integer CPU budget, and the validation that rejects a pod whose exclusive slices would leave
 its shared containers nothing (``validatePodScopeResources``).
+
+Upstream: the pod-level parts of ``pkg/kubelet/cm/cpumanager/policy_static.go`` and
+``pkg/kubelet/cm/memorymanager/policy_static.go``.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@ sysfs (live, folder or tarball), hwloc XML and a compact spec, writers for Machi
 NodeResourceTopology, and the kubelet's :class:`CPUTopology` view.
 
 Heavy parts (XML, tarballs, rich) are imported only by the functions that need them.
+
+Not an upstream module: kubetwin's own hardware package; the model follows cAdvisor's
+``info/v1/machine.go``.
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ Methods, in upstream's names (snake_case): ``cpus``, ``numa_nodes``, ``sockets``
 ``cores_needed_in_uncore_cache``, ``are_numa_nodes_in_same_socket``, ``keep_only``,
 ``info(cpu)``. ``CPUTopology`` adds ``cpu_core_id`` / ``cpu_socket_id`` / ``cpu_numa_node_id``
 (``KeyError``-free: they raise ``ValueError("unknown CPU ID: N")``) and ``check_alignment``.
+
+Upstream: ``pkg/kubelet/cm/cpumanager/topology/topology.go``.
 """
 
 from __future__ import annotations

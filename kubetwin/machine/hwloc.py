@@ -22,6 +22,9 @@ How hwloc objects become the MachineInfo-shaped model:
   its domain and secondary bus (``bridge_pci="0000:[3a-3f]"`` → ``pci0000:3a``) as Linux names
   the root's sysfs directory; without a host bridge, the bus of the topmost PCI object;
 * ``x86/*`` CPUID dumps have no NUMA nodes: one node 0 with all CPUs and 0 memory.
+
+Not an upstream module of Kubernetes: a reader of hwloc's XML export (hwloc's ``topology-xml.c``
+format) into kubetwin's machine model.
 """
 
 from __future__ import annotations

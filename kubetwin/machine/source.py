@@ -4,6 +4,8 @@
 a sysfs dump (a folder holding ``sys/``, or a ``.tar``/``.tar.bz2``/``.tar.gz`` of one), an
 hwloc XML file, a cAdvisor MachineInfo JSON file, or ``-`` (MachineInfo JSON or hwloc XML
 on stdin). Files are recognised by content, not by name.
+
+Not an upstream module: kubetwin's own entry point to the machine readers.
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ CPUs 0-3 and 8-11, and core 0 the threads 0 and 8. cAdvisor's ``core_id`` restar
 every socket, as sysfs reports it. Caches follow cAdvisor's split: an L3 that covers a whole
 NUMA node is a node cache; one shared by part of a node (``per-8c``) or by several nodes
 (``per-socket`` with ``n`` > 1, i.e. sub-NUMA clustering) is every core's uncore cache.
+
+Not an upstream module: kubetwin's own machine shorthand.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ loops. Immutable and hashable, like the kubelet's ``cpuset.CPUSet``.
 CPU ids read from any input (cpusets, MachineInfo, sysfs, hwloc) are bounded by
 :data:`MAX_CPU_ID`: ``"0-99999999999"`` is refused at once instead of building a mask of 10^11
 bits. Commands then refuse CPUs the machine does not have, as the kubelet does.
+
+Upstream: ``k8s.io/utils/cpuset/cpuset.go``.
 """
 
 from __future__ import annotations

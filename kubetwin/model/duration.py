@@ -4,6 +4,9 @@ KubeletConfiguration durations (``evictionPressureTransitionPeriod: 5m``,
 ``cpuCFSQuotaPeriod: 100ms``) are ``metav1.Duration`` values, written as Go duration strings;
 the kubelet's own messages print them back with Go's formatting (``5m0s``, ``1m30s``), so both
 directions must match Go exactly — including the int64 nanosecond range and its overflow errors.
+
+Upstream: Go's ``src/time/format.go`` (``ParseDuration``) and ``src/time/time.go``
+(``Duration.String``).
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ keys (``<<``) still override as YAML says. Inputs are bounded: files over
 :data:`MAX_INPUT_BYTES` and alias bombs (documents whose anchors expand past
 :data:`MAX_EXPANDED_NODES`) are refused with a clear error instead of exhausting memory. Every
 error names the file.
+
+Upstream: ``k8s.io/apimachinery/pkg/util/yaml/decoder.go`` (``YAMLOrJSONDecoder``) and
+sigs.k8s.io/yaml.
 """
 
 from __future__ import annotations

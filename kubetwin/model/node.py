@@ -1,4 +1,6 @@
-"""Typed, immutable view of a core/v1 ``Node``: capacity, allocatable, labels, taints."""
+"""Typed, immutable view of a core/v1 ``Node``: capacity, allocatable, labels, taints.
+
+Upstream: ``Node`` in ``staging/src/k8s.io/api/core/v1/types.go``."""
 
 from __future__ import annotations
 

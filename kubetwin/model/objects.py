@@ -2,6 +2,8 @@
 
 Modules that add a kind register its decoder here (:func:`register_kind`), so every command
 reads mixed multi-document files the same way and every error names file, document and field.
+
+Not an upstream module: kubetwin's own registry of the kinds it reads.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ the API server's rules for the resource fields (``ValidatePodCreate``'s resource
 kubetwin accepts is one the API server would accept. Pods are taken as written: no defaulting
 of requests from limits (that is the API server's defaulting, which callers apply explicitly
 with :func:`default_requests_from_limits` when they model a pod *after* creation).
+
+Upstream: ``Pod`` in ``staging/src/k8s.io/api/core/v1/types.go``; the rules of
+``pkg/apis/core/validation/validation.go``.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ and the regular expression its error quotes do not allow them. A typo that silen
 nothing would be a wrong answer, so kubetwin refuses it, saying what Kubernetes would do.
 
 Quantities repeat a lot in real manifests, so :func:`parse_quantity` caches by string.
+
+Upstream: ``k8s.io/apimachinery/pkg/api/resource/quantity.go`` (and ``amount.go``,
+``scale_int.go``).
 """
 
 from __future__ import annotations

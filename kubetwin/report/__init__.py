@@ -1,1 +1,3 @@
-"""Presentation of simulation results: terminal summary, JSON, Prometheus text, self-contained HTML."""
+"""Presentation of simulation results: terminal summary, JSON, Prometheus text, self-contained HTML.
+
+Not an upstream module: kubetwin's own reports."""

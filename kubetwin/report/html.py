@@ -6,6 +6,8 @@ figure labelled whole run, end of run or time average), charts over time with a 
 the reasons pods did not run, per-node NUMA maps and DRA devices, a table per node and a table
 per pod (placement, phase, reason, message). SVG keeps the file small (no 1 MB plotting bundle)
 and opens anywhere.
+
+Not an upstream module: kubetwin's own report.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Prometheus text exposition of a run's figures (``kubetwin_sim_*``), one label set per scenario."""
+"""Prometheus text exposition of a run's figures (``kubetwin_sim_*``), one label set per scenario.
+
+Not an upstream module: kubetwin's own figures, in the Prometheus text exposition format."""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 One column per run. A ``--variant`` run shows its figures with the difference to its baseline run
 (``44 (+10)``) and, below the table, what it changed. Figures are labelled by when they hold:
 over the whole run, at the end of the run, or averaged over simulated time.
+
+Not an upstream module: kubetwin's own report.
 """
 
 from __future__ import annotations

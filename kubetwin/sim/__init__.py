@@ -2,6 +2,8 @@
 
 ``load_scenario`` reads a scenario (a ``Simulation`` object plus Kubernetes objects and traces),
 ``simulate`` runs it and returns a :class:`SimResult`.
+
+Not an upstream module: kubetwin's own simulation, driving upstream's scheduler and kubelet models.
 """
 
 from __future__ import annotations

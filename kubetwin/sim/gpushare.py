@@ -12,6 +12,9 @@ lowest-numbered free ones.
 Filter over all nodes at once (a vector filter), per node on a copied NodeInfo (preemption's dry
 runs), Reserve/Unreserve keep the per-GPU free thousandths. It is not an upstream plugin, so the
 simulation adds it to a profile only when some node has shared GPUs.
+
+Not an upstream module of Kubernetes: it follows the open-gpu-share scheduler the Alibaba trace was
+scheduled with.
 """
 
 from __future__ import annotations

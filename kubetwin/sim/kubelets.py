@@ -7,6 +7,8 @@ gets a copy of that freshly started kubelet (``NodeAdmission.fork``). The copy s
 changes after start-up — the machine, the configuration, the CPU topology and its masks, feature
 gates, options — and the managers' memos (``kubelet.memo``: a state one node met is answered
 from the table on the others); it duplicates only the managers' state.
+
+Not an upstream module: kubetwin's own simulation plumbing.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ At each sampling time, per such node: the working set of every container is read
 
 The node's own working set is its pods' (system daemons are taken to stay within the reserved
 amounts). A node without a KubeletConfiguration runs the kubelet's defaults.
+
+Not an upstream module: kubetwin's own simulation, driving ``pkg/kubelet/eviction`` and the kernel's
+OOM killer over time.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """What a simulation returns: per-pod outcomes, counters, time series and per-node pictures.
 
 Plain data (frozen where it is final), so reports, JSON and comparisons read the same thing.
+
+Not an upstream module: kubetwin's own results.
 """
 
 from __future__ import annotations

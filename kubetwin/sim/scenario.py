@@ -18,6 +18,8 @@ Everything Kubernetes has an object for stays in that object (Pods, Nodes, Deplo
 ReplicaSets, Jobs, PriorityClasses, Services, Namespaces, KubeletConfiguration,
 KubeSchedulerConfiguration). Arrival and run time of a real object come from the annotations
 ``kubetwin.io/arrival`` and ``kubetwin.io/duration``. See docs/scenario-format.md.
+
+Not an upstream module: kubetwin's own scenario format.
 """
 
 from __future__ import annotations

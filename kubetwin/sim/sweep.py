@@ -3,6 +3,8 @@
 A run is described by a small picklable :class:`RunSpec`, so it can go to a local process pool
 or to a Dask cluster; each worker loads its scenario itself (loading is cheap next to simulating
 and keeps the messages small).
+
+Not an upstream module: kubetwin's own run orchestration.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """Trace readers: the Alibaba GPU cluster trace (v2023, "openb"), a plain CSV/NDJSON table of
 pods, and a folder of manifests with arrival times. Every malformed row is an error naming the
 file, the line and the column; a column the format does not have is refused with the nearest one
-it has (``cpu_mili`` → ``cpu_milli``), and Pod manifests are decoded strictly."""
+it has (``cpu_mili`` → ``cpu_milli``), and Pod manifests are decoded strictly.
+
+Not an upstream module: kubetwin's own trace readers."""
 
 from __future__ import annotations
 

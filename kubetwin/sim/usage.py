@@ -13,6 +13,8 @@ annotation ``kubetwin.io/usage`` of a Pod, Deployment, ReplicaSet or Job)::
 
 A pod without a curve uses what it requested (its working set is its memory request), so
 only pods with curves can push a node into pressure.
+
+Not an upstream module: kubetwin's own usage curves.
 """
 
 from __future__ import annotations

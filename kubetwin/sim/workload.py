@@ -2,6 +2,8 @@
 
 Kubernetes has no field for "this pod arrives at t=30s and runs 10 minutes"; a simulation needs
 both. They are kept beside the real objects, never inside them.
+
+Not an upstream module: kubetwin's own workload description.
 """
 
 from __future__ import annotations

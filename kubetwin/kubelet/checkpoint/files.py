@@ -1,4 +1,7 @@
-"""Checkpoint files: atomic writes (via :mod:`kubetwin.outputs`) and JSON reads with the kubelet's errors."""
+"""Checkpoint files: atomic writes (via :mod:`kubetwin.outputs`) and JSON reads with the kubelet's errors.
+
+Upstream: ``pkg/kubelet/checkpointmanager/checkpoint_manager.go`` (reads, corrupt-checkpoint
+errors); the writing is kubetwin's own."""
 
 from __future__ import annotations
 

@@ -14,6 +14,9 @@ checksum depends on:
 Go values are modelled by the small node classes below; each carries its Go type name. The
 rendering was checked against the checksums in upstream's cpumanager and memorymanager state
 tests (V1, V2, V3 and string-payload checkpoints).
+
+Upstream: ``pkg/kubelet/checkpointmanager/checksum/checksum.go`` over
+``k8s.io/apimachinery/pkg/util/dump`` (go-spew).
 """
 
 from __future__ import annotations

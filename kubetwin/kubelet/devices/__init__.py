@@ -1,4 +1,6 @@
-"""Device Manager: extended resources of device plugins, with NUMA-aware hints and allocation."""
+"""Device Manager: extended resources of device plugins, with NUMA-aware hints and allocation.
+
+Upstream: ``pkg/kubelet/cm/devicemanager``."""
 
 from .inventory import (
     EMPTY_INVENTORY,

@@ -4,6 +4,9 @@ The kubelet learns devices only through the device-plugin ``ListAndWatch`` strea
 (``pluginapi.Device``: ``ID``, ``Health``, ``Topology.Nodes``). kubetwin has no plugins to ask,
 so the same facts come from an inventory file (``docs/device-inventory.md``) or are derived from
 the machine's PCI functions, as the common GPU plugins would advertise them.
+
+Upstream: the ``pluginapi.Device`` of ``k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/api.proto`` as
+``pkg/kubelet/cm/devicemanager/manager.go`` records it; reading it from files is kubetwin's own.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """Local ephemeral storage limits (``localStorageEviction``): a pod over an emptyDir sizeLimit,
 over its containers' total ephemeral-storage limit, or with a container over its own limit is
-evicted at once — whatever the thresholds say, and before threshold eviction in the same run."""
+evicted at once — whatever the thresholds say, and before threshold eviction in the same run.
+
+Upstream: ``localStorageEviction`` and its helpers in ``pkg/kubelet/eviction/eviction_manager.go``."""
 
 from __future__ import annotations
 

@@ -6,6 +6,8 @@ served), report node conditions with their transition period, enforce local-stor
 then try node-level reclaim and evict at most one pod. State carried between passes is exactly
 the kubelet's: first-observed times, last-observed conditions, the thresholds last acted on
 (re-tested with minimum reclaim), the last observations (to skip stale stats).
+
+Upstream: ``pkg/kubelet/eviction/eviction_manager.go``.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ The eviction manager polls every 10 s, so fast growth meets the kernel first:
 
 Figures come from the Summary: container ``memory.workingSetBytes`` and ``swap.swapUsageBytes``;
 node capacity is ``availableBytes + workingSetBytes``, swap capacity ``swapAvailableBytes + swapUsageBytes``.
+
+Not an upstream module of Kubernetes: it models the Linux kernel (``mm/oom_kill.c``, cgroup v2
+``memory.max``/``memory.high``) with the ``oom_score_adj`` of ``pkg/kubelet/qos/policy.go``.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 
 Every comparator first puts pods without stats before pods with stats. QoS class is not a
 comparator: BestEffort pods simply exceed their zero request as soon as they use anything.
+
+Upstream: ``pkg/kubelet/eviction/helpers.go``.
 """
 
 from __future__ import annotations

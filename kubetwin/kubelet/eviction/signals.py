@@ -1,5 +1,8 @@
 """Eviction signals: their names, what they reclaim, which node condition they raise, and how
-each is observed from the kubelet Summary (``makeSignalObservations``)."""
+each is observed from the kubelet Summary (``makeSignalObservations``).
+
+Upstream: ``pkg/kubelet/eviction/api/types.go`` and ``makeSignalObservations`` in
+``pkg/kubelet/eviction/helpers.go``."""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@ disk layout is known, decide which are met (with or without minimum reclaim), me
 
 Parsing (``ParseThresholdConfig``, defaults, the allocatable copy) belongs to the configuration:
 :meth:`kubetwin.model.kubelet_config.KubeletConfiguration.eviction_thresholds`.
+
+Upstream: ``thresholdsMet``, ``mergeThresholds`` and friends in ``pkg/kubelet/eviction/helpers.go``.
 """
 
 from __future__ import annotations

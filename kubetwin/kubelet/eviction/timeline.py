@@ -4,6 +4,8 @@ pods, offer pods for admission), driven through :class:`EvictionManager` one syn
 The file is YAML/JSON: a list of steps (or ``{steps: [...]}``), each
 ``{after: 1m, summary: {...}, afterReclaim: {...}, pods: [...], admit: [...]}``; an absent
 ``summary`` repeats the previous one, an absent ``afterReclaim`` means garbage collection frees nothing.
+
+Not an upstream module: kubetwin's own driver of the eviction manager over time.
 """
 
 from __future__ import annotations
