@@ -9,7 +9,7 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..sim.results import baseline_of
 
@@ -31,7 +31,7 @@ def _share(field: str, resource: str) -> Callable[[dict[str, Any]], float]:
     return lambda s: s.get(field, {}).get(resource, 0.0)
 
 
-def summary_rows(sums: list[dict[str, Any]]) -> list[tuple[str, Callable[[dict[str, Any]], float], str]]:
+def summary_rows(sums: Sequence[dict[str, Any]]) -> list[tuple[str, Callable[[dict[str, Any]], float], str]]:
     """(label, figure, format) of the summary table; format: "n" count, "%" share, "t" time, "s" seconds."""
     rows: list[tuple[str, Callable[[dict[str, Any]], float], str]] = [
         ("nodes", lambda s: s["nodes"], "n"),
