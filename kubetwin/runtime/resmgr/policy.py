@@ -98,6 +98,22 @@ POLICIES: dict[str, tuple[str, str]] = {
 CONFIG_KINDS = {"TopologyAwarePolicy": "topology-aware", "BalloonsPolicy": "balloons"}
 
 
+def sync_allocations(policy: Backend, add: list[CachedContainer], delete: list[CachedContainer]) -> None:
+    """``Sync`` as both policies implement it: release what went away, then allocate what
+    came; a container the policy cannot release or place is skipped (upstream ignores the
+    error)."""
+    for c in delete:
+        try:
+            policy.release_resources(c)
+        except PolicyError:
+            pass
+    for c in add:
+        try:
+            policy.allocate_resources(c)
+        except PolicyError:
+            pass
+
+
 def new_policy(name: str) -> Backend:
     """A fresh backend of the named policy (``policy.NewPolicy``)."""
     module, attr = POLICIES[name]

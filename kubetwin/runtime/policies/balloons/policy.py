@@ -37,7 +37,7 @@ from ...kubernetes import milli_cpu_to_shares
 from ...libmem import Allocator, MemoryError_, container_request, mask_ids, mask_of, memset_string, parse_type_mask
 from ...resmgr.cache import Cache, CachedContainer
 from ...resmgr.expression import Expression, parse_expression
-from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource
+from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource, sync_allocations
 from ...sysfs import System
 from .cputree import CpuTreeAllocator, TreeError, cpu_tree_from_system, cpus_in_level
 from .expand import ExpandError, expand
@@ -573,16 +573,7 @@ class BalloonsPolicy:
 
     # --- the Backend ---------------------------------------------------------------------------
     def sync(self, add: list[CachedContainer], delete: list[CachedContainer]) -> None:
-        for c in delete:
-            try:
-                self.release_resources(c)
-            except PolicyError:
-                pass
-        for c in add:
-            try:
-                self.allocate_resources(c)
-            except PolicyError:
-                pass
+        sync_allocations(self, add, delete)
 
     def allocate_resources(self, c: CachedContainer) -> None:
         if c.preserve_cpu_resources():

@@ -27,7 +27,7 @@ from ...kubernetes import milli_cpu_to_shares
 from ...libmem import Allocator, MemoryError_, container_request, mask_of, memset_string
 from ...resmgr.cache import UNLIMITED_BURSTABLE_KEY, Affinity, Cache, CachedContainer
 from ...resmgr.expression import ALWAYS_TRUE, EQUALS, Expression
-from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource
+from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource, sync_allocations
 from ...sysfs import System
 from .node import Node
 from .pools import build_pools, sort_pools_by_score
@@ -188,16 +188,7 @@ class TopologyAwarePolicy:
 
     # --- the Backend ---------------------------------------------------------------------------
     def sync(self, add: list[CachedContainer], delete: list[CachedContainer]) -> None:
-        for c in delete:
-            try:
-                self.release_resources(c)
-            except PolicyError:
-                pass
-        for c in add:
-            try:
-                self.allocate_resources(c)
-            except PolicyError:
-                pass
+        sync_allocations(self, add, delete)
 
     def allocate_resources(self, c: CachedContainer, pool_hint: str = "") -> None:
         try:
