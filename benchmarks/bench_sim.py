@@ -8,56 +8,22 @@ GPU-sharing workload. Prints one line per figure.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import resource
 import time
+from pathlib import Path
 
-from kubetwin.model.kubelet_config import KubeletConfiguration
-from kubetwin.model.pod import pod_from_dict
 from kubetwin.sim.loop import simulate
-from kubetwin.sim.scenario import Scenario, SimNode, node_resources
-from kubetwin.sim.workload import Arrival
+from kubetwin.sim.scenario import Scenario
 
-
-def _nodes(n: int, gpus: int = 0):
-    from kubetwin.machine import load_machine
-    from kubetwin.model.node import node_from_dict
-
-    machine = load_machine("2s2n16c2t")
-    cfg = KubeletConfiguration.from_dict({
-        "cpuManagerPolicy": "static", "memoryManagerPolicy": "Static", "topologyManagerPolicy": "single-numa-node",
-        "kubeReserved": {"cpu": "2", "memory": "2Gi"},
-        "reservedMemory": [{"numaNode": 0, "limits": {"memory": "2148Mi"}}]})
-    cap, alloc = node_resources(machine, cfg, {}, gpus)
-    out = []
-    for i in range(n):
-        node = node_from_dict({"apiVersion": "v1", "kind": "Node",
-                               "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}",
-                                                                      "topology.kubernetes.io/zone": f"z{i % 3}"}},
-                               "status": {"capacity": cap, "allocatable": alloc}})
-        out.append(SimNode(node, "bench", machine, cfg, gpus, "G" if gpus else ""))
-    return out
-
-
-def _pods(n: int, gpu: bool = False):
-    out = []
-    for k in range(n):
-        cpu = ("1", "2", "4")[k % 3]
-        res = {"requests": {"cpu": cpu, "memory": "1Gi"}}
-        if k % 2 == 0:
-            res["limits"] = dict(res["requests"])   # Guaranteed: exclusive CPUs, NUMA-pinned memory
-        meta = {"name": f"p{k}", "namespace": "default", "uid": f"default/p{k}"}
-        if gpu:
-            meta["annotations"] = {"alibabacloud.com/gpu-count": "1", "alibabacloud.com/gpu-milli": "1000"}
-        pod = pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-                             "spec": {"containers": [{"name": "c", "resources": res}]}})
-        out.append(Arrival(k * 0.01, pod))
-    return out
-
-
-def _scenario(name, nodes, arrivals):
-    from kubetwin.sim.scenario import parse_scheduler_config
-
-    return Scenario(name, nodes, arrivals, profile=parse_scheduler_config(None))
+# The nodes, pods and DRA scenario are the reference scenarios' builders (one definition: the
+# equivalence harness runs the same workloads, scaled down).
+_spec = importlib.util.spec_from_file_location(
+    "reference_scenarios", Path(__file__).resolve().parent.parent / "tests" / "sim" / "reference_scenarios.py")
+assert _spec is not None and _spec.loader is not None
+_ref = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_ref)
+_nodes, _pods, _scenario, _dra_scenario = _ref.bench_nodes, _ref.bench_pods, _ref.bench_scenario, _ref.dra_scenario
 
 
 def _run(label: str, sc: Scenario) -> None:
@@ -69,35 +35,6 @@ def _run(label: str, sc: Scenario) -> None:
           f"{len(sc.arrivals) / dt:,.0f} pods/s; bound {s['bound']}, pending {s['pending']}, "
           f"kubelet rejections {sum(s['rejectedByKubelet'].values())}; "
           f"max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-
-
-def _dra_scenario(nodes: int, gpus: int, pods: int):
-    """Nodes whose DRA driver publishes their GPUs; each pod claims one GPU from a template."""
-    import tempfile
-    from pathlib import Path
-
-    import yaml
-
-    from kubetwin.sim import load_scenario
-
-    sim = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "dra"},
-           "spec": {"kubeletAdmission": False,
-                    "nodeGroups": [{"name": "gpu", "count": nodes, "machine": f"2s2n16c2t:gpus={gpus}",
-                                    "draDrivers": [{"driver": "gpu.example.com", "kinds": ["gpu"]}]}],
-                    "workloads": [{"name": "p", "count": pods, "arrival": {"interval": 0.01},
-                                   "template": {"spec": {
-                                       "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu"}],
-                                       "containers": [{"name": "c", "resources": {
-                                           "requests": {"cpu": "1", "memory": "1Gi"}, "claims": [{"name": "gpu"}]}}]}}}]}}
-    dc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-          "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}
-    tmpl = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-            "metadata": {"name": "gpu", "namespace": "default"},
-            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}}
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / "dra.yaml"
-        p.write_text(yaml.safe_dump_all([sim, dc, tmpl]))
-        return load_scenario(p)
 
 
 def main() -> None:

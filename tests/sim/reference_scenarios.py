@@ -42,8 +42,8 @@ def _alibaba(pods: str, deletions: bool, variant: str | None = None) -> Callable
     return build
 
 
-def _bench_nodes(n: int, gpus: int = 0) -> list[Any]:
-    """``benchmarks/bench_sim.py``'s nodes: 2 sockets × 2 NUMA nodes × 16 cores × 2 threads,
+def bench_nodes(n: int, gpus: int = 0) -> list[Any]:
+    """The benchmark nodes (``benchmarks/bench_sim.py`` imports them from here): 2 sockets × 2 NUMA nodes × 16 cores × 2 threads,
     static CPU / Static memory / single-numa-node kubelets, zones z0..z2."""
     from kubetwin.machine import load_machine
     from kubetwin.model.kubelet_config import KubeletConfiguration
@@ -70,8 +70,8 @@ def _bench_nodes(n: int, gpus: int = 0) -> list[Any]:
     return out
 
 
-def _bench_pods(n: int, gpu: bool = False) -> list[Any]:
-    """``benchmarks/bench_sim.py``'s pods: 1, 2 or 4 CPUs and 1Gi, every other one Guaranteed."""
+def bench_pods(n: int, gpu: bool = False) -> list[Any]:
+    """The benchmark pods (``benchmarks/bench_sim.py`` imports them from here): 1, 2 or 4 CPUs and 1Gi, every other one Guaranteed."""
     from kubetwin.model.pod import pod_from_dict
     from kubetwin.sim.workload import Arrival
 
@@ -90,42 +90,50 @@ def _bench_pods(n: int, gpu: bool = False) -> list[Any]:
     return out
 
 
+def bench_scenario(name: str, nodes: list[Any], arrivals: list[Any]) -> Any:
+    """A scenario of these nodes and arrivals under the default scheduler profile."""
+    from kubetwin.sim.scenario import Scenario, parse_scheduler_config
+
+    return Scenario(name, nodes, arrivals, profile=parse_scheduler_config(None))
+
+
 def _bench(name: str, nodes: int, pods: int, gpus: int = 0) -> Callable[[], Any]:
     def build() -> Any:
-        from kubetwin.sim.scenario import Scenario, parse_scheduler_config
-
-        return Scenario(name, _bench_nodes(nodes, gpus), _bench_pods(pods, gpu=gpus > 0),
-                        profile=parse_scheduler_config(None))
+        return bench_scenario(name, bench_nodes(nodes, gpus), bench_pods(pods, gpu=gpus > 0))
 
     return build
 
 
+def dra_scenario(nodes: int, gpus: int, pods: int) -> Any:
+    """The DRA benchmark scenario (``benchmarks/bench_sim.py`` imports it from here): each pod claims one GPU a DRA driver publishes."""
+    import yaml
+
+    from kubetwin.sim import load_scenario
+
+    sim = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "dra"},
+           "spec": {"kubeletAdmission": False,
+                    "nodeGroups": [{"name": "gpu", "count": nodes, "machine": f"2s2n16c2t:gpus={gpus}",
+                                    "draDrivers": [{"driver": "gpu.example.com", "kinds": ["gpu"]}]}],
+                    "workloads": [{"name": "p", "count": pods, "arrival": {"interval": 0.01},
+                                   "template": {"spec": {
+                                       "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu"}],
+                                       "containers": [{"name": "c", "resources": {
+                                           "requests": {"cpu": "1", "memory": "1Gi"},
+                                           "claims": [{"name": "gpu"}]}}]}}}]}}
+    dc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+          "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}
+    tmpl = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "gpu", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}}
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "dra.yaml"
+        p.write_text(yaml.safe_dump_all([sim, dc, tmpl]))
+        return load_scenario(p)
+
+
 def _dra(nodes: int, gpus: int, pods: int) -> Callable[[], Any]:
-    """``bench_sim.py``'s DRA scenario: each pod claims one GPU a DRA driver publishes."""
     def build() -> Any:
-        import yaml
-
-        from kubetwin.sim import load_scenario
-
-        sim = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "dra"},
-               "spec": {"kubeletAdmission": False,
-                        "nodeGroups": [{"name": "gpu", "count": nodes, "machine": f"2s2n16c2t:gpus={gpus}",
-                                        "draDrivers": [{"driver": "gpu.example.com", "kinds": ["gpu"]}]}],
-                        "workloads": [{"name": "p", "count": pods, "arrival": {"interval": 0.01},
-                                       "template": {"spec": {
-                                           "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpu"}],
-                                           "containers": [{"name": "c", "resources": {
-                                               "requests": {"cpu": "1", "memory": "1Gi"},
-                                               "claims": [{"name": "gpu"}]}}]}}}]}}
-        dc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-              "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}
-        tmpl = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
-                "metadata": {"name": "gpu", "namespace": "default"},
-                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}}
-        with tempfile.TemporaryDirectory() as d:
-            p = Path(d) / "dra.yaml"
-            p.write_text(yaml.safe_dump_all([sim, dc, tmpl]))
-            return load_scenario(p)
+        return dra_scenario(nodes, gpus, pods)
 
     return build
 
