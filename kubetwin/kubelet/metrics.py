@@ -7,7 +7,10 @@ would rename counters.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .admission import NodeAdmission
 
 
 def _line(name: str, value: int | float, labels: dict[str, str] | None = None) -> str:
@@ -24,7 +27,7 @@ class _Merged:
         self.assignments = tables["assignments"]
 
 
-def render_metrics(node: Any) -> str:
+def render_metrics(node: NodeAdmission) -> str:
     out: list[str] = []
 
     def family(name: str, kind: str, help_text: str, samples: list[str]) -> None:
@@ -91,17 +94,17 @@ def render_metrics(node: Any) -> str:
             for key, v in getattr(counters, name).items():
                 tables[name][key] = tables[name].get(key, 0) + v
     if c is not None or mc is not None:
-        c = _Merged(tables)
+        merged = _Merged(tables)
         family("resource_manager_allocations_total", "counter",
                "[ALPHA] Number of resource allocations performed by the resource managers.",
                [_line("resource_manager_allocations_total", v, {"resource": r, "source": s})
-                for (r, s), v in sorted(c.allocations.items())])
+                for (r, s), v in sorted(merged.allocations.items())])
         family("resource_manager_allocation_errors_total", "counter",
                "[ALPHA] Number of failed resource allocations performed by the resource managers.",
                [_line("resource_manager_allocation_errors_total", v, {"resource": r, "source": s})
-                for (r, s), v in sorted(c.allocation_errors.items())])
+                for (r, s), v in sorted(merged.allocation_errors.items())])
         family("resource_manager_container_assignments", "counter",
                "[ALPHA] Number of container resource assignments by type.",
                [_line("resource_manager_container_assignments", v, {"resource": r, "assignment_type": t})
-                for (r, t), v in sorted(c.assignments.items())])
+                for (r, t), v in sorted(merged.assignments.items())])
     return "\n".join(out) + "\n"

@@ -13,28 +13,33 @@ Not an upstream module: kubetwin's own simulation plumbing.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .scenario import SimNode
+
+if TYPE_CHECKING:
+    from ..kubelet.admission import NodeAdmission
+    from ..machine.model import Machine
+    from ..model.kubelet_config import KubeletConfiguration
 
 
 class _Template:
     __slots__ = ("machine", "config", "kubelet")
 
-    def __init__(self, machine: Any, config: Any):
+    def __init__(self, machine: Machine, config: KubeletConfiguration):
         from ..kubelet.admission import NodeAdmission
 
         self.machine, self.config = machine, config
         self.kubelet = NodeAdmission(machine, config)
 
-    def fork(self) -> Any:
+    def fork(self) -> NodeAdmission:
         return self.kubelet.fork()
 
 
 _TEMPLATES: dict[tuple[int, int], _Template] = {}
 
 
-def template_for(machine: Any, config: Any) -> _Template:
+def template_for(machine: Machine, config: KubeletConfiguration) -> _Template:
     """The started kubelet of a (machine, configuration) pair, started once per process."""
     key = (id(machine), id(config))
     tmpl = _TEMPLATES.get(key)
@@ -46,6 +51,6 @@ def template_for(machine: Any, config: Any) -> _Template:
     return tmpl
 
 
-def kubelet_for(node: SimNode) -> Any:
+def kubelet_for(node: SimNode) -> NodeAdmission:
     """A freshly started kubelet for ``node`` (a copy of its group's template)."""
     return template_for(node.machine, node.kubelet).fork()

@@ -9,7 +9,10 @@ from ...errors import InputError
 from ...model.cpuset import EMPTY, CPUSet
 
 if TYPE_CHECKING:
+    from ...machine.cputopology import CPUTopology
+    from ...model.kubelet_config import KubeletConfiguration
     from ...model.pod import Container, Pod
+    from .policy import AffinityFn
     from .state import CPUState
 
 POLICY_NAME = "none"
@@ -50,7 +53,7 @@ class NonePolicy:
         return NonePolicy()
 
 
-def new_none_policy(cfg: Any, topo: Any, affinity: Any) -> NonePolicy:
+def new_none_policy(cfg: KubeletConfiguration, topo: CPUTopology, affinity: AffinityFn) -> NonePolicy:
     """``NewNonePolicy``: options are refused (``Start``)."""
     if cfg.cpu_manager_policy_options:
         raise InputError(f"None policy: received unsupported options={dict(cfg.cpu_manager_policy_options)}",

@@ -6,9 +6,12 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..markup import escape
+
+if TYPE_CHECKING:
+    from ...sim.results import NodeReport
 
 MAX_NUMA_MAPS = 48
 
@@ -27,7 +30,7 @@ def numa_section(r: Any) -> str:
             + "</p><div class=numa>" + "".join(numa_map(n) for n in shown) + "</div></section>")
 
 
-def numa_map(node: Any) -> str:
+def numa_map(node: NodeReport) -> str:
     """One node's NUMA nodes as bars: exclusive CPUs, reserved, shared/free."""
     cells = []
     for n in node.numa:
