@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ..diagnostics import warn
 from ..errors import InputError
@@ -38,6 +38,9 @@ from ..model.strict import STRING, list_of, map_of, obj
 from . import gostrconv as sc
 from .classes import ClassChoice, annotation_path, class_from_annotations
 from .goconfig import decode_go_config
+
+if TYPE_CHECKING:
+    from ..machine.model import Machine
 
 BLOCKIO_CONTAINER_ANNOTATION = "io.kubernetes.cri.blockio-class"
 BLOCKIO_POD_ANNOTATION = "blockio.resources.beta.kubernetes.io/pod"
@@ -81,7 +84,7 @@ class BlockDevice:
         return f"{self.major}:{self.minor}"
 
 
-def block_devices(machine: Any) -> tuple[BlockDevice, ...]:
+def block_devices(machine: Machine) -> tuple[BlockDevice, ...]:
     """The machine's block devices from MachineInfo's ``disk_map`` (``"8:0": {name, major, minor, ...}``)."""
     disk_map = machine.extra.get("disk_map") or {}
     if not isinstance(disk_map, dict):

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..kubelet.cgroup_paths import CgroupLayout
 from ..kubelet.cgroups import CgroupSettings
@@ -45,10 +45,13 @@ from .cri import CRICall
 from .rdt import RdtClassError
 from .runtime_state import RuntimeState
 
+if TYPE_CHECKING:
+    from ..kubelet.admission import NodeAdmission
+
 HOST, POD_LEVEL, CONTAINER_LEVEL = "host", "pod", "container"
 
 
-def resource_isolation_level(node: Any, pod: Pod, c: Container) -> str:
+def resource_isolation_level(node: NodeAdmission, pod: Pod, c: Container) -> str:
     """``GetResourceIsolationLevel``: ``host`` without a CPU Manager entry; ``pod`` for a container
     of a pod-level-resources pod that does not qualify for exclusive CPUs (PodLevelResourceManagers);
     else ``container``."""
@@ -63,14 +66,14 @@ def resource_isolation_level(node: Any, pod: Pod, c: Container) -> str:
     return CONTAINER_LEVEL
 
 
-def pod_has_exclusive_cpus(node: Any, pod: Pod) -> bool:
+def pod_has_exclusive_cpus(node: NodeAdmission, pod: Pod) -> bool:
     """``PodHasExclusiveCPUs``: some container holds CPUs of its own, and none shares the pod's
     pool (a mixed pod-level pod keeps its sandbox quota)."""
     levels = {resource_isolation_level(node, pod, c) for c, _ in pod.all_containers()}
     return CONTAINER_LEVEL in levels and POD_LEVEL not in levels
 
 
-def layout_of(node: Any) -> CgroupLayout:
+def layout_of(node: NodeAdmission) -> CgroupLayout:
     cfg = node.config
     return CgroupLayout(cfg.cgroup_driver, cfg.cgroup_root, cfg.cgroups_per_qos)
 
@@ -79,7 +82,7 @@ def layout_of(node: Any) -> CgroupLayout:
 class KubeletSequence:
     """The CRI calls of one kubelet and the runtime below it, built as pods come and go."""
 
-    node: Any  # kubetwin.kubelet.admission.NodeAdmission
+    node: NodeAdmission
     runtime: RuntimeState
     calls: list[CRICall] = field(default_factory=list)
     rejected: list[dict[str, Any]] = field(default_factory=list)

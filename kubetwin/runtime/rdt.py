@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..model.strict import BOOLEAN, STRING, map_of, obj
@@ -56,6 +56,9 @@ from .rdt_alloc import (
     parse_cache_proportion,
 )
 from .resctrl import CACHE_LEVELS, L2, L3, MAX_UINT32, MAX_UINT64, ResctrlInfo, machine_resctrl
+
+if TYPE_CHECKING:
+    from ..machine.model import Machine
 
 ROOT_CLASS_NAME = "system/default"
 ROOT_CLASS_ALIAS = ""
@@ -155,7 +158,7 @@ class RdtConfig:
         return unalias_class_name(name) in self.classes or unalias_class_name(name) == ROOT_CLASS_NAME
 
     # --- resolution --------------------------------------------------------------------------
-    def resolve(self, machine: Any) -> ResolvedRdt:
+    def resolve(self, machine: Machine | ResctrlInfo) -> ResolvedRdt:
         """Every class's schemata on ``machine`` (a Machine or a :class:`ResctrlInfo`)."""
         hit = self._cache.get(id(machine))
         if hit is not None and hit[0] is machine:
@@ -173,7 +176,7 @@ class RdtConfig:
         self._cache[id(machine)] = (machine, resolved)
         return resolved
 
-    def schemata(self, class_name: str, machine: Any) -> dict[str, str]:
+    def schemata(self, class_name: str, machine: Machine | ResctrlInfo) -> dict[str, str]:
         """The resctrl ``schemata`` lines of a class on ``machine``, keyed by resource
         (``{"L3": "0=fff;1=fff", "MB": "0=100;1=100"}``). The root class, when the configuration
         leaves it alone, keeps the machine's current root schemata."""
@@ -227,7 +230,7 @@ def rdt_class_from_annotations(pod_annotations: Mapping[str, str] | None, contai
     return rdt_class_choice(container, pod_annotations, container_annotations).name
 
 
-def container_rdt_class(config: RdtConfig | None, machine: Any, container_name: str,
+def container_rdt_class(config: RdtConfig | None, machine: Machine | ResctrlInfo | None, container_name: str,
                         pod_annotations: Mapping[str, str] | None,
                         container_annotations: Mapping[str, str] | None = None, *,
                         ignore_not_enabled: bool = False) -> str | None:

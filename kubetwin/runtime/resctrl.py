@@ -26,10 +26,13 @@ key has no RDT: :func:`machine_resctrl` returns None and every RDT question is a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import InputError
 from ..model.strict import STRING, STRING_OR_NUMBER, check, list_of, obj
+
+if TYPE_CHECKING:
+    from ..machine.model import Machine
 
 L2 = "L2"
 L3 = "L3"
@@ -218,7 +221,7 @@ def parse_resctrl(doc: Mapping[str, Any], *, file: str | None = None, prefix: st
     return ResctrlInfo(cat, mb, num_closids, tuple(ln.strip() for ln in schemata))
 
 
-def machine_resctrl(machine: Any, *, file: str | None = None) -> ResctrlInfo | None:
+def machine_resctrl(machine: Machine, *, file: str | None = None) -> ResctrlInfo | None:
     """The RDT hardware of a :class:`~kubetwin.machine.model.Machine`, or None: no RDT."""
     doc = machine.extra.get("resctrl")
     if doc is None or doc is False:
