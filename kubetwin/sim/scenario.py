@@ -28,7 +28,7 @@ import copy
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .. import limits
 from ..errors import InputError
@@ -42,6 +42,10 @@ from ..model.unmodelled import SIMULATION, not_modelled_object, not_modelled_pod
 from .gpushare import GPU_COUNT, GPU_MODEL
 from .usage import USAGE, parse_usage
 from .workload import FOREVER, Arrival, Controller, DurationSpec, parse_duration_spec, seconds
+
+if TYPE_CHECKING:
+    from ..machine.model import Machine
+    from ..model.kubelet_config import KubeletConfiguration
 
 API_VERSION = "kubetwin.io/v1alpha1"
 ARRIVAL = "kubetwin.io/arrival"
@@ -60,8 +64,8 @@ class SimNode:
 
     node: Node
     group: str = ""
-    machine: Any = None          # kubetwin.machine.Machine, when the hardware is known
-    kubelet: Any = None          # KubeletConfiguration, when the kubelet is simulated
+    machine: Machine | None = None              # when the hardware is known
+    kubelet: KubeletConfiguration | None = None  # when the kubelet is simulated
     gpus: int = 0
     gpu_model: str = ""
     #: the KubeletConfiguration as written, so variants can change one field and re-default
