@@ -367,9 +367,14 @@ def decode_policy(doc: Any, file: str = "", plugin_index: str = "90") -> PolicyR
         if not isinstance(spec, dict):
             raise InputError("Required value", path="spec")
         policy = KINDS[kind]
-        config = decode_topology_aware(spec) if policy == "topology-aware" else decode_balloons(spec)
+        config: TopologyAwareConfig | BalloonsConfig
+        if policy == "topology-aware":
+            config = decode_topology_aware(spec)
+            full = spec
+        else:
+            config = decode_balloons(spec)
+            full = config.spec
         name = ((doc.get("metadata") or {}).get("name")) or ""
-        full = spec if policy == "topology-aware" else config.spec  # type: ignore[union-attr]
         return PolicyResource(policy, kind, name, config, dict(full), plugin_index, file)
     except InputError as exc:
         raise exc.in_file(file or None) from None

@@ -44,9 +44,8 @@ def fold(value: Any, spec: Spec) -> Any:
     """``value`` with struct keys in their declared case and string leaves stringified."""
     if value is None:
         return None
-    ts = type(spec)
-    if ts is Obj and isinstance(value, dict):
-        fields = spec.fields  # type: ignore[union-attr]
+    if isinstance(spec, Obj) and isinstance(value, dict):
+        fields = spec.fields
         lowered = {name.lower(): name for name in fields}
         out: dict[Any, Any] = {}
         for key, sub in value.items():
@@ -58,10 +57,10 @@ def fold(value: Any, spec: Spec) -> Any:
             out.pop(name, None)
             out[name] = fold(sub, sub_spec) if sub_spec is not None else sub
         return out
-    if ts is ListOf and isinstance(value, list):
-        return [fold(x, spec.item) for x in value]  # type: ignore[union-attr]
-    if ts is MapOf and isinstance(value, dict):
-        return {go_map_key(k): fold(v, spec.value) for k, v in value.items()}  # type: ignore[union-attr]
+    if isinstance(spec, ListOf) and isinstance(value, list):
+        return [fold(x, spec.item) for x in value]
+    if isinstance(spec, MapOf) and isinstance(value, dict):
+        return {go_map_key(k): fold(v, spec.value) for k, v in value.items()}
     if spec == STRING:
         return go_scalar_string(value)
     return value
