@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+import weakref
 from typing import Any, Callable, Iterable, Literal, overload
 
 import click
@@ -117,9 +118,13 @@ def global_option_decorators(eager: bool = True) -> list[Callable]:
     ]
 
 
+#: commands already given the global options
+_WITH_GLOBALS: weakref.WeakSet[click.Command] = weakref.WeakSet()
+
+
 def add_global_options(cmd: click.Command) -> click.Command:
     """Give ``cmd`` (and a group's subcommands) the global options, once."""
-    if getattr(cmd, "_kubetwin_globals", False):
+    if cmd in _WITH_GLOBALS:
         return cmd
     names = {o for p in cmd.params for o in getattr(p, "opts", ())}
     for deco in global_option_decorators():
@@ -127,7 +132,7 @@ def add_global_options(cmd: click.Command) -> click.Command:
         param = probe.__click_params__[0]
         if not names & set(param.opts):
             cmd.params.append(param)
-    cmd._kubetwin_globals = True  # type: ignore[attr-defined]
+    _WITH_GLOBALS.add(cmd)
     if isinstance(cmd, click.Group):
         for sub in cmd.commands.values():
             add_global_options(sub)
@@ -237,18 +242,19 @@ def emit_data(data: Any, output: str) -> None:
         raise ValueError(output)
 
 
+def _no_aliases(_dumper: Any, _data: Any) -> bool:
+    """``Dumper.ignore_aliases``: never an anchor."""
+    return True
+
+
 def yaml_text(data: Any) -> str:
     """YAML as ``yaml.safe_dump`` writes it, with libyaml's emitter (fast on big machines) and
     never an anchor: an object that appears twice is written out twice, as kubectl does."""
     import yaml
 
     base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-    class Dumper(base):  # type: ignore[misc, valid-type]
-        def ignore_aliases(self, data: Any) -> bool:
-            return True
-
-    return yaml.dump(data, Dumper=Dumper, sort_keys=False, default_flow_style=False, allow_unicode=False)
+    dumper = type("Dumper", (base,), {"ignore_aliases": _no_aliases})
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=False)
 
 
 def json_text(data: Any) -> str:

@@ -5,10 +5,13 @@ Not an upstream module: kubetwin's own presentation."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..kubelet.eviction.signals import RESOURCE_EPHEMERAL_STORAGE, RESOURCE_MEMORY, SIGNAL_TO_RESOURCE
 from .common import console
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 
 def _fmt_bytes(n: int | None) -> str:
@@ -26,9 +29,11 @@ def render_ranking(signal: str, rows: Sequence[dict[str, Any]]) -> None:
     resource = SIGNAL_TO_RESOURCE[signal]
     fmt = _fmt_bytes if resource in (RESOURCE_MEMORY, RESOURCE_EPHEMERAL_STORAGE) else (lambda n: "-" if n is None else str(n))
     table = Table(title=f"eviction order for {signal} (first evicted first)")
-    for col, just in (("#", "right"), ("pod", "left"), ("priority", "right"), ("usage", "right"),
-                      ("request", "right"), ("over request", "left")):
-        table.add_column(col, justify=just)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("#", "right"), ("pod", "left"), ("priority", "right"), ("usage", "right"), ("request", "right"),
+        ("over request", "left"))
+    for col, just in columns:
+        table.add_column(col, justify=just)
     for r in rows:
         over = "-" if r["exceeds"] is None else ("yes" if r["exceeds"] else "no")
         if not r["hasStats"]:
@@ -79,10 +84,12 @@ def render_oom(data: dict[str, Any]) -> None:
     con = console()
     t = Table(title=f"if the node ran out of memory first: the kernel's OOM order "
                     f"(capacity {_fmt_bytes(data['memoryCapacity'])}, swap {_fmt_bytes(data['swapCapacity'])})")
-    for col, just in (("#", "right"), ("pod/container", "left"), ("QoS", "left"), ("oom_score_adj", "right"),
-                      ("working set", "right"), ("badness", "right"), ("memory.max", "right"),
-                      ("memory.high", "right"), ("note", "left")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    oom_columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("#", "right"), ("pod/container", "left"), ("QoS", "left"), ("oom_score_adj", "right"),
+        ("working set", "right"), ("badness", "right"), ("memory.max", "right"), ("memory.high", "right"),
+        ("note", "left"))
+    for col, just in oom_columns:
+        t.add_column(col, justify=just)
     for i, c in enumerate(data["nodeOOMOrder"], 1):
         note = []
         if c["overLimit"]:

@@ -601,7 +601,10 @@ def _device_entry(device: Device, driver: str, options: CELOptions) -> _DeviceEn
 def device_data(device: Device, driver: str, options: CELOptions) -> dict[str, Any] | str:
     """The ``device`` variable for one device (cached), or the error every evaluation gives."""
     entry = _device_entry(device, driver, options)
-    return entry.error if entry.error is not None else entry.data  # type: ignore[return-value]
+    if entry.error is not None:
+        return entry.error
+    assert entry.data is not None  # an entry holds its data or its error
+    return entry.data
 
 
 def _split(name: str, driver: str) -> tuple[str, str]:

@@ -42,7 +42,7 @@ def to_v1(obj: Mapping[str, Any]) -> dict[str, Any]:
     _, version = api_version_of(obj)
     if version in ("v1", "v1beta2"):
         if version == "v1":
-            return obj  # type: ignore[return-value]
+            return obj if isinstance(obj, dict) else dict(obj)
         out = copy.deepcopy(dict(obj))
         out["apiVersion"] = f"{GROUP}/v1"
         return out

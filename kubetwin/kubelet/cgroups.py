@@ -27,6 +27,7 @@ from ..model.resources import (
     container_dra_allocations,
     is_pod_level_limits_set,
     is_pod_level_resources_set,
+    pod_level_limits,
     pod_limits,
     pod_requests,
     quantity_milli_value,
@@ -253,7 +254,7 @@ def resource_config_for_pod(pod: Pod, settings: CgroupSettings) -> ResourceConfi
     mem_declared = _limits_declared(pod, MEMORY)
     notes: dict[str, str] = {}
     if plr and is_pod_level_resources_set(pod):
-        pl = pod.spec.resources.limits  # type: ignore[union-attr]
+        pl = pod_level_limits(pod)
         if quantity_milli_value(pl, CPU) != 0:
             cpu_declared = True
         if quantity_value(pl, MEMORY) != 0:
@@ -295,7 +296,7 @@ def resource_config_for_pod(pod: Pod, settings: CgroupSettings) -> ResourceConfi
             elif qos == BURSTABLE:
                 unified["memory.low"] = str(mem_req)
         if settings.memory_throttling_factor is not None and plr and is_pod_level_limits_set(pod):
-            pod_mem_limit = quantity_value(pod.spec.resources.limits, MEMORY)  # type: ignore[union-attr]
+            pod_mem_limit = quantity_value(pod_level_limits(pod), MEMORY)
             if pod_mem_limit > 0:
                 limit = quantity_value(lims, MEMORY)
                 if not (mem_req == limit and limit > 0):
@@ -372,7 +373,7 @@ def _container_cpu_limit(pod: Pod, c: Container, g: FeatureGates) -> tuple[int, 
             own += quantity_milli_value(container_dra_allocations(pod, c.name), CPU)
         return own, "container cpu limit"
     if gate(g, "PodLevelResources") and is_pod_level_limits_set(pod):
-        pl = quantity_milli_value(pod.spec.resources.limits, CPU)  # type: ignore[union-attr]
+        pl = quantity_milli_value(pod_level_limits(pod), CPU)
         if pl > 0:
             return pl, "pod-level cpu limit (the container has none)"
     return 0, "no cpu limit"

@@ -20,6 +20,7 @@ from ..model.resources import (
     container_dra_allocations,
     is_pod_level_limits_set,
     is_pod_level_requests_set,
+    pod_level_limits,
     quantity_value,
 )
 from .qos import BEST_EFFORT, GUARANTEED, default_gates, get_pod_qos
@@ -118,7 +119,7 @@ def container_memory_limit(pod: Pod, container: Container, gates: FeatureGates) 
             own += quantity_value(container_dra_allocations(pod, container.name), MEMORY)
         return own
     if gate(gates, "PodLevelResources") and is_pod_level_limits_set(pod):
-        return quantity_value(pod.spec.resources.limits, MEMORY)  # type: ignore[union-attr]
+        return quantity_value(pod_level_limits(pod), MEMORY)
     return 0
 
 

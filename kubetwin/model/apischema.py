@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from types import GenericAlias
 from typing import Any
 
 import msgspec
@@ -352,9 +353,9 @@ def strict_struct(api_version: str, kind: str, version: str | None = None) -> An
         if isinstance(s, str):
             return scalars[s]
         if isinstance(s, ListOf):
-            return list[to_type(s.item)]  # type: ignore[misc]
+            return GenericAlias(list, (to_type(s.item),))
         if isinstance(s, MapOf):
-            return dict[str, to_type(s.value)]  # type: ignore[misc]
+            return GenericAlias(dict, (str, to_type(s.value)))
         key = id(s)
         if key in made:
             return made[key]

@@ -85,6 +85,18 @@ def is_pod_level_limits_set(pod: Pod) -> bool:
     return res is not None and any(map(is_supported_pod_level_resource, res.limits))
 
 
+def pod_level_requests(pod: Pod) -> Mapping[str, Quantity]:
+    """``pod.spec.resources.requests`` (none when the pod sets no pod-level resources)."""
+    res = pod.spec.resources
+    return res.requests if res is not None else {}
+
+
+def pod_level_limits(pod: Pod) -> Mapping[str, Quantity]:
+    """``pod.spec.resources.limits`` (none when the pod sets no pod-level resources)."""
+    res = pod.spec.resources
+    return res.limits if res is not None else {}
+
+
 # --- resource-list arithmetic --------------------------------------------------------------
 
 
@@ -318,7 +330,7 @@ def pod_requests(pod: Pod, opts: PodResourcesOptions = DEFAULT_OPTIONS) -> Resou
     """``PodRequests``: containers, then pod-level requests replace what they name, then overhead."""
     reqs: ResourceList = {} if opts.skip_container_level_resources else aggregate_container_requests(pod, opts)
     if not opts.skip_pod_level_resources and is_pod_level_requests_set(pod):
-        for name, q in pod.spec.resources.requests.items():  # type: ignore[union-attr]
+        for name, q in pod_level_requests(pod).items():
             if is_supported_pod_level_resource(name):
                 reqs[name] = q
     if not opts.exclude_overhead and pod.spec.overhead:
@@ -331,7 +343,7 @@ def pod_limits(pod: Pod, opts: PodResourcesOptions = DEFAULT_OPTIONS) -> Resourc
     (a pod without a limit stays unlimited)."""
     limits = aggregate_container_limits(pod, opts)
     if not opts.skip_pod_level_resources and is_pod_level_resources_set(pod):
-        for name, q in pod.spec.resources.limits.items():  # type: ignore[union-attr]
+        for name, q in pod_level_limits(pod).items():
             if is_supported_pod_level_resource(name):
                 limits[name] = q
     if not opts.exclude_overhead and pod.spec.overhead:
@@ -356,7 +368,8 @@ def quantity_milli_value(values: Mapping[str, Quantity], name: str) -> int:
 __all__ = (
     "PodResourcesOptions", "DEFAULT_OPTIONS", "ResourceList", "pod_requests", "pod_limits",
     "aggregate_container_requests", "aggregate_container_limits", "container_dra_allocations",
-    "is_pod_level_resources_set", "is_pod_level_requests_set", "is_pod_level_limits_set",
+    "is_pod_level_resources_set", "is_pod_level_requests_set", "is_pod_level_limits_set", "pod_level_requests",
+    "pod_level_limits",
     "is_supported_pod_level_resource", "is_pod_resize_infeasible", "scoring_non_missing_requests",
     "add_resource_list", "max_resource_list", "quantity_value", "quantity_milli_value",
 )

@@ -355,7 +355,8 @@ class DeviceManager:
             n = nodes[first]
             idx = 2 if n == NODE_WITHOUT_TOPOLOGY else (0 if in_hint(n) else 1)
             lists[idx].append((first, d))
-        return tuple([d for _, d in sorted(lst)] for lst in lists)  # type: ignore[return-value]
+        preferred, other, without_topology = ([d for _, d in sorted(lst)] for lst in lists)
+        return preferred, other, without_topology
 
     # --- checkpoint --------------------------------------------------------------------------
     def checkpoint_data(self) -> DeviceCheckpointData:

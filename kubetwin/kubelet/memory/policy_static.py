@@ -350,13 +350,14 @@ class StaticMemoryPolicy:
 
     # --- allocation ------------------------------------------------------------------------
     def _best(self, hints: list[TopologyHint]) -> TopologyHint | None:
-        best = None
+        best: TopologyHint | None = None
+        best_key = (0, 0)   # (NUMA node count, mask) of best
         for h in hints:
-            assert h.affinity is not None and (best is None or best.affinity is not None)  # memory hints name nodes
+            assert h.affinity is not None  # memory hints name nodes
+            key = (h.affinity.bit_count(), h.affinity)
             if best is None or (not best.preferred and h.preferred) or (
-                    best.preferred == h.preferred and (h.affinity.bit_count(), h.affinity)
-                    < (best.affinity.bit_count(), best.affinity)):  # type: ignore[union-attr]
-                best = h
+                    best.preferred == h.preferred and key < best_key):
+                best, best_key = h, key
         return best
 
     def allocate(self, pod: Pod, c: Container) -> None:

@@ -191,7 +191,7 @@ class SchedulingQueue:
         so the only such events are the deletions a preemption made."""
         prev = self._popped
         same = prev is not None and prev.pod.uid == pod.uid
-        n = ((prev.attempts if same else 0) + 1) if attempts is None else attempts  # type: ignore[union-attr]
+        n = ((prev.attempts if prev is not None and same else 0) + 1) if attempts is None else attempts
         seq = next(self._seq)
         ts = now if now is not None else float(seq)
         t = now if now is not None else 0.0

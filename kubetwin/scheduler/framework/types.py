@@ -164,7 +164,7 @@ class NodeInfo:
     def _add_amounts(self, pod: Pod, sign: int) -> None:
         """Kept sums moved by one pod (new dicts: clones share the old ones)."""
         r, n = self._accounting.pod_amounts(pod)
-        req = dict(self._requested)  # type: ignore[arg-type]
+        req = dict(self._requested or {})
         for k, v in r.items():
             left = req.get(k, 0) + sign * v
             if left or sign > 0:
@@ -191,7 +191,7 @@ class NodeInfo:
             self._allocatable = resource_amounts(self.node.status.allocatable)
         return self._allocatable
 
-    def _sum(self) -> None:
+    def _sum(self) -> tuple[dict[str, int], dict[str, int]]:
         req: dict[str, int] = {}
         nz = {"cpu": 0, "memory": 0}
         for p in self.pods:
@@ -201,20 +201,23 @@ class NodeInfo:
             nz["cpu"] += n.get("cpu", 0)
             nz["memory"] += n.get("memory", 0)
         self._requested, self._non_zero = req, nz
+        return req, nz
 
     @property
     def requested(self) -> dict[str, int]:
         """Σ effective requests of the pods (``NodeInfo.Requested``)."""
-        if self._requested is None:
-            self._sum()
-        return self._requested  # type: ignore[return-value]
+        req = self._requested
+        if req is None:
+            req, _ = self._sum()
+        return req
 
     @property
     def non_zero_requested(self) -> dict[str, int]:
         """Σ cpu / memory requests with defaults for missing ones (``NodeInfo.NonZeroRequested``)."""
-        if self._non_zero is None:
-            self._sum()
-        return self._non_zero  # type: ignore[return-value]
+        nz = self._non_zero
+        if nz is None:
+            _, nz = self._sum()
+        return nz
 
 
 class ResourceAccounting:
