@@ -93,7 +93,7 @@ def warm(argv: list[str], cwd: Path) -> None:
 
 
 def _innermost_kubetwin_frame(tb: object) -> str:
-    frames = traceback.extract_tb(tb)  # type: ignore[arg-type]
+    frames = traceback.extract_tb(tb)  # type: ignore[arg-type]  # tb is set: an exception is being handled
     for frame in reversed(frames):
         path = frame.filename.replace(os.sep, "/")
         i = path.rfind("/kubetwin/")

@@ -126,7 +126,7 @@ def test_remembered_cpu_hints_equal_the_calculation_in_every_state(steps, policy
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories(), histories(), st.sampled_from(POLICIES), st.sampled_from(["container", "pod"]))
 def test_copies_sharing_memos_decide_and_allocate_as_kubelets_without_memos(first, second, policy, scope):
-    sn = SimNode(node=None, machine=MACHINE, kubelet=_config(policy, scope))  # type: ignore[arg-type]
+    sn = SimNode(node=None, machine=MACHINE, kubelet=_config(policy, scope))  # type: ignore[arg-type]  # no Node object: not read here
     for steps in (first, second, first):  # the second copy of `first` answers from the table
         copy, plain = kubelet_for(sn), _without_memos(NodeAdmission(MACHINE, sn.kubelet))
         assert _replay(copy, steps) == _replay(plain, steps)

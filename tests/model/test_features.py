@@ -96,7 +96,7 @@ def test_override_of_a_locked_gate_is_ignored_unless_strict():
 
 def test_override_must_be_a_boolean():
     with pytest.raises(InputError) as info:
-        gates_for("1.36", {"MemoryQoS": "yes"})  # type: ignore[dict-item]
+        gates_for("1.36", {"MemoryQoS": "yes"})  # type: ignore[dict-item]  # a wrong value type on purpose
     assert info.value.path == "featureGates.MemoryQoS"
 
 

@@ -110,7 +110,7 @@ def test_typed_fields_are_parsed():
 def test_configuration_is_immutable():
     c = cfg()
     with pytest.raises(AttributeError):
-        c.max_pods = 5  # type: ignore[misc]
+        c.max_pods = 5  # type: ignore[misc]  # assigning a frozen field on purpose
 
 
 # --- feature gates --------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ def _node():
                                           "topologyManagerPolicy": "single-numa-node",
                                           "kubeReserved": {"cpu": "1", "memory": "1Gi"},
                                           "reservedMemory": [{"numaNode": 0, "limits": {"memory": "1124Mi"}}]})
-    return SimNode(node=None, machine=load_machine("2s2n4c2t"), kubelet=cfg)  # type: ignore[arg-type]
+    return SimNode(node=None, machine=load_machine("2s2n4c2t"), kubelet=cfg)  # type: ignore[arg-type]  # no Node object: not read here
 
 
 def _pods(n):
