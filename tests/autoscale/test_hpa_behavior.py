@@ -125,8 +125,8 @@ def test_an_invalid_metric_blocks_scale_down() -> None:
 
 def test_parse_applies_api_defaults() -> None:
     obj = _hpa_obj()
-    del obj["spec"]["minReplicas"]  # type: ignore[index]
-    del obj["spec"]["metrics"]  # type: ignore[index]
+    del obj["spec"]["minReplicas"]  # type: ignore[index]  # the test object is a nested dict
+    del obj["spec"]["metrics"]  # type: ignore[index]  # the test object is a nested dict
     spec = hpa.parse_hpa(obj)
     assert spec.min_replicas == 1
     assert spec.metrics == (hpa.MetricSpec("Resource", "cpu", "Utilization", average_utilization=80),)
