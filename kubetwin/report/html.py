@@ -15,7 +15,7 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from .markup import escape
 from .sections.glance import glance_section
@@ -28,6 +28,9 @@ from .sections.reasons import reasons_section
 from .sections.summary import summary_section
 from .sections.variants import variants_section
 from .svg import COLORS, bar_chart, line_chart
+
+if TYPE_CHECKING:
+    from ..sim.results import SimResult
 
 __all__ = ["render_html", "line_chart", "bar_chart", "numa_map", "COLORS", "MAX_NODE_ROWS", "MAX_NUMA_MAPS",
            "MAX_POD_ROWS"]
@@ -50,7 +53,7 @@ thead th{background:#f3f4f6;position:sticky;top:0}.cards{display:flex;flex-wrap:
 """
 
 
-def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> str:
+def render_html(results: Sequence[SimResult], title: str = "kubetwin simulation") -> str:
     from ..sim.results import baseline_of
 
     results = list(results)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ..sim.results import baseline_of
+from ..sim.results import SimResult, baseline_of
 
 MAX_POD_ROWS = 500
 
@@ -125,7 +125,7 @@ def render_summary(results: list[Any], con: Any = None, *, pods: bool = False) -
             render_pods(r, con)
 
 
-def pod_rows(r: Any, limit: int | None = None) -> list[dict[str, str]]:
+def pod_rows(r: SimResult, limit: int | None = None) -> list[dict[str, str]]:
     """Every pod's placement, phase, reason and message; pods that did not run first."""
     order = {"Failed": 0, "Rejected": 0, "Pending": 1}
     pods = sorted(r.pods, key=lambda p: (order.get(p.phase, 2), p.arrival))
@@ -149,7 +149,7 @@ def pod_rows(r: Any, limit: int | None = None) -> list[dict[str, str]]:
     return rows
 
 
-def render_pods(r: Any, con: Any) -> None:
+def render_pods(r: SimResult, con: Any) -> None:
     from rich.markup import escape
     from rich.table import Table
 

@@ -5,12 +5,15 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..markup import escape, pct
 
+if TYPE_CHECKING:
+    from ...sim.results import SimResult
 
-def glance_section(results: Sequence[Any], sums: Sequence[dict[str, Any]]) -> str:
+
+def glance_section(results: Sequence[SimResult], sums: Sequence[dict[str, Any]]) -> str:
     s0 = sums[0]
     cards = [("scheduled", s0["scheduled"]), ("running at the end", s0["running"]),
              ("pending at the end", s0["pending"]),

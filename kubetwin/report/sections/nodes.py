@@ -6,14 +6,17 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..markup import escape, pct
+
+if TYPE_CHECKING:
+    from ...sim.results import SimResult
 
 MAX_NODE_ROWS = 300
 
 
-def nodes_section(r: Any) -> str:
+def nodes_section(r: SimResult) -> str:
     nodes = sorted(r.node_reports, key=lambda n: -n.pods)[:MAX_NODE_ROWS]
     res = [x for x in ("cpu", "memory") if any(x in n.allocatable for n in nodes)]
     head = "<tr><th>node</th><th>group</th><th>pods at the end</th>" + "".join(

@@ -6,17 +6,17 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..markup import escape
 
 if TYPE_CHECKING:
-    from ...sim.results import NodeReport
+    from ...sim.results import NodeReport, SimResult
 
 MAX_NUMA_MAPS = 48
 
 
-def numa_section(r: Any) -> str:
+def numa_section(r: SimResult) -> str:
     """One run's NUMA maps; empty when no node has NUMA figures, GPUs or DRA devices."""
     with_numa = [n for n in r.node_reports if n.numa or n.gpus or n.dra_devices]
     if not with_numa:

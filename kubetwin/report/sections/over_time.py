@@ -5,13 +5,16 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..markup import escape
 from ..svg import COLORS, line_chart
 
+if TYPE_CHECKING:
+    from ...sim.results import SimResult
 
-def over_time_section(results: Sequence[Any]) -> str:
+
+def over_time_section(results: Sequence[SimResult]) -> str:
     legend = "<div class=legend>" + "".join(
         f"<span><i class=sw style='background:{COLORS[k % len(COLORS)]}'></i>{escape(r.scenario)}</span>"
         for k, r in enumerate(results)) + "</div>"

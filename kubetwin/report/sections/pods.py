@@ -5,15 +5,18 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..markup import escape
 from ..terminal import pod_rows
 
+if TYPE_CHECKING:
+    from ...sim.results import SimResult
+
 MAX_POD_ROWS = 2000
 
 
-def pods_section(r: Any) -> str:
+def pods_section(r: SimResult) -> str:
     """One run's pods (at most ``MAX_POD_ROWS``)."""
     rows = pod_rows(r, MAX_POD_ROWS)
     if not rows:

@@ -5,12 +5,15 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..markup import escape, sim_time
 
+if TYPE_CHECKING:
+    from ...sim.results import SimResult
 
-def pressure_section(r: Any, limit: int = 40) -> str:
+
+def pressure_section(r: SimResult, limit: int = 40) -> str:
     """Evictions and OOM kills, with the kubelet's and the kernel's words."""
     evs = [e for e in r.events if e["type"] in ("Evicted", "OOMKilled")]
     if not evs:

@@ -5,13 +5,16 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..markup import escape
 from ..svg import bar_chart
 
+if TYPE_CHECKING:
+    from ...sim.results import SimResult
 
-def reasons_section(r: Any, s: dict[str, Any]) -> str:
+
+def reasons_section(r: SimResult, s: dict[str, Any]) -> str:
     """One run's reasons (``s`` its summary); empty when every pod ran."""
     reasons = sorted(s["pendingByReason"].items(), key=lambda kv: -kv[1])
     kub = sorted(s["rejectedByKubelet"].items(), key=lambda kv: -kv[1])
@@ -22,7 +25,7 @@ def reasons_section(r: Any, s: dict[str, Any]) -> str:
             + bar_chart("rejected by the kubelet, by reason", kub) + "</div>" + _examples(r) + "</section>")
 
 
-def _examples(r: Any, limit: int = 8) -> str:
+def _examples(r: SimResult, limit: int = 8) -> str:
     seen: dict[str, Any] = {}
     for p in r.pods:
         if p.message and p.phase in ("Pending", "Failed") and p.reason not in seen:

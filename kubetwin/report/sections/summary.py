@@ -6,13 +6,16 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from ..markup import escape
 from ..terminal import fmt, summary_rows
 
+if TYPE_CHECKING:
+    from ...sim.results import SimResult
 
-def summary_section(results: Sequence[Any], sums: Sequence[dict[str, Any]], bases: Sequence[Any],
+
+def summary_section(results: Sequence[SimResult], sums: Sequence[dict[str, Any]], bases: Sequence[SimResult | None],
                     base_sums: Sequence[dict[str, Any] | None]) -> str:
     """The summary table; ``bases``/``base_sums``: each run's baseline (None: it has none)."""
     heads = "".join(f"<th>{escape(r.scenario)}" + (" <span class=d>(Δ baseline)</span>" if b is not None else "")

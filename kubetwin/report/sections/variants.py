@@ -5,12 +5,15 @@ Not an upstream module: kubetwin's own report.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..markup import escape
 
+if TYPE_CHECKING:
+    from ...sim.results import SimResult
 
-def variants_section(results: Sequence[Any], bases: Sequence[Any]) -> str:
+
+def variants_section(results: Sequence[SimResult], bases: Sequence[SimResult | None]) -> str:
     rows = [(r, b) for r, b in zip(results, bases) if r.variant]
     if not rows:
         return ""
