@@ -30,6 +30,8 @@ from .topology.policy import new_policy, parse_options
 
 if TYPE_CHECKING:
     from .cgroups import CgroupSettings
+    from .devices import DeviceCheckpointData, DeviceInventory
+    from .memory.state import MemoryState
 
 #: kubetwin's word (not a Kubernetes reason) for a pod whose admission never returns
 HANG_REASON = "KubeletHang"
@@ -109,10 +111,10 @@ class NodeAdmission:
     machine: Machine
     config: KubeletConfiguration
     cpu_state: CPUState | None = None
-    memory_state: Any = None
+    memory_state: MemoryState | None = None
     explain: bool = False
-    devices: Any = None  # DeviceInventory
-    device_state: Any = None  # DeviceCheckpointData from kubelet_internal_checkpoint
+    devices: DeviceInventory | None = None
+    device_state: DeviceCheckpointData | None = None  # from kubelet_internal_checkpoint
     #: explain TopologyAffinityErrors (``PodDecision.explanation``); off where nobody reads it
     explain_rejections: bool = False
     admitted: list[Pod] = field(default_factory=list)

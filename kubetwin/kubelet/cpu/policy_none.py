@@ -3,7 +3,7 @@ container runs in the shared pool; no hints, no allocation, no options."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import InputError
 from ...model.cpuset import EMPTY, CPUSet
@@ -49,7 +49,7 @@ class NonePolicy:
     def forget_pod(self, pod_uid: str) -> None:
         pass
 
-    def fork(self, affinity: Any) -> "NonePolicy":
+    def fork(self, affinity: AffinityFn) -> NonePolicy:
         return NonePolicy()
 
 

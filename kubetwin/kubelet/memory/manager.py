@@ -12,13 +12,14 @@ from ...model.pod import Container, Pod
 from ..topology.hint import TopologyHint
 from .policy import Policy, new_policy
 from .policy_static import StaticMemoryPolicy
+from .state import MemoryState
 
 
 class MemoryManager:
     resource = "memory"
 
     def __init__(self, cfg: KubeletConfiguration, machine: Machine,
-                 affinity: Callable[[str, str], TopologyHint], state: Any = None):
+                 affinity: Callable[[str, str], TopologyHint], state: MemoryState | None = None):
         self.policy_name = cfg.memory_manager_policy
         self.policy: Policy = new_policy(cfg, machine, affinity, state)
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ...model.kubelet_config import KubeletConfiguration
     from ...model.pod import Container, Pod
     from ..topology.hint import TopologyHint
+    from .state import MemoryState
 
 AffinityFn = Callable[[str, str], "TopologyHint"]
 
@@ -37,7 +38,8 @@ class Policy(Protocol):
     def fork(self, affinity: AffinityFn) -> "Policy": ...
 
 
-def new_policy(cfg: "KubeletConfiguration", machine: "Machine", affinity: AffinityFn, state: Any = None) -> Any:
+def new_policy(cfg: KubeletConfiguration, machine: Machine, affinity: AffinityFn,
+               state: MemoryState | None = None) -> Policy:
     """The policy ``memoryManagerPolicy`` names (``NewManager``'s switch)."""
     from . import policy_none, policy_static
 

@@ -3,10 +3,14 @@ hints, no NUMA pinning."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ...machine.model import Machine
+    from ...model.kubelet_config import KubeletConfiguration
     from ...model.pod import Container, Pod
+    from .policy import AffinityFn
+    from .state import MemoryState
 
 POLICY_NAME = "None"
 
@@ -14,7 +18,8 @@ POLICY_NAME = "None"
 class NonePolicy:
     name = POLICY_NAME
 
-    def __init__(self, cfg: Any = None, machine: Any = None, affinity: Any = None, state: Any = None):
+    def __init__(self, cfg: KubeletConfiguration | None = None, machine: Machine | None = None,
+                 affinity: AffinityFn | None = None, state: MemoryState | None = None):
         pass
 
     def get_topology_hints(self, pod: "Pod", c: "Container") -> None:
@@ -35,5 +40,5 @@ class NonePolicy:
     def numa_nodes_for(self, pod_uid: str, name: str) -> list[int] | None:
         return None
 
-    def fork(self, affinity: Any) -> "NonePolicy":
+    def fork(self, affinity: AffinityFn) -> NonePolicy:
         return NonePolicy()
