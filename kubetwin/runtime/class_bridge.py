@@ -11,20 +11,24 @@ Not an upstream module: the seam between ``kubetwin runtime`` and the goresctrl 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from . import blockio as _blockio
 from . import rdt as _rdt
+
+if TYPE_CHECKING:
+    from ..machine.model import Machine
+    from .resctrl import ResctrlInfo
 
 RDT_ANNOTATION = _rdt.RDT_POD_ANNOTATION
 BLOCKIO_ANNOTATION = _blockio.BLOCKIO_POD_ANNOTATION
 
 
-def load_rdt(path: str | None) -> Any:
+def load_rdt(path: str | None) -> _rdt.RdtConfig | None:
     return None if path is None else _rdt.load_rdt_config(path)
 
 
-def load_blockio(path: str | None) -> Any:
+def load_blockio(path: str | None) -> _blockio.BlockIOConfig | None:
     return None if path is None else _blockio.load_blockio_config(path)
 
 
@@ -40,19 +44,20 @@ def runtime_blockio_class(annotations: Mapping[str, str], container: str) -> str
     return _blockio.blockio_class_from_annotations(annotations, container)
 
 
-def rdt_schemata(config: Any, class_name: str, machine: Any) -> dict[str, str] | None:
+def rdt_schemata(config: _rdt.RdtConfig | None, class_name: str,
+                 machine: Machine | ResctrlInfo) -> dict[str, str] | None:
     if config is None or not class_name:
         return None
     return config.schemata(class_name, machine)
 
 
-def blockio_lines(config: Any, class_name: str, devices: Any) -> dict[str, str] | None:
+def blockio_lines(config: _blockio.BlockIOConfig | None, class_name: str, devices: Any) -> dict[str, str] | None:
     if config is None or not class_name:
         return None
     return config.cgroup_v2(class_name, devices)
 
 
-def check_class(config: Any, class_name: str | None, what: str, *, file: str | None, path: str) -> None:
+def check_class(config: _rdt.RdtConfig | _blockio.BlockIOConfig | None, class_name: str | None, what: str, *, file: str | None, path: str) -> None:
     """A class the configuration does not define is refused (the runtime fails the container)."""
     if config is None or not class_name:
         return
