@@ -21,7 +21,7 @@ from kubetwin.runtime.resmgr.cache import Cache
 from kubetwin.runtime.resmgr.policy import PolicyError
 from kubetwin.runtime.sysfs import System
 
-N4C16 = Path(__file__).parent / "cases" / "machines" / "n4c16.json"
+N4C16 = Path(__file__).parents[2] / "cases" / "machines" / "n4c16.json"
 
 
 def n4c16_system() -> System:

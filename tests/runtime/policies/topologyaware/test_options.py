@@ -14,7 +14,7 @@ from kubetwin.errors import InputError
 from kubetwin.runtime.resmgr.policy import PolicyError
 from kubetwin.runtime.run import RuntimeInputs, run_runtime
 
-MACHINES = Path(__file__).parent / "cases" / "machines"
+MACHINES = Path(__file__).parents[2] / "cases" / "machines"
 
 
 def pod(name: str, cpu: str | None = "1", mem: str = "100M", n: int = 1, ann: dict | None = None,

@@ -21,9 +21,9 @@ from kubetwin.runtime.policies.topologyaware.resources import Request
 from kubetwin.runtime.resmgr.cache import Cache
 from kubetwin.runtime.sysfs import System
 
-from .machines import SERVER_ISOLATED, desktop, four_sockets, server
+from ...machines import SERVER_ISOLATED, desktop, four_sockets, server
 
-MACHINES = Path(__file__).parent / "cases" / "machines"
+MACHINES = Path(__file__).parents[2] / "cases" / "machines"
 
 
 def policy_for(machine, isolated: str = "", reserved: str = "750m") -> TopologyAwarePolicy:
