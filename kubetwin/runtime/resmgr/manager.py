@@ -17,7 +17,7 @@ Upstream: containers/nri-plugins v0.14.0 ``pkg/resmgr/nri.go``, ``resource-manag
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..nri.api import (
     Container,
@@ -33,6 +33,9 @@ from ..nri.stub import Plugin
 from .cache import CREATED, CREATING, EXITED, RUNNING, STALE, Cache, CachedContainer, CacheError
 from .policy import Backend, PolicyError
 
+if TYPE_CHECKING:
+    from ..sysfs import System
+
 STATE_DIR = "/var/lib/nri-resource-policy"
 CONTAINER_STARTED = "container-started"
 
@@ -43,8 +46,8 @@ class ResourceManager(Plugin):
     name = "resource-manager"
     index = "90"
 
-    def __init__(self, policy: Backend, system: Any, config: Any, *, memory_capacity: int,
-                 rdt: Any = None, blockio: Any = None, index: str = "90", name: str = "resource-manager"):
+    def __init__(self, policy: Backend, system: System, config: Any, *, memory_capacity: int,
+                 rdt: dict[str, Any] | None = None, blockio: dict[str, Any] | None = None, index: str = "90", name: str = "resource-manager"):
         self.index = index
         self.name = name
         self.policy = policy

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .cache import Cache, CachedContainer
+
+if TYPE_CHECKING:
+    from ..sysfs import System
 
 
 class PolicyError(Exception):
@@ -63,7 +66,7 @@ class Backend(Protocol):
     name: str
     description: str
 
-    def setup(self, system: Any, cache: Cache, config: Any) -> None: ...
+    def setup(self, system: System, cache: Cache, config: Any) -> None: ...  # config: the policy's own type
 
     def start(self) -> None: ...
 
