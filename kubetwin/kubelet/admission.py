@@ -18,18 +18,15 @@ import msgspec
 from ..errors import InputError
 from ..machine.model import Machine
 from ..model.kubelet_config import KubeletConfiguration
-from ..model.pod import Pod
+from ..model.pod import Pod, is_extended_resource
 from ..model.quantity import Quantity, parse_quantity
-from ..model.pod import is_extended_resource
 from ..model.resources import pod_limits, pod_requests
 from .admission_errors import AdmissionError, KubeletHang, TopologyAffinityError, admit_result
-
 from .cpu.manager import CPUManager
 from .cpu.state import CPUState
 from .topology.manager import TopologyManager
 from .topology.numa_info import NUMAInfo
 from .topology.policy import new_policy, parse_options
-
 
 #: kubetwin's word (not a Kubernetes reason) for a pod whose admission never returns
 HANG_REASON = "KubeletHang"
@@ -227,7 +224,7 @@ class NodeAdmission:
             out[name] = q.milli_value() if name == "cpu" else q.value()
         # the API server defaults an extended resource's request from its limit (they must be equal)
         for c, _ in pod.all_containers():
-            for name, q in c.resources.limits.items():
+            for name in c.resources.limits:
                 if name not in c.resources.requests and is_extended_resource(name):
                     break
             else:
@@ -276,6 +273,26 @@ class NodeAdmission:
                     out = dict(out)
                 out[name] = parse_quantity(str(len(ids)))
         return out
+
+    # --- in-place resize (kubetwin.kubelet.resize) ----------------------------------------------
+    def resize_predicate(self, current: Pod, desired: Pod) -> tuple[str, str] | None:
+        """The predicate handler for a resize: ``desired`` against node allocatable minus the
+        other pods' allocated requests (``current`` is left out, as ``canAdmitPod`` leaves it out)."""
+        old = self._requests(current)
+        saved_used, saved_admitted = self._used, self.admitted
+        self._used = {k: v - old.get(k, 0) for k, v in self._used.items()}
+        self.admitted = [p for p in self.admitted if p.uid != current.uid]
+        try:
+            return self._predicate(desired)
+        finally:
+            self._used, self.admitted = saved_used, saved_admitted
+
+    def set_allocation(self, current: Pod, desired: Pod) -> None:
+        """Checkpoint ``desired`` as the allocation of a running pod (``SetAllocatedResources``)."""
+        old, new = self._requests(current), self._requests(desired)
+        for name in set(old) | set(new):
+            self._used[name] = self._used.get(name, 0) - old.get(name, 0) + new.get(name, 0)
+        self.admitted = [desired if p.uid == current.uid else p for p in self.admitted]
 
     def release(self, pod_uid: str) -> None:
         """Give back everything a pod holds (removal, or a rejection after allocation)."""
