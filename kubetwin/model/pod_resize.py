@@ -9,12 +9,15 @@ may change — each container's ``resources`` and ``resizePolicy`` and the pod-l
 * pods with pod-level resources cannot be resized unless ``InPlacePodLevelResourcesVerticalScaling``;
   static (mirror) pods and Windows pods cannot be resized at all;
 * the QoS class may not change;
-* a cpu or memory request or limit may not be removed;
-* only cpu and memory may change (``spec: Forbidden: only cpu and memory resources are mutable``);
+* no request or limit may be removed;
+* only cpu and memory may change (``spec: Forbidden: only cpu and memory resources are mutable``),
+  of app containers and sidecars; other init containers not at all;
 * the new resources obey the usual rules (requests ≤ limits, ...).
 
-A memory limit may be decreased whatever the ``resizePolicy`` (v1.34+, the only releases
-kubetwin models); the kubelet then checks usage when it actuates.
+Until v1.35 a memory limit may be lowered (or added) only with ``resizePolicy: RestartContainer``
+(``VERSIONED_DEFAULTS["resizeMemoryLimitDecreaseNotRequired"]``); from v1.35 the kubelet checks
+usage when it actuates instead. A change of ``resizePolicy`` itself is refused as a change to
+something other than cpu and memory.
 
 kubetwin is stricter than the API server where the API server would silently drop a field:
 a patch that touches anything but resources and resize policies is an ``InputError`` (the
@@ -33,7 +36,7 @@ from typing import Any, Mapping
 import msgspec
 
 from ..errors import InputError
-from .features import FeatureGates
+from .features import FeatureGates, default_for
 from .pod import Container, ContainerResizePolicy, Pod, ResourceRequirements, is_sidecar, validate_pod
 from .quantity import Quantity, parse_quantity
 from .strict import ANY, STRING, check, list_of, map_of, obj
@@ -190,64 +193,101 @@ def _pod_level_set(pod: Pod) -> bool:
     return res is not None and bool(res.requests or res.limits)
 
 
-def _removed(old: Mapping[str, Quantity], new: Mapping[str, Quantity]) -> list[str]:
-    return [r for r in RESIZABLE if r in old and r not in new]
+def _removed(old: Mapping[str, Quantity], new: Mapping[str, Quantity]) -> bool:
+    """``resourcesRemoved``: some resource of the old list is missing from the new one."""
+    return len(old) > len(new) or any(name not in new for name in old)
 
 
-def _other_resources(values: Mapping[str, Quantity]) -> dict[str, Quantity]:
-    return {k: v for k, v in values.items() if k not in RESIZABLE}
+def _validate_container_resize(new: Container, old: Container, path: str, version: str) -> list[FieldError]:
+    """``validateContainerResize``: no request or limit removed; before v1.35 a memory limit may be
+    lowered or added only with ``resizePolicy`` ``RestartContainer``."""
+    errs = []
+    if _removed(old.resources.requests, new.resources.requests):
+        errs.append(FieldError(f"{path}.requests", "Forbidden", "resource requests cannot be removed"))
+    if _removed(old.resources.limits, new.resources.limits):
+        errs.append(FieldError(f"{path}.limits", "Forbidden", "resource limits cannot be removed"))
+    if not default_for("resizeMemoryLimitDecreaseNotRequired", version):
+        policy = next((p.restart_policy for p in new.resize_policy if p.resource_name == "memory"), "")
+        if policy in ("NotRequired", ""):
+            new_lim, old_lim = new.resources.limits.get("memory"), old.resources.limits.get("memory")
+            if new_lim is not None and old_lim is not None and new_lim.cmp(old_lim) < 0:
+                errs.append(FieldError(f"{path}.limits[memory]", "Forbidden",
+                                       "memory limits cannot be decreased unless resizePolicy is RestartContainer"))
+            elif new_lim is not None and old_lim is None:
+                errs.append(FieldError(f"{path}.limits[memory]", "Forbidden",
+                                       "memory limits cannot be added unless resizePolicy is RestartContainer"))
+    return errs
 
 
-def _others_changed(old: ResourceRequirements, new: ResourceRequirements) -> bool:
-    return (_other_resources(old.requests) != _other_resources(new.requests)
-            or _other_resources(old.limits) != _other_resources(new.limits) or old.claims != new.claims)
+def _without_cpu_memory_updates(c: Container, old: Container) -> Container:
+    """``dropCPUMemoryResourcesFromContainer``: the new container with the old cpu and memory values
+    (what is left to differ is what a resize may not change)."""
+
+    def drop(values: Mapping[str, Quantity], old_values: Mapping[str, Quantity]) -> dict[str, Quantity]:
+        out = {k: v for k, v in values.items() if k not in RESIZABLE}
+        out.update({k: v for k, v in old_values.items() if k in RESIZABLE})
+        return out
+
+    res = ResourceRequirements(requests=drop(c.resources.requests, old.resources.requests),
+                               limits=drop(c.resources.limits, old.resources.limits))
+    return msgspec.structs.replace(c, resources=res)
 
 
 def validate_pod_resize(old: Pod, new: Pod, gates: FeatureGates) -> list[FieldError]:
     """``ValidatePodResize``: the field errors the API server answers a resize with (none: accepted)."""
     from ..kubelet.qos import compute_pod_qos, get_pod_qos
 
-    if _pod_level_set(old) or _pod_level_set(new):
-        if not gates.enabled("InPlacePodLevelResourcesVerticalScaling"):
-            return [FieldError("", "Forbidden", "pods with pod-level resources cannot be resized")]
-    if MIRROR_POD_ANNOTATION in old.metadata.annotations:
-        return [FieldError("", "Forbidden", "static pods cannot be resized")]
-    os_name = (old.spec.os or {}).get("name")
-    if os_name == "windows":
-        return [FieldError("", "Forbidden", "windows pods cannot be resized")]
     errs: list[FieldError] = []
-    new_qos = compute_pod_qos(new, gates).qos_class
-    if get_pod_qos(old, gates) != new_qos:
-        errs.append(FieldError("spec", "Invalid value", "Pod QOS Class may not change as a result of resizing",
-                               value=new_qos))
-    changed_other = False
-    for field, attr in (("initContainers", "init_containers"), ("containers", "containers")):
-        olds: list[Container] = getattr(old.spec, attr)
-        news: list[Container] = getattr(new.spec, attr)
-        for i, (oc, nc) in enumerate(zip(olds, news)):
-            if attr == "init_containers" and not is_sidecar(oc):
-                changed_other = changed_other or oc.resources != nc.resources
-                continue
-            path = f"spec.{field}[{i}].resources"
-            for r in _removed(oc.resources.requests, nc.resources.requests):
-                errs.append(FieldError(f"{path}.requests[{r}]", "Forbidden", "resource requests cannot be removed"))
-            for r in _removed(oc.resources.limits, nc.resources.limits):
-                errs.append(FieldError(f"{path}.limits[{r}]", "Forbidden", "resource limits cannot be removed"))
-            changed_other = changed_other or _others_changed(oc.resources, nc.resources)
-    if _pod_level_set(old) or _pod_level_set(new):
-        o = old.spec.resources or ResourceRequirements()
-        n = new.spec.resources or ResourceRequirements()
-        for r in _removed(o.requests, n.requests):
-            errs.append(FieldError(f"spec.resources.requests[{r}]", "Forbidden", "resource requests cannot be removed"))
-        for r in _removed(o.limits, n.limits):
-            errs.append(FieldError(f"spec.resources.limits[{r}]", "Forbidden", "resource limits cannot be removed"))
-        changed_other = changed_other or _others_changed(o, n)
-    if changed_other:
-        errs.append(FieldError("spec", "Forbidden", "only cpu and memory resources are mutable"))
-    try:
+    try:  # validatePodMetadataAndSpec (kubetwin's wording of the resource rules)
         validate_pod(new)
     except InputError as exc:
         errs.append(FieldError(exc.path, "", exc.message))
+    if (_pod_level_set(old) or _pod_level_set(new)) and \
+            not gates.enabled("InPlacePodLevelResourcesVerticalScaling"):
+        return [FieldError("", "Forbidden", "pods with pod-level resources cannot be resized")]
+    if MIRROR_POD_ANNOTATION in old.metadata.annotations:
+        return [FieldError("", "Forbidden", "static pods cannot be resized")]
+    if (old.spec.os or {}).get("name") == "windows":
+        return [FieldError("", "Forbidden", "windows pods cannot be resized")]
+    old_qos = get_pod_qos(old, gates)
+    if old_qos != compute_pod_qos(new, gates).qos_class:
+        # upstream shows the pod's status.qosClass (the class before the resize) as the value
+        errs.append(FieldError("spec", "Invalid value", "Pod QOS Class may not change as a result of resizing",
+                               value=old.status.qos_class or old_qos))
+    for i, oc in enumerate(old.spec.init_containers):
+        if is_sidecar(oc) and i < len(new.spec.init_containers):
+            errs += _validate_container_resize(new.spec.init_containers[i], oc,
+                                               f"spec.initContainers[{i}].resources", gates.version)
+    for i, oc in enumerate(old.spec.containers):
+        errs += _validate_container_resize(new.spec.containers[i], oc, f"spec.containers[{i}].resources",
+                                           gates.version)
+    for i, oc in enumerate(old.spec.containers):
+        if _without_cpu_memory_updates(new.spec.containers[i], oc) != oc:
+            errs.append(FieldError("spec", "Forbidden", "only cpu and memory resources are mutable"))
+    for i, oc in enumerate(old.spec.init_containers):
+        nc = new.spec.init_containers[i]
+        if is_sidecar(oc):
+            if _without_cpu_memory_updates(nc, oc) != oc:
+                errs.append(FieldError("spec", "Forbidden",
+                                       "only cpu and memory resources for sidecar containers are mutable"))
+        elif nc != oc:
+            errs.append(FieldError("spec", "Forbidden", "resources for non-sidecar init containers are immutable"))
+    if errs:
+        return errs
+    o, n = old.spec.resources or ResourceRequirements(), new.spec.resources or ResourceRequirements()
+    if o != n:  # pod-level resources (InPlacePodLevelResourcesVerticalScaling): cpu and memory only
+        if _removed(o.requests, n.requests):
+            errs.append(FieldError("spec.resources.requests", "Forbidden", "resource requests cannot be removed"))
+        if _removed(o.limits, n.limits):
+            errs.append(FieldError("spec.resources.limits", "Forbidden", "resource limits cannot be removed"))
+        kept = ResourceRequirements(
+            requests={**{k: v for k, v in n.requests.items() if k not in RESIZABLE},
+                      **{k: v for k, v in o.requests.items() if k in RESIZABLE}},
+            limits={**{k: v for k, v in n.limits.items() if k not in RESIZABLE},
+                    **{k: v for k, v in o.limits.items() if k in RESIZABLE}},
+            claims=n.claims)
+        if kept != o:
+            errs.append(FieldError("spec", "Forbidden", "only cpu and memory resources are mutable"))
     return errs
 
 
