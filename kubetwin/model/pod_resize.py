@@ -291,5 +291,16 @@ def validate_pod_resize(old: Pod, new: Pod, gates: FeatureGates) -> list[FieldEr
     return errs
 
 
+def load_resize_patch(path: str) -> tuple[Mapping[str, Any], str]:
+    """One resize patch from a YAML or JSON file (``-`` = stdin), checked; and the file's name."""
+    from .loader import parse_documents, read_text
+
+    name = "<stdin>" if path == "-" else path
+    docs = [d for d in parse_documents(read_text(path), name) if d is not None]
+    if len(docs) != 1:
+        raise InputError(f"expected one resize patch, found {len(docs)} documents", file=name)
+    return check_resize_patch(docs[0], name), name
+
+
 __all__ = ["FieldError", "MIRROR_POD_ANNOTATION", "RESIZABLE", "RESIZE_PATCH_SPEC", "apply_resize_patch",
-           "check_resize_patch", "refusal_message", "validate_pod_resize"]
+           "check_resize_patch", "load_resize_patch", "refusal_message", "validate_pod_resize"]
