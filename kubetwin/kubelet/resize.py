@@ -244,7 +244,8 @@ class ResizeManager:
         conds = self.conditions.get(uid, {})
         return tuple(conds[t] for t in (PENDING, IN_PROGRESS) if t in conds)
 
-    def _set(self, uid: str, type_: str, reason: str, message: str, generation: int, now: float) -> bool:
+    def set_condition(self, uid: str, type_: str, reason: str, message: str, generation: int = 0,
+                      now: float = 0.0) -> bool:
         """``updatedPodResizeCondition``: the transition time moves only when the reason or message does."""
         conds = self.conditions.setdefault(uid, {})
         old = conds.get(type_)
@@ -272,14 +273,18 @@ class ResizeManager:
         """``HandlePodUpdates`` for a pod whose resources changed: queue it (``PushPendingResize``)
         and retry every pending resize in order (``RetryPendingResizes(pod_updated)``); then,
         while resizes got allocated and others still wait, retry again (``pod_resized``)."""
+        self.push(desired)
+        return self.retry(TRIGGER_POD_UPDATED, now)
+
+    def push(self, desired: Pod) -> None:
+        """``PushPendingResize``: remember the desired pod and queue it, keeping the queue sorted."""
         uid = desired.uid
         if self.allocated(uid) is None:
-            raise KeyError(uid)
+            raise KeyError(f"pod {desired.key} is not running on this node")
         self.desired[uid] = desired
         if uid not in self.pending:
             self.pending.append(uid)
             self._sort()
-        return self.retry(TRIGGER_POD_UPDATED, now)
 
     def pod_removed(self, uid: str, now: float = 0.0) -> list[ResizeResult]:
         """``HandlePodRemoves``: the pod's resize state goes; pending resizes are retried."""
@@ -333,11 +338,11 @@ class ResizeManager:
             self.desired.pop(uid, None)
             self._clear(uid, PENDING)
             self._clear(uid, IN_PROGRESS)
-            self._set(uid, IN_PROGRESS, "", "", generation, now)
+            self.set_condition(uid, IN_PROGRESS, "", "", generation, now)
             return ResizeResult(desired, ALLOCATED, conditions=self.conditions_of(uid), before=before,
                                 after=desired, trigger=trigger, notes=notes)
         if reason:
-            self._set(uid, PENDING, reason, message, generation, now)
+            self.set_condition(uid, PENDING, reason, message, generation, now)
         return ResizeResult(desired, reason, reason, message, self.conditions_of(uid), before, before, trigger, notes)
 
     def can_resize(self, desired: Pod, allocated: Pod) -> tuple[bool, str, str, tuple[str, ...]]:
@@ -348,6 +353,7 @@ class ResizeManager:
             return False, refused[0], refused[1], ()
         if node.hung is not None:
             return False, DEFERRED, f"the kubelet hung earlier ({node.hung})", ()
+        self._check_modelled(desired, allocated)
         saved = dict(node.topology.affinities)
         try:
             node.topology.admit(desired)
@@ -363,6 +369,25 @@ class ResizeManager:
         if rejected is not None:
             return False, DEFERRED, rejected[1], ()
         return True, "", "", self._kept_cpus(desired, allocated)
+
+    def _check_modelled(self, desired: Pod, allocated: Pod) -> None:
+        """From v1.37 the static policy resizes exclusive cpusets in place (KEP-5554): not modelled,
+        so such a resize is an error rather than v1.36's answer passed off as v1.37's."""
+        from ..errors import InputError
+        from ..model.features import default_for
+        from .podlevel import guaranteed_cpus
+
+        node = self.node
+        if not (node.gates.enabled("InPlacePodVerticalScalingExclusiveCPUs") and node.cpu.static is not None
+                and default_for("cpuManagerResizesExclusiveCPUs", node.gates.version)):
+            return
+        for c, _ in desired.all_containers():
+            held = node.cpu.exclusive_cpus(desired.uid, c.name)
+            if held is not None and guaranteed_cpus(desired, c, node.gates) != held.size():
+                raise InputError(f"pod {desired.key} container {c.name}: resizing exclusive CPUs in place "
+                                 f"(InPlacePodVerticalScalingExclusiveCPUs, v{node.gates.version}) is not modelled "
+                                 "by kubetwin", path="featureGates.InPlacePodVerticalScalingExclusiveCPUs",
+                                 fix="use --kubernetes-version 1.36 or earlier, or leave the gate off")
 
     def _kept_cpus(self, desired: Pod, allocated: Pod) -> tuple[str, ...]:
         """Notes for exclusive CPUs the static policy kept at another size than the new request."""
