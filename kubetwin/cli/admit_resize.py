@@ -110,34 +110,37 @@ def container_views(node: Any, pod: Any) -> list[dict[str, Any]]:
 
 
 def render_resizes(records: list[dict[str, Any]]) -> None:
-    """One row per container of each resized pod: outcome, cpuset, CFS quota, memory limit."""
+    """One row per container of each resized pod (outcome, cpu and memory, cpuset, CFS quota), then
+    each outcome's message and notes."""
     from rich.table import Table
 
     from .common import console
 
+    con = console()
     t = Table(title="in-place resizes", show_lines=False)
-    for col in ("pod", "outcome", "container", "requests", "limits", "cpuset", "cfs quota", "memory limit"):
-        t.add_column(col)
+    for col in ("pod", "outcome", "container", "cpu req/lim", "memory req/lim", "cpuset", "cfs quota"):
+        t.add_column(col, overflow="fold")
+    lines = []
     for rec in records:
         rows = [rec] + list(rec.get("retried") or [])
         for i, r in enumerate(rows):
-            outcome = r["status"] + (f": {r['message']}" if r.get("message") else "")
-            if i:
-                outcome = f"(retried, {r['trigger']}) " + outcome
-            for note in r.get("notes") or []:
-                outcome += f"\n⚠ {note}"
+            who = f"{r['namespace']}/{r['pod']}"
+            outcome = r["status"] if not i else f"{r['status']} (retried: {r['trigger']})"
+            if r.get("message"):
+                lines.append(f"{who}: {r['status']}: {r['message']}")
+            lines += [f"{who}: ⚠ {note}" for note in r.get("notes") or []]
             first = True
             for c in r.get("containers") or [{}]:
                 res = c.get("resources") or {}
-                t.add_row(f"{r['namespace']}/{r['pod']}" if first else "", outcome if first else "", c.get("name", ""),
-                          _list(c.get("requests")), _list(c.get("limits")), str(res.get("cpusetCpus", "")),
-                          str(res.get("cpuQuota", "")), str(res.get("memoryLimitInBytes", "")))
+                req, lim = c.get("requests") or {}, c.get("limits") or {}
+                t.add_row(who if first else "", outcome if first else "", c.get("name", ""),
+                          f"{req.get('cpu', '-')}/{lim.get('cpu', '-')}",
+                          f"{req.get('memory', '-')}/{lim.get('memory', '-')}", str(res.get("cpusetCpus", "")),
+                          str(res.get("cpuQuota", "")))
                 first = False
-    console().print(t)
-
-
-def _list(values: dict[str, str] | None) -> str:
-    return " ".join(f"{k}={v}" for k, v in (values or {}).items())
+    con.print(t)
+    for line in lines:
+        con.print(line, soft_wrap=True, markup=False)
 
 
 __all__ = ["COMPLETED", "REFUSED", "container_views", "parse_resize_options", "render_resizes", "run_resizes"]
