@@ -403,6 +403,16 @@ class ResizeManager:
                 notes.append(f"container {c.name}: the static CPU Manager policy keeps its exclusive CPUs {held} "
                              f"({held.size()}) though it now asks for {want}: Allocate finds the container in its "
                              f"state (v1.36 does not resize exclusive cpusets)")
+        static = self.node.memory.static
+        if static is not None:
+            for c, _ in desired.all_containers():
+                blocks = static.state.entries.get(desired.uid, {}).get(c.name)
+                req = c.resources.requests.get("memory")
+                held_mem = sum(b.size for b in blocks or () if b.type == "memory")
+                if blocks and req is not None and req.value() != held_mem:
+                    notes.append(f"container {c.name}: the Static Memory Manager policy keeps its memory blocks "
+                                 f"({held_mem} bytes on NUMA {list(blocks[0].numa_affinity)}) though it now asks for "
+                                 f"{req.value()}: Allocate finds the container in its state")
         return tuple(notes)
 
     # --- sortPendingResizes ------------------------------------------------------------------
