@@ -302,10 +302,13 @@ class NodeAdmission:
         self.topology.remove_pod(pod_uid)
 
     def remove(self, pod: Pod) -> None:
-        if pod in self.admitted:
-            self.admitted.remove(pod)
-            for name, amount in self._requests(pod).items():
-                self._used[name] = self._used.get(name, 0) - amount
+        """The pod is gone: what it was allocated (its resized resources, if resized) is given back."""
+        for k, held in enumerate(self.admitted):
+            if held.uid == pod.uid:
+                del self.admitted[k]
+                for name, amount in self._requests(held).items():
+                    self._used[name] = self._used.get(name, 0) - amount
+                break
         self.release(pod.uid)
 
 

@@ -230,8 +230,8 @@ class ResizeManager:
     #: the desired pod of each pod with a resize not yet allocated
     desired: dict[str, Pod] = field(default_factory=dict)
     conditions: dict[str, dict[str, ResizeCondition]] = field(default_factory=dict)
-    #: the time of the next periodic retry (simulation seconds)
-    next_retry: float = RETRY_PERIOD_SECONDS
+    #: the time of the next periodic retry (simulation seconds; the ticker starts at 30 s)
+    next_retry: float = 30.0
 
     # --- state -------------------------------------------------------------------------------
     def allocated(self, uid: str) -> Pod | None:
@@ -298,10 +298,12 @@ class ResizeManager:
         """The allocation manager's ticker (``Run``): retries every ``retryDelay``."""
         if now < self.next_retry:
             return []
-        self.next_retry = now + RETRY_PERIOD_SECONDS
-        return self.retry(TRIGGER_PERIODIC, now) if self.pending else []
+        return self.retry(TRIGGER_PERIODIC, now)
 
     def retry(self, trigger: str, now: float = 0.0) -> list[ResizeResult]:
+        """``retryPendingResizes``: every pending resize in queue order (the ticker restarts: the
+        next periodic retry is ``retryDelay`` from now)."""
+        self.next_retry = now + RETRY_PERIOD_SECONDS
         results: list[ResizeResult] = []
         while True:
             allocated_any = False

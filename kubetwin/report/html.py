@@ -267,6 +267,7 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
                          + (f" · showing {len(shown)} of {len(with_numa)} nodes" if len(shown) < len(with_numa) else "")
                          + "</p><div class=numa>" + "".join(numa_map(n) for n in shown) + "</div></section>")
         parts.append(_pressure_events(r))
+        parts.append(_resize_events(r))
         parts.append(_node_table(r))
         parts.append(_pod_table(r))
     parts.append("<footer style='padding:8px 32px;color:#6b7280'>kubetwin · self-contained report, no network needed"
@@ -300,6 +301,20 @@ def _pressure_events(r: Any, limit: int = 40) -> str:
     return (f"<section><h2>Node pressure — {_e(r.scenario)}{more}</h2><div class=scroll><table><thead><tr>"
             "<th>time</th><th>what</th><th>node</th><th>pod</th><th>message</th></tr></thead>" + rows
             + "</table></div></section>")
+
+
+def _resize_events(r: Any, limit: int = 40) -> str:
+    """In-place resizes (``spec.resizes``): each outcome, retries included, with the kubelet's words."""
+    evs = [e for e in r.events if e["type"] == "PodResize"]
+    if not evs:
+        return ""
+    rows = "".join(f"<tr><td>{_time(e['time'])}</td><td>{_e(e.get('pod', ''))}</td><td>{_e(e.get('node', ''))}</td>"
+                   f"<td>{_e(e['status'])}</td><td>{_e(e.get('source') or e.get('trigger', ''))}</td>"
+                   f"<td class=msg>{_e(e.get('message', ''))}</td></tr>" for e in evs[:limit])
+    more = f" (first {limit} of {len(evs)})" if len(evs) > limit else ""
+    return (f"<section><h2>In-place resizes — {_e(r.scenario)}{more}</h2><div class=scroll><table><thead><tr>"
+            "<th>time</th><th>pod</th><th>node</th><th>outcome</th><th>asked by</th><th>message</th></tr></thead>"
+            + rows + "</table></div></section>")
 
 
 def _pod_table(r: Any) -> str:

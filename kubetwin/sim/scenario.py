@@ -100,6 +100,8 @@ class Scenario:
     #: where each object of ``objects`` came from, for error messages (same order)
     origins: dict[str, list[str]] = field(default_factory=dict)
     source: str = ""
+    #: timed in-place resizes (``spec.resizes``, :mod:`kubetwin.sim.resize`)
+    resizes: list[Any] = field(default_factory=list)
 
     def summary(self) -> str:
         return (f"{len(self.nodes)} nodes, {len(self.arrivals)} pods"
@@ -197,7 +199,8 @@ def _simulation_spec() -> Any:
                controllerDelay=duration, maxRecreations=INTEGER, podMaxInUnschedulablePodsDuration=duration,
                kubernetesVersion=STRING, featureGates=map_of(BOOLEAN), schedulerConfig=OPEN_OBJECT,
                schedulerConfigFile=STRING, nodeGroups=list_of(node_group), workloads=list_of(workload),
-               objects=list_of(STRING), traces=list_of(trace))
+               objects=list_of(STRING), traces=list_of(trace),
+               resizes=list_of(obj(at=duration, pod=STRING, workload=STRING, patch=OPEN_OBJECT)))
     return obj(apiVersion=STRING, kind=STRING,
                metadata=type_spec("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"), spec=spec)
 
@@ -283,6 +286,10 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         _apply_objects(sc, load_documents(path))
     for i, t in enumerate(_list(spec.get("traces"), "spec.traces")):
         _trace(sc, t, f"spec.traces[{i}]", root)
+    if spec.get("resizes") is not None:
+        from .resize import parse_resizes
+
+        sc.resizes = parse_resizes(sc, spec["resizes"])
 
 
 def _list(v: Any, path: str) -> list[Any]:
