@@ -84,31 +84,36 @@ def refusal_message(pod: Pod, errors: list[FieldError]) -> str:
 # --- the patch ---------------------------------------------------------------------------------
 
 
-def check_resize_patch(patch: Any, file: str | None = None) -> Mapping[str, Any]:
+def check_resize_patch(patch: Any, file: str | None = None, prefix: str = "") -> Mapping[str, Any]:
     """Strictly check a resize patch: only ``spec.containers[]`` / ``spec.initContainers[]``
-    (``name``, ``resources``, ``resizePolicy``) and ``spec.resources``."""
+    (``name``, ``resources``, ``resizePolicy``) and ``spec.resources``. ``prefix``: where the
+    patch sits in a larger document (error paths start with it)."""
     if not isinstance(patch, Mapping):
         raise InputError("a resize patch is an object like {spec: {containers: [{name: c, resources: {...}}]}}",
                          file=file)
-    check(patch, RESIZE_PATCH_SPEC, file=file,
+    check(patch, RESIZE_PATCH_SPEC, file=file, prefix=prefix,
           what="not part of a resize (the resize subresource changes only containers' resources and "
                "resizePolicy and pod-level resources)")
     spec = patch.get("spec")
     if not isinstance(spec, Mapping) or not spec:
-        raise InputError("the patch changes nothing", path="spec", file=file,
+        raise InputError("the patch changes nothing", path=_at(prefix, "spec"), file=file,
                          fix="give spec.containers[].resources (or spec.resources) with the new values")
     for field in ("containers", "initContainers"):
         for i, c in enumerate(spec.get(field) or []):
             if not c.get("name"):
                 raise InputError("Required value: a container patch names its container", file=file,
-                                 path=f"spec.{field}[{i}].name")
+                                 path=_at(prefix, f"spec.{field}[{i}].name"))
             for j, p in enumerate(c.get("resizePolicy") or []):
                 rp = p.get("restartPolicy", "")
                 if rp not in _RESTART_POLICIES:
                     raise InputError(f'Unsupported value: "{rp}"', file=file,
-                                     path=f"spec.{field}[{i}].resizePolicy[{j}].restartPolicy",
+                                     path=_at(prefix, f"spec.{field}[{i}].resizePolicy[{j}].restartPolicy"),
                                      fix="use NotRequired or RestartContainer")
     return patch
+
+
+def _at(prefix: str, path: str) -> str:
+    return f"{prefix}.{path}" if prefix else path
 
 
 def _merge_resource_list(old: Mapping[str, Quantity], patch: Any, path: str, file: str | None) -> dict[str, Quantity]:

@@ -80,10 +80,7 @@ def parse_resizes(sc: "Scenario", raw: Any, path: str = "spec.resizes") -> list[
         if "patch" not in r:
             raise InputError("Required value: patch ({spec: {containers: [{name, resources}]}})",
                              path=f"{where}.patch")
-        try:
-            patch = check_resize_patch(r["patch"])
-        except InputError as exc:
-            raise exc.within(f"{where}.patch") from None
+        patch = check_resize_patch(r["patch"], prefix=f"{where}.patch")
         out.append(ResizeEvent(seconds(r["at"], f"{where}.at"), patch, str(pod or ""), str(workload or ""), where))
     return out
 

@@ -32,10 +32,10 @@ from .. import limits
 from ..errors import InputError
 from ..model.apischema import type_spec
 from ..model.kinds import check_builtin, check_object
-from ..model.strict import check, list_of
 from ..model.loader import Document, load_documents
 from ..model.node import Node, node_from_dict
 from ..model.pod import Pod, pod_from_dict
+from ..model.strict import check, list_of
 from ..model.unmodelled import SIMULATION, not_modelled_object, not_modelled_pod
 from .gpushare import GPU_COUNT, GPU_MODEL
 from .usage import USAGE, parse_usage
@@ -134,6 +134,13 @@ def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = N
     if sims:
         _apply_simulation(sc, sims[0], base)
     _apply_objects(sc, others)
+    if sims and sc.resizes:
+        from .resize import parse_resizes
+
+        try:
+            sc.resizes = parse_resizes(sc, sc.resizes)
+        except InputError as exc:
+            raise exc.in_file(sims[0].where) from None
     if sc.profile is None:
         sc.profile = parse_scheduler_config(None)
     _finish(sc)
@@ -181,8 +188,18 @@ def _simulation_spec() -> Any:
     KubeletConfiguration, ``schedulerConfig`` as a KubeSchedulerConfiguration, ``template`` as a
     Pod; ``usage`` by the usage-curve reader."""
     from ..model.apischema import type_spec
-    from ..model.strict import (ANY, BOOLEAN, INTEGER, NUMBER, OPEN_OBJECT, STRING, STRING_OR_NUMBER, list_of,
-                                map_of, obj)
+    from ..model.strict import (
+        ANY,
+        BOOLEAN,
+        INTEGER,
+        NUMBER,
+        OPEN_OBJECT,
+        STRING,
+        STRING_OR_NUMBER,
+        list_of,
+        map_of,
+        obj,
+    )
 
     duration = STRING_OR_NUMBER  # a Go duration string or a number of seconds
     node_group = obj(
@@ -286,10 +303,8 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         _apply_objects(sc, load_documents(path))
     for i, t in enumerate(_list(spec.get("traces"), "spec.traces")):
         _trace(sc, t, f"spec.traces[{i}]", root)
-    if spec.get("resizes") is not None:
-        from .resize import parse_resizes
-
-        sc.resizes = parse_resizes(sc, spec["resizes"])
+    if spec.get("resizes") is not None:  # parsed once every pod of the scenario is known (load_scenario)
+        sc.resizes = list(spec["resizes"])
 
 
 def _list(v: Any, path: str) -> list[Any]:
@@ -319,7 +334,7 @@ def _bool(v: Any, path: str) -> bool:
 
 
 def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
-    from ..model.kubelet_config import KubeletConfiguration, load_kubelet_config
+    from ..model.kubelet_config import KubeletConfiguration
 
     if not isinstance(g, Mapping):
         raise InputError("expected a node group mapping", path=path)
