@@ -9,6 +9,9 @@ message), then the node's kubelet (:class:`kubetwin.kubelet.resize.ResizeManager
 resize is actuated at once (``-o cri``: the CRI calls and pod cgroup writes of
 ``doPodResizeAction``). The report shows, per resize, the outcome and each container's resources
 as allocated afterwards (cpuset, CFS quota, memory limit).
+
+Not an upstream module: kubetwin's CLI around ``kubectl patch --subresource resize`` and the
+kubelet's ``HandlePodUpdates``.
 """
 
 from __future__ import annotations
