@@ -476,14 +476,29 @@ def _same_resources(a: Pod, b: Pod) -> bool:
     return True
 
 
+#: ``ResizeResult.status`` of a resize the API server refused (it never reaches the kubelet)
+REFUSED = "Refused"
+
+
 def request_resize(node: "NodeAdmission", desired: Pod, *, manager: ResizeManager | None = None,
-                   now: float = 0.0) -> ResizeResult:
+                   now: float = 0.0, api_gates: Any = None) -> ResizeResult:
     """The one seam for callers (``kubetwin admit --resize``, simulate, the VPA updater's
-    ``InPlaceOrRecreate``): ask the node's kubelet to resize a running pod to ``desired`` (same
-    UID, already accepted by the API server — :func:`kubetwin.model.pod_resize.validate_pod_resize`).
-    Returns the outcome for this pod; other pending resizes retried on the way are in
-    ``manager``'s state."""
+    ``InPlaceOrRecreate``): resize a running pod to ``desired`` (same UID, new resources). With
+    ``api_gates`` (the API server's feature gates) the API server's checks come first
+    (:func:`kubetwin.model.pod_resize.validate_pod_resize`, against the pod's current spec): a
+    refusal is ``Refused`` with its message. Returns the outcome for this pod; other pending
+    resizes retried on the way are in ``manager``'s state."""
     mgr = manager if manager is not None else ResizeManager(node)
+    if api_gates is not None:
+        from ..model.pod_resize import refusal_message, validate_pod_resize
+
+        current = mgr.desired.get(desired.uid) or mgr.allocated(desired.uid)
+        if current is None:
+            raise KeyError(f"pod {desired.key} is not running on this node")
+        errors = validate_pod_resize(current, desired, api_gates)
+        if errors:
+            return ResizeResult(desired, REFUSED, REFUSED, refusal_message(current, errors),
+                                mgr.conditions_of(desired.uid), current, current)
     results = mgr.request(desired, now)
     mine = [r for r in results if r.pod.uid == desired.uid]
     return mine[-1] if mine else ResizeResult(desired, DEFERRED, conditions=mgr.conditions_of(desired.uid))
@@ -503,6 +518,6 @@ def with_resources(pod: Pod, resources_from: Pod) -> Pod:
     return msgspec.structs.replace(pod, spec=spec)
 
 
-__all__ = ["ALLOCATED", "DEFERRED", "INFEASIBLE", "IN_PROGRESS", "PENDING", "RETRY_PERIOD_SECONDS", "UNCHANGED",
+__all__ = ["ALLOCATED", "DEFERRED", "INFEASIBLE", "IN_PROGRESS", "PENDING", "REFUSED", "RETRY_PERIOD_SECONDS", "UNCHANGED",
            "ResizeCondition", "ResizeManager", "ResizeResult", "allocatable_absolute", "container_swap_behavior",
            "request_resize", "resize_handler", "with_resources"]

@@ -99,6 +99,8 @@ def _mark(actions: PodResizeActions, resource: str, update: ContainerUpdate, spe
 def compute_pod_resize_actions(actuated: Pod, desired: Pod, running: set[str]) -> PodResizeActions:
     """``computePodResizeAction`` for every running container of the pod (``running``: names)."""
     actions = PodResizeActions()
+    # pod-level resources (InPlacePodLevelResourcesVerticalScaling) resize the pod cgroup itself
+    actions.update_pod_resources = actuated.spec.resources != desired.spec.resources
     current_of = {c.name: c for c, _ in actuated.all_containers()}
     order = [(c, True) for c in desired.spec.init_containers if is_sidecar(c)] + \
         [(c, False) for c in desired.spec.containers]

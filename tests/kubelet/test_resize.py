@@ -296,3 +296,17 @@ def test_the_v1_37_exclusive_cpu_resize_is_refused_as_not_modelled():
     assert n.admit(guaranteed("g", "2")).admitted
     with pytest.raises(InputError, match="not modelled"):
         request_resize(n, guaranteed("g", "3"))
+
+
+def test_the_seam_checks_with_the_api_server_first_when_given_its_gates():
+    """request_resize(..., api_gates=...): ValidatePodResize before the kubelet (the VPA updater's path)."""
+    from kubetwin.kubelet.resize import REFUSED
+    from kubetwin.model.features import gates_for
+
+    n = node()
+    assert n.admit(pod("a", cpu_mem("1", "1Gi"), cpu_mem("2", "2Gi"))).admitted
+    r = request_resize(n, pod("a", cpu_mem("2", "2Gi"), cpu_mem("2", "2Gi")), api_gates=gates_for("1.36"))
+    assert (r.status, r.message) == (REFUSED, 'Pod "a" is invalid: spec: Invalid value: "Burstable": Pod QOS Class '
+                                              'may not change as a result of resizing')
+    ok = request_resize(n, pod("a", cpu_mem("1500m", "1Gi"), cpu_mem("2", "2Gi")), api_gates=gates_for("1.36"))
+    assert ok.status == ALLOCATED

@@ -119,3 +119,18 @@ def test_a_container_whose_policy_is_not_required_is_updated_not_restarted():
     new = pod(c("a", "500m", "1", "512Mi", {"cpu": "RestartContainer"}))  # only memory changes
     actions = compute_pod_resize_actions(old, new, {"a"})
     assert not actions.to_restart and [u.name for u in actions.to_update["memory"]] == ["a"]
+
+
+def test_a_pod_level_resize_updates_the_pod_cgroup_alone():
+    """InPlacePodLevelResourcesVerticalScaling: pod-level limits change, the containers' do not."""
+    def pod_level(cpu: str) -> Pod:
+        return pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns",
+                                                                              "uid": "p"},
+                              "spec": {"resources": {"requests": {"cpu": "1", "memory": "1Gi"},
+                                                     "limits": {"cpu": cpu, "memory": "1Gi"}},
+                                       "containers": [{"name": "a", "image": "i"}]}})
+    seq = started(pod_level("2"))
+    steps = seq.resize_pod(pod_level("3"))
+    assert [(s["action"], s.get("resource", "")) for s in steps] == [
+        ("SetPodCgroupConfig", "cpu"), ("UpdatePodSandboxResources", "")]
+    assert steps[0]["files"] == {"cpu.max": "300000 100000"}
