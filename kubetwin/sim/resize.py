@@ -203,6 +203,7 @@ class SimResizes:
             if sp is None:
                 continue
             if r.status == ALLOCATED:
+                self._check_usage(sp, r.pod)
                 m.actuated(r.pod.uid)
             allocated = m.allocated(r.pod.uid) or r.pod
             desired = m.desired.get(r.pod.uid, allocated)
@@ -212,6 +213,33 @@ class SimResizes:
         if m.pending and (sim.live > 0 or sim._pressure_busy()):
             # the ticker matters only while something else can still change the node
             sim.push(m.next_retry, RESIZE_TICK, ("tick", i))
+
+    def _check_usage(self, sp: Any, allocated: Pod) -> None:
+        """``doPodResizeAction`` aborts a memory resize whose new pod limit is at or below the pod's
+        current usage (and retries it on later syncs): not modelled — said, never hidden."""
+        if sp.usage is None:
+            return
+        limit = 0
+        for c, init in allocated.all_containers():
+            q = c.resources.limits.get("memory")
+            if q is None and not init:
+                return  # no pod memory limit
+            limit += q.value() if q is not None and not init else 0
+        usage = 0
+        first = True
+        for c, init in allocated.all_containers():
+            if init:
+                continue
+            curve = sp.usage.of(c.name, first)
+            first = False
+            if curve is not None:
+                usage += curve.at(self.sim.now - sp.origin)
+        if usage >= limit:
+            from ..diagnostics import warn
+
+            warn(InputError(f"pod {sp.pod.key}: its memory use ({usage}) is at or above the memory limit of its "
+                            f"resize ({limit}) at {self.sim.now:g}s; the kubelet would abort the resize and retry it, "
+                            f"which kubetwin does not model (the resize is taken as done)", path="spec.resizes"))
 
     def _update(self, sp: Any, new: Pod) -> None:
         """The API server's pod changed: the scheduler's cache and queue hear of it."""

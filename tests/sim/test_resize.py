@@ -99,3 +99,16 @@ def test_a_misspelt_pod_name_gets_the_nearest_one(tmp_path, kit):
         kit.scenario(tmp_path, {"nodeGroups": [NODE], "workloads": [burstable("web")],
                                 "resizes": [{"at": "1m", "pod": "wbe-0", "patch": grow("2")}]})
     assert e.value.fix == 'did you mean "web-0"?'
+
+
+def test_a_memory_limit_below_the_pods_usage_is_reported_as_not_modelled(tmp_path, kit):
+    """doPodResizeAction's usage check (v1.35+ lets a memory limit go down) is not modelled: a warning."""
+    from kubetwin.diagnostics import collecting
+
+    web = {**burstable("web", duration="10m"), "usage": {"memory": "1536Mi"}}
+    patch = {"spec": {"containers": [{"name": "app", "resources": {"limits": {"memory": "1280Mi"}}}]}}
+    sc = kit.scenario(tmp_path, {"nodeGroups": [NODE], "workloads": [web],
+                                 "resizes": [{"at": "1m", "pod": "web-0", "patch": patch}]})
+    with collecting() as warnings:
+        simulate(sc)
+    assert any("the kubelet would abort the resize" in w for w in warnings)
