@@ -148,18 +148,19 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         if explain and node.topology.explain is not None:
             entry["explain"] = [_explain_record(r) for r in node.topology.explain[n_explain:]]
         decisions.append(entry)
-    resize_records = None
+    resize_records = resize_manager = None
     if resizes:
         from .admit_resize import run_resizes
 
-        resize_records = run_resizes(node, sequence, resizes, version)
+        resize_records, resize_manager = run_resizes(node, sequence, resizes, version)
     if write_state:
         write_checkpoints(node, Path(write_state))
     if metrics_path:
-        from ..kubelet.metrics import render_metrics
+        from ..kubelet.metrics import render_metrics, render_resize_metrics
         from ..outputs import write_atomic
 
-        write_atomic(metrics_path, render_metrics(node), "--metrics")
+        text = render_metrics(node) + (render_resize_metrics(resize_manager) if resize_manager is not None else "")
+        write_atomic(metrics_path, text, "--metrics")
     data: dict[str, Any] = {"pods": decisions, "node": numa_map(node)}
     if resize_records is not None:
         data["resizes"] = resize_records

@@ -50,11 +50,13 @@ def _find(node: Any, ref: str, patch_file: str) -> Any:
                      fix="name the pod as namespace/name")
 
 
-def run_resizes(node: Any, sequence: Any, resizes: list[tuple[str, str]], version: str | None) -> list[dict[str, Any]]:
+def run_resizes(node: Any, sequence: Any, resizes: list[tuple[str, str]],
+                version: str | None) -> tuple[list[dict[str, Any]], Any]:
     """Apply the resizes in order; one record per ``--resize``. ``sequence`` (a
     :class:`~kubetwin.runtime.kubelet_sequence.KubeletSequence` that started the admitted pods)
     actuates each allocated resize; ``conditions`` are the pod's resize conditions afterwards
-    (none once a resize is actuated; ``PodResizePending`` while deferred or infeasible)."""
+    (none once a resize is actuated; ``PodResizePending`` while deferred or infeasible). Also
+    returns the node's :class:`~kubetwin.kubelet.resize.ResizeManager` (its counters are metrics)."""
     from ..kubelet.resize import ALLOCATED, ResizeManager
     from ..model.features import gates_for
     from ..model.pod_resize import apply_resize_patch, load_resize_patch, refusal_message, validate_pod_resize
@@ -94,7 +96,7 @@ def run_resizes(node: Any, sequence: Any, resizes: list[tuple[str, str]], versio
         if others:
             record["retried"] = others
         records.append(record)
-    return records
+    return records, manager
 
 
 def container_views(node: Any, pod: Any) -> list[dict[str, Any]]:

@@ -40,7 +40,7 @@ def render_metrics(node: Any) -> str:
     family("kubelet_cpu_manager_pinning_errors_total", "counter",
            "[ALPHA] The number of cpu core allocations which required pinning failed.",
            [_line("kubelet_cpu_manager_pinning_errors_total", c.pinning_errors if c else 0)])
-    if cpu is not None:
+    if c is not None:
         family("kubelet_cpu_manager_shared_pool_size_millicores", "gauge",
                "[ALPHA] The size of the shared CPU pool for non-guaranteed QoS pods, in millicores.",
                [_line("kubelet_cpu_manager_shared_pool_size_millicores", c.shared_pool_millicores)])
@@ -105,3 +105,23 @@ def render_metrics(node: Any) -> str:
                [_line("resource_manager_container_assignments", v, {"resource": r, "assignment_type": t})
                 for (r, t), v in sorted(c.assignments.items())])
     return "\n".join(out) + "\n"
+
+
+def render_resize_metrics(manager: Any) -> str:
+    """The allocation manager's resize counters (``pkg/kubelet/metrics``), for a node that resized
+    pods (:class:`kubetwin.kubelet.resize.ResizeManager`); a family with no sample is left out, as
+    the registry leaves out a vector nobody incremented."""
+    out: list[str] = []
+    for name, help_text, label, values in (
+            ("kubelet_pod_infeasible_resizes_total", "[ALPHA] Number of infeasible resizes for pods.",
+             "reason_detail", manager.infeasible),
+            ("kubelet_pod_deferred_accepted_resizes_total",
+             "[ALPHA] Cumulative number of resizes that were accepted after being deferred.", "retry_trigger",
+             manager.deferred_accepted)):
+        if not values:
+            continue
+        out.append(f"# HELP {name} {help_text}")
+        out.append(f"# TYPE {name} counter")
+        out.extend(_line(name, n, {label: k}) for k, n in sorted(values.items()))
+    return "\n".join(out) + "\n" if out else ""
+

@@ -188,23 +188,26 @@ def allocatable_absolute(node: "NodeAdmission") -> tuple[int, int]:
     return max(cpu, 0), max(mem, 0)
 
 
-def resize_handler(node: "NodeAdmission", desired: Pod, allocated: Pod) -> tuple[str, str] | None:
-    """``podResizesAdmitHandler.Admit`` for a resize: (``Infeasible``, message), or None."""
+def resize_handler(node: "NodeAdmission", desired: Pod, allocated: Pod) -> tuple[str, str, str] | None:
+    """``podResizesAdmitHandler.Admit`` for a resize: (``Infeasible``, message, the
+    ``kubelet_pod_infeasible_resizes_total`` reason detail), or None."""
     g = node.gates
     if is_static_pod(desired):
-        return INFEASIBLE, "In-place resize of static-pods is not supported"
+        return INFEASIBLE, "In-place resize of static-pods is not supported", "static_pod"
     if _swap_blocks(node, desired, allocated):
-        return INFEASIBLE, "In-place resize of containers with swap is not supported."
+        return INFEASIBLE, "In-place resize of containers with swap is not supported.", "swap_limitation"
     if desired.spec.resources != allocated.spec.resources and \
             not g.enabled("InPlacePodLevelResourcesVerticalScaling"):
-        return INFEASIBLE, "InPlacePodLevelResourcesVerticalScaling is disabled"
+        return INFEASIBLE, "InPlacePodLevelResourcesVerticalScaling is disabled", "feature_gate_off"
     if get_pod_qos(desired, g) == GUARANTEED:
         if not g.enabled("InPlacePodVerticalScalingExclusiveCPUs") and node.config.cpu_manager_policy == "static" \
                 and _request_changed(desired, allocated, "cpu", g):
-            return INFEASIBLE, 'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"'
+            return (INFEASIBLE, 'Resize is infeasible for Guaranteed Pods alongside CPU Manager policy "static"',
+                    "guaranteed_pod_cpu_manager_static_policy")
         if not g.enabled("InPlacePodVerticalScalingExclusiveMemory") and \
                 node.config.memory_manager_policy == "Static" and _request_changed(desired, allocated, "memory", g):
-            return INFEASIBLE, 'Resize is infeasible for Guaranteed Pods alongside Memory Manager policy "Static"'
+            return (INFEASIBLE, 'Resize is infeasible for Guaranteed Pods alongside Memory Manager policy "Static"',
+                    "guaranteed_pod_memory_manager_static_policy")
     cpu_avail, mem_avail = allocatable_absolute(node)
     reqs = pod_requests(desired)
     cpu_req, mem_req = quantity_milli_value(reqs, "cpu"), quantity_value(reqs, "memory")
@@ -213,7 +216,7 @@ def resize_handler(node: "NodeAdmission", desired: Pod, allocated: Pod) -> tuple
             detail = f"memory, requested: {mem_req}, capacity: {mem_avail}"
         else:
             detail = f"cpu, requested: {cpu_req}, capacity: {cpu_avail}"
-        return INFEASIBLE, "Node didn't have enough capacity: " + detail
+        return INFEASIBLE, "Node didn't have enough capacity: " + detail, "insufficient_node_allocatable"
     return None
 
 
@@ -232,6 +235,10 @@ class ResizeManager:
     conditions: dict[str, dict[str, ResizeCondition]] = field(default_factory=dict)
     #: the time of the next periodic retry (simulation seconds; the ticker starts at 30 s)
     next_retry: float = 30.0
+    #: ``kubelet_pod_infeasible_resizes_total`` by reason detail
+    infeasible: dict[str, int] = field(default_factory=dict)
+    #: ``kubelet_pod_deferred_accepted_resizes_total`` by retry trigger
+    deferred_accepted: dict[str, int] = field(default_factory=dict)
 
     # --- state -------------------------------------------------------------------------------
     def allocated(self, uid: str) -> Pod | None:
@@ -311,8 +318,12 @@ class ResizeManager:
             for uid in list(self.pending):
                 if self.allocated(uid) is None:
                     continue  # the pod is gone
+                pending = self.conditions.get(uid, {}).get(PENDING)
+                was_deferred = pending is not None and pending.reason == DEFERRED
                 r = self.handle(self.desired.get(uid) or self.allocated(uid), trigger, now)  # type: ignore[arg-type]
                 results.append(r)
+                if r.status == ALLOCATED and was_deferred:
+                    self.deferred_accepted[trigger] = self.deferred_accepted.get(trigger, 0) + 1
                 if r.status == DEFERRED:
                     still.append(uid)
                 elif r.status == ALLOCATED:
@@ -352,6 +363,7 @@ class ResizeManager:
         node = self.node
         refused = resize_handler(node, desired, allocated)
         if refused is not None:
+            self.infeasible[refused[2]] = self.infeasible.get(refused[2], 0) + 1
             return False, refused[0], refused[1], ()
         if node.hung is not None:
             return False, DEFERRED, f"the kubelet hung earlier ({node.hung})", ()

@@ -310,3 +310,28 @@ def test_the_seam_checks_with_the_api_server_first_when_given_its_gates():
                                               'may not change as a result of resizing')
     ok = request_resize(n, pod("a", cpu_mem("1500m", "1Gi"), cpu_mem("2", "2Gi")), api_gates=gates_for("1.36"))
     assert ok.status == ALLOCATED
+
+
+def test_infeasible_resizes_are_counted_by_reason_detail():
+    """TestHandlePodResourcesResize's expected metrics: insufficient_node_allocatable and static_pod."""
+    from kubetwin.kubelet.metrics import render_resize_metrics
+
+    _, m = resize_on_busy_node(cpu_mem("1", "1Gi"), cpu_mem("5", "1Gi"))
+    _, static = resize_on_busy_node(cpu_mem("1", "1Gi"), cpu_mem("500m", "500Mi"),
+                                    annotations={"kubernetes.io/config.source": "file"})
+    assert m.infeasible == {"insufficient_node_allocatable": 1} and static.infeasible == {"static_pod": 1}
+    assert render_resize_metrics(m).splitlines() == [
+        "# HELP kubelet_pod_infeasible_resizes_total [ALPHA] Number of infeasible resizes for pods.",
+        "# TYPE kubelet_pod_infeasible_resizes_total counter",
+        'kubelet_pod_infeasible_resizes_total{reason_detail="insufficient_node_allocatable"} 1']
+
+
+def test_a_deferred_resize_accepted_later_is_counted_by_its_trigger():
+    """TestRecordPodDeferredAcceptedResizes: counted only when the resize had been deferred."""
+    n = node()
+    for name in ("a", "b", "c"):
+        assert n.admit(pod(name, cpu_mem("1", "1Gi"))).admitted
+    m = ResizeManager(n)
+    m.request(pod("a", cpu_mem("2500m", "1Gi")))
+    m.request(pod("b", cpu_mem("500m", "1536Mi")))
+    assert m.deferred_accepted == {"pod_resized": 1}
