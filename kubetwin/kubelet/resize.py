@@ -192,6 +192,8 @@ def resize_handler(node: "NodeAdmission", desired: Pod, allocated: Pod) -> tuple
     """``podResizesAdmitHandler.Admit`` for a resize: (``Infeasible``, message, the
     ``kubelet_pod_infeasible_resizes_total`` reason detail), or None."""
     g = node.gates
+    if not g.enabled("InPlacePodVerticalScaling"):  # IsInPlacePodVerticalScalingAllowed
+        return INFEASIBLE, "InPlacePodVerticalScaling is disabled", "feature_gate_off"
     if is_static_pod(desired):
         return INFEASIBLE, "In-place resize of static-pods is not supported", "static_pod"
     if _swap_blocks(node, desired, allocated):

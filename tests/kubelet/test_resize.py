@@ -335,3 +335,11 @@ def test_a_deferred_resize_accepted_later_is_counted_by_its_trigger():
     m.request(pod("a", cpu_mem("2500m", "1Gi")))
     m.request(pod("b", cpu_mem("500m", "1536Mi")))
     assert m.deferred_accepted == {"pod_resized": 1}
+
+
+def test_a_kubelet_with_in_place_resize_off_finds_every_resize_infeasible():
+    """IsInPlacePodVerticalScalingAllowed: the gate can still be turned off in v1.34 (beta)."""
+    n = node("1.34", featureGates={"InPlacePodVerticalScaling": False})
+    assert n.admit(pod("a", cpu_mem("1", "1Gi"))).admitted
+    r = request_resize(n, pod("a", cpu_mem("500m", "1Gi")))
+    assert (r.status, r.message) == (INFEASIBLE, "InPlacePodVerticalScaling is disabled")
