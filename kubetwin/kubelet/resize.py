@@ -85,7 +85,7 @@ class ResizeResult:
     """One evaluation of a pod's pending resize (``handlePodResourcesResize``)."""
 
     pod: Pod  #: the desired pod
-    status: str  #: ``InProgress`` (allocated), ``Deferred``, ``Infeasible`` or ``Unchanged``
+    status: str  #: ``InProgress`` (allocated), ``Deferred``, ``Infeasible``, ``Unchanged`` or ``Refused`` (API server)
     reason: str = ""
     message: str = ""
     #: the pod's resize conditions after this evaluation
