@@ -62,7 +62,8 @@ def run_resizes(node: Any, sequence: Any, resizes: list[tuple[str, str]],
     from ..model.pod_resize import apply_resize_patch, load_resize_patch, refusal_message, validate_pod_resize
 
     patches = [(ref, *load_resize_patch(path)) for ref, path in resizes]  # every file checked before any effect
-    api_gates = gates_for(version)
+    # the API server is taken to run with the kubelet configuration's feature gates (one cluster)
+    api_gates = gates_for(version, node.config.feature_gates)
     manager = ResizeManager(node)
     records = []
     for ref, patch, name in patches:
