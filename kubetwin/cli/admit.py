@@ -32,33 +32,49 @@ if TYPE_CHECKING:
 @click.option("--devices-from-machine", is_flag=True,
               help="Advertise the machine's PCI GPUs as their vendors' device plugins do (nvidia.com/gpu, ...).")
 @click.option("--explain", is_flag=True, help="Show each provider's topology hints and the merged hint.")
+@click.option("--resize", "resizes", multiple=True, metavar="POD=FILE",
+              help="After admission, resize admitted pod POD (name or namespace/name) in place with the resize "
+                   "patch in FILE ({spec: {containers: [{name, resources}]}}); repeatable, applied in order.")
 @output_option(choices=OUTPUT_FORMATS + ("cri",))
 @filename_option("PODS.yaml", "The pods to admit, in order")
 @click.argument("pods_path", metavar="[PODS.yaml]", required=False)
 @click.pass_context
 def admit(ctx: click.Context, machine_source: str, config_path: str | None, state_dir: str | None,
           write_state: str | None, metrics_path: str | None, devices_path: str | None, devices_from_machine: bool,
-          explain: bool, output: str, filename: str | None, pods_path: str | None) -> None:
+          explain: bool, resizes: tuple[str, ...], output: str, filename: str | None, pods_path: str | None) -> None:
     """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable.
 
     ``-o cri`` prints the CRI calls the kubelet makes for the admitted pods (JSON) and what each
     container ends up with in its cgroup (docs/runtime.md).
 
+    ``--resize POD=FILE`` then resizes admitted pods in place, in order: the API server's checks
+    (Refused), the kubelet's (Infeasible, Deferred, or allocated and actuated), deferred resizes
+    retried as upstream orders them.
+
     A rejected pod shows the kubelet's reason and message (and, for a TopologyAffinityError, what
     was asked and what each NUMA node could give); a rejection is an answer: exit status 0, or 3
     with --fail-on-reject.
     """
+    from .admit_resize import parse_resize_options
+
     pods_path = main_input(pods_path, filename, "PODS.yaml")
     data = run_admit(machine_source, config_path, state_dir, pods_path, kubernetes_version(ctx),
                      explain=explain, write_state=write_state, metrics_path=metrics_path,
-                     devices_path=devices_path, devices_from_machine=devices_from_machine, cri=output == "cri")
+                     devices_path=devices_path, devices_from_machine=devices_from_machine, cri=output == "cri",
+                     resizes=parse_resize_options(resizes))
     if output == "cri":
         emit_data(data["cri"], "json")
     elif output == "table":
         render_table(data, explain=explain)
+        if "resizes" in data:
+            from .admit_resize import render_resizes
+
+            render_resizes(data["resizes"])
     else:
         emit_data(data, output)
     rejected(f"pod {p['namespace']}/{p['name']}: {p['reason']}" for p in data["pods"] if not p["admitted"])
+    rejected(f"resize of pod {r['namespace']}/{r['pod']}: {r['status']}" for r in data.get("resizes", ())
+             if r["status"] != "Completed")
 
 
 def _load_state(state_dir: str | None, name: str):
@@ -99,7 +115,8 @@ def _culprit(exc: InputError, config_path: str | None, state_dir: str | None) ->
 def run_admit(machine_source: str, config_path: str | None, state_dir: str | None, pods_path: str,
               version: str | None, *, explain: bool = False, write_state: str | None = None,
               metrics_path: str | None = None, devices_path: str | None = None,
-              devices_from_machine: bool = False, cri: bool = False) -> dict[str, Any]:
+              devices_from_machine: bool = False, cri: bool = False,
+              resizes: list[tuple[str, str]] | None = None) -> dict[str, Any]:
     from ..errors import InputError
     from ..kubelet.admission import NodeAdmission
     from ..machine import load_machine
@@ -124,7 +141,7 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
             exc.file = _culprit(exc, config_path, state_dir)
         raise
     decisions = []
-    sequence = _cri_sequence(node, machine) if cri else None
+    sequence = _cri_sequence(node, machine) if cri or resizes else None  # resizes are actuated through it
     for pod in pods:
         n_explain = len(node.topology.explain) if node.topology.explain is not None else 0
         d = node.admit(pod)
@@ -134,15 +151,23 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         if explain and node.topology.explain is not None:
             entry["explain"] = [_explain_record(r) for r in node.topology.explain[n_explain:]]
         decisions.append(entry)
+    resize_records = resize_manager = None
+    if resizes:
+        from .admit_resize import run_resizes
+
+        resize_records, resize_manager = run_resizes(node, sequence, resizes, version)
     if write_state:
         write_checkpoints(node, Path(write_state))
     if metrics_path:
-        from ..kubelet.metrics import render_metrics
+        from ..kubelet.metrics import render_metrics, render_resize_metrics
         from ..outputs import write_atomic
 
-        write_atomic(metrics_path, render_metrics(node), "--metrics")
+        text = render_metrics(node) + (render_resize_metrics(resize_manager) if resize_manager is not None else "")
+        write_atomic(metrics_path, text, "--metrics")
     data: dict[str, Any] = {"pods": decisions, "node": numa_map(node)}
-    if sequence is not None:
+    if resize_records is not None:
+        data["resizes"] = resize_records
+    if sequence is not None and cri:
         sequence.reconcile()
         data["cri"] = sequence.report()
     return data

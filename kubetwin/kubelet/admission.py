@@ -282,6 +282,26 @@ class NodeAdmission:
                 out[name] = parse_quantity(str(len(ids)))
         return out
 
+    # --- in-place resize (kubetwin.kubelet.resize) ----------------------------------------------
+    def resize_predicate(self, current: Pod, desired: Pod) -> tuple[str, str] | None:
+        """The predicate handler for a resize: ``desired`` against node allocatable minus the
+        other pods' allocated requests (``current`` is left out, as ``canAdmitPod`` leaves it out)."""
+        old = self._requests(current)
+        saved_used, saved_admitted = self._used, self.admitted
+        self._used = {k: v - old.get(k, 0) for k, v in self._used.items()}
+        self.admitted = [p for p in self.admitted if p.uid != current.uid]
+        try:
+            return self._predicate(desired)
+        finally:
+            self._used, self.admitted = saved_used, saved_admitted
+
+    def set_allocation(self, current: Pod, desired: Pod) -> None:
+        """Checkpoint ``desired`` as the allocation of a running pod (``SetAllocatedResources``)."""
+        old, new = self._requests(current), self._requests(desired)
+        for name in set(old) | set(new):
+            self._used[name] = self._used.get(name, 0) - old.get(name, 0) + new.get(name, 0)
+        self.admitted = [desired if p.uid == current.uid else p for p in self.admitted]
+
     def release(self, pod_uid: str) -> None:
         """Give back everything a pod holds (removal, or a rejection after allocation)."""
         self.device_manager.remove_pod(pod_uid)
@@ -290,10 +310,13 @@ class NodeAdmission:
         self.topology.remove_pod(pod_uid)
 
     def remove(self, pod: Pod) -> None:
-        if pod in self.admitted:
-            self.admitted.remove(pod)
-            for name, amount in self._requests(pod).items():
-                self._used[name] = self._used.get(name, 0) - amount
+        """The pod is gone: what it was allocated (its resized resources, if resized) is given back."""
+        for k, held in enumerate(self.admitted):
+            if held.uid == pod.uid:
+                del self.admitted[k]
+                for name, amount in self._requests(held).items():
+                    self._used[name] = self._used.get(name, 0) - amount
+                break
         self.release(pod.uid)
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .admission import NodeAdmission
+    from .resize import ResizeManager
 
 
 def _line(name: str, value: int | float, labels: dict[str, str] | None = None) -> str:
@@ -108,3 +109,23 @@ def render_metrics(node: NodeAdmission) -> str:
                [_line("resource_manager_container_assignments", v, {"resource": r, "assignment_type": t})
                 for (r, t), v in sorted(merged.assignments.items())])
     return "\n".join(out) + "\n"
+
+
+def render_resize_metrics(manager: ResizeManager) -> str:
+    """The allocation manager's resize counters (``pkg/kubelet/metrics``), for a node that resized
+    pods (:class:`kubetwin.kubelet.resize.ResizeManager`); a family with no sample is left out, as
+    the registry leaves out a vector nobody incremented."""
+    out: list[str] = []
+    for name, help_text, label, values in (
+            ("kubelet_pod_infeasible_resizes_total", "[ALPHA] Number of infeasible resizes for pods.",
+             "reason_detail", manager.infeasible),
+            ("kubelet_pod_deferred_accepted_resizes_total",
+             "[ALPHA] Cumulative number of resizes that were accepted after being deferred.", "retry_trigger",
+             manager.deferred_accepted)):
+        if not values:
+            continue
+        out.append(f"# HELP {name} {help_text}")
+        out.append(f"# TYPE {name} counter")
+        out.extend(_line(name, n, {label: k}) for k, n in sorted(values.items()))
+    return "\n".join(out) + "\n" if out else ""
+

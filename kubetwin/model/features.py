@@ -191,6 +191,13 @@ VERSIONED_DEFAULTS: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     "cpuManagerFreeUnitCheck": (("1.22", "perUnitAverage"), ("1.37", "ownSize")),
     # dra_manager_state: {"Data": <DRACheckpoint JSON string>, "Checksum": crc32} with this apiVersion.
     "draManagerCheckpointAPIVersion": (("1.32", "checkpoint.dra.kubelet.k8s.io/v1"),),
+    # In-place resize (pods/resize, ValidatePodResize): a memory limit may be lowered (or added)
+    # only with resizePolicy RestartContainer until v1.35 lets NotRequired do it too (the kubelet
+    # then checks usage against the new limit, best effort).
+    "resizeMemoryLimitDecreaseNotRequired": (("1.27", False), ("1.35", True)),
+    # The static CPU Manager policy resizes a container's exclusive CPUs in place (KEP-5554, under
+    # InPlacePodVerticalScalingExclusiveCPUs) from v1.37; before, Allocate keeps the cpuset it has.
+    "cpuManagerResizesExclusiveCPUs": (("1.27", False), ("1.37", True)),
 }
 
 

@@ -22,9 +22,11 @@ the app containers, then the sidecars in reverse order (``StopContainer`` with t
 the sandbox (``StopPodSandbox``), and removes them (``RemoveContainer``, ``RemovePodSandbox``);
 the managers free the pod's CPUs and memory, which the next reconcile hands to the shared pool.
 
-In-place resize (:meth:`resize_pod`) follows ``doPodResizeAction``: a memory pass, then a CPU pass,
-each an ``UpdateContainerResources`` with the container's full resources (the resource of the pass
-at its new value, the other at its current one), then ``UpdatePodSandboxResources``.
+In-place resize (:meth:`resize_pod`) follows ``SyncPod``: containers whose resize policy asks for
+a restart are stopped, ``doPodResizeAction`` (:mod:`kubetwin.runtime.resize_action`) resizes the
+pod cgroup and the other containers — memory, then cpu, the pod cgroup raised before and lowered
+after its containers, one ``UpdateContainerResources`` per container and resource — then
+``UpdatePodSandboxResources``; the restarted containers are created and started again.
 """
 
 from __future__ import annotations
@@ -91,6 +93,8 @@ class KubeletSequence:
     container_ids: dict[tuple[str, str], str] = field(default_factory=dict)
     failed: dict[tuple[str, str], str] = field(default_factory=dict)
     last_update: dict[tuple[str, str], CPUSet] = field(default_factory=dict)
+    restarts: dict[tuple[str, str], int] = field(default_factory=dict)  # container restarts (resize)
+    resizes: list[dict[str, Any]] = field(default_factory=list)  # each actuated resize's steps
 
     def __post_init__(self) -> None:
         from ..kubelet.admission import cgroup_settings
@@ -205,36 +209,87 @@ class KubeletSequence:
             del self.sandbox_ids[uid]
 
     # --- in-place resize ---------------------------------------------------------------------------
-    def resize_pod(self, new: Pod) -> None:
-        """``doPodResizeAction`` for a running pod whose container resources changed (same UID)."""
+    def resize_pod(self, new: Pod) -> list[dict[str, Any]]:
+        """``SyncPod`` for a running pod whose allocated resources changed (same UID): containers the
+        resize policy restarts are stopped (step 3), ``doPodResizeAction`` resizes the others and the
+        pod cgroup (step 7, :mod:`kubetwin.runtime.resize_action`), the restarted containers are
+        created and started again (step 8). Returns the steps, pod cgroup writes included."""
+        import dataclasses
+
         from ..kubelet.admission import container_resources_for
         from ..kubelet.cgroups import resource_config_for_pod
+        from .resize_action import actuated_container, compute_pod_resize_actions, pod_resize_steps
 
         old = self.pods[new.uid]
-        olds = {c.name: c for c in old.spec.containers}
-        for resource in ("memory", "cpu"):
-            for c in new.spec.containers:
-                prev = olds.get(c.name)
-                cid = self.container_ids.get((new.uid, c.name))
-                if prev is None or cid is None or _amounts(prev, resource) == _amounts(c, resource):
-                    continue
-                mixed = _with_resource(prev, c, resource)
-                pod_view = _pod_with(old, mixed)
-                resources, _q = container_resources_for(self.node, pod_view, mixed)
+        running = {name for (uid, name) in self.container_ids if uid == new.uid}
+        for c, init in old.all_containers():
+            if init and not is_sidecar(c):
+                running.discard(c.name)  # ran to completion
+        actions = compute_pod_resize_actions(old, new, running)
+        steps: list[dict[str, Any]] = []
+        for name, _ in actions.to_restart:  # step 3: kill
+            cid = self.container_ids[(new.uid, name)]
+            self._call("StopContainer", cri.stop_container(cid, cri.grace_period(old)),
+                       partial(self.runtime.stop_container, cid), pod=new, container=name,
+                       why="in-place resize: resizePolicy RestartContainer")
+            steps.append({"action": "StopContainer", "container": name})
+        settings = self.settings
+        if self.node.gates.enabled("DisableCPUQuotaWithExclusiveCPUs") and pod_has_exclusive_cpus(self.node, new):
+            settings = dataclasses.replace(settings, cpu_cfs_quota=False)  # enforceCPULimits
+        current = {c.name: c for c, _ in old.all_containers()}
+        desired_by_name = {c.name: c for c, _ in new.all_containers()}
+        view = old
+        for step in pod_resize_steps(old, new, actions, settings):  # step 7
+            if step.action == "UpdateContainerResources":
+                u = next(u for u in actions.to_update[step.resource] if u.name == step.container)
+                sent = actuated_container(current[u.name], u.desired, step.resource)
+                view = _pod_with(view, sent)
+                resources, _q = container_resources_for(self.node, view, sent)
                 resources = {k: v for k, v in resources.items() if k not in ("cpusetCpus", "cpusetMems")}
+                cid = self.container_ids[(new.uid, u.name)]
                 req = cri.update_container_resources(cid, resources)
                 self._call("UpdateContainerResources", req,
                            partial(self.runtime.update_container_resources, cid, resources), pod=new,
-                           container=c.name, why=f"in-place resize ({resource})")
-                olds[c.name] = mixed
-                old = pod_view
-        rc = resource_config_for_pod(new, self.settings)
-        overhead = cri.overhead_resources(new, self.settings)
-        resources = cri.pod_resources_without_overhead(rc, new)
-        sid = self.sandbox_ids[new.uid]
-        self._call("UpdatePodSandboxResources", cri.update_pod_sandbox_resources(sid, overhead, resources),
-                   lambda: {}, pod=new, why="in-place resize")
+                           container=u.name, why=f"in-place resize ({step.resource})")
+                current[u.name] = sent
+            steps.append(step.to_dict())
+        if actions.to_update["memory"] or actions.to_update["cpu"] or actions.update_pod_resources:
+            rc = resource_config_for_pod(new, settings)
+            overhead = cri.overhead_resources(new, settings)
+            resources = cri.pod_resources_without_overhead(rc, new)
+            sid = self.sandbox_ids[new.uid]
+            self._call("UpdatePodSandboxResources", cri.update_pod_sandbox_resources(sid, overhead, resources),
+                       lambda: {}, pod=new, why="in-place resize")
+            steps.append({"action": "UpdatePodSandboxResources"})
         self.pods[new.uid] = new
+        for name, _ in actions.to_restart:  # step 8: start again with the new resources
+            self._restart_container(new, desired_by_name[name])
+            steps.append({"action": "StartContainer", "container": name})
+        self.resizes.append({"pod": new.name, "namespace": new.namespace, "actions": steps})
+        return steps
+
+    def _restart_container(self, pod: Pod, c: Container) -> None:
+        from ..kubelet.admission import container_resources_for
+
+        key = (pod.uid, c.name)
+        attempt = self.restarts.get(key, 0) + 1
+        self.restarts[key] = attempt
+        sid = self.sandbox_ids[pod.uid]
+        qos = get_pod_qos(pod, self.node.gates)
+        parent = self.layout.path(self.layout.pod(qos, pod.uid))
+        sandbox_config = cri.pod_sandbox_config(pod, self.settings, cgroup_parent=parent,
+                                                pod_has_exclusive_cpus=pod_has_exclusive_cpus(self.node, pod))
+        resources, _ = container_resources_for(self.node, pod, c)
+        config = cri.container_config(pod, c, resources)
+        cid = cri.container_id(pod, c.name, attempt)
+        req = cri.create_container(sid, config, sandbox_config)
+        if not self._call("CreateContainer", req, partial(self.runtime.create_container, req, cid), pod=pod,
+                          container=c.name, why="in-place resize: resizePolicy RestartContainer"):
+            self.failed[key] = self.calls[-1].error or ""
+            return
+        self.container_ids[key] = cid
+        self._call("StartContainer", cri.start_container(cid), partial(self.runtime.start_container, cid),
+                   pod=pod, container=c.name, why="in-place resize: resizePolicy RestartContainer")
 
     def pod_cgroup(self, pod: Pod) -> dict[str, Any] | None:
         """The pod cgroup the kubelet itself writes (``ResourceConfigForPod``), as kubetwin models it."""
@@ -270,25 +325,11 @@ class KubeletSequence:
                 containers.append(view)
             entry["containers"] = containers
             pods.append(entry)
-        return {"runtime": self.runtime.runtime.to_dict(), "calls": [c.to_dict() for c in self.calls],
-                "pods": pods, "rejected": self.rejected}
-
-
-def _amounts(c: Container, resource: str) -> tuple[Any, Any]:
-    return c.resources.requests.get(resource), c.resources.limits.get(resource)
-
-
-def _with_resource(cur: Container, new: Container, resource: str) -> Container:
-    """``cur`` with ``resource``'s request and limit taken from ``new``."""
-    import msgspec
-
-    req = {k: v for k, v in cur.resources.requests.items() if k != resource}
-    lim = {k: v for k, v in cur.resources.limits.items() if k != resource}
-    if resource in new.resources.requests:
-        req[resource] = new.resources.requests[resource]
-    if resource in new.resources.limits:
-        lim[resource] = new.resources.limits[resource]
-    return msgspec.structs.replace(cur, resources=msgspec.structs.replace(cur.resources, requests=req, limits=lim))
+        out = {"runtime": self.runtime.runtime.to_dict(), "calls": [c.to_dict() for c in self.calls],
+               "pods": pods, "rejected": self.rejected}
+        if self.resizes:
+            out["resizes"] = self.resizes
+        return out
 
 
 def _pod_with(pod: Pod, c: Container) -> Pod:

@@ -178,6 +178,8 @@ class Simulator:
         self.flush_at: float | None = None   # the next leftover flush on the clock
         #: the leftover flushes answered in bulk from kept failed cycles (:mod:`.leftover`)
         self.leftover = LeftoverFlushes(self)
+        #: timed in-place resizes (:mod:`.resize`), None without any
+        self.resizes: Any = None
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
@@ -196,6 +198,10 @@ class Simulator:
             self.push(a.time, ARRIVE, sp)
         for c in self.sc.controllers:
             self.push(c.start, CONTROLLER, c)
+        if self.sc.resizes:
+            from .resize import schedule as schedule_resizes
+
+            self.resizes = schedule_resizes(self)
         self.push(0.0, SAMPLE, None)
         horizon = self.sc.settings.horizon
         done = 0
@@ -224,6 +230,8 @@ class Simulator:
                     self.counters.completed += 1
             elif kind == CONTROLLER:
                 self._reconcile(obj)
+            elif kind < 0:   # an in-place resize or a kubelet's retry ticker (:mod:`.resize`)
+                self.resizes.apply(obj)
             elif kind == FLUSH:
                 if t == self.flush_at:
                     self.flush_at = None
@@ -434,6 +442,8 @@ class Simulator:
             k.remove(sp.pod)
         if self.pressure is not None:
             self.pressure.forget(i, sp)
+        if self.resizes is not None:
+            self.resizes.pod_removed(i, sp)
 
     def _finish(self, sp: SimPod, phase: str, reason: str, message: str) -> None:
         pending = sp.phase == "Pending"

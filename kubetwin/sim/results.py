@@ -144,6 +144,12 @@ class SimResult:
             "pendingAverage": round(self.time_average(lambda s: s.pending), 2),
             "utilizationAverage": {r: self.time_average(lambda s, r=r: s.utilization.get(r, 0.0)) for r in resources},
         }
+        resizes: dict[str, int] = {}
+        for e in self.events:
+            if e["type"] == "PodResize":
+                resizes[e["status"]] = resizes.get(e["status"], 0) + 1
+        if resizes:  # outcomes of in-place resizes (retries included), only when the scenario has some
+            out["inPlaceResizes"] = dict(sorted(resizes.items()))
         if self.variant:
             out["variant"] = {"name": self.variant, "changes": list(self.changes)}
         return out

@@ -106,6 +106,8 @@ class Scenario:
     #: where each object of ``objects`` came from, for error messages (same order)
     origins: dict[str, list[str]] = field(default_factory=dict)
     source: str = ""
+    #: timed in-place resizes (``spec.resizes``, :mod:`kubetwin.sim.resize`)
+    resizes: list[Any] = field(default_factory=list)
 
     def summary(self) -> str:
         return (f"{len(self.nodes)} nodes, {len(self.arrivals)} pods"
@@ -138,6 +140,13 @@ def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = N
     if sims:
         _apply_simulation(sc, sims[0], base)
     _apply_objects(sc, others)
+    if sims and sc.resizes:
+        from .resize import parse_resizes
+
+        try:
+            sc.resizes = parse_resizes(sc, sc.resizes)
+        except InputError as exc:
+            raise exc.in_file(sims[0].where) from None
     if sc.profile is None:
         sc.profile = parse_scheduler_config(None)
     _finish(sc)
@@ -213,7 +222,8 @@ def _simulation_spec() -> Any:
                controllerDelay=duration, maxRecreations=INTEGER, podMaxInUnschedulablePodsDuration=duration,
                kubernetesVersion=STRING, featureGates=map_of(BOOLEAN), schedulerConfig=OPEN_OBJECT,
                schedulerConfigFile=STRING, nodeGroups=list_of(node_group), workloads=list_of(workload),
-               objects=list_of(STRING), traces=list_of(trace))
+               objects=list_of(STRING), traces=list_of(trace),
+               resizes=list_of(obj(at=duration, pod=STRING, workload=STRING, patch=OPEN_OBJECT)))
     return obj(apiVersion=STRING, kind=STRING,
                metadata=type_spec("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"), spec=spec)
 
@@ -299,6 +309,8 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         _apply_objects(sc, load_documents(path))
     for i, t in enumerate(_list(spec.get("traces"), "spec.traces")):
         _trace(sc, t, f"spec.traces[{i}]", root)
+    if spec.get("resizes") is not None:  # parsed once every pod of the scenario is known (load_scenario)
+        sc.resizes = list(spec["resizes"])
 
 
 def _list(v: Any, path: str) -> list[Any]:

@@ -240,6 +240,11 @@ def example_seeds() -> Iterator[Seed]:
                                                    "--devices-from-machine", "pod.yaml", "-o", "yaml"),
                {"kubelet.yaml": _yaml(kubelet), "pod.yaml": _yaml(gpu_pod)})
 
+    resize = {n: _read(ex / "resize" / n) for n in ("kubelet.yaml", "pods.yaml", "grow-web.yaml", "grow-db.yaml")}
+    yield Seed("example/admit-resize", ("admit", "--machine", "1s1n4c1t:mem=8Gi", "--config", "kubelet.yaml",
+                                        "-f", "pods.yaml", "--resize", "web=grow-web.yaml", "--resize",
+                                        "db=grow-db.yaml", "-o", "json"), resize)
+
     sched = {n: _read(ex / "schedule" / n) for n in ("pod.yaml", "nodes.yaml", "running.yaml")}
     yield Seed("example/schedule", ("schedule", "--nodes", "nodes.yaml", "--pods", "running.yaml", "pod.yaml", "-o", "json"),
                sched)
