@@ -171,6 +171,11 @@ class Simulator:
             from .pressure import NodePressure
 
             self.pressure = NodePressure(self)
+        self.cpu: Any = None   # CPU usage, throttling and CPU pressure (:mod:`.cpu`), with CPU curves only
+        if any(u is not None and u.cpu for u in [a.usage for a in scenario.arrivals] + [c.usage for c in scenario.controllers]):
+            from .cpu import NodeCPU
+
+            self.cpu = NodeCPU(self)
         self.events: list[dict[str, Any]] = []
         self.last_event = 0.0
         self.flush_at: float | None = None   # the next leftover flush on the clock
@@ -227,6 +232,8 @@ class Simulator:
                     self.flush_at = None
                     flush = True   # moved at the end of the instant, with the drain
             elif kind == SAMPLE:
+                if self.cpu is not None:
+                    self.cpu.step(t)
                 if self.pressure is not None:
                     self.pressure.synchronize(t)
                 self._sample()
@@ -243,6 +250,8 @@ class Simulator:
                     self._schedule_all()
                 if self.pending and self.live == 0 and not self._pressure_busy():
                     break
+        if self.cpu is not None:
+            self.cpu.step(self.now)   # the CPU used since the last sample
         self._sample()
         if self.progress is not None:
             self.progress(self.total_expected, self.total_expected)
@@ -366,6 +375,8 @@ class Simulator:
         self.residents[i][sp.i] = sp
         if self.pressure is not None:
             self.pressure.started(i, sp)
+        if self.cpu is not None:
+            self.cpu.started(i, sp)
         self.running += 1
         if sp.duration is not None:
             self.push(self.now + sp.duration, COMPLETE, (sp, sp.run))
@@ -431,6 +442,8 @@ class Simulator:
             k.remove(sp.pod)
         if self.pressure is not None:
             self.pressure.forget(i, sp)
+        if self.cpu is not None:
+            self.cpu.forget(i, sp)
 
     def _finish(self, sp: SimPod, phase: str, reason: str, message: str) -> None:
         pending = sp.phase == "Pending"
@@ -539,7 +552,8 @@ class Simulator:
                 key = _reason_key(sp.message) if sp.message else "not yet attempted"
                 pending_reasons[key] = pending_reasons.get(key, 0) + 1
         return SimResult(self.sc.name, self.now, wall, len(self.sim_nodes), records, self.samples, self.counters,
-                         pending_reasons, node_reports(self), list(self.cluster.resources), self.events)
+                         pending_reasons, node_reports(self), list(self.cluster.resources), self.events,
+                         node_cpu=self.cpu.result() if self.cpu is not None else None)
 
 
 class _AdmissionControl:

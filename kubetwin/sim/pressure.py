@@ -78,7 +78,7 @@ class NodePressure:
         return n
 
     def started(self, i: int, sp: "SimPod") -> None:
-        if sp.usage is not None:
+        if _memory(sp) is not None:
             self._node(i).pods[sp.i] = sp
 
     def forget(self, i: int, sp: "SimPod") -> None:
@@ -103,7 +103,7 @@ class NodePressure:
             if n.conditions or n.manager.tracking_thresholds:
                 return True
             for sp in n.pods.values():
-                if sp.phase == "Running" and now - sp.origin < sp.usage.settles_at:
+                if sp.phase == "Running" and now - sp.origin < _memory(sp).settles_at:
                     return True
         return False
 
@@ -122,22 +122,23 @@ class NodePressure:
         for sp in self.sim.residents[i].values():
             ws: dict[str, int] = {}
             first = True
+            usage = _memory(sp)
             for c, init in sp.pod.all_containers():
                 from ..model.pod import is_sidecar
 
                 if init and not is_sidecar(c):
                     continue
-                curve = sp.usage.of(c.name, first and not init) if sp.usage is not None else None
+                curve = usage.of(c.name, first and not init) if usage is not None else None
                 if not init:
                     first = False
                 if curve is not None:
                     ws[c.name] = curve.at(t - sp.origin)
-                elif sp.usage is None:
+                elif usage is None:
                     q = c.resources.requests.get("memory")
                     ws[c.name] = q.value() if q is not None else 0
                 else:
                     ws[c.name] = 0
-            if sp.usage is None and not any(ws.values()) and sp.pod.spec.resources is not None:
+            if usage is None and not any(ws.values()) and sp.pod.spec.resources is not None:
                 q = sp.pod.spec.resources.requests.get("memory")
                 if q is not None and ws:
                     ws[next(iter(ws))] = q.value()
@@ -166,7 +167,7 @@ class NodePressure:
     def _kernel(self, i: int, n: _Node, t: float) -> None:
         """OOM kills: containers at their limit, then the whole node if it ran out."""
         rows, total = self._working_sets(i, n, t)
-        candidates = [(sp, ws) for sp, ws in rows if sp.usage is not None and _may_hit_limit(sp.pod, ws)]
+        candidates = [(sp, ws) for sp, ws in rows if _memory(sp) is not None and _may_hit_limit(sp.pod, ws)]
         if not candidates and total <= n.capacity:
             return
         from ..kubelet.eviction.oom_kill import oom_report
@@ -177,7 +178,7 @@ class NodePressure:
         killed: set[str] = set()
         for k in report.container_kills:
             sp = by_uid[k.pod.uid]
-            if sp.usage is None:
+            if _memory(sp) is None:
                 continue   # no curve: it uses its request, which a limit at the request does not kill
             if sp.pod.uid not in killed:
                 killed.add(sp.pod.uid)
@@ -260,6 +261,12 @@ class NodePressure:
     def evicted_on(self, i: int) -> int:
         n = self.nodes.get(i)
         return n.evicted if n is not None else 0
+
+
+def _memory(sp: "SimPod") -> Any:
+    """The pod's usage if it has memory curves (a CPU-only usage leaves memory at the requests)."""
+    u = sp.usage
+    return u if u is not None and u.memory else None
 
 
 def _may_hit_limit(pod: Pod, ws: dict[str, int]) -> bool:

@@ -88,6 +88,8 @@ class SimResult:
     #: the ``--variant`` this run is (its name) and what it changed from the baseline run
     variant: str = ""
     changes: tuple[str, ...] = ()
+    #: CPU usage, throttling and CPU pressure (:meth:`kubetwin.sim.cpu.NodeCPU.result`); None without CPU curves
+    node_cpu: dict[str, Any] | None = None
 
     # --- figures ---------------------------------------------------------------------------------
     def phase_counts(self) -> dict[str, int]:
@@ -144,6 +146,10 @@ class SimResult:
         }
         if self.variant:
             out["variant"] = {"name": self.variant, "changes": list(self.changes)}
+        if self.node_cpu is not None:
+            from .cpu import summary_figures
+
+            out["cpu"] = summary_figures(self.node_cpu)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -154,6 +160,7 @@ class SimResult:
             "timeSeries": [asdict(s) for s in self.samples],
             "nodes": [asdict(n) for n in self.node_reports],
             "events": list(self.events),
+            **({"cpu": self.node_cpu} if self.node_cpu is not None else {}),
         }
 
 

@@ -1,4 +1,4 @@
-"""What a pod actually uses while it runs: memory working-set curves.
+"""What a pod actually uses while it runs: memory working-set and CPU curves.
 
 Kubernetes objects say what a pod asks for, never what it uses; node pressure, evictions and
 OOM kills depend on the latter. A curve is given beside the pod (a workload's ``usage``, or the
@@ -8,18 +8,20 @@ annotation ``kubetwin.io/usage`` of a Pod, Deployment, ReplicaSet or Job)::
       memory: 2Gi                            # constant working set
       memory: [[0s, 512Mi], [10m, 6Gi]]      # points (time since the container started, bytes):
                                              # linear in between, flat after the last point
+      cpu: 1500m                             # CPU the container wants (cores, as a quantity),
+      cpu: [[0s, 200m], [5m, 3]]             # a curve like the memory one (kubetwin.sim.cpu)
       containers:                            # per container (otherwise the first app container
-        sidecar: {memory: 64Mi}              # carries the pod's curve)
+        sidecar: {memory: 64Mi, cpu: 50m}    # carries the pod's curve)
 
-A pod without a curve uses what it requested (its working set is its memory request), so
-only pods with curves can push a node into pressure.
+A pod without a curve uses what it requested (its working set is its memory request, it wants
+its CPU request), so only pods with curves can push a node into pressure.
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..errors import InputError
 from ..model.quantity import parse_quantity
@@ -55,22 +57,33 @@ class Curve:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Memory curves per container name; ``""`` is the pod's own curve (its first app container)."""
+    """Curves per container name; ``""`` is the pod's own curve (its first app container).
+    Memory curves are bytes, CPU curves millicores."""
 
     memory: tuple[tuple[str, Curve], ...]
+    cpu: tuple[tuple[str, Curve], ...] = ()
 
     def of(self, container: str, first: bool) -> Curve | None:
-        got = None
-        for name, curve in self.memory:
-            if name == container:
-                return curve
-            if name == "" and first:
-                got = curve
-        return got
+        """The memory curve of a container."""
+        return _pick(self.memory, container, first)
+
+    def cpu_of(self, container: str, first: bool) -> Curve | None:
+        return _pick(self.cpu, container, first)
 
     @property
     def settles_at(self) -> float:
-        return max(c.settles_at for _, c in self.memory)
+        """When the memory curves stop changing (what node memory pressure waits for)."""
+        return max((c.settles_at for _, c in self.memory), default=0.0)
+
+
+def _pick(curves: tuple[tuple[str, Curve], ...], container: str, first: bool) -> Curve | None:
+    got = None
+    for name, curve in curves:
+        if name == container:
+            return curve
+        if name == "" and first:
+            got = curve
+    return got
 
 
 def _bytes(v: Any, path: str) -> int:
@@ -83,12 +96,23 @@ def _bytes(v: Any, path: str) -> int:
     return n
 
 
-def parse_curve(raw: Any, path: str) -> Curve:
+def _millicores(v: Any, path: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise InputError(f"Invalid value: {v!r}: a quantity of CPU such as 500m or 2", path=path)
+    q = parse_quantity(str(v), path)
+    n = q.milli_value()
+    if n < 0:
+        raise InputError(f"Invalid value: {v!r}: must not be negative", path=path)
+    return n
+
+
+def parse_curve(raw: Any, path: str, amount: Callable[[Any, str], int] = _bytes) -> Curve:
     if not isinstance(raw, list):
-        return Curve((0.0,), (_bytes(raw, path),))
+        return Curve((0.0,), (amount(raw, path),))
     if not raw:
         raise InputError("expected at least one point [time, amount]", path=path)
-    times, values = [], []
+    times: list[float] = []
+    values: list[int] = []
     for k, pt in enumerate(raw):
         where = f"{path}[{k}]"
         if not isinstance(pt, list) or len(pt) != 2:
@@ -97,7 +121,7 @@ def parse_curve(raw: Any, path: str) -> Curve:
         if times and t <= times[-1]:
             raise InputError(f"Invalid value: {pt[0]!r}: times must increase", path=f"{where}[0]")
         times.append(t)
-        values.append(_bytes(pt[1], f"{where}[1]"))
+        values.append(amount(pt[1], f"{where}[1]"))
     return Curve(tuple(times), tuple(values))
 
 
@@ -118,31 +142,42 @@ def _annotation_value(text: str, path: str) -> Any:
     return docs[0]
 
 
+KEYS = ("memory", "cpu")
+
+
+def _curves_of(raw: Mapping[str, Any], name: str, path: str, memory: list[tuple[str, Curve]],
+               cpu: list[tuple[str, Curve]]) -> None:
+    if raw.get("memory") is not None:
+        memory.append((name, parse_curve(raw["memory"], f"{path}.memory")))
+    if raw.get("cpu") is not None:
+        cpu.append((name, parse_curve(raw["cpu"], f"{path}.cpu", _millicores)))
+
+
 def parse_usage(raw: Any, path: str) -> Usage | None:
     if raw is None:
         return None
     if isinstance(raw, str):   # the annotation: JSON (or YAML flow) text
         raw = _annotation_value(raw, path)
     if not isinstance(raw, Mapping):
-        raise InputError("expected {memory: CURVE, containers: {NAME: {memory: CURVE}}}", path=path)
+        raise InputError("expected {memory: CURVE, cpu: CURVE, containers: {NAME: {memory: CURVE, cpu: CURVE}}}",
+                         path=path)
     for k in raw:
-        if k not in ("memory", "containers"):
-            raise unknown_key_error(str(k), ("memory", "containers"), path=f"{path}.{k}")
-    curves: list[tuple[str, Curve]] = []
-    if raw.get("memory") is not None:
-        curves.append(("", parse_curve(raw["memory"], f"{path}.memory")))
+        if k not in KEYS + ("containers",):
+            raise unknown_key_error(str(k), KEYS + ("containers",), path=f"{path}.{k}")
+    memory: list[tuple[str, Curve]] = []
+    cpu: list[tuple[str, Curve]] = []
+    _curves_of(raw, "", path, memory, cpu)
     conts = raw.get("containers") or {}
     if not isinstance(conts, Mapping):
-        raise InputError("expected a map of container name to {memory: CURVE}", path=f"{path}.containers")
+        raise InputError("expected a map of container name to {memory: CURVE, cpu: CURVE}", path=f"{path}.containers")
     for name, c in conts.items():
         where = f"{path}.containers.{name}"
         if not isinstance(c, Mapping):
-            raise InputError("expected {memory: CURVE}", path=where)
+            raise InputError("expected {memory: CURVE, cpu: CURVE}", path=where)
         for k in c:
-            if k != "memory":
-                raise unknown_key_error(str(k), ("memory",), path=f"{where}.{k}")
-        if c.get("memory") is not None:
-            curves.append((str(name), parse_curve(c["memory"], f"{where}.memory")))
-    if not curves:
-        raise InputError("Required value: memory", path=path)
-    return Usage(tuple(curves))
+            if k not in KEYS:
+                raise unknown_key_error(str(k), KEYS, path=f"{where}.{k}")
+        _curves_of(c, str(name), where, memory, cpu)
+    if not memory and not cpu:
+        raise InputError("Required value: memory or cpu", path=path)
+    return Usage(tuple(memory), tuple(cpu))

@@ -1,0 +1,473 @@
+"""CPU on every simulated node: usage curves, CFS bandwidth, the split of contended CPU, CPU pressure.
+
+Runs when some pod of the scenario has a CPU curve (``usage.cpu``, :mod:`.usage`). Every running
+container is one row of numpy columns; at each sample the interval since the previous one is
+accounted for all rows at once:
+
+1. **want** — the container's CPU curve at the sample time (cores), else its CPU request;
+2. **cpu.max** — the kubelet's quota (``MilliCPUToQuota`` of the container's limit, or the pod-level
+   limit; none with ``cpuCFSQuota: false``, and none for containers with exclusive CPUs while
+   ``DisableCPUQuotaWithExclusiveCPUs`` is on) caps it and throttles it (:func:`.cfs.fluid_step`:
+   ``nr_periods``, ``nr_throttled``, ``throttled_usec``);
+3. **pools** — a container runs in the CPU set the CPU Manager gave it: exclusive CPUs (static
+   policy), the pod shared pool of a pod-level pod, or the node's shared pool (all CPUs not given
+   out). Where a pool's capped wants exceed its CPUs, CFS splits it by ``cpu.weight``
+   (:func:`.cfs.fair_share`; weights from the kubelet's shares, converted as the runtime does);
+4. **PSI** — each container's CPU stall share (:mod:`.psi`): ``some`` = the share of wanted CPU it
+   did not get (throttled or waiting in a contended pool), ``full`` = the throttled share, plus the
+   waiting share when it runs one thread (wants ≤ 1 CPU: a waiting thread is all of its tasks).
+   A pod reports its worst container, a node its worst pod; the node's ``full`` CPU line is zero
+   as the kernel reports it for the whole system.
+
+A container's CPU need not be spread evenly inside a sample interval, so a curve is read as a
+steady want between samples (the model's resolution is ``spec.sampleInterval``). The split is one
+level (containers of a pool by their own weights; the kubepods / QoS / pod cgroup levels above
+them are not modelled). Memory and I/O stalls are not modelled: the Summary carries no
+``memory.psi`` / ``io.psi`` rather than zeros.
+
+Not an upstream module: kubetwin's glue between the scheduler's placements, the kubelet's cgroup
+values (``pkg/kubelet/cm``: ``MilliCPUToQuota``, ``MilliCPUToShares``) and the kernel models.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..kubelet.cgroups import QUOTA_PERIOD, milli_cpu_to_quota, milli_cpu_to_shares, runtime_cpu_weight
+from ..kubelet.oom import gate
+from ..model.pod import is_sidecar
+from .cfs import fair_share, fluid_step
+from .psi import PSIAverages
+
+if TYPE_CHECKING:
+    from ..model.summary import Summary
+    from .loop import SimPod, Simulator
+
+_EPS = 1e-9
+#: per-pod time series are kept for at most this many pods (the report shows the worst few)
+MAX_POD_SERIES = 20_000
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerCPU:
+    """One container's CPU figures at the end of its run (or of the simulation)."""
+
+    container: str
+    cpu_max: str                 # cgroup v2 cpu.max
+    weight: int                  # cgroup v2 cpu.weight
+    pool: str                    # "shared", "pod shared pool", "exclusive"
+    usage_usec: int
+    nr_periods: int
+    nr_throttled: int
+    throttled_usec: int
+    some_avg10: float
+    some_avg60: float
+    some_avg300: float
+    some_total_usec: int
+    full_avg10: float
+    full_total_usec: int
+    peak_some_avg10: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"container": self.container, "cpu.max": self.cpu_max, "cpu.weight": self.weight, "pool": self.pool,
+                "cpu.stat": {"usage_usec": self.usage_usec, "nr_periods": self.nr_periods,
+                             "nr_throttled": self.nr_throttled, "throttled_usec": self.throttled_usec},
+                "cpu.pressure": {"some": {"avg10": self.some_avg10, "avg60": self.some_avg60,
+                                          "avg300": self.some_avg300, "total": self.some_total_usec},
+                                 "full": {"avg10": self.full_avg10, "total": self.full_total_usec}},
+                "peakSomeAvg10": self.peak_some_avg10}
+
+
+class NodeCPU:
+    """Every node's CPU accounting: rows of containers in numpy columns."""
+
+    def __init__(self, sim: "Simulator", capacity: int = 1024):
+        self.sim = sim
+        st = sim.sc.settings
+        self.gates = sim.gates
+        self.weight_curve = "quadratic"
+        self.n = 0                          # rows in use: [0, n)
+        self._alloc(capacity)
+        self.free: list[int] = []
+        self.rows_of: dict[int, list[int]] = {}
+        self.curves: dict[int, Any] = {}    # row -> (curve, SimPod)
+        self.meta: dict[int, tuple[str, str, int, str]] = {}   # row -> (container, cpu.max, weight, pool kind)
+        # pools: one shared pool per node, one per distinct cpuset given out on a node
+        self.pool_cap: list[float] = []
+        self.pool_users: list[int] = []
+        self.pool_node: list[int] = []
+        self.node_pool: dict[int, int] = {}
+        self.cpuset_pool: dict[tuple[int, str], int] = {}
+        self.last = 0.0
+        self.interval = st.sample_interval
+        #: cluster figures per sample; per-node figures per sample for nodes with throttling or stalls
+        self.series: list[dict[str, float]] = []
+        self.node_series: dict[int, list[tuple[float, float, float, int]]] = {}
+        self.pod_series: dict[int, list[tuple[float, float, float, float]]] = {}
+        self.finished: dict[int, list[ContainerCPU]] = {}
+        self.peak_node: dict[int, float] = {}
+        self.last_grant = np.zeros(0)
+
+    # --- columns ---------------------------------------------------------------------------------
+    def _alloc(self, cap: int) -> None:
+        self.cap = cap
+        self.node = np.zeros(cap, dtype=np.int64)
+        self.pod = np.zeros(cap, dtype=np.int64)
+        self.want_const = np.zeros(cap)
+        self.quota = np.full(cap, math.inf)
+        self.period = np.full(cap, float(QUOTA_PERIOD))
+        self.weight = np.ones(cap)
+        self.pool = np.zeros(cap, dtype=np.int64)
+        self.start = np.zeros(cap)
+        self.end = np.full(cap, math.inf)
+        self.used = np.zeros(cap, dtype=bool)
+        self.usage_us = np.zeros(cap)
+        self.periods = np.zeros(cap)
+        self.thr_periods = np.zeros(cap)
+        self.thr_us = np.zeros(cap)
+        self.peak = np.zeros(cap)
+        self.psi = PSIAverages(cap)
+
+    def _grow(self) -> None:
+        old = self.cap
+        new = old * 2
+        for name in ("node", "pod", "want_const", "quota", "period", "weight", "pool", "start", "end", "used",
+                     "usage_us", "periods", "thr_periods", "thr_us", "peak"):
+            a = getattr(self, name)
+            b = np.empty(new, dtype=a.dtype)
+            b[:old] = a
+            fill = {"quota": math.inf, "end": math.inf, "period": float(QUOTA_PERIOD), "weight": 1.0}.get(name, 0)
+            b[old:] = fill
+            setattr(self, name, b)
+        self.psi.grow(new)
+        self.cap = new
+
+    def _row(self) -> int:
+        if self.free:
+            return self.free.pop()
+        if self.n == self.cap:
+            self._grow()
+        self.n += 1
+        return self.n - 1
+
+    # --- pools -----------------------------------------------------------------------------------
+    def _node_cores(self, i: int) -> float:
+        sn = self.sim.sim_nodes[i]
+        if sn.machine is not None:
+            return float(sn.machine.num_cores)   # MachineInfo.NumCores: logical CPUs
+        q = sn.node.status.capacity.get("cpu")
+        return q.milli_value() / 1000.0 if q is not None else 0.0
+
+    def _shared_pool(self, i: int) -> int:
+        p = self.node_pool.get(i)
+        if p is None:
+            p = self.node_pool[i] = len(self.pool_cap)
+            self.pool_cap.append(self._node_cores(i))
+            self.pool_users.append(0)
+            self.pool_node.append(i)
+        return p
+
+    def _cpuset_pool(self, i: int, cpus: Any) -> int:
+        key = (i, str(cpus))
+        p = self.cpuset_pool.get(key)
+        if p is None:
+            p = self.cpuset_pool[key] = len(self.pool_cap)
+            self.pool_cap.append(float(len(cpus)))
+            self.pool_users.append(0)
+            self.pool_node.append(i)
+            self.pool_cap[self._shared_pool(i)] -= len(cpus)
+        return p
+
+    def _release_pool(self, p: int) -> None:
+        self.pool_users[p] -= 1
+        i = self.pool_node[p]
+        if self.pool_users[p] == 0 and self.node_pool.get(i) != p:
+            for key, q in list(self.cpuset_pool.items()):
+                if q == p:
+                    del self.cpuset_pool[key]
+            self.pool_cap[self._shared_pool(i)] += self.pool_cap[p]
+
+    # --- pods come and go ----------------------------------------------------------------------------
+    def started(self, i: int, sp: "SimPod") -> None:
+        from ..model.resources import quantity_milli_value
+
+        pod = sp.pod
+        usage = sp.usage if sp.usage is not None and sp.usage.cpu else None
+        sn = self.sim.sim_nodes[i]
+        cfg = sn.kubelet
+        quota_on = cfg.cpu_cfs_quota if cfg is not None else True
+        period = QUOTA_PERIOD
+        if cfg is not None and gate(self.gates, "CustomCPUCFSQuotaPeriod"):
+            period = int(cfg.cpu_cfs_quota_period.total_seconds() * 1_000_000)
+        kubelet = self.sim.kubelets[i] or None
+        cpu_state = kubelet.cpu.state if kubelet is not None and kubelet.cpu.static is not None else None
+        pod_limit = 0
+        if pod.spec.resources is not None and gate(self.gates, "PodLevelResources"):
+            pod_limit = quantity_milli_value(pod.spec.resources.limits, "cpu")
+        rows = self.rows_of.setdefault(sp.i, [])
+        first = True
+        for c, init in pod.all_containers():
+            if init and not is_sidecar(c):
+                continue
+            curve = usage.cpu_of(c.name, first and not init) if usage is not None else None
+            if not init:
+                first = False
+            request = quantity_milli_value(c.resources.requests, "cpu")
+            limit = quantity_milli_value(c.resources.limits, "cpu") or pod_limit
+            shares = milli_cpu_to_shares(request if "cpu" in c.resources.requests or not limit else limit)
+            cpus = cpu_state.get(pod.uid, c.name) if cpu_state is not None else None
+            exclusive = bool(cpus) and pod.uid not in cpu_state.pod_entries if cpu_state is not None else False
+            quota_us = milli_cpu_to_quota(limit, period) if quota_on and limit else 0
+            if cpus and gate(self.gates, "DisableCPUQuotaWithExclusiveCPUs") and exclusive:
+                quota_us = 0
+            r = self._row()
+            self.used[r] = True
+            self.node[r] = i
+            self.pod[r] = sp.i
+            self.want_const[r] = (curve.values[0] if curve is not None else request) / 1000.0
+            self.quota[r] = quota_us / period if quota_us else math.inf
+            self.period[r] = period
+            w = runtime_cpu_weight(shares, self.weight_curve)
+            self.weight[r] = w
+            if cpus:
+                self.pool[r] = self._cpuset_pool(i, cpus)
+                kind = "exclusive" if exclusive else "pod shared pool"
+            else:
+                self.pool[r] = self._shared_pool(i)
+                kind = "shared"
+            self.pool_users[int(self.pool[r])] += 1
+            self.start[r] = self.sim.now
+            self.end[r] = math.inf
+            self.usage_us[r] = self.periods[r] = self.thr_periods[r] = self.thr_us[r] = self.peak[r] = 0.0
+            self.psi.reset(np.array([r]))
+            if curve is not None and len(curve.times) > 1:
+                self.curves[r] = (curve, sp)
+            self.meta[r] = (c.name, f"{quota_us or 'max'} {period}", w, kind)
+            rows.append(r)
+
+    def forget(self, i: int, sp: "SimPod") -> None:
+        """The pod stopped: its rows are accounted up to now at the next sample, then let go."""
+        for r in self.rows_of.get(sp.i, ()):
+            if self.end[r] == math.inf:
+                self.end[r] = self.sim.now
+
+    # --- one sample ----------------------------------------------------------------------------------
+    def step(self, t: float) -> None:
+        n = self.n
+        dt = t - self.last
+        if n == 0 or dt <= 0:
+            self.last = max(self.last, t)
+            self._let_go(t)
+            return
+        used = self.used[:n]
+        lo = np.maximum(self.start[:n], self.last)
+        hi = np.minimum(self.end[:n], t)
+        span = np.where(used, np.clip(hi - lo, 0.0, None), 0.0)
+        frac = span / dt
+        want = self.want_const[:n].copy()
+        for r, (curve, sp) in self.curves.items():
+            want[r] = curve.at(min(t, self.end[r]) - sp.origin) / 1000.0
+        want = np.where(span > 0, want, 0.0)
+        quota = self.quota[:n]
+        capped, periods, thr_periods, thr_us = fluid_step(want, quota, self.period[:n], span * 1e6)
+        grant = capped.copy()
+        pools = self.pool[:n]
+        load = np.bincount(pools, weights=capped * frac, minlength=len(self.pool_cap))
+        caps = np.asarray(self.pool_cap, dtype=float)
+        hot = np.nonzero(load > caps + _EPS)[0]
+        if len(hot):
+            members = np.nonzero(np.isin(pools, hot) & (span > 0))[0]
+            order = members[np.argsort(pools[members], kind="stable")]
+            bounds = np.searchsorted(pools[order], hot)
+            ends = np.append(bounds[1:], len(order))
+            for p, a, b in zip(hot, bounds, ends):
+                rows = order[a:b]
+                got = fair_share(caps[p], list(capped[rows] * frac[rows]), list(self.weight[rows]))
+                grant[rows] = np.array(got) / frac[rows]
+        self.usage_us[:n] += grant * span * 1e6
+        self.periods[:n] += periods
+        self.thr_periods[:n] += thr_periods
+        self.thr_us[:n] += thr_us
+        safe = np.where(want > 0, want, 1.0)
+        some = np.where(want > 0, np.clip(1.0 - grant / safe, 0.0, 1.0), 0.0)
+        throttled = np.where(want > quota, 1.0 - quota / safe, 0.0)
+        full = np.where(want <= 1.0, some, throttled)
+        self.psi.advance(some * frac, full * frac, dt * 1e9)
+        avg10 = self.psi.avg10(0, n)
+        np.maximum(self.peak[:n], np.where(used, avg10, 0.0), out=self.peak[:n])
+        self.last_grant = np.where(span > 0, grant, 0.0)
+        self._record(t, n, span, want, grant, throttled, avg10)
+        self.last = t
+        self._let_go(t)
+
+    def _record(self, t: float, n: int, span: np.ndarray, want: np.ndarray, grant: np.ndarray,
+                throttled: np.ndarray, avg10: np.ndarray) -> None:
+        live = span > 0
+        nodes = self.node[:n]
+        n_nodes = len(self.sim.sim_nodes)
+        used_cores = np.bincount(nodes, weights=np.where(live, grant, 0.0), minlength=n_nodes)
+        node_thr = np.bincount(nodes, weights=(live & (throttled > 0)).astype(float), minlength=n_nodes)
+        node_psi = np.zeros(n_nodes)
+        np.maximum.at(node_psi, nodes, np.where(self.used[:n], avg10, 0.0))
+        total_want = float(want[live].sum())
+        self.series.append({"time": t, "cpuUsedCores": float(used_cores.sum()), "cpuWantedCores": total_want,
+                            "throttledContainers": int((live & (throttled > 0)).sum()),
+                            "nodesWithCpuPressure": int((node_psi >= 10.0).sum()),
+                            "maxNodeCpuSomeAvg10": float(node_psi.max()) if n_nodes else 0.0})
+        for i in np.nonzero((node_thr > 0) | (node_psi > 0))[0]:
+            k = int(i)
+            self.node_series.setdefault(k, []).append((t, float(used_cores[k]), float(node_psi[k]), int(node_thr[k])))
+            self.peak_node[k] = max(self.peak_node.get(k, 0.0), float(node_psi[k]))
+        hot = np.nonzero(live & ((throttled > 0) | (avg10 > 0)))[0]
+        if len(hot):
+            per_pod: dict[int, list[float]] = {}
+            for r in hot:
+                p = int(self.pod[r])
+                agg = per_pod.setdefault(p, [0.0, 0.0, 0.0])
+                agg[0] = max(agg[0], float(throttled[r]))
+                agg[1] = max(agg[1], float(avg10[r]))
+                agg[2] += float(grant[r])
+            for p, (thr, psi10, cores) in per_pod.items():
+                if p in self.pod_series or len(self.pod_series) < MAX_POD_SERIES:
+                    self.pod_series.setdefault(p, []).append((t, thr, psi10, cores))
+
+    def _let_go(self, t: float) -> None:
+        n = self.n
+        done = np.nonzero(self.used[:n] & (self.end[:n] <= t))[0]
+        for k in done.tolist():
+            r = int(k)
+            p = int(self.pod[r])
+            self.finished.setdefault(p, []).append(self._figures(r))
+            self.used[r] = False
+            self.curves.pop(r, None)
+            self.meta.pop(r, None)
+            self._release_pool(int(self.pool[r]))
+            rows = self.rows_of.get(p)
+            if rows is not None:
+                rows.remove(r)
+                if not rows:
+                    del self.rows_of[p]
+            self.free.append(r)
+
+    def _figures(self, r: int) -> ContainerCPU:
+        name, cpu_max, weight, kind = self.meta[r]
+        some, full = self.psi.line(0, r), self.psi.line(1, r)
+        return ContainerCPU(name, cpu_max, weight, kind, int(self.usage_us[r]), int(round(self.periods[r])),
+                            int(round(self.thr_periods[r])), int(self.thr_us[r]), some.avg10, some.avg60,
+                            some.avg300, some.total_us, full.avg10, full.total_us, float(self.peak[r]))
+
+    # --- results ---------------------------------------------------------------------------------
+    def result(self) -> dict[str, Any]:
+        """Plain data for :class:`~kubetwin.sim.results.SimResult`: cluster figures per sample,
+        per-node and per-pod series (only where something was throttled or stalled), and every
+        pod's per-container ``cpu.max``, ``cpu.stat`` and ``cpu.pressure``."""
+        names = self.sim.cluster.names
+        pods = self.sim.pods
+        figures = self.pod_figures()
+        return {
+            "series": list(self.series),
+            "nodes": {names[i]: {"peakCpuSomeAvg10": self.peak_node.get(i, 0.0),
+                                 "series": [list(x) for x in s]} for i, s in sorted(self.node_series.items())},
+            "pods": {pods[p].pod.key: {"containers": [c.to_json() for c in figs],
+                                       "series": [list(x) for x in self.pod_series.get(p, ())]}
+                     for p, figs in sorted(figures.items())},
+        }
+
+    def pod_figures(self) -> dict[int, list[ContainerCPU]]:
+        """Per pod (SimPod index): its containers' figures — finished pods and those still running."""
+        out = {p: list(v) for p, v in self.finished.items()}
+        for p, rows in self.rows_of.items():
+            out.setdefault(p, []).extend(self._figures(r) for r in rows if self.used[r])
+        return out
+
+    def summary(self, i: int, t: float | None = None) -> "Summary":
+        """The CPU part of node ``i``'s ``/stats/summary`` now (``cpu.usageNanoCores``,
+        ``usageCoreNanoSeconds`` and, while ``KubeletPSI`` is on, ``cpu.psi``)."""
+        from datetime import timedelta
+
+        from ..model.summary import ContainerStats, CPUStats, NodeStats, PodReference, PodStats, PSIData, PSIStats
+        from ..model.summary import Summary as SummaryT
+        from .loop import EPOCH
+
+        now = self.sim.now if t is None else t
+        stamp = (EPOCH + timedelta(seconds=now)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        psi_on = gate(self.gates, "KubeletPSI")
+
+        def psi_of(rows: list[int]) -> PSIStats | None:
+            if not psi_on:
+                return None
+            lines = []
+            for kind in (0, 1):
+                best = max((self.psi.line(kind, r) for r in rows), key=lambda ln: (ln.avg10, ln.total_us),
+                           default=None)
+                lines.append(PSIData(total=best.total_us if best else 0, avg10=best.avg10 if best else 0.0,
+                                     avg60=best.avg60 if best else 0.0, avg300=best.avg300 if best else 0.0))
+            return PSIStats(some=lines[0], full=lines[1])
+
+        pods = []
+        node_rows: list[int] = []
+        node_usage = 0.0
+        node_rate = 0.0
+        for p, rows in sorted(self.rows_of.items()):
+            rows = [r for r in rows if self.used[r] and int(self.node[r]) == i]
+            if not rows:
+                continue
+            node_rows.extend(rows)
+            sp = self.sim.pods[p]
+            conts = []
+            for r in rows:
+                conts.append(ContainerStats(name=self.meta[r][0], cpu=CPUStats(
+                    time=stamp, usage_nano_cores=int(self._rate(r) * 1e9),
+                    usage_core_nano_seconds=int(self.usage_us[r] * 1000),
+                    psi=psi_of([r]))))
+            usage = float(sum(self.usage_us[r] for r in rows))
+            rate = sum(self._rate(r) for r in rows)
+            node_usage += usage
+            node_rate += rate
+            pods.append(PodStats(pod_ref=PodReference(name=sp.pod.name, namespace=sp.pod.namespace, uid=sp.pod.uid),
+                                 containers=conts, cpu=CPUStats(time=stamp, usage_nano_cores=int(rate * 1e9),
+                                                                usage_core_nano_seconds=int(usage * 1000),
+                                                                psi=psi_of(rows))))
+        node_psi = psi_of(node_rows)
+        if node_psi is not None:   # system-wide CPU "full" is undefined and reported as zero
+            node_psi = PSIStats(some=node_psi.some, full=PSIData(total=0, avg10=0.0, avg60=0.0, avg300=0.0))
+        node = NodeStats(node_name=self.sim.cluster.names[i], cpu=CPUStats(
+            time=stamp, usage_nano_cores=int(node_rate * 1e9), usage_core_nano_seconds=int(node_usage * 1000),
+            psi=node_psi))
+        return SummaryT(node=node, pods=pods)
+
+    def _rate(self, r: int) -> float:
+        """Cores the container ran over the last interval (the Summary's ``usageNanoCores``)."""
+        return float(self.last_grant[r]) if r < len(self.last_grant) else 0.0
+
+
+def summary_figures(cpu: dict[str, Any]) -> dict[str, Any]:
+    """The run's CPU figures for ``SimResult.summary()``: throttling over the whole run, the worst
+    CPU pressure seen on a node and a pod."""
+    periods = throttled = 0
+    throttled_us = 0
+    pods = containers = 0
+    worst_pod = 0.0
+    for p in cpu["pods"].values():
+        hit = False
+        for c in p["containers"]:
+            st = c["cpu.stat"]
+            periods += st["nr_periods"]
+            throttled += st["nr_throttled"]
+            throttled_us += st["throttled_usec"]
+            if st["nr_throttled"]:
+                containers += 1
+                hit = True
+            worst_pod = max(worst_pod, c["peakSomeAvg10"])
+        pods += hit
+    series = cpu["series"]
+    return {"throttledPods": pods, "throttledContainers": containers,
+            "throttledPeriodShare": round(throttled / periods, 4) if periods else 0.0,
+            "throttledSeconds": round(throttled_us / 1e6, 3),
+            "peakNodeCpuSomeAvg10": max((s["maxNodeCpuSomeAvg10"] for s in series), default=0.0),
+            "peakPodCpuSomeAvg10": worst_pod,
+            "peakNodesWithCpuPressure": max((s["nodesWithCpuPressure"] for s in series), default=0)}

@@ -1,0 +1,111 @@
+"""CPU in the simulation: usage curves, CFS throttling (cgroup v2 cpu.stat), the weight split of a
+contended pool, CPU pressure, and the Summary API's cpu stats (stats/v1alpha1 CPUStats, KubeletPSI)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubetwin.errors import InputError
+from kubetwin.sim import simulate
+from kubetwin.sim.loop import Simulator
+from kubetwin.sim.usage import parse_usage
+
+
+def one_pod(tmp_path, kit, usage, *, cpu="1", limits=True, node_cpu="4", extra=(), **spec):
+    w = kit.workload("w", cpu=cpu, memory="1Gi", limits=limits, usage=usage, duration="5m")
+    return kit.scenario(tmp_path, {"nodeGroups": [kit.group(cpu=node_cpu)], "sampleInterval": "10s",
+                                   "workloads": [w, *extra], **spec})
+
+
+def container(r, pod="w-0"):
+    return next(v for k, v in r.node_cpu["pods"].items() if k.endswith("/" + pod))["containers"][0]
+
+
+def test_a_container_wanting_more_than_its_limit_is_throttled_every_period(tmp_path, kit):
+    r = simulate(one_pod(tmp_path, kit, {"cpu": "1500m"}))
+    c = container(r)
+    assert c["cpu.max"] == "100000 100000"
+    st = c["cpu.stat"]
+    assert st["nr_periods"] == st["nr_throttled"] == 3000          # 300 s of 100 ms periods
+    assert st["usage_usec"] == 300_000_000                         # one CPU for 300 s
+    assert st["throttled_usec"] == pytest.approx(3000 * 2 * 100_000 / 3, rel=1e-6)
+    assert c["cpu.pressure"]["some"]["avg10"] == 33.0              # a third of the wanted CPU is not given
+
+
+def test_a_container_within_its_limit_counts_periods_but_is_not_throttled(tmp_path, kit):
+    c = container(simulate(one_pod(tmp_path, kit, {"cpu": "600m"})))
+    assert c["cpu.stat"]["nr_periods"] == 3000 and c["cpu.stat"]["nr_throttled"] == 0
+    assert c["cpu.pressure"]["some"]["total"] == 0
+
+
+def test_a_cpu_curve_moves_between_its_points(tmp_path, kit):
+    r = simulate(one_pod(tmp_path, kit, {"cpu": [["0s", "0"], ["100s", "2"]]}))
+    series = next(v for k, v in r.node_cpu["pods"].items() if k.endswith("/w-0"))["series"]
+    first = series[0]
+    assert first[0] > 50 and first[1] > 0        # throttled only once the curve passes the 1 CPU limit
+
+
+def test_a_contended_shared_pool_is_split_by_cpu_weight(tmp_path, kit):
+    big = kit.workload("big", cpu="3", memory="1Gi", usage={"cpu": "4"}, duration="5m")
+    small = kit.workload("small", cpu="1", memory="1Gi", usage={"cpu": "4"}, duration="5m")
+    sc = kit.scenario(tmp_path, {"nodeGroups": [kit.group(cpu="4")], "sampleInterval": "10s",
+                                 "workloads": [big, small]})
+    r = simulate(sc)
+    b, s = container(r, "big-0"), container(r, "small-0")
+    # runc's quadratic shares -> weight: 3072 shares -> ceil(10^2.3796) = 240, 1024 -> 100
+    assert (b["cpu.weight"], s["cpu.weight"]) == (240, 100)
+    ratio = b["cpu.stat"]["usage_usec"] / s["cpu.stat"]["usage_usec"]
+    assert ratio == pytest.approx(240 / 100, rel=1e-3)
+    assert b["cpu.stat"]["nr_periods"] == 0          # no limit: no bandwidth timer
+    assert s["cpu.pressure"]["some"]["avg10"] > b["cpu.pressure"]["some"]["avg10"] > 0
+
+
+def test_cpu_accounting_is_off_without_cpu_curves(tmp_path, kit):
+    r = simulate(one_pod(tmp_path, kit, {"memory": "512Mi"}))
+    assert r.node_cpu is None and "cpu" not in r.to_json() and "cpu" not in r.summary()
+
+
+def test_the_summary_reports_throttling_and_peak_pressure(tmp_path, kit):
+    s = simulate(one_pod(tmp_path, kit, {"cpu": "2"})).summary()["cpu"]
+    assert s["throttledPods"] == 1 and s["throttledPeriodShare"] == 1.0
+    assert s["peakPodCpuSomeAvg10"] == 50.0
+
+
+def test_a_cpu_only_usage_leaves_memory_at_the_requests(tmp_path, kit):
+    r = simulate(one_pod(tmp_path, kit, {"cpu": "3"}))
+    assert r.counters.oom_killed == 0 and r.counters.evicted == 0 and r.pods[0].phase == "Succeeded"
+
+
+def summary_at(tmp_path, kit, version=None, gates=None):
+    sc = one_pod(tmp_path, kit, {"cpu": "1500m"}, horizon="2m")
+    if version:
+        sc.settings.kubernetes_version = version
+    if gates:
+        sc.settings.feature_gates = gates
+    sim = Simulator(sc)
+    sim.run()
+    return sim.cpu.summary(0)
+
+
+def test_the_summary_api_carries_cpu_psi_while_kubelet_psi_is_on(tmp_path, kit):
+    s = summary_at(tmp_path, kit)
+    pod = s.pods[0]
+    assert pod.cpu.usage_nano_cores == 1_000_000_000
+    assert pod.containers[0].cpu.psi.some.avg10 == 33.0
+    assert s.node.cpu.psi.full.avg10 == 0.0 and s.node.cpu.psi.some.avg10 == 33.0
+    assert pod.memory is None and pod.io is None     # memory and I/O stalls are not modelled
+
+
+def test_the_summary_api_has_no_psi_while_the_kubelet_psi_gate_is_off(tmp_path, kit):
+    # KubeletPSI: beta in 1.34 (on by default, may be turned off), locked on once GA
+    assert summary_at(tmp_path, kit, "1.34", {"KubeletPSI": False}).pods[0].cpu.psi is None
+
+
+def test_a_misspelt_cpu_curve_key_is_refused():
+    with pytest.raises(InputError, match='unknown field "cpus" .fix: did you mean "cpu"'):
+        parse_usage({"cpus": "1"}, "usage")
+
+
+def test_a_negative_cpu_amount_is_refused():
+    with pytest.raises(InputError, match="must not be negative"):
+        parse_usage({"cpu": [["0s", "-1"]]}, "usage")
