@@ -267,6 +267,8 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
                          + (f" · showing {len(shown)} of {len(with_numa)} nodes" if len(shown) < len(with_numa) else "")
                          + "</p><div class=numa>" + "".join(numa_map(n) for n in shown) + "</div></section>")
         parts.append(_pressure_events(r))
+        from .cpu_section import render_cpu
+        parts.append(render_cpu(r))
         parts.append(_node_table(r))
         parts.append(_pod_table(r))
     parts.append("<footer style='padding:8px 32px;color:#6b7280'>kubetwin · self-contained report, no network needed"

@@ -109,3 +109,23 @@ def test_a_misspelt_cpu_curve_key_is_refused():
 def test_a_negative_cpu_amount_is_refused():
     with pytest.raises(InputError, match="must not be negative"):
         parse_usage({"cpu": [["0s", "-1"]]}, "usage")
+
+
+def static_node(kit):
+    return kit.group(cpu="8", machine="1s1n4c2t", kubeletConfig={"cpuManagerPolicy": "static",
+                                                                 "kubeReserved": {"cpu": "1"}})
+
+
+def test_a_container_on_exclusive_cpus_runs_on_them_alone_without_a_quota(tmp_path, kit):
+    pinned = kit.workload("pinned", cpu="2", memory="1Gi", limits=True, usage={"cpu": "3"}, duration="5m")
+    shared = kit.workload("shared", cpu="1", memory="1Gi", usage={"cpu": "6"}, duration="5m")
+    sc = kit.scenario(tmp_path, {"nodeGroups": [static_node(kit)], "sampleInterval": "10s",
+                                 "workloads": [pinned, shared]})
+    r = simulate(sc)
+    p, s = container(r, "pinned-0"), container(r, "shared-0")
+    # DisableCPUQuotaWithExclusiveCPUs: no cpu.max on exclusive CPUs; it waits for its 2 CPUs instead
+    assert (p["pool"], p["cpu.max"], p["cpu.stat"]["nr_throttled"]) == ("exclusive", "max 100000", 0)
+    assert p["cpu.stat"]["usage_usec"] == 2 * 300_000_000
+    assert p["cpu.pressure"]["some"]["avg10"] == 33.0
+    # the other pod has the 6 CPUs left in the shared pool, all it wants
+    assert s["pool"] == "shared" and s["cpu.stat"]["usage_usec"] == 6 * 300_000_000
