@@ -1,8 +1,9 @@
 """Simulation throughput: end to end (scheduler default profile + kubelet admission with static CPU,
-Static memory and a topology manager policy on every bound pod), the Alibaba GPU trace, and a
-GPU-sharing workload. Prints one line per figure.
+Static memory and a topology manager policy on every bound pod), the same with CPU usage curves
+(CFS throttling, weight split, CPU pressure on every node: ``e2e-cpu``), the Alibaba GPU trace, and
+a GPU-sharing workload. Prints one line per figure.
 
-    .venv/bin/python benchmarks/bench_sim.py [--nodes 5000 --pods 50000] [--only e2e|alibaba|gpu]
+    .venv/bin/python benchmarks/bench_sim.py [--nodes 5000 --pods 50000] [--only e2e|e2e-cpu|alibaba|gpu|dra]
 """
 
 from __future__ import annotations
@@ -38,19 +39,27 @@ def _nodes(n: int, gpus: int = 0):
     return out
 
 
-def _pods(n: int, gpu: bool = False):
+def _pods(n: int, gpu: bool = False, cpu_usage: bool = False):
+    from kubetwin.sim.usage import parse_usage
+
     out = []
     for k in range(n):
         cpu = ("1", "2", "4")[k % 3]
         res = {"requests": {"cpu": cpu, "memory": "1Gi"}}
         if k % 2 == 0:
             res["limits"] = dict(res["requests"])   # Guaranteed: exclusive CPUs, NUMA-pinned memory
+        elif cpu_usage:
+            res["limits"] = {"cpu": str(int(cpu) * 5 // 4) if cpu != "1" else "1250m"}   # Burstable, with a quota
         meta = {"name": f"p{k}", "namespace": "default", "uid": f"default/p{k}"}
         if gpu:
             meta["annotations"] = {"alibabacloud.com/gpu-count": "1", "alibabacloud.com/gpu-milli": "1000"}
         pod = pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
                              "spec": {"containers": [{"name": "c", "resources": res}]}})
-        out.append(Arrival(k * 0.01, pod))
+        usage = None
+        if cpu_usage:   # a ramp from half the request to 1.5 times it over five minutes: throttled at the top
+            milli = int(cpu) * 1000
+            usage = parse_usage({"cpu": [["0s", f"{milli // 2}m"], ["5m", f"{milli * 3 // 2}m"]]}, "usage")
+        out.append(Arrival(k * 0.01, pod, usage=usage))
     return out
 
 
@@ -104,7 +113,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=50000)
-    ap.add_argument("--only", choices=("e2e", "alibaba", "gpu", "dra"), default=None)
+    ap.add_argument("--only", choices=("e2e", "e2e-cpu", "alibaba", "gpu", "dra"), default=None)
     a = ap.parse_args()
     if a.only in (None, "alibaba"):
         from kubetwin.sim.sweep import RunSpec, load_run
@@ -123,6 +132,9 @@ def main() -> None:
     if a.only in (None, "e2e"):
         _run("end to end (default profile + kubelet static CPU/Static memory/single-numa-node)",
              _scenario("e2e", _nodes(a.nodes), _pods(a.pods)))
+    if a.only in (None, "e2e-cpu"):
+        _run("end to end with CPU usage curves (throttling, weight split, CPU pressure on every node)",
+             _scenario("e2e-cpu", _nodes(a.nodes), _pods(a.pods, cpu_usage=True)))
 
 
 if __name__ == "__main__":

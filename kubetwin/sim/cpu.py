@@ -41,7 +41,7 @@ from ..kubelet.cgroups import QUOTA_PERIOD, milli_cpu_to_quota, milli_cpu_to_sha
 from ..kubelet.oom import gate
 from ..model.pod import is_sidecar
 from .cfs import fair_share, fluid_step
-from .psi import PSIAverages
+from .psi import FIXED_1, FSHIFT, PSIAverages
 
 if TYPE_CHECKING:
     from ..model.summary import Summary
@@ -90,6 +90,12 @@ class NodeCPU:
         st = sim.sc.settings
         self.gates = sim.gates
         self.weight_curve = "quadratic"
+        self.custom_period = gate(self.gates, "CustomCPUCFSQuotaPeriod")
+        self.pod_level = gate(self.gates, "PodLevelResources")
+        self.no_quota_on_exclusive = gate(self.gates, "DisableCPUQuotaWithExclusiveCPUs")
+        self._weights: dict[int, int] = {}
+        #: rows started since the last sample: (row, node, pod, want, quota, period, weight, pool, start)
+        self.pending: list[tuple[int, int, int, float, float, float, float, int, float]] = []
         self.n = 0                          # rows in use: [0, n)
         self._alloc(capacity)
         self.free: list[int] = []
@@ -193,23 +199,24 @@ class NodeCPU:
 
     # --- pods come and go ----------------------------------------------------------------------------
     def started(self, i: int, sp: "SimPod") -> None:
+        """The pod's containers start: one row each (written to the columns in bulk at the next sample)."""
         from ..model.resources import quantity_milli_value
 
         pod = sp.pod
         usage = sp.usage if sp.usage is not None and sp.usage.cpu else None
-        sn = self.sim.sim_nodes[i]
-        cfg = sn.kubelet
+        cfg = self.sim.sim_nodes[i].kubelet
         quota_on = cfg.cpu_cfs_quota if cfg is not None else True
         period = QUOTA_PERIOD
-        if cfg is not None and gate(self.gates, "CustomCPUCFSQuotaPeriod"):
+        if cfg is not None and self.custom_period:
             period = int(cfg.cpu_cfs_quota_period.total_seconds() * 1_000_000)
         kubelet = self.sim.kubelets[i] or None
         cpu_state = kubelet.cpu.state if kubelet is not None and kubelet.cpu.static is not None else None
         pod_limit = 0
-        if pod.spec.resources is not None and gate(self.gates, "PodLevelResources"):
+        if pod.spec.resources is not None and self.pod_level:
             pod_limit = quantity_milli_value(pod.spec.resources.limits, "cpu")
         rows = self.rows_of.setdefault(sp.i, [])
         first = True
+        now = self.sim.now
         for c, init in pod.all_containers():
             if init and not is_sidecar(c):
                 continue
@@ -220,34 +227,48 @@ class NodeCPU:
             limit = quantity_milli_value(c.resources.limits, "cpu") or pod_limit
             shares = milli_cpu_to_shares(request if "cpu" in c.resources.requests or not limit else limit)
             cpus = cpu_state.get(pod.uid, c.name) if cpu_state is not None else None
-            exclusive = bool(cpus) and pod.uid not in cpu_state.pod_entries if cpu_state is not None else False
+            exclusive = bool(cpus) and cpu_state is not None and pod.uid not in cpu_state.pod_entries
             quota_us = milli_cpu_to_quota(limit, period) if quota_on and limit else 0
-            if cpus and gate(self.gates, "DisableCPUQuotaWithExclusiveCPUs") and exclusive:
+            if exclusive and self.no_quota_on_exclusive:
                 quota_us = 0
-            r = self._row()
-            self.used[r] = True
-            self.node[r] = i
-            self.pod[r] = sp.i
-            self.want_const[r] = (curve.values[0] if curve is not None else request) / 1000.0
-            self.quota[r] = quota_us / period if quota_us else math.inf
-            self.period[r] = period
-            w = runtime_cpu_weight(shares, self.weight_curve)
-            self.weight[r] = w
+            w = self._weights.get(shares)
+            if w is None:
+                w = self._weights[shares] = runtime_cpu_weight(shares, self.weight_curve)
             if cpus:
-                self.pool[r] = self._cpuset_pool(i, cpus)
+                pool = self._cpuset_pool(i, cpus)
                 kind = "exclusive" if exclusive else "pod shared pool"
             else:
-                self.pool[r] = self._shared_pool(i)
+                pool = self._shared_pool(i)
                 kind = "shared"
-            self.pool_users[int(self.pool[r])] += 1
-            self.start[r] = self.sim.now
+            self.pool_users[pool] += 1
+            r = self._row()
             self.end[r] = math.inf
-            self.usage_us[r] = self.periods[r] = self.thr_periods[r] = self.thr_us[r] = self.peak[r] = 0.0
-            self.psi.reset(np.array([r]))
+            self.pending.append((r, i, sp.i, (curve.values[0] if curve is not None else request) / 1000.0,
+                                 quota_us / period if quota_us else math.inf, float(period), float(w), pool, now))
             if curve is not None and len(curve.times) > 1:
                 self.curves[r] = (curve, sp)
             self.meta[r] = (c.name, f"{quota_us or 'max'} {period}", w, kind)
             rows.append(r)
+
+    def _flush(self) -> None:
+        """Write the rows of the containers started since the last sample into the columns."""
+        if not self.pending:
+            return
+        cols = list(zip(*self.pending))
+        self.pending = []
+        r = np.array(cols[0], dtype=np.int64)
+        self.used[r] = True
+        self.node[r] = cols[1]
+        self.pod[r] = cols[2]
+        self.want_const[r] = cols[3]
+        self.quota[r] = cols[4]
+        self.period[r] = cols[5]
+        self.weight[r] = cols[6]
+        self.pool[r] = cols[7]
+        self.start[r] = cols[8]
+        for a in (self.usage_us, self.periods, self.thr_periods, self.thr_us, self.peak):
+            a[r] = 0.0
+        self.psi.reset(r)
 
     def forget(self, i: int, sp: "SimPod") -> None:
         """The pod stopped: its rows are accounted up to now at the next sample, then let go."""
@@ -257,6 +278,7 @@ class NodeCPU:
 
     # --- one sample ----------------------------------------------------------------------------------
     def step(self, t: float) -> None:
+        self._flush()
         n = self.n
         dt = t - self.last
         if n == 0 or dt <= 0:
@@ -338,27 +360,44 @@ class NodeCPU:
     def _let_go(self, t: float) -> None:
         n = self.n
         done = np.nonzero(self.used[:n] & (self.end[:n] <= t))[0]
-        for k in done.tolist():
-            r = int(k)
+        if not len(done):
+            return
+        rows = [int(k) for k in done.tolist()]
+        for r, figures in zip(rows, self._figures(rows)):
             p = int(self.pod[r])
-            self.finished.setdefault(p, []).append(self._figures(r))
+            self.finished.setdefault(p, []).append(figures)
             self.used[r] = False
             self.curves.pop(r, None)
             self.meta.pop(r, None)
             self._release_pool(int(self.pool[r]))
-            rows = self.rows_of.get(p)
-            if rows is not None:
-                rows.remove(r)
-                if not rows:
+            mine = self.rows_of.get(p)
+            if mine is not None:
+                mine.remove(r)
+                if not mine:
                     del self.rows_of[p]
             self.free.append(r)
 
-    def _figures(self, r: int) -> ContainerCPU:
-        name, cpu_max, weight, kind = self.meta[r]
-        some, full = self.psi.line(0, r), self.psi.line(1, r)
-        return ContainerCPU(name, cpu_max, weight, kind, int(self.usage_us[r]), int(round(self.periods[r])),
-                            int(round(self.thr_periods[r])), int(self.thr_us[r]), some.avg10, some.avg60,
-                            some.avg300, some.total_us, full.avg10, full.total_us, float(self.peak[r]))
+    def _figures(self, rows: list[int]) -> list[ContainerCPU]:
+        """The figures of these rows (vectorised: the run's end reads every running container)."""
+        if not rows:
+            return []
+        idx = np.array(rows, dtype=np.int64)
+        avg = self.psi.avg[:, idx, :]
+        shown = ((avg >> FSHIFT) * 100 + (((avg & (FIXED_1 - 1)) * 100) >> FSHIFT)).tolist()   # hundredths
+        totals = (self.psi.total_ns[:, idx] // 1000).tolist()
+        usage = self.usage_us[idx].astype(np.int64).tolist()
+        periods = np.round(self.periods[idx]).astype(np.int64).tolist()
+        thr = np.round(self.thr_periods[idx]).astype(np.int64).tolist()
+        thr_us = self.thr_us[idx].astype(np.int64).tolist()
+        peak = self.peak[idx].tolist()
+        out = []
+        for k, r in enumerate(rows):
+            name, cpu_max, weight, kind = self.meta[r]
+            some, full = shown[0][k], shown[1][k]
+            out.append(ContainerCPU(name, cpu_max, weight, kind, usage[k], periods[k], thr[k], thr_us[k],
+                                    some[0] / 100, some[1] / 100, some[2] / 100, totals[0][k], full[0] / 100,
+                                    totals[1][k], peak[k]))
+        return out
 
     # --- results ---------------------------------------------------------------------------------
     def result(self) -> dict[str, Any]:
@@ -379,9 +418,11 @@ class NodeCPU:
 
     def pod_figures(self) -> dict[int, list[ContainerCPU]]:
         """Per pod (SimPod index): its containers' figures — finished pods and those still running."""
+        self._flush()
         out = {p: list(v) for p, v in self.finished.items()}
-        for p, rows in self.rows_of.items():
-            out.setdefault(p, []).extend(self._figures(r) for r in rows if self.used[r])
+        running = [(p, r) for p, rows in self.rows_of.items() for r in rows if self.used[r]]
+        for (p, _), figures in zip(running, self._figures([r for _, r in running])):
+            out.setdefault(p, []).append(figures)
         return out
 
     def summary(self, i: int, t: float | None = None) -> "Summary":
@@ -393,6 +434,7 @@ class NodeCPU:
         from ..model.summary import Summary as SummaryT
         from .loop import EPOCH
 
+        self._flush()
         now = self.sim.now if t is None else t
         stamp = (EPOCH + timedelta(seconds=now)).strftime("%Y-%m-%dT%H:%M:%SZ")
         psi_on = gate(self.gates, "KubeletPSI")
