@@ -208,7 +208,7 @@ class NodeCPU:
         quota_on = cfg.cpu_cfs_quota if cfg is not None else True
         period = QUOTA_PERIOD
         if cfg is not None and self.custom_period:
-            period = int(cfg.cpu_cfs_quota_period.total_seconds() * 1_000_000)
+            period = int(cfg.cpu_cfs_quota_period) // 1000   # a Go duration: ns -> µs
         kubelet = self.sim.kubelets[i] or None
         cpu_state = kubelet.cpu.state if kubelet is not None and kubelet.cpu.static is not None else None
         pod_limit = 0

@@ -167,7 +167,8 @@ class Simulator:
         self.total_expected = len(scenario.arrivals) + sum(c.replicas for c in scenario.controllers)
         self.admission = _AdmissionControl(scenario, objects, self.gates)
         self.pressure: Any = None
-        if any(a.usage is not None for a in scenario.arrivals) or any(c.usage is not None for c in scenario.controllers):
+        if (any(a.usage is not None for a in scenario.arrivals) or any(c.usage is not None for c in scenario.controllers)
+                or any(n.disk is not None for n in scenario.nodes)):
             from .pressure import NodePressure
 
             self.pressure = NodePressure(self)
@@ -282,8 +283,8 @@ class Simulator:
     def _pressure_busy(self) -> bool:
         """With no events left, node pressure may still act while usage curves move (at most
         :data:`PRESSURE_SETTLE` of simulated time past the last event, when no horizon is set)."""
-        if self.pressure is None or self.running == 0:
-            return False
+        if self.pressure is None or (self.running == 0 and not self.pressure.nodes_under_pressure()):
+            return False   # (a condition still reported will clear and may let pending pods in)
         if self.live > 0:
             self.last_event = self.now
             return True
@@ -553,7 +554,8 @@ class Simulator:
                 pending_reasons[key] = pending_reasons.get(key, 0) + 1
         return SimResult(self.sc.name, self.now, wall, len(self.sim_nodes), records, self.samples, self.counters,
                          pending_reasons, node_reports(self), list(self.cluster.resources), self.events,
-                         node_cpu=self.cpu.result() if self.cpu is not None else None)
+                         node_cpu=self.cpu.result() if self.cpu is not None else None,
+                         node_disk=self.pressure.disk_result() if self.pressure is not None else None)
 
 
 class _AdmissionControl:

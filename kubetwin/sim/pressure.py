@@ -39,15 +39,16 @@ NS = 1_000_000_000
 class _Node:
     """One node's kubelet-side pressure state."""
 
-    __slots__ = ("manager", "config", "capacity", "pods", "conditions", "evicted")
+    __slots__ = ("manager", "config", "capacity", "pods", "conditions", "evicted", "disk")
 
-    def __init__(self, manager: Any, config: Any, capacity: int):
+    def __init__(self, manager: Any, config: Any, capacity: int, disk: Any = None):
         self.manager = manager
         self.config = config
         self.capacity = capacity
         self.pods: dict[int, SimPod] = {}     # running pods with a usage curve
         self.conditions: tuple[str, ...] = ()
         self.evicted = 0
+        self.disk = disk                      # kubetwin.sim.disk.NodeDisk, with the group's disk figures
 
 
 class NodePressure:
@@ -74,12 +75,20 @@ class NodePressure:
             else:
                 q = sn.node.status.capacity.get("memory")
                 capacity = q.value() if q is not None else 0
-            n = self.nodes[i] = _Node(EvictionManager(cfg), cfg, capacity)
+            disk = None
+            if sn.disk is not None:
+                from .disk import NodeDisk
+
+                disk = NodeDisk(sn.disk, cfg)
+            manager = EvictionManager(cfg, sn.disk.layout) if sn.disk is not None else EvictionManager(cfg)
+            n = self.nodes[i] = _Node(manager, cfg, capacity, disk)
         return n
 
     def started(self, i: int, sp: "SimPod") -> None:
-        if _memory(sp) is not None:
+        if _memory(sp) is not None or (sp.usage is not None and sp.usage.disk):
             self._node(i).pods[sp.i] = sp
+        elif self.sim.sim_nodes[i].disk is not None:
+            self._node(i)
 
     def forget(self, i: int, sp: "SimPod") -> None:
         n = self.nodes.get(i)
@@ -103,14 +112,14 @@ class NodePressure:
             if n.conditions or n.manager.tracking_thresholds:
                 return True
             for sp in n.pods.values():
-                if sp.phase == "Running" and now - sp.origin < _memory(sp).settles_at:
+                if sp.phase == "Running" and now - sp.origin < sp.usage.pressure_settles_at:
                     return True
         return False
 
     def synchronize(self, t: float) -> None:
         for i in list(self.nodes):
             n = self.nodes[i]
-            if not n.pods and not n.conditions:
+            if not n.pods and not n.conditions and n.disk is None:
                 continue
             self._kernel(i, n, t)
             self._kubelet(i, n, t)
@@ -217,7 +226,12 @@ class NodePressure:
         rows, total = self._working_sets(i, n, t)
         summary = self._summary(n, t, rows, total, self.sim.cluster.names[i])
         active = [sp.pod for sp, _ in rows]
-        result = n.manager.synchronize(int(t * NS), summary, active)
+        reclaim = None
+        if n.disk is not None:
+            from .disk import disk_summary
+
+            summary, reclaim = disk_summary(self.sim, i, n.disk, n.config, rows, summary, t)
+        result = n.manager.synchronize(int(t * NS), summary, active, reclaim=reclaim)
         for ev in result.evicted:
             sp = self.sim.by_uid.get(ev.pod.uid)
             if sp is not None and sp.phase == "Running":
@@ -257,6 +271,12 @@ class NodePressure:
     def conditions_of(self, i: int) -> tuple[str, ...]:
         n = self.nodes.get(i)
         return n.conditions if n is not None else ()
+
+    def disk_result(self) -> dict[str, Any] | None:
+        """Per node with disk figures: filesystems and processes over time, per pod too
+        (:meth:`kubetwin.sim.disk.NodeDisk.result`); None when no node has them."""
+        out = {self.sim.cluster.names[i]: n.disk.result() for i, n in sorted(self.nodes.items()) if n.disk is not None}
+        return out or None
 
     def evicted_on(self, i: int) -> int:
         n = self.nodes.get(i)

@@ -90,6 +90,8 @@ class SimResult:
     changes: tuple[str, ...] = ()
     #: CPU usage, throttling and CPU pressure (:meth:`kubetwin.sim.cpu.NodeCPU.result`); None without CPU curves
     node_cpu: dict[str, Any] | None = None
+    #: filesystems and processes per node over time (:meth:`kubetwin.sim.pressure.NodePressure.disk_result`)
+    node_disk: dict[str, Any] | None = None
 
     # --- figures ---------------------------------------------------------------------------------
     def phase_counts(self) -> dict[str, int]:
@@ -161,6 +163,7 @@ class SimResult:
             "nodes": [asdict(n) for n in self.node_reports],
             "events": list(self.events),
             **({"cpu": self.node_cpu} if self.node_cpu is not None else {}),
+            **({"disk": self.node_disk} if self.node_disk is not None else {}),
         }
 
 

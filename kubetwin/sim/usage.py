@@ -10,11 +10,16 @@ annotation ``kubetwin.io/usage`` of a Pod, Deployment, ReplicaSet or Job)::
                                              # linear in between, flat after the last point
       cpu: 1500m                             # CPU the container wants (cores, as a quantity),
       cpu: [[0s, 200m], [5m, 3]]             # a curve like the memory one (kubetwin.sim.cpu)
+      rootfs: [[0s, 0], [1h, 5Gi]]           # the container's writable layer (bytes)
+      logs: 200Mi                            # its log files (bytes)
+      pids: [[0s, 10], [10m, 900]]           # its processes and threads
+      emptyDir: {scratch: [[0s, 0], [5m, 3Gi]]}   # per emptyDir volume of the pod (bytes; kubetwin.sim.disk)
       containers:                            # per container (otherwise the first app container
         sidecar: {memory: 64Mi, cpu: 50m}    # carries the pod's curve)
 
 A pod without a curve uses what it requested (its working set is its memory request, it wants
-its CPU request), so only pods with curves can push a node into pressure.
+its CPU request, it writes nothing and runs no processes), so only pods with curves can push
+a node into pressure.
 """
 
 from __future__ import annotations
@@ -62,6 +67,26 @@ class Usage:
 
     memory: tuple[tuple[str, Curve], ...]
     cpu: tuple[tuple[str, Curve], ...] = ()
+    rootfs: tuple[tuple[str, Curve], ...] = ()
+    logs: tuple[tuple[str, Curve], ...] = ()
+    pids: tuple[tuple[str, Curve], ...] = ()
+    #: per emptyDir volume name (the pod's, not a container's)
+    empty_dir: tuple[tuple[str, Curve], ...] = ()
+
+    def curve(self, kind: str, container: str, first: bool) -> Curve | None:
+        """A container's ``rootfs``, ``logs`` or ``pids`` curve."""
+        return _pick(getattr(self, kind), container, first)
+
+    @property
+    def disk(self) -> bool:
+        """Whether it has curves the eviction manager's disk and PID signals read."""
+        return bool(self.rootfs or self.logs or self.pids or self.empty_dir)
+
+    @property
+    def pressure_settles_at(self) -> float:
+        """When the curves node pressure reads (memory, disk, PIDs) stop changing."""
+        return max((c.settles_at for cs in (self.memory, self.rootfs, self.logs, self.pids, self.empty_dir)
+                    for _, c in cs), default=0.0)
 
     def of(self, container: str, first: bool) -> Curve | None:
         """The memory curve of a container."""
@@ -142,15 +167,29 @@ def _annotation_value(text: str, path: str) -> Any:
     return docs[0]
 
 
-KEYS = ("memory", "cpu")
+def _count(v: Any, path: str) -> int:
+    """A whole number (of processes), written as a number or a quantity such as ``4k``."""
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise InputError(f"Invalid value: {v!r}: a whole number of processes", path=path)
+    q = parse_quantity(str(v), path)
+    n = q.value()
+    if q.milli_value() != n * 1000:
+        raise InputError(f"Invalid value: {v!r}: a whole number of processes", path=path)
+    if n < 0:
+        raise InputError(f"Invalid value: {v!r}: must not be negative", path=path)
+    return n
 
 
-def _curves_of(raw: Mapping[str, Any], name: str, path: str, memory: list[tuple[str, Curve]],
-               cpu: list[tuple[str, Curve]]) -> None:
-    if raw.get("memory") is not None:
-        memory.append((name, parse_curve(raw["memory"], f"{path}.memory")))
-    if raw.get("cpu") is not None:
-        cpu.append((name, parse_curve(raw["cpu"], f"{path}.cpu", _millicores)))
+#: container curves: key -> how its amounts read
+KEYS = ("memory", "cpu", "rootfs", "logs", "pids")
+_AMOUNT: dict[str, Callable[[Any, str], int]] = {"memory": _bytes, "cpu": _millicores, "rootfs": _bytes,
+                                                 "logs": _bytes, "pids": _count}
+
+
+def _curves_of(raw: Mapping[str, Any], name: str, path: str, out: dict[str, list[tuple[str, Curve]]]) -> None:
+    for key in KEYS:
+        if raw.get(key) is not None:
+            out[key].append((name, parse_curve(raw[key], f"{path}.{key}", _AMOUNT[key])))
 
 
 def parse_usage(raw: Any, path: str) -> Usage | None:
@@ -158,26 +197,45 @@ def parse_usage(raw: Any, path: str) -> Usage | None:
         return None
     if isinstance(raw, str):   # the annotation: JSON (or YAML flow) text
         raw = _annotation_value(raw, path)
+    top = KEYS + ("emptyDir", "containers")
     if not isinstance(raw, Mapping):
-        raise InputError("expected {memory: CURVE, cpu: CURVE, containers: {NAME: {memory: CURVE, cpu: CURVE}}}",
+        raise InputError("expected {memory: CURVE, cpu: CURVE, ..., containers: {NAME: {memory: CURVE, ...}}}",
                          path=path)
     for k in raw:
-        if k not in KEYS + ("containers",):
-            raise unknown_key_error(str(k), KEYS + ("containers",), path=f"{path}.{k}")
-    memory: list[tuple[str, Curve]] = []
-    cpu: list[tuple[str, Curve]] = []
-    _curves_of(raw, "", path, memory, cpu)
+        if k not in top:
+            raise unknown_key_error(str(k), top, path=f"{path}.{k}")
+    out: dict[str, list[tuple[str, Curve]]] = {k: [] for k in KEYS}
+    _curves_of(raw, "", path, out)
     conts = raw.get("containers") or {}
     if not isinstance(conts, Mapping):
-        raise InputError("expected a map of container name to {memory: CURVE, cpu: CURVE}", path=f"{path}.containers")
+        raise InputError("expected a map of container name to {memory: CURVE, cpu: CURVE, ...}",
+                         path=f"{path}.containers")
     for name, c in conts.items():
         where = f"{path}.containers.{name}"
         if not isinstance(c, Mapping):
-            raise InputError("expected {memory: CURVE, cpu: CURVE}", path=where)
+            raise InputError("expected {memory: CURVE, cpu: CURVE, ...}", path=where)
         for k in c:
             if k not in KEYS:
                 raise unknown_key_error(str(k), KEYS, path=f"{where}.{k}")
-        _curves_of(c, str(name), where, memory, cpu)
-    if not memory and not cpu:
-        raise InputError("Required value: memory or cpu", path=path)
-    return Usage(tuple(memory), tuple(cpu))
+        _curves_of(c, str(name), where, out)
+    vols = raw.get("emptyDir") or {}
+    if not isinstance(vols, Mapping):
+        raise InputError("expected a map of emptyDir volume name to CURVE", path=f"{path}.emptyDir")
+    empty_dir = tuple((str(v), parse_curve(c, f"{path}.emptyDir.{v}")) for v, c in vols.items())
+    if not any(out.values()) and not empty_dir:
+        raise InputError(f"Required value: one of {', '.join(KEYS)}, emptyDir", path=path)
+    return Usage(tuple(out["memory"]), tuple(out["cpu"]), tuple(out["rootfs"]), tuple(out["logs"]),
+                 tuple(out["pids"]), empty_dir)
+
+
+def check_usage_against_pod(usage: Usage | None, pod: Any, path: str) -> None:
+    """Each ``emptyDir`` curve names an emptyDir volume of the pod."""
+    if usage is None or not usage.empty_dir:
+        return
+    dirs = [v.name for v in pod.spec.volumes if v.empty_dir is not None]
+    for name, _ in usage.empty_dir:
+        if name not in dirs:
+            raise unknown_key_error(name, tuple(dirs), path=f"{path}.emptyDir.{name}",
+                                    what="emptyDir volume") if dirs else InputError(
+                f"the pod has no emptyDir volume {name!r}", path=f"{path}.emptyDir.{name}",
+                fix="add it to spec.volumes with emptyDir: {}, or remove the curve")
