@@ -268,7 +268,9 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
                          + "</p><div class=numa>" + "".join(numa_map(n) for n in shown) + "</div></section>")
         parts.append(_pressure_events(r))
         from .cpu_section import render_cpu
+        from .disk_section import render_disk
         parts.append(render_cpu(r))
+        parts.append(render_disk(r))
         parts.append(_node_table(r))
         parts.append(_pod_table(r))
     parts.append("<footer style='padding:8px 32px;color:#6b7280'>kubetwin · self-contained report, no network needed"

@@ -151,3 +151,15 @@ def test_an_empty_dir_curve_must_name_an_empty_dir_volume(tmp_path, kit):
          "usage": {"emptyDir": {"scrach": "1Gi"}}}
     with pytest.raises(InputError, match='unknown emptyDir volume "scrach" .fix: did you mean "scratch"'):
         run(tmp_path, kit, DISK, w)
+
+
+def test_the_report_shows_disk_and_pid_pressure_over_time(tmp_path, kit):
+    from kubetwin.report.disk_section import render_disk
+    from kubetwin.report.html import render_html
+
+    r = run(tmp_path, kit, DISK, writer())
+    page = render_html([r])
+    assert "Disk and PIDs — t" in page and "nodefs used" in page and "pod ephemeral storage (GiB)" in page
+    assert "<td class=l>FreeDiskSpaceFailed</td>" in page
+    assert render_disk(simulate(kit.scenario(tmp_path, {"nodeGroups": [kit.group()], "workloads": [
+        kit.workload(usage={"memory": "1Gi"})]}))) == ""
