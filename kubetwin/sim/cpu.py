@@ -94,8 +94,8 @@ class NodeCPU:
         self.pod_level = gate(self.gates, "PodLevelResources")
         self.no_quota_on_exclusive = gate(self.gates, "DisableCPUQuotaWithExclusiveCPUs")
         self._weights: dict[int, int] = {}
-        #: rows started since the last sample: (row, node, pod, want, quota, period, weight, pool, start)
-        self.pending: list[tuple[int, int, int, float, float, float, float, int, float]] = []
+        #: rows started since the last sample: (row, node, pod, want, quota, period, weight, pool, start, request)
+        self.pending: list[tuple[int, int, int, float, float, float, float, int, float, float]] = []
         self.n = 0                          # rows in use: [0, n)
         self._alloc(capacity)
         self.free: list[int] = []
@@ -117,6 +117,8 @@ class NodeCPU:
         self.finished: dict[int, list[ContainerCPU]] = {}
         self.peak_node: dict[int, float] = {}
         self.last_grant = np.zeros(0)
+        #: each node's cpu.pressure some avg10 at the last sample (its worst container's)
+        self.node_psi = np.zeros(len(sim.sim_nodes))
 
     # --- columns ---------------------------------------------------------------------------------
     def _alloc(self, cap: int) -> None:
@@ -124,6 +126,7 @@ class NodeCPU:
         self.node = np.zeros(cap, dtype=np.int64)
         self.pod = np.zeros(cap, dtype=np.int64)
         self.want_const = np.zeros(cap)
+        self.request = np.zeros(cap)
         self.quota = np.full(cap, math.inf)
         self.period = np.full(cap, float(QUOTA_PERIOD))
         self.weight = np.ones(cap)
@@ -141,7 +144,7 @@ class NodeCPU:
     def _grow(self) -> None:
         old = self.cap
         new = old * 2
-        for name in ("node", "pod", "want_const", "quota", "period", "weight", "pool", "start", "end", "used",
+        for name in ("node", "pod", "want_const", "request", "quota", "period", "weight", "pool", "start", "end", "used",
                      "usage_us", "periods", "thr_periods", "thr_us", "peak"):
             a = getattr(self, name)
             b = np.empty(new, dtype=a.dtype)
@@ -244,7 +247,8 @@ class NodeCPU:
             r = self._row()
             self.end[r] = math.inf
             self.pending.append((r, i, sp.i, (curve.values[0] if curve is not None else request) / 1000.0,
-                                 quota_us / period if quota_us else math.inf, float(period), float(w), pool, now))
+                                 quota_us / period if quota_us else math.inf, float(period), float(w), pool, now,
+                                 request / 1000.0))
             if curve is not None and len(curve.times) > 1:
                 self.curves[r] = (curve, sp)
             self.meta[r] = (c.name, f"{quota_us or 'max'} {period}", w, kind)
@@ -266,9 +270,17 @@ class NodeCPU:
         self.weight[r] = cols[6]
         self.pool[r] = cols[7]
         self.start[r] = cols[8]
+        self.request[r] = cols[9]
         for a in (self.usage_us, self.periods, self.thr_periods, self.thr_us, self.peak):
             a[r] = 0.0
         self.psi.reset(r)
+
+    def busy(self, now: float, psi_eviction: Any = None) -> bool:
+        """Whether a later sample could still change something: a CPU curve still moving, or a node
+        at the what-if PSI eviction threshold (:mod:`.whatif_psi`)."""
+        if any(now - sp.origin < curve.settles_at for curve, sp in self.curves.values()):
+            return True
+        return psi_eviction is not None and bool((self.node_psi >= psi_eviction.threshold).any())
 
     def forget(self, i: int, sp: "SimPod") -> None:
         """The pod stopped: its rows are accounted up to now at the next sample, then let go."""
@@ -335,6 +347,7 @@ class NodeCPU:
         node_thr = np.bincount(nodes, weights=(live & (throttled > 0)).astype(float), minlength=n_nodes)
         node_psi = np.zeros(n_nodes)
         np.maximum.at(node_psi, nodes, np.where(self.used[:n], avg10, 0.0))
+        self.node_psi = node_psi
         total_want = float(want[live].sum())
         self.series.append({"time": t, "cpuUsedCores": float(used_cores.sum()), "cpuWantedCores": total_want,
                             "throttledContainers": int((live & (throttled > 0)).sum()),

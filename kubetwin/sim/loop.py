@@ -177,6 +177,11 @@ class Simulator:
             from .cpu import NodeCPU
 
             self.cpu = NodeCPU(self)
+        self.psi_eviction: Any = None   # a what-if, not upstream (:mod:`.whatif_psi`)
+        if self.cpu is not None and st.eviction_policy == "psi-aware":
+            from .whatif_psi import PSIEviction
+
+            self.psi_eviction = PSIEviction(self, self.cpu, st.psi_threshold)
         self.events: list[dict[str, Any]] = []
         self.last_event = 0.0
         self.flush_at: float | None = None   # the next leftover flush on the clock
@@ -235,6 +240,8 @@ class Simulator:
             elif kind == SAMPLE:
                 if self.cpu is not None:
                     self.cpu.step(t)
+                    if self.psi_eviction is not None:
+                        self.psi_eviction.step(t)
                 if self.pressure is not None:
                     self.pressure.synchronize(t)
                 self._sample()
@@ -290,7 +297,7 @@ class Simulator:
             return True
         if self.sc.settings.horizon is None and self.now - self.last_event > PRESSURE_SETTLE:
             return False
-        return self.pressure.busy(self.now)
+        return self.pressure.busy(self.now) or (self.cpu is not None and self.cpu.busy(self.now, self.psi_eviction))
 
     # --- events ---------------------------------------------------------------------------------------
     def _arrive(self, sp: SimPod) -> None:

@@ -87,6 +87,9 @@ class Settings:
     pod_max_in_unschedulable: float = 300.0
     #: the version came from the command line (``--kubernetes-version``): it wins over the scenario's
     version_given: bool = False
+    #: what-ifs that are not upstream behaviour (``--variant NAME:whatif.KEY=VALUE``, :mod:`.whatif_psi`)
+    eviction_policy: str = "upstream"
+    psi_threshold: float = 40.0
 
 
 @dataclass
