@@ -129,3 +129,31 @@ def test_a_container_on_exclusive_cpus_runs_on_them_alone_without_a_quota(tmp_pa
     assert p["cpu.pressure"]["some"]["avg10"] == 33.0
     # the other pod has the 6 CPUs left in the shared pool, all it wants
     assert s["pool"] == "shared" and s["cpu.stat"]["usage_usec"] == 6 * 300_000_000
+
+
+def test_a_pod_table_may_carry_measured_cpu_usage(tmp_path):
+    from kubetwin.sim.traces import read_pod_table
+
+    (tmp_path / "pods.csv").write_text("name,cpu,memory,cpu_usage,memory_usage\np,1,1Gi,1500m,700Mi\nq,1,1Gi,,\n")
+    p, q = read_pod_table(tmp_path / "pods.csv")
+    assert p.usage.cpu[0][1].values == (1500,) and p.usage.memory[0][1].values == (700 << 20,)
+    assert q.usage is None
+
+
+def test_a_bad_cpu_usage_cell_names_its_column(tmp_path):
+    from kubetwin.sim.traces import read_pod_table
+
+    (tmp_path / "pods.csv").write_text("name,cpu,memory,cpu_usage\np,1,1Gi,lots\n")
+    with pytest.raises(InputError, match="pods.csv: line 2: cpu_usage: "):
+        read_pod_table(tmp_path / "pods.csv")
+
+
+def test_a_manifest_in_a_pod_table_keeps_its_usage_annotation(tmp_path):
+    import json
+
+    from kubetwin.sim.traces import read_pod_table
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {
+        "kubetwin.io/usage": '{"cpu": "2"}'}}, "spec": {"containers": [{"name": "c"}]}}
+    (tmp_path / "pods.ndjson").write_text(json.dumps(pod) + "\n")
+    assert read_pod_table(tmp_path / "pods.ndjson")[0].usage.cpu[0][1].values == (2000,)
