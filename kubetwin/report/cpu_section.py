@@ -2,6 +2,8 @@
 
 Reads ``SimResult.node_cpu`` (:meth:`kubetwin.sim.cpu.NodeCPU.result`); empty for runs without
 CPU curves. The charts are the report's own SVG line charts (:func:`kubetwin.report.html.line_chart`).
+
+Not an upstream module: kubetwin's own presentation of ``cpu.stat`` and ``cpu.pressure`` figures.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 Reads ``SimResult.node_disk`` (:meth:`kubetwin.sim.pressure.NodePressure.disk_result`) and the
 run's events (DiskPressure / PIDPressure conditions, image GC, local-storage evictions); empty for
 runs whose nodes have no ``disk`` figures.
+
+Not an upstream module: kubetwin's own presentation of the eviction manager's disk and PID signals.
 """
 
 from __future__ import annotations

@@ -273,6 +273,7 @@ class NodeCPU:
         self.request[r] = cols[9]
         for a in (self.usage_us, self.periods, self.thr_periods, self.thr_us, self.peak):
             a[r] = 0.0
+        self.last_grant[r[r < len(self.last_grant)]] = 0.0   # a reused row: not the previous pod's rate
         self.psi.reset(r)
 
     def busy(self, now: float, psi_eviction: Any = None) -> bool:

@@ -229,8 +229,16 @@ def parse_usage(raw: Any, path: str) -> Usage | None:
 
 
 def check_usage_against_pod(usage: Usage | None, pod: Any, path: str) -> None:
-    """Each ``emptyDir`` curve names an emptyDir volume of the pod."""
-    if usage is None or not usage.empty_dir:
+    """Each per-container curve names a container of the pod, each ``emptyDir`` curve an
+    emptyDir volume of it (a curve for a name the pod does not have would be read and not used)."""
+    if usage is None:
+        return
+    names = [c.name for c, _ in pod.all_containers()]
+    for kind in KEYS:
+        for name, _ in getattr(usage, kind):
+            if name and name not in names:
+                raise unknown_key_error(name, tuple(names), path=f"{path}.containers.{name}", what="container")
+    if not usage.empty_dir:
         return
     dirs = [v.name for v in pod.spec.volumes if v.empty_dir is not None]
     for name, _ in usage.empty_dir:

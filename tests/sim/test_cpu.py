@@ -157,3 +157,10 @@ def test_a_manifest_in_a_pod_table_keeps_its_usage_annotation(tmp_path):
         "kubetwin.io/usage": '{"cpu": "2"}'}}, "spec": {"containers": [{"name": "c"}]}}
     (tmp_path / "pods.ndjson").write_text(json.dumps(pod) + "\n")
     assert read_pod_table(tmp_path / "pods.ndjson")[0].usage.cpu[0][1].values == (2000,)
+
+
+def test_a_curve_for_a_container_the_pod_does_not_have_is_refused(tmp_path, kit):
+    w = kit.workload("w", usage={"containers": {"ap": {"cpu": "1"}}})
+    w["template"]["spec"]["containers"][0]["name"] = "app"
+    with pytest.raises(InputError, match='unknown container "ap" .fix: did you mean "app"'):
+        kit.scenario(tmp_path, {"nodeGroups": [kit.group()], "workloads": [w]})

@@ -8,7 +8,7 @@ from pathlib import Path
 from kubetwin.sim import load_scenario, simulate
 from kubetwin.sim.sweep import apply_variant, parse_variant
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "node-feedback.yaml"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "simulate" / "node-feedback.yaml"
 
 
 def test_the_example_throttles_fills_the_disk_and_reaches_pids_max():
