@@ -8,7 +8,8 @@ accounted for all rows at once:
 2. **cpu.max** — the kubelet's quota (``MilliCPUToQuota`` of the container's limit, or the pod-level
    limit; none with ``cpuCFSQuota: false``, and none for containers with exclusive CPUs while
    ``DisableCPUQuotaWithExclusiveCPUs`` is on) caps it and throttles it (:func:`.cfs.fluid_step`:
-   ``nr_periods``, ``nr_throttled``, ``throttled_usec``);
+   ``nr_periods``, ``nr_throttled``, ``throttled_usec``) — unless its pool held it below the quota
+   (step 3), in which case it never used the quota up and waits instead of being throttled;
 3. **pools** — a container runs in the CPU set the CPU Manager gave it: exclusive CPUs (static
    policy), the pod shared pool of a pod-level pod, or the node's shared pool (all CPUs not given
    out). Where a pool's capped wants exceed its CPUs, CFS splits it by ``cpu.weight``
@@ -323,13 +324,17 @@ class NodeCPU:
                 rows = order[a:b]
                 got = fair_share(caps[p], list(capped[rows] * frac[rows]), list(self.weight[rows]))
                 grant[rows] = np.array(got) / frac[rows]
+        # a container the pool held below its quota never used the quota up: waiting, not throttled
+        held = grant < capped * (1.0 - 1e-9)
+        thr_periods = np.where(held, 0.0, thr_periods)
+        thr_us = np.where(held, 0.0, thr_us)
         self.usage_us[:n] += grant * span * 1e6
         self.periods[:n] += periods
         self.thr_periods[:n] += thr_periods
         self.thr_us[:n] += thr_us
         safe = np.where(want > 0, want, 1.0)
         some = np.where(want > 0, np.clip(1.0 - grant / safe, 0.0, 1.0), 0.0)
-        throttled = np.where(want > quota, 1.0 - quota / safe, 0.0)
+        throttled = np.where((want > quota) & ~held, 1.0 - quota / safe, 0.0)
         full = np.where(want <= 1.0, some, throttled)
         self.psi.advance(some * frac, full * frac, dt * 1e9)
         avg10 = self.psi.avg10(0, n)

@@ -164,3 +164,16 @@ def test_a_curve_for_a_container_the_pod_does_not_have_is_refused(tmp_path, kit)
     w["template"]["spec"]["containers"][0]["name"] = "app"
     with pytest.raises(InputError, match='unknown container "ap" .fix: did you mean "app"'):
         kit.scenario(tmp_path, {"nodeGroups": [kit.group()], "workloads": [w]})
+
+
+def test_a_container_held_below_its_quota_by_a_contended_pool_waits_and_is_not_throttled(tmp_path, kit):
+    # 2 CPUs; the limited pod (quota 1.5) gets 1 of them against an equal-weight hog: never uses its quota up
+    limited = kit.workload("limited", cpu="1", memory="1Gi", usage={"cpu": "2"}, duration="5m")
+    limited["template"]["spec"]["containers"][0]["resources"]["limits"] = {"cpu": "1500m"}
+    hog = kit.workload("hog", cpu="1", memory="1Gi", usage={"cpu": "4"}, duration="5m")
+    r = simulate(kit.scenario(tmp_path, {"nodeGroups": [kit.group(cpu="2")], "sampleInterval": "10s",
+                                         "workloads": [limited, hog]}))
+    c = container(r, "limited-0")
+    assert c["cpu.stat"]["nr_periods"] == 3000 and c["cpu.stat"]["nr_throttled"] == 0
+    assert c["cpu.stat"]["usage_usec"] == 300_000_000
+    assert c["cpu.pressure"]["some"]["avg10"] == 50.0
