@@ -40,6 +40,7 @@ import numpy as np
 
 from ..kubelet.cgroups import QUOTA_PERIOD, milli_cpu_to_quota, milli_cpu_to_shares, runtime_cpu_weight
 from ..kubelet.oom import gate
+from ..kubelet.podlevel import guaranteed_cpus
 from ..model.pod import is_sidecar
 from .cfs import fair_share, fluid_step
 from .psi import FIXED_1, FSHIFT, PSIAverages
@@ -215,6 +216,7 @@ class NodeCPU:
             period = int(cfg.cpu_cfs_quota_period) // 1000   # a Go duration: ns -> µs
         kubelet = self.sim.kubelets[i] or None
         cpu_state = kubelet.cpu.state if kubelet is not None and kubelet.cpu.static is not None else None
+        kgates = cfg.feature_gate_values if cfg is not None else self.gates
         pod_limit = 0
         if pod.spec.resources is not None and self.pod_level:
             pod_limit = quantity_milli_value(pod.spec.resources.limits, "cpu")
@@ -231,7 +233,9 @@ class NodeCPU:
             limit = quantity_milli_value(c.resources.limits, "cpu") or pod_limit
             shares = milli_cpu_to_shares(request if "cpu" in c.resources.requests or not limit else limit)
             cpus = cpu_state.get(pod.uid, c.name) if cpu_state is not None else None
-            exclusive = bool(cpus) and cpu_state is not None and pod.uid not in cpu_state.pod_entries
+            # exclusive: the static policy's own CPUs, or a pod-level pod's exclusive slice of its bubble
+            exclusive = bool(cpus) and cpu_state is not None and (
+                pod.uid not in cpu_state.pod_entries or guaranteed_cpus(pod, c, kgates) > 0)
             quota_us = milli_cpu_to_quota(limit, period) if quota_on and limit else 0
             if exclusive and self.no_quota_on_exclusive:
                 quota_us = 0

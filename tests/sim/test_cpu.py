@@ -177,3 +177,30 @@ def test_a_container_held_below_its_quota_by_a_contended_pool_waits_and_is_not_t
     assert c["cpu.stat"]["nr_periods"] == 3000 and c["cpu.stat"]["nr_throttled"] == 0
     assert c["cpu.stat"]["usage_usec"] == 300_000_000
     assert c["cpu.pressure"]["some"]["avg10"] == 50.0
+
+
+def test_sidecars_of_a_pod_level_pod_share_its_pod_shared_pool(tmp_path, kit):
+    # the pod-level resource managers: an 8-CPU bubble, 6 exclusive CPUs for the database, the
+    # sidecars in the 2 left (podlevel_cpu: "everything else shares the final pod shared pool")
+    pod = {"spec": {"resources": {"requests": {"cpu": "8", "memory": "4Gi"}, "limits": {"cpu": "8", "memory": "4Gi"}},
+                    "initContainers": [{"name": "exporter", "restartPolicy": "Always"},
+                                       {"name": "backup", "restartPolicy": "Always"}],
+                    "containers": [{"name": "database", "resources": {"requests": {"cpu": "6", "memory": "2Gi"},
+                                                                      "limits": {"cpu": "6", "memory": "2Gi"}}}]}}
+    w = {"name": "db", "template": pod, "duration": "5m",
+         "usage": {"containers": {"exporter": {"cpu": "2"}, "backup": {"cpu": "2"}, "database": {"cpu": "4"}}}}
+    cfg = {"featureGates": {"PodLevelResources": True, "PodLevelResourceManagers": True},
+           "cpuManagerPolicy": "static", "reservedSystemCPUs": "0", "topologyManagerPolicy": "best-effort",
+           "topologyManagerScope": "pod"}
+    sc = kit.scenario(tmp_path, {"nodeGroups": [kit.group(cpu="16", memory="16Gi", machine="1s2n4c2t",
+                                                          kubeletConfig=cfg)],
+                                 "featureGates": {"PodLevelResources": True, "PodLevelResourceManagers": True},
+                                 "sampleInterval": "10s", "workloads": [w]})
+    r = simulate(sc)
+    assert r.pods[0].phase == "Succeeded", r.pods[0].message
+    figs = {c["container"]: c for c in next(iter(r.node_cpu["pods"].values()))["containers"]}
+    assert (figs["database"]["pool"], figs["exporter"]["pool"], figs["backup"]["pool"]) == (
+        "exclusive", "pod shared pool", "pod shared pool")
+    assert figs["database"]["cpu.stat"]["usage_usec"] == 4 * 300_000_000
+    assert figs["exporter"]["cpu.stat"]["usage_usec"] == 300_000_000     # 2 CPUs shared by two wanting 2 each
+    assert figs["exporter"]["cpu.pressure"]["some"]["avg10"] == 50.0
