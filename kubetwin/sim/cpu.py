@@ -50,8 +50,8 @@ if TYPE_CHECKING:
     from .loop import SimPod, Simulator
 
 _EPS = 1e-9
-#: per-pod time series are kept for at most this many pods (the report shows the worst few)
-MAX_POD_SERIES = 20_000
+#: the results carry time series for this many pods, the worst (highest peak some avg10) first
+MAX_POD_SERIES = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +102,9 @@ class NodeCPU:
         self._alloc(capacity)
         self.free: list[int] = []
         self.rows_of: dict[int, list[int]] = {}
-        self.curves: dict[int, Any] = {}    # row -> (curve, SimPod)
+        #: rows with a moving CPU curve, grouped by curve (equal curves read in one vectorised pass)
+        self.curves: dict[Any, dict[int, "SimPod"]] = {}
+        self.curve_of: dict[int, Any] = {}
         self.meta: dict[int, tuple[str, str, int, str]] = {}   # row -> (container, cpu.max, weight, pool kind)
         # pools: one shared pool per node, one per distinct cpuset given out on a node
         self.pool_cap: list[float] = []
@@ -115,7 +117,8 @@ class NodeCPU:
         #: cluster figures per sample; per-node figures per sample for nodes with throttling or stalls
         self.series: list[dict[str, float]] = []
         self.node_series: dict[int, list[tuple[float, float, float, int]]] = {}
-        self.pod_series: dict[int, list[tuple[float, float, float, float]]] = {}
+        #: per sample, the pods throttled or stalled: (time, pods, throttled share, some avg10, cores)
+        self.pod_steps: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.finished: dict[int, list[ContainerCPU]] = {}
         self.peak_node: dict[int, float] = {}
         self.last_grant = np.zeros(0)
@@ -255,7 +258,8 @@ class NodeCPU:
                                  quota_us / period if quota_us else math.inf, float(period), float(w), pool, now,
                                  request / 1000.0))
             if curve is not None and len(curve.times) > 1:
-                self.curves[r] = (curve, sp)
+                self.curves.setdefault(curve, {})[r] = sp
+                self.curve_of[r] = curve
             self.meta[r] = (c.name, f"{quota_us or 'max'} {period}", w, kind)
             rows.append(r)
 
@@ -284,8 +288,9 @@ class NodeCPU:
     def busy(self, now: float, psi_eviction: Any = None) -> bool:
         """Whether a later sample could still change something: a CPU curve still moving, or a node
         at the what-if PSI eviction threshold (:mod:`.whatif_psi`)."""
-        if any(now - sp.origin < curve.settles_at for curve, sp in self.curves.values()):
-            return True
+        for curve, rows in self.curves.items():
+            if any(now - sp.origin < curve.settles_at for sp in rows.values()):
+                return True
         return psi_eviction is not None and bool((self.node_psi >= psi_eviction.threshold).any())
 
     def forget(self, i: int, sp: "SimPod") -> None:
@@ -309,8 +314,10 @@ class NodeCPU:
         span = np.where(used, np.clip(hi - lo, 0.0, None), 0.0)
         frac = span / dt
         want = self.want_const[:n].copy()
-        for r, (curve, sp) in self.curves.items():
-            want[r] = curve.at(min(t, self.end[r]) - sp.origin) / 1000.0
+        for curve, group in self.curves.items():
+            at = np.fromiter(group, dtype=np.int64, count=len(group))
+            origin = np.fromiter((sp.origin for sp in group.values()), dtype=float, count=len(group))
+            want[at] = curve_at(curve, np.minimum(t, self.end[at]) - origin) / 1000.0
         want = np.where(span > 0, want, 0.0)
         quota = self.quota[:n]
         capped, periods, thr_periods, thr_us = fluid_step(want, quota, self.period[:n], span * 1e6)
@@ -321,12 +328,17 @@ class NodeCPU:
         hot = np.nonzero(load > caps + _EPS)[0]
         if len(hot):
             members = np.nonzero(np.isin(pools, hot) & (span > 0))[0]
+            count = np.bincount(pools[members], minlength=len(caps))
+            alone = members[count[pools[members]] == 1]     # one container: it gets the whole pool
+            grant[alone] = np.minimum(capped[alone], caps[pools[alone]] / frac[alone])
+            members = members[count[pools[members]] > 1]
             order = members[np.argsort(pools[members], kind="stable")]
-            bounds = np.searchsorted(pools[order], hot)
+            shared = hot[count[hot] > 1]
+            bounds = np.searchsorted(pools[order], shared)
             ends = np.append(bounds[1:], len(order))
-            for p, a, b in zip(hot, bounds, ends):
+            for p, a, b in zip(shared.tolist(), bounds.tolist(), ends.tolist()):
                 rows = order[a:b]
-                got = fair_share(caps[p], list(capped[rows] * frac[rows]), list(self.weight[rows]))
+                got = fair_share(caps[p], (capped[rows] * frac[rows]).tolist(), self.weight[rows].tolist())
                 grant[rows] = np.array(got) / frac[rows]
         # a container the pool held below its quota never used the quota up: waiting, not throttled
         held = grant < capped * (1.0 - 1e-9)
@@ -368,17 +380,14 @@ class NodeCPU:
             self.node_series.setdefault(k, []).append((t, float(used_cores[k]), float(node_psi[k]), int(node_thr[k])))
             self.peak_node[k] = max(self.peak_node.get(k, 0.0), float(node_psi[k]))
         hot = np.nonzero(live & ((throttled > 0) | (avg10 > 0)))[0]
-        if len(hot):
-            per_pod: dict[int, list[float]] = {}
-            for r in hot:
-                p = int(self.pod[r])
-                agg = per_pod.setdefault(p, [0.0, 0.0, 0.0])
-                agg[0] = max(agg[0], float(throttled[r]))
-                agg[1] = max(agg[1], float(avg10[r]))
-                agg[2] += float(grant[r])
-            for p, (thr, psi10, cores) in per_pod.items():
-                if p in self.pod_series or len(self.pod_series) < MAX_POD_SERIES:
-                    self.pod_series.setdefault(p, []).append((t, thr, psi10, cores))
+        if len(hot):   # per pod: its worst container's throttled share and avg10, its CPU
+            pods, inv = np.unique(self.pod[hot], return_inverse=True)
+            thr = np.zeros(len(pods))
+            psi10 = np.zeros(len(pods))
+            np.maximum.at(thr, inv, throttled[hot])
+            np.maximum.at(psi10, inv, avg10[hot])
+            cores = np.bincount(inv, weights=grant[hot], minlength=len(pods))
+            self.pod_steps.append((t, pods, thr, psi10, cores))
 
     def _let_go(self, t: float) -> None:
         n = self.n
@@ -390,7 +399,12 @@ class NodeCPU:
             p = int(self.pod[r])
             self.finished.setdefault(p, []).append(figures)
             self.used[r] = False
-            self.curves.pop(r, None)
+            curve = self.curve_of.pop(r, None)
+            if curve is not None:
+                group = self.curves[curve]
+                del group[r]
+                if not group:
+                    del self.curves[curve]
             self.meta.pop(r, None)
             self._release_pool(int(self.pool[r]))
             mine = self.rows_of.get(p)
@@ -430,14 +444,32 @@ class NodeCPU:
         names = self.sim.cluster.names
         pods = self.sim.pods
         figures = self.pod_figures()
+        series = self.pod_series()
         return {
             "series": list(self.series),
             "nodes": {names[i]: {"peakCpuSomeAvg10": self.peak_node.get(i, 0.0),
                                  "series": [list(x) for x in s]} for i, s in sorted(self.node_series.items())},
             "pods": {pods[p].pod.key: {"containers": [c.to_json() for c in figs],
-                                       "series": [list(x) for x in self.pod_series.get(p, ())]}
+                                       "series": series.get(p, [])}
                      for p, figs in sorted(figures.items())},
         }
+
+    def pod_series(self, limit: int = MAX_POD_SERIES) -> dict[int, list[list[float]]]:
+        """[time, throttled share, some avg10, cores] per sample for the ``limit`` pods whose some
+        avg10 peaked highest (then the most throttled)."""
+        peak: dict[int, tuple[float, float]] = {}
+        for _, pods, thr, psi10, _ in self.pod_steps:
+            for p, a, b in zip(pods.tolist(), psi10.tolist(), thr.tolist()):
+                was = peak.get(p, (0.0, 0.0))
+                peak[p] = (max(a, was[0]), max(b, was[1]))
+        keep = sorted(peak, key=lambda p: (-peak[p][0], -peak[p][1], p))[:limit]
+        wanted = np.array(sorted(keep), dtype=np.int64)
+        out: dict[int, list[list[float]]] = {p: [] for p in keep}
+        for t, pods, thr, psi10, cores in self.pod_steps:
+            at = np.nonzero(np.isin(pods, wanted))[0]
+            for k in at.tolist():
+                out[int(pods[k])].append([t, float(thr[k]), float(psi10[k]), float(cores[k])])
+        return out
 
     def pod_figures(self) -> dict[int, list[ContainerCPU]]:
         """Per pod (SimPod index): its containers' figures — finished pods and those still running."""
@@ -536,3 +568,15 @@ def summary_figures(cpu: dict[str, Any]) -> dict[str, Any]:
             "peakNodeCpuSomeAvg10": max((s["maxNodeCpuSomeAvg10"] for s in series), default=0.0),
             "peakPodCpuSomeAvg10": worst_pod,
             "peakNodesWithCpuPressure": max((s["nodesWithCpuPressure"] for s in series), default=0)}
+
+
+def curve_at(curve: Any, ages: np.ndarray) -> np.ndarray:
+    """:meth:`kubetwin.sim.usage.Curve.at` for many ages at once, with the same arithmetic in the
+    same order (so the same truncated amounts)."""
+    ts = np.asarray(curve.times, dtype=float)
+    vs = np.asarray(curve.values, dtype=float)
+    k = np.searchsorted(ts, ages, side="right")
+    kk = np.clip(k, 1, len(ts) - 1)
+    t0, t1, v0, v1 = ts[kk - 1], ts[kk], vs[kk - 1], vs[kk]
+    mid = np.trunc(v0 + (v1 - v0) * (ages - t0) / (t1 - t0))
+    return np.where(ages <= ts[0], vs[0], np.where(k >= len(ts), vs[-1], mid))

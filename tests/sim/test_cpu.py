@@ -204,3 +204,20 @@ def test_sidecars_of_a_pod_level_pod_share_its_pod_shared_pool(tmp_path, kit):
     assert figs["database"]["cpu.stat"]["usage_usec"] == 4 * 300_000_000
     assert figs["exporter"]["cpu.stat"]["usage_usec"] == 300_000_000     # 2 CPUs shared by two wanting 2 each
     assert figs["exporter"]["cpu.pressure"]["some"]["avg10"] == 50.0
+
+
+def test_the_vectorised_curve_reading_gives_the_curves_own_amounts():
+    import random
+
+    import numpy as np
+
+    from kubetwin.sim.cpu import curve_at
+    from kubetwin.sim.usage import parse_curve
+
+    rng = random.Random(7)
+    for _ in range(50):
+        pts = sorted(rng.sample(range(0, 10_000), 4))
+        curve = parse_curve([[f"{t}s", f"{rng.randrange(0, 64_000)}m"] for t in pts], "cpu",
+                            lambda v, p: int(str(v)[:-1]))
+        ages = [rng.uniform(-100, 11_000) for _ in range(200)] + [float(t) for t in pts]
+        assert curve_at(curve, np.array(ages)).tolist() == [float(curve.at(a)) for a in ages]
