@@ -171,3 +171,31 @@ def fair_share(capacity: float, wants: Sequence[float], weights: Sequence[float]
             got[k] = float(wants[k])
         hungry = [k for k in hungry if k not in set(done)]
     return got
+
+
+def fair_share_pools(capacity: "np.ndarray", pool: "np.ndarray", wants: "np.ndarray", weights: "np.ndarray"
+                     ) -> "np.ndarray":
+    """:func:`fair_share` for many pools at once (``capacity`` per pool id; ``pool``, ``wants``,
+    ``weights`` per member): the same rounds of water-filling, each round over every pool."""
+    import numpy as np
+
+    got = np.zeros(len(wants))
+    left = capacity.astype(float).copy()
+    hungry = wants > 0
+    for _ in range(len(wants) + 1):
+        if not hungry.any():
+            break
+        total = np.bincount(pool[hungry], weights=weights[hungry], minlength=len(left))
+        live = hungry & (left[pool] > 1e-12) & (total[pool] > 0)
+        if not live.any():
+            break
+        share = np.where(live, left[pool] * weights / np.where(total[pool] > 0, total[pool], 1.0), 0.0)
+        done = live & (wants - got <= share + 1e-15)
+        # pools where nobody is satisfied split what is left by weight and are finished
+        settled = np.bincount(pool[done], minlength=len(left)) > 0
+        split = live & ~settled[pool]
+        got[split] += share[split]
+        left -= np.bincount(pool[done], weights=(wants - got)[done], minlength=len(left))
+        got[done] = wants[done]
+        hungry = live & ~done & ~split
+    return got

@@ -42,7 +42,7 @@ from ..kubelet.cgroups import QUOTA_PERIOD, milli_cpu_to_quota, milli_cpu_to_sha
 from ..kubelet.oom import gate
 from ..kubelet.podlevel import guaranteed_cpus
 from ..model.pod import is_sidecar
-from .cfs import fair_share, fluid_step
+from .cfs import fair_share_pools, fluid_step
 from .psi import FIXED_1, FSHIFT, PSIAverages
 
 if TYPE_CHECKING:
@@ -332,14 +332,9 @@ class NodeCPU:
             alone = members[count[pools[members]] == 1]     # one container: it gets the whole pool
             grant[alone] = np.minimum(capped[alone], caps[pools[alone]] / frac[alone])
             members = members[count[pools[members]] > 1]
-            order = members[np.argsort(pools[members], kind="stable")]
-            shared = hot[count[hot] > 1]
-            bounds = np.searchsorted(pools[order], shared)
-            ends = np.append(bounds[1:], len(order))
-            for p, a, b in zip(shared.tolist(), bounds.tolist(), ends.tolist()):
-                rows = order[a:b]
-                got = fair_share(caps[p], (capped[rows] * frac[rows]).tolist(), self.weight[rows].tolist())
-                grant[rows] = np.array(got) / frac[rows]
+            if len(members):   # every shared pool's split at once (cfs.fair_share, pool by pool, is the plain form)
+                got = fair_share_pools(caps, pools[members], capped[members] * frac[members], self.weight[members])
+                grant[members] = got / frac[members]
         # a container the pool held below its quota never used the quota up: waiting, not throttled
         held = grant < capped * (1.0 - 1e-9)
         thr_periods = np.where(held, 0.0, thr_periods)

@@ -84,3 +84,23 @@ def test_a_contended_pool_is_split_by_weight_and_unused_share_goes_to_the_others
 
 def test_an_uncontended_pool_gives_everyone_what_they_want():
     assert fair_share(8, [3, 2, 1], [1, 1, 1]) == [3.0, 2.0, 1.0]
+
+
+def test_the_split_of_many_pools_at_once_is_the_split_of_each_pool():
+    import random
+
+    from kubetwin.sim.cfs import fair_share_pools
+
+    rng = random.Random(3)
+    caps, pool, wants, weights = [], [], [], []
+    for p in range(300):
+        caps.append(rng.choice([1, 2, 4, 8, 16]) * 1.0)
+        for _ in range(rng.randrange(1, 9)):
+            pool.append(p)
+            wants.append(rng.choice([0.0, rng.uniform(0, 6), rng.uniform(0, 1)]))
+            weights.append(float(rng.randrange(1, 10_000)))
+    got = fair_share_pools(np.array(caps), np.array(pool), np.array(wants), np.array(weights))
+    for p in range(300):
+        at = [k for k, q in enumerate(pool) if q == p]
+        want = fair_share(caps[p], [wants[k] for k in at], [weights[k] for k in at])
+        assert [got[k] for k in at] == pytest.approx(want, rel=1e-9, abs=1e-12)
