@@ -120,10 +120,12 @@ class PSIAverages:
         avg = self.avg[:, :n, :]
         exps = np.array(EXPS, dtype=np.int64)
         p = pct[:, :, None]
-        for _ in range(steps):
-            new = avg * exps + p * (FIXED_1 - exps)
-            new += np.where(p >= avg, FIXED_1 - 1, 0)
-            avg = new // FIXED_1
+        base = p * (FIXED_1 - exps)        # the same every period of this interval
+        for _ in range(steps):   # calc_load; the figures are never negative, so >> FSHIFT is / FIXED_1
+            new = avg * exps
+            new += base
+            new += (p >= avg) * (FIXED_1 - 1)
+            avg = new >> FSHIFT
         self.avg[:, :n, :] = avg
 
     def line(self, kind: int, row: int) -> PSILine:
