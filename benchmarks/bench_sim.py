@@ -1,8 +1,9 @@
 """Simulation throughput: end to end (scheduler default profile + kubelet admission with static CPU,
-Static memory and a topology manager policy on every bound pod), the Alibaba GPU trace, and a
-GPU-sharing workload. Prints one line per figure.
+Static memory and a topology manager policy on every bound pod), the same with CPU usage curves
+(CFS throttling, weight split, CPU pressure on every node: ``e2e-cpu``), the Alibaba GPU trace, and
+a GPU-sharing workload. Prints one line per figure.
 
-    .venv/bin/python benchmarks/bench_sim.py [--nodes 5000 --pods 50000] [--only e2e|alibaba|gpu]
+    .venv/bin/python benchmarks/bench_sim.py [--nodes 5000 --pods 50000] [--only e2e|e2e-cpu|alibaba|gpu|dra]
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=5000)
     ap.add_argument("--pods", type=int, default=50000)
-    ap.add_argument("--only", choices=("e2e", "alibaba", "gpu", "dra"), default=None)
+    ap.add_argument("--only", choices=("e2e", "e2e-cpu", "alibaba", "gpu", "dra"), default=None)
     a = ap.parse_args()
     if a.only in (None, "alibaba"):
         from kubetwin.sim.sweep import RunSpec, load_run
@@ -60,6 +61,9 @@ def main() -> None:
     if a.only in (None, "e2e"):
         _run("end to end (default profile + kubelet static CPU/Static memory/single-numa-node)",
              _scenario("e2e", _nodes(a.nodes), _pods(a.pods)))
+    if a.only in (None, "e2e-cpu"):
+        _run("end to end with CPU usage curves (throttling, weight split, CPU pressure on every node)",
+             _scenario("e2e-cpu", _nodes(a.nodes), _pods(a.pods, cpu_usage=True)))
 
 
 if __name__ == "__main__":

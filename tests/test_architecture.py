@@ -120,7 +120,7 @@ def test_every_in_tree_plugin_has_its_folder_in_the_registry():
 
 #: what a module docstring says to name the upstream file it models, or that it models none
 UPSTREAM = re.compile(r"\.go\b|pkg/|plugin/pkg/|k8s\.io/|kubernetes-sigs|scheduler-plugins|containers/nri|"
-                      r"Not an upstream module|kubetwin's own", re.I)
+                      r"kernel/sched/|Not an upstream module|kubetwin's own", re.I)
 
 
 def _says_upstream(path: Path) -> bool:

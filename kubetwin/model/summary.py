@@ -36,6 +36,20 @@ class PSIStats(KubeStruct, frozen=True):
     some: PSIData | None = None
 
 
+class CPUStats(KubeStruct, frozen=True):
+    time: str | None = None
+    usage_nano_cores: int | None = None
+    usage_core_nano_seconds: int | None = None
+    psi: PSIStats | None = None
+
+
+class IOStats(KubeStruct, frozen=True):
+    """I/O figures: only pressure stall information (KubeletPSI)."""
+
+    time: str | None = None
+    psi: PSIStats | None = None
+
+
 class MemoryStats(KubeStruct, frozen=True):
     time: str | None = None
     available_bytes: int | None = None
@@ -66,7 +80,9 @@ class FsStats(KubeStruct, frozen=True):
 class ContainerStats(KubeStruct, frozen=True):
     name: str = ""
     start_time: str | None = None
+    cpu: CPUStats | None = None
     memory: MemoryStats | None = None
+    io: IOStats | None = None
     swap: SwapStats | None = None
     rootfs: FsStats | None = None
     logs: FsStats | None = None
@@ -87,7 +103,9 @@ class RlimitStats(KubeStruct, frozen=True):
 class NodeStats(KubeStruct, frozen=True):
     node_name: str = ""
     system_containers: list[ContainerStats] = []
+    cpu: CPUStats | None = None
     memory: MemoryStats | None = None
+    io: IOStats | None = None
     swap: SwapStats | None = None
     fs: FsStats | None = None
     runtime: RuntimeStats | None = None
@@ -125,7 +143,9 @@ class PodStats(KubeStruct, frozen=True):
     pod_ref: PodReference = PodReference()
     start_time: str | None = None
     containers: list[ContainerStats] = []
+    cpu: CPUStats | None = None
     memory: MemoryStats | None = None
+    io: IOStats | None = None
     swap: SwapStats | None = None
     volume_stats: list[VolumeStats] = msgspec.field(default_factory=list, name="volume")
     ephemeral_storage: FsStats | None = msgspec.field(default=None, name="ephemeral-storage")

@@ -18,6 +18,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from .markup import escape
+from .sections.cpu import render_cpu
+from .sections.disk import render_disk
 from .sections.glance import glance_section
 from .sections.nodes import MAX_NODE_ROWS, nodes_section
 from .sections.numa import MAX_NUMA_MAPS, numa_map, numa_section
@@ -77,6 +79,8 @@ def render_html(results: Sequence[SimResult], title: str = "kubetwin simulation"
         parts.append(numa_section(r))
         parts.append(pressure_section(r))
         parts.append(resizes_section(r))
+        parts.append(render_cpu(r))
+        parts.append(render_disk(r))
         parts.append(nodes_section(r))
         parts.append(pods_section(r))
     parts.append("<footer style='padding:8px 32px;color:#6b7280'>kubetwin · self-contained report, no network needed"

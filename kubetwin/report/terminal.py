@@ -56,6 +56,11 @@ def summary_rows(sums: Sequence[dict[str, Any]]) -> list[tuple[str, Callable[[di
             rows.append((f"{label}, time average", _share("utilizationAverage", res), "%"))
     if any(s["gpuFragmentation"] for s in sums):
         rows.append(("GPU fragmentation, at the end", lambda s: s["gpuFragmentation"], "%"))
+    if any("cpu" in s for s in sums):   # CPU curves: throttling and CPU pressure (kubetwin.sim.cpu)
+        rows.append(("pods throttled by cpu.max", lambda s: s.get("cpu", {}).get("throttledPods", 0), "n"))
+        rows.append(("throttled CFS periods", lambda s: s.get("cpu", {}).get("throttledPeriodShare", 0.0), "%"))
+        rows.append(("peak node cpu.pressure some avg10",
+                     lambda s: s.get("cpu", {}).get("peakNodeCpuSomeAvg10", 0.0) / 100, "%"))
     rows.append(("pods given exclusive CPUs", lambda s: s["exclusiveCpuPods"], "n"))
     rows.append(("CPUs stranded on partly used NUMA, at the end", lambda s: s["strandedCpus"], "n"))
     rows.append(("simulated time", lambda s: s["simulatedSeconds"], "t"))

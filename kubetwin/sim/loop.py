@@ -169,10 +169,21 @@ class Simulator:
         self.total_expected = len(scenario.arrivals) + sum(c.replicas for c in scenario.controllers)
         self.admission = _AdmissionControl(scenario, objects, self.gates)
         self.pressure: Any = None
-        if any(a.usage is not None for a in scenario.arrivals) or any(c.usage is not None for c in scenario.controllers):
+        if (any(a.usage is not None for a in scenario.arrivals) or any(c.usage is not None for c in scenario.controllers)
+                or any(n.disk is not None for n in scenario.nodes)):
             from .pressure import NodePressure
 
             self.pressure = NodePressure(self)
+        self.cpu: Any = None   # CPU usage, throttling and CPU pressure (:mod:`.cpu`), with CPU curves only
+        if any(u is not None and u.cpu for u in [a.usage for a in scenario.arrivals] + [c.usage for c in scenario.controllers]):
+            from .cpu import NodeCPU
+
+            self.cpu = NodeCPU(self)
+        self.psi_eviction: Any = None   # a what-if, not upstream (:mod:`.whatif_psi`)
+        if self.cpu is not None and st.eviction_policy == "psi-aware":
+            from .whatif_psi import PSIEviction
+
+            self.psi_eviction = PSIEviction(self, self.cpu, st.psi_threshold)
         self.events: list[dict[str, Any]] = []
         self.last_event = 0.0
         self.flush_at: float | None = None   # the next leftover flush on the clock
@@ -237,6 +248,10 @@ class Simulator:
                     self.flush_at = None
                     flush = True   # moved at the end of the instant, with the drain
             elif kind == SAMPLE:
+                if self.cpu is not None:
+                    self.cpu.step(t)
+                    if self.psi_eviction is not None:
+                        self.psi_eviction.step(t)
                 if self.pressure is not None:
                     self.pressure.synchronize(t)
                 self._sample()
@@ -253,6 +268,8 @@ class Simulator:
                     self._schedule_all()
                 if self.pending and self.live == 0 and not self._pressure_busy():
                     break
+        if self.cpu is not None:
+            self.cpu.step(self.now)   # the CPU used since the last sample
         self._sample()
         if self.progress is not None:
             self.progress(self.total_expected, self.total_expected)
@@ -283,14 +300,14 @@ class Simulator:
     def _pressure_busy(self) -> bool:
         """With no events left, node pressure may still act while usage curves move (at most
         :data:`PRESSURE_SETTLE` of simulated time past the last event, when no horizon is set)."""
-        if self.pressure is None or self.running == 0:
-            return False
+        if self.pressure is None or (self.running == 0 and not self.pressure.nodes_under_pressure()):
+            return False   # (a condition still reported will clear and may let pending pods in)
         if self.live > 0:
             self.last_event = self.now
             return True
         if self.sc.settings.horizon is None and self.now - self.last_event > PRESSURE_SETTLE:
             return False
-        return self.pressure.busy(self.now)
+        return self.pressure.busy(self.now) or (self.cpu is not None and self.cpu.busy(self.now, self.psi_eviction))
 
     # --- events ---------------------------------------------------------------------------------------
     def _arrive(self, sp: SimPod) -> None:
@@ -377,6 +394,8 @@ class Simulator:
         self.residents[i][sp.i] = sp
         if self.pressure is not None:
             self.pressure.started(i, sp)
+        if self.cpu is not None:
+            self.cpu.started(i, sp)
         self.running += 1
         if sp.duration is not None:
             self.push(self.now + sp.duration, COMPLETE, (sp, sp.run))
@@ -444,6 +463,8 @@ class Simulator:
             self.pressure.forget(i, sp)
         if self.resizes is not None:
             self.resizes.pod_removed(i, sp)
+        if self.cpu is not None:
+            self.cpu.forget(i, sp)
 
     def _finish(self, sp: SimPod, phase: str, reason: str, message: str) -> None:
         pending = sp.phase == "Pending"
@@ -552,7 +573,9 @@ class Simulator:
                 key = _reason_key(sp.message) if sp.message else "not yet attempted"
                 pending_reasons[key] = pending_reasons.get(key, 0) + 1
         return SimResult(self.sc.name, self.now, wall, len(self.sim_nodes), records, self.samples, self.counters,
-                         pending_reasons, node_reports(self), list(self.cluster.resources), self.events)
+                         pending_reasons, node_reports(self), list(self.cluster.resources), self.events,
+                         node_cpu=self.cpu.result() if self.cpu is not None else None,
+                         node_disk=self.pressure.disk_result() if self.pressure is not None else None)
 
 
 class _AdmissionControl:

@@ -42,15 +42,16 @@ NS = 1_000_000_000
 class _Node:
     """One node's kubelet-side pressure state."""
 
-    __slots__ = ("manager", "config", "capacity", "pods", "conditions", "evicted")
+    __slots__ = ("manager", "config", "capacity", "pods", "conditions", "evicted", "disk")
 
-    def __init__(self, manager: Any, config: Any, capacity: int):
+    def __init__(self, manager: Any, config: Any, capacity: int, disk: Any = None):
         self.manager = manager
         self.config = config
         self.capacity = capacity
         self.pods: dict[int, SimPod] = {}     # running pods with a usage curve
         self.conditions: tuple[str, ...] = ()
         self.evicted = 0
+        self.disk = disk                      # kubetwin.sim.disk.NodeDisk, with the group's disk figures
 
 
 class NodePressure:
@@ -77,12 +78,20 @@ class NodePressure:
             else:
                 q = sn.node.status.capacity.get("memory")
                 capacity = q.value() if q is not None else 0
-            n = self.nodes[i] = _Node(EvictionManager(cfg), cfg, capacity)
+            disk = None
+            if sn.disk is not None:
+                from .disk import NodeDisk
+
+                disk = NodeDisk(sn.disk, cfg)
+            manager = EvictionManager(cfg, sn.disk.layout) if sn.disk is not None else EvictionManager(cfg)
+            n = self.nodes[i] = _Node(manager, cfg, capacity, disk)
         return n
 
     def started(self, i: int, sp: "SimPod") -> None:
-        if sp.usage is not None:
+        if _memory(sp) is not None or (sp.usage is not None and sp.usage.disk):
             self._node(i).pods[sp.i] = sp
+        elif self.sim.sim_nodes[i].disk is not None:
+            self._node(i)
 
     def forget(self, i: int, sp: "SimPod") -> None:
         n = self.nodes.get(i)
@@ -106,14 +115,14 @@ class NodePressure:
             if n.conditions or n.manager.tracking_thresholds:
                 return True
             for sp in n.pods.values():
-                if sp.phase == "Running" and now - sp.origin < sp.usage.settles_at:
+                if sp.phase == "Running" and now - sp.origin < sp.usage.pressure_settles_at:
                     return True
         return False
 
     def synchronize(self, t: float) -> None:
         for i in list(self.nodes):
             n = self.nodes[i]
-            if not n.pods and not n.conditions:
+            if not n.pods and not n.conditions and n.disk is None:
                 continue
             self._kernel(i, n, t)
             self._kubelet(i, n, t)
@@ -125,22 +134,23 @@ class NodePressure:
         for sp in self.sim.residents[i].values():
             ws: dict[str, int] = {}
             first = True
+            usage = _memory(sp)
             for c, init in sp.pod.all_containers():
                 from ..model.pod import is_sidecar
 
                 if init and not is_sidecar(c):
                     continue
-                curve = sp.usage.of(c.name, first and not init) if sp.usage is not None else None
+                curve = usage.of(c.name, first and not init) if usage is not None else None
                 if not init:
                     first = False
                 if curve is not None:
                     ws[c.name] = curve.at(t - sp.origin)
-                elif sp.usage is None:
+                elif usage is None:
                     q = c.resources.requests.get("memory")
                     ws[c.name] = q.value() if q is not None else 0
                 else:
                     ws[c.name] = 0
-            if sp.usage is None and not any(ws.values()) and sp.pod.spec.resources is not None:
+            if usage is None and not any(ws.values()) and sp.pod.spec.resources is not None:
                 q = sp.pod.spec.resources.requests.get("memory")
                 if q is not None and ws:
                     ws[next(iter(ws))] = q.value()
@@ -169,7 +179,7 @@ class NodePressure:
     def _kernel(self, i: int, n: _Node, t: float) -> None:
         """OOM kills: containers at their limit, then the whole node if it ran out."""
         rows, total = self._working_sets(i, n, t)
-        candidates = [(sp, ws) for sp, ws in rows if sp.usage is not None and _may_hit_limit(sp.pod, ws)]
+        candidates = [(sp, ws) for sp, ws in rows if _memory(sp) is not None and _may_hit_limit(sp.pod, ws)]
         if not candidates and total <= n.capacity:
             return
         from ..kubelet.eviction.oom_kill import oom_report
@@ -180,7 +190,7 @@ class NodePressure:
         killed: set[str] = set()
         for k in report.container_kills:
             sp = by_uid[k.pod.uid]
-            if sp.usage is None:
+            if _memory(sp) is None:
                 continue   # no curve: it uses its request, which a limit at the request does not kill
             if sp.pod.uid not in killed:
                 killed.add(sp.pod.uid)
@@ -219,7 +229,12 @@ class NodePressure:
         rows, total = self._working_sets(i, n, t)
         summary = self._summary(n, t, rows, total, self.sim.cluster.names[i])
         active = [sp.pod for sp, _ in rows]
-        result = n.manager.synchronize(int(t * NS), summary, active)
+        reclaim = None
+        if n.disk is not None:
+            from .disk import disk_summary
+
+            summary, reclaim = disk_summary(self.sim, i, n.disk, n.config, rows, summary, t)
+        result = n.manager.synchronize(int(t * NS), summary, active, reclaim=reclaim)
         for ev in result.evicted:
             sp = self.sim.by_uid.get(ev.pod.uid)
             if sp is not None and sp.phase == "Running":
@@ -260,9 +275,21 @@ class NodePressure:
         n = self.nodes.get(i)
         return n.conditions if n is not None else ()
 
+    def disk_result(self) -> dict[str, Any] | None:
+        """Per node with disk figures: filesystems and processes over time, per pod too
+        (:meth:`kubetwin.sim.disk.NodeDisk.result`); None when no node has them."""
+        out = {self.sim.cluster.names[i]: n.disk.result() for i, n in sorted(self.nodes.items()) if n.disk is not None}
+        return out or None
+
     def evicted_on(self, i: int) -> int:
         n = self.nodes.get(i)
         return n.evicted if n is not None else 0
+
+
+def _memory(sp: "SimPod") -> Any:
+    """The pod's usage if it has memory curves (a CPU-only usage leaves memory at the requests)."""
+    u = sp.usage
+    return u if u is not None and u.memory else None
 
 
 def _may_hit_limit(pod: Pod, ws: dict[str, int]) -> bool:

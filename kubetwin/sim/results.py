@@ -90,6 +90,10 @@ class SimResult:
     #: the ``--variant`` this run is (its name) and what it changed from the baseline run
     variant: str = ""
     changes: tuple[str, ...] = ()
+    #: CPU usage, throttling and CPU pressure (:meth:`kubetwin.sim.cpu.NodeCPU.result`); None without CPU curves
+    node_cpu: dict[str, Any] | None = None
+    #: filesystems and processes per node over time (:meth:`kubetwin.sim.pressure.NodePressure.disk_result`)
+    node_disk: dict[str, Any] | None = None
 
     # --- figures ---------------------------------------------------------------------------------
     def phase_counts(self) -> dict[str, int]:
@@ -152,6 +156,10 @@ class SimResult:
             out["inPlaceResizes"] = dict(sorted(resizes.items()))
         if self.variant:
             out["variant"] = {"name": self.variant, "changes": list(self.changes)}
+        if self.node_cpu is not None:
+            from .cpu import summary_figures
+
+            out["cpu"] = summary_figures(self.node_cpu)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -162,6 +170,8 @@ class SimResult:
             "timeSeries": [asdict(s) for s in self.samples],
             "nodes": [asdict(n) for n in self.node_reports],
             "events": list(self.events),
+            **({"cpu": self.node_cpu} if self.node_cpu is not None else {}),
+            **({"disk": self.node_disk} if self.node_disk is not None else {}),
         }
 
 

@@ -40,7 +40,7 @@ from ..model.pod import Pod, pod_from_dict
 from ..model.strict import check, list_of
 from ..model.unmodelled import SIMULATION, not_modelled_object, not_modelled_pod
 from .gpushare import GPU_COUNT, GPU_MODEL
-from .usage import USAGE, parse_usage
+from .usage import USAGE, check_usage_against_pod, parse_usage
 from .workload import FOREVER, Arrival, Controller, DurationSpec, parse_duration_spec, seconds
 
 if TYPE_CHECKING:
@@ -74,6 +74,8 @@ class SimNode:
     slices: list[dict[str, Any]] = field(default_factory=list)
     #: the node group's ``capacity`` (on top of the machine's, or all of it without a machine)
     extra_capacity: dict[str, str] = field(default_factory=dict)
+    #: its filesystems and process table (:class:`kubetwin.sim.disk.DiskSpec`), None: not simulated
+    disk: Any = None
 
 
 @dataclass
@@ -91,6 +93,9 @@ class Settings:
     pod_max_in_unschedulable: float = 300.0
     #: the version came from the command line (``--kubernetes-version``): it wins over the scenario's
     version_given: bool = False
+    #: what-ifs that are not upstream behaviour (``--variant NAME:whatif.KEY=VALUE``, :mod:`.whatif_psi`)
+    eviction_policy: str = "upstream"
+    psi_threshold: float = 40.0
 
 
 @dataclass
@@ -213,7 +218,10 @@ def _simulation_spec() -> Any:
         labels=map_of(STRING), taints=list_of(type_spec("io.k8s.api.core.v1.Taint")),
         capacity=map_of(STRING_OR_NUMBER), gpus=obj(count=INTEGER, model=STRING), zones=list_of(STRING),
         draDrivers=list_of(obj(driver=STRING, kinds=list_of(STRING), vendorIDs=list_of(STRING_OR_NUMBER),
-                               partitions=INTEGER)))
+                               partitions=INTEGER)),
+        disk=obj(nodefs=STRING_OR_NUMBER, nodefsUsed=STRING_OR_NUMBER, imagefs=STRING_OR_NUMBER,
+                 writableLayers=STRING, images=list_of(STRING_OR_NUMBER), imagesInUse=STRING_OR_NUMBER,
+                 maxPID=INTEGER, pids=INTEGER))
     workload = obj(name=STRING, count=INTEGER, template=OPEN_OBJECT, priorityClassName=STRING, usage=ANY,
                    arrival=obj(at=duration, start=duration, interval=duration, rate=NUMBER),
                    duration=ANY)
@@ -400,6 +408,11 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         raise exc.within(path) from None
     if machine is not None and cfg is not None:
         _check_kubelet_starts(machine, cfg, f"{path}.kubeletConfig")
+    from ..model.features import gates_for
+    from .disk import parse_disk
+
+    disk = parse_disk(g.get("disk"), f"{path}.disk",   # the gates its kubelet runs with
+                      cfg.feature_gate_values if cfg is not None else gates_for(st.kubernetes_version, st.feature_gates))
     out = []
     for k in range(count):
         node_name = f"{name}-{k}"
@@ -416,7 +429,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         except InputError as exc:
             exc.file = None
             raise exc.within(path) from None
-        sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra)
+        sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra, disk=disk)
         for d in drivers:
             sn.slices.extend(_publish(machine, d, node_name))
         out.append(sn)
@@ -582,6 +595,7 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
     check = _decode_pod(copy.deepcopy(base) | {"metadata": {**base["metadata"], "name": f"{name}-0"}},
                         f"{path}.template")
     not_modelled_pod(base, None, prefix=f"{path}.template", reader=SIMULATION)
+    check_usage_against_pod(usage, check, f"{path}.usage")
     del check
     for k, t in enumerate(times):
         obj = copy.deepcopy(base)
@@ -692,7 +706,7 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
             pod = pod_from_dict(obj, where, checked=True)
             not_modelled_pod(obj, where, reader=SIMULATION)
             t, d = _timing(obj, where)
-            sc.arrivals.append(Arrival(t, pod, d.sample(_rng(sc, pod.name)), None, where, _usage(obj, where)))
+            sc.arrivals.append(Arrival(t, pod, d.sample(_rng(sc, pod.name)), None, where, _usage(obj, where, pod)))
         elif kind == "Node":
             sc.nodes.append(SimNode(node_from_dict(obj, where, checked=True), "nodes"))
         elif kind == "PriorityClass":
@@ -721,12 +735,15 @@ def _rng(sc: Scenario, name: str) -> Any:
     return random.Random(f"{sc.settings.seed}/{name}")
 
 
-def _usage(obj: Mapping[str, Any], where: str) -> Any:
+def _usage(obj: Mapping[str, Any], where: str, pod: Pod | None = None) -> Any:
     ann = (obj.get("metadata") or {}).get("annotations") or {}
     if USAGE not in ann:
         return None
     try:
-        return parse_usage(ann[USAGE], f"metadata.annotations[{USAGE}]")
+        usage = parse_usage(ann[USAGE], f"metadata.annotations[{USAGE}]")
+        if pod is not None:
+            check_usage_against_pod(usage, pod, f"metadata.annotations[{USAGE}]")
+        return usage
     except InputError as exc:
         raise exc.in_file(where) from None
 
@@ -788,7 +805,7 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
     return Controller(f"{kind}/{ns}/{name}", kind, template, replicas, completions, backoff, t, d,
                       sc.settings.max_recreations, meta={"name": name, "namespace": ns,
                                                          "selector": (spec.get("selector") or {})},
-                      usage=_usage(obj, where))
+                      usage=_usage(obj, where, template))
 
 
 def _finish(sc: Scenario) -> None:

@@ -16,7 +16,9 @@ from typing import Any, Sequence
 from ..errors import InputError
 
 _SCHEDULER_KEYS = ("scoringStrategy", "percentageOfNodesToScore")
-_SCOPES = ("kubelet", "scheduler", "gates")
+_SCOPES = ("kubelet", "scheduler", "gates", "whatif")
+#: what-ifs that are not upstream behaviour (kubetwin.sim.whatif_psi)
+_WHATIF_KEYS = ("evictionPolicy", "psiThreshold")
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class Variant:
     kubelet: tuple[tuple[tuple[str, ...], Any], ...] = ()
     scheduler: tuple[tuple[str, Any], ...] = ()
     gates: tuple[tuple[str, bool], ...] = ()
+    whatif: tuple[tuple[str, Any], ...] = ()
 
     def changes(self) -> tuple[str, ...]:
         """What the variant changes, as given: ``kubelet.topologyManagerPolicy=none``, ..."""
@@ -41,7 +44,8 @@ class Variant:
 
         return (tuple(f"kubelet.{key(k)}={text(v)}" for k, v in self.kubelet)
                 + tuple(f"scheduler.{key(k)}={text(v)}" for k, v in self.scheduler)
-                + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates))
+                + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates)
+                + tuple(f"whatif.{k}={v}" for k, v in self.whatif))
 
 
 @dataclass(frozen=True)
@@ -150,6 +154,7 @@ def parse_variant(text: str, index: int = 0) -> Variant:
     kubelet: list[tuple[tuple[str, ...], Any]] = []
     sched: list[tuple[str, Any]] = []
     gates: list[tuple[str, bool]] = []
+    whatif: list[tuple[str, Any]] = []
     seen: set[str] = set()
     for part in _split_settings(body):
         key, eq, val = part.partition("=")
@@ -164,7 +169,8 @@ def parse_variant(text: str, index: int = 0) -> Variant:
             raise InputError(f'unknown variant setting "{key}"', path=where,
                              fix=f'did you mean "{near}.{field_}"?' if near and field_ else
                              "settings are kubelet.<KubeletConfiguration field>, scheduler.scoringStrategy, "
-                             "scheduler.percentageOfNodesToScore, gates.<FeatureGate>")
+                             "scheduler.percentageOfNodesToScore, gates.<FeatureGate>, whatif.evictionPolicy, "
+                             "whatif.psiThreshold")
         if scope == "kubelet":
             kubelet.append(_kubelet_setting(field_, val, where))
         elif scope == "scheduler":
@@ -172,13 +178,34 @@ def parse_variant(text: str, index: int = 0) -> Variant:
                 raise unknown_key_error(key, [f"scheduler.{k}" for k in _SCHEDULER_KEYS], path=where,
                                         what="variant setting")
             sched.append((field_, _scheduler_value(field_, val, f"{where}.{key}")))
+        elif scope == "whatif":
+            whatif.append((field_, _whatif_value(key, field_, val, f"{where}.{key}")))
         else:
             if field_ not in FEATURE_GATES:
                 raise unknown_gate_error(field_, "", path=f"{where}.{key}")
             if val not in ("true", "false"):
                 raise InputError(f"Invalid value: {val!r}: a gate is true or false", path=f"{where}.{key}")
             gates.append((field_, val == "true"))
-    return Variant(name, tuple(kubelet), tuple(sched), tuple(gates))
+    return Variant(name, tuple(kubelet), tuple(sched), tuple(gates), tuple(whatif))
+
+
+def _whatif_value(key: str, field_: str, text: str, path: str) -> Any:
+    from ..model.strict import unknown_key_error
+    from .whatif_psi import POLICIES
+
+    if field_ not in _WHATIF_KEYS:
+        raise unknown_key_error(key, [f"whatif.{k}" for k in _WHATIF_KEYS], path=path, what="variant setting")
+    if field_ == "evictionPolicy":
+        if text not in POLICIES:
+            raise InputError(f'Unsupported value: "{text}": supported values: {", ".join(POLICIES)}', path=path)
+        return text
+    try:
+        pct = float(text)
+    except ValueError:
+        pct = -1.0
+    if not 0 < pct <= 100:
+        raise InputError(f"Invalid value: {text!r}: a cpu.pressure some avg10 percentage in (0, 100]", path=path)
+    return pct
 
 
 def _scheduler_value(key: str, text: str, path: str) -> Any:
@@ -280,6 +307,8 @@ def apply_variant(sc: Any, v: Variant) -> None:
             obj = {**to_builtins(n.node), "apiVersion": "v1", "kind": "Node"}
             obj["status"] = {**(obj.get("status") or {}), "capacity": cap, "allocatable": alloc}
             n.node = node_from_dict(obj, checked=True)  # the scenario's node, new figures
+    if v.whatif:
+        _apply_whatif(sc, dict(v.whatif), where)
     if v.scheduler:
         prof = sc.profile
         args = {k: dict(a) for k, a in prof.plugin_args.items()}
@@ -300,6 +329,19 @@ def apply_variant(sc: Any, v: Variant) -> None:
                                     f"cluster of {len(sc.nodes)} nodes (at least 100 nodes are always searched: "
                                     "minFeasibleNodesToFind); the setting changes nothing here", path=where))
         sc.profile = dataclasses.replace(prof, plugin_args=args, percentage_of_nodes_to_score=pct)
+
+
+def _apply_whatif(sc: Any, whatif: dict[str, Any], where: str) -> None:
+    st = sc.settings
+    st.eviction_policy = whatif.get("evictionPolicy", st.eviction_policy)
+    st.psi_threshold = whatif.get("psiThreshold", st.psi_threshold)
+    if "psiThreshold" in whatif and st.eviction_policy != "psi-aware":
+        raise InputError("whatif.psiThreshold is read by the psi-aware eviction policy only", path=where,
+                         fix="add whatif.evictionPolicy=psi-aware")
+    if st.eviction_policy == "psi-aware" and not any(
+            u is not None and u.cpu for u in [a.usage for a in sc.arrivals] + [c.usage for c in sc.controllers]):
+        raise InputError("whatif.evictionPolicy=psi-aware: no pod of the scenario has a CPU curve, so no node "
+                         "ever reports CPU pressure", path=where, fix="give workloads usage.cpu curves")
 
 
 def execute(spec: RunSpec, progress: bool = False) -> Any:

@@ -24,6 +24,7 @@ from ..model.strict import unknown_key_error
 from ..model.unmodelled import SIMULATION, not_modelled_pod
 from .gpushare import GPU_COUNT, GPU_MILLI, GPU_MODEL
 from .scenario import ARRIVAL, DURATION, SimNode
+from .usage import USAGE
 from .workload import Arrival, parse_duration_spec, seconds
 
 
@@ -212,13 +213,14 @@ def _fast_pod(name: str, namespace: str, labels: dict[str, str], annotations: di
 
 # --- a table of pods: CSV or NDJSON -------------------------------------------------------------------
 _TABLE_COLUMNS = ("name", "namespace", "cpu", "memory", "cpu_limit", "memory_limit", "gpu", "arrival", "duration",
-                  "priority_class", "labels")
+                  "priority_class", "labels", "cpu_usage", "memory_usage")
 
 
 def read_pod_table(path: str | Path) -> list[Arrival]:
     """Pods from a CSV (header: name, cpu, memory, and optionally namespace, cpu_limit, memory_limit,
-    gpu, arrival, duration, priority_class, labels as ``k=v;k2=v2``) or from NDJSON, one object per
-    line: either such a flat record or a whole Pod with ``kubetwin.io/arrival``/``duration`` annotations."""
+    gpu, arrival, duration, priority_class, labels as ``k=v;k2=v2``, cpu_usage and memory_usage — what
+    the pod uses while it runs, :mod:`.usage`) or from NDJSON, one object per line: either such a flat
+    record or a whole Pod with ``kubetwin.io/arrival``/``duration``/``usage`` annotations."""
     path = Path(path)
     if path.suffix in (".ndjson", ".jsonl", ".json"):
         return _read_ndjson(path)
@@ -315,7 +317,17 @@ def _record_arrival(row: dict[str, str], where: str) -> Arrival:
         raise exc.in_file(where) from None
     pod = _fast_pod(name, row.get("namespace") or "default", labels, {}, requests, where, limits or None,
                     row.get("priority_class") or "")
-    return Arrival(arrival, pod, duration.a if duration.kind == "fixed" else None, None, where)
+    usage = None
+    measured = {key: row[col] for col, key in (("cpu_usage", "cpu"), ("memory_usage", "memory")) if row.get(col)}
+    if measured:
+        from .usage import parse_usage
+
+        try:
+            usage = parse_usage(measured, "")
+        except InputError as exc:
+            key = next(k for k in measured if exc.path and exc.path.startswith(f".{k}"))
+            raise InputError(exc.message, path=f"{key}_usage", file=where) from None
+    return Arrival(arrival, pod, duration.a if duration.kind == "fixed" else None, None, where, usage=usage)
 
 
 def _num(v: str) -> Any:
@@ -335,7 +347,16 @@ def _manifest_arrival(obj: dict[str, Any], where: str) -> Arrival:
         raise exc.in_file(where) from None
     pod = pod_from_dict(obj, where, checked=True)  # both callers ran check_object
     not_modelled_pod(obj, where, reader=SIMULATION)
-    return Arrival(t, pod, d.a if d.kind == "fixed" else None, None, where)
+    usage = None
+    if USAGE in ann:
+        from .usage import check_usage_against_pod, parse_usage
+
+        try:
+            usage = parse_usage(ann[USAGE], f"metadata.annotations[{USAGE}]")
+            check_usage_against_pod(usage, pod, f"metadata.annotations[{USAGE}]")
+        except InputError as exc:
+            raise exc.in_file(where) from None
+    return Arrival(t, pod, d.a if d.kind == "fixed" else None, None, where, usage=usage)
 
 
 # --- a folder of manifests ------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""What a pod actually uses while it runs: memory working-set curves.
+"""What a pod actually uses while it runs: memory working-set and CPU curves.
 
 Kubernetes objects say what a pod asks for, never what it uses; node pressure, evictions and
 OOM kills depend on the latter. A curve is given beside the pod (a workload's ``usage``, or the
@@ -8,11 +8,18 @@ annotation ``kubetwin.io/usage`` of a Pod, Deployment, ReplicaSet or Job)::
       memory: 2Gi                            # constant working set
       memory: [[0s, 512Mi], [10m, 6Gi]]      # points (time since the container started, bytes):
                                              # linear in between, flat after the last point
+      cpu: 1500m                             # CPU the container wants (cores, as a quantity),
+      cpu: [[0s, 200m], [5m, 3]]             # a curve like the memory one (kubetwin.sim.cpu)
+      rootfs: [[0s, 0], [1h, 5Gi]]           # the container's writable layer (bytes)
+      logs: 200Mi                            # its log files (bytes)
+      pids: [[0s, 10], [10m, 900]]           # its processes and threads
+      emptyDir: {scratch: [[0s, 0], [5m, 3Gi]]}   # per emptyDir volume of the pod (bytes; kubetwin.sim.disk)
       containers:                            # per container (otherwise the first app container
-        sidecar: {memory: 64Mi}              # carries the pod's curve)
+        sidecar: {memory: 64Mi, cpu: 50m}    # carries the pod's curve)
 
-A pod without a curve uses what it requested (its working set is its memory request), so
-only pods with curves can push a node into pressure.
+A pod without a curve uses what it requested (its working set is its memory request, it wants
+its CPU request, it writes nothing and runs no processes), so only pods with curves can push
+a node into pressure.
 
 Not an upstream module: kubetwin's own usage curves.
 """
@@ -21,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ..errors import InputError
 from ..model.quantity import parse_quantity
@@ -57,22 +64,53 @@ class Curve:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Memory curves per container name; ``""`` is the pod's own curve (its first app container)."""
+    """Curves per container name; ``""`` is the pod's own curve (its first app container).
+    Memory curves are bytes, CPU curves millicores."""
 
     memory: tuple[tuple[str, Curve], ...]
+    cpu: tuple[tuple[str, Curve], ...] = ()
+    rootfs: tuple[tuple[str, Curve], ...] = ()
+    logs: tuple[tuple[str, Curve], ...] = ()
+    pids: tuple[tuple[str, Curve], ...] = ()
+    #: per emptyDir volume name (the pod's, not a container's)
+    empty_dir: tuple[tuple[str, Curve], ...] = ()
+
+    def curve(self, kind: str, container: str, first: bool) -> Curve | None:
+        """A container's ``rootfs``, ``logs`` or ``pids`` curve."""
+        return _pick(getattr(self, kind), container, first)
+
+    @property
+    def disk(self) -> bool:
+        """Whether it has curves the eviction manager's disk and PID signals read."""
+        return bool(self.rootfs or self.logs or self.pids or self.empty_dir)
+
+    @property
+    def pressure_settles_at(self) -> float:
+        """When the curves node pressure reads (memory, disk, PIDs) stop changing."""
+        return max((c.settles_at for cs in (self.memory, self.rootfs, self.logs, self.pids, self.empty_dir)
+                    for _, c in cs), default=0.0)
 
     def of(self, container: str, first: bool) -> Curve | None:
-        got = None
-        for name, curve in self.memory:
-            if name == container:
-                return curve
-            if name == "" and first:
-                got = curve
-        return got
+        """The memory curve of a container."""
+        return _pick(self.memory, container, first)
+
+    def cpu_of(self, container: str, first: bool) -> Curve | None:
+        return _pick(self.cpu, container, first)
 
     @property
     def settles_at(self) -> float:
-        return max(c.settles_at for _, c in self.memory)
+        """When the memory curves stop changing (what node memory pressure waits for)."""
+        return max((c.settles_at for _, c in self.memory), default=0.0)
+
+
+def _pick(curves: tuple[tuple[str, Curve], ...], container: str, first: bool) -> Curve | None:
+    got = None
+    for name, curve in curves:
+        if name == container:
+            return curve
+        if name == "" and first:
+            got = curve
+    return got
 
 
 def _bytes(v: Any, path: str) -> int:
@@ -85,9 +123,19 @@ def _bytes(v: Any, path: str) -> int:
     return n
 
 
-def parse_curve(raw: Any, path: str) -> Curve:
+def _millicores(v: Any, path: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        raise InputError(f"Invalid value: {v!r}: a quantity of CPU such as 500m or 2", path=path)
+    q = parse_quantity(str(v), path)
+    n = q.milli_value()
+    if n < 0:
+        raise InputError(f"Invalid value: {v!r}: must not be negative", path=path)
+    return n
+
+
+def parse_curve(raw: Any, path: str, amount: Callable[[Any, str], int] = _bytes) -> Curve:
     if not isinstance(raw, list):
-        return Curve((0.0,), (_bytes(raw, path),))
+        return Curve((0.0,), (amount(raw, path),))
     if not raw:
         raise InputError("expected at least one point [time, amount]", path=path)
     times: list[float] = []
@@ -100,7 +148,7 @@ def parse_curve(raw: Any, path: str) -> Curve:
         if times and t <= times[-1]:
             raise InputError(f"Invalid value: {pt[0]!r}: times must increase", path=f"{where}[0]")
         times.append(t)
-        values.append(_bytes(pt[1], f"{where}[1]"))
+        values.append(amount(pt[1], f"{where}[1]"))
     return Curve(tuple(times), tuple(values))
 
 
@@ -121,31 +169,83 @@ def _annotation_value(text: str, path: str) -> Any:
     return docs[0]
 
 
+def _count(v: Any, path: str) -> int:
+    """A whole number (of processes), written as a number or a quantity such as ``4k``."""
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise InputError(f"Invalid value: {v!r}: a whole number of processes", path=path)
+    q = parse_quantity(str(v), path)
+    n = q.value()
+    if q.milli_value() != n * 1000:
+        raise InputError(f"Invalid value: {v!r}: a whole number of processes", path=path)
+    if n < 0:
+        raise InputError(f"Invalid value: {v!r}: must not be negative", path=path)
+    return n
+
+
+#: container curves: key -> how its amounts read
+KEYS = ("memory", "cpu", "rootfs", "logs", "pids")
+_AMOUNT: dict[str, Callable[[Any, str], int]] = {"memory": _bytes, "cpu": _millicores, "rootfs": _bytes,
+                                                 "logs": _bytes, "pids": _count}
+
+
+def _curves_of(raw: Mapping[str, Any], name: str, path: str, out: dict[str, list[tuple[str, Curve]]]) -> None:
+    for key in KEYS:
+        if raw.get(key) is not None:
+            out[key].append((name, parse_curve(raw[key], f"{path}.{key}", _AMOUNT[key])))
+
+
 def parse_usage(raw: Any, path: str) -> Usage | None:
     if raw is None:
         return None
     if isinstance(raw, str):   # the annotation: JSON (or YAML flow) text
         raw = _annotation_value(raw, path)
+    top = KEYS + ("emptyDir", "containers")
     if not isinstance(raw, Mapping):
-        raise InputError("expected {memory: CURVE, containers: {NAME: {memory: CURVE}}}", path=path)
+        raise InputError("expected {memory: CURVE, cpu: CURVE, ..., containers: {NAME: {memory: CURVE, ...}}}",
+                         path=path)
     for k in raw:
-        if k not in ("memory", "containers"):
-            raise unknown_key_error(str(k), ("memory", "containers"), path=f"{path}.{k}")
-    curves: list[tuple[str, Curve]] = []
-    if raw.get("memory") is not None:
-        curves.append(("", parse_curve(raw["memory"], f"{path}.memory")))
+        if k not in top:
+            raise unknown_key_error(str(k), top, path=f"{path}.{k}")
+    out: dict[str, list[tuple[str, Curve]]] = {k: [] for k in KEYS}
+    _curves_of(raw, "", path, out)
     conts = raw.get("containers") or {}
     if not isinstance(conts, Mapping):
-        raise InputError("expected a map of container name to {memory: CURVE}", path=f"{path}.containers")
+        raise InputError("expected a map of container name to {memory: CURVE, cpu: CURVE, ...}",
+                         path=f"{path}.containers")
     for name, c in conts.items():
         where = f"{path}.containers.{name}"
         if not isinstance(c, Mapping):
-            raise InputError("expected {memory: CURVE}", path=where)
+            raise InputError("expected {memory: CURVE, cpu: CURVE, ...}", path=where)
         for k in c:
-            if k != "memory":
-                raise unknown_key_error(str(k), ("memory",), path=f"{where}.{k}")
-        if c.get("memory") is not None:
-            curves.append((str(name), parse_curve(c["memory"], f"{where}.memory")))
-    if not curves:
-        raise InputError("Required value: memory", path=path)
-    return Usage(tuple(curves))
+            if k not in KEYS:
+                raise unknown_key_error(str(k), KEYS, path=f"{where}.{k}")
+        _curves_of(c, str(name), where, out)
+    vols = raw.get("emptyDir") or {}
+    if not isinstance(vols, Mapping):
+        raise InputError("expected a map of emptyDir volume name to CURVE", path=f"{path}.emptyDir")
+    empty_dir = tuple((str(v), parse_curve(c, f"{path}.emptyDir.{v}")) for v, c in vols.items())
+    if not any(out.values()) and not empty_dir:
+        raise InputError(f"Required value: one of {', '.join(KEYS)}, emptyDir", path=path)
+    return Usage(tuple(out["memory"]), tuple(out["cpu"]), tuple(out["rootfs"]), tuple(out["logs"]),
+                 tuple(out["pids"]), empty_dir)
+
+
+def check_usage_against_pod(usage: Usage | None, pod: Any, path: str) -> None:
+    """Each per-container curve names a container of the pod, each ``emptyDir`` curve an
+    emptyDir volume of it (a curve for a name the pod does not have would be read and not used)."""
+    if usage is None:
+        return
+    names = [c.name for c, _ in pod.all_containers()]
+    for kind in KEYS:
+        for name, _ in getattr(usage, kind):
+            if name and name not in names:
+                raise unknown_key_error(name, tuple(names), path=f"{path}.containers.{name}", what="container")
+    if not usage.empty_dir:
+        return
+    dirs = [v.name for v in pod.spec.volumes if v.empty_dir is not None]
+    for name, _ in usage.empty_dir:
+        if name not in dirs:
+            raise unknown_key_error(name, tuple(dirs), path=f"{path}.emptyDir.{name}",
+                                    what="emptyDir volume") if dirs else InputError(
+                f"the pod has no emptyDir volume {name!r}", path=f"{path}.emptyDir.{name}",
+                fix="add it to spec.volumes with emptyDir: {}, or remove the curve")

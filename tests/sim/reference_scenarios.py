@@ -70,8 +70,10 @@ def bench_nodes(n: int, gpus: int = 0) -> list[Any]:
     return out
 
 
-def bench_pods(n: int, gpu: bool = False) -> list[Any]:
-    """The benchmark pods (``benchmarks/bench_sim.py`` imports them from here): 1, 2 or 4 CPUs and 1Gi, every other one Guaranteed."""
+def bench_pods(n: int, gpu: bool = False, cpu_usage: bool = False) -> list[Any]:
+    """The benchmark pods (``benchmarks/bench_sim.py`` imports them from here): 1, 2 or 4 CPUs and 1Gi, every
+    other one Guaranteed. With ``cpu_usage`` the Burstable ones get a CPU limit (a quota) and every pod a CPU
+    curve ramping from half its request to 1.5 times it over five minutes, so the top is throttled."""
     from kubetwin.model.pod import pod_from_dict
     from kubetwin.sim.workload import Arrival
 
@@ -81,12 +83,21 @@ def bench_pods(n: int, gpu: bool = False) -> list[Any]:
         res: dict[str, Any] = {"requests": {"cpu": cpu, "memory": "1Gi"}}
         if k % 2 == 0:
             res["limits"] = dict(res["requests"])
+        elif cpu_usage:
+            res["limits"] = {"cpu": str(int(cpu) * 5 // 4) if cpu != "1" else "1250m"}
         meta: dict[str, Any] = {"name": f"p{k}", "namespace": "default", "uid": f"default/p{k}"}
         if gpu:
             meta["annotations"] = {"alibabacloud.com/gpu-count": "1", "alibabacloud.com/gpu-milli": "1000"}
         pod = pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
                              "spec": {"containers": [{"name": "c", "resources": res}]}})
-        out.append(Arrival(k * 0.01, pod))
+        if cpu_usage:
+            from kubetwin.sim.usage import parse_usage
+
+            milli = int(cpu) * 1000
+            usage = parse_usage({"cpu": [["0s", f"{milli // 2}m"], ["5m", f"{milli * 3 // 2}m"]]}, "usage")
+            out.append(Arrival(k * 0.01, pod, usage=usage))
+        else:
+            out.append(Arrival(k * 0.01, pod))
     return out
 
 

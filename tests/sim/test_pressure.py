@@ -62,8 +62,8 @@ def test_the_memory_pressure_taint_keeps_new_best_effort_pods_away_until_it_clea
 @pytest.mark.parametrize(("usage", "path", "text"), [
     ({"memory": [["1m", "1Gi"], ["30s", "2Gi"]]}, "usage.memory[1][0]", "times must increase"),
     ({"memory": [["0s", "lots"]]}, "usage.memory[0][1]", "lots"),
-    ({"cpu": "1"}, "usage.cpu", 'unknown field "cpu"'),
-    ({"containers": {"c": {"memory": "1Gi", "disk": 1}}}, "usage.containers.c.disk", 'unknown field "disk"'),
+    ({"cpu": "1", "gpu": "1"}, "usage.gpu", 'unknown field "gpu"'),
+    ({"containers": {"c": {"memory": "1Gi", "dsk": 1}}}, "usage.containers.c.dsk", 'unknown field "dsk"'),
 ])
 def test_bad_usage_curves_are_refused_with_their_field(tmp_path, kit, usage, path, text):
     from kubetwin.errors import InputError
