@@ -13,6 +13,8 @@ from __future__ import annotations
 import html
 from typing import Any, Sequence
 
+from .placement import placement_section
+
 COLORS = ("#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04", "#db2777")
 MAX_NODE_ROWS = 300
 MAX_NUMA_MAPS = 48
@@ -246,6 +248,7 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
     if any(s.gpu_fragmentation for r in results for s in r.samples):
         charts.append(line_chart("GPU fragmentation", [(r.scenario, [(s.time, s.gpu_fragmentation) for s in r.samples])
                                                         for r in results], percent=True))
+    parts.append(placement_section(results))
     parts.append("<section><h2>Over time</h2>" + legend + "<div class=charts>" + "".join(charts) + "</div></section>")
     # reasons
     for r, s in zip(results, sums):

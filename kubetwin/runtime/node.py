@@ -87,10 +87,12 @@ class RuntimeNode:
     """The kubelet, the container runtime and its NRI plugins of one node."""
 
     def __init__(self, machine: Machine, policy: PolicyResource | None, kubelet: KubeletConfiguration, *,
-                 plugins: list[Plugin] = (), isolated: CPUSet = CPUSet(), runtime: str = "containerd"):
+                 plugins: list[Plugin] = (), isolated: CPUSet = CPUSet(), runtime: str = "containerd",
+                 admission: NodeAdmission | None = None):
         self.machine = machine
         self.system = System(machine, isolated)
-        self.kubelet = NodeAdmission(machine, kubelet)
+        #: the node's kubelet (``admission``: one the caller already runs, as ``simulate`` does)
+        self.kubelet = admission if admission is not None else NodeAdmission(machine, kubelet)
         self.layout = CgroupLayout(kubelet.cgroup_driver, kubelet.cgroup_root, kubelet.cgroups_per_qos)
         self.adaptation = Adaptation(runtime)
         self.policy_resource = policy
@@ -121,6 +123,12 @@ class RuntimeNode:
         decision = self.kubelet.admit(pod)
         if not decision.admitted:
             return self._reject(pod, decision.reason, decision.message)
+        return self.start_pod(pod)
+
+    def start_pod(self, pod: Pod) -> Rejection | None:
+        """What follows the kubelet's admission of ``pod``: its sandbox, then its containers
+        created and started through NRI; None when it runs. A refusal releases the pod from the
+        kubelet's managers."""
         sandbox = self._sandbox(pod)
         rec = PodRecord(pod, sandbox)
         try:

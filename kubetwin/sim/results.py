@@ -88,6 +88,8 @@ class SimResult:
     #: the ``--variant`` this run is (its name) and what it changed from the baseline run
     variant: str = ""
     changes: tuple[str, ...] = ()
+    #: CPU placement per node and the containers runtime policies placed (:mod:`.runtime_policies`)
+    placement: dict[str, Any] | None = None
 
     # --- figures ---------------------------------------------------------------------------------
     def phase_counts(self) -> dict[str, int]:
@@ -154,6 +156,7 @@ class SimResult:
             "timeSeries": [asdict(s) for s in self.samples],
             "nodes": [asdict(n) for n in self.node_reports],
             "events": list(self.events),
+            **({"placement": self.placement} if self.placement is not None else {}),
         }
 
 

@@ -9,7 +9,8 @@
       sampleInterval: 1m         # time-series resolution
       kubeletAdmission: true     # run each node's kubelet admission on bound pods
       schedulerConfig: {...}     # KubeSchedulerConfiguration (or schedulerConfigFile: path)
-      nodeGroups: [{name, count, machine, kubeletConfig|kubeletConfigFile, labels, taints, capacity, gpus}]
+      nodeGroups: [{name, count, machine, kubeletConfig|kubeletConfigFile, labels, taints, capacity, gpus,
+                    runtime: {policy, config}}]
       workloads:  [{name, count, template, arrival, duration}]
       objects:    [paths of manifests: Pods, Deployments, Jobs, PriorityClasses, Nodes, ...]
       traces:     [{format: alibaba-gpu-v2023|pods|manifests, path, ...}]
@@ -68,6 +69,8 @@ class SimNode:
     slices: list[dict[str, Any]] = field(default_factory=list)
     #: the node group's ``capacity`` (on top of the machine's, or all of it without a machine)
     extra_capacity: dict[str, str] = field(default_factory=dict)
+    #: the runtime resource policy below the kubelet (:class:`.runtime_policies.RuntimePolicy`)
+    runtime: Any = None
 
 
 @dataclass
@@ -188,7 +191,8 @@ def _simulation_spec() -> Any:
         labels=map_of(STRING), taints=list_of(type_spec("io.k8s.api.core.v1.Taint")),
         capacity=map_of(STRING_OR_NUMBER), gpus=obj(count=INTEGER, model=STRING), zones=list_of(STRING),
         draDrivers=list_of(obj(driver=STRING, kinds=list_of(STRING), vendorIDs=list_of(STRING_OR_NUMBER),
-                               partitions=INTEGER)))
+                               partitions=INTEGER)),
+        runtime=obj(policy=STRING, config=STRING))
     workload = obj(name=STRING, count=INTEGER, template=OPEN_OBJECT, priorityClassName=STRING, usage=ANY,
                    arrival=obj(at=duration, start=duration, interval=duration, rate=NUMBER),
                    duration=ANY)
@@ -372,6 +376,14 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         raise exc.within(path) from None
     if machine is not None and cfg is not None:
         _check_kubelet_starts(machine, cfg, f"{path}.kubeletConfig")
+    runtime = None
+    if g.get("runtime") is not None:
+        from .runtime_policies import parse_node_group_runtime
+
+        if machine is None:
+            raise InputError("Required value: machine (a runtime policy places containers on the machine's CPUs)",
+                             path=f"{path}.machine")
+        runtime = parse_node_group_runtime(g["runtime"], f"{path}.runtime", root)
     out = []
     for k in range(count):
         node_name = f"{name}-{k}"
@@ -388,7 +400,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         except InputError as exc:
             exc.file = None
             raise exc.within(path) from None
-        sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra)
+        sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra, runtime=runtime)
         for d in drivers:
             sn.slices.extend(_publish(machine, d, node_name))
         out.append(sn)

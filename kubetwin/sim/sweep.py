@@ -14,7 +14,8 @@ from typing import Any, Sequence
 from ..errors import InputError
 
 _SCHEDULER_KEYS = ("scoringStrategy", "percentageOfNodesToScore")
-_SCOPES = ("kubelet", "scheduler", "gates")
+_SCOPES = ("kubelet", "scheduler", "gates", "runtime")
+_RUNTIME_KEYS = ("policy", "config")
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class Variant:
     kubelet: tuple[tuple[tuple[str, ...], Any], ...] = ()
     scheduler: tuple[tuple[str, Any], ...] = ()
     gates: tuple[tuple[str, bool], ...] = ()
+    #: ``runtime.policy`` / ``runtime.config``: the runtime policy of every node with a machine
+    runtime: tuple[tuple[str, str], ...] = ()
 
     def changes(self) -> tuple[str, ...]:
         """What the variant changes, as given: ``kubelet.topologyManagerPolicy=none``, ..."""
@@ -39,7 +42,8 @@ class Variant:
 
         return (tuple(f"kubelet.{key(k)}={text(v)}" for k, v in self.kubelet)
                 + tuple(f"scheduler.{key(k)}={text(v)}" for k, v in self.scheduler)
-                + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates))
+                + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates)
+                + tuple(f"runtime.{k}={v}" for k, v in self.runtime))
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,7 @@ def parse_variant(text: str, index: int = 0) -> Variant:
     kubelet: list[tuple[tuple[str, ...], Any]] = []
     sched: list[tuple[str, Any]] = []
     gates: list[tuple[str, bool]] = []
+    runtime: list[tuple[str, str]] = []
     seen: set[str] = set()
     for part in _split_settings(body):
         key, eq, val = part.partition("=")
@@ -162,7 +167,8 @@ def parse_variant(text: str, index: int = 0) -> Variant:
             raise InputError(f'unknown variant setting "{key}"', path=where,
                              fix=f'did you mean "{near}.{field_}"?' if near and field_ else
                              "settings are kubelet.<KubeletConfiguration field>, scheduler.scoringStrategy, "
-                             "scheduler.percentageOfNodesToScore, gates.<FeatureGate>")
+                             "scheduler.percentageOfNodesToScore, gates.<FeatureGate>, runtime.policy, "
+                             "runtime.config")
         if scope == "kubelet":
             kubelet.append(_kubelet_setting(field_, val, where))
         elif scope == "scheduler":
@@ -170,13 +176,36 @@ def parse_variant(text: str, index: int = 0) -> Variant:
                 raise unknown_key_error(key, [f"scheduler.{k}" for k in _SCHEDULER_KEYS], path=where,
                                         what="variant setting")
             sched.append((field_, _scheduler_value(field_, val, f"{where}.{key}")))
+        elif scope == "runtime":
+            if field_ not in _RUNTIME_KEYS:
+                raise unknown_key_error(key, [f"runtime.{k}" for k in _RUNTIME_KEYS], path=where,
+                                        what="variant setting")
+            runtime.append((field_, _runtime_value(field_, val, f"{where}.{key}")))
         else:
             if field_ not in FEATURE_GATES:
                 raise unknown_gate_error(field_, "", path=f"{where}.{key}")
             if val not in ("true", "false"):
                 raise InputError(f"Invalid value: {val!r}: a gate is true or false", path=f"{where}.{key}")
             gates.append((field_, val == "true"))
-    return Variant(name, tuple(kubelet), tuple(sched), tuple(gates))
+    if runtime and "policy" not in dict(runtime):
+        raise InputError("runtime.config needs runtime.policy (the policy the resource configures)", path=where,
+                         fix="add runtime.policy=topology-aware or runtime.policy=balloons")
+    if runtime:
+        from pathlib import Path
+
+        from .runtime_policies import resolve_policy
+
+        rt = dict(runtime)
+        resolve_policy(rt["policy"], rt.get("config"), f"{where}.runtime", Path.cwd())  # checked now
+    return Variant(name, tuple(kubelet), tuple(sched), tuple(gates), tuple(runtime))
+
+
+def _runtime_value(key: str, text: str, path: str) -> str:
+    if not text:
+        raise InputError(f"Required value: runtime.{key}", path=path,
+                         fix="runtime.policy=topology-aware|balloons|none|FILE.py[:Class]" if key == "policy" else
+                         "runtime.config=POLICY.yaml")
+    return text
 
 
 def _scheduler_value(key: str, text: str, path: str) -> Any:
@@ -278,6 +307,8 @@ def apply_variant(sc: Any, v: Variant) -> None:
             obj = {**to_builtins(n.node), "apiVersion": "v1", "kind": "Node"}
             obj["status"] = {**(obj.get("status") or {}), "capacity": cap, "allocatable": alloc}
             n.node = node_from_dict(obj, checked=True)  # the scenario's node, new figures
+    if v.runtime:
+        _apply_runtime(sc, dict(v.runtime), where)
     if v.scheduler:
         prof = sc.profile
         args = {k: dict(a) for k, a in prof.plugin_args.items()}
@@ -409,3 +440,25 @@ def run_all(specs: Sequence[RunSpec], *, jobs: int | None = None, dask_address: 
                 results[pending[fut]] = fut.result()
                 shown.finished(results[pending[fut]])
         return results
+
+
+def _apply_runtime(sc: Any, settings: dict[str, str], where: str) -> None:
+    """``runtime.policy`` (and ``runtime.config``) on every node with a machine and a kubelet."""
+    from pathlib import Path
+
+    from ..diagnostics import warn
+    from .runtime_policies import resolve_policy
+
+    with_machine = [n for n in sc.nodes if n.machine is not None and n.kubelet is not None]
+    if not with_machine:
+        raise InputError("runtime.policy: no node of the scenario has a machine and a kubelet for a runtime policy "
+                         "to run on", path=where, fix="give a node group a machine")
+    without = sorted({n.group or n.node.metadata.name for n in sc.nodes if n.machine is None or n.kubelet is None})
+    if without:
+        warn(InputError(f"nodes of {', '.join(without)} have no machine: the variant's runtime policy does not "
+                        "change them", path=where))
+    policy = resolve_policy(settings["policy"], settings.get("config"), f"{where}.runtime", Path.cwd())
+    if policy is None and all(n.runtime is None for n in with_machine):
+        raise InputError("runtime.policy=none: no node of the scenario has a runtime policy to remove", path=where)
+    for n in with_machine:
+        n.runtime = policy
