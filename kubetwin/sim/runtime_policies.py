@@ -17,7 +17,8 @@ with back-off; kubetwin fails the pod instead (its controller replaces it) — t
 simplification as ``kubetwin runtime`` (docs/runtime.md).
 
 The run records every container placed on such a node (cpuset CPUs and memory nodes, the
-policy's exclusive CPUs, whether it is NUMA-misaligned), and at the end, for every node with a
+policy's exclusive CPUs — topology-aware's exclusive and isolated CPUs, the CPUs of a balloon that holds
+one pod —, whether it is NUMA-misaligned), and at the end, for every node with a
 kubelet (runtime policy or not, so "kubelet static + single-numa-node" and "kubelet none +
 topology-aware" compare on the same figures): exclusive CPUs, stranded CPUs, misaligned and
 unpinned containers, rejected pods. :mod:`kubetwin.report.placement` renders them.
@@ -240,6 +241,8 @@ def container_row(rn: "RuntimeNode", pod: Any, rec: Any) -> dict[str, Any]:
         for key in ("exclusive", "isolated"):
             if grant.get(key):
                 exclusive = exclusive | CPUSet.parse(grant[key])
+        if grant.get("pods") == 1 and grant.get("cpus") and not str(grant.get("pool", "")).startswith("reserved["):
+            exclusive = CPUSet.parse(grant["cpus"])   # a balloon of one pod: its CPUs are the pod's alone
     row: dict[str, Any] = {"pod": pod.key, "container": rec.name, "qosClass": rec.qos,
                            "cpusetCpus": res.cpu.cpus, "cpusetMems": res.cpu.mems,
                            "exclusive": str(exclusive), "pool": (grant or {}).get("pool", "")}

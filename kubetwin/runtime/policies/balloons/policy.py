@@ -676,7 +676,8 @@ class BalloonsPolicy:
         b = self._balloon_of(c)
         if b is None:
             return None
-        return {"pool": b.pretty_name(), "cpus": str(b.cpus), "sharedIdleCpus": str(b.shared_idle_cpus)}
+        return {"pool": b.pretty_name(), "cpus": str(b.cpus), "sharedIdleCpus": str(b.shared_idle_cpus),
+                "pods": len(b.pod_ids)}
 
     def describe(self) -> dict[str, Any]:
         """The balloons as the report's pools: CPUs, their free mCPU and the idle CPUs shared."""
