@@ -19,7 +19,7 @@ ROWS = (("exclusive CPUs, at the end", "exclusiveCpus"),
         ("stranded CPUs (free CPUs of NUMA nodes holding exclusive ones), at the end", "strandedCpus"),
         ("containers running, at the end", "containers"),
         ("NUMA-misaligned containers, at the end", "misalignedContainers"),
-        ("unpinned containers (every CPU), at the end", "unpinnedContainers"),
+        ("unpinned containers, at the end", "unpinnedContainers"),
         ("pods rejected by the kubelet", "rejectedByKubelet"),
         ("pods rejected by the runtime (NRI)", "rejectedByRuntime"))
 
@@ -60,3 +60,22 @@ def placement_section(results: Sequence[Any]) -> str:
             "<i>NUMA-misaligned</i> when its cpuset.cpus spans more NUMA nodes than its CPUs need, or its "
             "cpuset.mems names a NUMA node with CPUs outside its CPUs' nodes; <i>unpinned</i> when nobody set "
             "its cpuset.</p><table>" + head + "".join(rows) + "</table></section>")
+
+
+def placement_table(results: Sequence[Any]) -> Any:
+    """The same figures as a terminal table (rich), or None when no run has a runtime policy."""
+    from rich.markup import escape as rich_escape
+    from rich.table import Table
+
+    results = [r for r in results if getattr(r, "placement", None)]
+    if not results or not any("containers" in r.placement for r in results):
+        return None
+    t = Table(title="CPU placement — kubelet managers and runtime policies")
+    t.add_column("")
+    for r in results:
+        t.add_column(rich_escape(r.scenario), justify="right")
+    t.add_row("node managers", *(rich_escape(_managers(r.placement)) for r in results))
+    for label, key in ROWS:
+        t.add_row(label.replace(" (free CPUs of NUMA nodes holding exclusive ones)", ""),
+                  *(str(r.placement["totals"].get(key, 0)) for r in results))
+    return t
