@@ -134,6 +134,39 @@ class RuntimePolicies:
         self.placed: list[dict[str, Any]] = []
         #: pods the runtime refused, per node index
         self.rejected: dict[int, int] = {}
+        #: per node: bumped at every event after which the resource manager updates its
+        #: NodeResourceTopology; the parsed object of that version
+        self.versions = [0] * len(sim.sim_nodes)
+        self._nrts: dict[int, tuple[int, Any]] = {}
+        self._index = {name: i for i, name in enumerate(sim.cluster.names)}
+        self._install_nrt(sim)
+
+    def _install_nrt(self, sim: "Simulator") -> None:
+        """Scheduling against NRI-managed nodes: with NodeResourceTopologyMatch in the profile, the
+        plugin reads each such node's NodeResourceTopology as its resource manager publishes it."""
+        from ..scheduler.plugins.noderesourcetopology import NAME
+
+        if sim.sched.framework.plugin(NAME) is not None:
+            sim.sched.handle.live_nrt = self.live_nrt
+
+    def live_nrt(self, node_name: str) -> Any:
+        """The node's NodeResourceTopology after the last event (``updateTopologyZones`` runs after
+        Synchronize, CreateContainer and StopContainer), parsed; None for nodes without an
+        nri-plugins policy exporting one."""
+        i = self._index.get(node_name)
+        if i is None or self.sim.sim_nodes[i].runtime is None or self.sim.sim_nodes[i].runtime.resource is None:
+            return None
+        have = self._nrts.get(i)
+        if have is not None and have[0] == self.versions[i]:
+            return have[1]
+        from ..runtime.nrt import export
+        from ..scheduler.plugins.noderesourcetopology.nrt import nrt_from_dict
+
+        kubelet = self.sim._kubelet(i)
+        obj = export(self._node(i, kubelet), node_name)
+        parsed = nrt_from_dict(obj, None) if obj is not None else None
+        self._nrts[i] = (self.versions[i], parsed)
+        return parsed
 
     def _node(self, i: int, kubelet: Any) -> "RuntimeNode":
         rn = self.nodes[i]
@@ -150,6 +183,7 @@ class RuntimePolicies:
         """After the kubelet admitted ``sp`` on node ``i``: sandbox and containers through NRI.
         Returns the failure (reason, message) — the kubelet has then released the pod."""
         rn = self._node(i, kubelet)
+        self.versions[i] += 1
         refused = rn.start_pod(sp.pod)
         if refused is not None:
             rn.rejected.clear()
@@ -175,8 +209,8 @@ class RuntimePolicies:
     def stop(self, i: int, sp: "SimPod") -> None:
         """The pod left node ``i``: its containers and sandbox go through NRI's stop and remove."""
         rn = self.nodes[i]
-        if rn is not None:
-            rn.delete_pod(sp.pod.key)
+        if rn is not None and rn.delete_pod(sp.pod.key):
+            self.versions[i] += 1
 
 
 def has_runtime_policies(sim: "Simulator") -> bool:

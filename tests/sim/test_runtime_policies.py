@@ -232,3 +232,37 @@ def test_a_cpuset_within_one_numa_node_with_local_memory_is_aligned():
     assert not misaligned(m, CPUSet.parse("8-9,40-41"), CPUSet.parse("1"), 4)
     assert misaligned(m, CPUSet.parse("8-9,40-41"), CPUSet.parse("0-1"), 4)   # memory on a remote node
     assert misaligned(m, CPUSet.parse("7-8"), CPUSet(), 2)                   # two NUMA nodes for 2 CPUs
+
+
+# --- scheduling against NRI-managed nodes -----------------------------------------------------------
+NRT_PROFILE = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+               "profiles": [{"schedulerName": "default-scheduler",
+                             "plugins": {"multiPoint": {"enabled": [{"name": "NodeResourceTopologyMatch"}]}}}]}
+
+
+def _nrt_of(sim, node: str):
+    from kubetwin.scheduler.plugins.noderesourcetopology import NAME
+
+    return sim.sched.framework.plugin(NAME)._nrt(node)
+
+
+def test_node_resource_topology_match_reads_the_policys_export_of_an_nri_node(tmp_path):
+    from kubetwin.sim.loop import Simulator
+
+    p = _scenario(tmp_path, {"runtime": {"policy": "topology-aware"}}, [_workload("g", 1, GUARANTEED)],
+                  schedulerConfig=NRT_PROFILE)
+    sim = Simulator(load_scenario(p))
+    before = _nrt_of(sim, "nri-0")
+    assert [(a.name, a.value) for a in before.attributes] == [("TopologyPolicy", "topology-aware")]
+    sim.run()
+    after = _nrt_of(sim, "nri-0")
+    free = {z.name: next(r.available for r in z.resources if r.name == "cpu") for z in after.zones}
+    assert str(free["NUMA node #1"]) == "12"   # the pod's 4 exclusive CPUs are gone from NUMA node #1's 16
+
+
+def test_nodes_without_a_runtime_policy_keep_the_scenarios_node_resource_topologies(tmp_path):
+    from kubetwin.sim.loop import Simulator
+
+    p = _scenario(tmp_path, {}, [_workload("g", 1, GUARANTEED)], schedulerConfig=NRT_PROFILE)
+    sim = Simulator(load_scenario(p))
+    assert _nrt_of(sim, "nri-0") is None
