@@ -119,6 +119,50 @@ def parse_node_group_runtime(raw: Any, path: str, root: Path) -> RuntimePolicy |
     return resolve_policy(raw.get("policy"), raw.get("config"), path, root)
 
 
+# --- each node's runtime, started once per (machine, policy, kubelet configuration) -------------
+#: copy started nodes from a template (False: start each node afresh, the plain path)
+FORK = True
+_TEMPLATES: dict[tuple[int, int, int], tuple[Any, Any, Any, "RuntimeNode", dict[int, Any]]] = {}
+
+
+def new_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> "RuntimeNode":
+    """A freshly started runtime below ``kubelet`` (the node's simulated kubelet)."""
+    from ..runtime.node import RuntimeNode
+
+    return RuntimeNode(machine, rp.resource, config, plugins=rp.new_plugins(), admission=kubelet)
+
+
+def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> "RuntimeNode":
+    """A copy of a freshly started runtime of the same machine, policy and kubelet configuration,
+    below ``kubelet``: starting nri-plugins' policy (pool trees, reserved CPUs, the CPU tree) is
+    done once. What never changes after start-up is shared — the machine, its sysfs view, the
+    policy resource, the balloons' CPU tree —, the rest is copied. Python plugins are started
+    afresh on every node (their state is theirs)."""
+    import copy
+
+    if rp.plugin is not None:
+        return new_runtime_node(machine, rp, config, kubelet)
+    key = (id(machine), id(rp.resource), id(config))
+    tmpl = _TEMPLATES.get(key)
+    if tmpl is None or tmpl[0] is not machine or tmpl[1] is not rp.resource or tmpl[2] is not config:
+        if len(_TEMPLATES) > 64:
+            _TEMPLATES.clear()
+        started = new_runtime_node(machine, rp, config, kubelet)
+        shared: dict[int, Any] = {id(machine): machine, id(config): config, id(rp.resource): rp.resource,
+                                  id(started.system): started.system}
+        tree = getattr(started.resmgr.policy, "tree", None) if started.resmgr is not None else None
+        if tree is not None:   # balloons' CPU tree: built at start-up, read-only after
+            def keep(node: Any) -> bool:
+                shared[id(node)] = node
+                return True
+            tree.walk(keep)
+        tmpl = _TEMPLATES[key] = (machine, rp.resource, config, started, shared)
+    started, shared = tmpl[3], tmpl[4]
+    memo = dict(shared)
+    memo[id(started.kubelet)] = kubelet
+    return copy.deepcopy(started, memo)
+
+
 # --- during the run ------------------------------------------------------------------------------
 class RuntimePolicies:
     """The NRI path of every node whose group has a runtime policy, and the records of the run."""
@@ -171,12 +215,9 @@ class RuntimePolicies:
     def _node(self, i: int, kubelet: Any) -> "RuntimeNode":
         rn = self.nodes[i]
         if rn is None:
-            from ..runtime.node import RuntimeNode
-
             sn = self.sim.sim_nodes[i]
-            rp: RuntimePolicy = sn.runtime
-            rn = self.nodes[i] = RuntimeNode(sn.machine, rp.resource, sn.kubelet, plugins=rp.new_plugins(),
-                                             admission=kubelet)
+            rn = self.nodes[i] = (fork_runtime_node(sn.machine, sn.runtime, sn.kubelet, kubelet) if FORK
+                                  else new_runtime_node(sn.machine, sn.runtime, sn.kubelet, kubelet))
         return rn
 
     def start(self, i: int, sp: "SimPod", kubelet: Any) -> tuple[str, str] | None:
@@ -218,15 +259,35 @@ def has_runtime_policies(sim: "Simulator") -> bool:
 
 
 # --- placement figures ---------------------------------------------------------------------------
-def _numa_of(machine: Any) -> dict[int, int]:
-    return {cpu: n.id for n in machine.nodes for cpu in n.cpus}
+class _Layout:
+    """What the figures read of a machine, computed once per machine: the NUMA node of each CPU,
+    the nodes with CPUs, their sizes largest first."""
+
+    __slots__ = ("machine", "numa", "with_cpus", "sizes")
+
+    def __init__(self, machine: Any):
+        self.machine = machine
+        self.numa = {cpu: n.id for n in machine.nodes for cpu in n.cpus}
+        self.with_cpus = frozenset(n.id for n in machine.nodes if n.cpus.size())
+        self.sizes = sorted((n.cpus.size() for n in machine.nodes if n.cpus.size()), reverse=True)
+
+
+_LAYOUTS: dict[int, _Layout] = {}
+
+
+def _layout(machine: Any) -> _Layout:
+    got = _LAYOUTS.get(id(machine))
+    if got is None or got.machine is not machine:
+        if len(_LAYOUTS) > 64:
+            _LAYOUTS.clear()
+        got = _LAYOUTS[id(machine)] = _Layout(machine)
+    return got
 
 
 def needed_numa_nodes(machine: Any, cpus: int) -> int:
     """The fewest NUMA nodes whose CPUs hold ``cpus`` CPUs (at least one)."""
-    sizes = sorted((n.cpus.size() for n in machine.nodes if n.cpus.size()), reverse=True)
     have, k = 0, 0
-    for s in sizes:
+    for s in _layout(machine).sizes:
         if have >= cpus and k:
             break
         have += s
@@ -238,12 +299,12 @@ def misaligned(machine: Any, cpus: CPUSet, mems: CPUSet, wanted_cpus: int) -> bo
     """A pinned container is NUMA-misaligned when its ``cpuset.cpus`` spans more NUMA nodes than
     its CPUs need, or its ``cpuset.mems`` names a node with CPUs other than its CPUs' nodes
     (memory-only nodes — HBM, PMEM, CXL — count as local)."""
-    numa = _numa_of(machine)
+    lay = _layout(machine)
+    numa = lay.numa
     nodes = {numa[c] for c in cpus if c in numa}
     if len(nodes) > needed_numa_nodes(machine, wanted_cpus):
         return True
-    with_cpus = {n.id for n in machine.nodes if n.cpus.size()}
-    return any(m in with_cpus and m not in nodes for m in mems)
+    return any(m in lay.with_cpus and m not in nodes for m in mems)
 
 
 def _wanted_cpus(pod: Any, name: str) -> int:

@@ -266,3 +266,18 @@ def test_nodes_without_a_runtime_policy_keep_the_scenarios_node_resource_topolog
     p = _scenario(tmp_path, {}, [_workload("g", 1, GUARANTEED)], schedulerConfig=NRT_PROFILE)
     sim = Simulator(load_scenario(p))
     assert _nrt_of(sim, "nri-0") is None
+
+
+def test_nodes_copied_from_a_started_template_give_the_same_run_as_nodes_started_afresh(tmp_path, monkeypatch):
+    import kubetwin.sim.runtime_policies as rp
+
+    workloads = [_workload("g", 5, GUARANTEED, duration=3), _workload("b", 5, BURSTABLE)]
+    runs = []
+    for fork in (False, True):
+        monkeypatch.setattr(rp, "FORK", fork)
+        for policy in ("topology-aware", "balloons"):
+            p = _scenario(tmp_path, {"count": 2, "runtime": {"policy": policy}}, workloads)
+            r = simulate(load_scenario(p))
+            runs.append(json.dumps({"pods": r.to_json()["pods"],
+                                    "placement": r.placement}, sort_keys=True, default=str))
+    assert runs[0] == runs[2] and runs[1] == runs[3]
