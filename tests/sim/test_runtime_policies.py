@@ -281,3 +281,17 @@ def test_nodes_copied_from_a_started_template_give_the_same_run_as_nodes_started
             runs.append(json.dumps({"pods": r.to_json()["pods"],
                                     "placement": r.placement}, sort_keys=True, default=str))
     assert runs[0] == runs[2] and runs[1] == runs[3]
+
+
+def test_least_numa_nodes_scores_an_nri_node_highest_for_a_guaranteed_pod(tmp_path):
+    profile = {**NRT_PROFILE, "profiles": [{**NRT_PROFILE["profiles"][0], "pluginConfig": [
+        {"name": "NodeResourceTopologyMatch", "args": {"scoringStrategy": {"type": "LeastNUMANodes"}}}]}]}
+    doc = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "rt"},
+           "spec": {"seed": 1, "schedulerConfig": profile,   # seed 1: without the policy, plain-1 wins
+                    "nodeGroups": [{"name": "plain", "count": 3, "machine": "2s2n8c2t"},
+                                   {"name": "nri", "count": 1, "machine": "2s2n8c2t",
+                                    "runtime": {"policy": "topology-aware"}}],
+                    "workloads": [_workload("g", 1, GUARANTEED)]}}
+    p = tmp_path / "sim.yaml"
+    p.write_text(yaml.safe_dump(doc))
+    assert simulate(load_scenario(p)).pods[0].node == "nri-0"
