@@ -88,13 +88,16 @@ class RuntimeNode:
 
     def __init__(self, machine: Machine, policy: PolicyResource | None, kubelet: KubeletConfiguration, *,
                  plugins: list[Plugin] = (), isolated: CPUSet = CPUSet(), runtime: str = "containerd",
-                 admission: NodeAdmission | None = None):
+                 admission: NodeAdmission | None = None, traced: bool = True):
         self.machine = machine
         self.system = System(machine, isolated)
         #: the node's kubelet (``admission``: one the caller already runs, as ``simulate`` does)
         self.kubelet = admission if admission is not None else NodeAdmission(machine, kubelet)
         self.layout = CgroupLayout(kubelet.cgroup_driver, kubelet.cgroup_root, kubelet.cgroups_per_qos)
-        self.adaptation = Adaptation(runtime)
+        #: ``traced``: keep each container's adjustments, replies and field owners as JSON and the
+        #: adaptation's event trace (reports); ``simulate`` reads only the containers' resources
+        self.traced = traced
+        self.adaptation = Adaptation(runtime, traced=traced)
         self.policy_resource = policy
         self.resmgr: ResourceManager | None = None
         if policy is not None:
@@ -148,9 +151,10 @@ class RuntimeNode:
                 self._undo_create(sandbox, ctr)
                 self._teardown(rec)
                 return self._reject(pod, "CreateContainerError", str(exc))
-            record.adjustment = api.to_json(adjust)
-            record.replies = self.adaptation.trace[-1].replies
-            record.owners = result.owners.to_json().get(ctr.id, {})
+            if self.traced:
+                record.adjustment = api.to_json(adjust)
+                record.replies = self.adaptation.trace[-1].replies
+                record.owners = result.owners.to_json().get(ctr.id, {})
             rec.containers.append(record)
             self._apply_updates(updates)
             ctr.state = "CONTAINER_CREATED"

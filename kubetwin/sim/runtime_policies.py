@@ -129,7 +129,7 @@ def new_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any)
     """A freshly started runtime below ``kubelet`` (the node's simulated kubelet)."""
     from ..runtime.node import RuntimeNode
 
-    return RuntimeNode(machine, rp.resource, config, plugins=rp.new_plugins(), admission=kubelet)
+    return RuntimeNode(machine, rp.resource, config, plugins=rp.new_plugins(), admission=kubelet, traced=False)
 
 
 def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> "RuntimeNode":
