@@ -56,9 +56,20 @@ class RuntimePolicy:
     config: str | None = None               # the custom resource's file, as given
 
     def new_plugins(self) -> list[Any]:
-        from ..runtime.plugins import load_plugin
+        """A fresh instance of the Python plugin (its file is loaded once per process)."""
+        if not self.plugin:
+            return []
+        cls = _PLUGIN_CLASSES.get(self.plugin)
+        if cls is None:
+            from ..runtime.plugins import load_plugin
 
-        return [load_plugin(self.plugin)[0]] if self.plugin else []
+            first = load_plugin(self.plugin)[0]
+            _PLUGIN_CLASSES[self.plugin] = type(first)
+            return [first]
+        return [cls()]
+
+
+_PLUGIN_CLASSES: dict[str, type] = {}
 
 
 def _is_plugin(name: str) -> bool:
@@ -161,6 +172,25 @@ def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any
     memo = dict(shared)
     memo[id(started.kubelet)] = kubelet
     return copy.deepcopy(started, memo)
+
+
+def check_starts(machine: Any, config: Any, rp: RuntimePolicy | None, path: str) -> None:
+    """Start the runtime of a node group once now (the run copies it): a policy that does not
+    start on this machine (reserved CPUs it lacks, ...) or a plugin whose ``configure`` fails is
+    an error of the scenario, named as such, before the run."""
+    from ..kubelet.admission import NodeAdmission
+    from ..runtime.nri.adaptation import PluginError
+    from ..runtime.resmgr.policy import PolicyError
+
+    if rp is None or machine is None or config is None:
+        return
+    try:
+        fork_runtime_node(machine, rp, config, NodeAdmission(machine, config))
+    except (PolicyError, PluginError) as exc:
+        raise InputError(str(exc), path=path) from None
+    except InputError as exc:
+        exc.file = None
+        raise exc.within(path) from None
 
 
 # --- during the run ------------------------------------------------------------------------------

@@ -384,6 +384,10 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
             raise InputError("Required value: machine (a runtime policy places containers on the machine's CPUs)",
                              path=f"{path}.machine")
         runtime = parse_node_group_runtime(g["runtime"], f"{path}.runtime", root)
+        if cfg is not None:
+            from .runtime_policies import check_starts
+
+            check_starts(machine, cfg, runtime, f"{path}.runtime")
     out = []
     for k in range(count):
         node_name = f"{name}-{k}"

@@ -460,5 +460,11 @@ def _apply_runtime(sc: Any, settings: dict[str, str], where: str) -> None:
     policy = resolve_policy(settings["policy"], settings.get("config"), f"{where}.runtime", Path.cwd())
     if policy is None and all(n.runtime is None for n in with_machine):
         raise InputError("runtime.policy=none: no node of the scenario has a runtime policy to remove", path=where)
+    from .runtime_policies import check_starts
+
+    started: set[tuple[int, int]] = set()
     for n in with_machine:
         n.runtime = policy
+        if (id(n.machine), id(n.kubelet)) not in started:
+            started.add((id(n.machine), id(n.kubelet)))
+            check_starts(n.machine, n.kubelet, policy, f"{where}.runtime.policy")

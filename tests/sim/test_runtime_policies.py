@@ -295,3 +295,20 @@ def test_least_numa_nodes_scores_an_nri_node_highest_for_a_guaranteed_pod(tmp_pa
     p = tmp_path / "sim.yaml"
     p.write_text(yaml.safe_dump(doc))
     assert simulate(load_scenario(p)).pods[0].node == "nri-0"
+
+
+def test_a_policy_that_does_not_start_on_the_machine_is_refused_before_the_run(tmp_path):
+    (tmp_path / "ta.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "config.nri/v1alpha1", "kind": "TopologyAwarePolicy", "metadata": {"name": "default"},
+        "spec": {"reservedResources": {"cpu": "cpuset:200"}}}))
+    err = _refusal(tmp_path, {"runtime": {"policy": "topology-aware", "config": "ta.yaml"}})
+    assert err.path == "spec.nodeGroups[0].runtime" and "200" in err.message
+
+
+def test_a_plugin_whose_configure_fails_is_refused_before_the_run(tmp_path):
+    (tmp_path / "bad.py").write_text(
+        "from kubetwin.runtime.nri.stub import Plugin\n\n\n"
+        "class Bad(Plugin):\n    name = 'bad'\n    index = '10'\n\n"
+        "    def configure(self, config, runtime, version):\n        raise ValueError('no way')\n")
+    err = _refusal(tmp_path, {"runtime": {"policy": "bad.py"}})
+    assert err.path == "spec.nodeGroups[0].runtime" and "no way" in err.message
