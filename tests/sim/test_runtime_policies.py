@@ -312,3 +312,23 @@ def test_a_plugin_whose_configure_fails_is_refused_before_the_run(tmp_path):
         "    def configure(self, config, runtime, version):\n        raise ValueError('no way')\n")
     err = _refusal(tmp_path, {"runtime": {"policy": "bad.py"}})
     assert err.path == "spec.nodeGroups[0].runtime" and "no way" in err.message
+
+
+def test_an_evicted_pod_is_torn_down_through_nri(tmp_path):
+    from kubetwin.sim.loop import Simulator
+
+    sim = Simulator(load_scenario(_scenario(tmp_path, {"runtime": {"policy": "topology-aware"}},
+                                            [_workload("g", 1, GUARANTEED)])))
+    sim.run()
+    node = sim.runtime.nodes[0]
+    assert "default/g-0" in node.pods
+    sim.evict(sim.pods[0], "The node was low on resource: memory.", "memory.available")
+    assert node.pods == {}
+    assert sim.runtime.versions[0] == 2   # created, then stopped: two NodeResourceTopology updates
+    assert placement_totals(sim)["exclusiveCpus"] == 0
+
+
+def placement_totals(sim) -> dict:
+    from kubetwin.sim.runtime_policies import placement_report
+
+    return placement_report(sim, sim._result(0.0).node_reports)["totals"]
