@@ -284,10 +284,6 @@ class RuntimePolicies:
             self.versions[i] += 1
 
 
-def has_runtime_policies(sim: "Simulator") -> bool:
-    return any(getattr(n, "runtime", None) is not None for n in sim.sim_nodes)
-
-
 # --- placement figures ---------------------------------------------------------------------------
 class _Layout:
     """What the figures read of a machine, computed once per machine: the NUMA node of each CPU,
