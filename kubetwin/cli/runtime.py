@@ -35,12 +35,14 @@ from .common import console, emit_data, kubernetes_version, output_option
               help="Delete a running pod first (StopContainer, RemoveContainer, StopPodSandbox, RemovePodSandbox); "
                    "repeatable.")
 @click.option("--explain", is_flag=True, help="Show the pool scores that decided, and every NRI event of the step.")
-@output_option()
+@click.option("--node-name", "node_name", default="",
+              help="metadata.name of the NodeResourceTopology of -o nrt (default: the machine's name).")
+@output_option(choices=("table", "json", "yaml", "nrt"))
 @click.argument("pods", nargs=-1, type=click.Path(dir_okay=False), metavar="[PODS.yaml]...")
 @click.pass_context
 def runtime(ctx: click.Context, machine: str, policy: str, helm_values: str | None, kubelet_config: str | None,
             rdt: str | None, blockio: str | None, plugins: tuple[str, ...], isolated: str, state_dir: str | None,
-            write_state: str | None, delete: tuple[str, ...], explain: bool, output: str,
+            write_state: str | None, delete: tuple[str, ...], explain: bool, node_name: str, output: str,
             pods: tuple[str, ...]) -> None:
     """Create PODS.yaml in order on one node (after the --delete pods are gone): kubelet admission, the
     runtime's NRI events, the resource policy's and plugins' adjustments; each container's cpuset,
@@ -51,7 +53,8 @@ def runtime(ctx: click.Context, machine: str, policy: str, helm_values: str | No
     inputs = RuntimeInputs(machine=machine, policy=policy, pods=list(pods), helm_values=helm_values,
                            kubelet_config=kubelet_config, rdt=rdt, blockio=blockio, plugins=list(plugins),
                            isolated=isolated, state_dir=state_dir, write_state=write_state, delete=list(delete),
-                           kubernetes_version=kubernetes_version(ctx), explain=explain)
+                           kubernetes_version=kubernetes_version(ctx), explain=explain, nrt=output == "nrt",
+                           node_name=node_name)
     try:
         data = run_runtime(inputs)
     except PolicyError as exc:
@@ -61,6 +64,8 @@ def runtime(ctx: click.Context, machine: str, policy: str, helm_values: str | No
                          path="--policy") from None
     if output == "table":
         render_table(data, explain=explain)
+    elif output == "nrt":
+        emit_nrt(data["nodeResourceTopology"], policy)
     else:
         emit_data(data, output)
 
@@ -121,3 +126,18 @@ def render_table(data: dict[str, Any], explain: bool = False) -> None:
                 e.add_row(str(s["rank"]), s["pool"], str(s["affinity"]), str(s["isolated"]), str(s["reserved"]),
                           str(s["shared"]), str(s["colocated"]), str(s.get("memoryOffer")))
             con.print(e)
+
+
+def emit_nrt(nrt: dict[str, Any] | None, policy: str) -> None:
+    """``-o nrt``: the NodeResourceTopology the policy's agent publishes after the step, as YAML."""
+    from ..errors import InputError
+    from .common import yaml_text
+
+    if nrt is None:
+        raise InputError("the node publishes no NodeResourceTopology: no nri-plugins policy runs (--policy none), "
+                         "or its configuration sets agent.nodeResourceTopology: false", path="-o nrt",
+                         file=policy if policy not in ("topology-aware", "balloons", "none") else None,
+                         fix="run --policy topology-aware or balloons with agent.nodeResourceTopology: true")
+    import sys
+
+    sys.stdout.write(yaml_text(nrt))

@@ -32,8 +32,8 @@ DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "sim" / "default" / 
               help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) for every run.")
 @click.option("--variant", "variants", multiple=True, metavar="NAME:KEY=VALUE[,KEY=VALUE]",
               help="Also run the workload with these settings changed (kubelet.<field>, scheduler.scoringStrategy, "
-                   "scheduler.percentageOfNodesToScore, gates.<Gate>, whatif.evictionPolicy=psi-aware: not "
-                   "upstream); repeat to compare several.")
+                   "scheduler.percentageOfNodesToScore, gates.<Gate>, runtime.policy, runtime.config, "
+                   "whatif.evictionPolicy=psi-aware: not upstream); repeat to compare several.")
 @click.option("--jobs", "-j", type=click.IntRange(1, 256), default=None,
               help="Parallel processes for several runs (default: the number of CPUs).")
 @click.option("--dask", "dask_address", default=None, metavar="ADDRESS",

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Sequence
 
 from .markup import escape
+from .placement import placement_section
 from .sections.cpu import render_cpu
 from .sections.disk import render_disk
 from .sections.glance import glance_section
@@ -72,6 +73,7 @@ def render_html(results: Sequence[SimResult], title: str = "kubetwin simulation"
     parts.append(glance_section(results, sums))
     parts.append(variants_section(results, bases))
     parts.append(summary_section(results, sums, bases, base_sums))
+    parts.append(placement_section(results))
     parts.append(over_time_section(results))
     for r, s in zip(results, sums):
         parts.append(reasons_section(r, s))

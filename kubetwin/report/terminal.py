@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ..sim.results import SimResult, baseline_of
+from .placement import placement_table
 
 MAX_POD_ROWS = 500
 
@@ -125,6 +126,8 @@ def render_summary(results: list[Any], con: Any = None, *, pods: bool = False) -
         for k, v in reasons[:12]:
             rt.add_row(escape(k), str(v))
         con.print(rt)
+    if (placed := placement_table(results)) is not None:
+        con.print(placed)
     if pods:
         for r in results:
             render_pods(r, con)

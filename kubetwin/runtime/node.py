@@ -88,12 +88,17 @@ class RuntimeNode:
     """The kubelet, the container runtime and its NRI plugins of one node."""
 
     def __init__(self, machine: Machine, policy: PolicyResource | None, kubelet: KubeletConfiguration, *,
-                 plugins: Sequence[Plugin] = (), isolated: CPUSet = CPUSet(), runtime: str = "containerd"):
+                 plugins: Sequence[Plugin] = (), isolated: CPUSet = CPUSet(), runtime: str = "containerd",
+                 admission: NodeAdmission | None = None, traced: bool = True):
         self.machine = machine
         self.system = System(machine, isolated)
-        self.kubelet = NodeAdmission(machine, kubelet)
+        #: the node's kubelet (``admission``: one the caller already runs, as ``simulate`` does)
+        self.kubelet = admission if admission is not None else NodeAdmission(machine, kubelet)
         self.layout = CgroupLayout(kubelet.cgroup_driver, kubelet.cgroup_root, kubelet.cgroups_per_qos)
-        self.adaptation = Adaptation(runtime)
+        #: ``traced``: keep each container's adjustments, replies and field owners as JSON and the
+        #: adaptation's event trace (reports); ``simulate`` reads only the containers' resources
+        self.traced = traced
+        self.adaptation = Adaptation(runtime, traced=traced)
         self.policy_resource = policy
         self.resmgr: ResourceManager | None = None
         if policy is not None:
@@ -122,6 +127,12 @@ class RuntimeNode:
         decision = self.kubelet.admit(pod)
         if not decision.admitted:
             return self._reject(pod, decision.reason, decision.message)
+        return self.start_pod(pod)
+
+    def start_pod(self, pod: Pod) -> Rejection | None:
+        """What follows the kubelet's admission of ``pod``: its sandbox, then its containers
+        created and started through NRI; None when it runs. A refusal releases the pod from the
+        kubelet's managers."""
         sandbox = self._sandbox(pod)
         rec = PodRecord(pod, sandbox)
         try:
@@ -141,9 +152,10 @@ class RuntimeNode:
                 self._undo_create(sandbox, ctr)
                 self._teardown(rec)
                 return self._reject(pod, "CreateContainerError", str(exc))
-            record.adjustment = api.to_json(adjust)
-            record.replies = self.adaptation.trace[-1].replies
-            record.owners = result.owners.to_json().get(ctr.id, {})
+            if self.traced:
+                record.adjustment = api.to_json(adjust)
+                record.replies = self.adaptation.trace[-1].replies
+                record.owners = result.owners.to_json().get(ctr.id, {})
             rec.containers.append(record)
             self._apply_updates(updates)
             ctr.state = "CONTAINER_CREATED"

@@ -45,6 +45,9 @@ class RuntimeInputs:
     delete: list[str] = field(default_factory=list)
     kubernetes_version: str | None = None
     explain: bool = False
+    #: add the NodeResourceTopology the policy publishes (``-o nrt``), named ``node_name``
+    nrt: bool = False
+    node_name: str = ""
 
 
 @dataclass
@@ -191,6 +194,10 @@ def run_runtime(inputs: RuntimeInputs) -> dict[str, Any]:
     rejected = _step(node, deletes, [p for p, _, _ in step_pods])
     state.history.append({"delete": deletes, "create": [raw for _, raw, _ in step_pods]})
     report = build_report(node, loaded, rejected, explain=inputs.explain, trace_start=trace_start)
+    if inputs.nrt:
+        from .nrt import export
+
+        report["nodeResourceTopology"] = export(node, inputs.node_name or loaded.machine.name or "node")
     if inputs.write_state:
         write_state(inputs.write_state, state, {"containers": report["containers"], "node": report["node"]})
     return report

@@ -191,6 +191,12 @@ class Simulator:
         self.leftover = LeftoverFlushes(self)
         #: timed in-place resizes (:mod:`.resize`), None without any
         self.resizes: Any = None
+        #: the NRI path of nodes with a runtime policy (:mod:`.runtime_policies`)
+        self.runtime: Any = None
+        if any(n.runtime is not None for n in scenario.nodes):
+            from .runtime_policies import RuntimePolicies
+
+            self.runtime = RuntimePolicies(self)
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
@@ -414,6 +420,8 @@ class Simulator:
         decision = kubelet.admit(sp.pod)
         if not decision.admitted:
             return decision.reason, decision.message
+        if self.runtime is not None and self.sim_nodes[i].runtime is not None:
+            return self.runtime.start(i, sp, kubelet)
         self._record_allocation(sp, kubelet)
         return None
 
@@ -457,6 +465,8 @@ class Simulator:
         self.running -= 1
         self.sched.remove(sp.pod)
         k = self.kubelets[i]
+        if self.runtime is not None:
+            self.runtime.stop(i, sp)
         if k:
             k.remove(sp.pod)
         if self.pressure is not None:
@@ -572,10 +582,14 @@ class Simulator:
             if sp.phase == "Pending":
                 key = _reason_key(sp.message) if sp.message else "not yet attempted"
                 pending_reasons[key] = pending_reasons.get(key, 0) + 1
-        return SimResult(self.sc.name, self.now, wall, len(self.sim_nodes), records, self.samples, self.counters,
-                         pending_reasons, node_reports(self), list(self.cluster.resources), self.events,
-                         node_cpu=self.cpu.result() if self.cpu is not None else None,
-                         node_disk=self.pressure.disk_result() if self.pressure is not None else None)
+        result = SimResult(self.sc.name, self.now, wall, len(self.sim_nodes), records, self.samples, self.counters,
+                           pending_reasons, node_reports(self), list(self.cluster.resources), self.events,
+                           node_cpu=self.cpu.result() if self.cpu is not None else None,
+                           node_disk=self.pressure.disk_result() if self.pressure is not None else None)
+        from .runtime_policies import placement_report
+
+        result.placement = placement_report(self, result.node_reports)
+        return result
 
 
 class _AdmissionControl:

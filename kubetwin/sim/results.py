@@ -94,6 +94,8 @@ class SimResult:
     node_cpu: dict[str, Any] | None = None
     #: filesystems and processes per node over time (:meth:`kubetwin.sim.pressure.NodePressure.disk_result`)
     node_disk: dict[str, Any] | None = None
+    #: CPU placement per node and the containers runtime policies placed (:mod:`.runtime_policies`)
+    placement: dict[str, Any] | None = None
 
     # --- figures ---------------------------------------------------------------------------------
     def phase_counts(self) -> dict[str, int]:
@@ -172,6 +174,7 @@ class SimResult:
             "events": list(self.events),
             **({"cpu": self.node_cpu} if self.node_cpu is not None else {}),
             **({"disk": self.node_disk} if self.node_disk is not None else {}),
+            **({"placement": self.placement} if self.placement is not None else {}),
         }
 
 

@@ -9,7 +9,8 @@
       sampleInterval: 1m         # time-series resolution
       kubeletAdmission: true     # run each node's kubelet admission on bound pods
       schedulerConfig: {...}     # KubeSchedulerConfiguration (or schedulerConfigFile: path)
-      nodeGroups: [{name, count, machine, kubeletConfig|kubeletConfigFile, labels, taints, capacity, gpus}]
+      nodeGroups: [{name, count, machine, kubeletConfig|kubeletConfigFile, labels, taints, capacity, gpus,
+                    runtime: {policy, config}}]
       workloads:  [{name, count, template, arrival, duration}]
       objects:    [paths of manifests: Pods, Deployments, Jobs, PriorityClasses, Nodes, ...]
       traces:     [{format: alibaba-gpu-v2023|pods|manifests, path, ...}]
@@ -76,6 +77,8 @@ class SimNode:
     extra_capacity: dict[str, str] = field(default_factory=dict)
     #: its filesystems and process table (:class:`kubetwin.sim.disk.DiskSpec`), None: not simulated
     disk: Any = None
+    #: the runtime resource policy below the kubelet (:class:`.runtime_policies.RuntimePolicy`)
+    runtime: Any = None
 
 
 @dataclass
@@ -221,7 +224,8 @@ def _simulation_spec() -> Any:
                                partitions=INTEGER)),
         disk=obj(nodefs=STRING_OR_NUMBER, nodefsUsed=STRING_OR_NUMBER, imagefs=STRING_OR_NUMBER,
                  writableLayers=STRING, images=list_of(STRING_OR_NUMBER), imagesInUse=STRING_OR_NUMBER,
-                 maxPID=INTEGER, pids=INTEGER))
+                 maxPID=INTEGER, pids=INTEGER),
+        runtime=obj(policy=STRING, config=STRING))
     workload = obj(name=STRING, count=INTEGER, template=OPEN_OBJECT, priorityClassName=STRING, usage=ANY,
                    arrival=obj(at=duration, start=duration, interval=duration, rate=NUMBER),
                    duration=ANY)
@@ -413,6 +417,18 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
 
     disk = parse_disk(g.get("disk"), f"{path}.disk",   # the gates its kubelet runs with
                       cfg.feature_gate_values if cfg is not None else gates_for(st.kubernetes_version, st.feature_gates))
+    runtime = None
+    if g.get("runtime") is not None:
+        from .runtime_policies import parse_node_group_runtime
+
+        if machine is None:
+            raise InputError("Required value: machine (a runtime policy places containers on the machine's CPUs)",
+                             path=f"{path}.machine")
+        runtime = parse_node_group_runtime(g["runtime"], f"{path}.runtime", root)
+        if cfg is not None:
+            from .runtime_policies import check_starts
+
+            check_starts(machine, cfg, runtime, f"{path}.runtime")
     out = []
     for k in range(count):
         node_name = f"{name}-{k}"
@@ -429,7 +445,8 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         except InputError as exc:
             exc.file = None
             raise exc.within(path) from None
-        sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra, disk=disk)
+        sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra, disk=disk,
+                     runtime=runtime)
         for d in drivers:
             sn.slices.extend(_publish(machine, d, node_name))
         out.append(sn)

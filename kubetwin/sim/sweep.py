@@ -16,9 +16,10 @@ from typing import Any, Sequence
 from ..errors import InputError
 
 _SCHEDULER_KEYS = ("scoringStrategy", "percentageOfNodesToScore")
-_SCOPES = ("kubelet", "scheduler", "gates", "whatif")
+_SCOPES = ("kubelet", "scheduler", "gates", "whatif", "runtime")
 #: what-ifs that are not upstream behaviour (kubetwin.sim.whatif_psi)
 _WHATIF_KEYS = ("evictionPolicy", "psiThreshold")
+_RUNTIME_KEYS = ("policy", "config")
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Variant:
     scheduler: tuple[tuple[str, Any], ...] = ()
     gates: tuple[tuple[str, bool], ...] = ()
     whatif: tuple[tuple[str, Any], ...] = ()
+    #: ``runtime.policy`` / ``runtime.config``: the runtime policy of every node with a machine
+    runtime: tuple[tuple[str, str], ...] = ()
 
     def changes(self) -> tuple[str, ...]:
         """What the variant changes, as given: ``kubelet.topologyManagerPolicy=none``, ..."""
@@ -45,7 +48,8 @@ class Variant:
         return (tuple(f"kubelet.{key(k)}={text(v)}" for k, v in self.kubelet)
                 + tuple(f"scheduler.{key(k)}={text(v)}" for k, v in self.scheduler)
                 + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates)
-                + tuple(f"whatif.{k}={v}" for k, v in self.whatif))
+                + tuple(f"whatif.{k}={v}" for k, v in self.whatif)
+                + tuple(f"runtime.{k}={v}" for k, v in self.runtime))
 
 
 @dataclass(frozen=True)
@@ -155,6 +159,7 @@ def parse_variant(text: str, index: int = 0) -> Variant:
     sched: list[tuple[str, Any]] = []
     gates: list[tuple[str, bool]] = []
     whatif: list[tuple[str, Any]] = []
+    runtime: list[tuple[str, str]] = []
     seen: set[str] = set()
     for part in _split_settings(body):
         key, eq, val = part.partition("=")
@@ -170,7 +175,7 @@ def parse_variant(text: str, index: int = 0) -> Variant:
                              fix=f'did you mean "{near}.{field_}"?' if near and field_ else
                              "settings are kubelet.<KubeletConfiguration field>, scheduler.scoringStrategy, "
                              "scheduler.percentageOfNodesToScore, gates.<FeatureGate>, whatif.evictionPolicy, "
-                             "whatif.psiThreshold")
+                             "whatif.psiThreshold, runtime.policy, runtime.config")
         if scope == "kubelet":
             kubelet.append(_kubelet_setting(field_, val, where))
         elif scope == "scheduler":
@@ -180,13 +185,28 @@ def parse_variant(text: str, index: int = 0) -> Variant:
             sched.append((field_, _scheduler_value(field_, val, f"{where}.{key}")))
         elif scope == "whatif":
             whatif.append((field_, _whatif_value(key, field_, val, f"{where}.{key}")))
+        elif scope == "runtime":
+            if field_ not in _RUNTIME_KEYS:
+                raise unknown_key_error(key, [f"runtime.{k}" for k in _RUNTIME_KEYS], path=where,
+                                        what="variant setting")
+            runtime.append((field_, _runtime_value(field_, val, f"{where}.{key}")))
         else:
             if field_ not in FEATURE_GATES:
                 raise unknown_gate_error(field_, "", path=f"{where}.{key}")
             if val not in ("true", "false"):
                 raise InputError(f"Invalid value: {val!r}: a gate is true or false", path=f"{where}.{key}")
             gates.append((field_, val == "true"))
-    return Variant(name, tuple(kubelet), tuple(sched), tuple(gates), tuple(whatif))
+    if runtime and "policy" not in dict(runtime):
+        raise InputError("runtime.config needs runtime.policy (the policy the resource configures)", path=where,
+                         fix="add runtime.policy=topology-aware or runtime.policy=balloons")
+    if runtime:
+        from pathlib import Path
+
+        from .runtime_policies import resolve_policy
+
+        rt = dict(runtime)
+        resolve_policy(rt["policy"], rt.get("config"), f"{where}.runtime", Path.cwd())  # checked now
+    return Variant(name, tuple(kubelet), tuple(sched), tuple(gates), tuple(whatif), tuple(runtime))
 
 
 def _whatif_value(key: str, field_: str, text: str, path: str) -> Any:
@@ -206,6 +226,14 @@ def _whatif_value(key: str, field_: str, text: str, path: str) -> Any:
     if not 0 < pct <= 100:
         raise InputError(f"Invalid value: {text!r}: a cpu.pressure some avg10 percentage in (0, 100]", path=path)
     return pct
+
+
+def _runtime_value(key: str, text: str, path: str) -> str:
+    if not text:
+        raise InputError(f"Required value: runtime.{key}", path=path,
+                         fix="runtime.policy=topology-aware|balloons|none|FILE.py[:Class]" if key == "policy" else
+                         "runtime.config=POLICY.yaml")
+    return text
 
 
 def _scheduler_value(key: str, text: str, path: str) -> Any:
@@ -309,6 +337,8 @@ def apply_variant(sc: Any, v: Variant) -> None:
             n.node = node_from_dict(obj, checked=True)  # the scenario's node, new figures
     if v.whatif:
         _apply_whatif(sc, dict(v.whatif), where)
+    if v.runtime:
+        _apply_runtime(sc, dict(v.runtime), where)
     if v.scheduler:
         prof = sc.profile
         args = {k: dict(a) for k, a in prof.plugin_args.items()}
@@ -454,3 +484,31 @@ def run_all(specs: Sequence[RunSpec], *, jobs: int | None = None, dask_address: 
                 results[pending[fut]] = fut.result()
                 shown.finished(results[pending[fut]])
         return results
+
+
+def _apply_runtime(sc: Any, settings: dict[str, str], where: str) -> None:
+    """``runtime.policy`` (and ``runtime.config``) on every node with a machine and a kubelet."""
+    from pathlib import Path
+
+    from ..diagnostics import warn
+    from .runtime_policies import resolve_policy
+
+    with_machine = [n for n in sc.nodes if n.machine is not None and n.kubelet is not None]
+    if not with_machine:
+        raise InputError("runtime.policy: no node of the scenario has a machine and a kubelet for a runtime policy "
+                         "to run on", path=where, fix="give a node group a machine")
+    without = sorted({n.group or n.node.metadata.name for n in sc.nodes if n.machine is None or n.kubelet is None})
+    if without:
+        warn(InputError(f"nodes of {', '.join(without)} have no machine: the variant's runtime policy does not "
+                        "change them", path=where))
+    policy = resolve_policy(settings["policy"], settings.get("config"), f"{where}.runtime", Path.cwd())
+    if policy is None and all(n.runtime is None for n in with_machine):
+        raise InputError("runtime.policy=none: no node of the scenario has a runtime policy to remove", path=where)
+    from .runtime_policies import check_starts
+
+    started: set[tuple[int, int]] = set()
+    for n in with_machine:
+        n.runtime = policy
+        if (id(n.machine), id(n.kubelet)) not in started:
+            started.add((id(n.machine), id(n.kubelet)))
+            check_starts(n.machine, n.kubelet, policy, f"{where}.runtime.policy")

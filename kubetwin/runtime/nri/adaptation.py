@@ -99,11 +99,13 @@ class TraceEntry:
 class Adaptation:
     """NRI's runtime adaptation, for one node."""
 
-    def __init__(self, runtime_name: str = "containerd", runtime_version: str = "v2.1"):
+    def __init__(self, runtime_name: str = "containerd", runtime_version: str = "v2.1", *, traced: bool = True):
         self.runtime_name = runtime_name
         self.runtime_version = runtime_version
         self.plugins: list[Registered] = []
         self.trace: list[TraceEntry] = []
+        #: keep every event and the plugins' replies as JSON (reports); ``simulate`` keeps none
+        self.traced = traced
 
     # --- registration --------------------------------------------------------------------------
     def register(self, plugin: Plugin, config: str = "") -> Registered:
@@ -157,11 +159,15 @@ class Adaptation:
                 _call(getattr(r.plugin, method), *args)
             except PluginError as exc:
                 entry.error = str(exc)
-                self.trace.append(entry)
+                self._record(entry)
                 if fail:
                     raise
                 return
-        self.trace.append(entry)
+        self._record(entry)
+
+    def _record(self, entry: TraceEntry) -> None:
+        if self.traced:
+            self.trace.append(entry)
 
     def run_pod_sandbox(self, pod: PodSandbox) -> None:
         self._notify("RUN_POD_SANDBOX", "run_pod_sandbox", pod, fail=True)
@@ -189,13 +195,14 @@ class Adaptation:
             try:
                 reply = _call(r.plugin.create_container, clone(pod), clone(container))
                 adjust, updates, evict = _create_reply(reply, r.name)
-                entry.replies.append(_reply_json(r.name, adjust, updates, evict))
+                if self.traced:
+                    entry.replies.append(_reply_json(r.name, adjust, updates, evict))
                 result.apply_create(adjust, updates, r.name)
             except (PluginError, RequestError, ConflictError) as exc:
                 entry.error = str(exc)
-                self.trace.append(entry)
+                self._record(entry)
                 raise PluginError(str(exc)) from None
-        self.trace.append(entry)
+        self._record(entry)
         return result.adjustment, result.reply_updates, result
 
     def post_create_container(self, pod: PodSandbox, container: Container) -> None:
@@ -239,13 +246,14 @@ class Adaptation:
             try:
                 reply = _call(r.plugin.stop_container, clone(pod), clone(container))
                 updates, _ = _update_reply(reply, r.name, "stop_container")
-                entry.replies.append(_reply_json(r.name, None, updates, []))
+                if self.traced:
+                    entry.replies.append(_reply_json(r.name, None, updates, []))
                 result.apply_updates(updates, r.name)
             except (PluginError, RequestError, ConflictError) as exc:
                 entry.error = str(exc)
-                self.trace.append(entry)
+                self._record(entry)
                 raise PluginError(str(exc)) from None
-        self.trace.append(entry)
+        self._record(entry)
         return result.reply_updates
 
     def remove_container(self, pod: PodSandbox, container: Container) -> None:

@@ -137,7 +137,36 @@ def _encode(v: Any, kind: str) -> Any:
 
 
 def clone(msg: Any) -> Any:
-    return copy.deepcopy(msg)
+    """A deep copy of a message. Messages are trees of dataclasses, dicts, lists and scalars (no
+    shared parts, no cycles), so they are copied field by field — what ``copy.deepcopy`` gives,
+    several times faster (the runtime copies each request for every plugin)."""
+    return _clone(msg)
+
+
+_SCALAR, _DICT, _LIST, _TUPLE, _STRUCT, _OTHER = range(6)
+_KINDS: dict[type, int] = {str: _SCALAR, int: _SCALAR, bool: _SCALAR, float: _SCALAR, type(None): _SCALAR,
+                           bytes: _SCALAR, dict: _DICT, list: _LIST, tuple: _TUPLE}
+
+
+def _clone(v: Any) -> Any:
+    t = type(v)
+    kind = _KINDS.get(t)
+    if kind is None:
+        kind = _KINDS[t] = (_STRUCT if dataclasses.is_dataclass(t) and "__slots__" not in t.__dict__
+                            and "__dict__" in dir(t) else _OTHER)
+    if kind == _SCALAR:
+        return v
+    if kind == _DICT:
+        return {k: x if _KINDS.get(type(x)) == _SCALAR else _clone(x) for k, x in v.items()}
+    if kind == _LIST:
+        return [x if _KINDS.get(type(x)) == _SCALAR else _clone(x) for x in v]
+    if kind == _STRUCT:
+        new = object.__new__(t)
+        new.__dict__.update({k: x if _KINDS.get(type(x)) == _SCALAR else _clone(x) for k, x in v.__dict__.items()})
+        return new
+    if kind == _TUPLE:
+        return tuple(_clone(x) for x in v)
+    return copy.deepcopy(v)
 
 
 # --- messages ----------------------------------------------------------------------------------

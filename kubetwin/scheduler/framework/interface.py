@@ -48,6 +48,9 @@ class Handle:
     pdbs: Sequence[Any] = ()
     #: the file (and document) each of ``objects`` came from, by kind, for errors that name it
     origins: Mapping[str, list[str]] = field(default_factory=dict)
+    #: NodeResourceTopologies an agent on the node keeps up to date during a run (a runtime policy's
+    #: export in ``simulate``): node name -> parsed object, or None to read ``objects``
+    live_nrt: Any = None
 
 
 class CycleState(dict):

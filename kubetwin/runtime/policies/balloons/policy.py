@@ -34,7 +34,7 @@ from ...config import BalloonsConfig
 from ...cpuallocator import PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NONE, PRIORITY_NORMAL, AllocationError, CPUAllocator
 from ...gomatch import BadPattern, match
 from ...kubernetes import milli_cpu_to_shares
-from ...libmem import Allocator, MemoryError_, container_request, mask_ids, mask_of, memset_string, parse_type_mask
+from ...libmem import Allocator, MemoryError_, container_request, mask_of, memset_string, parse_type_mask
 from ...resmgr.cache import Cache, CachedContainer
 from ...resmgr.expression import Expression, parse_expression
 from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource, sync_allocations
@@ -59,11 +59,11 @@ _TYPE_NOT_MODELLED = {
     "preferCloseToDevices": "device locality (sysfs devices, PodResources API)",
     "preferCoreType": "hybrid core types", "preferIsolCpus": "isolated CPU preference",
     "preferSpreadOnPhysicalCores": "spreading on physical cores", "irqClaim": "IRQ affinity",
-    "irqMode": "IRQ affinity", "memoryTypes": "memory types", "showContainersInNrt": "NodeResourceTopology export",
+    "irqMode": "IRQ affinity", "memoryTypes": "memory types",
 }
 _POLICY_NOT_MODELLED = {
     "loadClasses": "load classes",
-    "preferSpreadOnPhysicalCores": "spreading on physical cores", "showContainersInNrt": "NodeResourceTopology export",
+    "preferSpreadOnPhysicalCores": "spreading on physical cores",
 }
 
 
@@ -90,6 +90,7 @@ class BalloonDef:
     scheduling_class: str = ""
     group_by: str = ""
     close_to_reserved: bool = False
+    show_containers_in_nrt: bool | None = None
 
     @property
     def priority(self) -> int:
@@ -157,6 +158,8 @@ class BalloonsPolicy:
         self.allowed = CPUSet()
         self.reserved = CPUSet()
         self.free_cpus = CPUSet()
+        #: ``ifreeCpus``: the free CPUs once the pre-created balloons took theirs
+        self.ifree_cpus = CPUSet()
         self.defs: list[BalloonDef] = []
         self.reserved_def: BalloonDef
         self.default_def: BalloonDef
@@ -220,6 +223,7 @@ class BalloonsPolicy:
                     continue
                 for _ in range(d.min_balloons):
                     self.balloons.append(self._new_balloon(d))
+        self.ifree_cpus = self.free_cpus
         self._update_pinning(self._share_idle_cpus(self.free_cpus, CPUSet()))
 
     @staticmethod
@@ -237,7 +241,7 @@ class BalloonsPolicy:
             share_idle_cpus_in_same=bt.get("shareIdleCPUsInSame", "") or "",
             hide_hyperthreads=bt.get("hideHyperthreads"), pin_memory=bt.get("pinMemory"),
             cpu_class=bt.get("cpuClass", "") or "", scheduling_class=bt.get("schedulingClass", "") or "",
-            group_by=bt.get("groupBy", "") or "")
+            group_by=bt.get("groupBy", "") or "", show_containers_in_nrt=bt.get("showContainersInNrt"))
 
     def _fill_builtin_defs(self) -> None:
         """``fillBuiltinBalloonDefs``."""
@@ -668,7 +672,8 @@ class BalloonsPolicy:
         b = self._balloon_of(c)
         if b is None:
             return None
-        return {"pool": b.pretty_name(), "cpus": str(b.cpus), "sharedIdleCpus": str(b.shared_idle_cpus)}
+        return {"pool": b.pretty_name(), "cpus": str(b.cpus), "sharedIdleCpus": str(b.shared_idle_cpus),
+                "pods": len(b.pod_ids)}
 
     def describe(self) -> dict[str, Any]:
         """The balloons as the report's pools: CPUs, their free mCPU and the idle CPUs shared."""
@@ -685,19 +690,49 @@ class BalloonsPolicy:
                 "idle": str(self.free_cpus), "pools": pools}
 
     def topology_zones(self) -> list[TopologyZone]:
-        """One zone per balloon (``GetTopologyZones``, without per-container subzones)."""
+        """``GetTopologyZones``: one ``balloon`` zone per balloon — ``cpu`` capacity: every CPU of the
+        system; allocatable: the largest balloon this type can grow to (``maxCPUs``, or the CPUs free
+        once the pre-created balloons took theirs, plus its own ``minCPUs`` when the type pre-creates
+        balloons); available: the largest request that fits now, inflating the balloon —; attributes
+        ``cpuset``, ``shared cpuset`` (the idle CPUs it shares) and ``excess cpus``. With
+        ``showContainersInNrt`` (the policy's, overridden per balloon type) each container of the
+        balloon follows as an ``allocation for container`` zone under it: its CPU limit capped by the
+        CPUs it may run on (capacity), its request (allocatable), nothing available."""
+        show = bool(self.spec.get("showContainersInNrt"))
+        sys_milli = 1000 * self.tree.cpus.size()
         zones = []
         for b in self.balloons:
-            milli = b.avail_milli_cpus()
-            z = TopologyZone(b.pretty_name(), "balloon")
-            z.resources.append(ZoneResource("cpu", _milli(milli), _milli(milli),
-                                            _milli(milli - self._requested_in(b))))
-            z.attributes.append(("cpuset", str(b.cpus)))
-            z.attributes.append(("shared cpuset", str(b.cpus | b.shared_idle_cpus)))
-            z.attributes.append(("memory set", ",".join(str(i) for i in mask_ids(b.mems))))
-            zones.append(z)
+            zone = TopologyZone(b.pretty_name(), "balloon")
+            largest = self.ifree_cpus.size()
+            if b.defn.min_balloons > 0:
+                largest += b.defn.min_cpus
+            if b.defn.max_cpus != NO_LIMIT and b.defn.max_cpus <= largest:
+                largest = b.defn.max_cpus
+            requested = self._requested_in(b)
+            zone.resources.append(ZoneResource("cpu", _milli(sys_milli), _milli(1000 * largest),
+                                               _milli(b.max_avail_milli_cpus(self.free_cpus) - requested)))
+            zone.attributes.append(("cpuset", str(b.cpus)))
+            zone.attributes.append(("shared cpuset", str(b.shared_idle_cpus)))
+            zone.attributes.append(("excess cpus", f"{b.avail_milli_cpus() - requested}m"))
+            zones.append(zone)
+            if not (b.defn.show_containers_in_nrt if b.defn.show_containers_in_nrt is not None else show):
+                continue
+            for cids in b.pod_ids.values():
+                for cid in cids:
+                    c = self.cache.lookup_container(cid)
+                    if c is None:
+                        continue
+                    req = c.resource_requirements()
+                    limit, request = req.cpu_limit or 0, req.cpu_request or 0
+                    cpus = c.cpuset_cpus()
+                    allowed = 1000 * CPUSet.parse(cpus).size() if cpus else sys_milli
+                    capacity = allowed if limit == 0 or limit > allowed else limit
+                    czone = TopologyZone(c.pretty_name(), "allocation for container", zone.name)
+                    czone.resources.append(ZoneResource("cpu", _milli(capacity), _milli(request), "0"))
+                    czone.attributes.append(("cpuset", cpus))
+                    czone.attributes.append(("memory set", c.cpuset_mems()))
+                    zones.append(czone)
         return zones
-
 
 def _without_hyperthreads(c: CachedContainer, bln: Balloon) -> bool:
     """``runWithoutHyperthreads``: the annotation, when it parses as a Go bool, overrides the type."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from ....diagnostics import warn
 from ....model.cpuset import CPUSet
-from ....model.quantity import parse_quantity
+from ....model.quantity import Quantity, parse_quantity
 from ...config import TOPOLOGY_LEVEL_VALUES, TopologyAwareConfig
 from ...cpuallocator import PRIORITY_NONE, PRIORITY_NORMAL, AllocationError, CPUAllocator
 from ...kubernetes import milli_cpu_to_shares
@@ -513,7 +513,9 @@ class TopologyAwarePolicy:
             avail = self.mem_allocator.zone_free(zone_mask)
             cpu_total = 1000 * (total.sharable | total.reserved).size()
             z = TopologyZone(pool.name, pool.kind, pool.parent.name if pool.parent is not None else "")
-            z.resources.append(ZoneResource("memory", str(cap), str(cap), str(avail)))
+            # resource.NewQuantity(bytes, DecimalSI): "32G" when a multiple of 10^9, else the bytes
+            z.resources.append(ZoneResource("memory", str(Quantity.from_int(cap)), str(Quantity.from_int(cap)),
+                                            str(Quantity.from_int(avail))))
             z.resources.append(ZoneResource("cpu", _milli(cpu_total), _milli(cpu_total),
                                             _milli(free.allocatable_shared_cpu())))
             z.attributes.append(("memory set", memset_string(zone_mask)))

@@ -284,6 +284,9 @@ class NodeResourceTopologyMatch(Plugin):
         self._nrts: dict[str, NodeResourceTopology] | None = None
 
     def _nrt(self, node_name: str) -> NodeResourceTopology | None:
+        live = self.handle.live_nrt
+        if live is not None and (got := live(node_name)) is not None:
+            return got
         if self._nrts is None:
             self._nrts = {}
             objs = self.handle.objects.get("NodeResourceTopology", [])

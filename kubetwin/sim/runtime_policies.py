@@ -1,0 +1,500 @@
+"""Runtime resource policies in ``simulate``: the NRI path below each node's kubelet.
+
+A node group may name a runtime policy (``runtime: {policy, config}`` in the ``Simulation``
+object, or ``--variant NAME:runtime.policy=...``): nri-plugins' ``topology-aware`` or
+``balloons`` (with its ``config.nri/v1alpha1`` custom resource, default: the Helm chart's
+``config``), or a Python NRI plugin (``FILE.py[:Class]``). Each node of such a group gets a
+:class:`kubetwin.runtime.node.RuntimeNode` sharing the node's simulated kubelet: a pod the
+kubelet admits then runs its sandbox and creates its containers through NRI (``RunPodSandbox``,
+``CreateContainer``, ... — the resource manager places each container), and a pod that leaves
+the node for any reason (completion, eviction, OOM kill, preemption) is torn down through NRI
+(``StopContainer``, ``RemoveContainer``, ``StopPodSandbox``, ``RemovePodSandbox``), so shared
+pools grow back as upstream's policies rebalance them.
+
+A pod whose sandbox or container the plugins refuse fails with ``CreatePodSandboxError`` /
+``CreateContainerError`` and the plugin's message. A real kubelet keeps retrying the container
+with back-off; kubetwin fails the pod instead (its controller replaces it) — the same
+simplification as ``kubetwin runtime`` (docs/runtime.md).
+
+The run records every container placed on such a node (cpuset CPUs and memory nodes, the
+policy's exclusive CPUs — topology-aware's exclusive and isolated CPUs, the CPUs of a balloon that holds
+one pod —, whether it is NUMA-misaligned), and at the end, for every node with a
+kubelet (runtime policy or not, so "kubelet static + single-numa-node" and "kubelet none +
+topology-aware" compare on the same figures): exclusive CPUs, stranded CPUs, misaligned and
+unpinned containers, rejected pods. :mod:`kubetwin.report.placement` renders them.
+
+Not an upstream module: kubetwin's glue between its event loop and containerd's NRI adaptation
+(containerd/nri v0.12.2 ``pkg/adaptation``, nri-plugins v0.14.0 ``pkg/resmgr``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ..errors import InputError
+from ..model.cpuset import CPUSet
+
+if TYPE_CHECKING:
+    from ..runtime.config import PolicyResource
+    from ..runtime.node import RuntimeNode
+    from .loop import SimPod, Simulator
+
+#: the nri-plugins policies by their chart names, and "none" (no runtime policy)
+POLICY_NAMES = ("topology-aware", "balloons", "none")
+
+
+@dataclass(frozen=True)
+class RuntimePolicy:
+    """A node group's runtime policy: an nri-plugins policy (``resource``) or a Python NRI
+    plugin (``plugin``: ``FILE.py[:Class]``)."""
+
+    name: str                               # "topology-aware", "balloons", or the plugin as given
+    resource: "PolicyResource | None" = None
+    plugin: str | None = None
+    config: str | None = None               # the custom resource's file, as given
+
+    def new_plugins(self) -> list[Any]:
+        """A fresh instance of the Python plugin (its file is loaded once per process)."""
+        if not self.plugin:
+            return []
+        cls = _PLUGIN_CLASSES.get(self.plugin)
+        if cls is None:
+            from ..runtime.plugins import load_plugin
+
+            first = load_plugin(self.plugin)[0]
+            _PLUGIN_CLASSES[self.plugin] = type(first)
+            return [first]
+        return [cls()]
+
+
+_PLUGIN_CLASSES: dict[str, type] = {}
+
+
+def _is_plugin(name: str) -> bool:
+    return name.partition(":")[0].endswith(".py") or (len(name) > 2 and name[1] == ":" and ".py" in name)
+
+
+def resolve_policy(policy: Any, config: Any, path: str, root: Path) -> RuntimePolicy | None:
+    """The runtime policy named ``policy`` with ``config`` (a custom resource file, relative to
+    ``root``); None for ``none``. Everything is read and checked now, before any run."""
+    from ..model.strict import suggest
+    from ..runtime.config import KINDS, load_policy
+
+    if not isinstance(policy, str) or not policy:
+        raise InputError("Required value: policy (topology-aware, balloons, none or a Python NRI plugin "
+                         "FILE.py[:Class])", path=f"{path}.policy")
+    if config is not None and not isinstance(config, str):
+        raise InputError("expected the path of a config.nri/v1alpha1 policy resource", path=f"{path}.config")
+    if policy == "none":
+        if config:
+            raise InputError("config is given but the runtime policy is none: it would be ignored",
+                             path=f"{path}.config", fix="drop config, or name its policy")
+        return None
+    if _is_plugin(policy):
+        from ..runtime.plugins import load_plugin
+
+        file, sep, cls = policy.partition(":")
+        spec = str(root / file) + (sep + cls if sep else "")
+        if config:
+            raise InputError("a Python NRI plugin takes no policy resource: config would be ignored",
+                             path=f"{path}.config", fix="drop config")
+        try:
+            load_plugin(spec)   # loads, checks and instantiates it once now
+        except InputError as exc:
+            exc.path = f"{path}.policy"
+            raise
+        return RuntimePolicy(policy, plugin=spec)
+    if policy not in POLICY_NAMES:
+        near = suggest(policy, POLICY_NAMES)
+        raise InputError(f'Unsupported value: "{policy}": supported values: "topology-aware", "balloons", "none", '
+                         "or a Python NRI plugin FILE.py[:Class]", path=f"{path}.policy",
+                         fix=f'did you mean "{near}"?' if near else None)
+    if not config:
+        return RuntimePolicy(policy, load_policy(policy))
+    resource = load_policy(str(root / config))
+    if resource.policy != policy:
+        kind = next(k for k, v in KINDS.items() if v == policy)
+        raise InputError(f"the policy is {policy} but {config} is a {resource.kind}", path=f"{path}.config",
+                         fix=f"give a {kind} resource, or policy: {resource.policy}")
+    return RuntimePolicy(policy, resource, config=config)
+
+
+def parse_node_group_runtime(raw: Any, path: str, root: Path) -> RuntimePolicy | None:
+    """A node group's ``runtime: {policy, config}``."""
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise InputError("expected a mapping {policy, config}", path=path)
+    return resolve_policy(raw.get("policy"), raw.get("config"), path, root)
+
+
+# --- each node's runtime, started once per (machine, policy, kubelet configuration) -------------
+#: copy started nodes from a template (False: start each node afresh, the plain path)
+FORK = True
+_TEMPLATES: dict[tuple[int, int, int], tuple[Any, Any, Any, "RuntimeNode", dict[int, Any]]] = {}
+
+
+def new_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> "RuntimeNode":
+    """A freshly started runtime below ``kubelet`` (the node's simulated kubelet)."""
+    from ..runtime.node import RuntimeNode
+
+    return RuntimeNode(machine, rp.resource, config, plugins=rp.new_plugins(), admission=kubelet, traced=False)
+
+
+def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> "RuntimeNode":
+    """A copy of a freshly started runtime of the same machine, policy and kubelet configuration,
+    below ``kubelet``: starting nri-plugins' policy (pool trees, reserved CPUs, the CPU tree) is
+    done once. What never changes after start-up is shared — the machine, its sysfs view, the
+    policy resource, the balloons' CPU tree —, the rest is copied. Python plugins are started
+    afresh on every node (their state is theirs)."""
+    import copy
+
+    if rp.plugin is not None:
+        return new_runtime_node(machine, rp, config, kubelet)
+    key = (id(machine), id(rp.resource), id(config))
+    tmpl = _TEMPLATES.get(key)
+    if tmpl is None or tmpl[0] is not machine or tmpl[1] is not rp.resource or tmpl[2] is not config:
+        if len(_TEMPLATES) > 64:
+            _TEMPLATES.clear()
+        started = new_runtime_node(machine, rp, config, kubelet)
+        shared: dict[int, Any] = {id(machine): machine, id(config): config, id(rp.resource): rp.resource,
+                                  id(started.system): started.system}
+        tree = getattr(started.resmgr.policy, "tree", None) if started.resmgr is not None else None
+        if tree is not None:   # balloons' CPU tree: built at start-up, read-only after
+            def keep(node: Any) -> bool:
+                shared[id(node)] = node
+                return True
+            tree.walk(keep)
+        tmpl = _TEMPLATES[key] = (machine, rp.resource, config, started, shared)
+    started, shared = tmpl[3], tmpl[4]
+    memo = dict(shared)
+    memo[id(started.kubelet)] = kubelet
+    return copy.deepcopy(started, memo)
+
+
+def check_starts(machine: Any, config: Any, rp: RuntimePolicy | None, path: str) -> None:
+    """Start the runtime of a node group once now (the run copies it): a policy that does not
+    start on this machine (reserved CPUs it lacks, ...) or a plugin whose ``configure`` fails is
+    an error of the scenario, named as such, before the run."""
+    from ..kubelet.admission import NodeAdmission
+    from ..runtime.nri.adaptation import PluginError
+    from ..runtime.resmgr.policy import PolicyError
+
+    if rp is None or machine is None or config is None:
+        return
+    try:
+        fork_runtime_node(machine, rp, config, NodeAdmission(machine, config))
+    except (PolicyError, PluginError) as exc:
+        raise InputError(str(exc), path=path) from None
+    except InputError as exc:
+        exc.file = None
+        raise exc.within(path) from None
+
+
+# --- during the run ------------------------------------------------------------------------------
+class RuntimePolicies:
+    """The NRI path of every node whose group has a runtime policy, and the records of the run."""
+
+    def __init__(self, sim: "Simulator"):
+        if not sim.sc.settings.kubelet_admission:
+            raise InputError("kubeletAdmission is false but a node group has a runtime policy: containers reach the "
+                             "runtime only through the kubelet", file=sim.sc.source or None,
+                             path="spec.kubeletAdmission", fix="set kubeletAdmission: true, or drop the runtime policy")
+        self.sim = sim
+        self.nodes: list["RuntimeNode | None"] = [None] * len(sim.sim_nodes)
+        #: one record per container placed (``containers`` of the results)
+        self.placed: list[dict[str, Any]] = []
+        #: pods the runtime refused, per node index
+        self.rejected: dict[int, int] = {}
+        #: per node: bumped at every event after which the resource manager updates its
+        #: NodeResourceTopology; the parsed object of that version
+        self.versions = [0] * len(sim.sim_nodes)
+        self._nrts: dict[int, tuple[int, Any]] = {}
+        self._index = {name: i for i, name in enumerate(sim.cluster.names)}
+        self._install_nrt(sim)
+
+    def _install_nrt(self, sim: "Simulator") -> None:
+        """Scheduling against NRI-managed nodes: with NodeResourceTopologyMatch in the profile, the
+        plugin reads each such node's NodeResourceTopology as its resource manager publishes it."""
+        from ..scheduler.plugins.noderesourcetopology import NAME
+
+        if sim.sched.framework.plugin(NAME) is not None:
+            sim.sched.handle.live_nrt = self.live_nrt
+
+    def live_nrt(self, node_name: str) -> Any:
+        """The node's NodeResourceTopology after the last event (``updateTopologyZones`` runs after
+        Synchronize, CreateContainer and StopContainer), parsed; None for nodes without an
+        nri-plugins policy exporting one."""
+        i = self._index.get(node_name)
+        if i is None or self.sim.sim_nodes[i].runtime is None or self.sim.sim_nodes[i].runtime.resource is None:
+            return None
+        have = self._nrts.get(i)
+        if have is not None and have[0] == self.versions[i]:
+            return have[1]
+        from ..runtime.nrt import export
+        from ..scheduler.plugins.noderesourcetopology.nrt import nrt_from_dict
+
+        kubelet = self.sim._kubelet(i)
+        obj = export(self._node(i, kubelet), node_name)
+        parsed = nrt_from_dict(obj, None) if obj is not None else None
+        self._nrts[i] = (self.versions[i], parsed)
+        return parsed
+
+    def _node(self, i: int, kubelet: Any) -> "RuntimeNode":
+        rn = self.nodes[i]
+        if rn is None:
+            sn = self.sim.sim_nodes[i]
+            rn = self.nodes[i] = (fork_runtime_node(sn.machine, sn.runtime, sn.kubelet, kubelet) if FORK
+                                  else new_runtime_node(sn.machine, sn.runtime, sn.kubelet, kubelet))
+        return rn
+
+    def start(self, i: int, sp: "SimPod", kubelet: Any) -> tuple[str, str] | None:
+        """After the kubelet admitted ``sp`` on node ``i``: sandbox and containers through NRI.
+        Returns the failure (reason, message) — the kubelet has then released the pod."""
+        rn = self._node(i, kubelet)
+        self.versions[i] += 1
+        refused = rn.start_pod(sp.pod)
+        if refused is not None:
+            rn.rejected.clear()
+            self.rejected[i] = self.rejected.get(i, 0) + 1
+            return refused.reason, refused.message
+        rec = rn.pods[sp.pod.key]
+        exclusive = CPUSet()
+        mems = CPUSet()
+        for c in rec.containers:
+            if c.state == "exited":
+                continue
+            row = container_row(rn, rec.pod, c)
+            row["time"] = self.sim.now
+            row["node"] = self.sim.cluster.names[i]
+            self.placed.append(row)
+            exclusive = exclusive | CPUSet.parse(row["exclusive"])
+            if row["cpusetMems"]:
+                mems = mems | CPUSet.parse(row["cpusetMems"])
+        sp.cpus = str(exclusive)
+        sp.mems = ",".join(str(m) for m in mems) if exclusive else ""
+        return None
+
+    def stop(self, i: int, sp: "SimPod") -> None:
+        """The pod left node ``i``: its containers and sandbox go through NRI's stop and remove."""
+        rn = self.nodes[i]
+        if rn is not None and rn.delete_pod(sp.pod.key):
+            self.versions[i] += 1
+
+
+# --- placement figures ---------------------------------------------------------------------------
+class _Layout:
+    """What the figures read of a machine, computed once per machine: the NUMA node of each CPU,
+    the nodes with CPUs, their sizes largest first."""
+
+    __slots__ = ("machine", "numa", "with_cpus", "sizes")
+
+    def __init__(self, machine: Any):
+        self.machine = machine
+        self.numa = {cpu: n.id for n in machine.nodes for cpu in n.cpus}
+        self.with_cpus = frozenset(n.id for n in machine.nodes if n.cpus.size())
+        self.sizes = sorted((n.cpus.size() for n in machine.nodes if n.cpus.size()), reverse=True)
+
+
+_LAYOUTS: dict[int, _Layout] = {}
+
+
+def _layout(machine: Any) -> _Layout:
+    got = _LAYOUTS.get(id(machine))
+    if got is None or got.machine is not machine:
+        if len(_LAYOUTS) > 64:
+            _LAYOUTS.clear()
+        got = _LAYOUTS[id(machine)] = _Layout(machine)
+    return got
+
+
+def needed_numa_nodes(machine: Any, cpus: int) -> int:
+    """The fewest NUMA nodes whose CPUs hold ``cpus`` CPUs (at least one)."""
+    have, k = 0, 0
+    for s in _layout(machine).sizes:
+        if have >= cpus and k:
+            break
+        have += s
+        k += 1
+    return max(k, 1)
+
+
+def misaligned(machine: Any, cpus: CPUSet, mems: CPUSet, wanted_cpus: int) -> bool:
+    """A pinned container is NUMA-misaligned when its ``cpuset.cpus`` spans more NUMA nodes than
+    its CPUs need, or its ``cpuset.mems`` names a node with CPUs other than its CPUs' nodes
+    (memory-only nodes — HBM, PMEM, CXL — count as local)."""
+    lay = _layout(machine)
+    numa = lay.numa
+    nodes = {numa[c] for c in cpus if c in numa}
+    if len(nodes) > needed_numa_nodes(machine, wanted_cpus):
+        return True
+    return any(m in lay.with_cpus and m not in nodes for m in mems)
+
+
+def _wanted_cpus(pod: Any, name: str) -> int:
+    """Whole CPUs a container asks for: its CPU request rounded up (at least one)."""
+    from ..model.quantity import parse_quantity
+
+    for c, _ in pod.all_containers():
+        if c.name == name:
+            req = c.requests.get("cpu")
+            if req is None:
+                return 1
+            milli = parse_quantity(req).milli_value()
+            return max(1, -(-milli // 1000))
+    return 1
+
+
+def container_row(rn: "RuntimeNode", pod: Any, rec: Any) -> dict[str, Any]:
+    """One container on a runtime-policy node: what the runtime wrote and the policy granted."""
+    res = rec.ctr.resources()
+    pinned = bool(res.cpu.cpus)
+    cpus = CPUSet.parse(res.cpu.cpus) if pinned else rn.system.online_cpus
+    mems = CPUSet.parse(res.cpu.mems) if res.cpu.mems else CPUSet()
+    exclusive = CPUSet()
+    grant = None
+    if rn.resmgr is not None:
+        c = rn.resmgr.cache.lookup_container(rec.ctr.id)
+        grant = rn.resmgr.policy.describe_container(c) if c is not None else None
+    if grant is not None:
+        for key in ("exclusive", "isolated"):
+            if grant.get(key):
+                exclusive = exclusive | CPUSet.parse(grant[key])
+        if grant.get("pods") == 1 and grant.get("cpus") and not str(grant.get("pool", "")).startswith("reserved["):
+            exclusive = CPUSet.parse(grant["cpus"])   # a balloon of one pod: its CPUs are the pod's alone
+    row: dict[str, Any] = {"pod": pod.key, "container": rec.name, "qosClass": rec.qos,
+                           "cpusetCpus": res.cpu.cpus, "cpusetMems": res.cpu.mems,
+                           "exclusive": str(exclusive), "pool": (grant or {}).get("pool", "")}
+    row["misaligned"] = pinned and misaligned(rn.machine, cpus, mems, _wanted_cpus(pod, rec.name))
+    return row
+
+
+@dataclass
+class _NodeFigures:
+    name: str
+    group: str
+    manager: str          # "topology-aware", "balloons", a plugin, or "kubelet <cpu policy>"
+    exclusive: int = 0
+    stranded: int = 0
+    containers: int = 0
+    misaligned: int = 0
+    unpinned: int = 0
+    rejected_kubelet: int = 0
+    rejected_runtime: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "group": self.group, "manager": self.manager, "exclusiveCpus": self.exclusive,
+                "strandedCpus": self.stranded, "containers": self.containers,
+                "misalignedContainers": self.misaligned, "unpinnedContainers": self.unpinned,
+                "rejectedByKubelet": self.rejected_kubelet, "rejectedByRuntime": self.rejected_runtime}
+
+
+def _stranded(machine: Any, exclusive: CPUSet, reserved: CPUSet) -> int:
+    """Free CPUs of NUMA nodes that already hold exclusive CPUs (as :mod:`.metrics` counts them)."""
+    out = 0
+    for n in machine.nodes:
+        total = n.cpus.size()
+        excl = (n.cpus & exclusive).size()
+        free = total - excl - (n.cpus & reserved).size()
+        if excl and free > 0:
+            out += free
+    return out
+
+
+def _runtime_node_figures(fig: _NodeFigures, rn: "RuntimeNode", report: Any) -> None:
+    exclusive = CPUSet()
+    for p, r in rn.running():
+        row = container_row(rn, p.pod, r)
+        fig.containers += 1
+        exclusive = exclusive | CPUSet.parse(row["exclusive"])
+        if not row["cpusetCpus"]:
+            fig.unpinned += 1
+        elif row["misaligned"]:
+            fig.misaligned += 1
+    reserved = CPUSet()
+    if rn.resmgr is not None:
+        reserved = CPUSet.parse(rn.resmgr.policy.describe().get("reserved") or "")
+    fig.exclusive = exclusive.size()
+    fig.stranded = _stranded(rn.machine, exclusive, reserved)
+    # the node's report (NUMA map, node table) shows what the runtime policy did, not the kubelet's none
+    from .results import NUMAReport
+
+    report.stranded_cpus = fig.stranded
+    report.policies = {**report.policies, "runtimePolicy": fig.manager}
+    report.numa = [NUMAReport(n.id, n.cpus.size(), (n.cpus & exclusive).size(),
+                              n.cpus.size() - (n.cpus & exclusive).size() - (n.cpus & reserved).size(), n.memory)
+                   for n in rn.machine.nodes]
+
+
+def _kubelet_node_figures(fig: _NodeFigures, kubelet: Any, residents: Any) -> None:
+    cpu = kubelet.cpu
+    static = cpu.static is not None
+    exclusive = CPUSet()
+    for sp in residents:
+        uid = sp.pod.uid
+        for c, init in sp.pod.all_containers():
+            if init and not _is_sidecar(c):
+                continue
+            fig.containers += 1
+            own = cpu.state.get(uid, c.name) if static else None
+            if own:
+                exclusive = exclusive | own
+            cpus = own if own else (cpu.state.default_cpuset if static else CPUSet())
+            if not cpus:
+                fig.unpinned += 1
+                continue
+            m = kubelet.memory.numa_nodes_for(uid, c.name) if kubelet.memory.static is not None else None
+            if misaligned(kubelet.machine, cpus, CPUSet(m or ()), own.size() if own else _wanted_cpus(sp.pod, c.name)):
+                fig.misaligned += 1
+    fig.exclusive = exclusive.size()
+    fig.stranded = _stranded(kubelet.machine, exclusive, cpu.reserved if static else CPUSet())
+
+
+def _is_sidecar(c: Any) -> bool:
+    from ..model.pod import is_sidecar
+
+    return is_sidecar(c)
+
+
+def placement_report(sim: "Simulator", reports: list[Any]) -> dict[str, Any] | None:
+    """The run's CPU placement figures (``placement`` of the results): per node with a kubelet,
+    at the end of the run, and every container a runtime policy placed. None when no node has a
+    kubelet with a machine."""
+    rt: RuntimePolicies | None = getattr(sim, "runtime", None)
+    nodes = []
+    rejected_kubelet: dict[int, int] = {}
+    for sp in sim.pods:
+        if sp.reason and sp.phase == "Failed" and sp.node >= 0 and sp.reason not in ("Evicted", "Preempted",
+                                                                                      "OOMKilled"):
+            if sp.reason in ("CreateContainerError", "CreatePodSandboxError"):
+                continue
+            rejected_kubelet[sp.node] = rejected_kubelet.get(sp.node, 0) + 1
+    for i, name in enumerate(sim.cluster.names):
+        sn = sim.sim_nodes[i]
+        if sn.machine is None or sn.kubelet is None:
+            continue
+        rp = getattr(sn, "runtime", None)
+        manager = rp.name if rp is not None else f"kubelet {sn.kubelet.cpu_manager_policy}"
+        fig = _NodeFigures(name, sn.group, manager, rejected_kubelet=rejected_kubelet.get(i, 0))
+        rn = rt.nodes[i] if rt is not None else None
+        if rn is not None:
+            fig.rejected_runtime = rt.rejected.get(i, 0) if rt is not None else 0
+            _runtime_node_figures(fig, rn, reports[i])
+        elif rp is None:
+            k = sim.kubelets[i]
+            if k:
+                _kubelet_node_figures(fig, k, sim.residents[i].values())
+        nodes.append(fig)
+    if not nodes:
+        return None
+    totals: dict[str, int] = {}
+    for f in nodes:
+        for k, v in f.to_json().items():
+            if isinstance(v, int):
+                totals[k] = totals.get(k, 0) + v
+    out: dict[str, Any] = {"totals": totals, "nodes": [f.to_json() for f in nodes]}
+    if rt is not None:
+        out["containers"] = rt.placed
+    return out
