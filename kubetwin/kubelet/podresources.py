@@ -285,3 +285,39 @@ def answer(server: PodResourcesServer, call: tuple[str, str, str]) -> dict[str, 
         fix = ("enable the KubeletPodResourcesGet feature gate in the kubelet configuration"
                if "disabled" in str(exc) else "name a pod of the input")
         raise InputError(f"PodResources Get: {exc}", path="--podresources", fix=fix) from None
+
+
+def list_from_state(node: NodeAdmission) -> dict[str, Any]:
+    """A ``List`` answer from the managers' state alone (checkpoints read back, no pod objects):
+    one entry per pod UID the CPU, Memory or Device Manager holds, named by its UID (namespace
+    empty), its containers in name order. What a node agent sees of those pods' resources;
+    their names and QoS are not in the checkpoints."""
+    uids: dict[str, set[str]] = {}
+    cpu_state = node.cpu.state if node.cpu.static is not None else None
+    if cpu_state is not None:
+        for uid, conts in cpu_state.entries.items():
+            uids.setdefault(uid, set()).update(conts)
+    static = node.memory.static
+    if static is not None:
+        for uid, mconts in static.state.entries.items():
+            uids.setdefault(uid, set()).update(mconts)
+    for uid, dconts in node.device_manager.pod_devices.items():
+        uids.setdefault(uid, set()).update(dconts)
+    server = PodResourcesServer(node, ())
+    pods = []
+    for uid in sorted(uids):
+        containers = []
+        for name in sorted(uids[uid]):
+            out: dict[str, Any] = {"name": name}
+            devices = server._devices(uid, name)
+            if devices:
+                out["devices"] = devices
+            cpus = node.cpu.exclusive_cpus(uid, name)
+            if cpus is not None and not cpus.is_empty():
+                out["cpuIds"] = _ids(cpus.sorted())
+            memory = server._memory(uid, name)
+            if memory:
+                out["memory"] = memory
+            containers.append(out)
+        pods.append({"name": uid, "containers": containers})
+    return {"podResources": pods} if pods else {}
