@@ -282,8 +282,10 @@ class NodeResourceTopologyMatch(Plugin):
     def __init__(self, args: NodeResourceTopologyMatchArgs, handle: Any):
         super().__init__(args, handle)
         self._nrts: dict[str, NodeResourceTopology] | None = None
+        self._cache: Any = None
 
-    def _nrt(self, node_name: str) -> NodeResourceTopology | None:
+    def _object(self, node_name: str) -> NodeResourceTopology | None:
+        """The NodeResourceTopology objects given as input (the API server's, never updated)."""
         if self._nrts is None:
             self._nrts = {}
             objs = self.handle.objects.get("NodeResourceTopology", [])
@@ -292,6 +294,22 @@ class NodeResourceTopologyMatch(Plugin):
                 nrt = nrt_from_dict(obj, where[i] if i < len(where) else None)
                 self._nrts[nrt.metadata.name] = nrt
         return self._nrts.get(node_name)
+
+    @property
+    def cache(self) -> Any:
+        """The NRT cache the args choose (:mod:`.cache`), over the input objects unless a node
+        agent publishes them (:meth:`use_source`)."""
+        if self._cache is None:
+            self._object("")
+            self.use_source(self._object, sorted(self._nrts or ()))
+        return self._cache
+
+    def use_source(self, source: Any, node_names: Any) -> None:
+        """Read NodeResourceTopology objects from ``source`` (node name → object or None), e.g. a
+        simulated topology-updater; the cache starts over (OverReserve copies them now)."""
+        from .cache import new_cache
+
+        self._cache = new_cache(self.args, source, node_names)
 
     def _qos(self, pod: Pod) -> str:
         from ....kubelet.qos import get_pod_qos
@@ -305,9 +323,17 @@ class NodeResourceTopologyMatch(Plugin):
         if qos == "BestEffort" and not any(not is_native_resource(n) for c, _ in pod.all_containers()
                                            for n in c.resources.requests):
             return SUCCESS
-        nrt = self._nrt(node.name)
+        nrt, fresh = self.cache.get_cached_nrt_copy(node.name, pod)
+        if not fresh:
+            return unschedulable("invalid node topology data")
         if nrt is None:
             return SUCCESS
+        status = self._filter(pod, node, nrt, qos)
+        if not status.is_success:
+            self.cache.node_maybe_over_reserved(node.name, pod)
+        return status
+
+    def _filter(self, pod: Pod, node: NodeInfo, nrt: NodeResourceTopology, qos: str) -> Status:
         policy, scope = topology_manager_config(nrt)
         if policy != "single-numa-node":
             return SUCCESS
@@ -334,8 +360,8 @@ class NodeResourceTopologyMatch(Plugin):
         qos = self._qos(pod)
         if qos != "Guaranteed":
             return MAX_NODE_SCORE, SUCCESS
-        nrt = self._nrt(node.name)
-        if nrt is None:
+        nrt, fresh = self.cache.get_cached_nrt_copy(node.name, pod)
+        if not fresh or nrt is None:
             return 0, SUCCESS
         policy, scope = topology_manager_config(nrt)
         args: NodeResourceTopologyMatchArgs = self.args
@@ -354,6 +380,18 @@ class NodeResourceTopologyMatch(Plugin):
             return 0, SUCCESS
         scores = [score_each_numa(c.resources.requests, cells, fn) for c in containers]
         return int(sum(float(s) for s in scores) / len(scores)), SUCCESS
+
+    # --- reserve / postbind ----------------------------------------------------------------------
+
+    def reserve(self, pod: Pod, node: str) -> None:
+        """``Reserve`` then ``PostBind``: kubetwin binds at once, so both run together."""
+        cache = self.cache
+        cache.reserve_node_resources(node, pod)
+        cache.post_bind(node, pod)
+
+    def unreserve(self, pod: Pod) -> None:
+        """The pod left its node: the NRT cache is not told (upstream's Unreserve is a failed
+        bind, which kubetwin never has)."""
 
     def _least_numa_pod(self, pod: Pod, nrt: NodeResourceTopology, qos: str) -> int:
         cells = numa_nodes(nrt)
