@@ -37,6 +37,7 @@ from ..scheduler.backend.queue import (
     UNSCHEDULABLE_FLUSH_INTERVAL,
 )
 from .leftover import LeftoverFlushes
+from .nrt_exporter import NRT_EVENT
 from .results import PodRecord, Sample, SimResult
 from .scenario import Scenario, SimNode
 from .workload import Controller
@@ -176,6 +177,12 @@ class Simulator:
         self.flush_at: float | None = None   # the next leftover flush on the clock
         #: the leftover flushes answered in bulk from kept failed cycles (:mod:`.leftover`)
         self.leftover = LeftoverFlushes(self)
+        #: live NodeResourceTopology: the nodes' topology agents and the NRT cache (:mod:`.nrt_exporter`)
+        self.nrt: Any = None
+        if st.node_resource_topology is not None:
+            from .nrt_exporter import TopologyExporters
+
+            self.nrt = TopologyExporters(self, st.node_resource_topology)
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
@@ -222,6 +229,8 @@ class Simulator:
                     self.counters.completed += 1
             elif kind == CONTROLLER:
                 self._reconcile(obj)
+            elif kind == NRT_EVENT:
+                self.nrt.tick(t, obj)
             elif kind == FLUSH:
                 if t == self.flush_at:
                     self.flush_at = None
@@ -303,6 +312,8 @@ class Simulator:
         while True:
             pod = pop()
             if pod is None:
+                if self.nrt is not None:
+                    self.nrt.after_scheduling()
                 return
             sp = self.by_uid.get(pod.uid)
             if sp is None or sp.phase != "Pending":
@@ -382,6 +393,8 @@ class Simulator:
         if kubelet is None:
             return None
         decision = kubelet.admit(sp.pod)
+        if self.nrt is not None:
+            self.nrt.state_changed(i)
         if not decision.admitted:
             return decision.reason, decision.message
         self._record_allocation(sp, kubelet)
@@ -429,6 +442,8 @@ class Simulator:
         k = self.kubelets[i]
         if k:
             k.remove(sp.pod)
+            if self.nrt is not None:
+                self.nrt.state_changed(i)
         if self.pressure is not None:
             self.pressure.forget(i, sp)
 

@@ -85,6 +85,8 @@ class Settings:
     pod_max_in_unschedulable: float = 300.0
     #: the version came from the command line (``--kubernetes-version``): it wins over the scenario's
     version_given: bool = False
+    #: live NodeResourceTopology (``spec.nodeResourceTopology``, :mod:`.nrt_exporter`), None: off
+    node_resource_topology: Any = None
 
 
 @dataclass
@@ -197,7 +199,9 @@ def _simulation_spec() -> Any:
                controllerDelay=duration, maxRecreations=INTEGER, podMaxInUnschedulablePodsDuration=duration,
                kubernetesVersion=STRING, featureGates=map_of(BOOLEAN), schedulerConfig=OPEN_OBJECT,
                schedulerConfigFile=STRING, nodeGroups=list_of(node_group), workloads=list_of(workload),
-               objects=list_of(STRING), traces=list_of(trace))
+               objects=list_of(STRING), traces=list_of(trace),
+               nodeResourceTopology=obj(exporter=STRING, updateInterval=duration, watchKubeletState=BOOLEAN,
+                                        podsFingerprint=BOOLEAN))
     return obj(apiVersion=STRING, kind=STRING,
                metadata=type_spec("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"), spec=spec)
 
@@ -232,6 +236,10 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         st.controller_delay = seconds(spec["controllerDelay"], "spec.controllerDelay")
     if "maxRecreations" in spec:
         st.max_recreations = _int(spec["maxRecreations"], "spec.maxRecreations")
+    if spec.get("nodeResourceTopology") is not None:
+        from .nrt_exporter import parse_settings
+
+        st.node_resource_topology = parse_settings(spec["nodeResourceTopology"])
     if "podMaxInUnschedulablePodsDuration" in spec:
         st.pod_max_in_unschedulable = seconds(spec["podMaxInUnschedulablePodsDuration"],
                                               "spec.podMaxInUnschedulablePodsDuration")

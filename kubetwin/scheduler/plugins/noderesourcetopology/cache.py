@@ -228,3 +228,21 @@ def new_cache(args: Any, source: Source, nodes: Iterable[str]) -> Any:
     if args.cache_resync_period_seconds <= 0:
         return Passthrough(source)
     return OverReserve(source, nodes, resync_method=args.resync_method, informer_mode=args.informer_mode)
+
+
+def are_exclusive_for_pod(pod: Pod, qos: str) -> bool:
+    """``resourcerequests.AreExclusiveForPod``: a request the node gives exclusively — an
+    extended resource, or (Guaranteed pods) whole CPUs, memory or huge pages."""
+    from ....model.pod import is_hugepage_resource, is_native_resource
+
+    for c in list(pod.spec.init_containers) + list(pod.spec.containers):
+        for name, q in c.resources.requests.items():
+            if not is_native_resource(name):
+                return True
+            if qos != "Guaranteed":
+                continue
+            if name == "cpu" and q.value() * 1000 == q.milli_value() and q.value() > 0:
+                return True
+            if (name == "memory" or is_hugepage_resource(name)) and q.value() > 0:
+                return True
+    return False
