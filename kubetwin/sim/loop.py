@@ -177,6 +177,12 @@ class Simulator:
         self.flush_at: float | None = None   # the next leftover flush on the clock
         #: the leftover flushes answered in bulk from kept failed cycles (:mod:`.leftover`)
         self.leftover = LeftoverFlushes(self)
+        #: the nodes' kubelet DRA managers: prepare at admission, unprepare at the end (:mod:`.dra_kubelet`)
+        self.node_dra: Any = None
+        if self.dra is not None and (objects.get("ResourceClaim") or objects.get("ResourceClaimTemplate")):
+            from .dra_kubelet import NodeDRA
+
+            self.node_dra = NodeDRA(self)
         #: live NodeResourceTopology: the nodes' topology agents and the NRT cache (:mod:`.nrt_exporter`)
         self.nrt: Any = None
         if st.node_resource_topology is not None:
@@ -367,8 +373,11 @@ class Simulator:
                 self._owner_lost(sp, failed=True)
                 return
         if self.dra is not None and bound.spec.resource_claims:
+            claims = self.dra.claims_of(bound)
             sp.claims = [f"{(cl.get('metadata') or {}).get('namespace', 'default')}/"
-                         f"{(cl.get('metadata') or {}).get('name', '')}" for cl in self.dra.claims_of(bound)]
+                         f"{(cl.get('metadata') or {}).get('name', '')}" for cl in claims]
+            if self.node_dra is not None:
+                self.node_dra.prepare(i, bound, claims)
         c.bound += 1
         self.pending -= 1
         sp.phase, sp.start, sp.reason, sp.message = "Running", self.now, "", ""
@@ -439,6 +448,8 @@ class Simulator:
         del self.residents[i][sp.i]
         self.running -= 1
         self.sched.remove(sp.pod)
+        if self.node_dra is not None:
+            self.node_dra.unprepare(i, sp.pod)
         k = self.kubelets[i]
         if k:
             k.remove(sp.pod)
