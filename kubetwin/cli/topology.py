@@ -59,21 +59,54 @@ def _emit(machine, output: str, node_name: str) -> None:
 _OUTPUT = click.option("-o", "--output", "output", type=click.Choice(FORMATS), default="table", show_default=True,
                        help="table: a picture; machineinfo: cAdvisor MachineInfo JSON; nrt: NodeResourceTopology "
                             "v1alpha2 YAML; yaml/json: MachineInfo plus PCI devices.")
+def _live_options(f):
+    """``--config``, ``--state-dir``, ``--devices``: the live NodeResourceTopology (with ``-o nrt``)."""
+    f = click.option("--devices", "devices_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
+                     help="With -o nrt and --config: the device plugins' inventory (docs/device-inventory.md).")(f)
+    f = click.option("--state-dir", "state_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+                     help="With -o nrt: the kubelet's checkpoints (cpu_manager_state, memory_manager_state, "
+                          "device-plugins/kubelet_internal_checkpoint) the exporter reads through PodResources.")(f)
+    return click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+                        metavar="kubelet.yaml",
+                        help="With -o nrt: the node's KubeletConfiguration; publish the live NodeResourceTopology "
+                             "as nfd-topology-updater does from the kubelet's state.")(f)
+
+
+def _check_live(ctx: click.Context, output: str, *given: object) -> bool:
+    live = any(g is not None for g in given)
+    if live and output != "nrt":
+        raise click.UsageError("--config, --state-dir and --devices are only valid with -o nrt", ctx=ctx)
+    return live
+
+
 _NODE = click.option("--node-name", default="", help="metadata.name of the NodeResourceTopology (default: the machine's name).")
 
 
 @click.command("discover")
 @_OUTPUT
 @_NODE
-def discover(output: str, node_name: str) -> None:
-    """Describe this machine's hardware topology from /sys and /proc, as cAdvisor sees it."""
+@_live_options
+@click.pass_context
+def discover(ctx: click.Context, output: str, node_name: str, config_path: str | None, state_dir: str | None,
+             devices_path: str | None) -> None:
+    """Describe this machine's hardware topology from /sys and /proc, as cAdvisor sees it.
+
+    ``-o nrt --config /var/lib/kubelet/config.yaml --state-dir /var/lib/kubelet`` publishes this
+    node's live NodeResourceTopology from its kubelet's checkpoint files (see ``topology``).
+    """
     from kubetwin.machine.source import load_live
 
+    live = _check_live(ctx, output, config_path, state_dir, devices_path)
     machine = load_live()
     if not node_name:
         import socket
 
         node_name = socket.gethostname()
+    if live:
+        from .common import kubernetes_version
+
+        _write(_live_nrt(machine, config_path, state_dir, devices_path, node_name, kubernetes_version(ctx)), "yaml")
+        return
     _emit(machine, output, node_name)
 
 
@@ -82,14 +115,7 @@ def discover(output: str, node_name: str) -> None:
 @filename_option("SOURCE", "The machine description")
 @_OUTPUT
 @_NODE
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None, metavar="kubelet.yaml",
-              help="With -o nrt: the node's KubeletConfiguration; publish the live NodeResourceTopology as "
-                   "nfd-topology-updater does from the kubelet's state.")
-@click.option("--state-dir", "state_dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
-              help="With -o nrt: the kubelet's checkpoints (cpu_manager_state, memory_manager_state, "
-                   "device-plugins/kubelet_internal_checkpoint) the exporter reads through PodResources.")
-@click.option("--devices", "devices_path", type=click.Path(dir_okay=False), default=None, metavar="FILE",
-              help="With -o nrt and --config: the device plugins' inventory (docs/device-inventory.md).")
+@_live_options
 @click.pass_context
 def topology(ctx: click.Context, source: str | None, filename: str | None, output: str, node_name: str,
              config_path: str | None, state_dir: str | None, devices_path: str | None) -> None:
@@ -107,9 +133,7 @@ def topology(ctx: click.Context, source: str | None, filename: str | None, outpu
     from kubetwin.machine.source import load_machine
 
     source = main_input(source, filename, "SOURCE")
-    live = config_path is not None or state_dir is not None or devices_path is not None
-    if live and output != "nrt":
-        raise click.UsageError("--config, --state-dir and --devices are only valid with -o nrt", ctx=ctx)
+    live = _check_live(ctx, output, config_path, state_dir, devices_path)
     machine = load_machine(source)
     if live:
         from .common import kubernetes_version

@@ -149,3 +149,16 @@ def test_cli_live_options_need_o_nrt():
     out = subprocess.run([sys.executable, "-m", "kubetwin", "topology", "1s1n2c1t", "--state-dir", "."],
                          capture_output=True, text=True)
     assert out.returncode == 2 and "only valid with -o nrt" in out.stderr
+
+
+def test_cli_discover_o_nrt_from_this_nodes_kubelet_config(tmp_path: Path):
+    if not Path("/sys/devices/system/cpu").is_dir():
+        pytest.skip("no sysfs on this machine")
+    (tmp_path / "kubelet.yaml").write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                                           "topologyManagerPolicy: best-effort\n")
+    out = subprocess.run([sys.executable, "-m", "kubetwin", "discover", "-o", "nrt", "--node-name", "me", "--config",
+                          str(tmp_path / "kubelet.yaml")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    doc = yaml.safe_load(out.stdout)
+    assert doc["metadata"]["name"] == "me"
+    assert {"name": "topologyManagerPolicy", "value": "best-effort"} in doc["attributes"]
