@@ -285,9 +285,15 @@ def node_resource_topology(node_name: str, zones: list[dict[str, Any]], policy: 
 
 
 def export(node: Any, list_response: Mapping[str, Any], allocatable_response: Mapping[str, Any],
-           node_name: str, lookup: PodLookup, *, fingerprint: bool = True) -> dict[str, Any]:
-    """One update of the topology-updater for the kubelet ``node`` (a :class:`NodeAdmission`)."""
+           node_name: str, lookup: PodLookup, *, fingerprint: bool = True,
+           aggregator: Aggregator | None = None) -> dict[str, Any]:
+    """One update of the topology-updater for the kubelet ``node`` (a :class:`NodeAdmission`).
+
+    ``aggregator``: the agent's own, made once at its start from ``GetAllocatableResources``
+    (``NewResourcesAggregator``) and kept across updates, as the agent keeps it."""
     scanned = scan(list_response, lookup, node.gates, fingerprint=fingerprint)
-    zones = Aggregator(node.machine, allocatable_response).aggregate(scanned)
+    if aggregator is None:
+        aggregator = Aggregator(node.machine, allocatable_response)
+    zones = aggregator.aggregate(scanned)
     return node_resource_topology(node_name, zones, node.config.topology_manager_policy,
                                   node.config.topology_manager_scope, scanned.attributes)

@@ -97,6 +97,8 @@ class TopologyExporters:
         self.publishes = 0
         #: objects published per node, and each desynced node's (serial, pods) at the last resync try
         self.serial: dict[str, int] = {}
+        #: each agent's resource aggregator, made when it starts (``NewResourcesAggregator``)
+        self.aggregators: dict[int, Any] = {}
         self.tried: dict[str, tuple[int, tuple[int, ...]]] = {}
         self.event = ClusterEvent("NodeResourceTopology", UPDATE, "NodeResourceTopologyUpdate")
         for i in range(len(self.names)):
@@ -124,8 +126,14 @@ class TopologyExporters:
         listed = server.list_pod_resources()
         agent = {"name": self._agent(i), "namespace": AGENT_NAMESPACE, "containers": [{"name": "nfd-topology-updater"}]}
         listed = {"podResources": [*listed.get("podResources", ()), agent]}
-        doc = export(kubelet, listed, server.get_allocatable_resources(), self.names[i],
-                     lambda ns, name: pods.get((ns, name)), fingerprint=self.settings.pods_fingerprint)
+        aggregator = self.aggregators.get(i)
+        if aggregator is None:   # the agent starts: GetAllocatableResources once
+            from ..kubelet.topology_updater import Aggregator
+
+            aggregator = self.aggregators[i] = Aggregator(kubelet.machine, server.get_allocatable_resources())
+        doc = export(kubelet, listed, aggregator.allocatable_response, self.names[i],
+                     lambda ns, name: pods.get((ns, name)), fingerprint=self.settings.pods_fingerprint,
+                     aggregator=aggregator)
         new = nrt_from_dict(doc)
         old = self.published.get(self.names[i])
         self.published[self.names[i]] = new

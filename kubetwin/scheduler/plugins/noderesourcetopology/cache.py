@@ -119,6 +119,8 @@ class OverReserve:
         #: node -> "namespace/name" -> effective request (``resourceStore``)
         self.assumed: dict[str, dict[str, dict[str, Quantity]]] = {}
         self.maybe_over_reserved: dict[str, int] = {}
+        #: node -> its copy minus its reservations (dropped when either changes)
+        self._views: dict[str, NodeResourceTopology] = {}
         self.generation = 0
         #: set by the caller: the pods the scheduler's informer sees on a node
         self.pods_on_node: PodsOnNode = lambda node: ()
@@ -133,7 +135,10 @@ class OverReserve:
         assumed = self.assumed.get(node)
         if not assumed:
             return nrt, True
-        return _minus(nrt, assumed.values()), True
+        view = self._views.get(node)
+        if view is None:   # the copy minus the reservations, until either changes
+            view = self._views[node] = _minus(nrt, assumed.values())
+        return view, True
 
     def node_maybe_over_reserved(self, node: str, pod: Pod) -> None:
         self.maybe_over_reserved[node] = self.maybe_over_reserved.get(node, 0) + 1
@@ -142,12 +147,14 @@ class OverReserve:
         from .plugin import pod_effective_request
 
         self.assumed.setdefault(node, {})[f"{pod.namespace}/{pod.name}"] = pod_effective_request(pod)
+        self._views.pop(node, None)
         self.maybe_over_reserved.pop(node, None)
 
     def unreserve_node_resources(self, node: str, pod: Pod) -> None:
         got = self.assumed.get(node)
         if got is not None:
             got.pop(f"{pod.namespace}/{pod.name}", None)
+            self._views.pop(node, None)
 
     def post_bind(self, node: str, pod: Pod) -> None:
         pass
@@ -178,6 +185,7 @@ class OverReserve:
         for node, nrt in flushed:
             self.nrts[node] = nrt
             self.assumed.pop(node, None)
+            self._views.pop(node, None)
             self.maybe_over_reserved.pop(node, None)
         if flushed:
             self.generation += 1

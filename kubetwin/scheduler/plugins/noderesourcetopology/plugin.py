@@ -35,7 +35,24 @@ class NUMANode:
 
 
 def numa_nodes(nrt: NodeResourceTopology) -> list[NUMANode]:
-    """``createNUMANodeList``: cells in zone order, resources = available, costs by NUMA id."""
+    """``createNUMANodeList``: cells in zone order, resources = available, costs by NUMA id.
+
+    The cells of one (immutable) object are worked out once; each call gets its own copies, as
+    Filter takes resources off them."""
+    key = id(nrt)
+    got = _CELLS.get(key)
+    if got is None or got[0] is not nrt:
+        if len(_CELLS) > 4096:
+            _CELLS.clear()
+        got = _CELLS[key] = (nrt, _cells(nrt))
+    return [NUMANode(nid, dict(res), costs) for nid, res, costs in got[1]]
+
+
+#: id(object) -> (object, its cells): the object is kept so its id is not reused while cached
+_CELLS: dict[int, tuple[NodeResourceTopology, list[tuple[int, dict[str, Quantity], dict[int, int]]]]] = {}
+
+
+def _cells(nrt: NodeResourceTopology) -> list[tuple[int, dict[str, Quantity], dict[int, int]]]:
     out = []
     for zone in nrt.zones:
         if zone.type != "Node":
@@ -49,7 +66,7 @@ def numa_nodes(nrt: NodeResourceTopology) -> list[NUMANode]:
             cid = numa_id(c.name)
             if cid is not None:
                 costs[cid] = c.value
-        out.append(NUMANode(nid, res, costs))
+        out.append((nid, res, costs))
     return out
 
 
@@ -88,12 +105,23 @@ def suitable(qos: str, name: str, want: Quantity, have: Quantity) -> bool:
 
 
 def _node_allocatable_names(node: NodeInfo) -> set[str]:
-    """Keys of ``util.ResourceList(nodeInfo.Allocatable)``: the fixed four always, scalars if present."""
+    """Keys of ``util.ResourceList(nodeInfo.Allocatable)``: the fixed four always, scalars if present
+    (worked out once per allocatable map: callers only read the set)."""
+    allocatable = node.node.allocatable
+    got = _NAMES.get(id(allocatable))
+    if got is not None and got[0] is allocatable:
+        return got[1]
     from ...framework.resources import is_scalar_resource_name
 
     names = {"cpu", "memory", "pods", "ephemeral-storage"}
-    names.update(n for n in node.node.allocatable if is_scalar_resource_name(n))
+    names.update(n for n in allocatable if is_scalar_resource_name(n))
+    if len(_NAMES) > 65536:
+        _NAMES.clear()
+    _NAMES[id(allocatable)] = (allocatable, names)
     return names
+
+
+_NAMES: dict[int, tuple[Any, set[str]]] = {}
 
 
 def available_in_any_numa(cells: list[NUMANode], resources: Mapping[str, Quantity], qos: str,
@@ -283,6 +311,7 @@ class NodeResourceTopologyMatch(Plugin):
         super().__init__(args, handle)
         self._nrts: dict[str, NodeResourceTopology] | None = None
         self._cache: Any = None
+        self._last_qos: tuple[Pod, str] | None = None
 
     def _object(self, node_name: str) -> NodeResourceTopology | None:
         """The NodeResourceTopology objects given as input (the API server's, never updated)."""
@@ -312,9 +341,15 @@ class NodeResourceTopologyMatch(Plugin):
         self._cache = new_cache(self.args, source, node_names)
 
     def _qos(self, pod: Pod) -> str:
+        """The pod's QoS class (asked once per node: the last pod's answer is kept)."""
+        last = self._last_qos
+        if last is not None and last[0] is pod:
+            return last[1]
         from ....kubelet.qos import get_pod_qos
 
-        return get_pod_qos(pod, self.handle.gates)
+        qos = get_pod_qos(pod, self.handle.gates)
+        self._last_qos = (pod, qos)
+        return qos
 
     # --- filter --------------------------------------------------------------------------------
 
