@@ -35,13 +35,16 @@ if TYPE_CHECKING:
 @click.option("--resize", "resizes", multiple=True, metavar="POD=FILE",
               help="After admission, resize admitted pod POD (name or namespace/name) in place with the resize "
                    "patch in FILE ({spec: {containers: [{name, resources}]}}); repeatable, applied in order.")
-@output_option(choices=OUTPUT_FORMATS + ("cri",))
+@click.option("--podresources", "podresources_call", default=None, metavar="list|allocatable|get=NS/POD",
+              help="With -o podresources: the PodResources API call to answer (default: list).")
+@output_option(choices=OUTPUT_FORMATS + ("cri", "podresources"))
 @filename_option("PODS.yaml", "The pods to admit, in order")
 @click.argument("pods_path", metavar="[PODS.yaml]", required=False)
 @click.pass_context
 def admit(ctx: click.Context, machine_source: str, config_path: str | None, state_dir: str | None,
           write_state: str | None, metrics_path: str | None, devices_path: str | None, devices_from_machine: bool,
-          explain: bool, resizes: tuple[str, ...], output: str, filename: str | None, pods_path: str | None) -> None:
+          explain: bool, resizes: tuple[str, ...], podresources_call: str | None, output: str,
+          filename: str | None, pods_path: str | None) -> None:
     """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable.
 
     ``-o cri`` prints the CRI calls the kubelet makes for the admitted pods (JSON) and what each
@@ -54,16 +57,30 @@ def admit(ctx: click.Context, machine_source: str, config_path: str | None, stat
     A rejected pod shows the kubelet's reason and message (and, for a TopologyAffinityError, what
     was asked and what each NUMA node could give); a rejection is an answer: exit status 0, or 3
     with --fail-on-reject.
+
+    ``-o podresources`` answers the kubelet's PodResources API v1 after admission, as protojson:
+    ``List`` (default), ``GetAllocatableResources`` (``--podresources allocatable``) or ``Get``
+    (``--podresources get=NS/POD``); DRA claims come from ``dra_manager_state`` in --state-dir.
     """
     from .admit_resize import parse_resize_options
 
     pods_path = main_input(pods_path, filename, "PODS.yaml")
+    if podresources_call is not None and output != "podresources":
+        raise click.UsageError("--podresources is only valid with -o podresources", ctx=ctx)
+    call = None
+    if output == "podresources":
+        from ..kubelet.podresources import parse_call
+
+        call = parse_call(podresources_call or "list")
     data = run_admit(machine_source, config_path, state_dir, pods_path, kubernetes_version(ctx),
                      explain=explain, write_state=write_state, metrics_path=metrics_path,
                      devices_path=devices_path, devices_from_machine=devices_from_machine, cri=output == "cri",
-                     resizes=parse_resize_options(resizes))
+                     resizes=parse_resize_options(resizes),
+                     podresources=call)
     if output == "cri":
         emit_data(data["cri"], "json")
+    elif output == "podresources":
+        emit_data(data["podresources"], "json")
     elif output == "table":
         render_table(data, explain=explain)
         if "resizes" in data:
@@ -116,7 +133,8 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
               version: str | None, *, explain: bool = False, write_state: str | None = None,
               metrics_path: str | None = None, devices_path: str | None = None,
               devices_from_machine: bool = False, cri: bool = False,
-              resizes: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+              resizes: list[tuple[str, str]] | None = None,
+              podresources: tuple[str, str, str] | None = None) -> dict[str, Any]:
     from ..errors import InputError
     from ..kubelet.admission import NodeAdmission
     from ..machine import load_machine
@@ -140,11 +158,14 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         if not exc.file:
             exc.file = _culprit(exc, config_path, state_dir)
         raise
+    dra_state = _load_dra_state(state_dir) if podresources is not None else []
     decisions = []
+    verdicts = []
     sequence = _cri_sequence(node, machine) if cri or resizes else None  # resizes are actuated through it
     for pod in pods:
         n_explain = len(node.topology.explain) if node.topology.explain is not None else 0
         d = node.admit(pod)
+        verdicts.append(d)
         if sequence is not None:
             sequence.admitted(d)
         entry = pod_report(node, d)
@@ -167,10 +188,24 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
     data: dict[str, Any] = {"pods": decisions, "node": numa_map(node)}
     if resize_records is not None:
         data["resizes"] = resize_records
+    if podresources is not None:
+        from ..kubelet.podresources import PodResourcesServer, answer, known_pods
+
+        data["podresources"] = answer(PodResourcesServer(node, known_pods(verdicts), dra_state), podresources)
     if sequence is not None and cri:
         sequence.reconcile()
         data["cri"] = sequence.report()
     return data
+
+
+def _load_dra_state(state_dir: str | None) -> list:
+    """The DRA manager's prepared claims (``dra_manager_state``) in the state folder, if any."""
+    if state_dir is None:
+        return []
+    from ..dra.checkpoint import CHECKPOINT_NAME, decode_checkpoint
+
+    p = Path(state_dir) / CHECKPOINT_NAME
+    return decode_checkpoint(p.read_bytes(), file=str(p)) if p.exists() else []
 
 
 def _cri_sequence(node, machine):

@@ -425,6 +425,94 @@ def prepare(objects: tuple[str, ...], node_file: str, state_dir: str | None, cdi
         click.echo(f"wrote {p}")
 
 
+@dra.command("unprepare")
+@click.option("--state-dir", type=click.Path(file_okay=False), required=True, metavar="DIR",
+              help="Kubelet state directory: dra_manager_state is read from and written back to it.")
+@click.option("--cdi-dir", type=click.Path(file_okay=False), default=None, metavar="DIR",
+              help="Remove the drivers' CDI spec files of the unprepared claims from here (like /var/run/cdi).")
+@click.option("--cdi-class", default="device", show_default=True, metavar="CLASS",
+              help="CDI device class the model driver used in vendor/class=name (as given to prepare).")
+@click.option("-f", "--filename", "objects", multiple=True, metavar="OBJECTS.yaml",
+              help="The cluster's ResourceClaims: also show them as the resourceclaim controller leaves them.")
+@output_option()
+@click.argument("pod_file", metavar="POD.yaml")
+def unprepare(state_dir: str, cdi_dir: str | None, cdi_class: str, objects: tuple[str, ...], output: str,
+              pod_file: str) -> None:
+    """Unprepare POD's claims when it terminates, as the kubelet's DRA manager does: checkpoint, CDI."""
+    from pathlib import Path
+
+    from ..dra.checkpoint import CHECKPOINT_NAME, decode_checkpoint, encode_checkpoint
+    from ..dra.objects import collect
+    from ..dra.unprepare import UnprepareError, release_claims, unprepare_pod
+    from ..errors import InputError
+    from ..kubelet.checkpoint.files import atomic_write
+    from ..model.loader import load_documents
+
+    pod = _load_pod(pod_file)
+    cluster = collect([d for f in objects for d in load_documents(f)]) if objects else None
+    state_path = Path(state_dir) / CHECKPOINT_NAME
+    if not state_path.parent.is_dir():
+        raise InputError("state directory does not exist", file=str(state_path.parent))
+    if cdi_dir and not Path(cdi_dir).is_dir():
+        raise InputError("CDI directory does not exist", file=cdi_dir)
+    state = decode_checkpoint(state_path.read_bytes(), file=str(state_path)) if state_path.exists() else []
+    try:
+        done = unprepare_pod(pod, state, cdi_class=cdi_class)
+    except UnprepareError as exc:
+        raise InputError(str(exc), file=pod_file) from None
+    released = release_claims(pod, cluster.claims) if cluster is not None else []
+    # Everything is computed and valid: only now touch the disk (drivers first, then the checkpoint).
+    removed: list[str] = []
+    if cdi_dir:
+        for name in done.cdi_specs_removed:
+            path = Path(cdi_dir) / name
+            if path.is_file():
+                path.unlink()
+                removed.append(str(path))
+    written: list[str] = []
+    if state_path.exists() or done.state:
+        atomic_write(state_path, encode_checkpoint(done.state))
+        written.append(str(state_path))
+    data = done.to_data()
+    data["removed"] = removed
+    data["written"] = written
+    if cluster is not None:
+        data["claims"] = [_released(before, after) for before, after in released]
+    if output != "table":
+        emit_data(data, output)
+        return
+    click.echo(f"pod {pod.key}: {len(done.unprepared)} claim(s) unprepared, "
+               f"{len(done.released)} still used by other pods")
+    for entry in done.unprepared:
+        drivers = ", ".join(sorted(entry.driver_state)) or "no drivers"
+        click.echo(f"  claim {entry.namespace}/{entry.claim_name} ({entry.claim_uid}): unprepared by {drivers}")
+    for entry in done.released:
+        click.echo(f"  claim {entry.namespace}/{entry.claim_name} ({entry.claim_uid}): kept for pods "
+                   f"{', '.join(sorted(entry.pod_uids))}")
+    for name in done.not_prepared:
+        click.echo(f"  claim {pod.namespace or 'default'}/{name}: not in the checkpoint (nothing to do)")
+    for c in data.get("claims", ()):
+        click.echo(f"  claim {c['claim']}: {c['after']}" + (f", devices free: {', '.join(c['devicesFreed'])}"
+                                                            if c["devicesFreed"] else ""))
+    for p in removed + written:
+        click.echo(f"{'removed' if p in removed else 'wrote'} {p}")
+
+
+def _released(before, after) -> dict[str, Any]:
+    """One claim as the resourceclaim controller leaves it once the pod is gone."""
+    if after is None:
+        what = "deleted (generated for the pod)"
+    elif after.allocated is None and before.allocated is not None:
+        what = "deallocated (no consumer left)"
+    elif before.allocated is None:
+        what = "not allocated"
+    else:
+        what = "still reserved for other consumers"
+    freed = [] if (after is not None and after.allocated is not None) else \
+        [f"{r.driver}/{r.pool}/{r.device}" for r in before.allocated or ()]
+    return {"claim": before.ref, "after": what, "devicesFreed": freed}
+
+
 @dra.command("slices")
 @click.option("--machine", "machine_source", required=True, metavar="SOURCE",
               help="Machine description: cAdvisor MachineInfo JSON, hwloc XML, sysfs dump or spec.")

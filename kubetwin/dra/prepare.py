@@ -132,7 +132,7 @@ def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = N
                     continue
                 entry = mine[pc.name]
                 cdi.extend(_cdi_devices(entry, ref.request))
-                dynamic.append(_dynamic_resource(entry))
+                dynamic.append(dynamic_resource(entry))
         containers.append(ContainerDRA(container.name, tuple(cdi), tuple(dynamic)))
     return PreparedPod(pod, tuple(entries), tuple(mine[pc.name] for pc in pod_claims.claims), specs,
                        tuple(containers))
@@ -186,7 +186,8 @@ def _cdi_devices(entry: ClaimInfoState, request: str) -> list[str]:
     return out
 
 
-def _dynamic_resource(entry: ClaimInfoState) -> dict[str, Any]:
+def dynamic_resource(entry: ClaimInfoState) -> dict[str, Any]:
+    """A prepared claim as a PodResources ``DynamicResource`` (protojson; see the module doc, step 5)."""
     resources = []
     for driver in sorted(entry.driver_state):
         cdi: list[dict[str, str]] = []   # per driver, growing: the upstream quirk (see module doc)

@@ -39,6 +39,7 @@ from ..scheduler.backend.queue import (
 )
 from ..scheduler.framework.events import ClusterEvent
 from .leftover import LeftoverFlushes
+from .nrt_exporter import NRT_EVENT
 from .results import PodRecord, Sample, SimResult
 from .scenario import Scenario, SimNode
 from .workload import Controller
@@ -197,6 +198,18 @@ class Simulator:
             from .runtime_policies import RuntimePolicies
 
             self.runtime = RuntimePolicies(self)
+        #: the nodes' kubelet DRA managers: prepare at admission, unprepare at the end (:mod:`.dra_kubelet`)
+        self.node_dra: Any = None
+        if self.dra is not None and (objects.get("ResourceClaim") or objects.get("ResourceClaimTemplate")):
+            from .dra_kubelet import NodeDRA
+
+            self.node_dra = NodeDRA(self)
+        #: live NodeResourceTopology: the nodes' topology agents and the NRT cache (:mod:`.nrt_exporter`)
+        self.nrt: Any = None
+        if st.node_resource_topology is not None:
+            from .nrt_exporter import TopologyExporters
+
+            self.nrt = TopologyExporters(self, st.node_resource_topology)
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
@@ -247,6 +260,8 @@ class Simulator:
                     self.counters.completed += 1
             elif kind == CONTROLLER:
                 self._reconcile(obj)
+            elif kind == NRT_EVENT:
+                self.nrt.tick(t, obj)
             elif kind < 0:   # an in-place resize or a kubelet's retry ticker (:mod:`.resize`)
                 self.resizes.apply(obj)
             elif kind == FLUSH:
@@ -336,6 +351,8 @@ class Simulator:
         while True:
             pod = pop()
             if pod is None:
+                if self.nrt is not None:
+                    self.nrt.after_scheduling()
                 return
             sp = self.by_uid.get(pod.uid)
             if sp is None or sp.phase != "Pending":
@@ -390,8 +407,11 @@ class Simulator:
                 self._owner_lost(sp, failed=True)
                 return
         if self.dra is not None and bound.spec.resource_claims:
+            claims = self.dra.claims_of(bound)
             sp.claims = [f"{(cl.get('metadata') or {}).get('namespace', 'default')}/"
-                         f"{(cl.get('metadata') or {}).get('name', '')}" for cl in self.dra.claims_of(bound)]
+                         f"{(cl.get('metadata') or {}).get('name', '')}" for cl in claims]
+            if self.node_dra is not None:
+                self.node_dra.prepare(i, bound, claims)
         c.bound += 1
         self.pending -= 1
         sp.phase, sp.start, sp.reason, sp.message = "Running", self.now, "", ""
@@ -418,6 +438,8 @@ class Simulator:
         if kubelet is None:
             return None
         decision = kubelet.admit(sp.pod)
+        if self.nrt is not None:
+            self.nrt.state_changed(i)
         if not decision.admitted:
             return decision.reason, decision.message
         if self.runtime is not None and self.sim_nodes[i].runtime is not None:
@@ -464,11 +486,15 @@ class Simulator:
         del self.residents[i][sp.i]
         self.running -= 1
         self.sched.remove(sp.pod)
+        if self.node_dra is not None:
+            self.node_dra.unprepare(i, sp.pod)
         k = self.kubelets[i]
         if self.runtime is not None:
             self.runtime.stop(i, sp)
         if k:
             k.remove(sp.pod)
+            if self.nrt is not None:
+                self.nrt.state_changed(i)
         if self.pressure is not None:
             self.pressure.forget(i, sp)
         if self.resizes is not None:

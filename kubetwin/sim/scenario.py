@@ -99,6 +99,8 @@ class Settings:
     #: what-ifs that are not upstream behaviour (``--variant NAME:whatif.KEY=VALUE``, :mod:`.whatif_psi`)
     eviction_policy: str = "upstream"
     psi_threshold: float = 40.0
+    #: live NodeResourceTopology (``spec.nodeResourceTopology``, :mod:`.nrt_exporter`), None: off
+    node_resource_topology: Any = None
 
 
 @dataclass
@@ -235,7 +237,9 @@ def _simulation_spec() -> Any:
                kubernetesVersion=STRING, featureGates=map_of(BOOLEAN), schedulerConfig=OPEN_OBJECT,
                schedulerConfigFile=STRING, nodeGroups=list_of(node_group), workloads=list_of(workload),
                objects=list_of(STRING), traces=list_of(trace),
-               resizes=list_of(obj(at=duration, pod=STRING, workload=STRING, patch=OPEN_OBJECT)))
+               resizes=list_of(obj(at=duration, pod=STRING, workload=STRING, patch=OPEN_OBJECT)),
+               nodeResourceTopology=obj(exporter=STRING, updateInterval=duration, watchKubeletState=BOOLEAN,
+                                        podsFingerprint=BOOLEAN))
     return obj(apiVersion=STRING, kind=STRING,
                metadata=type_spec("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"), spec=spec)
 
@@ -270,6 +274,10 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         st.controller_delay = seconds(spec["controllerDelay"], "spec.controllerDelay")
     if "maxRecreations" in spec:
         st.max_recreations = _int(spec["maxRecreations"], "spec.maxRecreations")
+    if spec.get("nodeResourceTopology") is not None:
+        from .nrt_exporter import parse_settings
+
+        st.node_resource_topology = parse_settings(spec["nodeResourceTopology"])
     if "podMaxInUnschedulablePodsDuration" in spec:
         st.pod_max_in_unschedulable = seconds(spec["podMaxInUnschedulablePodsDuration"],
                                               "spec.podMaxInUnschedulablePodsDuration")

@@ -66,6 +66,7 @@ RUNS: dict[str, list[list[str]]] = {
     "dra explain": [["-f", f"{EX}/dra/objects.yaml", "--node", f"{EX}/dra/node.yaml",
                      f"{EX}/dra/claims-too-many.yaml"]],
     "dra prepare": [["-f", "{tmp}/allocated.yaml", "--node", f"{EX}/dra/node.yaml", "{tmp}/pod.yaml"]],
+    "dra unprepare": [["-f", "{tmp}/allocated.yaml", "{tmp}/pod.yaml"]],
     "dra slices": [["--machine", "2s2n4c2t:gpus=2", "--driver", "gpu.example.com", "--partitions", "2"]],
     "evict": [["--signal", "memory.available", "--summary", f"{EX}/evict/summary.json", "--oom",
                f"{EX}/evict/pods.yaml"],
@@ -154,6 +155,13 @@ def test_output_is_plain(path: str, index: int, fmt: str, scratch: Path, tmp_pat
     if path == "dra prepare":  # writes its checkpoint: a fresh state folder per run
         state = tmp_path / "state"
         state.mkdir()
+        args += ["--state-dir", str(state)]
+    if path == "dra unprepare":  # unprepares what a prepare into a fresh state folder left
+        state = tmp_path / "state"
+        state.mkdir()
+        code, _, err = _run(["dra", "prepare", "-f", str(scratch / "allocated.yaml"), "--node", f"{EX}/dra/node.yaml",
+                             "--state-dir", str(state), str(scratch / "pod.yaml")])
+        assert code == 0, err
         args += ["--state-dir", str(state)]
     code, out, err = _run(path.split() + args + ["-o", fmt])
     assert code == 0, f"{path} {' '.join(args)} -o {fmt}: exit {code}\n{out[-1500:]}\n{err[-1500:]}"

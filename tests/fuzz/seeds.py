@@ -220,6 +220,11 @@ def example_seeds() -> Iterator[Seed]:
                         workload, "-o", "json"), podlevel, outputs=("out",))
     yield Seed("example/admit-explain", ("admit", "--machine", "machine.json", "--config", "kubelet-pod-scope.yaml",
                                          "--explain", "ml-workload.yaml"), podlevel)
+    yield Seed("hand/admit-podresources", ("admit", "--machine", "machine.json", "--config",
+                                           "kubelet-container-scope.yaml", "-o", "podresources", "--podresources",
+                                           "allocatable", "tightly-coupled-database.yaml"), podlevel)
+    yield Seed("hand/topology-nrt-live", ("topology", "machine.json", "--config", "kubelet-container-scope.yaml",
+                                          "--state-dir", "state", "-o", "nrt"), podlevel, dirs=("state",))
 
     inventory = {"kind": "DeviceInventory", "resources": {
         "nvidia.com/gpu": [{"id": "GPU-0", "numaNodes": [0]}, {"id": "GPU-1", "numaNodes": [1], "health": "Unhealthy"}],
@@ -269,6 +274,11 @@ def example_seeds() -> Iterator[Seed]:
                                     "state", "--cdi-dir", "cdi", "pod.yaml", "-o", "json"),
                {"allocated.yaml": _allocated_claim(), "node.yaml": dra["node.yaml"], "pod.yaml": _yaml(pod)},
                outputs=("state", "cdi"), dirs=("state", "cdi"))
+    yield Seed("hand/dra-unprepare", ("dra", "unprepare", "--state-dir", "state", "--cdi-dir", "cdi", "-f",
+                                      "allocated.yaml", "pod.yaml", "-o", "json"),
+               {"allocated.yaml": _allocated_claim(), "pod.yaml": _yaml(pod),
+                "state/dra_manager_state": _prepared_checkpoint(_allocated_claim(), _yaml(pod))},
+               outputs=("state", "cdi"), dirs=("state", "cdi"))
     yield Seed("hand/dra-slices", ("dra", "slices", "--machine", "machine.json", "--driver", "gpu.example.com",
                                    "--partitions", "2", "-o", "json"),
                {"machine.json": _read(pl / "machine.json")})
@@ -299,6 +309,19 @@ def example_seeds() -> Iterator[Seed]:
                                          "--variant", "none:kubelet.topologyManagerPolicy=none", "-o", "yaml"),
                {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
                referenced=("objects.yaml",))
+
+
+def _prepared_checkpoint(claim: bytes, pod: bytes) -> bytes:
+    """``dra_manager_state`` after ``dra prepare`` of ``pod`` with ``claim``."""
+    import yaml
+
+    from kubetwin.dra.api import parse_resource_claim
+    from kubetwin.dra.checkpoint import encode_checkpoint
+    from kubetwin.dra.prepare import prepare_pod
+    from kubetwin.model.pod import pod_from_dict
+
+    prepared = prepare_pod(pod_from_dict(yaml.safe_load(pod)), [parse_resource_claim(yaml.safe_load(claim))])
+    return encode_checkpoint(prepared.state)
 
 
 def _allocated_claim() -> bytes:

@@ -36,7 +36,7 @@ def seeds():
 
 def test_every_command_has_a_seed(seeds):
     commands = {s.command for s in seeds}
-    assert commands >= {"explain", "admit", "schedule", "dra allocate", "dra explain", "dra prepare", "dra slices",
+    assert commands >= {"explain", "admit", "schedule", "dra allocate", "dra explain", "dra prepare", "dra unprepare", "dra slices",
                         "evict", "simulate", "topology", "discover", "gates"}
 
 

@@ -71,3 +71,38 @@ def test_allocated_devices_are_sampled_as_device_utilisation(tmp_path, kit):
     sc = kit.scenario(tmp_path, {"nodeGroups": [gpu_group(gpus=4)], "workloads": [claiming("w", 1)]},
                       DEVICE_CLASS, TEMPLATE)
     assert simulate(sc).summary()["utilization"]["devices"] == 0.25
+
+
+# ---------------------------------------------------------------------------- the node's side
+def _sim(sc):
+    from kubetwin.sim.loop import Simulator
+
+    s = Simulator(sc)
+    s.run()
+    return s
+
+
+def test_a_running_pods_claim_is_prepared_on_its_node(tmp_path, kit):
+    sc = kit.scenario(tmp_path, {"nodeGroups": [gpu_group(gpus=1)], "workloads": [claiming("a")]},
+                      DEVICE_CLASS, TEMPLATE)
+    s = _sim(sc)
+    (entry,) = s.node_dra.state[0]
+    assert entry.claim_name.startswith("a-0-gpu-") and len(s.node_dra.cdi[0]) == 1
+
+
+def test_after_a_pod_with_a_claim_completes_checkpoint_and_cdi_specs_are_gone_and_devices_free(tmp_path, kit):
+    sc = kit.scenario(tmp_path, {"nodeGroups": [gpu_group(gpus=1)], "workloads": [claiming("a", duration="1m")]},
+                      DEVICE_CLASS, TEMPLATE)
+    s = _sim(sc)
+    assert s.pods[0].phase == "Succeeded"
+    assert s.node_dra.state[0] == [] and s.node_dra.cdi[0] == {}
+    assert s.dra.allocations() == {} and s.node_dra.mismatches == []
+
+
+def test_the_node_and_the_scheduler_agree_on_every_released_claim(tmp_path, kit):
+    sc = kit.scenario(tmp_path, {"nodeGroups": [gpu_group(count=2)],
+                                 "workloads": [claiming("w", 4, duration="1m"), claiming("x", 2, arrival={"at": "30s"},
+                                                                                         duration="2m")]},
+                      DEVICE_CLASS, TEMPLATE)
+    s = _sim(sc)
+    assert s.node_dra.mismatches == [] and all(st == [] for st in s.node_dra.state)

@@ -1,18 +1,20 @@
-"""``NodeResourceTopologyMatchArgs`` (scheduler-plugins ``apis/config/v1``), decoded strictly.
+"""``NodeResourceTopologyMatchArgs`` (scheduler-plugins v0.34.7 ``apis/config/v1``), decoded strictly.
 
-The scoring strategy and its resource weights are modelled. The overreserve cache
-(``cacheResyncPeriodSeconds``, ``cache``) and ``discardReservedNodes`` concern pods reserved but
-not yet reported by the node agent, which a snapshot does not have: setting them is reported as
-not modelled."""
+The scoring strategy and its resource weights; the NRT cache (:mod:`.cache`):
+``discardReservedNodes``, ``cacheResyncPeriodSeconds`` and ``cache`` (``resyncMethod``,
+``informerMode``, ``foreignPodsDetect``, ``resyncScope``, defaulted as ``SetDefaults`` does).
+Upstream takes any string for the ``cache`` enums; kubetwin refuses a value outside them (a
+misspelt mode would otherwise act as another one). ``foreignPodsDetect`` and ``resyncScope``
+are accepted: kubetwin's cluster has one scheduler and NRT attributes that never change, so
+neither has anything to act on."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ....diagnostics import not_modelled
 from ....errors import InputError
-from ....model.strict import BOOLEAN, INTEGER, STRING, list_of, obj
+from ....model.strict import BOOLEAN, INTEGER, STRING, list_of, obj, unknown_key_error
 from ...framework.args import args_spec, decode_args
 from . import NAME
 
@@ -27,6 +29,12 @@ SPEC = args_spec(
 class NodeResourceTopologyMatchArgs:
     strategy: str = "LeastAllocated"
     weights: tuple[tuple[str, int], ...] = ()
+    cache_resync_period_seconds: int = 0
+    discard_reserved_nodes: bool = False
+    resync_method: str = "Autodetect"
+    informer_mode: str = "Dedicated"
+    foreign_pods_detect: str = "All"
+    resync_scope: str = "All"
 
     def weight(self, name: str) -> int:
         for n, w in self.weights:
@@ -49,10 +57,18 @@ def parse_node_resource_topology_match_args(raw: Mapping[str, Any] | None, path:
         if not r.get("name"):
             raise InputError("Required value: name", path=f"{p}scoringStrategy.resources[{i}].name", file=file)
         weights.append((str(r["name"]), int(r.get("weight") or 1)))
-    if args.get("cacheResyncPeriodSeconds"):
-        not_modelled(f"{p}cacheResyncPeriodSeconds", file=file, why="no overreserve cache: NRT objects are read as given")
-    if args.get("discardReservedNodes"):
-        not_modelled(f"{p}discardReservedNodes", file=file, why="no pods are reserved but unreported")
-    if args.get("cache"):
-        not_modelled(f"{p}cache", file=file, why="no overreserve cache: NRT objects are read as given")
-    return NodeResourceTopologyMatchArgs(stype, tuple(weights))
+    from .cache import FOREIGN_PODS_DETECT, INFORMER_MODES, RESYNC_METHODS, RESYNC_SCOPES
+
+    cache = args.get("cache") or {}
+    modes = {}
+    for key, valid, default in (("resyncMethod", RESYNC_METHODS, "Autodetect"),
+                                ("informerMode", INFORMER_MODES, "Dedicated"),
+                                ("foreignPodsDetect", FOREIGN_PODS_DETECT, "All"),
+                                ("resyncScope", RESYNC_SCOPES, "All")):
+        value = cache.get(key) or default
+        if value not in valid:
+            raise unknown_key_error(str(value), valid, path=f"{p}cache.{key}", file=file, what=f"cache {key}")
+        modes[key] = value
+    return NodeResourceTopologyMatchArgs(
+        stype, tuple(weights), int(args.get("cacheResyncPeriodSeconds") or 0), bool(args.get("discardReservedNodes")),
+        modes["resyncMethod"], modes["informerMode"], modes["foreignPodsDetect"], modes["resyncScope"])

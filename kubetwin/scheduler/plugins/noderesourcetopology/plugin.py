@@ -35,7 +35,24 @@ class NUMANode:
 
 
 def numa_nodes(nrt: NodeResourceTopology) -> list[NUMANode]:
-    """``createNUMANodeList``: cells in zone order, resources = available, costs by NUMA id."""
+    """``createNUMANodeList``: cells in zone order, resources = available, costs by NUMA id.
+
+    The cells of one (immutable) object are worked out once; each call gets its own copies, as
+    Filter takes resources off them."""
+    key = id(nrt)
+    got = _CELLS.get(key)
+    if got is None or got[0] is not nrt:
+        if len(_CELLS) > 4096:
+            _CELLS.clear()
+        got = _CELLS[key] = (nrt, _cells(nrt))
+    return [NUMANode(nid, dict(res), costs) for nid, res, costs in got[1]]
+
+
+#: id(object) -> (object, its cells): the object is kept so its id is not reused while cached
+_CELLS: dict[int, tuple[NodeResourceTopology, list[tuple[int, dict[str, Quantity], dict[int, int]]]]] = {}
+
+
+def _cells(nrt: NodeResourceTopology) -> list[tuple[int, dict[str, Quantity], dict[int, int]]]:
     out = []
     for zone in nrt.zones:
         if zone.type != "Node":
@@ -49,7 +66,7 @@ def numa_nodes(nrt: NodeResourceTopology) -> list[NUMANode]:
             cid = numa_id(c.name)
             if cid is not None:
                 costs[cid] = c.value
-        out.append(NUMANode(nid, res, costs))
+        out.append((nid, res, costs))
     return out
 
 
@@ -88,12 +105,23 @@ def suitable(qos: str, name: str, want: Quantity, have: Quantity) -> bool:
 
 
 def _node_allocatable_names(node: NodeInfo) -> set[str]:
-    """Keys of ``util.ResourceList(nodeInfo.Allocatable)``: the fixed four always, scalars if present."""
+    """Keys of ``util.ResourceList(nodeInfo.Allocatable)``: the fixed four always, scalars if present
+    (worked out once per allocatable map: callers only read the set)."""
+    allocatable = node.node.allocatable
+    got = _NAMES.get(id(allocatable))
+    if got is not None and got[0] is allocatable:
+        return got[1]
     from ...framework.resources import is_scalar_resource_name
 
     names = {"cpu", "memory", "pods", "ephemeral-storage"}
-    names.update(n for n in node.node.allocatable if is_scalar_resource_name(n))
+    names.update(n for n in allocatable if is_scalar_resource_name(n))
+    if len(_NAMES) > 65536:
+        _NAMES.clear()
+    _NAMES[id(allocatable)] = (allocatable, names)
     return names
+
+
+_NAMES: dict[int, tuple[Any, set[str]]] = {}
 
 
 def available_in_any_numa(cells: list[NUMANode], resources: Mapping[str, Quantity], qos: str,
@@ -282,8 +310,12 @@ class NodeResourceTopologyMatch(Plugin):
     def __init__(self, args: NodeResourceTopologyMatchArgs, handle: Any):
         super().__init__(args, handle)
         self._nrts: dict[str, NodeResourceTopology] | None = None
+        self._cache: Any = None
+        self._last_qos: tuple[Pod, str] | None = None
 
-    def _nrt(self, node_name: str) -> NodeResourceTopology | None:
+    def _object(self, node_name: str) -> NodeResourceTopology | None:
+        """A node's NodeResourceTopology: the one its runtime policy publishes live (``handle.live_nrt``,
+        simulated NRI nodes), else the objects given as input (the API server's, never updated)."""
         live = self.handle.live_nrt
         if live is not None and (got := live(node_name)) is not None:
             return got
@@ -296,10 +328,32 @@ class NodeResourceTopologyMatch(Plugin):
                 self._nrts[nrt.metadata.name] = nrt
         return self._nrts.get(node_name)
 
+    @property
+    def cache(self) -> Any:
+        """The NRT cache the args choose (:mod:`.cache`), over the input objects unless a node
+        agent publishes them (:meth:`use_source`)."""
+        if self._cache is None:
+            self._object("")
+            self.use_source(self._object, sorted(self._nrts or ()))
+        return self._cache
+
+    def use_source(self, source: Any, node_names: Any) -> None:
+        """Read NodeResourceTopology objects from ``source`` (node name → object or None), e.g. a
+        simulated topology-updater; the cache starts over (OverReserve copies them now)."""
+        from .cache import new_cache
+
+        self._cache = new_cache(self.args, source, node_names)
+
     def _qos(self, pod: Pod) -> str:
+        """The pod's QoS class (asked once per node: the last pod's answer is kept)."""
+        last = self._last_qos
+        if last is not None and last[0] is pod:
+            return last[1]
         from ....kubelet.qos import get_pod_qos
 
-        return get_pod_qos(pod, self.handle.gates)
+        qos = get_pod_qos(pod, self.handle.gates)
+        self._last_qos = (pod, qos)
+        return qos
 
     # --- filter --------------------------------------------------------------------------------
 
@@ -308,9 +362,17 @@ class NodeResourceTopologyMatch(Plugin):
         if qos == "BestEffort" and not any(not is_native_resource(n) for c, _ in pod.all_containers()
                                            for n in c.resources.requests):
             return SUCCESS
-        nrt = self._nrt(node.name)
+        nrt, fresh = self.cache.get_cached_nrt_copy(node.name, pod)
+        if not fresh:
+            return unschedulable("invalid node topology data")
         if nrt is None:
             return SUCCESS
+        status = self._filter(pod, node, nrt, qos)
+        if not status.is_success:
+            self.cache.node_maybe_over_reserved(node.name, pod)
+        return status
+
+    def _filter(self, pod: Pod, node: NodeInfo, nrt: NodeResourceTopology, qos: str) -> Status:
         policy, scope = topology_manager_config(nrt)
         if policy != "single-numa-node":
             return SUCCESS
@@ -337,8 +399,8 @@ class NodeResourceTopologyMatch(Plugin):
         qos = self._qos(pod)
         if qos != "Guaranteed":
             return MAX_NODE_SCORE, SUCCESS
-        nrt = self._nrt(node.name)
-        if nrt is None:
+        nrt, fresh = self.cache.get_cached_nrt_copy(node.name, pod)
+        if not fresh or nrt is None:
             return 0, SUCCESS
         policy, scope = topology_manager_config(nrt)
         args: NodeResourceTopologyMatchArgs = self.args
@@ -357,6 +419,18 @@ class NodeResourceTopologyMatch(Plugin):
             return 0, SUCCESS
         scores = [score_each_numa(c.resources.requests, cells, fn) for c in containers]
         return int(sum(float(s) for s in scores) / len(scores)), SUCCESS
+
+    # --- reserve / postbind ----------------------------------------------------------------------
+
+    def reserve(self, pod: Pod, node: str) -> None:
+        """``Reserve`` then ``PostBind``: kubetwin binds at once, so both run together."""
+        cache = self.cache
+        cache.reserve_node_resources(node, pod)
+        cache.post_bind(node, pod)
+
+    def unreserve(self, pod: Pod) -> None:
+        """The pod left its node: the NRT cache is not told (upstream's Unreserve is a failed
+        bind, which kubetwin never has)."""
 
     def _least_numa_pod(self, pod: Pod, nrt: NodeResourceTopology, qos: str) -> int:
         cells = numa_nodes(nrt)
