@@ -243,7 +243,7 @@ NRT_PROFILE = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSche
 def _nrt_of(sim, node: str):
     from kubetwin.scheduler.plugins.noderesourcetopology import NAME
 
-    return sim.sched.framework.plugin(NAME)._nrt(node)
+    return sim.sched.framework.plugin(NAME)._object(node)
 
 
 def test_node_resource_topology_match_reads_the_policys_export_of_an_nri_node(tmp_path):
