@@ -274,12 +274,19 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
                     [f"{sc.source}: spec.nodeGroups[{i}].draDrivers"] * len(n.slices))
     for i, w in enumerate(_list(spec.get("workloads"), "spec.workloads")):
         _workload(sc, w, f"spec.workloads[{i}]")
+    listed: set[Path] = set()
     for i, p in enumerate(_list(spec.get("objects"), "spec.objects")):
         if not isinstance(p, str):
             raise InputError("expected a path to a manifest file", path=f"spec.objects[{i}]")
         path = root / p
         if not path.exists():
             raise InputError(f"no such file: {path}", path=f"spec.objects[{i}]")
+        # A file listed twice would create each of its objects twice (the API server answers
+        # AlreadyExists), and a list of 100,000 copies would read the file 100,000 times.
+        if path.resolve() in listed:
+            raise InputError(f'Duplicate value: "{p}"', path=f"spec.objects[{i}]",
+                             fix="list each manifest file once")
+        listed.add(path.resolve())
         _apply_objects(sc, load_documents(path))
     for i, t in enumerate(_list(spec.get("traces"), "spec.traces")):
         _trace(sc, t, f"spec.traces[{i}]", root)

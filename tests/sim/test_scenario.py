@@ -53,6 +53,13 @@ def test_a_pod_defined_twice_is_refused(tmp_path, kit):
         kit.scenario(tmp_path, {"nodeGroups": [kit.group()]}, pod, pod)
 
 
+def test_a_manifest_file_listed_twice_in_objects_is_refused_at_once(tmp_path, kit):
+    (tmp_path / "objects.yaml").write_text("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 10\n")
+    with pytest.raises(InputError, match=r'spec.objects\[1\]: Duplicate value: "objects.yaml"') as e:
+        kit.scenario(tmp_path, {"objects": ["objects.yaml"] * 100_000})  # read once, not 100,000 times
+    assert "scenario.yaml" in str(e.value)
+
+
 def test_an_unknown_kind_is_refused(tmp_path, kit):
     with pytest.raises(InputError, match='kind "Secret" is not supported in a scenario'):
         kit.scenario(tmp_path, {}, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
