@@ -384,6 +384,15 @@ def is_extended_resource(name: str) -> bool:
     return _QUALIFIED_NAME.match(name.rsplit("/", 1)[-1]) is not None
 
 
+def is_qualified_name(name: str) -> bool:
+    """``IsQualifiedName``: an optional DNS-subdomain prefix and ``/``, then a name of at most 63
+    alphanumerics, ``-``, ``_`` or ``.``, alphanumeric at both ends."""
+    prefix, slash, short = name.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return False
+    return bool(short) and len(short) <= 63 and _QUALIFIED_NAME.match(short) is not None
+
+
 def overcommit_allowed(name: str) -> bool:
     """``IsOvercommitAllowed``: native, non-hugepage resources may have request < limit."""
     return is_native_resource(name) and not is_hugepage_resource(name)
@@ -450,6 +459,9 @@ def validate_resource_requirements(res: ResourceRequirements, path: str, *,
             p = f"{path}.{kind}.{rname}"
             if q.sign() < 0:
                 raise InputError(f'Invalid value: "{q}": must be greater than or equal to 0', path=p)
+            if not is_qualified_name(rname):  # validateResourceName: never a resource name, even in tests
+                raise InputError(f'Invalid value: "{rname}": a resource name must be a qualified name '
+                                 "(e.g. 'cpu', 'example.com/gpu')", path=p)
             if not (rname in STANDARD_CONTAINER_RESOURCES or is_hugepage_resource(rname) or is_extended_resource(rname)):
                 _soft(warn, InputError(f'Invalid value: "{rname}": must be a standard resource for containers',
                                        path=p))

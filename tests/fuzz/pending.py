@@ -16,33 +16,14 @@ from __future__ import annotations
 import fnmatch
 
 #: input files (shell patterns on the seed's file names) whose strictness is under way elsewhere
-LOOSE_INPUTS: dict[str, str] = {
-    "*machine*.json": "MachineInfo strictness (part B: machines)",
-    "summary.json": "Summary API strictness (part A: kubetwin's data formats)",
-    "timeline.yaml": "timeline Summary strictness (part A: kubetwin's data formats)",
-    "state/cpu_manager_state": "checkpoint strictness (part B: checkpoints)",
-    "state/memory_manager_state": "checkpoint strictness (part B: checkpoints)",
-    "kubelet*.yaml": "KubeletConfiguration strictness (part B)",
-    "node*.yaml": "Node strictness and quantities (parts A and B)",
-    "claims.yaml": "DRA object strictness (part A)",
-    "objects.yaml": "DRA object strictness (part A)",
-    "allocated.yaml": "DRA object strictness (part A)",
-    "pod*.yaml": "Pod strictness (part A)",
-    "running.yaml": "Pod strictness (part A)",
-    "web.yaml": "Pod strictness (part A)",
-    "ml-workload.yaml": "Pod strictness (part A)",
-    "tightly-coupled-database.yaml": "Pod strictness (part A)",
-    "args.yaml": "plugin args strictness (the scheduler reshape)",
-    "scenario.yaml": "Simulation object strictness (part B)",
-    "devices.yaml": "device inventory strictness (part A)",
-}
+LOOSE_INPUTS: dict[str, str] = {}
 #: mutations that make an input invalid only through a field the strict decoders will refuse
 STRICTNESS_MUTATIONS = frozenset({"unknown-field", "misspelt-field", "duplicate-key", "wrong-kind", "retyped-field",
                                   "extreme-quantity"})
 
 
 #: option values whose strictness is under way elsewhere (part B: --variant and --feature-gates)
-LOOSE_OPTIONS = {"--variant": "--variant value strictness (part B)"}
+LOOSE_OPTIONS: dict[str, str] = {}
 
 
 def pending_reason(kind: str, mutation: str, target: str, detail: str = "") -> str | None:
