@@ -117,7 +117,11 @@ def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = N
         paths = [paths]
     docs: list[Document] = []
     for p in paths:
-        docs.extend(load_documents(p))
+        found = load_documents(p)
+        if not found:  # as ``kubectl apply -f``: a file with nothing in it is a mistake, not an empty cluster
+            raise InputError("no objects in the file (expected a Simulation object and/or Kubernetes objects)",
+                             file=str(p))
+        docs.extend(found)
     first = str(paths[0]) if paths else "<scenario>"
     sc = Scenario(name=Path(first).stem, source=first)
     if kubernetes_version is not None:

@@ -171,3 +171,13 @@ def test_the_command_line_version_is_the_one_the_kubelets_are_defaulted_for(tmp_
     assert sc.nodes[0].kubelet.kubernetes_version == "1.37"
     assert sc.nodes[0].kubelet.memory_throttling_factor is None   # the 1.37 default
     assert any("--kubernetes-version 1.37 is used" in w for w in warnings)
+
+
+@pytest.mark.parametrize("text", ["", "[]\n", "---\n"])
+def test_a_scenario_file_with_no_objects_is_refused(tmp_path, text):
+    from kubetwin.sim import load_scenario
+
+    (tmp_path / "scenario.yaml").write_text(text)
+    with pytest.raises(InputError, match="no objects in the file") as e:
+        load_scenario(tmp_path / "scenario.yaml")
+    assert e.value.file and e.value.file.endswith("scenario.yaml")
