@@ -37,6 +37,7 @@ from ..model.loader import Document, load_documents
 from ..model.node import Node, node_from_dict
 from ..model.pod import Pod, pod_from_dict
 from ..model.unmodelled import SIMULATION, not_modelled_object, not_modelled_pod
+from .amounts import check_amounts, check_node_amounts, check_pod_amounts
 from .gpushare import GPU_COUNT, GPU_MODEL
 from .usage import USAGE, parse_usage
 from .workload import FOREVER, Arrival, Controller, DurationSpec, parse_duration_spec, seconds
@@ -399,6 +400,8 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         except InputError as exc:
             exc.file = None
             raise exc.within(path) from None
+        if k == 0:
+            check_amounts(node.status.capacity, f"{path}.capacity")
         sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra)
         for d in drivers:
             sn.slices.extend(_publish(machine, d, node_name))
@@ -564,6 +567,10 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
         base["spec"]["priorityClassName"] = str(w["priorityClassName"])
     check = _decode_pod(copy.deepcopy(base) | {"metadata": {**base["metadata"], "name": f"{name}-0"}},
                         f"{path}.template")
+    try:
+        check_pod_amounts(check, None)
+    except InputError as exc:
+        raise exc.within(f"{path}.template") from None
     not_modelled_pod(base, None, prefix=f"{path}.template", reader=SIMULATION)
     del check
     for k, t in enumerate(times):
@@ -673,11 +680,14 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
             raise InputError(f"kind must be a string, not {type(kind).__name__}", path="kind", file=where)
         if kind == "Pod":
             pod = pod_from_dict(obj, where, checked=True)
+            check_pod_amounts(pod, where)
             not_modelled_pod(obj, where, reader=SIMULATION)
             t, d = _timing(obj, where)
             sc.arrivals.append(Arrival(t, pod, d.sample(_rng(sc, pod.name)), None, where, _usage(obj, where)))
         elif kind == "Node":
-            sc.nodes.append(SimNode(node_from_dict(obj, where, checked=True), "nodes"))
+            node = node_from_dict(obj, where, checked=True)
+            check_node_amounts(node, where)
+            sc.nodes.append(SimNode(node, "nodes"))
         elif kind == "PriorityClass":
             pc = priority_class_from_dict(obj, where, checked=True)
             sc.priority_classes[pc.name] = pc
@@ -762,6 +772,7 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
     not_modelled_pod(pod_obj, where, prefix="spec.template", reader=SIMULATION)
     try:
         template = pod_from_dict(pod_obj, checked=True)  # checked with its controller
+        check_pod_amounts(template, None)
     except InputError as exc:
         exc.file = None
         raise exc.within("spec.template").in_file(where) from None
