@@ -6,6 +6,7 @@ from typing import Any
 
 from ..errors import InputError
 from .meta import KubeStruct, ObjectMeta, ResourceList, check_kind, convert
+from .pod import is_qualified_name
 
 
 class Taint(KubeStruct, frozen=True):
@@ -79,4 +80,10 @@ def node_from_dict(obj: dict[str, Any], file: str | None = None, *, checked: boo
         for rname, q in values.items():
             if q.sign() < 0:
                 raise InputError("must be greater than or equal to 0", path=f"status.{kind}.{rname}", file=file)
+            if not is_qualified_name(rname):
+                # The API server does not check these names, but no kubelet or device plugin can
+                # publish one that is not a qualified name (a typo such as "memory " or "cpu:"):
+                # read as written it would be a resource no pod asks for, and the node would lack it.
+                raise InputError(f'Invalid value: "{rname}": a resource name must be a qualified name '
+                                 "(e.g. 'cpu', 'example.com/gpu')", path=f"status.{kind}.{rname}", file=file)
     return node

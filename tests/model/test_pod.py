@@ -47,6 +47,18 @@ def test_extended_resource_must_be_whole():
         pod_from_dict(pod([c("a", {"example.com/gpu": "500m"}, {"example.com/gpu": "500m"})]))
 
 
+@pytest.mark.parametrize("name", ["fuzz unknown field!", "cpu:", "example.com/", "-gpu"])
+def test_a_resource_name_that_is_not_a_qualified_name_is_refused(name):
+    with pytest.raises(InputError, match="must be a qualified name") as err:
+        pod_from_dict(pod([c("a", {"cpu": "1", name: "1"})]))
+    assert err.value.path == f"spec.containers[0].resources.requests.{name}"
+
+
+def test_a_pod_level_resource_name_that_is_not_a_qualified_name_is_refused():
+    with pytest.raises(InputError, match="must be a qualified name"):
+        pod_from_dict(pod([c("a")], resources={"requests": {"memory ": "1Gi"}}))
+
+
 def test_rules_upstream_tests_bend_are_warnings():
     warnings = []
     pod_from_dict(pod([c("a", {"hugepages-2Mi": "1Gi"})]), warn=warnings.append)
