@@ -79,13 +79,20 @@ class Profile:
                               self.source)
 
 
+#: out-of-tree plugins whose args their own scheme decodes (scheduler-plugins' config group)
+_OUT_OF_TREE_ARGS_API: dict[str, str] = {"NodeResourceTopologyMatch": "kubescheduler.config.x-k8s.io/v1"}
+
+
 def check_args_type(raw: Mapping[str, Any], plugin: str, path: str, file: str | None) -> None:
-    """A plugin's args name their type only as ``kubescheduler.config.k8s.io/v1`` ``<Plugin>Args``:
-    kube-scheduler decodes them as that type (``PluginConfig.decodeNestedObjects``) and refuses
-    another apiVersion (not registered) or another kind ("args for plugin X were not of type ...")."""
+    """A plugin's args name their type only as ``<Plugin>Args`` of its config group:
+    ``kubescheduler.config.k8s.io/v1`` in-tree (kube-scheduler decodes them as that type,
+    ``PluginConfig.decodeNestedObjects``), ``kubescheduler.config.x-k8s.io/v1`` for
+    scheduler-plugins' plugins. Another apiVersion is not registered, another kind is refused
+    ("args for plugin X were not of type ...")."""
     api, kind = raw.get("apiVersion"), raw.get("kind")
-    if api is not None and api != API_VERSION:
-        raise InputError(f'Unsupported value: "{api}": supported values: "{API_VERSION}"',
+    want = _OUT_OF_TREE_ARGS_API.get(plugin, API_VERSION)
+    if api is not None and api != want:
+        raise InputError(f'Unsupported value: "{api}": supported values: "{want}"',
                          path=f"{path}.apiVersion" if path else "apiVersion", file=file)
     if kind is not None and kind != f"{plugin}Args":
         raise InputError(f"args for plugin {plugin} were not of type {plugin}Args, got {kind!r}",

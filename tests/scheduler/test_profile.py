@@ -128,3 +128,12 @@ def test_a_configuration_file_with_wide_aliases_is_refused_without_expanding_the
     with pytest.raises(InputError) as exc:
         load_profile(path)
     assert str(path) in str(exc.value)
+
+
+def test_args_of_a_scheduler_plugins_plugin_take_its_config_group():
+    from kubetwin.scheduler.profile import check_args_type
+
+    check_args_type({"apiVersion": "kubescheduler.config.x-k8s.io/v1", "kind": "NodeResourceTopologyMatchArgs"},
+                    "NodeResourceTopologyMatch", "", "args.yaml")
+    with pytest.raises(InputError, match="Unsupported value"):
+        check_args_type({"apiVersion": "kubescheduler.config.k8s.io/v1"}, "NodeResourceTopologyMatch", "", "args.yaml")
