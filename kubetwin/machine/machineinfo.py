@@ -26,8 +26,7 @@ from typing import Any
 
 from .. import limits
 from ..errors import InputError, join_path
-from ..model.cpuset import MAX_CPU_ID
-from ..model.strict import OPEN_OBJECT, BOOLEAN, INTEGER, STRING, check, list_of, map_of, obj
+from ..model.strict import BOOLEAN, INTEGER, OPEN_OBJECT, STRING, check, list_of, map_of, obj
 from .model import MAX_NUMA_NODE_ID, Cache, Core, HugePages, Machine, NUMANode, canonical_extra
 
 _MAX_U64 = 2**64 - 1
@@ -227,7 +226,7 @@ def machine_from_machineinfo(doc: Any, *, file: str | None = None, name: str = "
             extra_json=canonical_extra(extra),
         )
     except InputError as e:
-        raise e.in_file(file)
+        raise e.in_file(file) from None
 
 
 def _check_topology(nodes: tuple[NUMANode, ...]) -> None:

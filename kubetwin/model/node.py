@@ -6,7 +6,7 @@ from typing import Any
 
 from ..errors import InputError
 from .meta import KubeStruct, ObjectMeta, ResourceList, check_kind, convert
-from .pod import is_qualified_name
+from .pod import is_qualified_name, validate_labels
 
 
 class Taint(KubeStruct, frozen=True):
@@ -70,6 +70,10 @@ def node_from_dict(obj: dict[str, Any], file: str | None = None, *, checked: boo
     node = convert(obj, Node, file=file)
     if not node.metadata.name:
         raise InputError("Required value: name or generateName is required", path="metadata.name", file=file)
+    try:
+        validate_labels(node.metadata.labels, "metadata.labels")
+    except InputError as exc:
+        raise exc.in_file(file) from None
     for i, t in enumerate(node.spec.taints):
         if t.effect not in _TAINT_EFFECTS:
             raise InputError(f'Unsupported value: "{t.effect}": supported values: "NoSchedule", '

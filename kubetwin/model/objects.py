@@ -6,20 +6,20 @@ reads mixed multi-document files the same way and every error names file, docume
 
 from __future__ import annotations
 
-import sys
-
-import msgspec
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
+import msgspec
+
 from ..errors import InputError
 from .apischema import strict_struct
+from .defaulting import api_defaults
 from .kinds import check_object, refuse_kind
-from .unmodelled import not_modelled_object, not_modelled_pod
 from .loader import Document, load_documents
-from .node import Node, node_from_dict
 from .meta import _dec_hook
+from .node import Node, node_from_dict
 from .pod import Pod, pod_from_dict, validate_pod
+from .unmodelled import not_modelled_object, not_modelled_pod
 
 Decoder = Callable[[dict[str, Any], str | None], Any]
 _DECODERS: dict[str, Decoder] = {}
@@ -215,6 +215,7 @@ def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | Non
                 pods = [msgspec.json.decode(line, type=Pod, dec_hook=_dec_hook) for line in lines]
         else:
             return None
+        pods = [api_defaults(pod) for pod in pods]  # as pod_from_dict: defaulted, then validated
         for pod in pods:
             if pod.kind != "Pod" or pod.api_version != "v1":
                 return None

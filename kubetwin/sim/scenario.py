@@ -32,10 +32,10 @@ from .. import limits
 from ..errors import InputError
 from ..model.apischema import type_spec
 from ..model.kinds import check_builtin, check_object
-from ..model.strict import check, list_of
 from ..model.loader import Document, load_documents
 from ..model.node import Node, node_from_dict
 from ..model.pod import Pod, pod_from_dict
+from ..model.strict import check, list_of
 from ..model.unmodelled import SIMULATION, not_modelled_object, not_modelled_pod
 from .amounts import check_amounts, check_node_amounts, check_pod_amounts
 from .gpushare import GPU_COUNT, GPU_MODEL
@@ -184,8 +184,18 @@ def _simulation_spec() -> Any:
     KubeletConfiguration, ``schedulerConfig`` as a KubeSchedulerConfiguration, ``template`` as a
     Pod; ``usage`` by the usage-curve reader."""
     from ..model.apischema import type_spec
-    from ..model.strict import (ANY, BOOLEAN, INTEGER, NUMBER, OPEN_OBJECT, STRING, STRING_OR_NUMBER, list_of,
-                                map_of, obj)
+    from ..model.strict import (
+        ANY,
+        BOOLEAN,
+        INTEGER,
+        NUMBER,
+        OPEN_OBJECT,
+        STRING,
+        STRING_OR_NUMBER,
+        list_of,
+        map_of,
+        obj,
+    )
 
     duration = STRING_OR_NUMBER  # a Go duration string or a number of seconds
     node_group = obj(
@@ -324,7 +334,7 @@ def _bool(v: Any, path: str) -> bool:
 
 
 def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
-    from ..model.kubelet_config import KubeletConfiguration, load_kubelet_config
+    from ..model.kubelet_config import KubeletConfiguration
 
     if not isinstance(g, Mapping):
         raise InputError("expected a node group mapping", path=path)

@@ -100,8 +100,8 @@ def _typed(text: str, spec: Any, path: str) -> Any:
 def _kubelet_setting(key: str, text: str, where: str) -> tuple[tuple[str, ...], Any]:
     """``kubelet.FIELD[.KEY]``: a KubeletConfiguration field; a map field takes the rest as its
     key (``kubelet.evictionHard.memory.available``), an object field a path of its fields."""
-    from ..model.kubelet_fields import all_fields, fields_at
     from ..model.features import KNOWN_VERSIONS
+    from ..model.kubelet_fields import all_fields, fields_at
     from ..model.strict import MapOf, Obj, suggest, unknown_key_error
 
     specs = fields_at(KNOWN_VERSIONS[-1])
@@ -406,7 +406,8 @@ def run_all(specs: Sequence[RunSpec], *, jobs: int | None = None, dask_address: 
                 results[i] = execute(s)
                 shown.finished(results[i])
             return results
-        from concurrent.futures import ProcessPoolExecutor, as_completed as done_in_order
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures import as_completed as done_in_order
 
         with ProcessPoolExecutor(max_workers=workers) as pool:
             pending = {pool.submit(execute, s): i for i, s in enumerate(specs)}

@@ -21,3 +21,11 @@ def test_a_capacity_resource_name_that_is_not_a_qualified_name_is_refused(name):
 def test_extended_and_hugepage_capacity_names_are_accepted():
     n = node_from_dict(node({"cpu": "4", "example.com/gpu": "2", "hugepages-2Mi": "1Gi"}))
     assert n.status.capacity["example.com/gpu"].value() == 2
+
+
+def test_a_node_label_key_that_is_not_a_qualified_name_is_refused():
+    obj = node({"cpu": "4"})
+    obj["metadata"]["labels"] = {"topology.kubernetes.io/zone ": "a"}
+    with pytest.raises(InputError, match="label key") as err:
+        node_from_dict(obj)
+    assert err.value.path == "metadata.labels.topology.kubernetes.io/zone "

@@ -87,3 +87,21 @@ def test_extended_resource_claim_status_is_typed_and_round_trips():
 
 def test_pod_without_extended_resource_claim_status_has_none():
     assert pod_from_dict(pod([c("a")])).status.extended_resource_claim_status is None
+
+
+@pytest.mark.parametrize("field, labels", [
+    ("metadata", {"labels": {"fuzz unknown field!": "x"}}),
+    ("metadata", {"labels": {"app": "-bad-"}}),
+    ("spec", {"nodeSelector": {"zone:": "a"}}),
+])
+def test_labels_and_node_selectors_are_validated_as_the_api_server_validates_labels(field, labels):
+    obj = pod([c("a")])
+    obj[field].update(labels)
+    with pytest.raises(InputError, match="label (key|value)"):
+        pod_from_dict(obj)
+
+
+def test_an_overhead_resource_name_that_is_not_a_qualified_name_is_refused():
+    with pytest.raises(InputError, match="must be a qualified name") as err:
+        pod_from_dict(pod([c("a")], overhead={"cpu ": "1"}))
+    assert err.value.path == "spec.overhead.cpu "
