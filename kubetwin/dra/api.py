@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Mapping
 
 from ..errors import InputError, join_path
+from ..model.pod import validate_labels
 from ..model.quantity import Quantity, parse_quantity
 
 # Limits from k8s.io/api/resource/v1 types.go.
@@ -837,5 +838,6 @@ def parse_resource_claim_template(obj: Mapping[str, Any]) -> ResourceClaimTempla
 
 def parse_node(obj: Mapping[str, Any]) -> Node:
     meta = _obj(obj.get("metadata"), "metadata")
-    labels = _obj(meta.get("labels"), "metadata.labels")
-    return Node(_name(meta), {str(k): str(v) for k, v in labels.items()})
+    labels = {str(k): str(v) for k, v in _obj(meta.get("labels"), "metadata.labels").items()}
+    validate_labels(labels, "metadata.labels")  # as every Node the API server stores
+    return Node(_name(meta), labels)
