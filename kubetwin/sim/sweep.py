@@ -175,6 +175,11 @@ def parse_variant(text: str, index: int = 0) -> Variant:
             sched.append((field_, _scheduler_value(field_, val, f"{where}.{key}")))
         else:
             if field_ not in FEATURE_GATES:
+                from ..model.upstream_gates import UPSTREAM_GATES
+
+                if field_ in UPSTREAM_GATES:  # a real gate, but the variant would equal the baseline
+                    raise InputError(f"feature gate {field_} is not modelled by kubetwin: a variant setting it "
+                                     "would change nothing", path=f"{where}.{key}")
                 raise unknown_gate_error(field_, "", path=f"{where}.{key}")
             if val not in ("true", "false"):
                 raise InputError(f"Invalid value: {val!r}: a gate is true or false", path=f"{where}.{key}")

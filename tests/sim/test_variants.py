@@ -48,6 +48,10 @@ def test_misspelt_field_of_a_nested_kubelet_object_is_refused_with_the_nearest_k
     assert 'did you mean "kubelet.memorySwap.swapBehavior"?' in _refusal("x:kubelet.memorySwap.swapBehaviour=NoSwap")
 
 
+def test_a_gate_kubetwin_does_not_act_on_is_refused_as_a_variant_that_changes_nothing():
+    assert "is not modelled by kubetwin" in _refusal("x:gates.ImageVolume=true")
+
+
 def test_a_setting_without_a_value_is_refused():
     assert "the setting has no value" in _refusal("x:kubelet.cpuManagerPolicy=")
 
