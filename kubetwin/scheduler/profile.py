@@ -79,10 +79,6 @@ class Profile:
                               self.source)
 
 
-#: out-of-tree plugins whose args their own scheme decodes (scheduler-plugins' config group)
-_OUT_OF_TREE_ARGS_API: dict[str, str] = {"NodeResourceTopologyMatch": "kubescheduler.config.x-k8s.io/v1"}
-
-
 def check_args_type(raw: Mapping[str, Any], plugin: str, path: str, file: str | None) -> None:
     """A plugin's args name their type only as ``<Plugin>Args`` of its config group:
     ``kubescheduler.config.k8s.io/v1`` in-tree (kube-scheduler decodes them as that type,
@@ -90,7 +86,8 @@ def check_args_type(raw: Mapping[str, Any], plugin: str, path: str, file: str | 
     scheduler-plugins' plugins. Another apiVersion is not registered, another kind is refused
     ("args for plugin X were not of type ...")."""
     api, kind = raw.get("apiVersion"), raw.get("kind")
-    want = _OUT_OF_TREE_ARGS_API.get(plugin, API_VERSION)
+    cls = _modelled_class(plugin) if is_known(plugin) else None
+    want = getattr(cls, "args_api_version", None) or API_VERSION  # out-of-tree plugins name their own group
     if api is not None and api != want:
         raise InputError(f'Unsupported value: "{api}": supported values: "{want}"',
                          path=f"{path}.apiVersion" if path else "apiVersion", file=file)
