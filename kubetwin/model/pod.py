@@ -477,6 +477,13 @@ def validate_resource_requirements(res: ResourceRequirements, path: str, *,
                                    pod_level: bool = False) -> None:
     """``ValidateResourceRequirements``: non-negative, names, requests ≤ limits, equal for
     resources that cannot be overcommitted (hugepages, extended resources)."""
+    seen_claims: set[str] = set()
+    for i, claim in enumerate(res.claims):  # validateResourceClaimNames: each claim (and request) once
+        key = f"{claim.name}/{claim.request}" if claim.request else claim.name
+        if key in seen_claims:
+            raise InputError(f'Duplicate value: "{key}"', path=f"{path}.claims[{i}]",
+                             fix="list each claim (or claim request) once")
+        seen_claims.add(key)
     for kind, values in (("limits", res.limits), ("requests", res.requests)):
         for rname, q in values.items():
             p = f"{path}.{kind}.{rname}"

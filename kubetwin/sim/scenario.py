@@ -501,6 +501,8 @@ def _machine(src: Any, path: str, root: Path) -> Any:
     try:
         return load_machine(src)
     except InputError as exc:
+        if not Path(src).exists():  # a spec or a missing path: the scenario's value is at fault, not a file
+            exc.file = None
         raise exc.within(path) from None
 
 

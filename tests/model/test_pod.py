@@ -105,3 +105,17 @@ def test_an_overhead_resource_name_that_is_not_a_qualified_name_is_refused():
     with pytest.raises(InputError, match="must be a qualified name") as err:
         pod_from_dict(pod([c("a")], overhead={"cpu ": "1"}))
     assert err.value.path == "spec.overhead.cpu "
+
+
+def test_a_claim_listed_twice_in_a_containers_resources_is_refused():
+    obj = pod([{"name": "a", "resources": {"claims": [{"name": "gpu"}, {"name": "gpu"}]}}],
+              resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
+    with pytest.raises(InputError, match='Duplicate value: "gpu"') as err:
+        pod_from_dict(obj)
+    assert err.value.path == "spec.containers[0].resources.claims[1]"
+
+
+def test_one_claim_used_through_two_requests_is_accepted():
+    obj = pod([{"name": "a", "resources": {"claims": [{"name": "gpu", "request": "a"}, {"name": "gpu", "request": "b"}]}}],
+              resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
+    assert len(pod_from_dict(obj).spec.containers[0].resources.claims) == 2

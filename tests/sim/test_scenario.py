@@ -181,3 +181,10 @@ def test_a_scenario_file_with_no_objects_is_refused(tmp_path, text):
     with pytest.raises(InputError, match="no objects in the file") as e:
         load_scenario(tmp_path / "scenario.yaml")
     assert e.value.file and e.value.file.endswith("scenario.yaml")
+
+
+@pytest.mark.parametrize("machine", ["-1", "2s2n8c2t:nonsense", "missing.json"])
+def test_a_bad_machine_source_names_the_scenario_file(tmp_path, kit, machine):
+    with pytest.raises(InputError) as e:
+        kit.scenario(tmp_path, {"nodeGroups": [{"name": "g", "machine": machine}]})
+    assert e.value.file and "scenario.yaml" in e.value.file and "spec.nodeGroups[0].machine" in str(e.value)
