@@ -796,7 +796,7 @@ def _allocated_results(status: Mapping[str, Any]) -> tuple[AllocatedDevice, ...]
                   for k, v in _obj(r["consumedCapacity"], join_path(rp, "consumedCapacity")).items()}
         out.append(AllocatedDevice(
             request=_str(r.get("request"), join_path(rp, "request"), required=True),
-            driver=_str(r.get("driver"), join_path(rp, "driver"), required=True),
+            driver=_driver_name(r.get("driver"), join_path(rp, "driver")),  # validateDriverName, as in a slice
             pool=_str(r.get("pool"), join_path(rp, "pool"), required=True),
             device=_str(r.get("device"), join_path(rp, "device"), required=True),
             admin_access=bool(_bool(r.get("adminAccess"), join_path(rp, "adminAccess"))),
