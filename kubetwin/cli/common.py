@@ -94,6 +94,14 @@ def _strict_callback(ctx: click.Context, _param: click.Parameter, value: bool) -
     set_strict(True)
 
 
+def _no_defaulting_callback(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        from kubetwin.model.defaulting import set_api_defaulting
+
+        _set_root(ctx, "no_api_defaulting", True, "--no-api-defaulting")
+        set_api_defaulting(False)
+
+
 def _fail_callback(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if value:
         _set_root(ctx, "fail_on_reject", True, "--fail-on-reject")
@@ -102,6 +110,8 @@ def _fail_callback(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 
 VERSION_HELP = "Kubernetes minor version whose defaults, feature gates and API apply (default: the newest known)."
 STRICT_HELP = "Treat warnings (inputs Kubernetes accepts but kubetwin cannot model exactly) as errors (exit status 1)."
+NO_DEFAULTING_HELP = "Take pods exactly as written, without the API server's defaulting (requests from limits, " \
+                     "pod-level requests), as the upstream unit tests pass them to kubelet functions."
 FAIL_HELP = "Exit with status 3 when the answer contains a rejection (kubelet or admission rejection, " \
             "unschedulable pod, unsatisfiable claim); the output is written as usual."
 
@@ -115,6 +125,8 @@ def global_option_decorators(eager: bool = True) -> list[Callable]:
                      callback=_strict_callback, help=STRICT_HELP),
         click.option("--fail-on-reject", is_flag=True, default=False, expose_value=False, is_eager=eager,
                      callback=_fail_callback, help=FAIL_HELP),
+        click.option("--no-api-defaulting", is_flag=True, default=False, expose_value=False, is_eager=eager,
+                     callback=_no_defaulting_callback, help=NO_DEFAULTING_HELP),
     ]
 
 

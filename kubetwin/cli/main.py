@@ -44,6 +44,8 @@ class LazyGroup(click.Group):
                 sys.modules["kubetwin.diagnostics"].set_strict(False)
             if "kubetwin.model.apischema" in sys.modules:
                 sys.modules["kubetwin.model.apischema"].set_schema_version(None)
+            if "kubetwin.model.defaulting" in sys.modules:
+                sys.modules["kubetwin.model.defaulting"].set_api_defaulting(True)
         return super().make_context(info_name, args, parent=parent, **extra)
 
     def list_commands(self, ctx: click.Context) -> list[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..errors import InputError, join_path
+from ..model.pod import validate_labels
 from ..model.quantity import Quantity, parse_quantity
 
 # Limits from k8s.io/api/resource/v1 types.go.
@@ -802,7 +803,7 @@ def _allocated_results(status: Mapping[str, Any]) -> tuple[AllocatedDevice, ...]
                   for k, v in _obj(r["consumedCapacity"], join_path(rp, "consumedCapacity")).items()}
         out.append(AllocatedDevice(
             request=_str(r.get("request"), join_path(rp, "request"), required=True),
-            driver=_str(r.get("driver"), join_path(rp, "driver"), required=True),
+            driver=_driver_name(r.get("driver"), join_path(rp, "driver")),  # validateDriverName, as in a slice
             pool=_str(r.get("pool"), join_path(rp, "pool"), required=True),
             device=_str(r.get("device"), join_path(rp, "device"), required=True),
             admin_access=bool(_bool(r.get("adminAccess"), join_path(rp, "adminAccess"))),
@@ -844,5 +845,6 @@ def parse_resource_claim_template(obj: Mapping[str, Any]) -> ResourceClaimTempla
 
 def parse_node(obj: Mapping[str, Any]) -> Node:
     meta = _obj(obj.get("metadata"), "metadata")
-    labels = _obj(meta.get("labels"), "metadata.labels")
-    return Node(_name(meta), {str(k): str(v) for k, v in labels.items()})
+    labels = {str(k): str(v) for k, v in _obj(meta.get("labels"), "metadata.labels").items()}
+    validate_labels(labels, "metadata.labels")  # as every Node the API server stores
+    return Node(_name(meta), labels)

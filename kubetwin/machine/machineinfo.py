@@ -123,20 +123,22 @@ def _obj(v: Any, path: str) -> dict:
     return v
 
 
-def _id(obj: dict, key: str, path: str) -> int:
+def _id(obj: dict, key: str, path: str, max_id: int) -> int:
     """A node, socket, core or cache id: the kubelet keeps sets of them as CPU sets, so they are
-    bounded like CPU ids (``KUBETWIN_MAX_CPU_ID``)."""
+    bounded like CPU ids (``KUBETWIN_MAX_CPU_ID``, read once per machine as ``max_id``: a machine
+    has hundreds of thousands of ids, and reading the environment for each took seconds)."""
     value = _int(obj, key, path, 0)
-    limits.MAX_CPU_ID.check(value, path=join_path(path, key), what=f"{key} {value}")
+    if value > max_id:
+        limits.MAX_CPU_ID.check(value, path=join_path(path, key), what=f"{key} {value}")
     return value
 
 
-def _caches(obj: dict, key: str, path: str) -> tuple[Cache, ...]:
+def _caches(obj: dict, key: str, path: str, max_id: int) -> tuple[Cache, ...]:
     out = []
     for i, c in enumerate(_list(obj, key, path)):
         p = f"{join_path(path, key)}[{i}]"
         c = _obj(c, p)
-        out.append(Cache(id=_id(c, "id", p), size=_int(c, "size", p, 0), type=_str(c, "type", p),
+        out.append(Cache(id=_id(c, "id", p, max_id), size=_int(c, "size", p, 0), type=_str(c, "type", p),
                          level=_int(c, "level", p, 0)))
     return tuple(out)
 
@@ -150,26 +152,27 @@ def _hugepages(obj: dict, path: str) -> tuple[HugePages, ...]:
     return tuple(out)
 
 
-def _core(c: Any, path: str) -> Core:
+def _core(c: Any, path: str, max_id: int) -> Core:
     c = _obj(c, path)
     threads = _list(c, "thread_ids", path)
     for j, t in enumerate(threads):
         if isinstance(t, bool) or not isinstance(t, int) or t < 0:
             raise InputError(f"must be a CPU id (an integer >= 0), not {json.dumps(t)[:40]}",
                              path=f"{path}.thread_ids[{j}]")
-        limits.MAX_CPU_ID.check(t, path=f"{path}.thread_ids[{j}]")
+        if t > max_id:
+            limits.MAX_CPU_ID.check(t, path=f"{path}.thread_ids[{j}]")
     if not threads:
         raise InputError("a core needs at least one thread", path=f"{path}.thread_ids")
     if len(set(threads)) != len(threads):
         raise InputError("cpus provided are not unique", path=f"{path}.thread_ids")
-    return Core(core_id=_id(c, "core_id", path), socket_id=_id(c, "socket_id", path),
-                threads=tuple(threads), caches=_caches(c, "caches", path),
-                uncore_caches=_caches(c, "uncore_caches", path))
+    return Core(core_id=_id(c, "core_id", path, max_id), socket_id=_id(c, "socket_id", path, max_id),
+                threads=tuple(threads), caches=_caches(c, "caches", path, max_id),
+                uncore_caches=_caches(c, "uncore_caches", path, max_id))
 
 
-def _node(n: Any, path: str) -> NUMANode:
+def _node(n: Any, path: str, max_id: int) -> NUMANode:
     n = _obj(n, path)
-    cores = tuple(_core(c, f"{path}.cores[{j}]") for j, c in enumerate(_list(n, "cores", path)))
+    cores = tuple(_core(c, f"{path}.cores[{j}]", max_id) for j, c in enumerate(_list(n, "cores", path)))
     dist = []
     for j, d in enumerate(_list(n, "distances", path)):
         if isinstance(d, bool) or not isinstance(d, int) or d < 0:
@@ -180,7 +183,7 @@ def _node(n: Any, path: str) -> NUMANode:
         raise InputError(f"NUMA node id {node_id} is beyond Linux's largest ({MAX_NUMA_NODE_ID})",
                          path=f"{path}.node_id")
     return NUMANode(id=node_id, memory=_int(n, "memory", path, 0),
-                    hugepages=_hugepages(n, path), cores=cores, caches=_caches(n, "caches", path),
+                    hugepages=_hugepages(n, path), cores=cores, caches=_caches(n, "caches", path, max_id),
                     distances=tuple(dist))
 
 
@@ -202,7 +205,8 @@ def machine_from_machineinfo(doc: Any, *, file: str | None = None, name: str = "
         check(doc, MACHINEINFO_SPEC, type_what="cannot decode MachineInfo")
         topology = _list(doc, "topology", "", required=True)
         _check_size(topology)
-        nodes = tuple(_node(n, f"topology[{i}]") for i, n in enumerate(topology))
+        max_id = limits.MAX_CPU_ID.value()
+        nodes = tuple(_node(n, f"topology[{i}]", max_id) for i, n in enumerate(topology))
         _check_topology(nodes)
         extra = {k: v for k, v in doc.items() if k not in _MODELLED and not (k in _ZERO_EXTRAS and v == _ZERO_EXTRAS[k])}
         _check_counts(doc, nodes)

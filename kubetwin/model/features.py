@@ -245,6 +245,9 @@ class FeatureGates:
                                 fix=f"use --kubernetes-version {first} if that is the release meant"))
                 values[name] = value
                 continue
+            if spec is None and name in _upstream_gates():
+                _not_modelled_gate(name, value, self.version, f"{path}.{name}")
+                continue
             if spec is None:
                 raise unknown_gate_error(name, self.version, path=f"{path}.{name}")
             if spec.locked and value != spec.default:
@@ -261,11 +264,40 @@ class FeatureGates:
         return FeatureGates(self.version, values)
 
 
+def _upstream_gates() -> Mapping[str, tuple[tuple[str, bool, str, bool], ...]]:
+    from .upstream_gates import UPSTREAM_GATES
+
+    return UPSTREAM_GATES
+
+
+def _not_modelled_gate(name: str, value: bool, version: str, path: str) -> None:
+    """A real gate kubetwin does not act on: a locked one set to the non-default is refused as the
+    component refuses it; otherwise accepted with a warning that it changes nothing here."""
+    from ..diagnostics import warn
+
+    want = _v(version)
+    spec = None
+    for since, default, stage, locked in _upstream_gates()[name]:
+        if _v(since) <= want:
+            spec = (default, stage, locked)
+    if spec is None:
+        first = _upstream_gates()[name][0][0]
+        warn(InputError(f"feature gate {name} first appears in Kubernetes {first} and is not modelled by kubetwin: "
+                        "the setting changes nothing here", path=path))
+        return
+    default, stage, locked = spec
+    if locked and value != default:  # as component-base refuses it (no upstream test pins these)
+        raise InputError(f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to "
+                         f"{str(default).lower()}", path=path, fix=f"remove the setting (Kubernetes {version})")
+    warn(InputError(f"feature gate {name} ({stage}, default {str(default).lower()}) is not modelled by kubetwin: "
+                    "the setting changes nothing here", path=path))
+
+
 def unknown_gate_error(name: str, version: str, path: str = "--feature-gates") -> InputError:
     """``unrecognized feature gate: NAME`` (component-base's message), with the nearest known gate."""
     from .strict import suggest
 
-    near = suggest(name, FEATURE_GATES)
+    near = suggest(name, [*FEATURE_GATES, *_upstream_gates()])
     fix = (f'did you mean "{near}"?' if near else
            f"check the spelling; `kubetwin gates --kubernetes-version {version}` lists the gates kubetwin knows")
     return InputError(f"unrecognized feature gate: {name}", path=path, fix=fix)

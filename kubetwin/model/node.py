@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import InputError
 from .meta import KubeStruct, ObjectMeta, ResourceList, check_kind, convert
+from .pod import is_qualified_name, validate_labels
 
 
 class Taint(KubeStruct, frozen=True):
@@ -71,6 +72,10 @@ def node_from_dict(obj: dict[str, Any], file: str | None = None, *, checked: boo
     node = convert(obj, Node, file=file)
     if not node.metadata.name:
         raise InputError("Required value: name or generateName is required", path="metadata.name", file=file)
+    try:
+        validate_labels(node.metadata.labels, "metadata.labels")
+    except InputError as exc:
+        raise exc.in_file(file) from None
     for i, t in enumerate(node.spec.taints):
         if t.effect not in _TAINT_EFFECTS:
             raise InputError(f'Unsupported value: "{t.effect}": supported values: "NoSchedule", '
@@ -81,4 +86,10 @@ def node_from_dict(obj: dict[str, Any], file: str | None = None, *, checked: boo
         for rname, q in values.items():
             if q.sign() < 0:
                 raise InputError("must be greater than or equal to 0", path=f"status.{kind}.{rname}", file=file)
+            if not is_qualified_name(rname):
+                # The API server does not check these names, but no kubelet or device plugin can
+                # publish one that is not a qualified name (a typo such as "memory " or "cpu:"):
+                # read as written it would be a resource no pod asks for, and the node would lack it.
+                raise InputError(f'Invalid value: "{rname}": a resource name must be a qualified name '
+                                 "(e.g. 'cpu', 'example.com/gpu')", path=f"status.{kind}.{rname}", file=file)
     return node

@@ -16,6 +16,7 @@ import msgspec
 
 from ..errors import InputError
 from .apischema import strict_struct
+from .defaulting import api_defaults
 from .kinds import check_object, refuse_kind
 from .loader import Document, load_documents
 from .meta import _dec_hook
@@ -217,6 +218,7 @@ def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | Non
                 pods = [msgspec.json.decode(line, type=Pod, dec_hook=_dec_hook) for line in lines]
         else:
             return None
+        pods = [api_defaults(pod) for pod in pods]  # as pod_from_dict: defaulted, then validated
         for pod in pods:
             if pod.kind != "Pod" or pod.api_version != "v1":
                 return None

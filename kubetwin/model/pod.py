@@ -2,9 +2,9 @@
 
 Decoding (:func:`pod_from_dict`) checks types and quantities; :func:`validate_pod` then applies
 the API server's rules for the resource fields (``ValidatePodCreate``'s resource part), so a pod
-kubetwin accepts is one the API server would accept. Pods are taken as written: no defaulting
-of requests from limits (that is the API server's defaulting, which callers apply explicitly
-with :func:`default_requests_from_limits` when they model a pod *after* creation).
+kubetwin accepts is one the API server would accept. Before validation, as the API server does,
+it applies the API server's defaulting of resources (requests from limits, pod-level requests:
+:mod:`kubetwin.model.defaulting`), unless ``--no-api-defaulting`` asks for pods as written.
 
 Upstream: ``Pod`` in ``staging/src/k8s.io/api/core/v1/types.go``; the rules of
 ``pkg/apis/core/validation/validation.go``.
@@ -355,7 +355,9 @@ def pod_from_dict(obj: dict[str, Any], file: str | None = None, *,
         from .kinds import check_builtin
 
         check_builtin(obj, "v1", "Pod", file)
-    pod = convert(obj, Pod, file=file)
+    from .defaulting import api_defaults
+
+    pod = api_defaults(convert(obj, Pod, file=file))
     try:
         validate_pod(pod, warn=warn)
     except InputError as exc:
@@ -387,6 +389,31 @@ def is_extended_resource(name: str) -> bool:
     return _QUALIFIED_NAME.match(name.rsplit("/", 1)[-1]) is not None
 
 
+def is_qualified_name(name: str) -> bool:
+    """``IsQualifiedName``: an optional DNS-subdomain prefix and ``/``, then a name of at most 63
+    alphanumerics, ``-``, ``_`` or ``.``, alphanumeric at both ends."""
+    prefix, slash, short = name.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+        return False
+    return bool(short) and len(short) <= 63 and _QUALIFIED_NAME.match(short) is not None
+
+
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def validate_labels(labels: dict[str, str], path: str) -> None:
+    """``ValidateLabels``: every key a qualified name, every value at most 63 characters of
+    alphanumerics, ``-``, ``_`` and ``.``, alphanumeric at both ends (or empty)."""
+    for key, value in labels.items():
+        if not is_qualified_name(key):
+            raise InputError(f'Invalid value: "{key}": a label key must be a qualified name: an optional DNS '
+                             "subdomain prefix and '/', then at most 63 alphanumerics, '-', '_' or '.', starting "
+                             "and ending with an alphanumeric", path=f"{path}.{key}")
+        if len(value) > 63 or not _LABEL_VALUE.match(value):
+            raise InputError(f'Invalid value: "{value}": a label value must be empty or at most 63 alphanumerics, '
+                             "'-', '_' or '.', starting and ending with an alphanumeric", path=f"{path}.{key}")
+
+
 def overcommit_allowed(name: str) -> bool:
     """``IsOvercommitAllowed``: native, non-hugepage resources may have request < limit."""
     return is_native_resource(name) and not is_hugepage_resource(name)
@@ -406,6 +433,8 @@ def validate_pod(pod: Pod, *, warn: Callable[[InputError], None] | None = None) 
     if name and (len(name) > 253 or not _DNS_SUBDOMAIN.match(name)):
         _soft(warn, InputError(f'invalid pod name "{name}": a lowercase RFC 1123 subdomain is required',
                                path="metadata.name"))
+    validate_labels(pod.metadata.labels, "metadata.labels")
+    validate_labels(spec.node_selector, "spec.nodeSelector")
     if spec.restart_policy not in _POD_RESTART_POLICIES:
         raise InputError(f'unsupported value: "{spec.restart_policy}"', path="spec.restartPolicy",
                          fix="use Always, OnFailure or Never")
@@ -434,9 +463,12 @@ def validate_pod(pod: Pod, *, warn: Callable[[InputError], None] | None = None) 
             validate_resource_requirements(c.resources, f"{path}.resources", warn=warn)
     if spec.resources is not None:
         validate_resource_requirements(spec.resources, "spec.resources", warn=warn, pod_level=True)
-    for rname, q in spec.overhead.items():
+    for rname, q in spec.overhead.items():  # validateOverhead: checked as a container's limits
         if q.sign() < 0:
             raise InputError("must be greater than or equal to 0", path=f"spec.overhead.{rname}")
+        if not is_qualified_name(rname):
+            raise InputError(f'Invalid value: "{rname}": a resource name must be a qualified name '
+                             "(e.g. 'cpu', 'example.com/gpu')", path=f"spec.overhead.{rname}")
     if spec.priority is not None and not (-(2**31) <= spec.priority < 2**31):
         raise InputError("priority must fit in a 32-bit integer", path="spec.priority")
     if spec.termination_grace_period_seconds is not None and spec.termination_grace_period_seconds < 0:
@@ -448,11 +480,21 @@ def validate_resource_requirements(res: ResourceRequirements, path: str, *,
                                    pod_level: bool = False) -> None:
     """``ValidateResourceRequirements``: non-negative, names, requests ≤ limits, equal for
     resources that cannot be overcommitted (hugepages, extended resources)."""
+    seen_claims: set[str] = set()
+    for i, claim in enumerate(res.claims):  # validateResourceClaimNames: each claim (and request) once
+        key = f"{claim.name}/{claim.request}" if claim.request else claim.name
+        if key in seen_claims:
+            raise InputError(f'Duplicate value: "{key}"', path=f"{path}.claims[{i}]",
+                             fix="list each claim (or claim request) once")
+        seen_claims.add(key)
     for kind, values in (("limits", res.limits), ("requests", res.requests)):
         for rname, q in values.items():
             p = f"{path}.{kind}.{rname}"
             if q.sign() < 0:
                 raise InputError(f'Invalid value: "{q}": must be greater than or equal to 0', path=p)
+            if not is_qualified_name(rname):  # validateResourceName: never a resource name, even in tests
+                raise InputError(f'Invalid value: "{rname}": a resource name must be a qualified name '
+                                 "(e.g. 'cpu', 'example.com/gpu')", path=p)
             if not (rname in STANDARD_CONTAINER_RESOURCES or is_hugepage_resource(rname) or is_extended_resource(rname)):
                 _soft(warn, InputError(f'Invalid value: "{rname}": must be a standard resource for containers',
                                        path=p))

@@ -71,9 +71,8 @@ def load_plugin_args(path: str | Path | None, plugin: str) -> tuple[dict[str, An
     obj = doc.obj
     if not isinstance(obj, dict):
         raise InputError("expected a mapping of plugin args", file=doc.where)
-    kind = obj.get("kind")
-    if kind is not None and kind != f"{plugin}Args":
-        raise InputError(f"expected kind {plugin}Args for plugin {plugin}, found {kind!r}", path="kind",
-                         file=doc.where)
+    from .profile import check_args_type
+
+    check_args_type(obj, plugin, "", doc.where)
     args = {k: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
     return args, doc.where

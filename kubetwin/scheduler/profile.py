@@ -79,6 +79,23 @@ class Profile:
                               self.source)
 
 
+def check_args_type(raw: Mapping[str, Any], plugin: str, path: str, file: str | None) -> None:
+    """A plugin's args name their type only as ``<Plugin>Args`` of its config group:
+    ``kubescheduler.config.k8s.io/v1`` in-tree (kube-scheduler decodes them as that type,
+    ``PluginConfig.decodeNestedObjects``), ``kubescheduler.config.x-k8s.io/v1`` for
+    scheduler-plugins' plugins. Another apiVersion is not registered, another kind is refused
+    ("args for plugin X were not of type ...")."""
+    api, kind = raw.get("apiVersion"), raw.get("kind")
+    cls = _modelled_class(plugin) if is_known(plugin) else None
+    want = getattr(cls, "args_api_version", None) or API_VERSION  # out-of-tree plugins name their own group
+    if api is not None and api != want:
+        raise InputError(f'Unsupported value: "{api}": supported values: "{want}"',
+                         path=f"{path}.apiVersion" if path else "apiVersion", file=file)
+    if kind is not None and kind != f"{plugin}Args":
+        raise InputError(f"args for plugin {plugin} were not of type {plugin}Args, got {kind!r}",
+                         path=f"{path}.kind" if path else "kind", file=file)
+
+
 def load_profile(path: str | Path | None, pod_scheduler_name: str = DEFAULT_SCHEDULER) -> Profile:
     """The profile of the configuration file at ``path`` that schedules the pod (its
     ``schedulerName``); the default profile without a file."""
@@ -208,6 +225,7 @@ def _profile(prof: Mapping[str, Any], index: int, global_pct: Any, file: str | N
         if not is_known(name):
             raise _unknown_plugin(name, f"{cp}.name", file)
         raw = dict(pc.get("args") or {})
+        check_args_type(raw, name, f"{cp}.args", file)
         args[name] = {k: v for k, v in raw.items() if k not in ("apiVersion", "kind")}
         paths[name] = f"{cp}.args"
         cls = _modelled_class(name)

@@ -40,6 +40,7 @@ from ..model.node import Node, node_from_dict
 from ..model.pod import Pod, pod_from_dict
 from ..model.strict import check, list_of
 from ..model.unmodelled import SIMULATION, not_modelled_object, not_modelled_pod
+from .amounts import check_amounts, check_node_amounts, check_pod_amounts
 from .gpushare import GPU_COUNT, GPU_MODEL
 from .usage import USAGE, check_usage_against_pod, parse_usage
 from .workload import FOREVER, Arrival, Controller, DurationSpec, parse_duration_spec, seconds
@@ -135,7 +136,11 @@ def load_scenario(paths: str | Path | list[str | Path], *, base: Path | None = N
         paths = [paths]
     docs: list[Document] = []
     for p in paths:
-        docs.extend(load_documents(p))
+        found = load_documents(p)
+        if not found:  # as ``kubectl apply -f``: a file with nothing in it is a mistake, not an empty cluster
+            raise InputError("no objects in the file (expected a Simulation object and/or Kubernetes objects)",
+                             file=str(p))
+        docs.extend(found)
     first = str(paths[0]) if paths else "<scenario>"
     sc = Scenario(name=Path(first).stem, source=first)
     if kubernetes_version is not None:
@@ -320,12 +325,19 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
                     [f"{sc.source}: spec.nodeGroups[{i}].draDrivers"] * len(n.slices))
     for i, w in enumerate(_list(spec.get("workloads"), "spec.workloads")):
         _workload(sc, w, f"spec.workloads[{i}]")
+    listed: set[Path] = set()
     for i, p in enumerate(_list(spec.get("objects"), "spec.objects")):
         if not isinstance(p, str):
             raise InputError("expected a path to a manifest file", path=f"spec.objects[{i}]")
         path = root / p
         if not path.exists():
             raise InputError(f"no such file: {path}", path=f"spec.objects[{i}]")
+        # A file listed twice would create each of its objects twice (the API server answers
+        # AlreadyExists), and a list of 100,000 copies would read the file 100,000 times.
+        if path.resolve() in listed:
+            raise InputError(f'Duplicate value: "{p}"', path=f"spec.objects[{i}]",
+                             fix="list each manifest file once")
+        listed.add(path.resolve())
         _apply_objects(sc, load_documents(path))
     for i, t in enumerate(_list(spec.get("traces"), "spec.traces")):
         _trace(sc, t, f"spec.traces[{i}]", root)
@@ -453,6 +465,8 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         except InputError as exc:
             exc.file = None
             raise exc.within(path) from None
+        if k == 0:
+            check_amounts(node.status.capacity, f"{path}.capacity")
         sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra, disk=disk,
                      runtime=runtime)
         for d in drivers:
@@ -543,6 +557,8 @@ def _machine(src: Any, path: str, root: Path) -> Any:
     try:
         return load_machine(src)
     except InputError as exc:
+        if not Path(src).exists():  # a spec or a missing path: the scenario's value is at fault, not a file
+            exc.file = None
         raise exc.within(path) from None
 
 
@@ -619,6 +635,10 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
         base["spec"]["priorityClassName"] = str(w["priorityClassName"])
     check = _decode_pod(copy.deepcopy(base) | {"metadata": {**base["metadata"], "name": f"{name}-0"}},
                         f"{path}.template")
+    try:
+        check_pod_amounts(check, None)
+    except InputError as exc:
+        raise exc.within(f"{path}.template") from None
     not_modelled_pod(base, None, prefix=f"{path}.template", reader=SIMULATION)
     check_usage_against_pod(usage, check, f"{path}.usage")
     del check
@@ -729,11 +749,14 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
             raise InputError(f"kind must be a string, not {type(kind).__name__}", path="kind", file=where)
         if kind == "Pod":
             pod = pod_from_dict(obj, where, checked=True)
+            check_pod_amounts(pod, where)
             not_modelled_pod(obj, where, reader=SIMULATION)
             t, d = _timing(obj, where)
             sc.arrivals.append(Arrival(t, pod, d.sample(_rng(sc, pod.name)), None, where, _usage(obj, where, pod)))
         elif kind == "Node":
-            sc.nodes.append(SimNode(node_from_dict(obj, where, checked=True), "nodes"))
+            node = node_from_dict(obj, where, checked=True)
+            check_node_amounts(node, where)
+            sc.nodes.append(SimNode(node, "nodes"))
         elif kind == "PriorityClass":
             pc = priority_class_from_dict(obj, where, checked=True)
             sc.priority_classes[pc.name] = pc
@@ -822,6 +845,7 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
     not_modelled_pod(pod_obj, where, prefix="spec.template", reader=SIMULATION)
     try:
         template = pod_from_dict(pod_obj, checked=True)  # checked with its controller
+        check_pod_amounts(template, None)
     except InputError as exc:
         exc.file = None
         raise exc.within("spec.template").in_file(where) from None

@@ -165,6 +165,9 @@ def parse_variant(text: str, index: int = 0) -> Variant:
         key, eq, val = part.partition("=")
         if not eq or not key:
             raise InputError(f"Invalid value: {part!r}: expected KEY=VALUE", path=where)
+        if not val:  # an empty value would read as the field's default: a variant that changes nothing
+            raise InputError(f"Invalid value: {part!r}: the setting has no value", path=where,
+                             fix=f"write {key}=VALUE")
         if key in seen:
             raise InputError(f'duplicate variant setting "{key}"', path=where, fix="give each setting once")
         seen.add(key)
@@ -192,6 +195,11 @@ def parse_variant(text: str, index: int = 0) -> Variant:
             runtime.append((field_, _runtime_value(field_, val, f"{where}.{key}")))
         else:
             if field_ not in FEATURE_GATES:
+                from ..model.upstream_gates import UPSTREAM_GATES
+
+                if field_ in UPSTREAM_GATES:  # a real gate, but the variant would equal the baseline
+                    raise InputError(f"feature gate {field_} is not modelled by kubetwin: a variant setting it "
+                                     "would change nothing", path=f"{where}.{key}")
                 raise unknown_gate_error(field_, "", path=f"{where}.{key}")
             if val not in ("true", "false"):
                 raise InputError(f"Invalid value: {val!r}: a gate is true or false", path=f"{where}.{key}")
@@ -305,17 +313,18 @@ def apply_variant(sc: Any, v: Variant) -> None:
         try:
             gates_for(sc.settings.kubernetes_version, sc.settings.feature_gates)
         except InputError as exc:
-            raise exc.within(where) from None
+            raise exc.within(where).in_file(sc.source or None) from None
     if v.kubelet or v.gates:
         with_kubelet = [n for n in sc.nodes if n.kubelet is not None]
         if v.kubelet and not with_kubelet:
             keys = ", ".join("kubelet." + ".".join(p) for p, _ in v.kubelet)
             raise InputError(f"{keys}: no node of the scenario has a kubelet to change", path=where,
-                             fix="give a node group a machine or a kubeletConfig")
+                             file=sc.source or None, fix="give a node group a machine or a kubeletConfig")
         without = sorted({n.group or n.node.metadata.name for n in sc.nodes if n.kubelet is None})
         if v.kubelet and without:
             warn(InputError(f"nodes of {', '.join(without)} have no kubelet configuration (no machine, no "
-                            "kubeletConfig): the variant's kubelet settings do not change them", path=where))
+                            "kubeletConfig): the variant's kubelet settings do not change them", path=where,
+                            file=sc.source or None))
         cache: dict[int, tuple[Any, dict[str, Any]]] = {}
         for n in with_kubelet:
             key = id(n.kubelet)
@@ -349,7 +358,7 @@ def apply_variant(sc: Any, v: Variant) -> None:
 
                 if FIT not in dict(prof.plugins):
                     raise InputError("scheduler.scoringStrategy: the scheduler profile has no NodeResourcesFit "
-                                     "plugin to score with it", path=where)
+                                     "plugin to score with it", path=where, file=sc.source or None)
                 fit = args.setdefault(FIT, {})
                 fit["scoringStrategy"] = {**(fit.get("scoringStrategy") or {}), "type": val}
             else:
@@ -357,7 +366,8 @@ def apply_variant(sc: Any, v: Variant) -> None:
                 if len(sc.nodes) <= 100:
                     warn(InputError(f"scheduler.percentageOfNodesToScore: kube-scheduler scores every node of a "
                                     f"cluster of {len(sc.nodes)} nodes (at least 100 nodes are always searched: "
-                                    "minFeasibleNodesToFind); the setting changes nothing here", path=where))
+                                    "minFeasibleNodesToFind); the setting changes nothing here", path=where,
+                                    file=sc.source or None))
         sc.profile = dataclasses.replace(prof, plugin_args=args, percentage_of_nodes_to_score=pct)
 
 

@@ -26,7 +26,6 @@ from typing import Callable
 from . import execute
 from .mutations import Mutated, NotApplicable, mutate, mutate_twice
 from .oracle import Failure, judge, snapshot
-from .pending import pending_reason
 from .seeds import Seed, all_seeds
 
 #: relative weight of a command when drawing cases (slow commands less often)
@@ -42,8 +41,6 @@ class Report:
     by_command: collections.Counter = field(default_factory=collections.Counter)
     by_mutation: collections.Counter = field(default_factory=collections.Counter)
     classes: dict[str, list[tuple[int, Failure, Mutated]]] = field(default_factory=dict)
-    #: failures left to another part of issue 11 (pending.py), by class
-    pending: dict[str, list[tuple[int, Failure, Mutated]]] = field(default_factory=dict)
 
     def add(self, number: int, case: Mutated, outcome: execute.Outcome, failures: list[Failure]) -> None:
         self.cases += 1
@@ -52,10 +49,7 @@ class Report:
         self.by_command[case.seed.command] += 1
         self.by_mutation[case.mutation.split("+")[0]] += 1
         for f in failures:
-            why = pending_reason(f.kind, case.mutation, case.target, case.detail)
-            bucket = self.pending if why else self.classes
-            bucket.setdefault(f"[{f.kind}] {f.klass}" + (f"  (pending: {why})" if why else ""), []).append(
-                (number, f, case))
+            self.classes.setdefault(f"[{f.kind}] {f.klass}", []).append((number, f, case))
 
     @property
     def failures(self) -> int:
@@ -72,17 +66,12 @@ class Report:
                  f"  tracebacks {self.counts('traceback')}, hangs {self.counts('hang')}, "
                  f"exit-0-on-invalid {self.counts('exit-0-on-invalid')}, invalid output {self.counts('invalid-output')}, "
                  f"errors naming no file {self.counts('bad-error')}, partial output {self.counts('partial-output')}, "
-                 f"bad status {self.counts('bad-status')}; "
-                 f"pending elsewhere in issue 11: {sum(len(v) for v in self.pending.values())} in {len(self.pending)} classes"]
+                 f"bad status {self.counts('bad-status')}"]
         for klass, items in sorted(self.classes.items(), key=lambda kv: -len(kv[1])):
             number, failure, case = items[0]
             lines.append(f"  {len(items):5d} x {klass}")
             lines.append(f"          e.g. case {number}: {case.describe()[:200]}")
             lines.append(f"               {failure.detail[:300]}")
-        if self.pending:
-            lines.append("  pending (left to parts A/B of issue 11, see tests/fuzz/pending.py):")
-            for klass, items in sorted(self.pending.items(), key=lambda kv: -len(kv[1])):
-                lines.append(f"  {len(items):5d} x {klass}")
         return "\n".join(lines)
 
 

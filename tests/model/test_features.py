@@ -180,3 +180,57 @@ def test_misspelt_gate_gets_the_nearest_known_gate():
 
 def test_feature_gates_flag_takes_go_booleans():
     assert parse_feature_gates_flag("A=true,B=F, C = 1") == {"A": True, "B": False, "C": True}
+
+
+# --- gates kubetwin does not act on (model/upstream_gates.py) ---------------------------------------------------------
+def test_a_real_gate_kubetwin_does_not_act_on_is_accepted_with_a_not_modelled_warning():
+    from kubetwin.diagnostics import collecting
+
+    with collecting() as warnings:
+        gates_for("1.36", {"ImageVolume": True})
+    assert any("feature gate ImageVolume (BETA, default true) is not modelled by kubetwin" in w for w in warnings)
+
+
+def test_a_real_gate_kubetwin_does_not_act_on_is_refused_under_strict():
+    from kubetwin.diagnostics import set_strict
+
+    set_strict(True)
+    try:
+        with pytest.raises(InputError, match="ImageVolume .* is not modelled"):
+            gates_for("1.36", {"ImageVolume": True})
+    finally:
+        set_strict(False)
+
+
+def test_a_locked_gate_kubetwin_does_not_act_on_set_to_the_other_value_is_refused():
+    with pytest.raises(InputError, match="cannot set feature gate JobManagedBy to false, feature is locked to true"):
+        gates_for("1.35", {"JobManagedBy": False})
+
+
+def test_a_locked_gate_set_to_its_default_is_accepted():
+    from kubetwin.diagnostics import collecting
+
+    with collecting():
+        gates_for("1.35", {"JobManagedBy": True})
+
+
+def test_a_misspelt_gate_gets_the_nearest_of_every_known_gate():
+    with pytest.raises(InputError, match='did you mean "ImageVolume"'):
+        gates_for("1.36", {"ImageVolum": True})
+
+
+def test_the_upstream_table_and_kubetwins_table_do_not_overlap():
+    from kubetwin.model.upstream_gates import UPSTREAM_GATES
+
+    assert not set(UPSTREAM_GATES) & set(FEATURE_GATES)
+
+
+def test_every_upstream_gate_history_is_ascending_with_known_stages():
+    from kubetwin.model.features import _v
+    from kubetwin.model.upstream_gates import UPSTREAM_GATES
+
+    for name, specs in UPSTREAM_GATES.items():
+        versions = [_v(s[0]) for s in specs]
+        assert versions == sorted(versions), name
+        assert all(s[2] in ("ALPHA", "BETA", "GA", "DEPRECATED") for s in specs), name
+        assert all(s[2] in ("GA", "DEPRECATED") for s in specs if s[3]), name

@@ -47,6 +47,18 @@ def test_extended_resource_must_be_whole():
         pod_from_dict(pod([c("a", {"example.com/gpu": "500m"}, {"example.com/gpu": "500m"})]))
 
 
+@pytest.mark.parametrize("name", ["fuzz unknown field!", "cpu:", "example.com/", "-gpu"])
+def test_a_resource_name_that_is_not_a_qualified_name_is_refused(name):
+    with pytest.raises(InputError, match="must be a qualified name") as err:
+        pod_from_dict(pod([c("a", {"cpu": "1", name: "1"})]))
+    assert err.value.path == f"spec.containers[0].resources.requests.{name}"
+
+
+def test_a_pod_level_resource_name_that_is_not_a_qualified_name_is_refused():
+    with pytest.raises(InputError, match="must be a qualified name"):
+        pod_from_dict(pod([c("a")], resources={"requests": {"memory ": "1Gi"}}))
+
+
 def test_rules_upstream_tests_bend_are_warnings():
     warnings = []
     pod_from_dict(pod([c("a", {"hugepages-2Mi": "1Gi"})]), warn=warnings.append)
@@ -75,3 +87,35 @@ def test_extended_resource_claim_status_is_typed_and_round_trips():
 
 def test_pod_without_extended_resource_claim_status_has_none():
     assert pod_from_dict(pod([c("a")])).status.extended_resource_claim_status is None
+
+
+@pytest.mark.parametrize("field, labels", [
+    ("metadata", {"labels": {"fuzz unknown field!": "x"}}),
+    ("metadata", {"labels": {"app": "-bad-"}}),
+    ("spec", {"nodeSelector": {"zone:": "a"}}),
+])
+def test_labels_and_node_selectors_are_validated_as_the_api_server_validates_labels(field, labels):
+    obj = pod([c("a")])
+    obj[field].update(labels)
+    with pytest.raises(InputError, match="label (key|value)"):
+        pod_from_dict(obj)
+
+
+def test_an_overhead_resource_name_that_is_not_a_qualified_name_is_refused():
+    with pytest.raises(InputError, match="must be a qualified name") as err:
+        pod_from_dict(pod([c("a")], overhead={"cpu ": "1"}))
+    assert err.value.path == "spec.overhead.cpu "
+
+
+def test_a_claim_listed_twice_in_a_containers_resources_is_refused():
+    obj = pod([{"name": "a", "resources": {"claims": [{"name": "gpu"}, {"name": "gpu"}]}}],
+              resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
+    with pytest.raises(InputError, match='Duplicate value: "gpu"') as err:
+        pod_from_dict(obj)
+    assert err.value.path == "spec.containers[0].resources.claims[1]"
+
+
+def test_one_claim_used_through_two_requests_is_accepted():
+    obj = pod([{"name": "a", "resources": {"claims": [{"name": "gpu", "request": "a"}, {"name": "gpu", "request": "b"}]}}],
+              resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
+    assert len(pod_from_dict(obj).spec.containers[0].resources.claims) == 2

@@ -71,7 +71,7 @@ def test_plugin_args_of_another_kind_are_refused(files):
     proc = run(files, "--nodes", "nodes.yaml", "--plugin", "NodeResourcesFit", "--plugin-args", "args.yaml",
                "pod.yaml")
     assert proc.returncode == 1
-    assert "args.yaml" in proc.stderr and "kind: expected kind NodeResourcesFitArgs" in proc.stderr
+    assert "args.yaml" in proc.stderr and "kind: args for plugin NodeResourcesFit were not of type NodeResourcesFitArgs" in proc.stderr
 
 
 def test_unknown_scoring_strategy_names_the_field(files):

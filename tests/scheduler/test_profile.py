@@ -58,6 +58,30 @@ def test_plugin_args_of_another_kind_are_refused():
     assert "were not of type InterPodAffinityArgs" in msg
 
 
+def test_plugin_args_of_another_api_version_are_refused():
+    msg = _error({"profiles": [{"pluginConfig": [{"name": "InterPodAffinity", "args": {
+        "apiVersion": "kubescheduler.config.k8s.io/v1beta3", "kind": "InterPodAffinityArgs"}}]}]})
+    assert "profiles[0].pluginConfig[0].args.apiVersion" in msg and "Unsupported value" in msg
+
+
+@pytest.mark.parametrize("header, field", [({"apiVersion": "fuzz.example.com/v0"}, "apiVersion"),
+                                           ({"kind": "NodeAffinityArgs"}, "kind")])
+def test_a_plugin_args_file_of_another_type_is_refused(tmp_path, header, field):
+    from kubetwin.scheduler.inputs import load_plugin_args
+
+    (tmp_path / "args.yaml").write_text("".join(f"{k}: {v}\n" for k, v in header.items()) + "hardPodAffinityWeight: 1\n")
+    with pytest.raises(InputError) as exc:
+        load_plugin_args(tmp_path / "args.yaml", "InterPodAffinity")
+    assert "args.yaml" in str(exc.value) and exc.value.path == field
+
+
+def test_a_plugin_args_file_without_apiversion_and_kind_is_read_as_the_plugins_args(tmp_path):
+    from kubetwin.scheduler.inputs import load_plugin_args
+
+    (tmp_path / "args.yaml").write_text("hardPodAffinityWeight: 3\n")
+    assert load_plugin_args(tmp_path / "args.yaml", "InterPodAffinity")[0] == {"hardPodAffinityWeight": 3}
+
+
 def test_a_scoring_strategy_without_its_type_is_refused():
     msg = _error({"profiles": [{"pluginConfig": [{"name": "NodeResourcesFit",
                                                   "args": {"scoringStrategy": {"resources": [{"name": "cpu"}]}}}]}]})
@@ -104,3 +128,12 @@ def test_a_configuration_file_with_wide_aliases_is_refused_without_expanding_the
     with pytest.raises(InputError) as exc:
         load_profile(path)
     assert str(path) in str(exc.value)
+
+
+def test_args_of_a_scheduler_plugins_plugin_take_its_config_group():
+    from kubetwin.scheduler.profile import check_args_type
+
+    check_args_type({"apiVersion": "kubescheduler.config.x-k8s.io/v1", "kind": "NodeResourceTopologyMatchArgs"},
+                    "NodeResourceTopologyMatch", "", "args.yaml")
+    with pytest.raises(InputError, match="Unsupported value"):
+        check_args_type({"apiVersion": "kubescheduler.config.k8s.io/v1"}, "NodeResourceTopologyMatch", "", "args.yaml")

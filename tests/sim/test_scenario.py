@@ -53,6 +53,13 @@ def test_a_pod_defined_twice_is_refused(tmp_path, kit):
         kit.scenario(tmp_path, {"nodeGroups": [kit.group()]}, pod, pod)
 
 
+def test_a_manifest_file_listed_twice_in_objects_is_refused_at_once(tmp_path, kit):
+    (tmp_path / "objects.yaml").write_text("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 10\n")
+    with pytest.raises(InputError, match=r'spec.objects\[1\]: Duplicate value: "objects.yaml"') as e:
+        kit.scenario(tmp_path, {"objects": ["objects.yaml"] * 100_000})  # read once, not 100,000 times
+    assert "scenario.yaml" in str(e.value)
+
+
 def test_an_unknown_kind_is_refused(tmp_path, kit):
     with pytest.raises(InputError, match='kind "Secret" is not supported in a scenario'):
         kit.scenario(tmp_path, {}, {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
@@ -164,3 +171,20 @@ def test_the_command_line_version_is_the_one_the_kubelets_are_defaulted_for(tmp_
     assert sc.nodes[0].kubelet.kubernetes_version == "1.37"
     assert sc.nodes[0].kubelet.memory_throttling_factor is None   # the 1.37 default
     assert any("--kubernetes-version 1.37 is used" in w for w in warnings)
+
+
+@pytest.mark.parametrize("text", ["", "[]\n", "---\n"])
+def test_a_scenario_file_with_no_objects_is_refused(tmp_path, text):
+    from kubetwin.sim import load_scenario
+
+    (tmp_path / "scenario.yaml").write_text(text)
+    with pytest.raises(InputError, match="no objects in the file") as e:
+        load_scenario(tmp_path / "scenario.yaml")
+    assert e.value.file and e.value.file.endswith("scenario.yaml")
+
+
+@pytest.mark.parametrize("machine", ["-1", "2s2n8c2t:nonsense", "missing.json"])
+def test_a_bad_machine_source_names_the_scenario_file(tmp_path, kit, machine):
+    with pytest.raises(InputError) as e:
+        kit.scenario(tmp_path, {"nodeGroups": [{"name": "g", "machine": machine}]})
+    assert e.value.file and "scenario.yaml" in e.value.file and "spec.nodeGroups[0].machine" in str(e.value)

@@ -48,6 +48,14 @@ def test_misspelt_field_of_a_nested_kubelet_object_is_refused_with_the_nearest_k
     assert 'did you mean "kubelet.memorySwap.swapBehavior"?' in _refusal("x:kubelet.memorySwap.swapBehaviour=NoSwap")
 
 
+def test_a_gate_kubetwin_does_not_act_on_is_refused_as_a_variant_that_changes_nothing():
+    assert "is not modelled by kubetwin" in _refusal("x:gates.ImageVolume=true")
+
+
+def test_a_setting_without_a_value_is_refused():
+    assert "the setting has no value" in _refusal("x:kubelet.cpuManagerPolicy=")
+
+
 def test_a_setting_given_twice_is_refused():
     assert "duplicate variant setting" in _refusal("x:kubelet.maxPods=10,kubelet.maxPods=20")
 
@@ -133,6 +141,15 @@ def test_a_kubelet_variant_on_a_scenario_without_kubelets_is_refused(tmp_path, k
 
     with pytest.raises(InputError, match="no node of the scenario has a kubelet to change"):
         load_run(RunSpec(("file", str(tmp_path / "scenario.yaml")), parse_variant("v:kubelet.maxPods=10")))
+
+
+def test_a_kubelet_variant_on_a_scenario_without_kubelets_names_the_scenario_file(tmp_path, kit):
+    kit.scenario(tmp_path, {"nodeGroups": [kit.group()]})
+    from kubetwin.sim.sweep import load_run
+
+    with pytest.raises(InputError) as info:
+        load_run(RunSpec(("file", str(tmp_path / "scenario.yaml")), parse_variant("v:kubelet.maxPods=10")))
+    assert info.value.file and info.value.file.endswith("scenario.yaml")
 
 
 def test_an_invalid_kubelet_value_is_refused_naming_the_variant(tmp_path, kit):

@@ -301,6 +301,8 @@ def _subtract_from_numas(resources: Mapping[str, Quantity], cells: list[NUMANode
 
 class NodeResourceTopologyMatch(Plugin):
     name = NAME
+    #: scheduler-plugins decodes its plugins' args in its own config group
+    args_api_version = "kubescheduler.config.x-k8s.io/v1"
 
     @classmethod
     def parse_args(cls, raw: Mapping[str, Any] | None, path: str,
