@@ -42,7 +42,7 @@ EXPORTERS = ("nfd-topology-updater",)
 AGENT_NAMESPACE = "node-feature-discovery"
 #: the loop's event kind for this module's ticks (negative: a live event, it can change the cluster)
 NRT_EVENT = -3  # beside the resize events (-2, -1: :mod:`.resize`)
-_PUBLISH, _RESYNC = "publish", "resync"
+_PUBLISH, _RESYNC, _WAKE = "publish", "resync", "wake"
 
 
 @dataclass(frozen=True)
@@ -215,8 +215,8 @@ class TopologyExporters:
                 self._seen(changed)
             return
         cache = self.cache
-        if cache is None:
-            return
+        if cache is None or what == _WAKE:
+            return   # a wake only keeps the clock going to a leftover flush
         for node in cache.desynced:
             self.tried[node] = self._resync_key(node)
         flushed = cache.resync()
@@ -227,6 +227,10 @@ class TopologyExporters:
             cs = self.sim.cluster
             for node in flushed:
                 cs.touch(cs.index[node])
+            # parked pods may fit now: keep the clock going to their next leftover flush
+            oldest = self.sim.queue.oldest_unschedulable()
+            if oldest is not None:
+                self._plan(self.sim.flush_due(oldest), _WAKE)
 
 
 def _next_tick(now: float, every: float) -> float:

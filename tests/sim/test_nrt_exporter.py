@@ -106,3 +106,10 @@ def test_static_objects_and_live_ones_together_are_refused(tmp_path, kit):
     sc = kit.scenario(tmp_path, spec({}), nrt_obj)
     with pytest.raises(InputError, match="publishes them too"):
         simulate(sc)
+
+
+def test_after_a_resync_the_clock_runs_on_to_the_parked_pods_next_retry(tmp_path, kit):
+    s = spec(STALE, {"cacheResyncPeriodSeconds": 5}, count=2)
+    del s["horizon"], s["workloads"][0]["duration"]   # pods run forever: no event of their own is left
+    r = simulate(kit.scenario(tmp_path, s))
+    assert [(p.name, p.phase, p.start) for p in r.pods] == [("w-0", "Running", 0.0), ("w-1", "Running", 390.0)]
