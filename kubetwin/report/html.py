@@ -247,6 +247,9 @@ def render_html(results: Sequence[Any], title: str = "kubetwin simulation") -> s
         charts.append(line_chart("GPU fragmentation", [(r.scenario, [(s.time, s.gpu_fragmentation) for s in r.samples])
                                                         for r in results], percent=True))
     parts.append("<section><h2>Over time</h2>" + legend + "<div class=charts>" + "".join(charts) + "</div></section>")
+    from .autoscaling import autoscaling_section
+
+    parts.append(autoscaling_section(results))
     # reasons
     for r, s in zip(results, sums):
         reasons = sorted(s["pendingByReason"].items(), key=lambda kv: -kv[1])

@@ -88,6 +88,8 @@ class SimResult:
     #: the ``--variant`` this run is (its name) and what it changed from the baseline run
     variant: str = ""
     changes: tuple[str, ...] = ()
+    #: what the autoscalers did (:mod:`kubetwin.sim.autoscalers`), None without autoscalers
+    autoscaling: dict[str, Any] | None = None
 
     # --- figures ---------------------------------------------------------------------------------
     def phase_counts(self) -> dict[str, int]:
@@ -144,6 +146,10 @@ class SimResult:
         }
         if self.variant:
             out["variant"] = {"name": self.variant, "changes": list(self.changes)}
+        if self.autoscaling is not None:
+            from ..sim.autoscaling_summary import autoscaling_summary
+
+            out["autoscaling"] = autoscaling_summary(self.autoscaling)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -154,6 +160,7 @@ class SimResult:
             "timeSeries": [asdict(s) for s in self.samples],
             "nodes": [asdict(n) for n in self.node_reports],
             "events": list(self.events),
+            **({"autoscaling": self.autoscaling} if self.autoscaling is not None else {}),
         }
 
 

@@ -14,7 +14,9 @@ from typing import Any, Sequence
 from ..errors import InputError
 
 _SCHEDULER_KEYS = ("scoringStrategy", "percentageOfNodesToScore")
-_SCOPES = ("kubelet", "scheduler", "gates")
+_SCOPES = ("kubelet", "scheduler", "gates", "autoscaler")
+#: the Cluster Autoscaler's settings a variant may change (``autoscaler.estimator=kubelet-aware``)
+_AUTOSCALER_KEYS = ("estimator", "expander")
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class Variant:
     kubelet: tuple[tuple[tuple[str, ...], Any], ...] = ()
     scheduler: tuple[tuple[str, Any], ...] = ()
     gates: tuple[tuple[str, bool], ...] = ()
+    autoscaler: tuple[tuple[str, Any], ...] = ()
 
     def changes(self) -> tuple[str, ...]:
         """What the variant changes, as given: ``kubelet.topologyManagerPolicy=none``, ..."""
@@ -39,7 +42,8 @@ class Variant:
 
         return (tuple(f"kubelet.{key(k)}={text(v)}" for k, v in self.kubelet)
                 + tuple(f"scheduler.{key(k)}={text(v)}" for k, v in self.scheduler)
-                + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates))
+                + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates)
+                + tuple(f"autoscaler.{k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in self.autoscaler))
 
 
 @dataclass(frozen=True)
@@ -148,6 +152,7 @@ def parse_variant(text: str, index: int = 0) -> Variant:
     kubelet: list[tuple[tuple[str, ...], Any]] = []
     sched: list[tuple[str, Any]] = []
     gates: list[tuple[str, bool]] = []
+    autoscaler: list[tuple[str, Any]] = []
     seen: set[str] = set()
     for part in _split_settings(body):
         key, eq, val = part.partition("=")
@@ -162,9 +167,18 @@ def parse_variant(text: str, index: int = 0) -> Variant:
             raise InputError(f'unknown variant setting "{key}"', path=where,
                              fix=f'did you mean "{near}.{field_}"?' if near and field_ else
                              "settings are kubelet.<KubeletConfiguration field>, scheduler.scoringStrategy, "
-                             "scheduler.percentageOfNodesToScore, gates.<FeatureGate>")
+                             "scheduler.percentageOfNodesToScore, gates.<FeatureGate>, autoscaler.estimator, "
+                             "autoscaler.expander")
         if scope == "kubelet":
             kubelet.append(_kubelet_setting(field_, val, where))
+        elif scope == "autoscaler":
+            from .autoscaling_config import parse_estimator, parse_expander
+
+            if field_ not in _AUTOSCALER_KEYS:
+                raise unknown_key_error(key, [f"autoscaler.{k}" for k in _AUTOSCALER_KEYS], path=where,
+                                        what="variant setting")
+            parse = parse_estimator if field_ == "estimator" else parse_expander
+            autoscaler.append((field_, parse(val, f"{where}.{key}")))
         elif scope == "scheduler":
             if field_ not in _SCHEDULER_KEYS:
                 raise unknown_key_error(key, [f"scheduler.{k}" for k in _SCHEDULER_KEYS], path=where,
@@ -176,7 +190,7 @@ def parse_variant(text: str, index: int = 0) -> Variant:
             if val not in ("true", "false"):
                 raise InputError(f"Invalid value: {val!r}: a gate is true or false", path=f"{where}.{key}")
             gates.append((field_, val == "true"))
-    return Variant(name, tuple(kubelet), tuple(sched), tuple(gates))
+    return Variant(name, tuple(kubelet), tuple(sched), tuple(gates), tuple(autoscaler))
 
 
 def _scheduler_value(key: str, text: str, path: str) -> Any:
@@ -278,6 +292,12 @@ def apply_variant(sc: Any, v: Variant) -> None:
             obj = {**to_builtins(n.node), "apiVersion": "v1", "kind": "Node"}
             obj["status"] = {**(obj.get("status") or {}), "capacity": cap, "allocatable": alloc}
             n.node = node_from_dict(obj, checked=True)  # the scenario's node, new figures
+    if v.autoscaler:
+        a = sc.autoscaling
+        if a is None or a.ca is None:
+            raise InputError("autoscaler settings: the scenario has no Cluster Autoscaler to change", path=where,
+                             fix="add spec.autoscaling.clusterAutoscaler and a node group with minSize/maxSize")
+        a.ca = dataclasses.replace(a.ca, **dict(v.autoscaler))
     if v.scheduler:
         prof = sc.profile
         args = {k: dict(a) for k, a in prof.plugin_args.items()}
