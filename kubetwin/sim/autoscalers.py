@@ -42,18 +42,20 @@ EPOCH_UNIX = 1767225600.0   # 2026-01-01T00:00:00Z, kubetwin.sim.loop.EPOCH
 
 # --- what metrics-server reports -----------------------------------------------------------------
 def pod_cpu_milli(sp: SimPod, c: Controller, running: int, now: float) -> int:
-    """A running pod's CPU usage: its share of the controller's load, else its request."""
+    """A running pod's CPU usage: its share of the controller's load, else what its controller's
+    template requests (the workload's own figure: a request the VPA changed is not a use)."""
     if c.load is not None and c.load.cpu is not None:
         return c.load.cpu_milli(now) // max(running, 1)
-    return sum(_req(ct, "cpu") for ct, _ in sp.pod.all_containers() if _app(sp.pod, ct))
+    return sum(_req(ct, "cpu") for ct, _ in c.template.all_containers() if _app(c.template, ct))
 
 
-def pod_memory(sp: SimPod, now: float) -> int:
-    """A running pod's working set in bytes: its usage curve, else its memory request."""
+def pod_memory(sp: SimPod, c: Controller, now: float) -> int:
+    """A running pod's working set in bytes: its usage curve, else what its controller's template
+    requests."""
     total = 0
     first = True
-    for ct, _ in sp.pod.all_containers():
-        if not _app(sp.pod, ct):
+    for ct, _ in c.template.all_containers():
+        if not _app(c.template, ct):
             continue
         curve = sp.usage.of(ct.name, first) if sp.usage is not None else None
         total += curve.at(now - sp.origin) if curve is not None else _req(ct, "memory") // 1000
@@ -109,7 +111,7 @@ def hpa_proposals(run: HPARun, pods: list[SimPod], now: float, flags: Any) -> li
                     metrics = {sp.pod.name: H.PodMetric(pod_cpu_milli(sp, c, len(running), now), now)
                                for sp in running}
                 elif m.name == "memory":
-                    metrics = {sp.pod.name: H.PodMetric(pod_memory(sp, now) * 1000, now) for sp in running}
+                    metrics = {sp.pod.name: H.PodMetric(pod_memory(sp, c, now) * 1000, now) for sp in running}
                 else:
                     raise H.MetricError(f"metrics-server reports cpu and memory only, not {m.name}")
                 if m.target_type == "Utilization":
@@ -309,7 +311,7 @@ class Autoscalers:
             t = EPOCH_UNIX + now
             for sp in pods:
                 cpu = pod_cpu_milli(sp, run.target, len(pods), now)
-                mem = pod_memory(sp, now)
+                mem = pod_memory(sp, run.target, now)
                 first = sp.pod.spec.containers[0].name if sp.pod.spec.containers else ""
                 for ct in sp.pod.spec.containers:
                     agg = run.aggregates.get(ct.name)

@@ -144,6 +144,10 @@ class ClusterAutoscalerLoop:
         pending = self._unschedulable()
         if not pending:
             return
+        # FilterOutSchedulable: pods that fit an existing node's free room wait for the scheduler
+        cs = self.sim.cluster
+        free, npods = cs.free.copy(), cs.npods.copy()
+        pending = [sp for sp in pending if not self._first_fit(sp, free, npods, skip=())]
         pods = [self._ca_pod(sp) for sp in pending]
         # pods that fit nodes still being provisioned wait for them (upcoming nodes count as existing)
         for g, ups in self.upcoming.items():
@@ -311,26 +315,30 @@ class ClusterAutoscalerLoop:
                                      "empty": name in empty})
         resize_cluster(sim, [], remove)
 
+    def _first_fit(self, sp: SimPod, free: Any, npods: Any, skip: Any) -> bool:
+        """Put ``sp`` on the first node (node-tree order) whose free requests, pod slots and
+        node-local checks take it, outside ``skip``; ``free``/``npods`` are updated."""
+        import numpy as np
+
+        cs = self.sim.cluster
+        vec = cs.amounts(sp.pod).bound
+        ok = (free >= vec).all(axis=1) & (npods < cs.pods_alloc) & ~cs.unschedulable
+        for k in np.flatnonzero(ok):
+            if k in skip or not node_local_fit(sp.pod, cs.infos[k].node, self.sim.gates):
+                continue
+            free[k] -= vec
+            npods[k] += 1
+            return True
+        return False
+
     def _place_elsewhere(self, skip: int, pods: list[SimPod], free: Any, npods: Any) -> bool:
-        sim = self.sim
-        cs = sim.cluster
-        trial_free = free.copy()
-        trial_n = npods.copy()
+        """The drain simulation: every pod of node ``skip`` finds room on a node that is neither
+        it nor another unneeded node; the room is taken only if all of them do."""
+        cs = self.sim.cluster
+        trial_free, trial_n = free.copy(), npods.copy()
+        others = {skip} | {cs.index[n] for n in self.unneeded_since if n in cs.index}
         for sp in pods:
-            vec = cs.amounts(sp.pod).bound
-            placed = False
-            for k in range(cs.n):
-                if k == skip or cs.names[k] in self.unneeded_since:
-                    continue
-                if trial_n[k] + 1 > cs.pods_alloc[k] or (trial_free[k] < vec).any():
-                    continue
-                if not node_local_fit(sp.pod, cs.infos[k].node, sim.gates):
-                    continue
-                trial_free[k] -= vec
-                trial_n[k] += 1
-                placed = True
-                break
-            if not placed:
+            if not self._first_fit(sp, trial_free, trial_n, others):
                 return False
         free[:] = trial_free
         npods[:] = trial_n
