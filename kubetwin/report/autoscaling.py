@@ -8,7 +8,7 @@ Reads :attr:`kubetwin.sim.results.SimResult.autoscaling` (plain data). Not an up
 from __future__ import annotations
 
 import html
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 
 def _e(x: Any) -> str:
@@ -69,3 +69,31 @@ def autoscaling_section(results: Sequence[Any]) -> str:
 def _clock(t: float) -> str:
     t = int(t)
     return f"{t // 3600}h{t % 3600 // 60:02d}m{t % 60:02d}s"
+
+
+def autoscaling_rows(sums: Sequence[dict[str, Any]]) -> list[tuple[str, Callable[[dict[str, Any]], float], str]]:
+    """The terminal summary's autoscaling rows (label, figure, kind), for the runs' summaries."""
+    a = [s.get("autoscaling") or {} for s in sums]
+    rows: list[tuple[str, Callable[[dict[str, Any]], float], str]] = []
+
+    def get(*path: str) -> Callable[[dict[str, Any]], float]:
+        def fig(s: dict[str, Any]) -> float:
+            v: Any = s.get("autoscaling") or {}
+            for p in path:
+                v = v.get(p, 0) if isinstance(v, dict) else 0
+            return int(v or 0)
+        return fig
+
+    if any("replicas" in x for x in a):
+        rows.append(("HPA replicas, peak (summed)", lambda s: int(sum(
+            r["max"] for r in ((s.get("autoscaling") or {}).get("replicas") or {}).values())), "n"))
+        rows.append(("HPA rescales", get("hpaRescales"), "n"))
+    if any("vpaEvictions" in x for x in a):
+        rows.append(("VPA evictions", get("vpaEvictions"), "n"))
+    if any("nodes" in x for x in a):
+        rows.append(("autoscaled nodes, peak", get("nodes", "max"), "n"))
+        rows.append(("nodes added by the Cluster Autoscaler", get("nodesAdded"), "n"))
+        rows.append(("nodes removed by the Cluster Autoscaler", get("scaleDowns"), "n"))
+        rows.append(("pods rejected by the kubelets of added nodes", lambda s: int(sum(
+            ((s.get("autoscaling") or {}).get("podsRejectedOnAddedNodes") or {}).values())), "n"))
+    return rows

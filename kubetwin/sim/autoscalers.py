@@ -80,6 +80,23 @@ class HPARun:
     target: Any
     state: H.HPAState = field(default_factory=H.HPAState)
     last: H.Decision | None = None
+    #: (pod uid, resource) -> (phase, its HPAPod): a pod's view changes only with its phase
+    seen: dict[tuple[str, str], tuple[str, H.HPAPod]] = field(default_factory=dict)
+
+    def hpa_pods(self, pods: list[SimPod], resource: str) -> list[H.HPAPod]:
+        out = []
+        seen = self.seen
+        for sp in pods:
+            key = (sp.pod.uid, resource)
+            got = seen.get(key)
+            if got is None or got[0] != sp.phase:
+                got = seen[key] = (sp.phase, _hpa_pod(sp, resource))
+            out.append(got[1])
+        if len(seen) > 4 * len(pods) + 1024:   # forget pods that are gone
+            alive = {sp.pod.uid for sp in pods}
+            for k in [k for k in seen if k[0] not in alive]:
+                del seen[k]
+        return out
 
 
 def _hpa_pod(sp: SimPod, resource: str) -> H.HPAPod:
@@ -106,10 +123,14 @@ def hpa_proposals(run: HPARun, pods: list[SimPod], now: float, flags: Any) -> li
     for m in spec.metrics:
         try:
             if m.type in ("Resource", "ContainerResource"):
-                hpods = [_hpa_pod(sp, m.name) for sp in pods]
+                hpods = run.hpa_pods(pods, m.name)
                 if m.name == "cpu":
-                    metrics = {sp.pod.name: H.PodMetric(pod_cpu_milli(sp, c, len(running), now), now)
-                               for sp in running}
+                    if c.load is not None and c.load.cpu is not None:   # one share for every pod
+                        share = H.PodMetric(c.load.cpu_milli(now) // max(len(running), 1), now)
+                        metrics = {sp.pod.name: share for sp in running}
+                    else:
+                        metrics = {sp.pod.name: H.PodMetric(pod_cpu_milli(sp, c, len(running), now), now)
+                                   for sp in running}
                 elif m.name == "memory":
                     metrics = {sp.pod.name: H.PodMetric(pod_memory(sp, c, now) * 1000, now) for sp in running}
                 else:
@@ -123,7 +144,7 @@ def hpa_proposals(run: HPARun, pods: list[SimPod], now: float, flags: Any) -> li
             elif m.type == "Pods":
                 total = c.load.metric_milli(m.name, now) or 0
                 per = {sp.pod.name: H.PodMetric(total // max(len(running), 1), now) for sp in running}
-                hpods = [_hpa_pod(sp, "") for sp in pods]
+                hpods = run.hpa_pods(pods, "")
                 out.append(H.plain_metric_replicas(c.replicas, m.average_value_milli or 0, "", hpods, per, now,
                                                    tolerances=tol, **kw))
             else:   # External
@@ -131,7 +152,7 @@ def hpa_proposals(run: HPARun, pods: list[SimPod], now: float, flags: Any) -> li
                 if m.target_type == "AverageValue":
                     out.append(H.per_pod_value_replicas(len(pods), total, m.average_value_milli or 1, tol))
                 else:
-                    hpods = [_hpa_pod(sp, "") for sp in pods]
+                    hpods = run.hpa_pods(pods, "")
                     out.append(H.object_or_external_value_replicas(c.replicas, total, m.value_milli or 1, hpods,
                                                                    tol))
         except H.MetricError as exc:

@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ..autoscale import clusterautoscaler as CA
 from ..model.node import node_from_dict
 
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
     from .scenario import SimNode
 
 MAX_EMPTY_BULK_DELETE = 10
+#: ``--scale-down-non-empty-candidates-count``: non-empty nodes newly checked for removal per scan
+NON_EMPTY_CANDIDATES = 30
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 
 
@@ -56,9 +60,11 @@ def node_local_fit(pod: Any, node: Any, gates: Any) -> bool:
     from ..scheduler.plugins.helpers import untolerated_taint
     from ..scheduler.plugins.nodeaffinity.node_affinity import required_node_affinity
 
+    taints = [t for t in node.spec.taints if t.effect in ("NoSchedule", "NoExecute")]
+    if not taints and not pod.spec.node_selector and pod.spec.affinity is None:
+        return True
     if not required_node_affinity(pod)(node.metadata.labels, node.metadata.name):
         return False
-    taints = [t for t in node.spec.taints if t.effect in ("NoSchedule", "NoExecute")]
     ops = gates.enabled("TaintTolerationComparisonOperators")
     return untolerated_taint(taints, pod.spec.tolerations, ops) is None
 
@@ -255,31 +261,51 @@ class ClusterAutoscalerLoop:
         sim = self.sim
         cs = sim.cluster
         cpu_j, mem_j = cs.rindex.get("cpu"), cs.rindex.get("memory")
-        everyone = [(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+        everyone: list[tuple[Any, bool]] | None = None
         free = cs.free.copy()
         npods = cs.npods.copy()
         candidates: list[tuple[int, str]] = []
         seen: set[str] = set()
+        # utilization: max of the cpu and memory requests over allocatable
+        util = np.zeros(cs.n)
+        for j in (cpu_j, mem_j):
+            if j is not None:
+                a = cs.alloc[:, j]
+                util = np.maximum(util, np.divide(cs.requested[:, j], a, out=np.zeros(cs.n), where=a > 0))
+        below: list[int] = []
         for i, sn in enumerate(sim.sim_nodes):
             name = cs.names[i]
             if sn.group not in self.groups:
                 continue
             seen.add(name)
-            util = 0.0
-            for j in (cpu_j, mem_j):
-                if j is not None and cs.alloc[i, j] > 0:
-                    util = max(util, float(cs.requested[i, j]) / float(cs.alloc[i, j]))
-            if util >= self.flags.scale_down_utilization_threshold:
+            if util[i] >= self.flags.scale_down_utilization_threshold:
                 self.unneeded_since.pop(name, None)
                 continue
+            below.append(i)
+        # empty nodes and the nodes already unneeded are checked again; at most NON_EMPTY_CANDIDATES
+        # other non-empty ones (the least utilized first)
+        fresh = sorted((i for i in below if sim.residents[i] and cs.names[i] not in self.unneeded_since),
+                       key=lambda i: (util[i], i))[NON_EMPTY_CANDIDATES:]
+        skipped = set(fresh)
+        busy = {cs.index[n] for n in self.unneeded_since if n in cs.index}
+        for i in below:
+            if i in skipped:
+                continue
+            name = cs.names[i]
             residents = list(sim.residents[i].values())
-            ok = all(self._blocks(sp, everyone) is None for sp in residents)
-            if ok and residents:   # the pods must fit the other nodes (first fit, requests and pod count)
-                ok = self._place_elsewhere(i, residents, free, npods)
+            ok = True
+            if residents:
+                if everyone is None:
+                    everyone = [(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+                ok = all(self._blocks(sp, everyone) is None for sp in residents)
+                if ok:   # the pods must fit the other nodes (first fit, requests and pod count)
+                    ok = self._place_elsewhere(i, residents, free, npods, busy)
             if not ok:
                 self.unneeded_since.pop(name, None)
+                busy.discard(i)
                 continue
             self.unneeded_since.setdefault(name, now)
+            busy.add(i)
             candidates.append((i, name))
         for name in list(self.unneeded_since):
             if name not in seen:
@@ -318,8 +344,6 @@ class ClusterAutoscalerLoop:
     def _first_fit(self, sp: SimPod, free: Any, npods: Any, skip: Any) -> bool:
         """Put ``sp`` on the first node (node-tree order) whose free requests, pod slots and
         node-local checks take it, outside ``skip``; ``free``/``npods`` are updated."""
-        import numpy as np
-
         cs = self.sim.cluster
         vec = cs.amounts(sp.pod).bound
         ok = (free >= vec).all(axis=1) & (npods < cs.pods_alloc) & ~cs.unschedulable
@@ -331,12 +355,11 @@ class ClusterAutoscalerLoop:
             return True
         return False
 
-    def _place_elsewhere(self, skip: int, pods: list[SimPod], free: Any, npods: Any) -> bool:
+    def _place_elsewhere(self, skip: int, pods: list[SimPod], free: Any, npods: Any, busy: set[int]) -> bool:
         """The drain simulation: every pod of node ``skip`` finds room on a node that is neither
-        it nor another unneeded node; the room is taken only if all of them do."""
-        cs = self.sim.cluster
+        it nor another unneeded node (``busy``); the room is taken only if all of them do."""
         trial_free, trial_n = free.copy(), npods.copy()
-        others = {skip} | {cs.index[n] for n in self.unneeded_since if n in cs.index}
+        others = busy | {skip}
         for sp in pods:
             if not self._first_fit(sp, trial_free, trial_n, others):
                 return False
@@ -411,9 +434,20 @@ def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> Non
         if sp.node >= 0:
             name = old_names[sp.node]
             sp.node = index[name] if name in index else sim.retired_index(name)
+    carried = old.cluster.resources == new.cluster.resources
+    if carried:   # what the old cache worked out per pod shape still holds (same resource columns)
+        new.cluster._amounts = old.cluster._amounts
+        new.cluster._amounts_by_spec = old.cluster._amounts_by_spec
     for i, res in enumerate(sim.residents):
         for sp in res.values():
             new.bind(sp.pod, names[i])
+    if carried:   # selector counts per node follow the nodes by name (new and removed nodes hold none)
+        where = np.array([index.get(n, -1) for n in old_names])
+        kept = where >= 0
+        for key, (ns, term, matcher, counts) in old.cluster._match_counts.items():
+            moved = np.zeros(new.cluster.n, dtype=counts.dtype)
+            moved[where[kept]] = counts[kept]
+            new.cluster._match_counts[key] = (ns, term, matcher, moved)
     for sp in sim.by_uid.values():
         nn = sp.pod.status.nominated_node_name
         if sp.phase == "Pending" and nn and nn in index:
