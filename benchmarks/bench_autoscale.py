@@ -39,7 +39,7 @@ def write_scenario(folder: Path, nodes: int, deployments: int, vpas: int) -> Pat
     docs = []
     for k in range(deployments):
         peak = 8 + (k % 12)           # the peak hour moves from one Deployment to the next
-        base, top = 4 + k % 5, 40 + (k % 7) * 10   # cores, all replicas together
+        base, top = 4 + k % 5, 80 + (k % 7) * 20   # cores, all replicas together
         curve = [["0h", base], [f"{peak - 4}h", base], [f"{peak}h", top], [f"{peak + 4}h", base], ["24h", base]]
         name = f"app-{k}"
         docs.append({"apiVersion": "apps/v1", "kind": "Deployment",
@@ -80,11 +80,13 @@ def main() -> None:
         t0 = time.perf_counter()
         sc = load_scenario(path)
         t1 = time.perf_counter()
+        c1 = time.process_time()
         r = simulate(sc)
         t2 = time.perf_counter()
+        c2 = time.process_time()
     s = r.summary()["autoscaling"]
     print(f"load scenario ({args.nodes} nodes, {args.deployments} Deployments+HPAs, {args.vpas} VPAs): {t1 - t0:.2f} s")
-    print(f"one simulated day, 5-minute steps: {t2 - t1:.2f} s wall (target < 60 s)")
+    print(f"one simulated day, 5-minute steps: {t2 - t1:.2f} s wall, {c2 - c1:.2f} s CPU (target < 60 s)")
     print(f"pods created: {len(r.pods)}, scheduling attempts: {r.counters.attempts}")
     print(f"nodes min/max/end: {s['nodes']['min']}/{s['nodes']['max']}/{s['nodes']['end']}, "
           f"scale-ups {s['scaleUps']}, scale-downs {s['scaleDowns']}, HPA rescales {s['hpaRescales']}, "

@@ -434,20 +434,12 @@ def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> Non
         if sp.node >= 0:
             name = old_names[sp.node]
             sp.node = index[name] if name in index else sim.retired_index(name)
-    carried = old.cluster.resources == new.cluster.resources
-    if carried:   # what the old cache worked out per pod shape still holds (same resource columns)
-        new.cluster._amounts = old.cluster._amounts
-        new.cluster._amounts_by_spec = old.cluster._amounts_by_spec
-    for i, res in enumerate(sim.residents):
-        for sp in res.values():
-            new.bind(sp.pod, names[i])
-    if carried:   # selector counts per node follow the nodes by name (new and removed nodes hold none)
-        where = np.array([index.get(n, -1) for n in old_names])
-        kept = where >= 0
-        for key, (ns, term, matcher, counts) in old.cluster._match_counts.items():
-            moved = np.zeros(new.cluster.n, dtype=counts.dtype)
-            moved[where[kept]] = counts[kept]
-            new.cluster._match_counts[key] = (ns, term, matcher, moved)
+    if old.cluster.resources == new.cluster.resources:
+        new.cluster.adopt(old.cluster)   # the bound pods move over as they are
+    else:
+        for i, res in enumerate(sim.residents):
+            for sp in res.values():
+                new.bind(sp.pod, names[i])
     for sp in sim.by_uid.values():
         nn = sp.pod.status.nominated_node_name
         if sp.phase == "Pending" and nn and nn in index:
