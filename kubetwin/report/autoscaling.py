@@ -11,6 +11,9 @@ import html
 from typing import Any, Callable, Sequence
 
 
+MAX_SCALE_UP_ROWS = 500
+
+
 def _e(x: Any) -> str:
     return html.escape(str(x))
 
@@ -55,7 +58,10 @@ def autoscaling_section(results: Sequence[Any]) -> str:
                 f"<td>{u['pods']}</td><td>{u['unschedulablePods']}</td><td class=l>"
                 f"{_e(', '.join(str(o['nodeGroup']) + ': ' + str(o['nodes']) + ' nodes for ' + str(o['pods']) + ' pods' for o in u['options']))}</td>"
                 f"<td class='l msg'>{_e('; '.join(f'{n}× {k}' for k, n in u['why'].items()))}</td></tr>"
-                for u in ca.get("scaleUps") or [])
+                for u in (ca.get("scaleUps") or [])[:MAX_SCALE_UP_ROWS])
+            more = len(ca.get("scaleUps") or []) - MAX_SCALE_UP_ROWS
+            if more > 0:
+                parts.append(f"<p>the first {MAX_SCALE_UP_ROWS} scale-ups; {more} more in the JSON results</p>")
             if rows:
                 parts.append("<div class=scroll><table><thead><tr><th>time</th><th>node group</th><th>nodes</th>"
                              "<th>pods placed</th><th>unschedulable</th><th>options (estimator)</th><th>why: "

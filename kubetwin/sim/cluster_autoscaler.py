@@ -102,6 +102,8 @@ class ClusterAutoscalerLoop:
         key = (sp.pod.uid, group)
         got = self._fit_memo.get(key)
         if got is None:
+            if len(self._fit_memo) > 100_000:
+                self._fit_memo.clear()
             got = self._fit_memo[key] = node_local_fit(sp.pod, self.groups[group].template.node, self.sim.gates)
         return got
 

@@ -298,6 +298,9 @@ def apply_variant(sc: Any, v: Variant) -> None:
             raise InputError("autoscaler settings: the scenario has no Cluster Autoscaler to change", path=where,
                              fix="add spec.autoscaling.clusterAutoscaler and a node group with minSize/maxSize")
         a.ca = dataclasses.replace(a.ca, **dict(v.autoscaler))
+        if "priority" in a.ca.expander and a.ca.priorities is None:
+            raise InputError("autoscaler.expander: the priority expander needs its ConfigMap's priorities",
+                             path=where, fix="set spec.autoscaling.clusterAutoscaler.priorities in the scenario")
     if v.scheduler:
         prof = sc.profile
         args = {k: dict(a) for k, a in prof.plugin_args.items()}

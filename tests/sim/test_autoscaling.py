@@ -280,3 +280,28 @@ def test_results_carry_the_autoscaling_series_and_summary(tmp_path, kit):
     assert data["autoscaling"]["timeSeries"][0]["nodes"] == {"pool": 1}
     s = r.summary()["autoscaling"]
     assert s["scaleUps"] >= 1 and s["nodes"]["max"] >= 2
+
+
+def test_a_priority_expander_variant_without_priorities_is_refused(tmp_path, kit):
+    sc = kit.scenario(tmp_path, ca_spec())
+    with pytest.raises(InputError, match="needs its ConfigMap's priorities"):
+        apply_variant(sc, parse_variant("x:autoscaler.expander=priority"))
+
+
+def test_the_priority_expander_picks_the_group_the_config_map_prefers(tmp_path, kit):
+    spec = ca_spec(expander="priority", priorities="10: [big]\n1: [small]")
+    spec["nodeGroups"] = [
+        {"name": "small", "count": 1, "minSize": 1, "maxSize": 5, "capacity": {"cpu": "4", "memory": "16Gi"}},
+        {"name": "big", "count": 0, "minSize": 0, "maxSize": 5, "capacity": {"cpu": "16", "memory": "64Gi"}}]
+    r = simulate(kit.scenario(tmp_path, spec, deployment(replicas=6, cpu="1500m")))
+    ups = r.autoscaling["clusterAutoscaler"]["scaleUps"]
+    assert ups[0]["nodeGroup"] == "big" and {o["nodeGroup"] for o in ups[0]["options"]} == {"small", "big"}
+
+
+def test_least_waste_picks_the_group_that_wastes_least(tmp_path, kit):
+    spec = ca_spec()
+    spec["nodeGroups"] = [
+        {"name": "odd", "count": 1, "minSize": 1, "maxSize": 5, "capacity": {"cpu": "5", "memory": "16Gi"}},
+        {"name": "even", "count": 0, "minSize": 0, "maxSize": 5, "capacity": {"cpu": "6", "memory": "16Gi"}}]
+    r = simulate(kit.scenario(tmp_path, spec, deployment(replicas=6, cpu="3", memory="1Gi")))
+    assert r.autoscaling["clusterAutoscaler"]["scaleUps"][0]["nodeGroup"] == "even"
