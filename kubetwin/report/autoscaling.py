@@ -10,7 +10,6 @@ from __future__ import annotations
 import html
 from typing import Any, Callable, Sequence
 
-
 MAX_SCALE_UP_ROWS = 500
 
 
