@@ -21,8 +21,15 @@ only if that kubelet would admit the pod. Upstream has no such estimator; the co
 ``binpacking`` shows how many pods upstream's choice leaves failed (``TopologyAffinityError``).
 
 New nodes join the simulation after ``nodeProvisioningTime`` (the cloud's boot time, kubetwin's
-default 2 min); the scheduler is rebuilt over the new node list in upstream's node-tree order
-(:func:`resize_cluster`) with every running pod bound again.
+default 2 min); the scheduler starts again over the new node list in upstream's node-tree order
+(:func:`resize_cluster`) and its cache takes the bound pods over by node name
+(``ClusterState.adopt``).
+
+Simplifications, stated: the estimator's and the drain simulation's predicate is NodeAffinity,
+TaintToleration and the requests (not inter-pod affinity or topology spread); equivalence groups
+are pods of one controller and one request shape; a pod's scale-up reason is its last scheduler
+message; node deletion is immediate once a node is chosen (no ``ToBeDeletedByClusterAutoscaler``
+taint period).
 """
 
 from __future__ import annotations
@@ -391,9 +398,9 @@ class ClusterAutoscalerLoop:
 
 def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> None:
     """Nodes join or leave: the scheduler is started again over the new node list (appended nodes
-    last, as the node tree receives them), every running pod bound again where it runs, nominations
-    kept, the rotation of ``nextStartNodeIndex`` carried over; the simulator's per-node state
-    follows the nodes by name. Removed nodes must be empty. Pods parked as unschedulable hear
+    last, as the node tree receives them), its cache taking over every bound pod where it runs,
+    nominations kept, the rotation of ``nextStartNodeIndex`` carried over; the simulator's per-node
+    state follows the nodes by name. Removed nodes must be empty. Pods parked as unschedulable hear
     ``NodeAdd`` for each new node."""
     from ..scheduler import Scheduler
     from ..scheduler.backend.queue import NODE_ADD
