@@ -95,6 +95,8 @@ class ClusterAutoscalerLoop:
         self.added: set[str] = set()
         self.kubelet_aware = self.flags.estimator == "kubelet-aware"
         self._fit_memo: dict[tuple[str, str], bool] = {}
+        #: per pod shape, the nodes that fit it at the start of the current scan (:meth:`_first_fit`)
+        self._fits: dict[bytes, Any] = {}
 
     # --- sizes ---------------------------------------------------------------------------------
     def group_sizes(self) -> dict[str, int]:
@@ -162,6 +164,7 @@ class ClusterAutoscalerLoop:
         # FilterOutSchedulable: pods that fit an existing node's free room wait for the scheduler
         cs = self.sim.cluster
         free, npods = cs.free.copy(), cs.npods.copy()
+        self._fits = {}
         pending = [sp for sp in pending if not self._first_fit(sp, free, npods, skip=())]
         pods = [self._ca_pod(sp) for sp in pending]
         # pods that fit nodes still being provisioned wait for them (upcoming nodes count as existing)
@@ -273,6 +276,7 @@ class ClusterAutoscalerLoop:
         everyone: list[tuple[Any, bool]] | None = None
         free = cs.free.copy()
         npods = cs.npods.copy()
+        self._fits = {}
         candidates: list[tuple[int, str]] = []
         seen: set[str] = set()
         # utilization: max of the cpu and memory requests over allocatable
@@ -352,12 +356,29 @@ class ClusterAutoscalerLoop:
 
     def _first_fit(self, sp: SimPod, free: Any, npods: Any, skip: Any) -> bool:
         """Put ``sp`` on the first node (node-tree order) whose free requests, pod slots and
-        node-local checks take it, outside ``skip``; ``free``/``npods`` are updated."""
+        node-local checks take it, outside ``skip``; ``free``/``npods`` are updated.
+
+        Within one scan free room only shrinks (trials take room, a failed trial gives back only
+        what it took), so the nodes that fit a pod shape at the start of the scan are worked out
+        once per shape (``self._fits``) and only those are looked at again."""
         cs = self.sim.cluster
         vec = cs.amounts(sp.pod).bound
-        ok = (free >= vec).all(axis=1) & (npods < cs.pods_alloc) & ~cs.unschedulable
-        for k in np.flatnonzero(ok):
-            if k in skip or not node_local_fit(sp.pod, cs.infos[k].node, self.sim.gates):
+        key = vec.tobytes()
+        cand = self._fits.get(key)
+        if cand is None:
+            cols = np.flatnonzero(vec)
+            ok = (npods < cs.pods_alloc) & ~cs.unschedulable
+            if len(cols):
+                ok &= (free[:, cols] >= vec[cols]).all(axis=1)
+            cand = self._fits[key] = (np.flatnonzero(ok).tolist(), cols, vec[cols])
+        nodes, cols, want = cand
+        alloc = cs.pods_alloc
+        for k in nodes:
+            if k in skip or npods[k] >= alloc[k]:
+                continue
+            if len(cols) and not (free[k, cols] >= want).all():
+                continue
+            if not node_local_fit(sp.pod, cs.infos[k].node, self.sim.gates):
                 continue
             free[k] -= vec
             npods[k] += 1

@@ -295,12 +295,14 @@ def apply_variant(sc: Any, v: Variant) -> None:
     if v.autoscaler:
         a = sc.autoscaling
         if a is None or a.ca is None:
-            raise InputError("autoscaler settings: the scenario has no Cluster Autoscaler to change", path=where,
+            raise InputError(f"autoscaler settings ({where}): the scenario has no Cluster Autoscaler to change",
+                             file=sc.source, path="spec.autoscaling.clusterAutoscaler",
                              fix="add spec.autoscaling.clusterAutoscaler and a node group with minSize/maxSize")
         a.ca = dataclasses.replace(a.ca, **dict(v.autoscaler))
         if "priority" in a.ca.expander and a.ca.priorities is None:
-            raise InputError("autoscaler.expander: the priority expander needs its ConfigMap's priorities",
-                             path=where, fix="set spec.autoscaling.clusterAutoscaler.priorities in the scenario")
+            raise InputError(f"autoscaler.expander ({where}): the priority expander needs its ConfigMap's "
+                             "priorities", file=sc.source, path="spec.autoscaling.clusterAutoscaler.priorities",
+                             fix="set spec.autoscaling.clusterAutoscaler.priorities in the scenario")
     if v.scheduler:
         prof = sc.profile
         args = {k: dict(a) for k, a in prof.plugin_args.items()}
