@@ -460,6 +460,11 @@ _CONTAINER_POLICY = obj(
     startupBoost=_STARTUP_BOOST)
 
 
+def vpa_spec() -> Any:
+    """The ``autoscaling.k8s.io/v1`` VerticalPodAutoscaler CRD's fields (1.7.1), for strict decoding."""
+    return _vpa_spec()
+
+
 def _vpa_spec() -> Any:
     return obj(
         apiVersion=STRING, kind=STRING, metadata=type_spec("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"),

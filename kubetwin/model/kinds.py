@@ -53,6 +53,12 @@ def _nrt_decode(obj: dict[str, Any], file: str | None) -> Any:
     validate_node_resource_topology(obj, file)
 
 
+def _vpa_spec(api_version: str) -> Spec:
+    from ..autoscale.vpa import vpa_spec
+
+    return vpa_spec()
+
+
 #: Kinds outside the Kubernetes API that kubetwin reads, by kind.
 CUSTOM_KINDS: Mapping[str, CustomKind] = {c.kind: c for c in (
     CustomKind("NodeResourceTopology", ("topology.node.k8s.io/v1alpha2", "topology.node.k8s.io/v1alpha1"), _nrt_spec,
@@ -60,6 +66,7 @@ CUSTOM_KINDS: Mapping[str, CustomKind] = {c.kind: c for c in (
     CustomKind("KubeletConfiguration", ("kubelet.config.k8s.io/v1beta1",)),
     CustomKind("KubeSchedulerConfiguration", ("kubescheduler.config.k8s.io/v1",)),
     CustomKind("Simulation", ("kubetwin.io/v1alpha1",)),
+    CustomKind("VerticalPodAutoscaler", ("autoscaling.k8s.io/v1",), _vpa_spec),
 )}
 
 

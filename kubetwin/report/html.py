@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
+from .autoscaling import autoscaling_section
 from .markup import escape
 from .placement import placement_section
 from .sections.cpu import render_cpu
@@ -75,6 +76,7 @@ def render_html(results: Sequence[SimResult], title: str = "kubetwin simulation"
     parts.append(summary_section(results, sums, bases, base_sums))
     parts.append(placement_section(results))
     parts.append(over_time_section(results))
+    parts.append(autoscaling_section(results))
     for r, s in zip(results, sums):
         parts.append(reasons_section(r, s))
     for r in results:

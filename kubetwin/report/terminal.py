@@ -64,6 +64,10 @@ def summary_rows(sums: Sequence[dict[str, Any]]) -> list[tuple[str, Callable[[di
                      lambda s: s.get("cpu", {}).get("peakNodeCpuSomeAvg10", 0.0) / 100, "%"))
     rows.append(("pods given exclusive CPUs", lambda s: s["exclusiveCpuPods"], "n"))
     rows.append(("CPUs stranded on partly used NUMA, at the end", lambda s: s["strandedCpus"], "n"))
+    if any("autoscaling" in s for s in sums):
+        from .autoscaling import autoscaling_rows
+
+        rows.extend(autoscaling_rows(sums))
     rows.append(("simulated time", lambda s: s["simulatedSeconds"], "t"))
     rows.append(("wall time", lambda s: s["wallSeconds"], "s"))
     return rows

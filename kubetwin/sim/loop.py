@@ -44,7 +44,7 @@ from .results import PodRecord, Sample, SimResult
 from .scenario import Scenario, SimNode
 from .workload import Controller
 
-ARRIVE, COMPLETE, CONTROLLER, SAMPLE, FLUSH = range(5)
+ARRIVE, COMPLETE, CONTROLLER, SAMPLE, FLUSH, AUTOSCALE = range(6)
 #: how long node pressure may keep the clock going after the last event (no horizon set)
 PRESSURE_SETTLE = 3600.0
 #: the simulated clock's zero, for ``status.startTime`` (preemption orders victims by it)
@@ -210,6 +210,13 @@ class Simulator:
             from .nrt_exporter import TopologyExporters
 
             self.nrt = TopologyExporters(self, st.node_resource_topology)
+        #: names of nodes the Cluster Autoscaler removed (pods that ran there keep them)
+        self.retired: list[str] = []
+        self.autoscalers: Any = None
+        if scenario.autoscaling is not None and scenario.autoscaling.active:
+            from .autoscalers import Autoscalers
+
+            self.autoscalers = Autoscalers(self)
 
     # --- the clock ---------------------------------------------------------------------------------
     def push(self, t: float, kind: int, obj: Any) -> None:
@@ -232,12 +239,15 @@ class Simulator:
             from .resize import schedule as schedule_resizes
 
             self.resizes = schedule_resizes(self)
+        if self.autoscalers is not None:
+            for what, _ in self.autoscalers.periods():
+                self.push(0.0, AUTOSCALE, what)
         self.push(0.0, SAMPLE, None)
         horizon = self.sc.settings.horizon
         done = 0
         heap = self.heap
         flush = False
-        while heap and (self.live > 0 or self.pending or self._pressure_busy()):
+        while heap and (self.live > 0 or self.pending or self._pressure_busy() or self.autoscalers is not None):
             t, _, kind, obj = heapq.heappop(heap)
             if kind < SAMPLE:
                 self.live -= 1
@@ -276,8 +286,13 @@ class Simulator:
                 if self.pressure is not None:
                     self.pressure.synchronize(t)
                 self._sample()
-                if self.live > 0 or self.pending or self._pressure_busy():
+                if self.live > 0 or self.pending or self._pressure_busy() or self.autoscalers is not None:
                     self.push(t + self.sc.settings.sample_interval, SAMPLE, None)
+            elif kind == AUTOSCALE:
+                self.autoscalers.tick(obj, t)
+                period = dict(self.autoscalers.periods()).get(obj)
+                if period is not None:
+                    self.push(t + period, AUTOSCALE, obj)
             if not heap or heap[0][0] > t:
                 if flush:
                     flush = False
@@ -287,7 +302,7 @@ class Simulator:
                     self._plan_flush(self.queue.oldest_unschedulable())
                 else:
                     self._schedule_all()
-                if self.pending and self.live == 0 and not self._pressure_busy():
+                if self.pending and self.live == 0 and not self._pressure_busy() and self.autoscalers is None:
                     break
         if self.cpu is not None:
             self.cpu.step(self.now)   # the CPU used since the last sample
@@ -558,13 +573,15 @@ class Simulator:
         n = c.wanted()
         for _ in range(n):
             pod = _controller_pod(c, c.created)
-            if c.created >= c.replicas and not c.is_job:
+            if c.created - c.retired >= c.replicas and not c.is_job:
                 self.counters.recreated += 1
             c.created += 1
             c.active += 1
             sp = SimPod(len(self.pods), pod, self.now, c.duration.sample(_rng(self.sc, c.key, c.created)), c.key,
                         c.usage)
             self.pods.append(sp)
+            if self.autoscalers is not None:
+                sp.pod = self.autoscalers.admit_new_pod(c, sp.pod)
             self._arrive(sp)
             if sp.phase == "Rejected":
                 break
@@ -591,15 +608,17 @@ class Simulator:
             taken = sum(len(((a or {}).get("devices") or {}).get("results") or ()) for a in self.dra.allocations().values())
             util["devices"] = taken / self.dra_devices
         pressure = self.pressure.nodes_under_pressure() if self.pressure is not None else {}
+        if self.autoscalers is not None:
+            self.autoscalers.sample(self.now)
         self.samples.append(Sample(self.now, self.running, self.pending, util, gpu_frag, pressure,
                                    self.counters.evicted, self.counters.oom_killed))
 
     def _result(self, wall: float) -> SimResult:
         from .metrics import node_reports
 
-        names = self.cluster.names
-        records = [PodRecord(sp.pod.name, sp.pod.namespace, sp.phase, names[sp.node] if sp.node >= 0 else "",
-                             sp.arrival, sp.start if sp.node >= 0 else None, sp.end, sp.reason, sp.message,
+        name = self.node_name
+        records = [PodRecord(sp.pod.name, sp.pod.namespace, sp.phase, name(sp.node),
+                             sp.arrival, sp.start if sp.node != -1 else None, sp.end, sp.reason, sp.message,
                              sp.attempts, sp.cpus, sp.mems, sp.priority, sp.owner or "",
                              [list(g) for g in sp.gpus] if sp.gpus else None, list(sp.claims), sp.restarts)
                    for sp in self.pods]
@@ -615,7 +634,27 @@ class Simulator:
         from .runtime_policies import placement_report
 
         result.placement = placement_report(self, result.node_reports)
+        if self.autoscalers is not None:
+            result.autoscaling = self.autoscalers.result()
         return result
+
+    # --- nodes that come and go (the Cluster Autoscaler, :mod:`.cluster_autoscaler`) ---------------
+    def node_name(self, i: int) -> str:
+        """A pod's node: current nodes by index, removed ones by ``-2 - k`` (``retired[k]``)."""
+        if i >= 0:
+            return self.cluster.names[i]
+        return self.retired[-2 - i] if i <= -2 else ""
+
+    def retire_node(self, name: str) -> None:
+        self.retired.append(name)
+
+    def retired_index(self, name: str) -> int:
+        return -2 - self.retired.index(name)
+
+    def delete_pod(self, sp: SimPod, reason: str, message: str) -> None:
+        """A pod deleted through the API (scale-down, the VPA updater's and the Cluster Autoscaler's
+        evictions): gone, its controller told."""
+        self._finish(sp, "Deleted", reason, message)
 
 
 class _AdmissionControl:

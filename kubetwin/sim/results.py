@@ -96,6 +96,8 @@ class SimResult:
     node_disk: dict[str, Any] | None = None
     #: CPU placement per node and the containers runtime policies placed (:mod:`.runtime_policies`)
     placement: dict[str, Any] | None = None
+    #: what the autoscalers did (:mod:`kubetwin.sim.autoscalers`), None without autoscalers
+    autoscaling: dict[str, Any] | None = None
 
     # --- figures ---------------------------------------------------------------------------------
     def phase_counts(self) -> dict[str, int]:
@@ -162,6 +164,10 @@ class SimResult:
             from .cpu import summary_figures
 
             out["cpu"] = summary_figures(self.node_cpu)
+        if self.autoscaling is not None:
+            from ..sim.autoscaling_summary import autoscaling_summary
+
+            out["autoscaling"] = autoscaling_summary(self.autoscaling)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -175,6 +181,7 @@ class SimResult:
             **({"cpu": self.node_cpu} if self.node_cpu is not None else {}),
             **({"disk": self.node_disk} if self.node_disk is not None else {}),
             **({"placement": self.placement} if self.placement is not None else {}),
+            **({"autoscaling": self.autoscaling} if self.autoscaling is not None else {}),
         }
 
 

@@ -14,6 +14,7 @@
       workloads:  [{name, count, template, arrival, duration}]
       objects:    [paths of manifests: Pods, Deployments, Jobs, PriorityClasses, Nodes, ...]
       traces:     [{format: alibaba-gpu-v2023|pods|manifests, path, ...}]
+      autoscaling: {horizontalPodAutoscaler, verticalPodAutoscaler, clusterAutoscaler}  (autoscaling_config.py)
 
 Everything Kubernetes has an object for stays in that object (Pods, Nodes, Deployments,
 ReplicaSets, Jobs, PriorityClasses, Services, Namespaces, KubeletConfiguration,
@@ -53,7 +54,7 @@ API_VERSION = "kubetwin.io/v1alpha1"
 ARRIVAL = "kubetwin.io/arrival"
 DURATION = "kubetwin.io/duration"
 _CONTROLLERS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1"}
-_PASSED_ON = ("Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology", "PodDisruptionBudget",
+_PASSED_ON = ("HorizontalPodAutoscaler", "VerticalPodAutoscaler", "Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology", "PodDisruptionBudget",
               "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "ResourceQuota", "LimitRange")
 #: Every kind a scenario takes (a misspelt one is refused with the nearest of these).
 _SCENARIO_KINDS = frozenset({"Pod", "Node", "PriorityClass", "KubeSchedulerConfiguration", "Simulation",
@@ -119,6 +120,8 @@ class Scenario:
     source: str = ""
     #: timed in-place resizes (``spec.resizes``, :mod:`kubetwin.sim.resize`)
     resizes: list[Any] = field(default_factory=list)
+    #: HPA/VPA objects, controller flags and autoscaled node groups (:mod:`.autoscaling_config`)
+    autoscaling: Any = None
 
     def summary(self) -> str:
         return (f"{len(self.nodes)} nodes, {len(self.arrivals)} pods"
@@ -221,12 +224,14 @@ def _simulation_spec() -> Any:
         map_of,
         obj,
     )
+    from .autoscaling_config import AUTOSCALING_SPEC
 
     duration = STRING_OR_NUMBER  # a Go duration string or a number of seconds
     node_group = obj(
         name=STRING, count=INTEGER, machine=STRING, kubeletConfig=OPEN_OBJECT, kubeletConfigFile=STRING,
         labels=map_of(STRING), taints=list_of(type_spec("io.k8s.api.core.v1.Taint")),
         capacity=map_of(STRING_OR_NUMBER), gpus=obj(count=INTEGER, model=STRING), zones=list_of(STRING),
+        minSize=INTEGER, maxSize=INTEGER,
         draDrivers=list_of(obj(driver=STRING, kinds=list_of(STRING), vendorIDs=list_of(STRING_OR_NUMBER),
                                partitions=INTEGER)),
         disk=obj(nodefs=STRING_OR_NUMBER, nodefsUsed=STRING_OR_NUMBER, imagefs=STRING_OR_NUMBER,
@@ -244,7 +249,8 @@ def _simulation_spec() -> Any:
                objects=list_of(STRING), traces=list_of(trace),
                resizes=list_of(obj(at=duration, pod=STRING, workload=STRING, patch=OPEN_OBJECT)),
                nodeResourceTopology=obj(exporter=STRING, updateInterval=duration, watchKubeletState=BOOLEAN,
-                                        podsFingerprint=BOOLEAN))
+                                        podsFingerprint=BOOLEAN),
+               autoscaling=AUTOSCALING_SPEC)
     return obj(apiVersion=STRING, kind=STRING,
                metadata=type_spec("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"), spec=spec)
 
@@ -315,8 +321,12 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
 
         d = load_one(root / str(spec["schedulerConfigFile"]), "KubeSchedulerConfiguration")
         sc.profile = parse_scheduler_config(d.obj, d.where)
+    if spec.get("autoscaling") is not None:
+        from .autoscaling_config import parse_autoscaling
+
+        sc.autoscaling = parse_autoscaling(spec["autoscaling"])
     for i, g in enumerate(_list(spec.get("nodeGroups"), "spec.nodeGroups")):
-        nodes = _node_group(g, f"spec.nodeGroups[{i}]", root, st)
+        nodes = _node_group(g, f"spec.nodeGroups[{i}]", root, st, sc)
         sc.nodes.extend(nodes)
         for n in nodes:
             if n.slices:
@@ -371,7 +381,7 @@ def _bool(v: Any, path: str) -> bool:
     return v
 
 
-def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
+def _node_group(g: Any, path: str, root: Path, st: Settings, sc: Scenario | None = None) -> list[SimNode]:
     from ..model.kubelet_config import KubeletConfiguration
 
     if not isinstance(g, Mapping):
@@ -380,8 +390,14 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
     name = g.get("name")
     if not isinstance(name, str) or not name:
         raise InputError("Required value: name", path=f"{path}.name")
-    count = _int(g.get("count", 1), f"{path}.count", 1)
+    from .autoscaling_config import node_group_size
+
+    autoscaled = g.get("minSize") is not None or g.get("maxSize") is not None
+    count = _int(g.get("count", 1), f"{path}.count", 0 if autoscaled else 1)
     limits.MAX_SIM_NODES.check(count, path=f"{path}.count", what="the node group's count")
+    size = node_group_size(g, path, count)
+    if size is not None:
+        limits.MAX_SIM_NODES.check(size[1], path=f"{path}.maxSize", what="the node group's maxSize")
     machine = None
     if g.get("machine") is not None:
         machine = _machine(g["machine"], f"{path}.machine", root)
@@ -450,7 +466,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
 
             check_starts(machine, cfg, runtime, f"{path}.runtime")
     out = []
-    for k in range(count):
+    for k in range(max(count, 1)):
         node_name = f"{name}-{k}"
         lab = {"kubernetes.io/hostname": node_name, "kubernetes.io/os": "linux", **{str(a): str(b) for a, b in labels.items()}}
         if zones:
@@ -472,7 +488,18 @@ def _node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
         for d in drivers:
             sn.slices.extend(_publish(machine, d, node_name))
         out.append(sn)
-    return out
+    if size is not None:
+        from .autoscaling_config import Autoscaling, NodeGroupSize
+
+        if drivers or ngpu:
+            raise InputError("the Cluster Autoscaler is not modelled for node groups with DRA drivers or GPUs",
+                             path=f"{path}.maxSize", fix="autoscale a node group without draDrivers and gpus")
+        if sc is None:
+            raise InputError("minSize/maxSize are read in a Simulation's nodeGroups only", path=f"{path}.maxSize")
+        if sc.autoscaling is None:
+            sc.autoscaling = Autoscaling()
+        sc.autoscaling.groups[name] = NodeGroupSize(name, size[0], size[1], out[0])
+    return out[:count]
 
 
 def _check_kubelet_starts(machine: Any, cfg: Any, path: str) -> None:
@@ -851,10 +878,12 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
         raise exc.within("spec.template").in_file(where) from None
     if kind != "Job" and d is FOREVER:
         d = FOREVER
+    from .load import load_of
+
     return Controller(f"{kind}/{ns}/{name}", kind, template, replicas, completions, backoff, t, d,
                       sc.settings.max_recreations, meta={"name": name, "namespace": ns,
                                                          "selector": (spec.get("selector") or {})},
-                      usage=_usage(obj, where, template))
+                      usage=_usage(obj, where, template), load=load_of(obj, where))
 
 
 def _finish(sc: Scenario) -> None:
@@ -880,3 +909,6 @@ def _finish(sc: Scenario) -> None:
     for c in sc.controllers:
         c.max_recreations = sc.settings.max_recreations
     sc.arrivals.sort(key=lambda a: a.time)
+    from .autoscaling_config import resolve_autoscalers
+
+    resolve_autoscalers(sc)

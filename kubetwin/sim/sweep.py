@@ -16,10 +16,12 @@ from typing import Any, Sequence
 from ..errors import InputError
 
 _SCHEDULER_KEYS = ("scoringStrategy", "percentageOfNodesToScore")
-_SCOPES = ("kubelet", "scheduler", "gates", "whatif", "runtime")
+_SCOPES = ("kubelet", "scheduler", "gates", "whatif", "runtime", "autoscaler")
 #: what-ifs that are not upstream behaviour (kubetwin.sim.whatif_psi)
 _WHATIF_KEYS = ("evictionPolicy", "psiThreshold")
 _RUNTIME_KEYS = ("policy", "config")
+#: the Cluster Autoscaler's settings a variant may change (``autoscaler.estimator=kubelet-aware``)
+_AUTOSCALER_KEYS = ("estimator", "expander")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class Variant:
     whatif: tuple[tuple[str, Any], ...] = ()
     #: ``runtime.policy`` / ``runtime.config``: the runtime policy of every node with a machine
     runtime: tuple[tuple[str, str], ...] = ()
+    autoscaler: tuple[tuple[str, Any], ...] = ()
 
     def changes(self) -> tuple[str, ...]:
         """What the variant changes, as given: ``kubelet.topologyManagerPolicy=none``, ..."""
@@ -49,7 +52,8 @@ class Variant:
                 + tuple(f"scheduler.{key(k)}={text(v)}" for k, v in self.scheduler)
                 + tuple(f"gates.{k}={str(v).lower()}" for k, v in self.gates)
                 + tuple(f"whatif.{k}={v}" for k, v in self.whatif)
-                + tuple(f"runtime.{k}={v}" for k, v in self.runtime))
+                + tuple(f"runtime.{k}={v}" for k, v in self.runtime)
+                + tuple(f"autoscaler.{k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in self.autoscaler))
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,7 @@ def parse_variant(text: str, index: int = 0) -> Variant:
     gates: list[tuple[str, bool]] = []
     whatif: list[tuple[str, Any]] = []
     runtime: list[tuple[str, str]] = []
+    autoscaler: list[tuple[str, Any]] = []
     seen: set[str] = set()
     for part in _split_settings(body):
         key, eq, val = part.partition("=")
@@ -178,9 +183,18 @@ def parse_variant(text: str, index: int = 0) -> Variant:
                              fix=f'did you mean "{near}.{field_}"?' if near and field_ else
                              "settings are kubelet.<KubeletConfiguration field>, scheduler.scoringStrategy, "
                              "scheduler.percentageOfNodesToScore, gates.<FeatureGate>, whatif.evictionPolicy, "
-                             "whatif.psiThreshold, runtime.policy, runtime.config")
+                             "whatif.psiThreshold, runtime.policy, runtime.config, autoscaler.estimator, "
+                             "autoscaler.expander")
         if scope == "kubelet":
             kubelet.append(_kubelet_setting(field_, val, where))
+        elif scope == "autoscaler":
+            from .autoscaling_config import parse_estimator, parse_expander
+
+            if field_ not in _AUTOSCALER_KEYS:
+                raise unknown_key_error(key, [f"autoscaler.{k}" for k in _AUTOSCALER_KEYS], path=where,
+                                        what="variant setting")
+            parse = parse_estimator if field_ == "estimator" else parse_expander
+            autoscaler.append((field_, parse(val, f"{where}.{key}")))
         elif scope == "scheduler":
             if field_ not in _SCHEDULER_KEYS:
                 raise unknown_key_error(key, [f"scheduler.{k}" for k in _SCHEDULER_KEYS], path=where,
@@ -214,7 +228,8 @@ def parse_variant(text: str, index: int = 0) -> Variant:
 
         rt = dict(runtime)
         resolve_policy(rt["policy"], rt.get("config"), f"{where}.runtime", Path.cwd())  # checked now
-    return Variant(name, tuple(kubelet), tuple(sched), tuple(gates), tuple(whatif), tuple(runtime))
+    return Variant(name, tuple(kubelet), tuple(sched), tuple(gates), tuple(whatif), tuple(runtime),
+                   tuple(autoscaler))
 
 
 def _whatif_value(key: str, field_: str, text: str, path: str) -> Any:
@@ -348,6 +363,17 @@ def apply_variant(sc: Any, v: Variant) -> None:
         _apply_whatif(sc, dict(v.whatif), where)
     if v.runtime:
         _apply_runtime(sc, dict(v.runtime), where)
+    if v.autoscaler:
+        a = sc.autoscaling
+        if a is None or a.ca is None:
+            raise InputError(f"autoscaler settings ({where}): the scenario has no Cluster Autoscaler to change",
+                             file=sc.source, path="spec.autoscaling.clusterAutoscaler",
+                             fix="add spec.autoscaling.clusterAutoscaler and a node group with minSize/maxSize")
+        a.ca = dataclasses.replace(a.ca, **dict(v.autoscaler))
+        if "priority" in a.ca.expander and a.ca.priorities is None:
+            raise InputError(f"autoscaler.expander ({where}): the priority expander needs its ConfigMap's "
+                             "priorities", file=sc.source, path="spec.autoscaling.clusterAutoscaler.priorities",
+                             fix="set spec.autoscaling.clusterAutoscaler.priorities in the scenario")
     if v.scheduler:
         prof = sc.profile
         args = {k: dict(a) for k, a in prof.plugin_args.items()}

@@ -119,6 +119,10 @@ class Controller:
     meta: dict[str, Any] = field(default_factory=dict)
     #: resource use of each pod it creates (:class:`kubetwin.sim.usage.Usage`)
     usage: Any = None
+    #: the total load its pods share (:class:`kubetwin.sim.load.Load`), read by the autoscalers
+    load: Any = None
+    #: pods deleted by scaling down (not failures: they do not count as re-creations)
+    retired: int = 0
 
     @property
     def is_job(self) -> bool:
@@ -132,6 +136,6 @@ class Controller:
                 return 0
             left = total - self.succeeded - self.active
             return max(0, min(self.replicas - self.active, left))
-        if self.created - self.replicas >= self.max_recreations:
+        if self.created - self.retired - self.replicas >= self.max_recreations:
             return 0
         return max(0, self.replicas - self.active)

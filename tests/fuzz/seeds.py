@@ -310,6 +310,34 @@ def example_seeds() -> Iterator[Seed]:
                {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
                referenced=("objects.yaml",))
 
+    yield Seed("hand/simulate-autoscaling", ("simulate", "scenario.yaml", "--no-progress", "-j", "1", "--variant",
+                                             "aware:autoscaler.estimator=kubelet-aware", "-o", "json"),
+               {"scenario.yaml": _yaml(*_autoscaling_scenario())})
+
+
+def _autoscaling_scenario() -> list[dict[str, Any]]:
+    """An hour of an HPA, a VPA and the Cluster Autoscaler on a small node group."""
+    sim = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "autoscaling"},
+           "spec": {"horizon": "1h", "sampleInterval": "5m",
+                    "autoscaling": {"horizontalPodAutoscaler": {"syncPeriod": "1m"},
+                                    "clusterAutoscaler": {"expander": "least-waste", "scanInterval": "1m"}},
+                    "nodeGroups": [{"name": "pool", "count": 1, "minSize": 1, "maxSize": 4,
+                                    "machine": "1s2n4c2t", "kubeletConfig": {"cpuManagerPolicy": "static",
+                                                                                  "reservedSystemCPUs": "0"}}]}}
+    dep = {"apiVersion": "apps/v1", "kind": "Deployment",
+           "metadata": {"name": "web", "annotations": {"kubetwin.io/load": "{cpu: [[0s, 2], [30m, 12]]}"}},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                    "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
+                        {"name": "c", "resources": {"requests": {"cpu": "2", "memory": "1Gi"},
+                                                    "limits": {"cpu": "2", "memory": "1Gi"}}}]}}}}
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                    "minReplicas": 2, "maxReplicas": 8}}
+    vpa = {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler", "metadata": {"name": "web"},
+           "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                    "updatePolicy": {"updateMode": "Off"}}}
+    return [sim, dep, hpa, vpa]
+
 
 def _prepared_checkpoint(claim: bytes, pod: bytes) -> bytes:
     """``dra_manager_state`` after ``dra prepare`` of ``pod`` with ``claim``."""

@@ -353,6 +353,45 @@ class ClusterState:
             self._count(b.pod, i, -1)
         return self.names[i]
 
+    def adopt(self, old: "ClusterState") -> None:
+        """Nodes joined or left (the cache's ``AddNode``/``RemoveNode`` as the Cluster Autoscaler
+        drives them): this state, built over the new node list, takes over from ``old`` what is
+        bound on the nodes both know — their NodeInfos with their pods, the accounting columns,
+        the bound pods, the per-shape amounts and the selector counts — instead of binding every
+        pod again. Nodes only ``old`` knows must be empty; both must index the same resources."""
+        if old.resources != self.resources:
+            raise KubetwinError("cannot adopt a cluster state with other resource columns")
+        src = np.array([old.index.get(name, -1) for name in self.names], dtype=np.int64)
+        kept = src >= 0
+        new_of = np.full(old.n, -1, dtype=np.int64)
+        new_of[src[kept]] = np.flatnonzero(kept)
+        left = [old.names[k] for k in np.flatnonzero(new_of < 0) if old.npods[k]]
+        if left:
+            raise KubetwinError(f"cannot drop node {left[0]!r}: pods are bound to it")
+        for i in np.flatnonzero(kept):
+            self.infos[i] = old.infos[src[i]]
+        self.infos_array[:] = self.infos
+        self.snapshot.__post_init__()
+        self.labels = LabelIndex(self.infos)
+        for name in ("requested", "non_zero", "npods"):
+            getattr(self, name)[kept] = getattr(old, name)[src[kept]]
+        self.free = (self.alloc - self.requested).copy(order="F")
+        for b in old.bound.values():
+            b.node = int(new_of[b.node])
+        self.bound = old.bound
+        self.nodes_with_ports = {int(new_of[i]) for i in old.nodes_with_ports}
+        self.nodes_with_affinity = {int(new_of[i]): c for i, c in old.nodes_with_affinity.items()}
+        self.nodes_with_anti = {int(new_of[i]): c for i, c in old.nodes_with_anti.items()}
+        self.pods_with_affinity = old.pods_with_affinity
+        self.pods_with_required_anti_affinity = old.pods_with_required_anti_affinity
+        self.priority_counts = dict(old.priority_counts)
+        self._amounts, self._amounts_by_spec = old._amounts, old._amounts_by_spec
+        for key, (ns, terminating, matcher, counts) in old._match_counts.items():
+            moved = np.zeros(self.n, dtype=counts.dtype)
+            moved[kept] = counts[src[kept]]
+            self._match_counts[key] = (ns, terminating, matcher, moved)
+        self.touch(-1)
+
     def update_node(self, node: Node) -> list[str]:
         """A node object changed (the cache's ``UpdateNode``): taints, ``unschedulable``, labels
         and allocatable amounts take effect for the next cycle; its pods stay. Returns what

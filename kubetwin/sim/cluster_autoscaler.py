@@ -1,0 +1,483 @@
+"""The Cluster Autoscaler acting in ``simulate``: scale-up for unschedulable pods, scale-down of
+unneeded nodes, and the kubelet-aware estimator (kubetwin's what-if, beyond upstream).
+
+Upstream (read, not copied): cluster-autoscaler 1.36 ``core/static_autoscaler.go`` (``RunOnce``
+every ``--scan-interval``), ``core/scaleup/orchestrator`` (pods that fit no existing or upcoming
+node, one option per node group from the binpacking estimator, the expander's choice, node-group
+and cluster limits), ``core/scaledown`` (``planner``/``eligibility``: utilization = max of the
+cpu and memory requests over allocatable, below ``--scale-down-utilization-threshold``; pods
+that must be able to move elsewhere; ``drain`` rules: pods without a controller, pods annotated
+``cluster-autoscaler.kubernetes.io/safe-to-evict: "false"``, kube-system pods without a PDB,
+pods a PDB protects; unneeded for ``--scale-down-unneeded-time``, no scale-down for
+``--scale-down-delay-after-add`` after a scale-up, empty nodes deleted in bulk
+(``--max-empty-bulk-delete`` 10), one drained node per loop).
+
+The estimator (the library, :func:`kubetwin.autoscale.clusterautoscaler.binpacking_estimate`)
+gets the scheduler's node-local checks as its predicate: NodeAffinity/nodeSelector and
+TaintToleration against the group's template node, NodeResourcesFit's requests and pod count.
+``estimator: kubelet-aware`` adds the kubelet's admission (Topology, CPU, Memory and Device
+Managers) of a freshly started kubelet of the group per estimated node: a node counts as fitting
+only if that kubelet would admit the pod. Upstream has no such estimator; the comparison with
+``binpacking`` shows how many pods upstream's choice leaves failed (``TopologyAffinityError``).
+
+New nodes join the simulation after ``nodeProvisioningTime`` (the cloud's boot time, kubetwin's
+default 2 min); the scheduler starts again over the new node list in upstream's node-tree order
+(:func:`resize_cluster`) and its cache takes the bound pods over by node name
+(``ClusterState.adopt``).
+
+Simplifications, stated: the estimator's and the drain simulation's predicate is NodeAffinity,
+TaintToleration and the requests (not inter-pod affinity or topology spread); equivalence groups
+are pods of one controller and one request shape; a pod's scale-up reason is its last scheduler
+message; node deletion is immediate once a node is chosen (no ``ToBeDeletedByClusterAutoscaler``
+taint period).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..autoscale import clusterautoscaler as CA
+from ..model.node import node_from_dict
+
+if TYPE_CHECKING:
+    from .loop import SimPod, Simulator
+    from .scenario import SimNode
+
+MAX_EMPTY_BULK_DELETE = 10
+#: ``--scale-down-non-empty-candidates-count``: non-empty nodes newly checked for removal per scan
+NON_EMPTY_CANDIDATES = 30
+SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
+
+
+def template_of(name: str, sn: SimNode) -> CA.NodeTemplate:
+    def amounts(rl: Any) -> dict[str, int]:
+        return {r: (q.milli_value() if r == "cpu" else q.value()) for r, q in rl.items()}
+
+    node = sn.node
+    return CA.NodeTemplate(name, amounts(node.status.capacity), amounts(node.status.allocatable),
+                           dict(node.metadata.labels), tuple({"key": t.key, "value": t.value or "", "effect": t.effect}
+                                                             for t in node.spec.taints))
+
+
+def node_local_fit(pod: Any, node: Any, gates: Any) -> bool:
+    """NodeAffinity (nodeSelector and required terms) and TaintToleration against one node object."""
+    from ..scheduler.plugins.helpers import untolerated_taint
+    from ..scheduler.plugins.nodeaffinity.node_affinity import required_node_affinity
+
+    taints = [t for t in node.spec.taints if t.effect in ("NoSchedule", "NoExecute")]
+    if not taints and not pod.spec.node_selector and pod.spec.affinity is None:
+        return True
+    if not required_node_affinity(pod)(node.metadata.labels, node.metadata.name):
+        return False
+    ops = gates.enabled("TaintTolerationComparisonOperators")
+    return untolerated_taint(taints, pod.spec.tolerations, ops) is None
+
+
+class ClusterAutoscalerLoop:
+    def __init__(self, sim: Simulator, a: Any):
+        from ..autoscale.clusterautoscaler import build_expander, parse_priorities
+
+        self.sim = sim
+        self.flags = a.ca
+        self.groups = a.groups
+        pri = parse_priorities(self.flags.priorities) if self.flags.priorities is not None else None
+        self.expander = build_expander(self.flags.expander, priorities=pri, seed=sim.sc.settings.seed)
+        self.templates = {g: template_of(g, s.template) for g, s in self.groups.items()}
+        self.upcoming: dict[str, list[tuple[float, SimNode]]] = {g: [] for g in self.groups}
+        self.next_index = {g: sum(1 for n in sim.sc.nodes if n.group == g) for g in self.groups}
+        self.last_scale_up = -math.inf
+        self.unneeded_since: dict[str, float] = {}
+        self.scale_ups: list[dict[str, Any]] = []
+        self.scale_downs: list[dict[str, Any]] = []
+        self.added: set[str] = set()
+        self.kubelet_aware = self.flags.estimator == "kubelet-aware"
+        self._fit_memo: dict[tuple[str, str], bool] = {}
+        #: per pod shape, the nodes that fit it at the start of the current scan (:meth:`_first_fit`)
+        self._fits: dict[bytes, Any] = {}
+
+    # --- sizes ---------------------------------------------------------------------------------
+    def group_sizes(self) -> dict[str, int]:
+        out = {g: 0 for g in self.groups}
+        for sn in self.sim.sim_nodes:
+            if sn.group in out:
+                out[sn.group] += 1
+        return out
+
+    # --- scale-up ------------------------------------------------------------------------------
+    def _static_fit(self, sp: SimPod, group: str) -> bool:
+        key = (sp.pod.uid, group)
+        got = self._fit_memo.get(key)
+        if got is None:
+            if len(self._fit_memo) > 100_000:
+                self._fit_memo.clear()
+            got = self._fit_memo[key] = node_local_fit(sp.pod, self.groups[group].template.node, self.sim.gates)
+        return got
+
+    def _predicate(self, group: str) -> CA.FitPredicate:
+        kubelets: dict[str, Any] = {}
+        sn = self.groups[group].template
+        aware = self.kubelet_aware and sn.machine is not None and sn.kubelet is not None
+
+        def fits(pod: CA.CAPod, node: CA.NewNode) -> bool:
+            sp = pod.payload
+            if not self._static_fit(sp, group) or not CA.resource_fit(pod, node):
+                return False
+            if not aware:
+                return True
+            k = kubelets.get(node.name)
+            if k is None:
+                from .kubelets import kubelet_for
+
+                k = kubelets[node.name] = kubelet_for(sn)
+            if not k.admit(sp.pod).admitted:
+                return False
+            return True
+
+        return fits
+
+    def _unschedulable(self) -> list[SimPod]:
+        return sorted((sp for sp in self.sim.by_uid.values() if sp.phase == "Pending" and sp.reason == "Unschedulable"
+                       and not sp.pod.status.nominated_node_name), key=lambda sp: sp.i)
+
+    def _ca_pod(self, sp: SimPod) -> CA.CAPod:
+        from ..scheduler.framework.resources import pod_request_amounts
+
+        return CA.CAPod(sp.pod.key, pod_request_amounts(sp.pod, self.sim.gates, status=False), sp)
+
+    @staticmethod
+    def _equivalence_groups(pods: list[CA.CAPod]) -> list[list[CA.CAPod]]:
+        """``groupPodsBySchedulingProperties``-like: pods of one controller and one shape together."""
+        groups: dict[Any, list[CA.CAPod]] = {}
+        for p in pods:
+            sp = p.payload
+            key = (sp.owner or sp.pod.uid, tuple(sorted(p.requests.items())))
+            groups.setdefault(key, []).append(p)
+        return list(groups.values())
+
+    def scale_up(self, now: float) -> None:
+        pending = self._unschedulable()
+        if not pending:
+            return
+        # FilterOutSchedulable: pods that fit an existing node's free room wait for the scheduler
+        cs = self.sim.cluster
+        free, npods = cs.free.copy(), cs.npods.copy()
+        self._fits = {}
+        pending = [sp for sp in pending if not self._first_fit(sp, free, npods, skip=())]
+        pods = [self._ca_pod(sp) for sp in pending]
+        # pods that fit nodes still being provisioned wait for them (upcoming nodes count as existing)
+        for g, ups in self.upcoming.items():
+            if not ups or not pods:
+                continue
+            fits = self._predicate(g)
+            nodes = [CA.NewNode(f"upcoming-{k}", self.templates[g]) for k in range(len(ups))]
+            left = []
+            for p in pods:
+                target = next((n for n in nodes if fits(p, n)), None)
+                if target is None:
+                    left.append(p)
+                else:
+                    target.place(p)
+            pods = left
+        if not pods:
+            return
+        total = len(self.sim.sim_nodes) + sum(len(u) for u in self.upcoming.values())
+        options = []
+        for g, size in self.groups.items():
+            current = sum(1 for sn in self.sim.sim_nodes if sn.group == g) + len(self.upcoming[g])
+            room = size.max_size - current
+            if self.flags.max_nodes_total:
+                room = min(room, self.flags.max_nodes_total - total)
+            if room <= 0:
+                continue
+            fits = self._predicate(g)
+            est = CA.binpacking_estimate(self._equivalence_groups(pods), self.templates[g], fits,
+                                         max_nodes=min(room, self.flags.max_nodes_per_scale_up))
+            if est.node_count > 0:
+                options.append(CA.Option(g, est.node_count, est.scheduled_pods))
+        if not options:
+            return
+        best = self.expander(options, self.templates)
+        if best is None:
+            return
+        ready = now + self.flags.node_provisioning_time
+        for _ in range(best.node_count):
+            sn = self._new_node(best.node_group)
+            self.upcoming[best.node_group].append((ready, sn))
+        self.last_scale_up = now
+        from .loop import AUTOSCALE
+
+        self.sim.push(ready, AUTOSCALE, "cluster-autoscaler-ready")
+        reasons: dict[str, int] = {}
+        for sp in pending:
+            from .loop import _reason_key
+
+            k = _reason_key(sp.message) if sp.message else "Unschedulable"
+            reasons[k] = reasons.get(k, 0) + 1
+        self.scale_ups.append({
+            "time": now, "nodeGroup": best.node_group, "nodes": best.node_count, "pods": len(best.pods),
+            "unschedulablePods": len(pending), "estimator": self.flags.estimator,
+            "expander": ",".join(self.flags.expander), "ready": ready,
+            "options": [{"nodeGroup": o.node_group, "nodes": o.node_count, "pods": len(o.pods)} for o in options],
+            "why": reasons})
+
+    def _new_node(self, group: str) -> SimNode:
+        import dataclasses
+
+        from ..model.meta import to_builtins
+
+        tmpl = self.groups[group].template
+        k = self.next_index[group]
+        self.next_index[group] = k + 1
+        name = f"{group}-{k}"
+        obj = {**to_builtins(tmpl.node), "apiVersion": "v1", "kind": "Node"}
+        meta = dict(obj.get("metadata") or {})
+        meta["name"] = name
+        meta["labels"] = {**(meta.get("labels") or {}), "kubernetes.io/hostname": name}
+        obj["metadata"] = meta
+        self.added.add(name)
+        return dataclasses.replace(tmpl, node=node_from_dict(obj, checked=True), slices=[])
+
+    def node_ready(self, now: float) -> None:
+        add: list[SimNode] = []
+        for g, ups in self.upcoming.items():
+            keep = []
+            for t, sn in ups:
+                if t <= now:
+                    add.append(sn)
+                else:
+                    keep.append((t, sn))
+            self.upcoming[g] = keep
+        if add:
+            resize_cluster(self.sim, add, [])
+
+    # --- scale-down ----------------------------------------------------------------------------
+    def _blocks(self, sp: SimPod, everyone: list[tuple[Any, bool]]) -> str | None:
+        from .disruption import eviction_allowed
+
+        pod = sp.pod
+        if (pod.metadata.annotations or {}).get(SAFE_TO_EVICT) == "false":
+            return "NotSafeToEvictAnnotation"
+        if not sp.owner or sp.owner not in self.sim.controllers:
+            return "NotReplicated"
+        if pod.metadata.namespace == "kube-system" and not any(
+                p.metadata.namespace == "kube-system" for p in self.sim.sched.pdbs):
+            return "UnmovableKubeSystemPod"
+        if not eviction_allowed(pod, self.sim.sched.pdbs, everyone):
+            return "NotEnoughPdb"
+        return None
+
+    def scale_down(self, now: float) -> None:
+        sim = self.sim
+        cs = sim.cluster
+        cpu_j, mem_j = cs.rindex.get("cpu"), cs.rindex.get("memory")
+        everyone: list[tuple[Any, bool]] | None = None
+        free = cs.free.copy()
+        npods = cs.npods.copy()
+        self._fits = {}
+        candidates: list[tuple[int, str]] = []
+        seen: set[str] = set()
+        # utilization: max of the cpu and memory requests over allocatable
+        util = np.zeros(cs.n)
+        for j in (cpu_j, mem_j):
+            if j is not None:
+                a = cs.alloc[:, j]
+                util = np.maximum(util, np.divide(cs.requested[:, j], a, out=np.zeros(cs.n), where=a > 0))
+        below: list[int] = []
+        for i, sn in enumerate(sim.sim_nodes):
+            name = cs.names[i]
+            if sn.group not in self.groups:
+                continue
+            seen.add(name)
+            if util[i] >= self.flags.scale_down_utilization_threshold:
+                self.unneeded_since.pop(name, None)
+                continue
+            below.append(i)
+        # empty nodes and the nodes already unneeded are checked again; at most NON_EMPTY_CANDIDATES
+        # other non-empty ones (the least utilized first)
+        fresh = sorted((i for i in below if sim.residents[i] and cs.names[i] not in self.unneeded_since),
+                       key=lambda i: (util[i], i))[NON_EMPTY_CANDIDATES:]
+        skipped = set(fresh)
+        busy = {cs.index[n] for n in self.unneeded_since if n in cs.index}
+        for i in below:
+            if i in skipped:
+                continue
+            name = cs.names[i]
+            residents = list(sim.residents[i].values())
+            ok = True
+            if residents:
+                if everyone is None:
+                    everyone = [(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+                ok = all(self._blocks(sp, everyone) is None for sp in residents)
+                if ok:   # the pods must fit the other nodes (first fit, requests and pod count)
+                    ok = self._place_elsewhere(i, residents, free, npods, busy)
+            if not ok:
+                self.unneeded_since.pop(name, None)
+                busy.discard(i)
+                continue
+            self.unneeded_since.setdefault(name, now)
+            busy.add(i)
+            candidates.append((i, name))
+        for name in list(self.unneeded_since):
+            if name not in seen:
+                del self.unneeded_since[name]
+        if now - self.last_scale_up < self.flags.scale_down_delay_after_add:
+            return
+        sizes = self.group_sizes()
+        empty: list[str] = []
+        drain: list[str] = []
+        for i, name in candidates:
+            if now - self.unneeded_since[name] < self.flags.scale_down_unneeded_time:
+                continue
+            g = sim.sim_nodes[i].group
+            if sizes[g] <= self.groups[g].min_size:
+                continue
+            if not sim.residents[i] and len(empty) < MAX_EMPTY_BULK_DELETE:
+                empty.append(name)
+                sizes[g] -= 1
+            elif sim.residents[i] and not drain and not empty:
+                drain.append(name)
+                sizes[g] -= 1
+        remove = empty + drain
+        if not remove:
+            return
+        for name in drain:
+            i = cs.index[name]
+            for sp in list(sim.residents[i].values()):
+                sim.delete_pod(sp, "DrainedByClusterAutoscaler",
+                               f"evicted by the cluster autoscaler to scale down node {name}")
+        for name in remove:
+            self.unneeded_since.pop(name, None)
+            self.scale_downs.append({"time": now, "node": name, "nodeGroup": sim.sim_nodes[cs.index[name]].group,
+                                     "empty": name in empty})
+        resize_cluster(sim, [], remove)
+
+    def _first_fit(self, sp: SimPod, free: Any, npods: Any, skip: Any) -> bool:
+        """Put ``sp`` on the first node (node-tree order) whose free requests, pod slots and
+        node-local checks take it, outside ``skip``; ``free``/``npods`` are updated.
+
+        Within one scan free room only shrinks (trials take room, a failed trial gives back only
+        what it took), so the nodes that fit a pod shape at the start of the scan are worked out
+        once per shape (``self._fits``) and only those are looked at again."""
+        cs = self.sim.cluster
+        vec = cs.amounts(sp.pod).bound
+        key = vec.tobytes()
+        cand = self._fits.get(key)
+        if cand is None:
+            cols = np.flatnonzero(vec)
+            ok = (npods < cs.pods_alloc) & ~cs.unschedulable
+            if len(cols):
+                ok &= (free[:, cols] >= vec[cols]).all(axis=1)
+            cand = self._fits[key] = (np.flatnonzero(ok).tolist(), cols, vec[cols])
+        nodes, cols, want = cand
+        alloc = cs.pods_alloc
+        for k in nodes:
+            if k in skip or npods[k] >= alloc[k]:
+                continue
+            if len(cols) and not (free[k, cols] >= want).all():
+                continue
+            if not node_local_fit(sp.pod, cs.infos[k].node, self.sim.gates):
+                continue
+            free[k] -= vec
+            npods[k] += 1
+            return True
+        return False
+
+    def _place_elsewhere(self, skip: int, pods: list[SimPod], free: Any, npods: Any, busy: set[int]) -> bool:
+        """The drain simulation: every pod of node ``skip`` finds room on a node that is neither
+        it nor another unneeded node (``busy``); the room is taken only if all of them do."""
+        trial_free, trial_n = free.copy(), npods.copy()
+        others = busy | {skip}
+        for sp in pods:
+            if not self._first_fit(sp, trial_free, trial_n, others):
+                return False
+        free[:] = trial_free
+        npods[:] = trial_n
+        return True
+
+    # --- the loop ------------------------------------------------------------------------------
+    def run_once(self, now: float) -> None:
+        """``StaticAutoscaler.RunOnce``: scale up when pods are unschedulable, else consider scale-down."""
+        before = len(self.scale_ups)
+        self.scale_up(now)
+        if len(self.scale_ups) == before and self.flags.scale_down_enabled:
+            self.scale_down(now)
+
+    def result(self) -> dict[str, Any]:
+        failed_on_added: dict[str, int] = {}
+        for sp in self.sim.pods:
+            if sp.phase == "Failed" and sp.node != -1 and sp.reason not in ("Evicted", "Preempted", "OOMKilled"):
+                if self.sim.node_name(sp.node) in self.added:
+                    failed_on_added[sp.reason] = failed_on_added.get(sp.reason, 0) + 1
+        return {"estimator": self.flags.estimator, "expander": ",".join(self.flags.expander),
+                "scaleUps": self.scale_ups, "scaleDowns": self.scale_downs,
+                "nodesAdded": len(self.added), "podsRejectedOnAddedNodes": failed_on_added,
+                "finalSizes": self.group_sizes()}
+
+
+def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> None:
+    """Nodes join or leave: the scheduler is started again over the new node list (appended nodes
+    last, as the node tree receives them), its cache taking over every bound pod where it runs,
+    nominations kept, the rotation of ``nextStartNodeIndex`` carried over; the simulator's per-node
+    state follows the nodes by name. Removed nodes must be empty. Pods parked as unschedulable hear
+    ``NodeAdd`` for each new node."""
+    from ..scheduler import Scheduler
+    from ..scheduler.backend.queue import NODE_ADD
+
+    old = sim.sched
+    gone = set(remove)
+    old_names = list(sim.cluster.names)
+    state = {name: (sim.sim_nodes[i], sim.kubelets[i], sim.residents[i]) for i, name in enumerate(old_names)}
+    pressure = sim.pressure.nodes if sim.pressure is not None else None
+    pressure_by_name = {old_names[i]: n for i, n in pressure.items()} if pressure is not None else {}
+    for name in gone:
+        i = sim.cluster.index[name]
+        if sim.residents[i]:
+            raise RuntimeError(f"node {name} still runs pods")
+        sim.retire_node(name)
+    nodes = [sn for sn in sim.sc.nodes if sn.node.metadata.name not in gone] + list(add)
+    sim.sc.nodes = nodes
+    for sn in add:
+        state[sn.node.metadata.name] = (sn, None, {})
+    new = Scheduler(old.profile, [n.node for n in nodes], old.gates, old.handle.seed,
+                    objects=old.handle.objects, namespaces=old.cluster.snapshot.namespaces,
+                    pdbs=old.handle.pdbs, reuse_verdicts=old.reuse_verdicts)
+    new.handle.seed = old.handle.seed
+    new.handle.origins = getattr(old.handle, "origins", None)
+    new.next_start = old.next_start % max(new.cluster.n, 1)
+    names = new.cluster.names
+    sim.sched = new
+    sim.cluster = new.cluster
+    sim.queue.plugins = {p.name: p for p, _ in new.plugins}
+    from ..scheduler.plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
+    from .gpushare import NAME as GPU_SHARE
+
+    sim.gpu = new.framework.plugin(GPU_SHARE)
+    sim.dra = new.framework.plugin(DYNAMIC_RESOURCES)
+    sim.sim_nodes = [state[n][0] for n in names]
+    sim.kubelets = [state[n][1] for n in names]
+    sim.residents = [state[n][2] for n in names]
+    index = new.cluster.index
+    for sp in sim.pods:
+        if sp.node >= 0:
+            name = old_names[sp.node]
+            sp.node = index[name] if name in index else sim.retired_index(name)
+    if old.cluster.resources == new.cluster.resources:
+        new.cluster.adopt(old.cluster)   # the bound pods move over as they are
+    else:
+        for i, res in enumerate(sim.residents):
+            for sp in res.values():
+                new.bind(sp.pod, names[i])
+    for sp in sim.by_uid.values():
+        nn = sp.pod.status.nominated_node_name
+        if sp.phase == "Pending" and nn and nn in index:
+            new.nominate(sp.pod, nn)
+    if pressure is not None:
+        pressure.clear()
+        for name, n in pressure_by_name.items():
+            if name in index:
+                pressure[index[name]] = n
+    for sn in add:
+        sim.queue.on_event(NODE_ADD, sim.now, new=sn.node)
