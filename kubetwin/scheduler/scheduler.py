@@ -348,10 +348,8 @@ class Scheduler:
         if len(feasible) == 1:
             return ScheduleResult(pod, cs.names[int(feasible[0])], feasible=1, evaluated=found.processed)
         if self.vectorised:
-            import numpy as np
-
-            idx = np.asarray(feasible, dtype=np.int64)
-            best = select_host_vector(self.fast.prioritize_nodes(state, pod, idx), self.rng)
+            # the vectorised Filter's feasible nodes are an int64 array already
+            best = select_host_vector(self.fast.prioritize_nodes(state, pod, feasible), self.rng)  # type: ignore[arg-type]
         else:
             infos = [cs.infos[i] for i in feasible]
             best = select_host(totals_of(infos, prioritize_nodes(self.framework, state, pod, infos)), self.rng)
