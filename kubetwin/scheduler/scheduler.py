@@ -57,6 +57,10 @@ class Scheduler:
         self.handle.pdbs = tuple(pdbs)
         self.framework = Framework(self.profile, self.handle)
         self.plugins: list[tuple[Plugin, int]] = self.framework.plugins
+        #: Permit and Bind have something to do (a Bind plugin other than one whose binding is
+        #: the cache's assumed pod, as the default binder's is)
+        self._permit_or_bind = bool(self.framework.permit_plugins) or any(
+            not getattr(p, "binds_through_cache", False) for p in self.framework.bind_plugins)
         self.vectorised = vectorised
         self.fast = VectorCycle(self.framework, self.cluster)
         self.rng = random.Random(seed)
@@ -87,7 +91,7 @@ class Scheduler:
         fwk.run_reserve_plugins_reserve(pod, node)
         self.clear_nomination(pod)
         self.cluster.bind(pod, node)
-        if fwk.permit_plugins or fwk.bind_plugins:
+        if self._permit_or_bind:
             state = CycleState()
             fwk.run_permit_plugins(state, pod, node)
             fwk.run_bind_plugins(state, pod, node)
@@ -165,6 +169,7 @@ class Scheduler:
         if getattr(queue, "plugins", None) is None:
             queue.plugins = {p.name: p for p, _ in self.plugins}
             queue.gates = self.gates
+            self.framework.configure_queue(queue)
         results: list[ScheduleResult] = []
         while max_cycles is None or len(results) < max_cycles:
             pod = queue.pop(now)
@@ -326,9 +331,9 @@ class Scheduler:
 
     def _cycle(self, pod: Pod) -> ScheduleResult:
         cs = self.cluster
-        if pod.spec.scheduling_gates:
-            return ScheduleResult(pod, None, Code.Pending, "pod has scheduling gates: "
-                                  + ", ".join(g.name for g in pod.spec.scheduling_gates))
+        gated = self.framework.run_pre_enqueue_plugins(pod)
+        if not gated.is_success:   # PreEnqueue keeps the pod out of the queue: it has no cycle
+            return ScheduleResult(pod, None, Code.Pending, gated.message)
         if cs.n == 0:
             return ScheduleResult(pod, None, Code.UnschedulableAndUnresolvable, NO_NODES)
         state = CycleState()
