@@ -29,7 +29,7 @@ from .fastpath.verdicts import KeptVerdicts, Preemptor, Verdict
 from .framework.diagnosis import Diagnosis, fit_error_message
 from .framework.interface import CycleState, Plugin
 from .framework.runtime import Framework
-from .framework.status import Code
+from .framework.status import SUCCESS, Code
 from .profile import Profile
 from .schedule_one import NO_NODES, ScheduleResult, find_nodes_that_fit_pod, prioritize_nodes, select_host, totals_of
 
@@ -332,7 +332,7 @@ class Scheduler:
     def _cycle(self, pod: Pod) -> ScheduleResult:
         cs = self.cluster
         gated = self.framework.run_pre_enqueue_plugins(pod)
-        if not gated.is_success:   # PreEnqueue keeps the pod out of the queue: it has no cycle
+        if gated is not SUCCESS:   # PreEnqueue keeps the pod out of the queue: it has no cycle
             return ScheduleResult(pod, None, Code.Pending, gated.message)
         if cs.n == 0:
             return ScheduleResult(pod, None, Code.UnschedulableAndUnresolvable, NO_NODES)

@@ -60,7 +60,7 @@ from ..framework.events import (  # noqa: F401
     ClusterEvent,
     Registration,
 )
-from ..framework.status import Status
+from ..framework.status import SUCCESS, Status
 from ..plugins.queuesort.priority_sort import PrioritySort
 from ..plugins.registry import in_tree_events
 from ..plugins.schedulinggates.scheduling_gates import SchedulingGates
@@ -172,7 +172,8 @@ class SchedulingQueue:
             qp = self._pods.get(uid)
             if qp is None or uid in self._unschedulable or uid in self._backoff:
                 continue
-            if not self.pre_enqueue(qp.pod).is_success:
+            st = self.pre_enqueue(qp.pod)
+            if st is not SUCCESS and not st.is_success:   # PreEnqueue keeps it out
                 continue
             del self._pods[uid]
             self._popped = qp

@@ -137,7 +137,7 @@ class Framework:
         pod out of activeQ; success when every plugin lets it in."""
         for plugin in self.pre_enqueue_plugins:
             st = plugin.pre_enqueue(pod)
-            if not st.is_success:
+            if st is not SUCCESS and not st.is_success:
                 return st.with_plugin(plugin.name)
         return SUCCESS
 
