@@ -168,6 +168,8 @@ class Framework:
                 if substitute is not None:
                     got = substitute(pod, plugin, state)
                     if got is not None:
+                        if got is SUCCESS:
+                            continue
                         if got.is_skip:
                             skipped.add(plugin.name)
                         elif not got.is_success:
@@ -176,11 +178,12 @@ class Framework:
             names, st = plugin.pre_filter(state, pod, nodes)
             if record is not None:
                 record(plugin.name, st)
-            if st.is_skip:
-                skipped.add(plugin.name)
-                continue
-            if st.code != Code.Success:
-                return PreFilterOutcome(None, tuple(restricting), st.with_plugin(plugin.name), skipped)
+            if st is not SUCCESS:
+                if st.is_skip:
+                    skipped.add(plugin.name)
+                    continue
+                if st.code != Code.Success:
+                    return PreFilterOutcome(None, tuple(restricting), st.with_plugin(plugin.name), skipped)
             if names is not None:
                 restricting.append(plugin.name)
                 allowed = set(names) if allowed is None else allowed & set(names)
