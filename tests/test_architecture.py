@@ -92,6 +92,7 @@ PLUGIN_FOLDERS = {
     "NodePorts": "nodeports", "NodeUnschedulable": "nodeunschedulable", "PodTopologySpread": "podtopologyspread",
     "InterPodAffinity": "interpodaffinity", "DynamicResources": "dynamicresources",
     "NodeResourceTopologyMatch": "noderesourcetopology", "DefaultPreemption": "defaultpreemption",
+    "PrioritySort": "queuesort", "SchedulingGates": "schedulinggates", "DefaultBinder": "defaultbinder",
 }
 
 

@@ -131,8 +131,9 @@ def schedule_one(cluster: ClusterInputs, pod: Pod, gates: FeatureGates, *, confi
     all_nodes = handle.snapshot.node_infos
     outcome = CycleOutcome(pod, None, {ni.name: NodeVerdict() for ni in all_nodes}, not_modelled=fwk.not_modelled,
                            admission=admission)
-    if pod.spec.scheduling_gates:
-        outcome.message = "pod has scheduling gates: " + ", ".join(g.name for g in pod.spec.scheduling_gates)
+    gated = fwk.run_pre_enqueue_plugins(pod)
+    if not gated.is_success:
+        outcome.message = gated.message
         return outcome
     if not all_nodes:
         outcome.message = NO_NODES

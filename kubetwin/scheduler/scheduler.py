@@ -29,7 +29,7 @@ from .fastpath.verdicts import KeptVerdicts, Preemptor, Verdict
 from .framework.diagnosis import Diagnosis, fit_error_message
 from .framework.interface import CycleState, Plugin
 from .framework.runtime import Framework
-from .framework.status import Code
+from .framework.status import SUCCESS, Code
 from .profile import Profile
 from .schedule_one import NO_NODES, ScheduleResult, find_nodes_that_fit_pod, prioritize_nodes, select_host, totals_of
 
@@ -57,6 +57,10 @@ class Scheduler:
         self.handle.pdbs = tuple(pdbs)
         self.framework = Framework(self.profile, self.handle)
         self.plugins: list[tuple[Plugin, int]] = self.framework.plugins
+        #: Permit and Bind have something to do (a Bind plugin other than one whose binding is
+        #: the cache's assumed pod, as the default binder's is)
+        self._permit_or_bind = bool(self.framework.permit_plugins) or any(
+            not getattr(p, "binds_through_cache", False) for p in self.framework.bind_plugins)
         self.vectorised = vectorised
         self.fast = VectorCycle(self.framework, self.cluster)
         self.rng = random.Random(seed)
@@ -87,7 +91,7 @@ class Scheduler:
         fwk.run_reserve_plugins_reserve(pod, node)
         self.clear_nomination(pod)
         self.cluster.bind(pod, node)
-        if fwk.permit_plugins or fwk.bind_plugins:
+        if self._permit_or_bind:
             state = CycleState()
             fwk.run_permit_plugins(state, pod, node)
             fwk.run_bind_plugins(state, pod, node)
@@ -165,6 +169,7 @@ class Scheduler:
         if getattr(queue, "plugins", None) is None:
             queue.plugins = {p.name: p for p, _ in self.plugins}
             queue.gates = self.gates
+            self.framework.configure_queue(queue)
         results: list[ScheduleResult] = []
         while max_cycles is None or len(results) < max_cycles:
             pod = queue.pop(now)
@@ -326,9 +331,9 @@ class Scheduler:
 
     def _cycle(self, pod: Pod) -> ScheduleResult:
         cs = self.cluster
-        if pod.spec.scheduling_gates:
-            return ScheduleResult(pod, None, Code.Pending, "pod has scheduling gates: "
-                                  + ", ".join(g.name for g in pod.spec.scheduling_gates))
+        gated = self.framework.run_pre_enqueue_plugins(pod)
+        if gated is not SUCCESS:   # PreEnqueue keeps the pod out of the queue: it has no cycle
+            return ScheduleResult(pod, None, Code.Pending, gated.message)
         if cs.n == 0:
             return ScheduleResult(pod, None, Code.UnschedulableAndUnresolvable, NO_NODES)
         state = CycleState()
@@ -348,10 +353,8 @@ class Scheduler:
         if len(feasible) == 1:
             return ScheduleResult(pod, cs.names[int(feasible[0])], feasible=1, evaluated=found.processed)
         if self.vectorised:
-            import numpy as np
-
-            idx = np.asarray(feasible, dtype=np.int64)
-            best = select_host_vector(self.fast.prioritize_nodes(state, pod, idx), self.rng)
+            # the vectorised Filter's feasible nodes are an int64 array already
+            best = select_host_vector(self.fast.prioritize_nodes(state, pod, feasible), self.rng)  # type: ignore[arg-type]
         else:
             infos = [cs.infos[i] for i in feasible]
             best = select_host(totals_of(infos, prioritize_nodes(self.framework, state, pod, infos)), self.rng)

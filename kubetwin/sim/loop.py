@@ -151,6 +151,7 @@ class Simulator:
         self.queue = SchedulingQueue()
         self.queue.plugins = {p.name: p for p, _ in self.sched.plugins}
         self.queue.gates = self.gates
+        self.sched.framework.configure_queue(self.queue)
         self.by_uid: dict[str, SimPod] = {}
         self.pods: list[SimPod] = []
         self.heap: list[tuple[float, int, int, Any]] = []

@@ -33,7 +33,7 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ...model.features import FeatureGates
 from ...model.pod import Pod
@@ -61,7 +61,10 @@ from ..framework.events import (  # noqa: F401
     ClusterEvent,
     Registration,
 )
+from ..framework.status import SUCCESS, Status
+from ..plugins.queuesort.priority_sort import PrioritySort
 from ..plugins.registry import in_tree_events
+from ..plugins.schedulinggates.scheduling_gates import SchedulingGates
 
 #: ``EventsToRegister`` by plugin name: the events that may make a pod the plugin rejected
 #: schedulable, each with its queueing hint. A plugin not listed is woken by every event.
@@ -101,7 +104,8 @@ class QueuedPod:
     hint_data: dict | None = None
 
     def key(self) -> tuple[int, float, int]:
-        return (-(self.pod.spec.priority or 0), self.timestamp, self.seq)
+        """The default profile's queue order (PrioritySort's heap key)."""
+        return PrioritySort.sort_key(self)
 
 
 @dataclass
@@ -129,6 +133,11 @@ class SchedulingQueue:
     gates: FeatureGates | None = None
     #: events seen while a pod is in flight (``inFlightEvents``), when recording
     in_flight: list[tuple[ClusterEvent, Any, Any]] | None = None
+    #: the profile's QueueSort order as a heap key, and its PreEnqueue plugins (a rejected pod
+    #: stays out of activeQ); the default profile's until the framework sets its own
+    #: (:meth:`~..framework.runtime.Framework.configure_queue`)
+    sort_key: Callable[[QueuedPod], tuple[int, float, int]] = field(default=PrioritySort.sort_key)
+    pre_enqueue: Callable[[Pod], Status] = field(default=SchedulingGates.pre_enqueue)
 
     def __len__(self) -> int:
         return len(self._pods)
@@ -146,7 +155,7 @@ class SchedulingQueue:
                 ts = float(seq)
         qp = QueuedPod(pod, ts, seq)
         self._pods[pod.uid] = qp
-        heapq.heappush(self._active, (qp.key(), pod.uid))
+        heapq.heappush(self._active, (self.sort_key(qp), pod.uid))
 
     def add_all(self, pods: Iterable[Pod], now: float | None = None) -> None:
         for p in pods:
@@ -164,13 +173,14 @@ class SchedulingQueue:
             qp = self._pods.get(uid)
             if qp is None or uid in self._unschedulable or uid in self._backoff:
                 continue
-            if qp.pod.spec.scheduling_gates:
+            st = self.pre_enqueue(qp.pod)
+            if st is not SUCCESS and not st.is_success:   # PreEnqueue keeps it out
                 continue
             del self._pods[uid]
             self._popped = qp
             return qp.pod
         if now is None and self._backoff:
-            uid = min(self._backoff, key=lambda u: (self._pods[u].backoff_until, self._pods[u].key()))
+            uid = min(self._backoff, key=lambda u: (self._pods[u].backoff_until, self.sort_key(self._pods[u])))
             self._backoff.discard(uid)
             qp = self._pods.pop(uid)
             self._popped = qp
@@ -224,7 +234,7 @@ class SchedulingQueue:
         if is_backing_off(qp, now):
             self._backoff.add(uid)
         else:
-            heapq.heappush(self._active, (qp.key(), uid))
+            heapq.heappush(self._active, (self.sort_key(qp), uid))
 
     def _unpark_index(self, uid: str, ts: float) -> None:
         at = self._parked_at.get(ts)
@@ -306,7 +316,7 @@ class SchedulingQueue:
                 if c < n and now - times[c] > max_duration:
                     stack.append(c)
         if len(out) > 1:
-            out.sort(key=QueuedPod.key)
+            out.sort(key=self.sort_key)
         return out
 
     def oldest_unschedulable(self) -> float | None:
@@ -439,7 +449,7 @@ class SchedulingQueue:
             qp = self._pods[uid]
             if not is_backing_off(qp, now):
                 self._backoff.discard(uid)
-                heapq.heappush(self._active, (qp.key(), uid))
+                heapq.heappush(self._active, (self.sort_key(qp), uid))
 
     @property
     def unschedulable(self) -> list[Pod]:

@@ -14,7 +14,6 @@ Not an upstream module: the vectorised twin of ``pkg/scheduler/schedule_one.go``
 
 from __future__ import annotations
 
-import functools
 import random
 from collections import Counter
 from typing import TYPE_CHECKING, Any, Sequence, cast
@@ -117,19 +116,33 @@ class VectorCycle:
         self.cs = cache
         self.twins: dict[str, Vectorised | None] = {p.name: vectorised(p.name) for p, _ in fwk.plugins}
         by_name = {p.name: (p, w) for p, w in fwk.score_plugins}
+        # dispatch tables, built once per profile: what each cycle would otherwise look up per plugin
         #: each PreFilter plugin's known Skip and vectorised PreFilter, bound to the cache
         self.pre_filter_shortcuts: list[tuple[Any, Any]] = []
         for p in fwk.pre_filter_plugins:
             tw = self.twins.get(p.name)
-            skip = functools.partial(tw.pre_filter_is_skip, cache) if tw and tw.pre_filter_is_skip else None
-            run = functools.partial(tw.pre_filter, cache) if tw and tw.pre_filter else None
+            skip = _skip_on(tw.pre_filter_is_skip, cache) if tw and tw.pre_filter_is_skip else None
+            run = _pre_filter_on(tw.pre_filter, cache) if tw and tw.pre_filter else None
             self.pre_filter_shortcuts.append((skip, run))
+        #: each Filter plugin with its name and vectorised Filter (None: node by node)
+        self.filters: list[tuple[Any, str, Any]] = []
+        for p in fwk.filter_plugins:
+            tw = self.twins.get(p.name)
+            self.filters.append((p, p.name, tw.filter if tw is not None else None))
+        #: each weighted Score plugin with its weight, name and vectorised Score (None: node by node)
+        self.scores: list[tuple[Any, int, str, Any]] = []
+        for p, w in fwk.score_plugins:
+            tw = self.twins.get(p.name)
+            self.scores.append((p, w, p.name, tw.score if tw is not None else None))
         #: (plugin, partner, how) for score plugins scored together with a partner that scores too
         self.joint: list[tuple[tuple[Any, int], tuple[Any, int], Any]] = []
         for p, w in fwk.score_plugins:
             tw = self.twins.get(p.name)
             if tw is not None and tw.score_with is not None and tw.score_with[0] in by_name:
                 self.joint.append(((p, w), by_name[tw.score_with[0]], tw.score_with[1]))
+        self.has_score_plugins = fwk.has_score_plugins
+        #: ``numFeasibleNodesToFind`` per number of candidate nodes
+        self._to_find: dict[int, int] = {}
 
     # --- PreFilter -----------------------------------------------------------------------------
 
@@ -170,19 +183,15 @@ class VectorCycle:
             diag.absent_mask = ~inside
         feasible, processed = self._find_feasible(state, pod, skipped, candidates, diag, start)
         # an int64 array (a sequence of ints): the vectorised scores take it as is
-        return FeasibleNodes(cast(Sequence[int], feasible), processed, diag)
+        return FeasibleNodes(cast("Sequence[int]", feasible), processed, diag)
 
     def _stages(self, state: CycleState, pod: Pod, skipped: set[str]) -> list[Stage]:
         stages: list[Stage] = []
-        cs, twins = self.cs, self.twins
-        for plugin in self.fwk.filter_plugins:
-            if plugin.name in skipped:
+        cs = self.cs
+        for plugin, name, twin in self.filters:
+            if name in skipped:
                 continue
-            verdict = None
-            tw = twins.get(plugin.name)
-            if tw is not None and tw.filter is not None:
-                verdict = tw.filter(cs, pod, plugin, state)
-            stages.append((plugin, verdict))
+            stages.append((plugin, twin(cs, pod, plugin, state) if twin is not None else None))
         return stages
 
     def _nominated_here(self, pod: Pod) -> dict[int, list[Pod]]:
@@ -226,8 +235,9 @@ class VectorCycle:
         m = len(candidates)
         if m == 0:
             return candidates, 0
-        to_find = num_feasible_nodes_to_find(self.fwk.profile.percentage_of_nodes_to_score, m) \
-            if self.fwk.has_score_plugins else 1
+        to_find = self._to_find.get(m) if self.has_score_plugins else 1
+        if to_find is None:
+            to_find = self._to_find[m] = num_feasible_nodes_to_find(self.fwk.profile.percentage_of_nodes_to_score, m)
         start = start % m
         stages = self._stages(state, pod, skipped)
         nominated = self._nominated_here(pod)
@@ -305,12 +315,11 @@ class VectorCycle:
             if got is not None:
                 totals = got if totals is None else totals + got
                 done.update((plugin.name, partner.name))
-        for plugin, weight in self.fwk.score_plugins:
-            if plugin.name in done:
+        for plugin, weight, name, twin in self.scores:
+            if done and name in done:
                 continue
-            tw = self.twins.get(plugin.name)
-            if tw is not None and tw.score is not None:
-                sv = tw.score(cs, pod, plugin, feasible)
+            if twin is not None:
+                sv = twin(cs, pod, plugin, feasible)
                 if sv is SKIPPED:
                     continue
                 if sv is not None:
@@ -369,3 +378,17 @@ def select_host_vector(totals: np.ndarray, rng: random.Random) -> int:
     if len(top) == 1:
         return int(top[0])
     return int(top[rng.randrange(len(top))])
+
+
+
+# The shortcuts are Python functions of fixed arity, not ``functools.partial`` objects: the
+# interpreter inlines such a call, where a partial goes through C on every cycle.
+
+def _skip_on(fn: Any, cache: "ClusterState") -> Any:
+    """A known Skip ``(pod, plugin) -> bool`` over the cache."""
+    return lambda pod, plugin: fn(cache, pod, plugin)
+
+
+def _pre_filter_on(fn: Any, cache: "ClusterState") -> Any:
+    """A vectorised PreFilter ``(pod, plugin, state) -> Status | None`` over the cache."""
+    return lambda pod, plugin, state: fn(cache, pod, plugin, state)

@@ -103,6 +103,27 @@ class PostFilterResult:
 
 
 @runtime_checkable
+class QueueSortPlugin(Protocol):
+    """``QueueSortPlugin``: the scheduling queue's order (``Less``) and the heap key that
+    orders as it does."""
+
+    name: ClassVar[str]
+
+    def less(self, a: Any, b: Any) -> bool: ...
+
+    def sort_key(self, qp: Any) -> tuple[int, float, int]: ...
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Protocol):
+    """``PreEnqueuePlugin``: whether a pod may enter activeQ at all."""
+
+    name: ClassVar[str]
+
+    def pre_enqueue(self, pod: Pod) -> Status: ...
+
+
+@runtime_checkable
 class PreFilterPlugin(Protocol):
     name: ClassVar[str]
 

@@ -27,8 +27,10 @@ from .interface import (
     Plugin,
     PostFilterPlugin,
     PostFilterResult,
+    PreEnqueuePlugin,
     PreFilterPlugin,
     PreScorePlugin,
+    QueueSortPlugin,
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
@@ -78,7 +80,7 @@ class Framework:
     """The profile's plugins over one handle (``frameworkImpl``)."""
 
     def __init__(self, profile: "Profile", handle: Handle, plugins: Sequence[tuple[Plugin, int]] | None = None):
-        from ..plugins.registry import CYCLE_FRAME, NOT_MODELLED, plugin_class
+        from ..plugins.registry import NOT_MODELLED, plugin_class
 
         self.handle = handle
         handle.framework = self
@@ -91,19 +93,25 @@ class Framework:
             if name in NOT_MODELLED:
                 self.not_modelled.append(name)
                 continue
-            if name in CYCLE_FRAME:
-                continue
             cls = plugin_class(name, path="profile")
             args = profile.args_of(name, cls)
             self.plugins.append((cls(args, handle), weight))
         self._by_name = {p.name: p for p, _ in self.plugins}
         every: list[Plugin] = [p for p, _ in self.plugins]
+        #: the QueueSort plugin (upstream allows one per profile) and the PreEnqueue plugins
+        self.queue_sort_plugin: Any = next((p for p in every if isinstance(p, QueueSortPlugin)), None)
+        self.pre_enqueue_plugins: list[Any] = [p for p in every if isinstance(p, PreEnqueuePlugin)]
         self.pre_filter_plugins: list[Any] = [p for p in every if isinstance(p, PreFilterPlugin)]
         self.filter_plugins: list[Any] = [p for p in every if isinstance(p, FilterPlugin)]
         self.post_filter_plugins: list[Any] = [p for p in every if isinstance(p, PostFilterPlugin)]
         #: score plugins with a non-zero weight (a zero weight takes a plugin out of Score)
         self.score_plugins: list[tuple[Any, int]] = [(p, w) for p, w in self.plugins
                                                      if isinstance(p, ScorePlugin) and w > 0]
+        #: the score plugins with a PreScore, and those with a NormalizeScore (by name: a protocol
+        #: isinstance check walks the protocol's members, too slow to repeat every cycle)
+        scorers = [(p.name, p) for p, _ in self.score_plugins]
+        self.pre_scorers: frozenset[str] = frozenset(n for n, p in scorers if isinstance(p, PreScorePlugin))
+        self.normalizers: frozenset[str] = frozenset(n for n, p in scorers if isinstance(p, ScoreExtensions))
         self.reserve_plugins: list[Any] = [p for p in every if isinstance(p, ReservePlugin)]
         self.permit_plugins: list[Any] = [p for p in every if isinstance(p, PermitPlugin)]
         self.bind_plugins: list[Any] = [p for p in every if isinstance(p, BindPlugin)]
@@ -121,6 +129,23 @@ class Framework:
     @property
     def has_score_plugins(self) -> bool:
         return bool(self.score_plugins)
+
+    # --- PreEnqueue --------------------------------------------------------------------------------
+
+    def run_pre_enqueue_plugins(self, pod: Pod) -> Status:
+        """``RunPreEnqueuePlugins``: the first PreEnqueue rejection (with its plugin) keeps the
+        pod out of activeQ; success when every plugin lets it in."""
+        for plugin in self.pre_enqueue_plugins:
+            st = plugin.pre_enqueue(pod)
+            if st is not SUCCESS and not st.is_success:
+                return st.with_plugin(plugin.name)
+        return SUCCESS
+
+    def configure_queue(self, queue: Any) -> None:
+        """The scheduling queue takes this profile's QueueSort order and PreEnqueue plugins."""
+        if self.queue_sort_plugin is not None:
+            queue.sort_key = self.queue_sort_plugin.sort_key
+        queue.pre_enqueue = self.run_pre_enqueue_plugins
 
     # --- PreFilter ---------------------------------------------------------------------------------
 
@@ -143,6 +168,8 @@ class Framework:
                 if substitute is not None:
                     got = substitute(pod, plugin, state)
                     if got is not None:
+                        if got is SUCCESS:
+                            continue
                         if got.is_skip:
                             skipped.add(plugin.name)
                         elif not got.is_success:
@@ -151,11 +178,12 @@ class Framework:
             names, st = plugin.pre_filter(state, pod, nodes)
             if record is not None:
                 record(plugin.name, st)
-            if st.is_skip:
-                skipped.add(plugin.name)
-                continue
-            if st.code != Code.Success:
-                return PreFilterOutcome(None, tuple(restricting), st.with_plugin(plugin.name), skipped)
+            if st is not SUCCESS:
+                if st.is_skip:
+                    skipped.add(plugin.name)
+                    continue
+                if st.code != Code.Success:
+                    return PreFilterOutcome(None, tuple(restricting), st.with_plugin(plugin.name), skipped)
             if names is not None:
                 restricting.append(plugin.name)
                 allowed = set(names) if allowed is None else allowed & set(names)
@@ -236,10 +264,9 @@ class Framework:
         """Every PreScore of a weighted score plugin; returns the plugins that said Skip."""
         return {plugin.name for plugin, _ in self.score_plugins if self.run_pre_score_plugin(state, pod, nodes, plugin)}
 
-    @staticmethod
-    def run_pre_score_plugin(state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugin: Any) -> bool:
-        """One plugin's PreScore (if it has one); True when it said Skip."""
-        if not isinstance(plugin, PreScorePlugin):
+    def run_pre_score_plugin(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugin: Any) -> bool:
+        """One score plugin's PreScore (if it has one); True when it said Skip."""
+        if plugin.name not in self.pre_scorers:
             return False
         st = plugin.pre_score(state, pod, nodes)
         if st.is_skip:
@@ -258,9 +285,9 @@ class Framework:
             out.append(self.run_score_plugin(state, pod, nodes, plugin, weight))
         return out
 
-    @staticmethod
-    def run_score_plugin(state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugin: Any,
+    def run_score_plugin(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugin: Any,
                          weight: int) -> PluginScores:
+        """One score plugin's Score on every node, then its NormalizeScore (if it has one)."""
         raw: dict[str, int] = {}
         for ni in nodes:
             s, st = plugin.score(state, pod, ni)
@@ -268,7 +295,7 @@ class Framework:
                 raise KubetwinError(f"{plugin.name} Score on {ni.name}: {st.message}")
             raw[ni.name] = s
         normalized = dict(raw)
-        if isinstance(plugin, ScoreExtensions):
+        if plugin.name in self.normalizers:
             plugin.normalize_score(state, pod, normalized)
         return PluginScores(plugin.name, weight, raw, normalized)
 

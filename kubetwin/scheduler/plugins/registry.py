@@ -18,6 +18,7 @@ from ...errors import InputError
 from ...model.strict import suggest
 from ..framework.interface import Plugin, registered
 from . import (
+    defaultbinder,
     defaultpreemption,
     dynamicresources,
     interpodaffinity,
@@ -28,6 +29,8 @@ from . import (
     noderesourcetopology,
     nodeunschedulable,
     podtopologyspread,
+    queuesort,
+    schedulinggates,
     tainttoleration,
 )
 
@@ -55,6 +58,8 @@ def _plugin(name: str, folder: str, module: str, cls: str, *, vector: bool | str
 
 
 IN_TREE: dict[str, InTreePlugin] = {p.name: p for p in (
+    _plugin(schedulinggates.NAME, "schedulinggates", "scheduling_gates", "SchedulingGates"),
+    _plugin(queuesort.NAME, "queuesort", "priority_sort", "PrioritySort"),
     _plugin(nodeunschedulable.NAME, "nodeunschedulable", "node_unschedulable", "NodeUnschedulable",
             vector=True, hints=True),
     _plugin(nodename.NAME, "nodename", "node_name", "NodeName", vector=True, hints=True),
@@ -70,13 +75,14 @@ IN_TREE: dict[str, InTreePlugin] = {p.name: p for p in (
             vector=True, hints=True),
     _plugin(defaultpreemption.NAME, "defaultpreemption", "default_preemption", "DefaultPreemption"),
     _plugin(noderesourcetopology.NAME, "noderesourcetopology", "plugin", "NodeResourceTopologyMatch"),
+    _plugin(defaultbinder.NAME, "defaultbinder", "default_binder", "DefaultBinder"),
 )}
 
-#: Plugins of the default profile whose role is the framework's own here: the queue's order
-#: (PrioritySort), holding gated pods back (SchedulingGates) and binding (DefaultBinder).
-QUEUE_SORT = "PrioritySort"
-SCHEDULING_GATES = "SchedulingGates"
-DEFAULT_BINDER = "DefaultBinder"
+#: The default profile's QueueSort, PreEnqueue and Bind plugins: plugins without args whose
+#: ``pluginConfig`` args kubetwin leaves unread, as before they were plugin classes.
+QUEUE_SORT = queuesort.NAME
+SCHEDULING_GATES = schedulinggates.NAME
+DEFAULT_BINDER = defaultbinder.NAME
 CYCLE_FRAME = frozenset({QUEUE_SORT, SCHEDULING_GATES, DEFAULT_BINDER})
 
 #: Plugins of the default profile that need objects kubetwin does not model yet.
@@ -94,7 +100,7 @@ DEFAULT_MULTI_POINT: tuple[tuple[str, int], ...] = (
 )
 
 #: every plugin name a profile may list
-KNOWN = frozenset(IN_TREE) | CYCLE_FRAME | NOT_MODELLED
+KNOWN = frozenset(IN_TREE) | NOT_MODELLED
 
 
 def _import(ref: str) -> Any:
@@ -104,7 +110,7 @@ def _import(ref: str) -> Any:
 
 
 def is_known(name: str) -> bool:
-    """An in-tree plugin, a framework role, an unmodelled plugin or a registered out-of-tree one."""
+    """An in-tree plugin, an unmodelled plugin or a registered out-of-tree one."""
     return name in KNOWN or registered(name) is not None
 
 

@@ -1,0 +1,4 @@
+"""DefaultBinder (``pkg/scheduler/framework/plugins/defaultbinder``): the default profile's Bind
+plugin (:mod:`.default_binder`)."""
+
+NAME = "DefaultBinder"
