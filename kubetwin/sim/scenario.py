@@ -795,12 +795,12 @@ def _adopt(sc: Scenario) -> None:
         if not refs:
             continue
         key = f"{refs[0].kind}/{a.pod.metadata.namespace}/{refs[0].name}"
-        c = by_key.get(alias.get(key, key))
-        if c is None:
+        owner = by_key.get(alias.get(key, key))
+        if owner is None:
             continue
-        c.created += 1
-        c.active += 1
-        sc.arrivals[i] = replace(a, owner=c.key)
+        owner.created += 1
+        owner.active += 1
+        sc.arrivals[i] = replace(a, owner=owner.key)
 
 
 def _finish(sc: Scenario) -> None:
