@@ -179,3 +179,25 @@ def test_bad_input_exits_1_and_writes_nothing(tmp_path):
                          capture_output=True, text=True)
     assert out.returncode == 1 and "Traceback" not in out.stderr and 'unknown field "spec.taint"' in out.stderr
     assert not (tmp_path / "o").exists()
+
+
+def test_a_large_json_list_takes_the_fast_path_with_the_same_answer(tmp_path, monkeypatch):
+    import kubetwin.model.objects as objects
+    from kubetwin.sim import snapshot
+
+    monkeypatch.setattr(objects, "FAST_PATH_MIN_BYTES", 0)
+    d = dump(tmp_path / "pods.json", pod("p", "a"), pod("q"))
+    assert snapshot._fast_documents(d) is not None
+    snap = load([d])
+    assert len(snap.pods) == 1 and len(snap.pending) == 1
+
+
+def test_a_misspelt_field_in_a_large_json_list_gets_the_precise_error(tmp_path, monkeypatch):
+    import kubetwin.model.objects as objects
+
+    monkeypatch.setattr(objects, "FAST_PATH_MIN_BYTES", 0)
+    bad = pod("q")
+    bad["spec"]["nodeNmae"] = "a"
+    with pytest.raises(InputError) as err:
+        load([dump(tmp_path / "pods.json", pod("p", "a"), bad)])
+    assert 'unknown field "spec.nodeNmae"' in str(err.value) and 'did you mean "spec.nodeName"' in str(err.value)
