@@ -1,5 +1,6 @@
 """``kubetwin snapshot``: kubectl dumps (files, folders) merged into one cluster, written as a
-scenario folder that ``simulate``, ``schedule`` and ``dra`` read (``kubetwin/sim/snapshot.py``)."""
+scenario folder that ``simulate``, ``schedule`` and ``dra`` read (``kubetwin/sim/snapshot.py``).
+kubetwin's own command."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """``kubetwin snapshot``: ``kubectl get -o yaml|json`` dumps merged into one cluster, written as
-a scenario folder.
+a scenario folder. kubetwin's own (what KWOK's and kube-scheduler-simulator's snapshot import do);
+the objects are read as ``kubectl get`` writes them (``k8s.io/apimachinery`` List, ``metav1.GetControllerOf``).
 
 Any number of files and folders (List objects, multi-document YAML, JSON) become **one**
 cluster — unlike ``simulate A.yaml B.yaml``, which runs two scenarios. Every object is strictly
