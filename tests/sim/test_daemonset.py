@@ -4,8 +4,14 @@ it adds, the node-name affinity of the pods it creates, pods it already has."""
 from __future__ import annotations
 
 from kubetwin.model.node import node_from_dict
-from kubetwin.sim.daemonset import (DAEMON_TOLERATIONS, add_daemon_tolerations, daemon_pod_node, daemon_pods,
-                                    daemon_set, node_name_affinity)
+from kubetwin.sim.daemonset import (
+    DAEMON_TOLERATIONS,
+    add_daemon_tolerations,
+    daemon_pod_node,
+    daemon_pods,
+    daemon_set,
+    node_name_affinity,
+)
 
 
 def node(name, labels=None, taints=None, unschedulable=False):
