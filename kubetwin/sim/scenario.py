@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -882,8 +882,49 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
 
     return Controller(f"{kind}/{ns}/{name}", kind, template, replicas, completions, backoff, t, d,
                       sc.settings.max_recreations, meta={"name": name, "namespace": ns,
-                                                         "selector": (spec.get("selector") or {})},
+                                                         "selector": (spec.get("selector") or {}),
+                                                         "owner": _controller_ref(meta)},
                       usage=_usage(obj, where, template), load=load_of(obj, where))
+
+
+def _controller_ref(meta: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(kind, name) of the object's managing controller (``metav1.GetControllerOf``)."""
+    for ref in meta.get("ownerReferences") or []:
+        if isinstance(ref, Mapping) and ref.get("controller") is True:
+            return str(ref.get("kind")), str(ref.get("name"))
+    return None
+
+
+def _adopt(sc: Scenario) -> None:
+    """Pods of the scenario whose controller is one of its controllers count as that
+    controller's pods, so it creates only the replicas missing (a snapshot's running pods are not
+    created twice). A ReplicaSet managed by a Deployment of the scenario is that Deployment's:
+    the Deployment is the controller played, the ReplicaSet's pods are its pods."""
+    by_key = {c.key: c for c in sc.controllers}
+    alias: dict[str, str] = {}
+    kept = []
+    for c in sc.controllers:
+        ref = c.meta.get("owner")
+        parent = f"{ref[0]}/{c.meta['namespace']}/{ref[1]}" if ref else None
+        if c.kind == "ReplicaSet" and ref and ref[0] == "Deployment" and parent in by_key:
+            alias[c.key] = parent
+        else:
+            kept.append(c)
+    sc.controllers = kept
+    by_key = {c.key: c for c in kept}
+    for i, a in enumerate(sc.arrivals):
+        if a.owner is not None:
+            continue
+        refs = [r for r in a.pod.metadata.owner_references if r.controller]
+        if not refs:
+            continue
+        key = f"{refs[0].kind}/{a.pod.metadata.namespace}/{refs[0].name}"
+        owner = by_key.get(alias.get(key, key))
+        if owner is None:
+            continue
+        owner.created += 1
+        owner.active += 1
+        sc.arrivals[i] = replace(a, owner=owner.key)
 
 
 def _finish(sc: Scenario) -> None:
@@ -908,6 +949,7 @@ def _finish(sc: Scenario) -> None:
         names.add(n.node.metadata.name)
     for c in sc.controllers:
         c.max_recreations = sc.settings.max_recreations
+    _adopt(sc)
     sc.arrivals.sort(key=lambda a: a.time)
     from .autoscaling_config import resolve_autoscalers
 

@@ -72,6 +72,8 @@ RUNS: dict[str, list[list[str]]] = {
                f"{EX}/evict/pods.yaml"],
               ["--timeline", "{tmp}/timeline.yaml", "-f", f"{EX}/evict/pods.yaml"]],
     "gates": [["--changed"]],
+    # -o names the folder it writes (no output format): checked in tests/sim/test_snapshot.py
+    "snapshot": [["-f", f"{EX}/snapshot", "-o", "{tmp}/snapshot"]],
     "simulate": [["-f", "{tmp}/scenario.yaml", "--pods", "--no-progress"]],
 }
 
@@ -115,7 +117,9 @@ def _formats(path: str) -> list[str]:
         cmd = cmd.get_command(ctx, part) if isinstance(cmd, click.Group) else None
     assert cmd is not None
     opt = next(p for p in cmd.params if "-o" in getattr(p, "opts", ()))
-    return list(opt.type.choices)  # type: ignore[attr-defined]  # a click.Choice option: it has choices
+    if not isinstance(opt.type, click.Choice):  # snapshot: -o is the folder written, not a format
+        return []
+    return list(opt.type.choices)
 
 
 @pytest.fixture(scope="module")

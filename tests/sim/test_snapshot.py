@@ -1,0 +1,203 @@
+"""``kubetwin snapshot``: dumps merged into one cluster, written as a scenario folder that
+``simulate`` reads as is, without creating a controller's pods twice."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from kubetwin.errors import InputError
+from kubetwin.sim import load_scenario, simulate
+from kubetwin.sim.snapshot import load, write
+
+
+def node(name, **spec):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "spec": spec, "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+                                     "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}}}
+
+
+def pod(name, node_name=None, owner=None, phase="Running", ns="default"):
+    meta = {"name": name, "namespace": ns, "labels": {"app": "web"}}
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1], "uid": "u",
+                                    "controller": True}]
+    spec = {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": phase}}
+
+
+def controller(kind, name, replicas, owner=None):
+    meta = {"name": name, "namespace": "default"}
+    if owner:
+        meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner[0], "name": owner[1], "uid": "d",
+                                    "controller": True}]
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta,
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "c", "image": "x",
+                                                           "resources": {"requests": {"cpu": "1"}}}]}}}}
+
+
+def dump(path, *objs):
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objs)}))
+    return path
+
+
+def test_several_dumps_make_one_cluster(tmp_path):
+    snap = load([dump(tmp_path / "nodes.json", node("a"), node("b")), dump(tmp_path / "pods.json", pod("p", "a"))])
+    assert [n["metadata"]["name"] for n in snap.nodes] == ["a", "b"] and len(snap.pods) == 1
+
+
+def test_a_folder_is_walked_for_yaml_and_json_dumps(tmp_path):
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    dump(tmp_path / "d" / "nodes.json", node("a"))
+    (tmp_path / "d" / "sub" / "pods.yaml").write_text(yaml.safe_dump_all([pod("p", "a"), pod("q")]))
+    (tmp_path / "d" / "README.txt").write_text("not a dump")
+    snap = load([tmp_path / "d"])
+    assert len(snap.nodes) == 1 and len(snap.pods) == 1 and len(snap.pending) == 1
+
+
+def test_managed_fields_are_dropped(tmp_path):
+    n = node("a")
+    n["metadata"]["managedFields"] = [{"manager": "kubelet", "operation": "Update"}]
+    snap = load([dump(tmp_path / "d.json", n)])
+    assert "managedFields" not in snap.nodes[0]["metadata"]
+
+
+def test_owner_references_are_kept(tmp_path):
+    snap = load([dump(tmp_path / "d.json", pod("p", "a", owner=("ReplicaSet", "web-1")))])
+    assert snap.pods[0]["metadata"]["ownerReferences"][0]["name"] == "web-1"
+
+
+def test_secrets_config_maps_and_services_are_ignored_with_one_note_per_kind(tmp_path):
+    objs = [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"s{i}"}} for i in range(3)]
+    objs += [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
+             {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}}]
+    snap = load([dump(tmp_path / "d.json", *objs)])
+    assert snap.ignored == {"Secret": 3, "ConfigMap": 1, "Service": 1}
+    assert sum("Secret" in n for n in snap.notes()) == 1
+
+
+def test_finished_pods_are_left_out_with_a_note(tmp_path):
+    snap = load([dump(tmp_path / "d.json", pod("done", "a", phase="Succeeded"), pod("p", "a"))])
+    assert len(snap.pods) == 1 and snap.terminal == {"Succeeded": 1}
+    assert any("Succeeded" in n for n in snap.notes())
+
+
+def test_a_misspelt_field_is_refused_with_the_file_and_path(tmp_path):
+    bad = pod("p", "a")
+    bad["spec"]["containers"][0]["resorces"] = {}
+    with pytest.raises(InputError) as err:
+        load([dump(tmp_path / "d.json", bad)])
+    assert "resorces" in str(err.value) and "d.json" in str(err.value)
+
+
+def test_the_same_object_in_two_dumps_is_taken_once(tmp_path):
+    snap = load([dump(tmp_path / "a.json", node("a")), dump(tmp_path / "b.json", node("a"))])
+    assert len(snap.nodes) == 1
+
+
+def test_two_different_objects_under_one_name_are_refused(tmp_path):
+    other = node("a")
+    other["metadata"]["labels"]["x"] = "y"
+    with pytest.raises(InputError, match="twice"):
+        load([dump(tmp_path / "a.json", node("a")), dump(tmp_path / "b.json", other)])
+
+
+def test_a_daemon_set_gets_a_pod_on_each_eligible_node_without_one(tmp_path):
+    ds = controller("DaemonSet", "agent", 0)
+    del ds["spec"]["replicas"]
+    running = pod("agent-x", "a", owner=("DaemonSet", "agent"))
+    snap = load([dump(tmp_path / "d.json", node("a"), node("b"), node("c", taints=[
+        {"key": "k", "value": "v", "effect": "NoSchedule"}]), ds, running)])
+    new = [p for p in snap.pending if p["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet"]
+    assert [p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+            ["nodeSelectorTerms"][0]["matchFields"][0]["values"] for p in new] == [["b"]]
+
+
+def test_the_folder_is_a_scenario_simulate_reads(tmp_path):
+    snap = load([dump(tmp_path / "d.json", node("a"), pod("p", "a"), pod("q"))])
+    out = write(snap, tmp_path / "out")
+    sc = load_scenario(out / "scenario.yaml")
+    assert len(sc.nodes) == 1 and len(sc.arrivals) == 2
+
+
+def test_a_deployments_running_pods_are_not_created_twice(tmp_path):
+    objs = [node("a"), controller("Deployment", "web", 3),
+            controller("ReplicaSet", "web-5f", 3, owner=("Deployment", "web")),
+            pod("web-5f-1", "a", owner=("ReplicaSet", "web-5f")), pod("web-5f-2", "a", owner=("ReplicaSet", "web-5f"))]
+    out = write(load([dump(tmp_path / "d.json", *objs)]), tmp_path / "out")
+    r = simulate(load_scenario(out / "scenario.yaml"))
+    web = [p for p in r.pods if p.owner == "Deployment/default/web"]
+    assert len(r.pods) == 3 and len(web) == 3
+
+
+def test_a_replica_set_of_its_own_keeps_its_replicas(tmp_path):
+    objs = [node("a"), controller("ReplicaSet", "rs", 2), pod("rs-1", "a", owner=("ReplicaSet", "rs"))]
+    out = write(load([dump(tmp_path / "d.json", *objs)]), tmp_path / "out")
+    r = simulate(load_scenario(out / "scenario.yaml"))
+    assert len([p for p in r.pods if p.owner == "ReplicaSet/default/rs"]) == 2
+
+
+def test_an_earlier_snapshot_is_replaced(tmp_path):
+    write(load([dump(tmp_path / "a.json", node("a"))]), tmp_path / "out")
+    write(load([dump(tmp_path / "b.json", node("b"))]), tmp_path / "out")
+    items = json.loads((tmp_path / "out" / "nodes.json").read_text())["items"]
+    assert [n["metadata"]["name"] for n in items] == ["b"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.json", "out"]
+
+
+def test_a_folder_that_is_not_a_snapshot_is_left_alone(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "mine.txt").write_text("keep")
+    with pytest.raises(InputError, match="not a kubetwin snapshot"):
+        write(load([dump(tmp_path / "a.json", node("a"))]), tmp_path / "out")
+    assert (tmp_path / "out" / "mine.txt").read_text() == "keep"
+
+
+def test_the_command_prints_a_summary_line(tmp_path):
+    d = dump(tmp_path / "d.json", node("a"), pod("p", "a"), {"apiVersion": "v1", "kind": "Secret",
+                                                             "metadata": {"name": "s"}})
+    out = subprocess.run([sys.executable, "-m", "kubetwin", "snapshot", "-f", str(d), "-o", str(tmp_path / "o")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "1 nodes, 1 pods (1 Running), 0 workloads, 0 other objects, 1 ignored (1 kinds)" in out.stdout
+    assert "note: 1 Secret object(s) ignored" in out.stderr
+
+
+def test_bad_input_exits_1_and_writes_nothing(tmp_path):
+    bad = node("a")
+    bad["spec"]["taint"] = []
+    d = dump(tmp_path / "d.json", bad)
+    out = subprocess.run([sys.executable, "-m", "kubetwin", "snapshot", "-f", str(d), "-o", str(tmp_path / "o")],
+                         capture_output=True, text=True)
+    assert out.returncode == 1 and "Traceback" not in out.stderr and 'unknown field "spec.taint"' in out.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_large_json_list_takes_the_fast_path_with_the_same_answer(tmp_path, monkeypatch):
+    import kubetwin.model.objects as objects
+    from kubetwin.sim import snapshot
+
+    monkeypatch.setattr(objects, "FAST_PATH_MIN_BYTES", 0)
+    d = dump(tmp_path / "pods.json", pod("p", "a"), pod("q"))
+    assert snapshot._fast_documents(d) is not None
+    snap = load([d])
+    assert len(snap.pods) == 1 and len(snap.pending) == 1
+
+
+def test_a_misspelt_field_in_a_large_json_list_gets_the_precise_error(tmp_path, monkeypatch):
+    import kubetwin.model.objects as objects
+
+    monkeypatch.setattr(objects, "FAST_PATH_MIN_BYTES", 0)
+    bad = pod("q")
+    bad["spec"]["nodeNmae"] = "a"
+    with pytest.raises(InputError) as err:
+        load([dump(tmp_path / "pods.json", pod("p", "a"), bad)])
+    assert 'unknown field "spec.nodeNmae"' in str(err.value) and 'did you mean "spec.nodeName"' in str(err.value)
