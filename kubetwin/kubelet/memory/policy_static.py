@@ -198,9 +198,10 @@ class StaticMemoryPolicy:
                                      "reservedMemory): drain the node and delete the memory_manager_state file")
         # updateMachineState: every block counts once on each node of its affinity
         for b in blocks:
+            cells = list(b.numa_affinity)  # one list per block (upstream shares the block's slice too)
             for n in b.numa_affinity:
                 ms[n].number_of_assignments += 1
-                ms[n].cells = list(b.numa_affinity)
+                ms[n].cells = cells
 
     def _counts(self, conts: dict[str, list[Block]], name: str) -> bool:
         """Whether these blocks take memory: the bubble of a pod-level pod (with the gate on, as

@@ -57,6 +57,8 @@ def parse_resources(raw: Any, path: str, *, max_weight: int = 100) -> tuple[Reso
     out = []
     for i, item in enumerate(raw):
         p = f"{path}[{i}]"
+        if item is None:  # JSON null decodes to Go's zero ResourceSpec: no name
+            item = {}
         name = item.get("name")
         if not name:
             raise InputError("Required value: name", path=f"{p}.name")
