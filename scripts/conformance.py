@@ -91,12 +91,8 @@ def main(argv: list[str]) -> int:
     tty = sys.stdout.isatty()
     done = failed = 0
     total = len(picked)
-    # The cases state pods as the upstream unit tests pass them to kubelet functions, never
-    # defaulted by an API server (FORMAT.md: "Pods are evaluated exactly as written").
-    kubetwin = os.environ.get("KUBETWIN", "kubetwin")
-    if "--no-api-defaulting" not in kubetwin.split():
-        kubetwin += " --no-api-defaulting"
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1, env={**os.environ, "KUBETWIN": kubetwin})
+    # The runner is called exactly as anyone calls it (FORMAT.md's commands, no extra options).
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, bufsize=1)
     assert proc.stdout is not None
     for line in proc.stdout:
         if line.startswith("ok   "):

@@ -310,3 +310,41 @@ def console() -> Any:
     if not sys.stdout.isatty() and "COLUMNS" not in os.environ:
         width = 120
     return Console(highlight=False, soft_wrap=False, width=width, emoji=False)
+
+
+API_DEFAULTING_HELP = ("Read pods as the API server stores them (requests defaulted from limits, pod-level "
+                       "requests). Without it this command takes pods as written, as the kubelet functions it "
+                       "models are given them in upstream's unit tests; a pod the defaulting would change is "
+                       "named on stderr.")
+
+
+def api_defaulting_option() -> Callable:
+    """``--api-defaulting`` for the commands that model kubelet functions on a pod file (``explain``,
+    ``evict``): their contract (the conformance FORMAT.md) evaluates pods exactly as written."""
+    return click.option("--api-defaulting", "api_defaulting", is_flag=True, default=False, help=API_DEFAULTING_HELP)
+
+
+def pods_as_written(api_defaulting: bool) -> None:
+    """Before the command reads its pods: take them as written unless ``--api-defaulting``."""
+    if not api_defaulting:
+        from ..model.defaulting import set_api_defaulting
+
+        set_api_defaulting(False)
+
+
+def warn_if_defaulting_changes(pods: Iterable[Any], api_defaulting: bool) -> None:
+    """Name each pod the API server would store differently (a container with limits and no requests
+    is Guaranteed once stored, Burstable as written) — never a silent difference."""
+    if api_defaulting:
+        return
+    from ..diagnostics import warn
+    from ..model.apischema import schema_version
+    from ..model.defaulting import default_pod
+    from ..model.features import gates_for
+
+    pod_level = gates_for(schema_version()).enabled("PodLevelResources")
+    for p in pods:
+        if default_pod(p, pod_level=pod_level) != p:
+            warn(f"pod {p.metadata.namespace or 'default'}/{p.metadata.name}: evaluated as written; the API server "
+                 "would store it with requests defaulted from limits (pass --api-defaulting to evaluate it as "
+                 "stored)")

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 import click
 
-from .common import emit_data, filename_option, kubernetes_version, main_input, output_option, rejected
+from .common import (
+    api_defaulting_option,
+    emit_data,
+    filename_option,
+    kubernetes_version,
+    main_input,
+    output_option,
+    pods_as_written,
+    rejected,
+    warn_if_defaulting_changes,
+)
 
 SIGNAL_CHOICES = ("memory.available", "allocatableMemory.available", "nodefs.available", "nodefs.inodesFree",
                   "imagefs.available", "imagefs.inodesFree", "containerfs.available", "containerfs.inodesFree",
@@ -31,12 +41,13 @@ SIGNAL_CHOICES = ("memory.available", "allocatableMemory.available", "nodefs.ava
 @click.option("--dedicated-imagefs", is_flag=True, help="Images on their own filesystem (imagefs).")
 @click.option("--split-containerfs", is_flag=True,
               help="Writable container layers apart from the images (KEP-4191 split image filesystem).")
+@api_defaulting_option()
 @output_option()
 @filename_option("PODS.yaml", "The pods on the node")
 @click.argument("pods_file", metavar="[PODS.yaml]", required=False)
 @click.pass_context
 def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, oom, cgroup, dedicated_imagefs,
-          split_containerfs, output, filename, pods_file) -> None:
+          split_containerfs, api_defaulting, output, filename, pods_file) -> None:
     """Who the kubelet evicts first, and when, under node pressure.
 
     Pods refused admission under pressure (--timeline) are an answer: exit status 0, or 3 with
@@ -60,7 +71,9 @@ def evict(ctx: click.Context, signal, summary_file, config_file, timeline_file, 
         raise click.UsageError("--summary goes with --signal; a timeline carries a summary per step")
     layout = DiskLayout(dedicated_imagefs, split_containerfs)
     config = load_kubelet_config(config_file, kubernetes_version(ctx))
+    pods_as_written(api_defaulting)
     pods = load_pods(pods_file, warn=warn_to_stderr, reader="kubelet")
+    warn_if_defaulting_changes(pods, api_defaulting)
     if oom and signal is None:
         raise click.UsageError("--oom goes with --signal and --summary")
     if signal is not None:

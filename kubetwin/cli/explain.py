@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import emit_data, filename_option, kubernetes_version, main_input, output_option
+from .common import (
+    api_defaulting_option,
+    emit_data,
+    filename_option,
+    kubernetes_version,
+    main_input,
+    output_option,
+    pods_as_written,
+    warn_if_defaulting_changes,
+)
 
 if TYPE_CHECKING:
     from ..kubelet.qos_cgroups import LevelCgroup
@@ -99,11 +108,13 @@ def build(pod_path: str, node_path: str, config_path: str | None, machine_path: 
         resource_config_for_pod,
     )
     from ..kubelet.qos import explain_pod_qos
+    from ..model.defaulting import api_defaulting
     from ..model.kubelet_config import load_kubelet_config
     from ..model.objects import load_nodes, load_pods, warn_to_stderr
     from ..model.pod import is_sidecar
 
     pods = load_pods(pod_path, warn=warn_to_stderr, reader="kubelet")
+    warn_if_defaulting_changes(pods, api_defaulting())
     if len(pods) != 1:
         raise InputError(f"expected exactly one Pod, found {len(pods)}", file=pod_path,
                          fix="put one pod in the file (explain accounts for one pod at a time)")
@@ -261,12 +272,14 @@ def _render_upper(out: Any, data: dict[str, Any]) -> None:
               help="The other pods on the node (for the QoS-level cgroup sums); POD itself is always counted.")
 @click.option("--pid-max", "pid_max", type=click.IntRange(min=1), default=None, metavar="N",
               help="min(kernel.pid_max, kernel.threads-max) of the node: sizes kubepods pids.max.")
+@api_defaulting_option()
 @output_option()
 @click.pass_context
 def explain(ctx: click.Context, pod: str | None, filename: str | None, node: str, config: str | None, machine: str | None, cgroup: str,
-            weight_curve: str, running: str | None, pid_max: int | None, output: str) -> None:
+            weight_curve: str, running: str | None, pid_max: int | None, api_defaulting: bool, output: str) -> None:
     """QoS class, cgroup values and OOM scores of POD on a node, with the rules that gave them."""
     pod = main_input(pod, filename, "POD.yaml")
+    pods_as_written(api_defaulting)
     data = build(pod, node, config, machine, cgroup, weight_curve, kubernetes_version(ctx), running, pid_max)
     if output == "table":
         _render(data)

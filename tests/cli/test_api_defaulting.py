@@ -1,5 +1,8 @@
-"""Every command reads a pod as the API server stores it: a container with limits only has them
-as requests (Guaranteed, counted by the scheduler); ``--no-api-defaulting`` reads it as written."""
+"""Commands that stand for the API server and what follows it (admit, schedule, simulate) read a pod
+as the API server stores it: a container with limits only has them as requests (Guaranteed, counted
+by the scheduler); ``--no-api-defaulting`` reads it as written. ``explain`` and ``evict`` model
+kubelet functions on the pod they are given, exactly as written (the conformance FORMAT.md), name on
+stderr a pod the defaulting would change, and read it as stored with ``--api-defaulting``."""
 
 from __future__ import annotations
 
@@ -34,12 +37,28 @@ def kubetwin(tmp_path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kubetwin", *args], cwd=tmp_path, capture_output=True, text=True)
 
 
-def test_explain_shows_a_limits_only_pod_as_guaranteed(tmp_path):
+def test_explain_with_api_defaulting_shows_a_limits_only_pod_as_guaranteed(tmp_path):
+    (tmp_path / "pod.yaml").write_text(LIMITS_ONLY)
+    (tmp_path / "node.yaml").write_text(NODE)
+    out = kubetwin(tmp_path, "explain", "pod.yaml", "--node", "node.yaml", "--api-defaulting", "-o", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["qosClass"] == "Guaranteed"
+
+
+def test_explain_takes_a_limits_only_pod_as_written_and_says_so(tmp_path):
     (tmp_path / "pod.yaml").write_text(LIMITS_ONLY)
     (tmp_path / "node.yaml").write_text(NODE)
     out = kubetwin(tmp_path, "explain", "pod.yaml", "--node", "node.yaml", "-o", "json")
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout)["qosClass"] == "Guaranteed"
+    assert json.loads(out.stdout)["qosClass"] == "Burstable"
+    assert "pod default/lo: evaluated as written" in out.stderr and "--api-defaulting" in out.stderr
+
+
+def test_explain_under_strict_refuses_a_pod_the_defaulting_would_change(tmp_path):
+    (tmp_path / "pod.yaml").write_text(LIMITS_ONLY)
+    (tmp_path / "node.yaml").write_text(NODE)
+    out = kubetwin(tmp_path, "--strict", "explain", "pod.yaml", "--node", "node.yaml", "-o", "json")
+    assert out.returncode == 1 and "evaluated as written" in out.stderr
 
 
 def test_explain_with_no_api_defaulting_takes_the_pod_as_written(tmp_path):
