@@ -96,6 +96,12 @@ def decode_checkpoint(blob: bytes, file: str = CHECKPOINT_NAME) -> list[ClaimInf
     if not isinstance(outer, dict) or not isinstance(outer.get("Data"), str) \
             or not isinstance(outer.get("Checksum"), int):
         raise InputError("checkpoint must be an object with a string Data and an integer Checksum", file=file)
+    extra = sorted(k for k in outer if k not in ("Data", "Checksum"))
+    if extra:  # the kubelet's json.Unmarshal would drop it; kubetwin never reads a field it does not act on
+        from ..model.strict import unknown_key_error
+
+        raise unknown_key_error(extra[0], ("Data", "Checksum"), path=extra[0], file=file,
+                                what="field (strict decoding error)")
     data = outer["Data"]
     actual = zlib.crc32(data.encode("utf-8")) & 0xFFFFFFFF
     if actual != outer["Checksum"]:

@@ -58,6 +58,14 @@ def test_checkpoint_with_a_wrong_checksum_is_corrupted():
         decode_checkpoint(bad.encode())
 
 
+def test_checkpoint_with_an_unknown_top_level_field_is_refused_with_the_nearest_name():
+    outer = json.loads(UPSTREAM_SINGLE)
+    outer["Checksun"] = 1
+    with pytest.raises(InputError, match='unknown field \\(strict decoding error\\) "Checksun"') as err:
+        decode_checkpoint(json.dumps(outer).encode())
+    assert err.value.fix == 'did you mean "Checksum"?'
+
+
 def test_checkpoint_that_is_not_json_is_an_error_naming_the_file():
     with pytest.raises(InputError, match="dra_manager_state: checkpoint is not JSON"):
         decode_checkpoint(b"{")
