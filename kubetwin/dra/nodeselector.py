@@ -35,8 +35,9 @@ def selector_matches(selector: Mapping[str, Any], node: Node) -> bool:
     terms = selector.get("nodeSelectorTerms") or []
     matched = False
     for term in terms:
-        # Every term is parsed (and may fail) even after an earlier one matched.
-        if _term_matches(term, node):
+        # Every term is parsed (and may fail) even after an earlier one matched. A null element is
+        # Go's zero NodeSelectorTerm after json.Unmarshal: empty, it matches nothing.
+        if term is not None and _term_matches(term, node):
             matched = True
     return matched
 

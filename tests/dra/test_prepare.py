@@ -245,3 +245,14 @@ def test_cli_prepare_of_a_pod_without_reservation_exits_1(tmp_path: Path):
     _files(tmp_path, claims=(claim("claim-a", [("gpu", "gpu.example.com", "gpu-0")], reserved=()),))
     out = _run(tmp_path)
     assert out.returncode == 1 and "not allowed to use resource claim claim-a" in out.stderr
+
+
+def test_a_null_node_selector_term_is_the_empty_term_and_matches_no_node():
+    """json.Unmarshal turns a null element of nodeSelectorTerms into the zero NodeSelectorTerm,
+    which matches nothing (was a traceback: found by the fuzz campaign, seed 52 case 3594)."""
+    from kubetwin.dra.nodeselector import selector_matches
+
+    node = Node("node-1", {"kubernetes.io/hostname": "node-1"})
+    by_name = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}
+    assert not selector_matches({"nodeSelectorTerms": [None]}, node)
+    assert selector_matches({"nodeSelectorTerms": [None, by_name]}, node)
