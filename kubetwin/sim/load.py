@@ -28,7 +28,7 @@ from typing import Any, Mapping
 from ..errors import InputError
 from ..model.quantity import parse_quantity
 from ..model.strict import unknown_key_error
-from .usage import Curve, _annotation_value
+from .usage import Curve, _annotation_value, parse_curve
 from .workload import seconds
 
 LOAD = "kubetwin.io/load"
@@ -67,22 +67,8 @@ def _milli(v: Any, path: str) -> int:
 
 
 def _curve(raw: Any, path: str) -> Curve:
-    if not isinstance(raw, list):
-        return Curve((0.0,), (_milli(raw, path),))
-    if not raw:
-        raise InputError("expected at least one point [time, amount]", path=path)
-    times: list[float] = []
-    values: list[int] = []
-    for k, pt in enumerate(raw):
-        where = f"{path}[{k}]"
-        if not isinstance(pt, list) or len(pt) != 2:
-            raise InputError(f"Invalid value: {pt!r}: expected a point [time, amount]", path=where)
-        t = seconds(pt[0], f"{where}[0]")
-        if times and t <= times[-1]:
-            raise InputError(f"Invalid value: {pt[0]!r}: times must increase", path=f"{where}[0]")
-        times.append(t)
-        values.append(_milli(pt[1], f"{where}[1]"))
-    return Curve(tuple(times), tuple(values))
+    """A load curve: usage's curve reader with amounts in milli-units."""
+    return parse_curve(raw, path, _milli)
 
 
 def parse_load(raw: Any, path: str) -> Load | None:
