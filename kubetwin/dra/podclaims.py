@@ -392,7 +392,10 @@ def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAlloca
     out: list[dict[str, Any]] = []
     results: dict[str, AllocationResult] = {}
     for pc in pod_claims.claims:
-        raw = copy.deepcopy(dict(pc.claim.raw))
+        # copy on write: the containers written below (the object, status, reservedFor,
+        # metadata, finalizers) are new; the rest (spec, annotations, owner references, an
+        # earlier allocation) is shared with the claim as read, which nothing writes to
+        raw = dict(pc.claim.raw)
         raw["apiVersion"] = "resource.k8s.io/v1"
         status = dict(raw.get("status") or {})
         result = new.get(id(pc.claim))

@@ -15,8 +15,9 @@ kubetwin's own glue (no upstream file) around ``pkg/kubelet/cm/dra/manager.go``.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
+from ..dra.api import ResourceClaim
 from ..dra.cdi import CDISpec
 from ..dra.checkpoint import ClaimInfoState
 from ..model.pod import Pod
@@ -46,14 +47,14 @@ class NodeDRA:
         return msgspec.structs.replace(pod, status=msgspec.structs.replace(pod.status,
                                                                            resource_claim_statuses=statuses))
 
-    def prepare(self, i: int, pod: Pod, claims: list[dict[str, Any]]) -> None:
-        from ..dra.api import parse_resource_claim
+    def prepare(self, i: int, pod: Pod, claims: Sequence[ResourceClaim]) -> None:
+        """NodePrepareResources for a bound pod's claims (the scheduler's decoded objects)."""
         from ..dra.prepare import PrepareError, prepare_pod
         from ..errors import InputError
 
         pod = self._with_claim_statuses(pod)
         try:
-            prepared = prepare_pod(pod, [parse_resource_claim(c) for c in claims], None, state=self.state[i])
+            prepared = prepare_pod(pod, claims, None, state=self.state[i])
         except (PrepareError, InputError) as exc:
             self.sim.events.append({"time": self.sim.now, "type": "DRAPrepareFailed", "pod": pod.key,
                                     "node": self.sim.cluster.names[i], "message": str(exc)})

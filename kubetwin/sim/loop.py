@@ -427,7 +427,7 @@ class Simulator:
             sp.claims = [f"{(cl.get('metadata') or {}).get('namespace', 'default')}/"
                          f"{(cl.get('metadata') or {}).get('name', '')}" for cl in claims]
             if self.node_dra is not None:
-                self.node_dra.prepare(i, bound, claims)
+                self.node_dra.prepare(i, bound, self.dra.resource_claims_of(bound))
         c.bound += 1
         self.pending -= 1
         sp.phase, sp.start, sp.reason, sp.message = "Running", self.now, "", ""

@@ -400,6 +400,12 @@ class DynamicResources(Plugin):
         self._objects()
         return [dict(self._claims[k].raw) for k in sorted(self._reserved.get(pod.uid, ())) if k in self._claims]
 
+    def resource_claims_of(self, pod: Pod) -> list[Any]:
+        """:meth:`claims_of` as the parsed ResourceClaims (same order): what the kubelet prepares,
+        without decoding again the objects Reserve has just decoded."""
+        self._objects()
+        return [self._claims[k] for k in sorted(self._reserved.get(pod.uid, ())) if k in self._claims]
+
     def extended_resource_claim_status(self, pod: Pod) -> PodExtendedResourceClaimStatus | None:
         """``status.extendedResourceClaimStatus``: what PreBind wrote for the pod, else what the
         pod already carries (a pod bound before this scheduler started)."""
