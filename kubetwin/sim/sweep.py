@@ -1,8 +1,9 @@
 """Runs of several configurations × workloads: variants (compare) and parallel execution (sweeps).
 
-A run is described by a small picklable :class:`RunSpec`, so it can go to a local process pool
-or to a Dask cluster; each worker loads its scenario itself (loading is cheap next to simulating
-and keeps the messages small).
+A run is described by a small picklable :class:`RunSpec`. Local process pools load each
+scenario in the worker (loading is cheap next to simulating and keeps the messages small); a Dask
+cluster gets the loaded scenario itself (:func:`execute_loaded`), since its workers may run on
+machines that do not see the scenario's files.
 
 Not an upstream module: kubetwin's own run orchestration.
 """
@@ -428,9 +429,23 @@ def execute(spec: RunSpec, progress: bool = False) -> Any:
                 bar.update(task, completed=done, total=max(total, 1))
 
             result = simulate(sc, progress=tick)
-    if spec.variant is not None:
-        result.variant = spec.variant.name
-        result.changes = spec.variant.changes()
+    return _labelled(result, spec.variant)
+
+
+def execute_loaded(sc: Any, variant: Variant | None) -> Any:
+    """One run of a scenario loaded by the caller: what a Dask worker runs. The scenario's
+    content travels with the task (nodes, pods, machines, profiles, variant applied), so a
+    worker on another machine needs kubetwin installed, not the scenario's files."""
+    from .loop import simulate
+
+    return _labelled(simulate(sc), variant)
+
+
+def _labelled(result: Any, variant: Variant | None) -> Any:
+    """The result says which variant it is and what the variant changed."""
+    if variant is not None:
+        result.variant = variant.name
+        result.changes = variant.changes()
     return result
 
 
@@ -487,9 +502,10 @@ def run_all(specs: Sequence[RunSpec], *, jobs: int | None = None, dask_address: 
     # load once in the parent to report input errors before starting workers
     if len(specs) == 1:
         return [execute(specs[0], progress)]
-    for s in specs:
-        if s.source[0] == "file":
-            load_run(s)   # input errors surface here, with their file and field, before workers start
+    if not dask_address:
+        for s in specs:
+            if s.source[0] == "file":
+                load_run(s)   # input errors surface here, with their file and field, before workers start
     results: list[Any] = [None] * len(specs)
     with _RunProgress(specs, progress) as shown:
         if dask_address:
@@ -499,7 +515,9 @@ def run_all(specs: Sequence[RunSpec], *, jobs: int | None = None, dask_address: 
                 raise InputError("--dask needs the dask[distributed] package", path="--dask",
                                  fix="pip install 'dask[distributed]'") from None
             with Client(dask_address) as client:
-                futures = client.map(execute, list(specs), pure=False)
+                # each scenario is loaded here (input errors surface before any task starts) and
+                # sent as content: workers on other machines do not see this machine's paths
+                futures = [client.submit(execute_loaded, load_run(s), s.variant, pure=False) for s in specs]
                 index = {f.key: i for i, f in enumerate(futures)}
                 for fut in as_completed(futures):
                     results[index[fut.key]] = fut.result()

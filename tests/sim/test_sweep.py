@@ -30,6 +30,30 @@ def test_runs_on_a_local_dask_cluster_match_local_runs(tmp_path, kit):
         [[(p.name, p.node, p.cpus) for p in r.pods] for r in local]
 
 
+def test_dask_workers_get_the_scenario_content_not_its_path(tmp_path, kit, monkeypatch):
+    """Workers on other machines cannot read the client's files: every scenario is loaded on
+    the client and the loaded scenario is what a task carries."""
+    import threading
+
+    import kubetwin.sim.sweep as sweep
+
+    distributed = pytest.importorskip("dask.distributed")
+    specs = _specs(tmp_path, kit)
+    loaded_in: list[str] = []
+    real = sweep.load_run
+
+    def spy(spec):
+        loaded_in.append(threading.current_thread().name)
+        return real(spec)
+
+    monkeypatch.setattr(sweep, "load_run", spy)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        results = run_all(specs, dask_address=cluster.scheduler_address)
+    assert loaded_in == [threading.main_thread().name] * 2
+    assert [r.scenario for r in results] == ["t", "t:none"]
+
+
 def test_variants_change_only_what_they_name(tmp_path, kit):
     specs = _specs(tmp_path, kit)
     base, none = run_all(specs, jobs=1)
