@@ -86,8 +86,12 @@ def filter_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, state: C
             min_match = 0
         self_match = 1 if c.selector.matches(pod.metadata.labels) else 0
         missing = codes < 0
-        node_dom = np.where(missing, 0, dom[np.where(missing, 0, codes)] if nvals else 0)
-        skew = node_dom + self_match - min_match > c.max_skew
+        # the skew check per domain, then gathered per node; the trailing entry is the 'absent'
+        # code -1 (a node without the label fails for that reason, not for skew)
+        dom_skew = np.zeros(nvals + 1, dtype=bool)
+        if nvals:
+            dom_skew[:nvals] = dom + self_match - min_match > c.max_skew
+        skew = dom_skew[codes]
         new_missing = missing & ~fail
         key[new_missing] = 1
         fail |= new_missing
