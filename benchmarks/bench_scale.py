@@ -197,6 +197,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--max-nodes", type=int, default=100_000, help="largest cluster of the curve")
     ap.add_argument("--pods-per-node", type=int, default=10, help="pods per node on the curve")
+    ap.add_argument("--curve-nodes", default=",".join(map(str, CURVE_NODES)),
+                    help="node counts of the curve, comma-separated (capped by --max-nodes)")
     ap.add_argument("--curve-runs", type=int, default=1, help="runs per point of the curve (large: slow)")
     ap.add_argument("--child", choices=CASES, help=argparse.SUPPRESS)
     ap.add_argument("--nodes", type=int, default=0, help=argparse.SUPPRESS)
@@ -224,7 +226,7 @@ def main() -> None:
                   f"{rs[0]['bound']} bound; max RSS {_med(rs, 'max_rss'):.0f} MB, of which the interpreter "
                   f"{_med(rs, 'base_rss'):.0f} MB; median of {len(rs)})  target {TARGETS[case]}", flush=True)
         else:
-            for n in (n for n in CURVE_NODES if n <= a.max_nodes):
+            for n in (int(x) for x in a.curve_nodes.split(",") if int(x) <= a.max_nodes):
                 pods = n * a.pods_per_node
                 rs = _runs(case, a.curve_runs, n, pods)
                 held = _med(rs, "end_rss") - _med(rs, "base_rss")
