@@ -40,15 +40,15 @@ def inter_pod_affinity_state(cs: ClusterState, pod: Pod) -> tuple | None:
     affinity = ipa.resolved_terms(pod, info.required_affinity_terms, raw_aff, snap)
     anti = ipa.resolved_terms(pod, info.required_anti_affinity_terms, raw_anti, snap)
     ns_labels = snap.namespace_labels(pod.metadata.namespace)
-    existing: dict[tuple[str, str], int] = {}
+    #: topology key -> the nodes (repeats allowed) whose domain for that key an existing pod's
+    #: required anti-affinity term closes to the pod
+    existing: dict[str, list[int]] = {}
     for i in cs.nodes_with_anti:
         ni = cs.infos[i]
         for ep in ni.pods_with_required_anti_affinity:
             for t in ep.required_anti_affinity_terms:
-                if t.matches(pod, ns_labels):
-                    v = ni.labels.get(t.topology_key)
-                    if v is not None:
-                        existing[(t.topology_key, v)] = existing.get((t.topology_key, v), 0) + 1
+                if t.matches(pod, ns_labels) and t.topology_key in ni.labels:
+                    existing.setdefault(t.topology_key, []).append(i)
     if not affinity and not anti and not existing:
         return None
     return affinity, raw_aff, anti, raw_anti, existing
@@ -96,17 +96,14 @@ def filter_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
         bad = hit & ~fail
         key[bad] = 2
         fail |= bad
-    by_key: dict[str, list[int]] = {}
-    for (k, v), c in existing.items():
-        code = cs.labels.code_of(k, v) if c > 0 else None
-        if code is not None:
-            by_key.setdefault(k, []).append(code)
-    for tkey, tcodes in by_key.items():
-        # membership of each node's code in the domains: a table over the key's values plus
-        # the trailing 'absent' entry (code -1), never hit (np.isin costs more per call)
+    for tkey, at in existing.items():
+        # the closed domains as a table over the key's values plus the trailing 'absent' entry
+        # (code -1, never closed: every node listed has the label), gathered per node
+        codes = cs.labels.codes_of(tkey)
         hit_domain = np.zeros(len(cs.labels.values.get(tkey, ())) + 1, dtype=bool)
-        hit_domain[tcodes] = True
-        bad = hit_domain[cs.labels.codes_of(tkey)] & ~fail
+        hit_domain[codes[at]] = True
+        hit_domain[-1] = False
+        bad = hit_domain[codes] & ~fail
         key[bad] = 3
         fail |= bad
     code_arr = np.where(key == 1, UU, U).astype(np.int8)
