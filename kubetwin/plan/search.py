@@ -1,0 +1,242 @@
+"""The search for the smallest (or cheapest) mix, deterministic and stated.
+
+1. **Bounds** (:mod:`.bounds`): per node type the fewest nodes any placement needs.
+2. **Each type alone**: simulate the type's lower bound, then gallop (+1, +2, +4, ...) until a
+   count fits, then bisect between the last count that did not and the first that did, then
+   simulate every count left untried between the bound and the answer, lowest first (the first
+   that fits is the answer). A type whose counts below its answer were all simulated is
+   *proven minimal* for the default scheduler and the kubelets: below the bound no placement
+   fits, and from the bound up the scheduler's own placement did not.
+3. **Mixes** (two types or more): every mix cheaper than the best single type (fewer nodes
+   without prices), with each type's count up to its own answer (or ``max``), that passes the
+   resource-sum relaxation, simulated cheapest first (ties: fewer nodes, then the types' order);
+   the first that fits is the answer, proven when no cheaper candidate was left untried.
+4. The trial budget (``max_trials``) caps the simulations: when it runs out the best mix found
+   is the answer, reported as a **bound** with the number of candidates left untried.
+5. The same search with the kubelet's admission switched off gives the **scheduler-only**
+   count (what kube-scheduler and the Cluster Autoscaler's estimator would size), for comparison.
+
+Not an upstream module: kubetwin's own planner.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .bounds import INFEASIBLE, Demand, TypeBound, mix_admissible, mix_node_bound, price_bound, type_bound
+from .trial import Trial, run_trial
+
+#: simulations the search may run unless told otherwise
+DEFAULT_MAX_TRIALS = 200
+#: mixes the search enumerates at most (over all types)
+MAX_CANDIDATES = 200_000
+
+
+@dataclass
+class TypeAnswer:
+    """One node type alone."""
+
+    name: str
+    bound: TypeBound
+    nodes: int | None = None          # the fewest that fit (None: none up to max)
+    proven: bool = False
+    untried: int = 0                   # counts between the bound and the answer not simulated
+    scheduler_only: int | None = None  # the same without kubelet admission
+    scheduler_only_proven: bool = False
+
+
+@dataclass
+class Plan:
+    """The search's outcome."""
+
+    types: list[Any]
+    demand: Demand
+    priced: bool
+    alone: list[TypeAnswer]
+    best: Trial | None
+    proven: bool
+    lower_bound: float
+    lower_basis: str
+    untried: int
+    trials: list[Trial] = field(default_factory=list)
+    budget_spent: bool = False
+
+    def cost(self, counts: tuple[int, ...]) -> float:
+        return sum(c * (t.price if self.priced else 1.0) for t, c in zip(self.types, counts))
+
+
+class Searcher:
+    """Runs trials, each mix once (memoised), within the budget."""
+
+    def __init__(self, workload: Any, types: list[Any], *, kubernetes_version: str | None, max_trials: int,
+                 progress: Callable[[str], None] | None = None):
+        self.workload = workload
+        self.types = types
+        self.version = kubernetes_version
+        self.max_trials = max_trials
+        self.progress = progress
+        self.done: dict[tuple[tuple[int, ...], bool], Trial] = {}
+        self.order: list[Trial] = []
+
+    @property
+    def spent(self) -> bool:
+        return len(self.done) >= self.max_trials
+
+    def trial(self, counts: tuple[int, ...], kubelet: bool = True) -> Trial | None:
+        key = (counts, kubelet)
+        got = self.done.get(key)
+        if got is not None:
+            return got
+        if self.spent:
+            return None
+        if self.progress is not None:
+            mix = ", ".join(f"{c} {t.name}" for t, c in zip(self.types, counts) if c) or "no nodes"
+            self.progress(f"trial {len(self.done) + 1}: {mix}{'' if kubelet else ' (scheduler only)'}")
+        got = run_trial(self.workload, self.types, counts, kubelet=kubelet, kubernetes_version=self.version)
+        self.done[key] = got
+        self.order.append(got)
+        return got
+
+    def alone(self, i: int, low: int, high: int, kubelet: bool = True) -> tuple[int | None, bool, int]:
+        """The fewest nodes of type ``i`` alone in [low, high] that fit: (count, proven, untried)."""
+        def counts(n: int) -> tuple[int, ...]:
+            return tuple(n if j == i else 0 for j in range(len(self.types)))
+
+        def fits(n: int) -> bool | None:
+            t = self.trial(counts(n), kubelet)
+            return None if t is None else t.fits
+
+        low = max(low, 0)
+        if low > high:
+            return None, True, 0
+        bad, good = low - 1, None
+        step, n = 1, low
+        while n <= high:
+            ok = fits(n)
+            if ok is None:
+                break
+            if ok:
+                good = n
+                break
+            bad = n
+            n = bad + step
+            step *= 2
+            if n > high and bad < high:
+                n = high
+        if good is None:
+            untried = sum(1 for k in range(low, high + 1) if (counts(k), kubelet) not in self.done)
+            return None, untried == 0, untried
+        while good - bad > 1:   # bisect, counting on more nodes fitting no worse
+            mid = (bad + good) // 2
+            ok = fits(mid)
+            if ok is None:
+                break
+            if ok:
+                good = mid
+            else:
+                bad = mid
+        for k in range(low, good):   # every count below, lowest first: the first that fits wins
+            if (counts(k), kubelet) in self.done:
+                continue
+            ok = fits(k)
+            if ok is None:
+                break
+            if ok:
+                good = k
+                break
+        untried = sum(1 for k in range(low, good) if (counts(k), kubelet) not in self.done)
+        return good, untried == 0, untried
+
+
+def plan(workload: Any, types: list[Any], *, kubernetes_version: str | None = None,
+         max_trials: int = DEFAULT_MAX_TRIALS, scheduler_only: bool = True,
+         progress: Callable[[str], None] | None = None) -> Plan:
+    """Search the mixes of ``types`` for the smallest (cheapest with prices) that runs the workload."""
+    from .bounds import daemon_demand, demand_of
+    from .workload import scenario_for
+
+    priced = any(t.priced for t in types)
+    empty = scenario_for(workload, [], kubernetes_version=kubernetes_version)
+    demand = demand_of(empty)
+    s = Searcher(workload, types, kubernetes_version=kubernetes_version, max_trials=max_trials, progress=progress)
+    alone: list[TypeAnswer] = []
+    rooms = []
+    plain_bounds = []
+    for i, t in enumerate(types):
+        daemon = daemon_demand(workload, t, kubernetes_version)
+        tb = type_bound(_scoped(demand, workload, t, kubernetes_version, empty), t, daemon)
+        plain_bounds.append(type_bound(demand, t, daemon, numa=False))
+        rooms.append(tb.room)
+        ans = TypeAnswer(t.name, tb)
+        if tb.nodes != INFEASIBLE and tb.nodes <= t.max:
+            ans.nodes, ans.proven, ans.untried = s.alone(i, int(tb.nodes), t.max)
+        elif tb.nodes != INFEASIBLE:
+            ans.proven = True   # its bound is past its max: no count of it alone can fit
+        else:
+            ans.proven = True
+        alone.append(ans)
+    n = len(types)
+
+    def cost(counts: tuple[int, ...]) -> float:
+        return sum(c * (t.price if priced else 1.0) for t, c in zip(types, counts))
+
+    singles = [tuple(a.nodes if j == i else 0 for j in range(n)) for i, a in enumerate(alone) if a.nodes is not None]
+    best_counts = min(singles, key=lambda c: (cost(c), sum(c), _rank(c))) if singles else None
+    proven = bool(best_counts is not None and all(a.proven for a in alone))
+    untried = sum(a.untried for a in alone)
+    if n > 1:
+        limits = [min(t.max, a.nodes if a.nodes is not None else t.max) for t, a in zip(types, alone)]
+        size = math.prod(x + 1 for x in limits)
+        if size > MAX_CANDIDATES:
+            proven = False
+            untried += size
+        else:
+            bar = (cost(best_counts), sum(best_counts)) if best_counts is not None else (math.inf, math.inf)
+            cands = [c for c in itertools.product(*(range(x + 1) for x in limits))
+                     if sum(1 for x in c if x) > 1 and (cost(c), sum(c)) < bar and mix_admissible(demand, rooms, c)]
+            cands.sort(key=lambda c: (cost(c), sum(c), _rank(c)))
+            for k, c in enumerate(cands):
+                t = s.trial(c)
+                if t is None:
+                    proven = False
+                    untried += len(cands) - k
+                    break
+                if t.fits:
+                    best_counts = c
+                    break
+    if priced:
+        lb, basis = price_bound(demand, rooms, [t.price for t in types])
+    elif n == 1:
+        lb, basis = alone[0].bound.nodes, alone[0].bound.basis
+    else:
+        lb, basis = mix_node_bound(demand, rooms)
+    best = None
+    if best_counts is not None:
+        best = s.done.get((best_counts, True))
+        if best is not None and best.fits:
+            best = run_trial(workload, types, best_counts, kubernetes_version=kubernetes_version, keep=True)
+        if best is not None and cost(best_counts) <= lb:
+            proven = True
+    if scheduler_only and not s.spent:
+        for i, (t, a, pb) in enumerate(zip(types, alone, plain_bounds)):
+            if pb.nodes == INFEASIBLE or pb.nodes > t.max:
+                continue
+            high = a.nodes if a.nodes is not None else t.max
+            a.scheduler_only, a.scheduler_only_proven, _ = s.alone(i, int(pb.nodes), high, kubelet=False)
+    return Plan(types, demand, priced, alone, best, proven, lb, basis, untried, s.order, s.spent)
+
+
+def _rank(counts: tuple[int, ...]) -> tuple[int, ...]:
+    """Ties broken by the types' order: more of the earlier types first."""
+    return tuple(-c for c in counts)
+
+
+def _scoped(demand: Demand, workload: Any, t: Any, version: str | None, empty: Any) -> Demand:
+    """The demand with exclusive-CPU items as the type's topology manager scope counts them."""
+    from .bounds import demand_of
+
+    scope = t.template.kubelet.topology_manager_scope if t.template.kubelet is not None else "container"
+    return demand_of(empty, scope=scope) if scope != "container" else demand
