@@ -82,8 +82,6 @@ def plan(ctx: click.Context, workloads: tuple[str, ...], filenames: tuple[str, .
         return got if got is not None else run_trial(wl, types, counts, kubernetes_version=version)
 
     doc = plan_document(p, workload=wl, trial=trial, machines={})
-    for note in wl.notes:
-        click.echo(f"note: {note}", err=True)
     if doc["status"] == INFEASIBLE_STATUS:
         rejected("no mix of the node types runs the workload")
     if output != "table":

@@ -41,6 +41,7 @@ _CONSTRAINTS: tuple[tuple[str, str], ...] = (
     ("node affinity", "node affinity/selector"),
     ("Evicted", "node pressure (eviction)"),
     ("OOMKilled", "memory (OOM kill)"),
+    ("no nodes available", "no nodes"),
 )
 
 

@@ -43,6 +43,8 @@ class Workload:
     daemon_sets: list[Any] = field(default_factory=list)       # kubetwin.sim.daemonset.DaemonSet
     #: controller key ("Deployment/ns/name") -> replicas to plan for (an HPA's maxReplicas)
     replicas: dict[str, int] = field(default_factory=dict)
+    #: controller key -> the HorizontalPodAutoscaler that names it (for errors)
+    scalers: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     source: str = ""
 
@@ -201,8 +203,15 @@ def read_workload(paths: Iterable[str | Path]) -> Workload:
                 str((p.obj.get("metadata") or {}).get("name"))) for p in pods}
     for spec, where in hpas:
         wl.replicas[f"{spec.target_kind}/{spec.namespace}/{spec.target_name}"] = spec.max_replicas
+        wl.scalers[f"{spec.target_kind}/{spec.namespace}/{spec.target_name}"] = where
         wl.notes.append(f"{spec.target_kind} {spec.namespace}/{spec.target_name} planned at "
                         f"{spec.max_replicas} replicas, the maxReplicas of its HorizontalPodAutoscaler ({where})")
+    sets = {f"StatefulSet/{(d.obj.get('metadata') or {}).get('namespace') or 'default'}/"
+            f"{(d.obj.get('metadata') or {}).get('name')}" for d in stateful}
+    for key, where in wl.scalers.items():
+        if key.startswith("StatefulSet/") and key not in sets:
+            raise InputError(f"the scale target {key} is not in the workload", path="spec.scaleTargetRef",
+                             file=where, fix="give the StatefulSet it scales")
     for d in stateful:
         meta = d.obj.get("metadata") or {}
         key = f"StatefulSet/{meta.get('namespace') or 'default'}/{meta.get('name')}"
@@ -244,6 +253,11 @@ def scenario_for(wl: Workload, nodes: list[Any], *, kubernetes_version: str | No
         sc.objects["ResourceSlice"] = list(slices)
         sc.origins["ResourceSlice"] = ["--node-type dra"] * len(slices)
     scenario_from_documents(sc, docs)
+    known = {c.key for c in sc.controllers}
+    for key, where in wl.scalers.items():
+        if key not in known and not key.startswith("StatefulSet/"):
+            raise InputError(f"the scale target {key} is not in the workload", path="spec.scaleTargetRef",
+                             file=where, fix="give the Deployment, ReplicaSet or StatefulSet it scales")
     if wl.replicas:
         sc.controllers = [replace(c, replicas=max(c.replicas, wl.replicas[c.key])) if c.key in wl.replicas else c
                           for c in sc.controllers]
