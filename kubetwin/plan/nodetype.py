@@ -173,15 +173,23 @@ def parse_node_type(text: str, index: int = 0, *, kubernetes_version: str | None
                              fix="give the path of a KubeletConfiguration file")
         template = node_group(group, "", base, st)[0]
     except InputError as exc:
-        raise _rename(exc, where) from None
+        kubelet = group.get("kubeletConfigFile")
+        raise _rename(exc, where, str(base / kubelet) if kubelet else None) from None
     if template.machine is None:  # unreachable: MACHINE is required above
         raise InputError("Required value: MACHINE", path=where)
     return NodeType(name, machine, template, price, most, priced, parsed_drivers, text)
 
 
-def _rename(exc: InputError, where: str) -> InputError:
-    """A node group error (``.machine``, ``.kubeletConfig``, ``.labels``) as a ``--node-type`` one."""
+def _rename(exc: InputError, where: str, kubelet_file: str | None = None) -> InputError:
+    """A node group error (``.machine``, ``.kubeletConfig``, ``.labels``) as a ``--node-type`` one;
+    an error in the kubelet configuration file's values names that file and the field in it."""
     path = exc.path or ""
+    if kubelet_file and exc.file is None and path.startswith(".kubeletConfig."):
+        exc.file = kubelet_file
+        exc.path = path[len(".kubeletConfig."):]
+        return exc
+    if exc.file is not None and kubelet_file and exc.file.startswith(kubelet_file):
+        return exc
     for old, new in ((".kubeletConfigFile", ".kubelet"), (".kubeletConfig", ".kubelet"),
                      ("kubeletConfig", "kubelet")):
         if path.startswith(old):

@@ -68,3 +68,11 @@ def test_a_kubelet_configuration_with_an_unknown_field_is_refused_naming_the_fil
     with pytest.raises(InputError) as e:
         parse_node_type("a=1s1n4c2t,kubelet=k.yaml", root=tmp_path)
     assert "k.yaml" in str(e.value) and "cpuManagerPolicy" in str(e.value)
+
+
+def test_a_kubelet_configuration_its_managers_refuse_names_the_file_and_field(tmp_path: Path) -> None:
+    (tmp_path / "k.yaml").write_text("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                                     "cpuManagerPolicy: static\n")
+    with pytest.raises(InputError) as e:
+        parse_node_type("a=1s1n4c2t,kubelet=k.yaml", root=tmp_path)
+    assert e.value.file == str(tmp_path / "k.yaml") and e.value.path == "kubeReserved.cpu"

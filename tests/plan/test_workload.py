@@ -122,3 +122,18 @@ def test_a_horizontal_pod_autoscaler_without_its_target_is_refused(tmp_path: Pat
     with pytest.raises(InputError) as e:
         scenario_for(wl, [])
     assert "h.yaml" in str(e.value) and "Deployment/default/nope" in str(e.value)
+
+
+def test_a_selector_with_an_invalid_label_key_is_refused(tmp_path: Path) -> None:
+    bad = deployment()
+    bad["spec"]["selector"]["matchLabels"]["not a key!"] = "x"
+    with pytest.raises(InputError) as e:
+        read_workload([write(tmp_path, "bad.yaml", bad)])
+    assert "spec.selector.matchLabels" in str(e.value) and "bad.yaml" in str(e.value)
+
+
+def test_a_selector_that_does_not_match_the_template_is_refused(tmp_path: Path) -> None:
+    bad = deployment()
+    bad["spec"]["selector"]["matchLabels"] = {"app": "other"}
+    with pytest.raises(InputError, match="does not match template"):
+        read_workload([write(tmp_path, "bad.yaml", bad)])
