@@ -69,6 +69,43 @@ def _exclusive_items(pod: Any, scope: str, gates: Any) -> tuple[int, ...]:
     return tuple(items)
 
 
+#: the pseudo-resource of DRA devices a pod's claim templates ask for (the bound's own name)
+DRA_DEVICES = "kubetwin.io/dra-devices"
+
+
+def label(resource: str) -> str:
+    """A resource's name in a bound's basis."""
+    return "DRA devices (claims' requests over the devices the node type's drivers publish)" \
+        if resource == DRA_DEVICES else resource
+
+
+def _request_devices(r: Any) -> int:
+    """The fewest devices one request of a claim asks for (``exactly``, ``firstAvailable``, or the
+    v1beta1 shape); ``allocationMode: All`` counts one, anything unexpected none (still a bound)."""
+    if not isinstance(r, dict):
+        return 0
+    if isinstance(r.get("firstAvailable"), list):
+        return min((_request_devices({"exactly": e}) for e in r["firstAvailable"]), default=0)
+    e = r.get("exactly") if isinstance(r.get("exactly"), dict) else r
+    if e.get("allocationMode") == "All":
+        return 1
+    count = e.get("count", 1)
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
+
+
+def _claim_devices(pod: Any, templates: dict[tuple[str, str], Any]) -> int:
+    """Devices the claims made from the pod's templates ask for (shared claims are left out)."""
+    total = 0
+    for rc in pod.spec.resource_claims:
+        if not rc.resource_claim_template_name:
+            continue
+        tmpl = templates.get((pod.metadata.namespace, rc.resource_claim_template_name))
+        spec = ((tmpl or {}).get("spec") or {}).get("spec") or {}
+        for r in ((spec.get("devices") or {}).get("requests") or []):
+            total += _request_devices(r)
+    return total
+
+
 def demand_of(sc: Any, *, scope: str = "container") -> Demand:
     """The pods of a scenario without nodes: its bare pods and each controller's replicas (a
     Job's parallelism), with their effective requests (``PodRequests``)."""
@@ -85,11 +122,19 @@ def demand_of(sc: Any, *, scope: str = "container") -> Demand:
     for c in sc.controllers:
         pods.append((c.template, max(c.replicas, owned.get(c.key, 0))))
     totals: dict[str, int] = {}
+    templates = {(str((t.get("metadata") or {}).get("namespace") or "default"), str((t.get("metadata") or {}).get("name"))): t
+                 for t in sc.objects.get("ResourceClaimTemplate", [])}
+    # devices from slices the workload itself brings (not per node type) would make the bound wrong
+    count_devices = not sc.objects.get("ResourceSlice")
     for pod, n in pods:
         if n <= 0:
             continue
         req = dict(pod_request_amounts(pod, gates, status=False))
         req["pods"] = 1
+        if count_devices:
+            devices = _claim_devices(pod, templates)
+            if devices:
+                req[DRA_DEVICES] = devices
         shapes.append((req, _exclusive_items(pod, scope, gates), n))
         for r, v in req.items():
             totals[r] = totals.get(r, 0) + v * n
@@ -134,6 +179,7 @@ def type_bound(demand: Demand, node_type: Any, daemon: dict[str, int], *, numa: 
     the daemon pods whose requests are ``daemon``; ``numa=False`` leaves the kubelet's NUMA
     bound out (the scheduler-only count)."""
     alloc = node_type.allocatable()
+    alloc[DRA_DEVICES] = sum(len((s.get("spec") or {}).get("devices") or ()) for s in node_type.nodes(1)[0].slices)
     room = {r: alloc.get(r, 0) - daemon.get(r, 0) for r in set(alloc) | set(demand.totals)}
     best, basis = 0.0, "no pods"
     for r, total in sorted(demand.totals.items()):
@@ -147,10 +193,10 @@ def type_bound(demand: Demand, node_type: Any, daemon: dict[str, int], *, numa: 
             return TypeBound(INFEASIBLE, f"a pod requests {amount(r, biggest)} {r}, more than a node's room {amount(r, room[r])}", room)
         need = math.ceil(total / room[r])
         if need > best:
-            best, basis = need, f"{r}: requests {amount(r, total)} over {amount(r, room[r])} per node"
+            best, basis = need, f"{label(r)}: requests {amount(r, total)} over {amount(r, room[r])} per node"
         big = sum(n for req, _, n in demand.shapes if 2 * req.get(r, 0) > room[r])
         if big > best:
-            best, basis = big, f"{r}: {big} pod(s) ask for more than half a node"
+            best, basis = big, f"{label(r)}: {big} pod(s) ask for more than half a node"
     found = _numa_bound(demand, node_type) if numa else None
     if found is not None:
         numa_nodes, numa_basis = found
@@ -181,10 +227,10 @@ def mix_node_bound(demand: Demand, rooms: list[dict[str, int]]) -> tuple[float, 
             return INFEASIBLE, f"no node type has room for {r}"
         need = math.ceil(total / largest)
         if need > best:
-            best, basis = need, f"{r}: requests {amount(r, total)} over the largest room {amount(r, largest)} of a node type"
+            best, basis = need, f"{label(r)}: requests {amount(r, total)} over the largest room {amount(r, largest)} of a node type"
         big = sum(n for req, _, n in demand.shapes if 2 * req.get(r, 0) > largest)
         if big > best:
-            best, basis = big, f"{r}: {big} pod(s) ask for more than half the largest node"
+            best, basis = big, f"{label(r)}: {big} pod(s) ask for more than half the largest node"
     return best, basis
 
 
@@ -199,7 +245,7 @@ def price_bound(demand: Demand, rooms: list[dict[str, int]], prices: list[float]
             return INFEASIBLE, f"no node type has room for {r}"
         cost = total * min(rates)
         if cost > best:
-            best, basis = cost, f"{r}: requests {amount(r, total)} at the cheapest price per unit"
+            best, basis = cost, f"{label(r)}: requests {amount(r, total)} at the cheapest price per unit"
     return best, basis
 
 

@@ -73,3 +73,17 @@ def test_the_price_bound_takes_the_cheapest_price_per_unit(tmp_path: Path) -> No
     d = _demand(tmp_path, deployment(replicas=4, cpu="4", memory="1Gi"))
     rooms = [{"cpu": 8000, "memory": 1 << 36, "pods": 110}, {"cpu": 4000, "memory": 1 << 36, "pods": 110}]
     assert price_bound(d, rooms, [3.0, 1.0])[0] == 4.0      # 16 CPUs at 0.25 a CPU
+
+
+def test_dra_claims_are_bounded_by_the_devices_a_node_type_publishes(tmp_path: Path) -> None:
+    cls = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+           "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}
+    tmpl = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "two"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "g", "exactly": {"deviceClassName": "gpu",
+                                                                                   "count": 2}}]}}}}
+    dep = deployment(replicas=3, cpu="1", memory="1Gi",
+                     extra={"resourceClaims": [{"name": "g", "resourceClaimTemplateName": "two"}]})
+    d = _demand(tmp_path, cls, tmpl, dep)
+    t = parse_node_type("g=1s2n4c2t:mem=64Gi:gpus=2,dra=gpu.example.com")
+    b = type_bound(d, t, {})
+    assert b.nodes == 3 and b.basis.startswith("DRA devices")   # 6 devices asked, 2 per node
