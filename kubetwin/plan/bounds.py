@@ -86,7 +86,8 @@ def _request_devices(r: Any) -> int:
         return 0
     if isinstance(r.get("firstAvailable"), list):
         return min((_request_devices({"exactly": e}) for e in r["firstAvailable"]), default=0)
-    e = r.get("exactly") if isinstance(r.get("exactly"), dict) else r
+    exactly = r.get("exactly")
+    e: dict[str, Any] = exactly if isinstance(exactly, dict) else r
     if e.get("allocationMode") == "All":
         return 1
     count = e.get("count", 1)
