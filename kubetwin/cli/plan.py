@@ -113,7 +113,8 @@ def render(doc: dict[str, Any]) -> str:
     for t in doc["nodeTypes"]:
         alloc = ", ".join(f"{k} {v}" for k, v in t["allocatable"].items() if k in ("cpu", "memory", "pods"))
         rows.append((t["name"], t["machine"], alloc, _opt(t["lowerBound"]["nodes"]),
-                     _opt(t["alone"]) + ("" if t["aloneProven"] or t["alone"] is None else " (bound)"),
+                     _opt(t["alone"]) + {"Bound": " (bound)", "MinimalForScheduler": " (searched)"}.get(
+                         t["aloneStatus"], ""),
                      _opt(t["schedulerOnly"])))
     lines.extend(_table(rows))
     for t in doc["nodeTypes"]:
@@ -155,7 +156,10 @@ def render(doc: dict[str, Any]) -> str:
 
 def _status_text(doc: dict[str, Any]) -> str:
     if doc["status"] == "ProvenMinimal":
-        return "proven minimal"
+        return "proven minimal (it meets the lower bound)"
+    if doc["status"] == "MinimalForScheduler":
+        return ("minimal for the default scheduler: every smaller candidate was simulated and did not fit "
+                "(another placement might need fewer, down to the lower bound)")
     return "a bound, not proven minimal"
 
 

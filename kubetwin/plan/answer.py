@@ -13,8 +13,11 @@ from typing import Any
 from .bounds import INFEASIBLE
 
 API_VERSION = "kubetwin.io/v1alpha1"
-#: ``status``: the found mix meets its lower bound or every cheaper candidate was simulated
+#: ``status``: the found mix meets its lower bound: no mix, however placed, does with less
 PROVEN = "ProvenMinimal"
+#: ``status``: every cheaper candidate from the lower bound up was simulated and did not fit: minimal
+#: for the default scheduler's placement and the kubelets, not proven for every placement
+SCHEDULER_MINIMAL = "MinimalForScheduler"
 #: ``status``: a mix that fits, not proven minimal (the trial budget ran out, or too many mixes)
 BOUND = "Bound"
 #: ``status``: no mix within the node types' ``max`` runs the workload
@@ -116,13 +119,19 @@ def why(best: Any, types: list[Any], trial: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _alone_status(a: Any) -> str:
+    if a.nodes is None:
+        return INFEASIBLE_STATUS if a.exhaustive else "Undecided"
+    return PROVEN if a.proven else SCHEDULER_MINIMAL if a.exhaustive else BOUND
+
+
 def plan_document(p: Any, *, workload: Any, trial: Any, machines: dict[str, str]) -> dict[str, Any]:
     """The whole answer, in the documented shape."""
     types = p.types
     if p.best is None:
         status = INFEASIBLE_STATUS
     else:
-        status = PROVEN if p.proven else BOUND
+        status = PROVEN if p.proven else SCHEDULER_MINIMAL if p.exhaustive else BOUND
     doc: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "Plan", "status": status,
                            "objective": "price" if p.priced else "nodes"}
     if p.best is not None:
@@ -141,7 +150,8 @@ def plan_document(p: Any, *, workload: Any, trial: Any, machines: dict[str, str]
     doc["nodeTypes"] = [{"name": t.name, "machine": machines.get(t.name, t.machine_source),
                          **({"price": t.price} if p.priced else {}), "max": t.max,
                          "allocatable": {k: _quantity(k, v) for k, v in sorted(t.allocatable().items()) if v > 0},
-                         "lowerBound": a.bound.to_dict(), "alone": a.nodes, "aloneProven": a.proven,
+                         "lowerBound": a.bound.to_dict(), "alone": a.nodes,
+                         "aloneStatus": _alone_status(a),
                          "schedulerOnly": a.scheduler_only}
                         for t, a in zip(types, p.alone)]
     if p.best is not None:

@@ -4,13 +4,15 @@
 2. **Each type alone**: simulate the type's lower bound, then gallop (+1, +2, +4, ...) until a
    count fits, then bisect between the last count that did not and the first that did, then
    simulate every count left untried between the bound and the answer, lowest first (the first
-   that fits is the answer). A type whose counts below its answer were all simulated is
-   *proven minimal* for the default scheduler and the kubelets: below the bound no placement
-   fits, and from the bound up the scheduler's own placement did not.
+   that fits is the answer). An answer equal to its lower bound is *proven minimal* (no
+   placement at all does with less); one whose smaller counts were all simulated is *minimal
+   for the default scheduler*: below the bound no placement fits, from the bound up the
+   scheduler's own placement and the kubelets did not.
 3. **Mixes** (two types or more): every mix cheaper than the best single type (fewer nodes
    without prices), with each type's count up to its own answer (or ``max``), that passes the
    resource-sum relaxation, simulated cheapest first (ties: fewer nodes, then the types' order);
-   the first that fits is the answer, proven when no cheaper candidate was left untried.
+   the first that fits is the answer, minimal for the scheduler when no cheaper candidate was
+   left untried, proven minimal when its price (node count) meets the lower bound.
 4. The trial budget (``max_trials``) caps the simulations: when it runs out the best mix found
    is the answer, reported as a **bound** with the number of candidates left untried.
 5. The same search with the kubelet's admission switched off gives the **scheduler-only**
@@ -42,10 +44,15 @@ class TypeAnswer:
     name: str
     bound: TypeBound
     nodes: int | None = None          # the fewest that fit (None: none up to max)
-    proven: bool = False
+    exhaustive: bool = False           # every count from the bound to the answer simulated
     untried: int = 0                   # counts between the bound and the answer not simulated
     scheduler_only: int | None = None  # the same without kubelet admission
-    scheduler_only_proven: bool = False
+    scheduler_only_exhaustive: bool = False
+
+    @property
+    def proven(self) -> bool:
+        """The answer meets the lower bound: no placement does with fewer nodes of this type."""
+        return self.nodes is not None and self.nodes <= self.bound.nodes
 
 
 @dataclass
@@ -57,7 +64,8 @@ class Plan:
     priced: bool
     alone: list[TypeAnswer]
     best: Trial | None
-    proven: bool
+    #: every cheaper candidate (from the bounds up) was simulated and did not fit
+    exhaustive: bool
     lower_bound: float
     lower_basis: str
     untried: int
@@ -66,6 +74,11 @@ class Plan:
 
     def cost(self, counts: tuple[int, ...]) -> float:
         return sum(c * (t.price if self.priced else 1.0) for t, c in zip(self.types, counts))
+
+    @property
+    def proven(self) -> bool:
+        """The answer meets the lower bound: no mix, however placed, does with less."""
+        return self.best is not None and self.cost(tuple(c for _, c in self.best.mix)) <= self.lower_bound + 1e-9
 
 
 class Searcher:
@@ -101,7 +114,7 @@ class Searcher:
         return got
 
     def alone(self, i: int, low: int, high: int, kubelet: bool = True) -> tuple[int | None, bool, int]:
-        """The fewest nodes of type ``i`` alone in [low, high] that fit: (count, proven, untried)."""
+        """The fewest nodes of type ``i`` alone in [low, high] that fit: (count, exhaustive, untried)."""
         def counts(n: int) -> tuple[int, ...]:
             return tuple(n if j == i else 0 for j in range(len(self.types)))
 
@@ -172,11 +185,9 @@ def plan(workload: Any, types: list[Any], *, kubernetes_version: str | None = No
         rooms.append(tb.room)
         ans = TypeAnswer(t.name, tb)
         if tb.nodes != INFEASIBLE and tb.nodes <= t.max:
-            ans.nodes, ans.proven, ans.untried = s.alone(i, int(tb.nodes), t.max)
-        elif tb.nodes != INFEASIBLE:
-            ans.proven = True   # its bound is past its max: no count of it alone can fit
+            ans.nodes, ans.exhaustive, ans.untried = s.alone(i, int(tb.nodes), t.max)
         else:
-            ans.proven = True
+            ans.exhaustive = True   # no count of it alone can fit (its bound is infinite or past its max)
         alone.append(ans)
     n = len(types)
 
@@ -185,13 +196,13 @@ def plan(workload: Any, types: list[Any], *, kubernetes_version: str | None = No
 
     singles = [tuple(a.nodes if j == i else 0 for j in range(n)) for i, a in enumerate(alone) if a.nodes is not None]
     best_counts = min(singles, key=lambda c: (cost(c), sum(c), _rank(c))) if singles else None
-    proven = bool(best_counts is not None and all(a.proven for a in alone))
+    exhaustive = bool(best_counts is not None and all(a.exhaustive for a in alone))
     untried = sum(a.untried for a in alone)
     if n > 1:
         limits = [min(t.max, a.nodes if a.nodes is not None else t.max) for t, a in zip(types, alone)]
         size = math.prod(x + 1 for x in limits)
         if size > MAX_CANDIDATES:
-            proven = False
+            exhaustive = False
             untried += size
         else:
             bar = (cost(best_counts), sum(best_counts)) if best_counts is not None else (math.inf, math.inf)
@@ -201,7 +212,7 @@ def plan(workload: Any, types: list[Any], *, kubernetes_version: str | None = No
             for k, c in enumerate(cands):
                 t = s.trial(c)
                 if t is None:
-                    proven = False
+                    exhaustive = False
                     untried += len(cands) - k
                     break
                 if t.fits:
@@ -218,15 +229,13 @@ def plan(workload: Any, types: list[Any], *, kubernetes_version: str | None = No
         best = s.done.get((best_counts, True))
         if best is not None and best.fits:
             best = run_trial(workload, types, best_counts, kubernetes_version=kubernetes_version, keep=True)
-        if best is not None and cost(best_counts) <= lb:
-            proven = True
     if scheduler_only and not s.spent:
         for i, (t, a, pb) in enumerate(zip(types, alone, plain_bounds)):
             if pb.nodes == INFEASIBLE or pb.nodes > t.max:
                 continue
             high = a.nodes if a.nodes is not None else t.max
-            a.scheduler_only, a.scheduler_only_proven, _ = s.alone(i, int(pb.nodes), high, kubelet=False)
-    return Plan(types, demand, priced, alone, best, proven, lb, basis, untried, s.order, s.spent)
+            a.scheduler_only, a.scheduler_only_exhaustive, _ = s.alone(i, int(pb.nodes), high, kubelet=False)
+    return Plan(types, demand, priced, alone, best, exhaustive, lb, basis, untried, s.order, s.spent)
 
 
 def _rank(counts: tuple[int, ...]) -> tuple[int, ...]:

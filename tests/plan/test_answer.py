@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kubetwin.plan.answer import BOUND, INFEASIBLE_STATUS, PROVEN, headroom, plan_document, why
+from kubetwin.plan.answer import BOUND, INFEASIBLE_STATUS, PROVEN, SCHEDULER_MINIMAL, headroom, plan_document, why
 from kubetwin.plan.nodetype import parse_node_type
 from kubetwin.plan.search import plan
 from kubetwin.plan.trial import run_trial
@@ -45,12 +45,14 @@ def test_why_says_when_a_node_is_not_needed(folder: Path) -> None:
     assert got[0]["needed"] is False
 
 
-def test_the_status_is_proven_bound_or_infeasible(folder: Path, tmp_path: Path) -> None:
+def test_the_status_is_proven_searched_bound_or_infeasible(folder: Path, tmp_path: Path) -> None:
     wl, types = _setup(folder)
     p = plan(wl, types, scheduler_only=False)
     doc = plan_document(p, workload=wl, trial=lambda c: run_trial(wl, types, c), machines={})
     assert doc["status"] == PROVEN
-    p.proven = False
+    p.lower_bound = 3        # below the answer: minimal only because every smaller count was simulated
+    assert plan_document(p, workload=wl, trial=lambda c: None, machines={})["status"] == SCHEDULER_MINIMAL
+    p.exhaustive = False
     assert plan_document(p, workload=wl, trial=lambda c: None, machines={})["status"] == BOUND
     big = read_workload([write(tmp_path, "big.yaml", deployment(replicas=1, cpu="64"))])
     q = plan(big, types, scheduler_only=False)

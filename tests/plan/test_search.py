@@ -32,7 +32,7 @@ def test_counts_between_the_bound_and_the_answer_are_all_simulated(tmp_path: Pat
     wl = read_workload([write(tmp_path, "w.yaml", deployment(replicas=5, cpu="1", memory="1Gi", extra=anti))])
     p = plan(wl, [parse_node_type("a=1s1n8c2t:mem=64Gi")], scheduler_only=False)
     assert p.best is not None and p.best.nodes == 5            # one replica a node
-    assert p.proven and p.lower_bound == 1
+    assert p.exhaustive and not p.proven and p.lower_bound == 1   # minimal for the scheduler only
     assert {1, 2, 3, 4} <= {t.nodes for t in p.trials if not t.fits}
 
 
@@ -42,14 +42,14 @@ def test_the_trial_budget_turns_the_answer_into_a_bound(tmp_path: Path) -> None:
     wl = read_workload([write(tmp_path, "w.yaml", deployment(replicas=9, cpu="1", memory="1Gi", extra=anti))])
     p = plan(wl, [parse_node_type("a=1s1n8c2t:mem=64Gi")], max_trials=5, scheduler_only=False)
     assert p.best is not None and p.best.nodes == 16   # 1, 2, 4, 8 do not fit, 16 does: no budget left to bisect
-    assert not p.proven and p.budget_spent and p.untried > 0
+    assert not p.exhaustive and not p.proven and p.budget_spent and p.untried > 0
 
 
 def test_with_prices_the_cheapest_mix_wins(folder: Path) -> None:
     types = [_numa(folder, ",price=1"), parse_node_type("big=2s2n8c2t:mem=128Gi,price=4.5")]
     p = plan(read_workload([folder / "web.yaml"]), types, scheduler_only=False)
     assert p.best is not None and dict(p.best.mix) == {"numa": 4, "big": 0}
-    assert p.cost((4, 0)) == 4.0 and p.proven
+    assert p.cost((4, 0)) == 4.0 and p.exhaustive
 
 
 def test_a_mix_of_two_types_is_found_when_cheaper_than_either_alone(folder: Path) -> None:
@@ -62,7 +62,7 @@ def test_a_mix_of_two_types_is_found_when_cheaper_than_either_alone(folder: Path
     types2 = [parse_node_type("large=1s1n12c2t:mem=64Gi,price=3"), parse_node_type("small=1s1n8c2t:mem=64Gi,price=2")]
     p2 = plan(wl2, types2, scheduler_only=False)
     assert p2.best is not None and dict(p2.best.mix) == {"large": 1, "small": 1}
-    assert p2.proven
+    assert p2.exhaustive
 
 
 def test_no_answer_when_a_pod_fits_no_type(tmp_path: Path) -> None:
