@@ -94,7 +94,10 @@ def render(doc: dict[str, Any]) -> str:
     """The terminal answer: the mix and its status, the node types, headroom, why."""
     lines: list[str] = []
     status = doc["status"]
-    if "mix" in doc:
+    if doc.get("nodes") == 0:
+        lines.append("plan: no nodes — the workload has no pod that needs one (daemon pods run only on nodes "
+                     f"there are) — {_status_text(doc)}")
+    elif "mix" in doc:
         mix = " + ".join(f"{n} × {name}" for name, n in doc["mix"].items())
         price = f", price {doc['price']:g}" if "price" in doc else ""
         lines.append(f"plan: {mix} ({doc['nodes']} node{'s' if doc['nodes'] != 1 else ''}{price}) runs all "
@@ -106,7 +109,9 @@ def render(doc: dict[str, Any]) -> str:
     if bound is not None:
         lines.append(f"lower bound: {bound:g} ({lb['basis']})")
     s = doc["search"]
-    lines.append(f"search: {s['trials']} simulations" + (", trial budget spent" if s["budgetSpent"] else "")
+    off = sum(1 for t in doc["trials"] if not t["kubeletAdmission"])
+    lines.append(f"search: {s['trials']} simulations" + (f" ({off} with kubelet admission off)" if off else "")
+                 + (", trial budget spent" if s["budgetSpent"] else "")
                  + (f", {s['untriedCandidates']} candidates untried" if s["untriedCandidates"] else ""))
     lines.append("")
     rows: list[tuple[str, ...]] = [("NODE TYPE", "MACHINE", "ALLOCATABLE", "BOUND", "ALONE", "SCHEDULER ONLY")]

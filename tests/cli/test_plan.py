@@ -98,3 +98,13 @@ def test_a_snapshot_folder_is_planned(tmp_path: Path) -> None:
 def test_no_progress_lines_when_stderr_is_not_a_terminal() -> None:
     r = run("plan", str(EX / "web.yaml"), "--node-type", NUMA)
     assert "plan: trial" not in r.stderr
+
+
+def test_a_workload_of_daemon_pods_only_needs_no_node(tmp_path: Path) -> None:
+    (tmp_path / "ds.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
+        "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                 "template": {"metadata": {"labels": {"app": "agent"}},
+                              "spec": {"containers": [{"name": "a", "image": "x"}]}}}}))
+    r = run("plan", str(tmp_path / "ds.yaml"), "--node-type", "a=1s1n4c2t")
+    assert r.returncode == 0 and r.stdout.startswith("plan: no nodes")
