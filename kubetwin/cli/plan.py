@@ -112,6 +112,8 @@ def render(doc: dict[str, Any]) -> str:
     off = sum(1 for t in doc["trials"] if not t["kubeletAdmission"])
     lines.append(f"search: {s['trials']} simulations" + (f" ({off} with kubelet admission off)" if off else "")
                  + (", trial budget spent" if s["budgetSpent"] else "")
+                 + (", mixes of several types not searched (more than 200,000 cheaper ones)"
+                    if s["mixesNotEnumerated"] else "")
                  + (f", {s['untriedCandidates']} candidates untried" if s["untriedCandidates"] else ""))
     lines.append("")
     rows: list[tuple[str, ...]] = [("NODE TYPE", "MACHINE", "ALLOCATABLE", "BOUND", "ALONE", "SCHEDULER ONLY")]

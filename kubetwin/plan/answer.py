@@ -145,6 +145,7 @@ def plan_document(p: Any, *, workload: Any, trial: Any, machines: dict[str, str]
         lb["price" if p.priced else "nodes"] = round(p.lower_bound, 6) if p.priced else int(p.lower_bound)
     doc["lowerBound"] = lb
     doc["search"] = {"trials": len(p.trials), "budgetSpent": p.budget_spent, "untriedCandidates": p.untried,
+                     "mixesNotEnumerated": p.too_many_mixes,
                      "strategy": "bounds, each type alone (gallop, bisect, every count below), "
                                  "then mixes cheapest first; see docs/plan.md"}
     doc["nodeTypes"] = [{"name": t.name, "machine": machines.get(t.name, t.machine_source),

@@ -23,7 +23,6 @@ Not an upstream module: kubetwin's own planner.
 
 from __future__ import annotations
 
-import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -71,6 +70,8 @@ class Plan:
     untried: int
     trials: list[Trial] = field(default_factory=list)
     budget_spent: bool = False
+    #: more cheaper mixes than the search enumerates (:data:`MAX_CANDIDATES`): mixes not searched
+    too_many_mixes: bool = False
 
     def cost(self, counts: tuple[int, ...]) -> float:
         return sum(c * (t.price if self.priced else 1.0) for t, c in zip(self.types, counts))
@@ -198,16 +199,16 @@ def plan(workload: Any, types: list[Any], *, kubernetes_version: str | None = No
     best_counts = min(singles, key=lambda c: (cost(c), sum(c), _rank(c))) if singles else None
     exhaustive = bool(best_counts is not None and all(a.exhaustive for a in alone))
     untried = sum(a.untried for a in alone)
+    too_many = False
     if n > 1:
         limits = [min(t.max, a.nodes if a.nodes is not None else t.max) for t, a in zip(types, alone)]
-        size = math.prod(x + 1 for x in limits)
-        if size > MAX_CANDIDATES:
+        bar = (cost(best_counts), sum(best_counts)) if best_counts is not None else (math.inf, math.inf)
+        found = cheaper_mixes(limits, [t.price if priced else 1.0 for t in types], bar, MAX_CANDIDATES)
+        if found is None:
             exhaustive = False
-            untried += size
+            too_many = True
         else:
-            bar = (cost(best_counts), sum(best_counts)) if best_counts is not None else (math.inf, math.inf)
-            cands = [c for c in itertools.product(*(range(x + 1) for x in limits))
-                     if sum(1 for x in c if x) > 1 and (cost(c), sum(c)) < bar and mix_admissible(demand, rooms, c)]
+            cands = [c for c in found if mix_admissible(demand, rooms, c)]
             cands.sort(key=lambda c: (cost(c), sum(c), _rank(c)))
             for k, c in enumerate(cands):
                 t = s.trial(c)
@@ -235,7 +236,38 @@ def plan(workload: Any, types: list[Any], *, kubernetes_version: str | None = No
                 continue
             high = a.nodes if a.nodes is not None else t.max
             a.scheduler_only, a.scheduler_only_exhaustive, _ = s.alone(i, int(pb.nodes), high, kubelet=False)
-    return Plan(types, demand, priced, alone, best, exhaustive, lb, basis, untried, s.order, s.spent)
+    out = Plan(types, demand, priced, alone, best, exhaustive, lb, basis, untried, s.order, s.spent)
+    out.too_many_mixes = too_many
+    return out
+
+
+def cheaper_mixes(limits: list[int], prices: list[float], bar: tuple[float, float],
+                  cap: int) -> list[tuple[int, ...]] | None:
+    """Every mix of two types or more, each type's count up to its limit, that is cheaper than
+    ``bar`` (price, then nodes); None when there are more than ``cap``. Enumerated depth first,
+    a branch cut as soon as its price alone reaches the bar."""
+    out: list[tuple[int, ...]] = []
+    n = len(limits)
+    counts = [0] * n
+
+    def walk(i: int, price: float, nodes: int) -> bool:
+        if i == n:
+            if sum(1 for c in counts if c) > 1 and (price, nodes) < bar:
+                out.append(tuple(counts))
+                if len(out) > cap:
+                    return False
+            return True
+        for c in range(limits[i] + 1):
+            p = price + c * prices[i]
+            if c and p > bar[0]:
+                break
+            counts[i] = c
+            if not walk(i + 1, p, nodes + c):
+                return False
+        counts[i] = 0
+        return True
+
+    return out if walk(0, 0.0, 0) else None
 
 
 def _rank(counts: tuple[int, ...]) -> tuple[int, ...]:

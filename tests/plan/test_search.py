@@ -75,3 +75,16 @@ def test_max_caps_the_nodes_of_a_type(tmp_path: Path) -> None:
     wl = read_workload([write(tmp_path, "w.yaml", deployment(replicas=4, cpu="6", memory="1Gi"))])
     p = plan(wl, [parse_node_type("a=1s1n8c2t:mem=64Gi,max=1")])
     assert p.best is None
+
+
+def test_cheaper_mixes_are_enumerated_below_the_bar_only() -> None:
+    from kubetwin.plan.search import cheaper_mixes
+
+    got = cheaper_mixes([3, 3], [2.0, 3.0], (6.0, 3), 100)
+    assert got == [(1, 1)]                 # (0, 2) and (3, 0) are one type; (1, 1) costs 5
+
+
+def test_too_many_cheaper_mixes_are_not_enumerated() -> None:
+    from kubetwin.plan.search import cheaper_mixes
+
+    assert cheaper_mixes([50, 50, 50], [1.0, 1.0, 1.0], (100.0, 100), 1000) is None
