@@ -51,7 +51,7 @@ def main() -> None:
             "numa=2s2n16c2t:mem=256Gi,kubelet=k.yaml,price=4", "std=1s1n16c2t:mem=128Gi,price=2.2",
             "large=2s1n32c2t:mem=512Gi,price=8"))]
         p = plan(wl, types)
-        doc = plan_document(p, workload=wl, trial=lambda c: run_trial(wl, types, c), machines={})
+        doc = plan_document(p, workload=wl, trial=lambda c: run_trial(wl, types, c))
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     print(f"plan: {doc['status']} {doc.get('mix')} price {doc.get('price')} (lower bound "
           f"{doc['lowerBound'].get('price'):.2f}); {len(p.trials)} simulations")

@@ -81,7 +81,7 @@ def plan(ctx: click.Context, workloads: tuple[str, ...], filenames: tuple[str, .
         got = done.get((counts, True))
         return got if got is not None else run_trial(wl, types, counts, kubernetes_version=version)
 
-    doc = plan_document(p, workload=wl, trial=trial, machines={})
+    doc = plan_document(p, workload=wl, trial=trial)
     if doc["status"] == INFEASIBLE_STATUS:
         rejected("no mix of the node types runs the workload")
     if output != "table":

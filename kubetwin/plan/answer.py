@@ -125,7 +125,7 @@ def _alone_status(a: Any) -> str:
     return PROVEN if a.proven else SCHEDULER_MINIMAL if a.exhaustive else BOUND
 
 
-def plan_document(p: Any, *, workload: Any, trial: Any, machines: dict[str, str]) -> dict[str, Any]:
+def plan_document(p: Any, *, workload: Any, trial: Any) -> dict[str, Any]:
     """The whole answer, in the documented shape."""
     types = p.types
     if p.best is None:
@@ -148,7 +148,7 @@ def plan_document(p: Any, *, workload: Any, trial: Any, machines: dict[str, str]
                      "mixesNotEnumerated": p.too_many_mixes,
                      "strategy": "bounds, each type alone (gallop, bisect, every count below), "
                                  "then mixes cheapest first; see docs/plan.md"}
-    doc["nodeTypes"] = [{"name": t.name, "machine": machines.get(t.name, t.machine_source),
+    doc["nodeTypes"] = [{"name": t.name, "machine": t.machine_source,
                          **({"price": t.price} if p.priced else {}), "max": t.max,
                          "allocatable": {k: _quantity(k, v) for k, v in sorted(t.allocatable().items()) if v > 0},
                          "lowerBound": a.bound.to_dict(), "alone": a.nodes,

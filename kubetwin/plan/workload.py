@@ -48,10 +48,6 @@ class Workload:
     notes: list[str] = field(default_factory=list)
     source: str = ""
 
-    def pod_count(self, daemon_nodes: int = 0) -> int:
-        """Pods the workload runs besides its daemon pods (for messages)."""
-        return len(self.docs)
-
 
 def _files(paths: Iterable[str | Path]) -> list[Path]:
     from ..sim.snapshot import dump_files

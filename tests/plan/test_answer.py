@@ -48,12 +48,12 @@ def test_why_says_when_a_node_is_not_needed(folder: Path) -> None:
 def test_the_status_is_proven_searched_bound_or_infeasible(folder: Path, tmp_path: Path) -> None:
     wl, types = _setup(folder)
     p = plan(wl, types, scheduler_only=False)
-    doc = plan_document(p, workload=wl, trial=lambda c: run_trial(wl, types, c), machines={})
+    doc = plan_document(p, workload=wl, trial=lambda c: run_trial(wl, types, c))
     assert doc["status"] == PROVEN
     p.lower_bound = 3        # below the answer: minimal only because every smaller count was simulated
-    assert plan_document(p, workload=wl, trial=lambda c: None, machines={})["status"] == SCHEDULER_MINIMAL
+    assert plan_document(p, workload=wl, trial=lambda c: None)["status"] == SCHEDULER_MINIMAL
     p.exhaustive = False
-    assert plan_document(p, workload=wl, trial=lambda c: None, machines={})["status"] == BOUND
+    assert plan_document(p, workload=wl, trial=lambda c: None)["status"] == BOUND
     big = read_workload([write(tmp_path, "big.yaml", deployment(replicas=1, cpu="64"))])
     q = plan(big, types, scheduler_only=False)
-    assert plan_document(q, workload=big, trial=lambda c: None, machines={})["status"] == INFEASIBLE_STATUS
+    assert plan_document(q, workload=big, trial=lambda c: None)["status"] == INFEASIBLE_STATUS

@@ -52,17 +52,22 @@ def test_with_prices_the_cheapest_mix_wins(folder: Path) -> None:
     assert p.cost((4, 0)) == 4.0 and p.exhaustive
 
 
-def test_a_mix_of_two_types_is_found_when_cheaper_than_either_alone(folder: Path) -> None:
-    # 3 pods of 12 CPUs: "large" (24 CPUs, price 5) holds two, "small" (16 CPUs, price 2) one
-    wl = read_workload([write(folder, "w.yaml", deployment(replicas=3, cpu="12", memory="1Gi"))])
+def _three_12_cpu_pods(folder: Path):
+    # "large" (24 CPUs) holds two of them, "small" (16 CPUs) one
+    return read_workload([write(folder, "w.yaml", deployment(replicas=3, cpu="12", memory="1Gi"))])
+
+
+def test_a_single_type_wins_when_no_mix_is_cheaper(folder: Path) -> None:
     types = [parse_node_type("large=1s1n12c2t:mem=64Gi,price=5"), parse_node_type("small=1s1n8c2t:mem=64Gi,price=2")]
-    p = plan(wl, types, scheduler_only=False)
+    p = plan(_three_12_cpu_pods(folder), types, scheduler_only=False)
     assert p.best is not None and dict(p.best.mix) == {"large": 0, "small": 3}
-    wl2 = read_workload([write(folder, "w2.yaml", deployment(replicas=3, cpu="12", memory="1Gi"))])
-    types2 = [parse_node_type("large=1s1n12c2t:mem=64Gi,price=3"), parse_node_type("small=1s1n8c2t:mem=64Gi,price=2")]
-    p2 = plan(wl2, types2, scheduler_only=False)
-    assert p2.best is not None and dict(p2.best.mix) == {"large": 1, "small": 1}
-    assert p2.exhaustive
+
+
+def test_a_mix_of_two_types_is_found_when_cheaper_than_either_alone(folder: Path) -> None:
+    types = [parse_node_type("large=1s1n12c2t:mem=64Gi,price=3"), parse_node_type("small=1s1n8c2t:mem=64Gi,price=2")]
+    p = plan(_three_12_cpu_pods(folder), types, scheduler_only=False)
+    assert p.best is not None and dict(p.best.mix) == {"large": 1, "small": 1}
+    assert p.exhaustive
 
 
 def test_no_answer_when_a_pod_fits_no_type(tmp_path: Path) -> None:
