@@ -5,5 +5,6 @@ by every kubelet, found by running the same simulation ``simulate`` runs on cand
 Not an upstream module: kubetwin's own planner (the question the Cluster Autoscaler's estimator,
 ``cluster-autoscaler/estimator/binpacking_estimator.go``, answers without the kubelet).
 Layout: ``nodetype`` (the ``--node-type`` values), ``workload`` (what must run), ``trial`` (one
-mix simulated), ``bounds`` (lower bounds), ``search`` (the strategy), ``answer`` (headroom, why).
+mix simulated), ``bounds`` (lower bounds), ``search`` (the strategy), ``grow`` (a mix that fits when no type
+alone does), ``answer`` (headroom, why).
 """

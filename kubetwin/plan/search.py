@@ -10,7 +10,9 @@
    scheduler's own placement and the kubelets did not.
 3. **Mixes** (two types or more): every mix cheaper than the best single type (fewer nodes
    without prices), with each type's count up to its own answer (or ``max``), that passes the
-   resource-sum relaxation, simulated cheapest first (ties: fewer nodes, then the types' order);
+   resource-sum relaxation, simulated cheapest first (ties: fewer nodes, then the types' order).
+   When no type alone fits (pods held to different types) or there are too many such mixes, a
+   mix that fits is grown first (:mod:`.grow`) and the mixes cheaper than it are searched;
    the first that fits is the answer, minimal for the scheduler when no cheaper candidate was
    left untried, proven minimal when its price (node count) meets the lower bound.
 4. The trial budget (``max_trials``) caps the simulations: when it runs out the best mix found
@@ -177,12 +179,24 @@ def plan(workload: Any, types: list[Any], *, kubernetes_version: str | None = No
     demand = demand_of(empty)
     s = Searcher(workload, types, kubernetes_version=kubernetes_version, max_trials=max_trials, progress=progress)
     alone: list[TypeAnswer] = []
+    from ..model.features import gates_for
+    from ..sim.cluster_autoscaler import node_local_fit
+    from .grow import owners
+
+    gates = gates_for(kubernetes_version)
+    pods = owners(empty, gates)
     rooms = []
     plain_bounds = []
     for i, t in enumerate(types):
         daemon = daemon_demand(workload, t, kubernetes_version)
         tb = type_bound(_scoped(demand, workload, t, kubernetes_version, empty), t, daemon)
-        plain_bounds.append(type_bound(demand, t, daemon, numa=False))
+        pb = type_bound(demand, t, daemon, numa=False)
+        # a pod the scheduler's node-local filters keep off this type's nodes: no count of it alone runs it
+        excluded = next((k for k, (pod, _) in pods.items() if not node_local_fit(pod, t.template.node, gates)), None)
+        if excluded is not None:
+            why = f"{excluded}: its node selector, node affinity or tolerations keep it off this type's nodes"
+            tb, pb = TypeBound(INFEASIBLE, why, tb.room), TypeBound(INFEASIBLE, why, pb.room)
+        plain_bounds.append(pb)
         rooms.append(tb.room)
         ans = TypeAnswer(t.name, tb)
         if tb.nodes != INFEASIBLE and tb.nodes <= t.max:
@@ -197,13 +211,23 @@ def plan(workload: Any, types: list[Any], *, kubernetes_version: str | None = No
 
     singles = [tuple(a.nodes if j == i else 0 for j in range(n)) for i, a in enumerate(alone) if a.nodes is not None]
     best_counts = min(singles, key=lambda c: (cost(c), sum(c), _rank(c))) if singles else None
-    exhaustive = bool(best_counts is not None and all(a.exhaustive for a in alone))
+    exhaustive = all(a.exhaustive for a in alone)
     untried = sum(a.untried for a in alone)
     too_many = False
     if n > 1:
+        prices = [t.price if priced else 1.0 for t in types]
         limits = [min(t.max, a.nodes if a.nodes is not None else t.max) for t, a in zip(types, alone)]
         bar = (cost(best_counts), sum(best_counts)) if best_counts is not None else (math.inf, math.inf)
-        found = cheaper_mixes(limits, [t.price if priced else 1.0 for t in types], bar, MAX_CANDIDATES)
+        found = cheaper_mixes(limits, prices, bar, MAX_CANDIDATES)
+        if found is None:   # no type alone fits, or too many cheaper mixes: grow one that fits, search below it
+            from .grow import grow
+
+            grown = grow(s.trial, types, rooms, pods, gates, priced=priced)
+            if grown is not None and (cost(grown), sum(grown)) < bar:
+                best_counts = grown
+                bar = (cost(grown), sum(grown))
+                limits = [min(t.max, int(bar[0] // p)) for t, p in zip(types, prices)]
+                found = cheaper_mixes(limits, prices, bar, MAX_CANDIDATES)
         if found is None:
             exhaustive = False
             too_many = True
