@@ -954,3 +954,30 @@ def _finish(sc: Scenario) -> None:
     from .autoscaling_config import resolve_autoscalers
 
     resolve_autoscalers(sc)
+
+
+# --- for other readers of scenario parts (``kubetwin plan``: node types, a workload without a Simulation) ---
+def node_group(g: Any, path: str, root: Path, st: Settings) -> list[SimNode]:
+    """The nodes of one ``spec.nodeGroups`` entry (strict, as in a Simulation)."""
+    return _node_group(g, path, root, st)
+
+
+def dra_driver(d: Any, path: str, st: Settings) -> DRADriver:
+    """One ``draDrivers`` entry of a node group."""
+    return _dra_driver(d, path, st)
+
+
+def publish_slices(machine: Any, d: DRADriver, node: str) -> list[dict[str, Any]]:
+    """The ResourceSlices driver ``d`` publishes for ``node`` on ``machine``."""
+    return _publish(machine, d, node)
+
+
+def scenario_from_documents(sc: Scenario, docs: list[Document]) -> Scenario:
+    """``sc`` (its nodes and settings set) with the Kubernetes objects of ``docs`` applied and
+    finished as :func:`load_scenario` finishes a scenario: default profile, unique names,
+    controllers adopting their pods."""
+    _apply_objects(sc, docs)
+    if sc.profile is None:
+        sc.profile = parse_scheduler_config(None)
+    _finish(sc)
+    return sc

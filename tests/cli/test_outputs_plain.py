@@ -75,6 +75,8 @@ RUNS: dict[str, list[list[str]]] = {
     # -o names the folder it writes (no output format): checked in tests/sim/test_snapshot.py
     "snapshot": [["-f", f"{EX}/snapshot", "-o", "{tmp}/snapshot"]],
     "simulate": [["-f", "{tmp}/scenario.yaml", "--pods", "--no-progress"]],
+    "plan": [[f"{EX}/plan/web.yaml", "--node-type", f"numa=1s2n4c2t:mem=64Gi,kubelet={EX}/plan/kubelet-numa.yaml",
+              "--no-progress"]],
 }
 
 SCENARIO = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "plain"},

@@ -465,7 +465,7 @@ TEXTUAL: dict[str, TextMutation] = {
 
 _VALUE_OPTIONS = ("--pid-max", "--seed", "--partitions", "--feature-gates", "--signal", "--cgroup", "--plugin",
                   "--kubernetes-version", "--variant", "--machine", "--driver", "--node-name", "--vendor-id",
-                  "--timeout", "-j", "--cdi-class", "--weight-curve")
+                  "--timeout", "-j", "--cdi-class", "--weight-curve", "--node-type")
 _ODD_VALUES = ["", "-1", "0", "99999999999999999999", "abc", "１", "1e9", "NaN", "=", ",", "a=b=c", "x" * 5000,
                "NoSuchGate=true", "PodLevelResources=maybe", "99999s9999n9999c99t", "2s1n4c2t:mem=1e400",
                "1s1n1c1t:hugepages-1Gi=99999999999", "256s1n256c1t", "0s0c", "1s1n4c2t:gpus=100000",
@@ -476,6 +476,8 @@ KNOWN_BAD_VALUES = {
     "--feature-gates": ["NoSuchGate=true", "PodLevelResources=maybe", "=true"],
     "--variant": ["x:kubelet.topologyManagerPolcy=none", "x:gates.NoSuch=true", "novalue", "x:kubelet.cpuManagerPolicy="],
     "--pid-max": ["-1", "0", "abc"],
+    "--node-type": ["x", "a=1s1n4c2t,prize=1", "a=1s1n4c2t,price=-1", "a=nosuchmachine", "a=1s1n4c2t,max=0",
+                    "A=1s1n4c2t", "a=1s1n4c2t,taints=k:Maybe"],
 }
 
 
@@ -495,6 +497,8 @@ def option_value(rng: random.Random, seed: Seed) -> tuple[tuple[str, ...], bool,
         elif option == "--variant" and seed.command == "simulate":
             argv = argv + [option, value]
         elif option == "--pid-max" and seed.command == "explain":
+            argv = argv + [option, value]
+        elif option == "--node-type" and seed.command == "plan":
             argv = argv + [option, value]
         else:
             raise NotApplicable(f"{option} not taken by {seed.command}")

@@ -310,6 +310,13 @@ def example_seeds() -> Iterator[Seed]:
                {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
                referenced=("objects.yaml",))
 
+    plan = {"web.yaml": _read(EXAMPLES / "plan" / "web.yaml"), "kubelet.yaml": _read(EXAMPLES / "plan" / "kubelet-numa.yaml")}
+    yield Seed("example/plan", ("plan", "web.yaml", "--node-type", "numa=1s2n4c2t:mem=64Gi,kubelet=kubelet.yaml",
+                                "--no-progress", "-o", "json"), plan, referenced=("kubelet.yaml",))
+    yield Seed("hand/plan-priced", ("plan", "web.yaml", "--node-type", "numa=1s2n4c2t:mem=64Gi,kubelet=kubelet.yaml,price=1",
+                                    "--node-type", "big=2s2n8c2t:mem=128Gi,price=4.5,labels=pool=big", "--max-trials", "20",
+                                    "--no-progress"), plan, referenced=("kubelet.yaml",))
+
     yield Seed("hand/simulate-autoscaling", ("simulate", "scenario.yaml", "--no-progress", "-j", "1", "--variant",
                                              "aware:autoscaler.estimator=kubelet-aware", "-o", "json"),
                {"scenario.yaml": _yaml(*_autoscaling_scenario())})
