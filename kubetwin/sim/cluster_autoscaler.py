@@ -308,7 +308,7 @@ class ClusterAutoscalerLoop:
         trials: DrainScan | None = None
         if self.fast_drain:
             trials = DrainScan(free, npods, cs.pods_alloc, cs.unschedulable, lambda sp: cs.amounts(sp.pod).bound,
-                              lambda sp, k: node_local_fit(sp.pod, cs.infos[k].node, sim.gates))
+                               self._local_fit())
             trials.set_busy(busy)
         for i in below:
             if i in skipped:
@@ -327,12 +327,12 @@ class ClusterAutoscalerLoop:
                 self.unneeded_since.pop(name, None)
                 busy.discard(i)
                 if trials is not None:
-                    trials.busy[i] = False
+                    trials.mark_busy(i, False)
                 continue
             self.unneeded_since.setdefault(name, now)
             busy.add(i)
             if trials is not None:
-                trials.busy[i] = True
+                trials.mark_busy(i, True)
             candidates.append((i, name))
         for name in list(self.unneeded_since):
             if name not in seen:
@@ -367,6 +367,21 @@ class ClusterAutoscalerLoop:
             self.scale_downs.append({"time": now, "node": name, "nodeGroup": sim.sim_nodes[cs.index[name]].group,
                                      "empty": name in empty})
         resize_cluster(sim, [], remove)
+
+    def _local_fit(self) -> Any:
+        """:func:`node_local_fit` by node index, answering at once for a pod without node selector
+        or affinity on a node without NoSchedule/NoExecute taints (nothing to check)."""
+        cs = self.sim.cluster
+        gates = self.sim.gates
+        tainted = [any(t.effect in ("NoSchedule", "NoExecute") for t in info.node.spec.taints) for info in cs.infos]
+
+        def fit(sp: SimPod, k: int) -> bool:
+            pod = sp.pod
+            if not tainted[k] and not pod.spec.node_selector and pod.spec.affinity is None:
+                return True
+            return node_local_fit(pod, cs.infos[k].node, gates)
+
+        return fit
 
     def _first_fit(self, sp: SimPod, free: Any, npods: Any, skip: Any, base: tuple[Any, Any] | None = None) -> bool:
         """Put ``sp`` on the first node (node-tree order) whose free requests, pod slots and

@@ -48,6 +48,9 @@ def test_pods_go_to_the_first_node_with_room_outside_the_drained_and_busy_nodes(
     assert s.place_elsewhere(0, [P([500, 2]), P([1000, 2])])
     assert free.tolist() == [[0, 0], [500, 2], [4000, 16], [3000, 14]]
     assert npods.tolist() == [3, 1, 0, 1]
+    s.mark_busy(2, False)   # found needed: a destination again
+    assert s.place_elsewhere(3, [P([4000, 16])])
+    assert free.tolist()[2] == [0, 0]
 
 
 def test_a_failed_drain_gives_back_the_room_it_took():
@@ -93,11 +96,13 @@ def test_random_scans_agree_with_the_plain_walk():
         for i in rng.sample(range(n), n):
             pods = [P([rng.choice([0, 250, 500, 1000]), rng.choice([0, 1, 2])],
                       refused={k for k in range(n) if rng.random() < 0.15}) for _ in range(rng.randint(1, 6))]
-            fast.set_busy(busy)
             want = plain_place(ref_free, ref_n, alloc, unsched, i, busy, pods)
             assert fast.place_elsewhere(i, pods) == want
             assert free.tolist() == ref_free.tolist() and npods.tolist() == ref_n.tolist()
             if want and rng.random() < 0.7:
                 busy.add(i)
+                fast.mark_busy(i, True)
             elif rng.random() < 0.3:
-                busy.discard(rng.choice(range(n)))
+                k = rng.choice(range(n))
+                busy.discard(k)
+                fast.mark_busy(k, False)
