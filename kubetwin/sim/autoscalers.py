@@ -450,7 +450,8 @@ class Autoscalers:
                     if got == "wait":
                         continue
                     run.in_place_fallbacks += 1
-                everyone = [(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+                everyone = ([(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+                            if sim.sched.pdbs else [])   # only a PDB reads it
                 if not eviction_allowed(sp.pod, sim.sched.pdbs, everyone):
                     continue
                 evicted += 1

@@ -317,8 +317,9 @@ class ClusterAutoscalerLoop:
             residents = list(sim.residents[i].values())
             ok = True
             if residents:
-                if everyone is None:
-                    everyone = [(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+                if everyone is None:   # only a PDB reads it
+                    everyone = ([(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+                                if sim.sched.pdbs else [])
                 ok = all(self._blocks(sp, everyone) is None for sp in residents)
                 if ok:   # the pods must fit the other nodes (first fit, requests and pod count)
                     ok = (trials.place_elsewhere(i, residents) if trials is not None
