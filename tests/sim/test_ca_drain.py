@@ -106,3 +106,51 @@ def test_random_scans_agree_with_the_plain_walk():
                 k = rng.choice(range(n))
                 busy.discard(k)
                 fast.mark_busy(k, False)
+
+
+def test_a_simulation_scales_down_the_same_with_the_fast_and_the_plain_drain(tmp_path, kit, monkeypatch):
+    """Deployments of three request shapes, one pinned by a nodeSelector, one tolerating the
+    tainted group, shrink under their HPAs; the Cluster Autoscaler drains the same nodes either way."""
+    from kubetwin.sim.cluster_autoscaler import ClusterAutoscalerLoop
+    from kubetwin.sim.loop import simulate
+
+    def dep(name, cpu, memory, replicas, curve, extra=None):
+        return {"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": name, "annotations": {"kubetwin.io/load": curve}},
+                "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}},
+                         "template": {"metadata": {"labels": {"app": name}}, "spec": {
+                             **(extra or {}),
+                             "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": memory}}}]}}}}
+
+    def hpa(name):
+        return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": name},
+                "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+                         "minReplicas": 1, "maxReplicas": 40, "metrics": [{"type": "Resource", "resource": {
+                             "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}}]}}
+
+    falling = "{cpu: [[0m, 24], [20m, 24], [40m, 2], [3h, 2]]}"
+    spec = {"horizon": "3h", "sampleInterval": "1m",
+            "autoscaling": {"horizontalPodAutoscaler": {"syncPeriod": "1m"},
+                            "clusterAutoscaler": {"scanInterval": "1m", "expander": "least-waste"}},
+            "nodeGroups": [
+                {"name": "tainted", "count": 3, "minSize": 0, "maxSize": 6, "labels": {"pool": "t"},
+                 "taints": [{"key": "dedicated", "value": "t", "effect": "NoSchedule"}],
+                 "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+                {"name": "pool", "count": 8, "minSize": 1, "maxSize": 12, "labels": {"pool": "p"},
+                 "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}}]}
+    objs = [dep("a", "500m", "1Gi", 30, falling), hpa("a"),
+            dep("b", "1", "3Gi", 20, falling, {"nodeSelector": {"pool": "p"}}), hpa("b"),
+            dep("c", "750m", "2Gi", 20, falling, {"tolerations": [{"key": "dedicated", "operator": "Equal",
+                                                                      "value": "t", "effect": "NoSchedule"}]}),
+            hpa("c")]
+
+    def run(fast: bool):
+        monkeypatch.setattr(ClusterAutoscalerLoop, "fast_drain", fast)
+        r = simulate(kit.scenario(tmp_path, spec, *objs))
+        ca = r.autoscaling["clusterAutoscaler"]
+        return ca["scaleDowns"], ca["scaleUps"], [(p.name, p.phase, p.node, p.reason) for p in r.pods]
+
+    fast, plain = run(True), run(False)
+    assert fast[0], "the scenario must scale down"
+    assert any(not d["empty"] for d in fast[0]), "and drain at least one node"
+    assert fast == plain
