@@ -65,6 +65,15 @@ def autoscaling_section(results: Sequence[Any]) -> str:
                 parts.append("<div class=scroll><table><thead><tr><th>time</th><th>node group</th><th>nodes</th>"
                              "<th>pods placed</th><th>unschedulable</th><th>options (estimator)</th><th>why: "
                              "the pods' scheduler reasons</th></tr></thead><tbody>" + rows + "</tbody></table></div>")
+        vpas = r.autoscaling.get("verticalPodAutoscalers") or []
+        if vpas:
+            parts.append(f"<h3 style='font-size:14px'>Vertical Pod Autoscalers — {_e(r.scenario)}</h3>"
+                         "<div class=scroll><table><thead><tr><th>VPA</th><th>mode</th><th>evictions</th>"
+                         "<th>in-place resizes</th><th>fallbacks to eviction</th></tr></thead><tbody>" + "".join(
+                             f"<tr><td class=l>{_e(v['name'])}</td><td class=l>{_e(v['updateMode'])}</td>"
+                             f"<td>{v['evictions']}</td><td>{v.get('inPlaceUpdates', 0)}</td>"
+                             f"<td>{v.get('inPlaceFallbacks', 0)}</td></tr>" for v in vpas[:MAX_SCALE_UP_ROWS])
+                         + "</tbody></table></div>")
         for note in r.autoscaling.get("notes") or []:
             parts.append(f"<p><i>{_e(note)}</i></p>")
     parts.append("</section>")
@@ -95,6 +104,8 @@ def autoscaling_rows(sums: Sequence[dict[str, Any]]) -> list[tuple[str, Callable
         rows.append(("HPA rescales", get("hpaRescales"), "n"))
     if any("vpaEvictions" in x for x in a):
         rows.append(("VPA evictions", get("vpaEvictions"), "n"))
+    if any("vpaInPlaceUpdates" in x for x in a):
+        rows.append(("VPA in-place resizes", get("vpaInPlaceUpdates"), "n"))
     if any("nodes" in x for x in a):
         rows.append(("autoscaled nodes, peak", get("nodes", "max"), "n"))
         rows.append(("nodes added by the Cluster Autoscaler", get("nodesAdded"), "n"))

@@ -15,8 +15,13 @@ Cluster Autoscaler (:mod:`.cluster_autoscaler`), each on its own period of the s
   requests lie outside [lowerBound, upperBound] (or differ by 10 % after 12 h), outside-range
   first, no more than the eviction tolerance of the controller's replicas, never below
   ``minReplicas``, and only where the PodDisruptionBudgets allow (:mod:`.disruption`).
-  ``InPlaceOrRecreate`` falls back to eviction with a recorded note: the in-place resize is the
-  seam :meth:`Autoscalers.resize_in_place` (returns False until the kubelet's resize path lands).
+  ``InPlaceOrRecreate`` resizes in place through the kubelet's resize path
+  (:meth:`kubetwin.sim.resize.SimResizes.request`: the API server's checks, then the node's
+  allocation manager) as ``AttemptInPlaceUpdate`` does: a pod whose resize is under way is left
+  alone unless it failed — ``Infeasible``, ``Deferred`` for more than 5 minutes or ``InProgress``
+  for more than an hour since the updater's last attempt — and then evicted (PDBs permitting); a
+  resize the API server refuses is an error that ends the updater's run, as upstream's
+  ``RunOnce`` returns. In-place updates count against the eviction tolerance as evictions do.
 
 Not an upstream module: kubetwin's glue between the clock (:mod:`.loop`) and the library.
 """
@@ -172,6 +177,9 @@ class VPARun:
     recommendation: dict[str, V.RecommendedContainerResources] = field(default_factory=dict)
     evictions: int = 0
     in_place_fallbacks: int = 0
+    in_place_updates: int = 0
+    #: pod UID -> when the updater last asked for an in-place resize (``lastInPlaceAttemptTimeMap``)
+    in_place_attempts: dict[str, float] = field(default_factory=dict)
 
 
 def _quantity(resource: str, amount: int) -> Quantity:
@@ -356,10 +364,39 @@ class Autoscalers:
             return pod
         return apply_recommendation(pod, run.spec, run.recommendation)
 
-    def resize_in_place(self, sp: SimPod, run: VPARun) -> bool:
-        """The in-place resize seam (``InPlaceOrRecreate``): the kubelet's resize path is not in
-        kubetwin yet, so nothing is resized and the updater falls back to eviction."""
-        return False
+    def _resizes(self) -> Any:
+        sim = self.sim
+        if sim.resizes is None:
+            from .resize import SimResizes
+
+            sim.resizes = SimResizes(sim, [])
+        return sim.resizes
+
+    def resize_in_place(self, sp: SimPod, run: VPARun, now: float) -> str:
+        """``AttemptInPlaceUpdate`` for one pod: ``evict`` (fall back to eviction), ``wait``
+        (a resize is under way), ``resized`` (asked for; the kubelet allocated, deferred or is
+        still actuating it) or ``error`` (the API server refused the resize)."""
+        rs = self._resizes()
+        state = rs.pending_reason(sp)
+        uid = sp.pod.uid
+        if state is not None:   # ``CanEvictInPlacingPod``: fall back only when the resize failed
+            last = run.in_place_attempts.setdefault(uid, now)
+            if state == "Deferred":
+                return "evict" if now - last > DEFERRED_RESIZE_UPDATE_TIMEOUT else "wait"
+            if state == "InProgress":
+                return "evict" if now - last > IN_PROGRESS_RESIZE_UPDATE_TIMEOUT else "wait"
+            return "evict"   # Infeasible (or unknown)
+        desired = apply_recommendation(sp.pod, run.spec, run.recommendation)
+        run.in_place_attempts[uid] = now
+        outcome = rs.request(sp, desired, f"VerticalPodAutoscaler {run.spec.namespace}/{run.spec.name}")
+        if outcome == "Refused":
+            return "error"
+        if outcome == "NotRunning":
+            return "wait"
+        run.in_place_updates += 1
+        self.events.append({"time": now, "type": "VPAInPlaceResize", "autoscaler": f"{run.spec.namespace}/"
+                            f"{run.spec.name}", "pod": sp.pod.key, "target": run.target.key, "outcome": outcome})
+        return "resized"
 
     def update_vpas(self, now: float) -> None:
         from .disruption import eviction_allowed
@@ -378,11 +415,17 @@ class Autoscalers:
                 continue
             pods = owners.get(c.key, [])
             running = [sp for sp in pods if sp.phase == "Running"]
+            in_place = mode == "InPlaceOrRecreate"
+            resizing = set()
+            if in_place and sim.resizes is not None:
+                resizing = {sp.i for sp in running if sim.resizes.pending_reason(sp) is not None}
             wanted = []
             for sp in running:
                 prio = vpa_update_priority(sp, run.recommendation, now, flags)
                 if prio is not None:
                     wanted.append((not prio[0], -prio[1], sp.i, sp))
+                elif sp.i in resizing:   # its spec already asks for the recommendation; the resize waits
+                    wanted.append((False, 0.0, sp.i, sp))
             if not wanted:
                 continue
             wanted.sort(key=lambda w: w[:3])
@@ -394,15 +437,21 @@ class Autoscalers:
                 if not (alive - evicted > should_be_alive
                         or (alive == configured and tolerance == 0 and evicted == 0)):
                     break
-                if mode == "InPlaceOrRecreate":
-                    if self.resize_in_place(sp, run):
+                if in_place:
+                    got = self.resize_in_place(sp, run, now)
+                    if got == "error":   # upstream's RunOnce returns on an in-place update error
+                        self.events.append({"time": now, "type": "VPAInPlaceUpdateFailed",
+                                            "autoscaler": f"{run.spec.namespace}/{run.spec.name}",
+                                            "pod": sp.pod.key, "target": c.key})
+                        return
+                    if got == "resized":
+                        evicted += 1   # counts against the tolerance (inPlaceUpdateInitiated)
+                        continue
+                    if got == "wait":
                         continue
                     run.in_place_fallbacks += 1
-                    note = ("InPlaceOrRecreate: in-place resize is not modelled yet; the updater fell back to "
-                            "eviction (Recreate)")
-                    if note not in self.notes:
-                        self.notes.append(note)
-                everyone = [(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+                everyone = ([(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+                            if sim.sched.pdbs else [])   # only a PDB reads it
                 if not eviction_allowed(sp.pod, sim.sched.pdbs, everyone):
                     continue
                 evicted += 1
@@ -434,7 +483,8 @@ class Autoscalers:
         if self.vpas:
             out["verticalPodAutoscalers"] = [{
                 "name": f"{v.spec.namespace}/{v.spec.name}", "target": v.target.key, "updateMode": v.spec.update_mode,
-                "evictions": v.evictions, "inPlaceFallbacks": v.in_place_fallbacks,
+                "evictions": v.evictions, "inPlaceUpdates": v.in_place_updates,
+                "inPlaceFallbacks": v.in_place_fallbacks,
                 "recommendation": {n: {"target": _res(r.target), "lowerBound": _res(r.lower_bound),
                                        "upperBound": _res(r.upper_bound)} for n, r in v.recommendation.items()}}
                 for v in self.vpas]
@@ -443,6 +493,12 @@ class Autoscalers:
         if self.notes:
             out["notes"] = list(self.notes)
         return out
+
+
+#: the VPA updater's fallbacks from a resize under way to eviction (``DeferredResizeUpdateTimeout``,
+#: ``InProgressResizeUpdateTimeout``)
+DEFERRED_RESIZE_UPDATE_TIMEOUT = 300.0
+IN_PROGRESS_RESIZE_UPDATE_TIMEOUT = 3600.0
 
 
 def _res(r: V.Resources) -> dict[str, str]:

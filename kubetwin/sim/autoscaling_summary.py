@@ -30,6 +30,8 @@ def autoscaling_summary(a: Mapping[str, Any]) -> dict[str, Any]:
     vpas = a.get("verticalPodAutoscalers") or []
     if vpas:
         out["vpaEvictions"] = sum(v.get("evictions", 0) for v in vpas)
+        if any(v.get("updateMode") == "InPlaceOrRecreate" for v in vpas):
+            out["vpaInPlaceUpdates"] = sum(v.get("inPlaceUpdates", 0) for v in vpas)
     events = a.get("events") or []
     out["hpaRescales"] = sum(1 for e in events if e.get("type") == "HPARescale")
     return out

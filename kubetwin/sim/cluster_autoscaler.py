@@ -41,6 +41,7 @@ import numpy as np
 
 from ..autoscale import clusterautoscaler as CA
 from ..model.node import node_from_dict
+from .ca_drain import DrainScan
 
 if TYPE_CHECKING:
     from .loop import SimPod, Simulator
@@ -77,6 +78,9 @@ def node_local_fit(pod: Any, node: Any, gates: Any) -> bool:
 
 
 class ClusterAutoscalerLoop:
+    #: the drain simulation's fast path (:mod:`.ca_drain`); False runs the plain walk (the reference)
+    fast_drain = True
+
     def __init__(self, sim: Simulator, a: Any):
         from ..autoscale.clusterautoscaler import build_expander, parse_priorities
 
@@ -301,6 +305,11 @@ class ClusterAutoscalerLoop:
                        key=lambda i: (util[i], i))[NON_EMPTY_CANDIDATES:]
         skipped = set(fresh)
         busy = {cs.index[n] for n in self.unneeded_since if n in cs.index}
+        trials: DrainScan | None = None
+        if self.fast_drain:
+            trials = DrainScan(free, npods, cs.pods_alloc, cs.unschedulable, lambda sp: cs.amounts(sp.pod).bound,
+                               self._local_fit())
+            trials.set_busy(busy)
         for i in below:
             if i in skipped:
                 continue
@@ -308,17 +317,23 @@ class ClusterAutoscalerLoop:
             residents = list(sim.residents[i].values())
             ok = True
             if residents:
-                if everyone is None:
-                    everyone = [(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+                if everyone is None:   # only a PDB reads it
+                    everyone = ([(p.pod, p.phase == "Running") for p in sim.by_uid.values()]
+                                if sim.sched.pdbs else [])
                 ok = all(self._blocks(sp, everyone) is None for sp in residents)
                 if ok:   # the pods must fit the other nodes (first fit, requests and pod count)
-                    ok = self._place_elsewhere(i, residents, free, npods, busy)
+                    ok = (trials.place_elsewhere(i, residents) if trials is not None
+                          else self._place_elsewhere(i, residents, free, npods, busy))
             if not ok:
                 self.unneeded_since.pop(name, None)
                 busy.discard(i)
+                if trials is not None:
+                    trials.mark_busy(i, False)
                 continue
             self.unneeded_since.setdefault(name, now)
             busy.add(i)
+            if trials is not None:
+                trials.mark_busy(i, True)
             candidates.append((i, name))
         for name in list(self.unneeded_since):
             if name not in seen:
@@ -354,22 +369,40 @@ class ClusterAutoscalerLoop:
                                      "empty": name in empty})
         resize_cluster(sim, [], remove)
 
-    def _first_fit(self, sp: SimPod, free: Any, npods: Any, skip: Any) -> bool:
+    def _local_fit(self) -> Any:
+        """:func:`node_local_fit` by node index, answering at once for a pod without node selector
+        or affinity on a node without NoSchedule/NoExecute taints (nothing to check)."""
+        cs = self.sim.cluster
+        gates = self.sim.gates
+        tainted = [any(t.effect in ("NoSchedule", "NoExecute") for t in info.node.spec.taints) for info in cs.infos]
+
+        def fit(sp: SimPod, k: int) -> bool:
+            pod = sp.pod
+            if not tainted[k] and not pod.spec.node_selector and pod.spec.affinity is None:
+                return True
+            return node_local_fit(pod, cs.infos[k].node, gates)
+
+        return fit
+
+    def _first_fit(self, sp: SimPod, free: Any, npods: Any, skip: Any, base: tuple[Any, Any] | None = None) -> bool:
         """Put ``sp`` on the first node (node-tree order) whose free requests, pod slots and
         node-local checks take it, outside ``skip``; ``free``/``npods`` are updated.
 
-        Within one scan free room only shrinks (trials take room, a failed trial gives back only
-        what it took), so the nodes that fit a pod shape at the start of the scan are worked out
-        once per shape (``self._fits``) and only those are looked at again."""
+        Within one scan the committed free room (``base``, default ``free``/``npods``) only
+        shrinks (a drain trial works on a copy, a failed one is dropped), so the nodes that fit a
+        pod shape in it are worked out once per shape (``self._fits``) and only those are looked
+        at again. The shortlist comes from the committed room, never from a trial's copy: a node
+        a failed trial filled has its room back for the next trial."""
         cs = self.sim.cluster
         vec = cs.amounts(sp.pod).bound
         key = vec.tobytes()
         cand = self._fits.get(key)
         if cand is None:
+            bfree, bnpods = base if base is not None else (free, npods)
             cols = np.flatnonzero(vec)
-            ok = (npods < cs.pods_alloc) & ~cs.unschedulable
+            ok = (bnpods < cs.pods_alloc) & ~cs.unschedulable
             if len(cols):
-                ok &= (free[:, cols] >= vec[cols]).all(axis=1)
+                ok &= (bfree[:, cols] >= vec[cols]).all(axis=1)
             cand = self._fits[key] = (np.flatnonzero(ok).tolist(), cols, vec[cols])
         nodes, cols, want = cand
         alloc = cs.pods_alloc
@@ -391,7 +424,7 @@ class ClusterAutoscalerLoop:
         trial_free, trial_n = free.copy(), npods.copy()
         others = busy | {skip}
         for sp in pods:
-            if not self._first_fit(sp, trial_free, trial_n, others):
+            if not self._first_fit(sp, trial_free, trial_n, others, base=(free, npods)):
                 return False
         free[:] = trial_free
         npods[:] = trial_n

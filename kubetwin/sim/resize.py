@@ -191,7 +191,47 @@ class SimResizes:
             return
         self._settle(i, m.request(desired, self.sim.now), ev, sp)
 
-    def _settle(self, i: int, results: list[Any], ev: ResizeEvent | None = None, requested: Any = None) -> None:
+    def request(self, sp: Any, desired: Pod, source: str) -> str:
+        """A resize another component asks for (the VPA updater's in-place update): the API
+        server's checks, then the node's kubelet, as a scheduled resize goes. Returns the outcome:
+        ``Refused``, ``Completed``, ``Deferred``, ``Infeasible``, ``InProgress`` or ``NotRunning``."""
+        from ..model.pod_resize import refusal_message, validate_pod_resize
+
+        errors = validate_pod_resize(sp.pod, desired, self.api_gates)
+        if errors:
+            self._record(sp, None, "Refused", refusal_message(sp.pod, errors), source=source)
+            return "Refused"
+        i = sp.node
+        m = self.manager(i)
+        if m is None:  # no kubelet simulated on this node: the spec change is taken as it comes
+            self._update(sp, api_pod(desired, desired, ()))
+            self._record(sp, None, "Completed", "no kubelet simulated on the node", source=source)
+            return "Completed"
+        if m.allocated(desired.uid) is None:
+            self._record(sp, None, "NotRunning", "the kubelet does not run the pod", source=source)
+            return "NotRunning"
+        before = len(self.sim.events)
+        self._settle(i, m.request(desired, self.sim.now), None, None, source=source, who=sp)
+        mine = [e for e in self.sim.events[before:] if e.get("pod") == sp.pod.key]
+        return mine[-1]["status"] if mine else "Deferred"
+
+    def pending_reason(self, sp: Any) -> str | None:
+        """The pod's resize state on its node: ``Deferred`` / ``Infeasible`` (``PodResizePending``),
+        ``InProgress`` (``PodResizeInProgress``), or None when no resize is under way."""
+        from ..kubelet.resize import IN_PROGRESS, PENDING
+
+        m = self.managers.get(sp.node)
+        if m is None:
+            return None
+        for c in m.conditions_of(sp.pod.uid):
+            if c.type == PENDING:
+                return c.reason
+            if c.type == IN_PROGRESS:
+                return "InProgress"
+        return None
+
+    def _settle(self, i: int, results: list[Any], ev: ResizeEvent | None = None, requested: Any = None,
+                source: str = "", who: Any = None) -> None:
         """Each evaluated pod: actuate allocated resizes, update the API pod (scheduler cache), record."""
         from ..kubelet.resize import ALLOCATED
 
@@ -209,7 +249,8 @@ class SimResizes:
             desired = m.desired.get(r.pod.uid, allocated)
             self._update(sp, api_pod(desired, allocated, m.conditions_of(r.pod.uid)))
             status = "Completed" if r.status == ALLOCATED else r.status
-            self._record(sp, ev if sp is requested else None, status, r.message, r.trigger, r.notes)
+            self._record(sp, ev if sp is requested else None, status, r.message, r.trigger, r.notes,
+                         source=source if sp is who else "")
         if m.pending and (sim.live > 0 or sim._pressure_busy()):
             # the ticker matters only while something else can still change the node
             sim.push(m.next_retry, RESIZE_TICK, ("tick", i))
@@ -254,7 +295,7 @@ class SimResizes:
             sim.queue.on_event(ASSIGNED_POD_UPDATE, sim.now, old=old, new=new)
 
     def _record(self, sp: Any, ev: ResizeEvent | None, status: str, message: str = "", trigger: str = "",
-                notes: tuple[str, ...] = ()) -> None:
+                notes: tuple[str, ...] = (), source: str = "") -> None:
         sim = self.sim
         entry: dict[str, Any] = {"time": sim.now, "type": "PodResize", "status": status}
         if sp is not None:
@@ -262,8 +303,8 @@ class SimResizes:
             entry["node"] = sim.cluster.names[sp.node]
         elif ev is not None:
             entry["pod"] = ev.pod or f"workload {ev.workload}"
-        if ev is not None:
-            entry["source"] = ev.path
+        if ev is not None or source:
+            entry["source"] = ev.path if ev is not None else source
         elif trigger:
             entry["trigger"] = trigger
         if message:

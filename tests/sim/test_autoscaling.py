@@ -152,12 +152,43 @@ def test_vpa_respects_a_pod_disruption_budget(tmp_path, kit):
     assert r.autoscaling["verticalPodAutoscalers"][0]["evictions"] == 0
 
 
-def test_in_place_or_recreate_falls_back_to_eviction_with_a_note(tmp_path, kit):
+def kubelet_group(cpu_spec="2s2n8c2t"):
+    return {"name": "k", "count": 1, "machine": cpu_spec, "kubeletConfig": {"cpuManagerPolicy": "none"}}
+
+
+def test_in_place_or_recreate_resizes_through_the_kubelet_without_evicting(tmp_path, kit):
+    # pods ask 4 cores and use 0.25: the kubelet allocates the smaller requests in place
+    sc = kit.scenario(tmp_path, {"horizon": "3h", "kubeletAdmission": True, "nodeGroups": [kubelet_group()]},
+                      deployment(replicas=4, cpu="4", memory="1Gi", load="{cpu: 1}"), vpa(mode="InPlaceOrRecreate"))
+    r = simulate(sc)
+    v = r.autoscaling["verticalPodAutoscalers"][0]
+    assert v["evictions"] == 0 and v["inPlaceUpdates"] == 4
+    resized = [e for e in r.events if e["type"] == "PodResize"]
+    assert len(resized) == 4 and {e["status"] for e in resized} == {"Completed"}
+    assert all(e["source"] == "VerticalPodAutoscaler default/web" for e in resized)
+    assert not any(p.reason == "EvictedByVPA" for p in r.pods)
+
+
+def test_in_place_or_recreate_on_a_node_without_a_kubelet_takes_the_spec_change(tmp_path, kit):
     sc = kit.scenario(tmp_path, {"horizon": "3h", "nodeGroups": [kit.group(cpu="64", memory="64Gi")]},
                       deployment(replicas=4, cpu="4", load="{cpu: 1}"), vpa(mode="InPlaceOrRecreate"))
     r = simulate(sc)
-    assert r.autoscaling["verticalPodAutoscalers"][0]["inPlaceFallbacks"] >= 1
-    assert any("in-place resize is not modelled" in n for n in r.autoscaling["notes"])
+    v = r.autoscaling["verticalPodAutoscalers"][0]
+    assert v["evictions"] == 0 and v["inPlaceUpdates"] == 4
+    assert {e.get("message") for e in r.events if e["type"] == "PodResize"} == {"no kubelet simulated on the node"}
+
+
+def test_in_place_or_recreate_falls_back_to_eviction_when_the_resize_is_infeasible(tmp_path, kit):
+    # each pod uses 24 cores on an 8-CPU node: a recommendation no kubelet can allocate
+    sc = kit.scenario(tmp_path, {"horizon": "3h", "kubeletAdmission": True,
+                                 "nodeGroups": [kubelet_group("1s1n4c2t")]},
+                      deployment(replicas=2, cpu="1", memory="1Gi", load="{cpu: 48}"),
+                      vpa(mode="InPlaceOrRecreate"))
+    r = simulate(sc)
+    v = r.autoscaling["verticalPodAutoscalers"][0]
+    statuses = [e["status"] for e in r.events if e["type"] == "PodResize"]
+    assert "Infeasible" in statuses or "Deferred" in statuses
+    assert v["inPlaceFallbacks"] >= 1 and v["evictions"] >= 1
 
 
 def test_vpa_below_min_replicas_is_not_evicted(tmp_path, kit):

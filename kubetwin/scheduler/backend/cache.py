@@ -182,6 +182,9 @@ class ClusterState:
         self.bound: dict[str, BoundPod] = {}
         #: selector key -> (namespace, terminating?, pod matcher, matching pods per node)
         self._match_counts: dict[Any, tuple[str | None, bool, Any, np.ndarray]] = {}
+        #: (namespace, live?, labels) -> the namespaced counts such a pod is in (their matchers read
+        #: labels only); forgotten whenever a count is added
+        self._count_memo: dict[tuple[Any, ...], list[Any]] = {}
         #: nodes running pods with required anti-affinity / any pod (anti-)affinity: pods per node
         self.nodes_with_anti: dict[int, int] = {}
         self.nodes_with_affinity: dict[int, int] = {}
@@ -267,14 +270,28 @@ class ClusterState:
         if len(self._match_counts) > 512:
             self._match_counts.clear()
         self._match_counts[full] = (namespace, terminating, pod_matcher, arr)
+        self._count_memo.clear()
         return arr
 
     def _count(self, pod: Pod, i: int, delta: int) -> None:
+        """Keep every count in step with one pod. A namespaced count's matcher reads the pod's
+        labels only, so which of them a pod is in is worked out once per label set."""
         live = pod.metadata.deletion_timestamp is None
         ns = pod.metadata.namespace
-        for cns, terminating, pod_matcher, arr in self._match_counts.values():
-            if cns is not None and cns != ns:
-                continue
+        key = (ns, live, tuple(sorted(pod.metadata.labels.items())))
+        hits = self._count_memo.get(key)
+        if hits is None:
+            hits = [arr for cns, terminating, pod_matcher, arr in self._match_counts.values()
+                    if cns == ns and (terminating or live) and pod_matcher(pod)]
+            if len(self._count_memo) > 50_000:
+                self._count_memo.clear()
+            self._count_memo[key] = hits
+        for arr in hits:
+            arr[i] += delta
+        unscoped = self._count_memo.get(())
+        if unscoped is None:
+            unscoped = self._count_memo[()] = [e for e in self._match_counts.values() if e[0] is None]
+        for _, terminating, pod_matcher, arr in unscoped:
             if (terminating or live) and pod_matcher(pod):
                 arr[i] += delta
 
