@@ -59,6 +59,11 @@ class NodePressure:
         self.sim = sim
         self.nodes: dict[int, _Node] = {}
         self._default_config: Any = None
+        from .stall_psi import NodeStalls
+
+        #: memory pressure (PSI) per container, pod and node (:mod:`.memory_psi`)
+        self.memory_psi = NodeStalls("memory", sim.sc.settings.sample_interval)
+        self._highs: dict[int, Any] = {}
 
     # --- bookkeeping ----------------------------------------------------------------------------
     def _node(self, i: int) -> _Node:
@@ -97,6 +102,10 @@ class NodePressure:
         n = self.nodes.get(i)
         if n is not None:
             n.pods.pop(sp.i, None)
+            self.memory_psi.forget(self.sim.cluster.names[i], sp.pod.uid)
+            highs = self._highs.get(i)
+            if highs is not None:
+                highs.forget(sp.pod.uid)
 
     # --- kubelet admission ------------------------------------------------------------------------
     def admit(self, i: int, pod: Pod) -> tuple[str, str] | None:
@@ -126,6 +135,7 @@ class NodePressure:
                 continue
             self._kernel(i, n, t)
             self._kubelet(i, n, t)
+        self.memory_psi.end_sample(t)
 
     def _working_sets(self, i: int, n: _Node, t: float) -> tuple[list[tuple["SimPod", dict[str, int]]], int]:
         """Per running pod on node ``i``: container -> working set; and the node's total."""
@@ -227,6 +237,7 @@ class NodePressure:
 
     def _kubelet(self, i: int, n: _Node, t: float) -> None:
         rows, total = self._working_sets(i, n, t)
+        self._memory_pressure(i, n, t, rows, total)
         summary = self._summary(n, t, rows, total, self.sim.cluster.names[i])
         active = [sp.pod for sp, _ in rows]
         reclaim = None
@@ -242,6 +253,54 @@ class NodePressure:
                 self.sim.evict(sp, ev.message, ev.cause)
         if result.conditions != n.conditions:
             self._set_conditions(i, n, result.conditions)
+
+    def _memory_pressure(self, i: int, n: _Node, t: float, rows: list[tuple["SimPod", dict[str, int]]],
+                         total: int) -> None:
+        """The interval's memory stalls on node ``i`` into its PSI averages (:mod:`.memory_psi`)."""
+        from .memory_psi import MemoryHigh, memory_stalls
+
+        highs = self._highs.get(i)
+        if highs is None:
+            highs = self._highs[i] = MemoryHigh(n.config, n.capacity, self.sim.gates)
+        stalls, node_full = memory_stalls(highs, rows, t, n.capacity, total)
+        self.memory_psi.step(self.sim.cluster.names[i], t, stalls, node_full)
+
+    def memory_summary(self, i: int, summary: Summary) -> Summary:
+        """``summary`` with ``memory.psi`` on the node, its pods and containers, as the kubelet
+        reports them while ``KubeletPSI`` is on (:mod:`.stall_psi`); unchanged while it is off."""
+        from ..kubelet.oom import gate
+        from .stall_psi import psi_stats
+
+        if not gate(self.sim.gates, "KubeletPSI"):
+            return summary
+        stalls = self.memory_psi
+        name = self.sim.cluster.names[i]
+
+        def mem(m: Any, lines: Any) -> Any:
+            return msgspec.structs.replace(m or MemoryStats(), psi=psi_stats(lines))
+
+        pods = [msgspec.structs.replace(
+            p, memory=mem(p.memory, stalls.lines(name, p.pod_ref.uid)),
+            containers=[msgspec.structs.replace(c, memory=mem(c.memory, stalls.lines(name, p.pod_ref.uid, c.name)))
+                        for c in p.containers]) for p in summary.pods]
+        node = msgspec.structs.replace(summary.node, memory=mem(summary.node.memory, stalls.node_lines(name)))
+        return Summary(node=node, pods=pods)
+
+    def summary(self, i: int, t: float) -> Summary:
+        """Node ``i``'s memory Summary at ``t`` (working sets, ``memory.psi``) — what the eviction
+        manager reads, with the pressure figures the Summary API adds."""
+        n = self._node(i)
+        rows, total = self._working_sets(i, n, t)
+        return self.memory_summary(i, self._summary(n, t, rows, total, self.sim.cluster.names[i]))
+
+    def psi_result(self) -> dict[str, Any] | None:
+        """Memory (and I/O) pressure over time, per resource
+        (:meth:`kubetwin.sim.stall_psi.NodeStalls.result`); None when no node ever stalled."""
+        out = {s.resource: s.result() for s in self.stall_trackers() if s.nodes}
+        return out or None
+
+    def stall_trackers(self) -> list[Any]:
+        return [self.memory_psi]
 
     def _set_conditions(self, i: int, n: _Node, conditions: tuple[str, ...]) -> None:
         """The node lifecycle controller's NoSchedule taints follow the conditions (TaintNodesByCondition)."""
