@@ -63,6 +63,8 @@ class NodePressure:
 
         #: memory pressure (PSI) per container, pod and node (:mod:`.memory_psi`)
         self.memory_psi = NodeStalls("memory", sim.sc.settings.sample_interval)
+        #: I/O pressure on nodes whose disk has an ioBandwidth (:mod:`.io_psi`)
+        self.io_psi = NodeStalls("io", sim.sc.settings.sample_interval)
         self._highs: dict[int, Any] = {}
 
     # --- bookkeeping ----------------------------------------------------------------------------
@@ -93,7 +95,7 @@ class NodePressure:
         return n
 
     def started(self, i: int, sp: "SimPod") -> None:
-        if _memory(sp) is not None or (sp.usage is not None and sp.usage.disk):
+        if _memory(sp) is not None or (sp.usage is not None and (sp.usage.disk or sp.usage.io)):
             self._node(i).pods[sp.i] = sp
         elif self.sim.sim_nodes[i].disk is not None:
             self._node(i)
@@ -102,7 +104,8 @@ class NodePressure:
         n = self.nodes.get(i)
         if n is not None:
             n.pods.pop(sp.i, None)
-            self.memory_psi.forget(self.sim.cluster.names[i], sp.pod.uid)
+            for stalls in self.stall_trackers():
+                stalls.forget(self.sim.cluster.names[i], sp.pod.uid)
             highs = self._highs.get(i)
             if highs is not None:
                 highs.forget(sp.pod.uid)
@@ -135,7 +138,8 @@ class NodePressure:
                 continue
             self._kernel(i, n, t)
             self._kubelet(i, n, t)
-        self.memory_psi.end_sample(t)
+        for stalls in self.stall_trackers():
+            stalls.end_sample(t)
 
     def _working_sets(self, i: int, n: _Node, t: float) -> tuple[list[tuple["SimPod", dict[str, int]]], int]:
         """Per running pod on node ``i``: container -> working set; and the node's total."""
@@ -238,6 +242,11 @@ class NodePressure:
     def _kubelet(self, i: int, n: _Node, t: float) -> None:
         rows, total = self._working_sets(i, n, t)
         self._memory_pressure(i, n, t, rows, total)
+        if n.disk is not None and n.disk.spec.io_bandwidth is not None:
+            from .io_psi import io_stalls, io_wants
+
+            stalls, node_full = io_stalls(n.disk.spec.io_bandwidth, io_wants([sp for sp, _ in rows], t))
+            self.io_psi.step(self.sim.cluster.names[i], t, stalls, node_full)
         summary = self._summary(n, t, rows, total, self.sim.cluster.names[i])
         active = [sp.pod for sp, _ in rows]
         reclaim = None
@@ -265,25 +274,33 @@ class NodePressure:
         stalls, node_full = memory_stalls(highs, rows, t, n.capacity, total)
         self.memory_psi.step(self.sim.cluster.names[i], t, stalls, node_full)
 
-    def memory_summary(self, i: int, summary: Summary) -> Summary:
-        """``summary`` with ``memory.psi`` on the node, its pods and containers, as the kubelet
-        reports them while ``KubeletPSI`` is on (:mod:`.stall_psi`); unchanged while it is off."""
+    def psi_summary(self, i: int, summary: Summary) -> Summary:
+        """``summary`` with ``memory.psi`` and ``io.psi`` on the node, its pods and containers, as
+        the kubelet reports them while ``KubeletPSI`` is on (zeros for groups that never stalled;
+        :mod:`.stall_psi`); unchanged while it is off."""
         from ..kubelet.oom import gate
+        from ..model.summary import IOStats
         from .stall_psi import psi_stats
 
         if not gate(self.sim.gates, "KubeletPSI"):
             return summary
-        stalls = self.memory_psi
+        mem_psi, io_psi = self.memory_psi, self.io_psi
         name = self.sim.cluster.names[i]
+        stamp = (summary.node.memory.time if summary.node.memory is not None else None)
 
         def mem(m: Any, lines: Any) -> Any:
-            return msgspec.structs.replace(m or MemoryStats(), psi=psi_stats(lines))
+            return msgspec.structs.replace(m or MemoryStats(time=stamp), psi=psi_stats(lines))
+
+        def io(lines: Any) -> IOStats:
+            return IOStats(time=stamp, psi=psi_stats(lines))
 
         pods = [msgspec.structs.replace(
-            p, memory=mem(p.memory, stalls.lines(name, p.pod_ref.uid)),
-            containers=[msgspec.structs.replace(c, memory=mem(c.memory, stalls.lines(name, p.pod_ref.uid, c.name)))
+            p, memory=mem(p.memory, mem_psi.lines(name, p.pod_ref.uid)), io=io(io_psi.lines(name, p.pod_ref.uid)),
+            containers=[msgspec.structs.replace(c, memory=mem(c.memory, mem_psi.lines(name, p.pod_ref.uid, c.name)),
+                                                io=io(io_psi.lines(name, p.pod_ref.uid, c.name)))
                         for c in p.containers]) for p in summary.pods]
-        node = msgspec.structs.replace(summary.node, memory=mem(summary.node.memory, stalls.node_lines(name)))
+        node = msgspec.structs.replace(summary.node, memory=mem(summary.node.memory, mem_psi.node_lines(name)),
+                                       io=io(io_psi.node_lines(name)))
         return Summary(node=node, pods=pods)
 
     def summary(self, i: int, t: float) -> Summary:
@@ -291,7 +308,7 @@ class NodePressure:
         manager reads, with the pressure figures the Summary API adds."""
         n = self._node(i)
         rows, total = self._working_sets(i, n, t)
-        return self.memory_summary(i, self._summary(n, t, rows, total, self.sim.cluster.names[i]))
+        return self.psi_summary(i, self._summary(n, t, rows, total, self.sim.cluster.names[i]))
 
     def psi_result(self) -> dict[str, Any] | None:
         """Memory (and I/O) pressure over time, per resource
@@ -300,7 +317,7 @@ class NodePressure:
         return out or None
 
     def stall_trackers(self) -> list[Any]:
-        return [self.memory_psi]
+        return [self.memory_psi, self.io_psi]
 
     def _set_conditions(self, i: int, n: _Node, conditions: tuple[str, ...]) -> None:
         """The node lifecycle controller's NoSchedule taints follow the conditions (TaintNodesByCondition)."""
