@@ -23,8 +23,8 @@ accounted for all rows at once:
 A container's CPU need not be spread evenly inside a sample interval, so a curve is read as a
 steady want between samples (the model's resolution is ``spec.sampleInterval``). The split is one
 level (containers of a pool by their own weights; the kubepods / QoS / pod cgroup levels above
-them are not modelled). Memory and I/O stalls are not modelled: the Summary carries no
-``memory.psi`` / ``io.psi`` rather than zeros.
+them are not modelled). Memory and I/O stalls are :mod:`.memory_psi` and :mod:`.io_psi`; the
+Summary here carries the ``cpu`` figures only.
 
 Not an upstream module: kubetwin's glue between the scheduler's placements, the kubelet's cgroup
 values (``pkg/kubelet/cm``: ``MilliCPUToQuota``, ``MilliCPUToShares``) and the kernel models.

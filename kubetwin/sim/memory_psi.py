@@ -38,6 +38,9 @@ one zone of the node's whole memory; the ramp stands for thrashing the model can
 Not modelled: ``memory.max`` reclaim (a container reaching it is OOM-killed at that sample,
 :mod:`.pressure`), pod-level ``memory.high`` (pod-level resources), swap and ``memory.swap.high``,
 refaults of page cache, compaction.
+
+Not an upstream module: kubetwin's own model of the stalled share, over the kernel's arithmetic
+(``mm/memcontrol.c``, ``mm/page_alloc.c``) and averages (``kernel/sched/psi.c``, :mod:`.psi`).
 """
 
 from __future__ import annotations

@@ -48,3 +48,14 @@ def test_the_report_shows_io_pressure_when_the_disk_is_contended(tmp_path):
 
 def test_a_run_in_which_nothing_stalled_has_no_pressure_section(tmp_path):
     assert render_stalls(run(tmp_path, {"memory": "1Gi"})) == ""
+
+
+def test_the_terminal_summary_has_a_row_for_peak_memory_and_io_pressure():
+    from kubetwin.report.terminal import summary_rows
+
+    base = {"oomKilled": 0, "recreated": 0, "utilization": {}, "gpuFragmentation": 0}
+    rows = {label: (f, kind) for label, f, kind in summary_rows(
+        [{**base, "memoryPressure": {"peakNodeMemorySomeAvg10": 12.5}, "ioPressure": {"peakNodeIOSomeAvg10": 37.0}}])}
+    f, kind = rows["peak node memory.pressure some avg10"]
+    assert (f({"memoryPressure": {"peakNodeMemorySomeAvg10": 12.5}}), kind) == (0.125, "%")
+    assert rows["peak node io.pressure some avg10"][0]({"ioPressure": {"peakNodeIOSomeAvg10": 37.0}}) == 0.37
