@@ -45,6 +45,7 @@ Not an upstream module: kubetwin's own model of the stalled share, over the kern
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -104,6 +105,7 @@ def min_free_kbytes(memory: int) -> int:
     return min(max(math.isqrt((memory // 1024) * 16), 128), 262144)
 
 
+@functools.lru_cache(maxsize=256)
 def watermarks(memory: int) -> tuple[int, int]:
     """(min, low) watermarks in bytes (``__setup_per_zone_wmarks`` over one zone)."""
     wmin = min_free_kbytes(memory) * 1024
@@ -182,6 +184,8 @@ def memory_stalls(highs: MemoryHigh, rows: list[tuple["SimPod", dict[str, int]]]
     """Every stalled container of one node at ``t`` and the node-wide share."""
     g = global_share(capacity, total)
     out: list[Stall] = []
+    if g <= 0 and not highs.on:
+        return out, g    # no memory.high anywhere on the node and no shortage: nobody stalls
     for sp, ws in rows:
         usage = sp.usage if sp.usage is not None and sp.usage.memory else None
         high = highs.of(sp.pod) if usage is not None else {}
