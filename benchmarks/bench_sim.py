@@ -29,11 +29,14 @@ _nodes, _pods, _scenario, _dra_scenario = _ref.bench_nodes, _ref.bench_pods, _re
 
 def _run(label: str, sc: Scenario) -> None:
     t = time.perf_counter()
+    c = time.process_time()
     r = simulate(sc)
     dt = time.perf_counter() - t
+    cpu = time.process_time() - c
     s = r.summary()
-    print(f"{label}: {len(sc.nodes)} nodes, {len(sc.arrivals)} pods: {dt:.2f} s, "
-          f"{len(sc.arrivals) / dt:,.0f} pods/s; bound {s['bound']}, pending {s['pending']}, "
+    print(f"{label}: {len(sc.nodes)} nodes, {len(sc.arrivals)} pods: {dt:.2f} s wall, "
+          f"{len(sc.arrivals) / dt:,.0f} pods/s; {cpu:.2f} s CPU, {len(sc.arrivals) / cpu:,.0f} pods per "
+          f"CPU-second; bound {s['bound']}, pending {s['pending']}, "
           f"kubelet rejections {sum(s['rejectedByKubelet'].values())}; "
           f"max RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 

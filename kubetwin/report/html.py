@@ -30,6 +30,7 @@ from .sections.pods import MAX_POD_ROWS, pods_section
 from .sections.pressure import pressure_section
 from .sections.reasons import reasons_section
 from .sections.resizes import resizes_section
+from .sections.stalls import render_stalls
 from .sections.summary import summary_section
 from .sections.variants import variants_section
 from .svg import COLORS, bar_chart, line_chart
@@ -85,6 +86,7 @@ def render_html(results: Sequence[SimResult], title: str = "kubetwin simulation"
         parts.append(resizes_section(r))
         parts.append(render_cpu(r))
         parts.append(render_disk(r))
+        parts.append(render_stalls(r))
         parts.append(nodes_section(r))
         parts.append(pods_section(r))
     parts.append("<footer style='padding:8px 32px;color:#6b7280'>kubetwin · self-contained report, no network needed"

@@ -27,6 +27,11 @@ def _delta(value: float, base: float, percent: bool) -> str:
     return f" ({'+' if d > 0 else '−'}{text})"
 
 
+def _peak_stall(res: str, key: str) -> Callable[[dict[str, Any]], float]:
+    """The run's peak node ``some`` avg10 of memory or I/O pressure, as a share."""
+    return lambda s: s.get(f"{res}Pressure", {}).get(f"peakNode{key}SomeAvg10", 0.0) / 100
+
+
 def _share(field: str, resource: str) -> Callable[[dict[str, Any]], float]:
     """The figure ``summary[field][resource]`` (0 where absent)."""
     return lambda s: s.get(field, {}).get(resource, 0.0)
@@ -62,6 +67,9 @@ def summary_rows(sums: Sequence[dict[str, Any]]) -> list[tuple[str, Callable[[di
         rows.append(("throttled CFS periods", lambda s: s.get("cpu", {}).get("throttledPeriodShare", 0.0), "%"))
         rows.append(("peak node cpu.pressure some avg10",
                      lambda s: s.get("cpu", {}).get("peakNodeCpuSomeAvg10", 0.0) / 100, "%"))
+    for res, key in (("memory", "Memory"), ("io", "IO")):   # memory / I/O stalls (kubetwin.sim.memory_psi, io_psi)
+        if any(f"{res}Pressure" in s for s in sums):
+            rows.append((f"peak node {res}.pressure some avg10", _peak_stall(res, key), "%"))
     rows.append(("pods given exclusive CPUs", lambda s: s["exclusiveCpuPods"], "n"))
     rows.append(("CPUs stranded on partly used NUMA, at the end", lambda s: s["strandedCpus"], "n"))
     if any("autoscaling" in s for s in sums):

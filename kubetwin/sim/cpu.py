@@ -23,8 +23,8 @@ accounted for all rows at once:
 A container's CPU need not be spread evenly inside a sample interval, so a curve is read as a
 steady want between samples (the model's resolution is ``spec.sampleInterval``). The split is one
 level (containers of a pool by their own weights; the kubepods / QoS / pod cgroup levels above
-them are not modelled). Memory and I/O stalls are not modelled: the Summary carries no
-``memory.psi`` / ``io.psi`` rather than zeros.
+them are not modelled). Memory and I/O stalls are :mod:`.memory_psi` and :mod:`.io_psi`; the
+Summary here carries the ``cpu`` figures only.
 
 Not an upstream module: kubetwin's glue between the scheduler's placements, the kubelet's cgroup
 values (``pkg/kubelet/cm``: ``MilliCPUToQuota``, ``MilliCPUToShares``) and the kernel models.
@@ -105,13 +105,15 @@ class NodeCPU:
         #: rows with a moving CPU curve, grouped by curve (equal curves read in one vectorised pass)
         self.curves: dict[Any, dict[int, "SimPod"]] = {}
         self.curve_of: dict[int, Any] = {}
-        self.meta: dict[int, tuple[str, str, int, str]] = {}   # row -> (container, cpu.max, weight, pool kind)
+        #: row -> (container, cpu.max quota µs (0: max), period µs, weight, pool kind)
+        self.meta: dict[int, tuple[str, int, int, int, str]] = {}
         # pools: one shared pool per node, one per distinct cpuset given out on a node
         self.pool_cap: list[float] = []
         self.pool_users: list[int] = []
         self.pool_node: list[int] = []
         self.node_pool: dict[int, int] = {}
-        self.cpuset_pool: dict[tuple[int, str], int] = {}
+        self.cpuset_pool: dict[tuple[int, int], int] = {}
+        self.pool_key: dict[int, tuple[int, int]] = {}     # cpuset pool -> its key in cpuset_pool
         self.last = 0.0
         self.interval = st.sample_interval
         #: cluster figures per sample; per-node figures per sample for nodes with throttling or stalls
@@ -186,10 +188,12 @@ class NodeCPU:
         return p
 
     def _cpuset_pool(self, i: int, cpus: Any) -> int:
-        key = (i, str(cpus))
+        """The pool of one CPU set given out on node ``i`` (keyed by its bit mask)."""
+        key = (i, cpus.mask)
         p = self.cpuset_pool.get(key)
         if p is None:
             p = self.cpuset_pool[key] = len(self.pool_cap)
+            self.pool_key[p] = key
             self.pool_cap.append(float(len(cpus)))
             self.pool_users.append(0)
             self.pool_node.append(i)
@@ -200,9 +204,9 @@ class NodeCPU:
         self.pool_users[p] -= 1
         i = self.pool_node[p]
         if self.pool_users[p] == 0 and self.node_pool.get(i) != p:
-            for key, q in list(self.cpuset_pool.items()):
-                if q == p:
-                    del self.cpuset_pool[key]
+            key = self.pool_key.pop(p, None)
+            if key is not None:
+                del self.cpuset_pool[key]
             self.pool_cap[self._shared_pool(i)] += self.pool_cap[p]
 
     # --- pods come and go ----------------------------------------------------------------------------
@@ -260,7 +264,7 @@ class NodeCPU:
             if curve is not None and len(curve.times) > 1:
                 self.curves.setdefault(curve, {})[r] = sp
                 self.curve_of[r] = curve
-            self.meta[r] = (c.name, f"{quota_us or 'max'} {period}", w, kind)
+            self.meta[r] = (c.name, quota_us, period, w, kind)
             rows.append(r)
 
     def _flush(self) -> None:
@@ -424,7 +428,8 @@ class NodeCPU:
         peak = self.peak[idx].tolist()
         out = []
         for k, r in enumerate(rows):
-            name, cpu_max, weight, kind = self.meta[r]
+            name, quota_us, period, weight, kind = self.meta[r]
+            cpu_max = f"{quota_us or 'max'} {period}"
             some, full = shown[0][k], shown[1][k]
             out.append(ContainerCPU(name, cpu_max, weight, kind, usage[k], periods[k], thr[k], thr_us[k],
                                     some[0] / 100, some[1] / 100, some[2] / 100, totals[0][k], full[0] / 100,

@@ -12,6 +12,7 @@ A node group's ``disk`` says what the kubelet's cAdvisor would report::
       imagesInUse: 6Gi         # images running pods use (never deleted)
       maxPID: 4194304          # kernel.pid_max (the Summary's rlimit.maxpid)
       pids: 400                # processes outside pods
+      ioBandwidth: 500Mi       # bytes per second the node's disk serves (kubetwin.sim.io_psi)
 
 Pods add their usage curves (:mod:`.usage`: ``rootfs``, ``logs``, ``emptyDir``, ``pids``). From
 them :class:`NodeDisk` fills the Summary the eviction manager reads (``node.fs``,
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
 
 #: ``ImageGCPeriod`` of the kubelet (pkg/kubelet/kubelet.go): how often image GC runs
 IMAGE_GC_PERIOD = 300.0
-KEYS = ("nodefs", "nodefsUsed", "imagefs", "writableLayers", "images", "imagesInUse", "maxPID", "pids")
+KEYS = ("nodefs", "nodefsUsed", "imagefs", "writableLayers", "images", "imagesInUse", "maxPID", "pids", "ioBandwidth")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,7 @@ class DiskSpec:
     images_in_use: int = 0
     max_pid: int | None = None
     pids: int = 0
+    io_bandwidth: int | None = None      # bytes/s of the node's disk; None: I/O not simulated
 
     @property
     def layout(self) -> Any:
@@ -112,7 +114,8 @@ def parse_disk(raw: Any, path: str, gates: Any = None) -> DiskSpec | None:
                     tuple(_bytes(v, f"{path}.images[{k}]") for k, v in enumerate(images)),
                     _bytes(raw.get("imagesInUse", 0), f"{path}.imagesInUse"),
                     _count(raw["maxPID"], f"{path}.maxPID") if raw.get("maxPID") is not None else None,
-                    _count(raw.get("pids", 0), f"{path}.pids"))
+                    _count(raw.get("pids", 0), f"{path}.pids"),
+                    _bandwidth(raw.get("ioBandwidth"), f"{path}.ioBandwidth"))
     image_bytes = sum(spec.images) + spec.images_in_use
     fixed = [("nodefs", spec.nodefs, spec.nodefs_used + (0 if imagefs is not None else image_bytes))]
     if imagefs is not None:
@@ -122,6 +125,15 @@ def parse_disk(raw: Any, path: str, gates: Any = None) -> DiskSpec | None:
             raise InputError(f"{name} of {cap} bytes cannot hold the {used} bytes given as used on it",
                              path=f"{path}.{name}")
     return spec
+
+
+def _bandwidth(raw: Any, path: str) -> int | None:
+    if raw is None:
+        return None
+    n = _bytes(raw, path)
+    if n <= 0:
+        raise InputError(f"Invalid value: {raw!r}: must be greater than zero (bytes per second)", path=path)
+    return n
 
 
 @dataclass(slots=True)

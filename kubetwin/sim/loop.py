@@ -631,7 +631,8 @@ class Simulator:
         result = SimResult(self.sc.name, self.now, wall, len(self.sim_nodes), records, self.samples, self.counters,
                            pending_reasons, node_reports(self), list(self.cluster.resources), self.events,
                            node_cpu=self.cpu.result() if self.cpu is not None else None,
-                           node_disk=self.pressure.disk_result() if self.pressure is not None else None)
+                           node_disk=self.pressure.disk_result() if self.pressure is not None else None,
+                           node_psi=self.pressure.psi_result() if self.pressure is not None else None)
         from .runtime_policies import placement_report
 
         result.placement = placement_report(self, result.node_reports)

@@ -59,6 +59,13 @@ class NodePressure:
         self.sim = sim
         self.nodes: dict[int, _Node] = {}
         self._default_config: Any = None
+        from .stall_psi import NodeStalls
+
+        #: memory pressure (PSI) per container, pod and node (:mod:`.memory_psi`)
+        self.memory_psi = NodeStalls("memory", sim.sc.settings.sample_interval)
+        #: I/O pressure on nodes whose disk has an ioBandwidth (:mod:`.io_psi`)
+        self.io_psi = NodeStalls("io", sim.sc.settings.sample_interval)
+        self._highs: dict[int, Any] = {}
 
     # --- bookkeeping ----------------------------------------------------------------------------
     def _node(self, i: int) -> _Node:
@@ -88,7 +95,7 @@ class NodePressure:
         return n
 
     def started(self, i: int, sp: "SimPod") -> None:
-        if _memory(sp) is not None or (sp.usage is not None and sp.usage.disk):
+        if _memory(sp) is not None or (sp.usage is not None and (sp.usage.disk or sp.usage.io)):
             self._node(i).pods[sp.i] = sp
         elif self.sim.sim_nodes[i].disk is not None:
             self._node(i)
@@ -97,6 +104,11 @@ class NodePressure:
         n = self.nodes.get(i)
         if n is not None:
             n.pods.pop(sp.i, None)
+            for stalls in self.stall_trackers():
+                stalls.forget(self.sim.cluster.names[i], sp.pod.uid)
+            highs = self._highs.get(i)
+            if highs is not None:
+                highs.forget(sp.pod.uid)
 
     # --- kubelet admission ------------------------------------------------------------------------
     def admit(self, i: int, pod: Pod) -> tuple[str, str] | None:
@@ -126,6 +138,8 @@ class NodePressure:
                 continue
             self._kernel(i, n, t)
             self._kubelet(i, n, t)
+        for stalls in self.stall_trackers():
+            stalls.end_sample(t)
 
     def _working_sets(self, i: int, n: _Node, t: float) -> tuple[list[tuple["SimPod", dict[str, int]]], int]:
         """Per running pod on node ``i``: container -> working set; and the node's total."""
@@ -227,6 +241,12 @@ class NodePressure:
 
     def _kubelet(self, i: int, n: _Node, t: float) -> None:
         rows, total = self._working_sets(i, n, t)
+        self._memory_pressure(i, n, t, rows, total)
+        if n.disk is not None and n.disk.spec.io_bandwidth is not None:
+            from .io_psi import io_stalls, io_wants
+
+            stalls, node_full = io_stalls(n.disk.spec.io_bandwidth, io_wants([sp for sp, _ in rows], t))
+            self.io_psi.step(self.sim.cluster.names[i], t, stalls, node_full)
         summary = self._summary(n, t, rows, total, self.sim.cluster.names[i])
         active = [sp.pod for sp, _ in rows]
         reclaim = None
@@ -242,6 +262,62 @@ class NodePressure:
                 self.sim.evict(sp, ev.message, ev.cause)
         if result.conditions != n.conditions:
             self._set_conditions(i, n, result.conditions)
+
+    def _memory_pressure(self, i: int, n: _Node, t: float, rows: list[tuple["SimPod", dict[str, int]]],
+                         total: int) -> None:
+        """The interval's memory stalls on node ``i`` into its PSI averages (:mod:`.memory_psi`)."""
+        from .memory_psi import MemoryHigh, memory_stalls
+
+        highs = self._highs.get(i)
+        if highs is None:
+            highs = self._highs[i] = MemoryHigh(n.config, n.capacity, self.sim.gates)
+        stalls, node_full = memory_stalls(highs, rows, t, n.capacity, total)
+        self.memory_psi.step(self.sim.cluster.names[i], t, stalls, node_full)
+
+    def psi_summary(self, i: int, summary: Summary) -> Summary:
+        """``summary`` with ``memory.psi`` and ``io.psi`` on the node, its pods and containers, as
+        the kubelet reports them while ``KubeletPSI`` is on (zeros for groups that never stalled;
+        :mod:`.stall_psi`); unchanged while it is off."""
+        from ..kubelet.oom import gate
+        from ..model.summary import IOStats
+        from .stall_psi import psi_stats
+
+        if not gate(self.sim.gates, "KubeletPSI"):
+            return summary
+        mem_psi, io_psi = self.memory_psi, self.io_psi
+        name = self.sim.cluster.names[i]
+        stamp = (summary.node.memory.time if summary.node.memory is not None else None)
+
+        def mem(m: Any, lines: Any) -> Any:
+            return msgspec.structs.replace(m or MemoryStats(time=stamp), psi=psi_stats(lines))
+
+        def io(lines: Any) -> IOStats:
+            return IOStats(time=stamp, psi=psi_stats(lines))
+
+        pods = [msgspec.structs.replace(
+            p, memory=mem(p.memory, mem_psi.lines(name, p.pod_ref.uid)), io=io(io_psi.lines(name, p.pod_ref.uid)),
+            containers=[msgspec.structs.replace(c, memory=mem(c.memory, mem_psi.lines(name, p.pod_ref.uid, c.name)),
+                                                io=io(io_psi.lines(name, p.pod_ref.uid, c.name)))
+                        for c in p.containers]) for p in summary.pods]
+        node = msgspec.structs.replace(summary.node, memory=mem(summary.node.memory, mem_psi.node_lines(name)),
+                                       io=io(io_psi.node_lines(name)))
+        return Summary(node=node, pods=pods)
+
+    def summary(self, i: int, t: float) -> Summary:
+        """Node ``i``'s memory Summary at ``t`` (working sets, ``memory.psi``) — what the eviction
+        manager reads, with the pressure figures the Summary API adds."""
+        n = self._node(i)
+        rows, total = self._working_sets(i, n, t)
+        return self.psi_summary(i, self._summary(n, t, rows, total, self.sim.cluster.names[i]))
+
+    def psi_result(self) -> dict[str, Any] | None:
+        """Memory (and I/O) pressure over time, per resource
+        (:meth:`kubetwin.sim.stall_psi.NodeStalls.result`); None when no node ever stalled."""
+        out = {s.resource: s.result() for s in self.stall_trackers() if s.nodes}
+        return out or None
+
+    def stall_trackers(self) -> list[Any]:
+        return [self.memory_psi, self.io_psi]
 
     def _set_conditions(self, i: int, n: _Node, conditions: tuple[str, ...]) -> None:
         """The node lifecycle controller's NoSchedule taints follow the conditions (TaintNodesByCondition)."""

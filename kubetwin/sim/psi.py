@@ -84,7 +84,8 @@ class PSIAverages:
     def __init__(self, n: int = 0):
         import numpy as np
 
-        self.avg = np.zeros((2, n, 3), dtype=np.int64)      # [some|full, group, 10s|60s|300s]
+        #: [some|full, group, 10s|60s|300s]: at most 100 << 11, so int32 holds every figure and step
+        self.avg = np.zeros((2, n, 3), dtype=np.int32)
         self.total_ns = np.zeros((2, n), dtype=np.int64)
         self.carry_ns = 0.0   # time since the last PSI period ended
 
@@ -94,7 +95,7 @@ class PSIAverages:
         have = self.avg.shape[1]
         if n > have:
             more = max(n, 2 * have)
-            self.avg = np.concatenate([self.avg, np.zeros((2, more - have, 3), dtype=np.int64)], axis=1)
+            self.avg = np.concatenate([self.avg, np.zeros((2, more - have, 3), dtype=np.int32)], axis=1)
             self.total_ns = np.concatenate([self.total_ns, np.zeros((2, more - have), dtype=np.int64)], axis=1)
 
     def reset(self, rows: "np.ndarray") -> None:
@@ -117,16 +118,30 @@ class PSIAverages:
         self.carry_ns -= steps * PSI_PERIOD_NS
         # pct of each period: a whole percentage (div_u64(time * 100, period)), then fixed point
         pct = (np.floor(shares * 100 + 1e-9).astype(np.int64)) * FIXED_1
-        avg = self.avg[:, :n, :]
-        exps = np.array(EXPS, dtype=np.int64)
-        p = pct[:, :, None]
-        base = p * (FIXED_1 - exps)        # the same every period of this interval
+        # a group with no stall and all-zero averages stays at zero: only the others are stepped
+        live = (pct != 0).any(axis=0) | (self.avg[:, :n, :] != 0).any(axis=(0, 2))
+        rows = np.flatnonzero(live)
+        if not len(rows):
+            return
+        every = len(rows) == n
+        # averages are at most 100 << 11 and calc_load's sum below 2**31: int32 holds every step
+        avg = np.ascontiguousarray(self.avg[:, :n, :] if every else self.avg[:, rows, :])
+        p = (pct if every else pct[:, rows]).astype(np.int32)[:, :, None]
+        exps = np.array(EXPS, dtype=np.int32)
+        # calc_load adds FIXED_1 - 1 while active >= load. With the same active every period the
+        # average moves towards it and never crosses it (rising: at most active; falling: at
+        # least active, and at active the rounding changes nothing), so which groups round up is
+        # known before the first period: one constant term per group for the whole interval.
+        add = p * (FIXED_1 - exps) + (p >= avg) * np.int32(FIXED_1 - 1)
+        new = np.empty_like(avg)
         for _ in range(steps):   # calc_load; the figures are never negative, so >> FSHIFT is / FIXED_1
-            new = avg * exps
-            new += base
-            new += (p >= avg) * (FIXED_1 - 1)
-            avg = new >> FSHIFT
-        self.avg[:, :n, :] = avg
+            np.multiply(avg, exps, out=new)
+            new += add
+            np.right_shift(new, FSHIFT, out=avg)
+        if every:
+            self.avg[:, :n, :] = avg
+        else:
+            self.avg[:, rows, :] = avg
 
     def line(self, kind: int, row: int) -> PSILine:
         a = [int(x) for x in self.avg[kind, row]]

@@ -94,6 +94,9 @@ class SimResult:
     node_cpu: dict[str, Any] | None = None
     #: filesystems and processes per node over time (:meth:`kubetwin.sim.pressure.NodePressure.disk_result`)
     node_disk: dict[str, Any] | None = None
+    #: memory and I/O pressure (PSI) per node and pod over time, by resource
+    #: (:meth:`kubetwin.sim.pressure.NodePressure.psi_result`); None when nothing stalled
+    node_psi: dict[str, Any] | None = None
     #: CPU placement per node and the containers runtime policies placed (:mod:`.runtime_policies`)
     placement: dict[str, Any] | None = None
     #: what the autoscalers did (:mod:`kubetwin.sim.autoscalers`), None without autoscalers
@@ -164,6 +167,11 @@ class SimResult:
             from .cpu import summary_figures
 
             out["cpu"] = summary_figures(self.node_cpu)
+        if self.node_psi is not None:
+            from .stall_psi import summary_figures as stall_figures
+
+            for res, figures in self.node_psi.items():
+                out[f"{res}Pressure"] = stall_figures(figures, res)
         if self.autoscaling is not None:
             from ..sim.autoscaling_summary import autoscaling_summary
 
@@ -180,6 +188,7 @@ class SimResult:
             "events": list(self.events),
             **({"cpu": self.node_cpu} if self.node_cpu is not None else {}),
             **({"disk": self.node_disk} if self.node_disk is not None else {}),
+            **({"pressure": self.node_psi} if self.node_psi is not None else {}),
             **({"placement": self.placement} if self.placement is not None else {}),
             **({"autoscaling": self.autoscaling} if self.autoscaling is not None else {}),
         }

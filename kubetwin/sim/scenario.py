@@ -236,7 +236,7 @@ def _simulation_spec() -> Any:
                                partitions=INTEGER)),
         disk=obj(nodefs=STRING_OR_NUMBER, nodefsUsed=STRING_OR_NUMBER, imagefs=STRING_OR_NUMBER,
                  writableLayers=STRING, images=list_of(STRING_OR_NUMBER), imagesInUse=STRING_OR_NUMBER,
-                 maxPID=INTEGER, pids=INTEGER),
+                 maxPID=INTEGER, pids=INTEGER, ioBandwidth=STRING_OR_NUMBER),
         runtime=obj(policy=STRING, config=STRING))
     workload = obj(name=STRING, count=INTEGER, template=OPEN_OBJECT, priorityClassName=STRING, usage=ANY,
                    arrival=obj(at=duration, start=duration, interval=duration, rate=NUMBER),

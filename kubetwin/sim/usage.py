@@ -13,6 +13,7 @@ annotation ``kubetwin.io/usage`` of a Pod, Deployment, ReplicaSet or Job)::
       rootfs: [[0s, 0], [1h, 5Gi]]           # the container's writable layer (bytes)
       logs: 200Mi                            # its log files (bytes)
       pids: [[0s, 10], [10m, 900]]           # its processes and threads
+      io: [[0s, 0], [5m, 80Mi]]              # bytes per second it reads and writes (kubetwin.sim.io_psi)
       emptyDir: {scratch: [[0s, 0], [5m, 3Gi]]}   # per emptyDir volume of the pod (bytes; kubetwin.sim.disk)
       containers:                            # per container (otherwise the first app container
         sidecar: {memory: 64Mi, cpu: 50m}    # carries the pod's curve)
@@ -74,6 +75,8 @@ class Usage:
     pids: tuple[tuple[str, Curve], ...] = ()
     #: per emptyDir volume name (the pod's, not a container's)
     empty_dir: tuple[tuple[str, Curve], ...] = ()
+    #: bytes per second read and written (:mod:`.io_psi`)
+    io: tuple[tuple[str, Curve], ...] = ()
 
     def curve(self, kind: str, container: str, first: bool) -> Curve | None:
         """A container's ``rootfs``, ``logs`` or ``pids`` curve."""
@@ -86,8 +89,8 @@ class Usage:
 
     @property
     def pressure_settles_at(self) -> float:
-        """When the curves node pressure reads (memory, disk, PIDs) stop changing."""
-        return max((c.settles_at for cs in (self.memory, self.rootfs, self.logs, self.pids, self.empty_dir)
+        """When the curves node pressure reads (memory, disk, PIDs, I/O) stop changing."""
+        return max((c.settles_at for cs in (self.memory, self.rootfs, self.logs, self.pids, self.empty_dir, self.io)
                     for _, c in cs), default=0.0)
 
     def of(self, container: str, first: bool) -> Curve | None:
@@ -183,9 +186,9 @@ def _count(v: Any, path: str) -> int:
 
 
 #: container curves: key -> how its amounts read
-KEYS = ("memory", "cpu", "rootfs", "logs", "pids")
+KEYS = ("memory", "cpu", "rootfs", "logs", "pids", "io")
 _AMOUNT: dict[str, Callable[[Any, str], int]] = {"memory": _bytes, "cpu": _millicores, "rootfs": _bytes,
-                                                 "logs": _bytes, "pids": _count}
+                                                 "logs": _bytes, "pids": _count, "io": _bytes}
 
 
 def _curves_of(raw: Mapping[str, Any], name: str, path: str, out: dict[str, list[tuple[str, Curve]]]) -> None:
@@ -227,7 +230,7 @@ def parse_usage(raw: Any, path: str) -> Usage | None:
     if not any(out.values()) and not empty_dir:
         raise InputError(f"Required value: one of {', '.join(KEYS)}, emptyDir", path=path)
     return Usage(tuple(out["memory"]), tuple(out["cpu"]), tuple(out["rootfs"]), tuple(out["logs"]),
-                 tuple(out["pids"]), empty_dir)
+                 tuple(out["pids"]), empty_dir, tuple(out["io"]))
 
 
 def check_usage_against_pod(usage: Usage | None, pod: Any, path: str) -> None:

@@ -384,13 +384,15 @@ def _scenario() -> list[dict[str, Any]]:
                                "kubeReserved": {"cpu": "1", "memory": "1Gi"}}},
             {"name": "gpu", "count": 1, "machine": "1s2n4c2t:gpus=2",
              "draDrivers": [{"driver": "gpu.nvidia.com", "kinds": ["gpu"], "vendorIDs": ["10de"]}]},
-            {"name": "plain", "count": 2, "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"}}],
+            {"name": "plain", "count": 2, "capacity": {"cpu": "8", "memory": "16Gi", "pods": "110"},
+             "disk": {"nodefs": "100Gi", "ioBandwidth": "200Mi"}}],
         "workloads": [
             {"name": "web", "count": 6, "arrival": {"rate": 0.05}, "duration": {"exponential": "5m"},
              "usage": {"memory": [["0s", "1Gi"], ["5m", "2Gi"]]},
              "template": {"spec": {"containers": [{"name": "c", "resources": {
                  "requests": {"cpu": "2", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}}]}}},
             {"name": "batch", "count": 4, "arrival": {"start": "1m", "interval": "30s"}, "duration": "3m",
+             "usage": {"io": [["0s", "50Mi"], ["2m", "150Mi"]]},
              "template": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}]}}},
             {"name": "training", "count": 2, "arrival": {"at": "2m"}, "duration": {"uniform": ["2m", "4m"]},
              "template": {"spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],

@@ -93,7 +93,7 @@ def test_the_summary_api_carries_cpu_psi_while_kubelet_psi_is_on(tmp_path, kit):
     assert pod.cpu.usage_nano_cores == 1_000_000_000
     assert pod.containers[0].cpu.psi.some.avg10 == 33.0
     assert s.node.cpu.psi.full.avg10 == 0.0 and s.node.cpu.psi.some.avg10 == 33.0
-    assert pod.memory is None and pod.io is None     # memory and I/O stalls are not modelled
+    assert pod.memory is None and pod.io is None     # memory and I/O: NodePressure.psi_summary
 
 
 def test_the_summary_api_has_no_psi_while_the_kubelet_psi_gate_is_off(tmp_path, kit):

@@ -55,3 +55,22 @@ def test_a_line_prints_as_the_pressure_file_does():
     p = PSIAverages(1)
     p.advance(np.array([1.0]), np.array([1.0]), 2.001e9)
     assert p.line(0, 0).text("some") == "some avg10=18.11 avg60=3.27 avg300=0.68 total=2001000"
+
+
+def test_the_vectorised_averages_match_the_kernel_steps_for_rising_falling_and_idle_groups():
+    import random
+
+    rng = random.Random(5)
+    n = 40
+    p = PSIAverages(n)
+    want = [(0, 0, 0)] * n
+    for _ in range(25):
+        some = np.array([rng.choice([0.0, 0.0, rng.random(), 1.0]) for _ in range(n)])
+        steps = rng.randint(0, 40)
+        p.carry_ns = 0.0
+        p.advance(some, some, 2.001e9 * steps)
+        for k in range(n):
+            pct = int(np.floor(some[k] * 100 + 1e-9))
+            for _ in range(steps):
+                want[k] = calc_avgs(want[k], 0, pct, 100)
+    assert [tuple(int(x) for x in p.avg[0, k]) for k in range(n)] == want
