@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import msgspec
 
 from ..model.features import FeatureGates
-from ..model.meta import _enc_hook
+from ..model.meta import enc_hook
 from ..model.node import Node
 from ..model.pod import Pod
 from .backend.cache import ClusterState
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Scheduler", "ScheduleResult", "NO_NODES"]
 
-_SIG_ENCODER = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
+_SIG_ENCODER = msgspec.msgpack.Encoder(enc_hook=enc_hook)
 
 
 class Scheduler:
@@ -64,7 +64,7 @@ class Scheduler:
         #: Permit and Bind have something to do (a Bind plugin other than one whose binding is
         #: the cache's assumed pod, as the default binder's is)
         self._permit_or_bind = bool(self.framework.permit_plugins) or any(
-            not getattr(p, "binds_through_cache", False) for p in self.framework.bind_plugins)
+            not p.binds_through_cache for p in self.framework.bind_plugins)
         self.vectorised = vectorised
         self.fast = VectorCycle(self.framework, self.cluster)
         self.rng = random.Random(seed)
@@ -114,8 +114,8 @@ class Scheduler:
         """The ResourceClaims deallocated since last asked, (before, after) as JSON: ``ResourceClaim``
         update events for the scheduling queue."""
         out: list[tuple[dict[str, Any], dict[str, Any]]] = []
-        for plugin in self.framework.reserve_plugins:
-            got = getattr(plugin, "claim_changes", None)
+        for plugin in self.framework.claim_changes_sources:
+            got = plugin.claim_changes
             if got:
                 out.extend(got)
                 got.clear()
@@ -127,10 +127,8 @@ class Scheduler:
         Returns what changed. The caller tells its queue (``NodeUpdate``) when pods may care."""
         changed = self.cluster.update_node(node)
         if "labels" in changed:
-            for plugin, _ in self.plugins:
-                hook = getattr(plugin, "node_changed", None)
-                if hook is not None:
-                    hook(node.metadata.name)
+            for listener in self.framework.node_labels_listeners:
+                listener.node_changed(node.metadata.name)
         return changed
 
     def nominate(self, pod: Pod, node: str) -> None:

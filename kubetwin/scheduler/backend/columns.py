@@ -24,14 +24,14 @@ import numpy as np
 
 from ...errors import KubetwinError
 from ...model.features import FeatureGates
-from ...model.meta import _enc_hook
+from ...model.meta import enc_hook
 from ...model.node import Node, Taint
 from ...model.pod import Pod
 from ..framework.resources import is_scalar_resource_name, pod_request_amounts
 from ..framework.types import NodeInfo, ResourceAccounting
 
 FIXED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
-_KEY_ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
+_KEY_ENCODER = msgspec.json.Encoder(enc_hook=enc_hook)
 
 #: a label matcher: labels -> does the requirement hold
 LabelMatcher = Callable[[Mapping[str, str]], bool]

@@ -82,6 +82,8 @@ class Plugin:
     #: PreFilter counts pods on other nodes (``PreFilterExtensions``): preemption's dry runs
     #: work its state out again with the victims gone
     pre_filter_counts_pods: ClassVar[bool] = False
+    #: Bind has no effect of its own: the binding is the cache's assumed pod (the default binder)
+    binds_through_cache: ClassVar[bool] = False
 
     def __init__(self, args: Any, handle: Handle):
         self.args = args
@@ -200,9 +202,28 @@ class PermitPlugin(Protocol):
 
 @runtime_checkable
 class BindPlugin(Protocol):
+    """``BindPlugin``; with the :class:`Plugin` flag that says its binding is the cache's own."""
+
     name: ClassVar[str]
+    binds_through_cache: ClassVar[bool]
 
     def bind(self, state: CycleState, pod: Pod, node: str) -> Status: ...
+
+
+@runtime_checkable
+class NodeLabelsListener(Protocol):
+    """kubetwin's own: a plugin keeping state derived from a node's labels hears that they changed
+    (upstream plugins read the snapshot afresh each cycle; kubetwin's keep per-node verdicts)."""
+
+    def node_changed(self, name: str) -> None: ...
+
+
+@runtime_checkable
+class ClaimChangesSource(Protocol):
+    """kubetwin's own: a plugin that deallocates ResourceClaims keeps the (before, after) pairs as
+    JSON for the scheduling queue's ``ResourceClaim`` update events until the scheduler takes them."""
+
+    claim_changes: list[tuple[dict[str, Any], dict[str, Any]]]
 
 
 _REGISTRY: dict[str, type[Plugin]] = {}

@@ -21,9 +21,11 @@ from ...errors import KubetwinError
 from ...model.pod import Pod
 from .interface import (
     BindPlugin,
+    ClaimChangesSource,
     CycleState,
     FilterPlugin,
     Handle,
+    NodeLabelsListener,
     PermitPlugin,
     Plugin,
     PostFilterPlugin,
@@ -119,6 +121,12 @@ class Framework:
         self.reserve_plugins: list[ReservePlugin] = [p for p in every if isinstance(p, ReservePlugin)]
         self.permit_plugins: list[PermitPlugin] = [p for p in every if isinstance(p, PermitPlugin)]
         self.bind_plugins: list[BindPlugin] = [p for p in every if isinstance(p, BindPlugin)]
+        #: kubetwin's own hooks: plugins told a node's labels changed, reserve plugins whose
+        #: deallocated claims become queue events
+        self.node_labels_listeners: list[NodeLabelsListener] = [p for p in every
+                                                                if isinstance(p, NodeLabelsListener)]
+        self.claim_changes_sources: list[ClaimChangesSource] = [p for p in self.reserve_plugins
+                                                                if isinstance(p, ClaimChangesSource)]
 
     @classmethod
     def for_plugin(cls, plugin: Plugin, handle: Handle) -> "Framework":
