@@ -1,10 +1,12 @@
 """The habits docs/architecture.md promises, checked on the code: layers, plugin names, upstream
-references in module docstrings, no import cycles in the scheduler."""
+references in module docstrings, no import cycles, every module importable on its own."""
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,8 +67,8 @@ def test_no_module_below_the_cli_imports_it():
     assert offenders == []
 
 
-def test_scheduler_modules_import_no_module_that_imports_them_back():
-    mods = {_name(p): p for p in _modules() if _name(p).startswith("kubetwin.scheduler")}
+def test_no_module_imports_a_module_that_imports_it_back():
+    mods = {_name(p): p for p in _modules()}
     graph = {m: {i for i in _imports(p, top_level_only=True) if i in mods and i != m} for m, p in mods.items()}
     cycles = []
     for start in graph:
@@ -84,6 +86,28 @@ def test_scheduler_modules_import_no_module_that_imports_them_back():
     real = [c for c in cycles if not all(b.startswith(a.rpartition(".")[0]) for a, b in zip(c.split(" -> "),
                                                                                           c.split(" -> ")[1:]))]
     assert real == []
+
+
+#: run in a fresh interpreter: import each module with no kubetwin module loaded before it
+ISOLATED_IMPORTS = """
+import importlib, sys
+failed = []
+for name in sys.argv[1:]:
+    for loaded in [m for m in sys.modules if m == "kubetwin" or m.startswith("kubetwin.")]:
+        del sys.modules[loaded]
+    try:
+        importlib.import_module(name)
+    except Exception as exc:
+        failed.append(f"{name}: {exc!r}")
+print("\\n".join(failed))
+"""
+
+
+def test_every_module_imports_on_its_own():
+    names = [_name(p) for p in _modules() if p.name != "__main__.py"]
+    out = subprocess.run([sys.executable, "-c", ISOLATED_IMPORTS, *names], capture_output=True, text=True,
+                         cwd=ROOT, check=True)
+    assert out.stdout.strip() == ""
 
 
 PLUGIN_FOLDERS = {

@@ -36,7 +36,7 @@ def _write(doc, output: str) -> None:
 
 def _emit(machine, output: str, node_name: str) -> None:
     if output == "table":
-        from kubetwin.machine.render import render
+        from kubetwin.cli.machine_picture import render
 
         render(machine, console())
         return

@@ -61,7 +61,8 @@ class LabelSelector(KubeStruct, frozen=True):
     match_expressions: list[LabelSelectorRequirement] = []
 
 
-def _dec_hook(typ: type, obj: Any) -> Any:
+def dec_hook(typ: type, obj: Any) -> Any:
+    """msgspec's decode hook for kubetwin's structs: a ``Quantity`` from its string."""
     if typ is Quantity:
         try:
             return parse_quantity(obj)
@@ -70,7 +71,8 @@ def _dec_hook(typ: type, obj: Any) -> Any:
     raise NotImplementedError(f"cannot decode {typ}")
 
 
-def _enc_hook(obj: Any) -> Any:
+def enc_hook(obj: Any) -> Any:
+    """msgspec's encode hook for kubetwin's structs: a ``Quantity`` as its string."""
     if isinstance(obj, Quantity):
         return str(obj)
     raise NotImplementedError(f"cannot encode {type(obj)}")
@@ -88,7 +90,7 @@ def convert(obj: Any, typ: type[T], *, file: str | None = None, path: str = "") 
     ``spec.containers[1].resources.limits.cpu``.
     """
     try:
-        return msgspec.convert(obj, typ, dec_hook=_dec_hook, str_keys=True)
+        return msgspec.convert(obj, typ, dec_hook=dec_hook, str_keys=True)
     except msgspec.ValidationError as exc:
         raise _to_input_error(str(exc), obj, file, path) from None
 
@@ -145,7 +147,7 @@ def _bad_key(node: Any) -> str | None:
 
 def to_builtins(obj: Any) -> Any:
     """A typed view back as plain dicts (camelCase, quantities as strings), for output."""
-    return msgspec.to_builtins(obj, enc_hook=_enc_hook, str_keys=True)
+    return msgspec.to_builtins(obj, enc_hook=enc_hook, str_keys=True)
 
 
 def check_kind(obj: Mapping[str, Any], kinds: tuple[str, ...], api_versions: tuple[str, ...],

@@ -19,7 +19,7 @@ from .apischema import strict_struct
 from .defaulting import api_defaults
 from .kinds import check_object, refuse_kind
 from .loader import Document, load_documents
-from .meta import _dec_hook
+from .meta import dec_hook
 from .node import Node, node_from_dict
 from .pod import Pod, pod_from_dict, validate_pod
 from .unmodelled import not_modelled_object, not_modelled_pod
@@ -201,21 +201,21 @@ def _pods_fast_decode(path: str | Path, warn: Callable[[InputError], None] | Non
     try:
         if head.startswith(b"["):
             msgspec.json.decode(data, type=GenericAlias(list, (strict_pod,)))
-            pods = msgspec.json.decode(data, type=list[Pod], dec_hook=_dec_hook)
+            pods = msgspec.json.decode(data, type=list[Pod], dec_hook=dec_hook)
         elif head.startswith(b"{"):
             try:
                 kind = msgspec.json.decode(data, type=_Kind).kind
                 if kind.endswith("List"):
                     msgspec.json.decode(data, type=_strict_list(strict_pod))
-                    pods = msgspec.json.decode(data, type=_PodList, dec_hook=_dec_hook).items
+                    pods = msgspec.json.decode(data, type=_PodList, dec_hook=dec_hook).items
                 else:
                     msgspec.json.decode(data, type=strict_pod)
-                    pods = [msgspec.json.decode(data, type=Pod, dec_hook=_dec_hook)]
+                    pods = [msgspec.json.decode(data, type=Pod, dec_hook=dec_hook)]
             except msgspec.DecodeError:
                 lines = [line for line in data.splitlines() if line.strip()]
                 for line in lines:
                     msgspec.json.decode(line, type=strict_pod)
-                pods = [msgspec.json.decode(line, type=Pod, dec_hook=_dec_hook) for line in lines]
+                pods = [msgspec.json.decode(line, type=Pod, dec_hook=dec_hook) for line in lines]
         else:
             return None
         pods = [api_defaults(pod) for pod in pods]  # as pod_from_dict: defaulted, then validated

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..model.features import FeatureGates
 from ..model.pod import Pod
@@ -29,6 +29,9 @@ from .plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
 from .profile import Profile, load_profile
 from .run import make_handle
 from .schedule_one import NO_NODES, CycleRecorder, find_nodes_that_fit_pod, prioritize_nodes, select_host, totals_of
+
+if TYPE_CHECKING:
+    from .plugins.dynamicresources.dynamicresources import DynamicResources
 
 
 @dataclass
@@ -176,7 +179,7 @@ def _pre_bind(outcome: CycleOutcome, fwk: Framework, pod: Pod) -> CycleOutcome:
     """Reserve and PreBind on the chosen node: the ResourceClaims the DRA plugin writes for the pod."""
     assert outcome.node is not None
     fwk.run_reserve_plugins_reserve(pod, outcome.node)
-    dra: Any = fwk.plugin(DYNAMIC_RESOURCES)
+    dra = cast("DynamicResources | None", fwk.plugin(DYNAMIC_RESOURCES))
     if dra is not None:
         outcome.resource_claims = dra.claims_of(pod)
         outcome.pod_status = dra.pod_status(pod)

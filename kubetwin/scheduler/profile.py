@@ -24,6 +24,7 @@ from ..diagnostics import not_modelled
 from ..errors import InputError
 from ..model.loader import load_one
 from ..model.strict import BOOLEAN, INTEGER, NUMBER, OPEN_OBJECT, STRING, check, list_of, obj, suggest
+from .framework.interface import Plugin
 from .plugins.registry import DEFAULT_MULTI_POINT, KNOWN, is_known, plugin_class
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
@@ -73,8 +74,8 @@ class Profile:
     args_paths: Mapping[str, str] = field(default_factory=dict)
     source: str | None = None
 
-    def args_of(self, name: str, cls: Any) -> Any:
-        """The plugin's typed args, decoded by its class."""
+    def args_of(self, name: str, cls: type[Plugin]) -> Any:
+        """The plugin's typed args, decoded by its class (each plugin has its own args class)."""
         return cls.parse_args(self.plugin_args.get(name), self.args_paths.get(name, f"pluginConfig[{name}].args"),
                               self.source)
 
@@ -238,7 +239,7 @@ def _profile(prof: Mapping[str, Any], index: int, global_pct: Any, file: str | N
     return Profile(prof.get("schedulerName", DEFAULT_SCHEDULER), tuple(plugins), args, pct, paths, file)
 
 
-def _modelled_class(name: str) -> Any:
+def _modelled_class(name: str) -> type[Plugin] | None:
     """The plugin's class when kubetwin models it (frame and unmodelled plugins have none)."""
     from .plugins.registry import CYCLE_FRAME, NOT_MODELLED
 

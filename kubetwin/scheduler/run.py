@@ -6,7 +6,7 @@ Not an upstream module: kubetwin's own entry points."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..model.features import FeatureGates
@@ -17,6 +17,9 @@ from .framework.types import ResourceAccounting, Snapshot, build_snapshot
 from .inputs import ClusterInputs, load_plugin_args
 from .plugins.registry import plugin_class
 from .single import PluginResult, run_plugin
+
+if TYPE_CHECKING:
+    from .cycle import CycleOutcome
 
 
 def make_handle(cluster: ClusterInputs, gates: FeatureGates, seed: int = 0, *, tree_order: bool = False) -> Handle:
@@ -45,7 +48,7 @@ def run_single_plugin(name: str, args_path: str | Path | None, cluster: ClusterI
 
 
 def run_cycle(cluster: ClusterInputs, pod: Pod, gates: FeatureGates, *, config_path: str | None = None,
-              admit: bool = False, seed: int = 0) -> Any:
+              admit: bool = False, seed: int = 0) -> CycleOutcome:
     from .cycle import schedule_one
 
     return schedule_one(cluster, pod, gates, config_path=config_path, admit=admit, seed=seed)

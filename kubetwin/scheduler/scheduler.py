@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import msgspec
 
 from ..model.features import FeatureGates
-from ..model.meta import _enc_hook
+from ..model.meta import enc_hook
 from ..model.node import Node
 from ..model.pod import Pod
 from .backend.cache import ClusterState
@@ -33,9 +33,13 @@ from .framework.status import SUCCESS, Code
 from .profile import Profile
 from .schedule_one import NO_NODES, ScheduleResult, find_nodes_that_fit_pod, prioritize_nodes, select_host, totals_of
 
+if TYPE_CHECKING:
+    from .backend.queue import SchedulingQueue
+    from .plugins.defaultpreemption.pdb import PodDisruptionBudget
+
 __all__ = ["Scheduler", "ScheduleResult", "NO_NODES"]
 
-_SIG_ENCODER = msgspec.msgpack.Encoder(enc_hook=_enc_hook)
+_SIG_ENCODER = msgspec.msgpack.Encoder(enc_hook=enc_hook)
 
 
 class Scheduler:
@@ -47,7 +51,7 @@ class Scheduler:
 
     def __init__(self, profile: Profile | None, nodes: Iterable[Node], gates: FeatureGates, seed: int = 0, *,
                  pods: Iterable[Pod] = (), objects: Mapping[str, list[Any]] | None = None,
-                 namespaces: Mapping[str, Mapping[str, str]] | None = None, pdbs: Iterable[Any] = (),
+                 namespaces: Mapping[str, Mapping[str, str]] | None = None, pdbs: Iterable[PodDisruptionBudget] = (),
                  vectorised: bool = True, reuse_verdicts: bool = True):
         self.profile = profile or Profile()
         self.gates = gates
@@ -60,7 +64,7 @@ class Scheduler:
         #: Permit and Bind have something to do (a Bind plugin other than one whose binding is
         #: the cache's assumed pod, as the default binder's is)
         self._permit_or_bind = bool(self.framework.permit_plugins) or any(
-            not getattr(p, "binds_through_cache", False) for p in self.framework.bind_plugins)
+            not p.binds_through_cache for p in self.framework.bind_plugins)
         self.vectorised = vectorised
         self.fast = VectorCycle(self.framework, self.cluster)
         self.rng = random.Random(seed)
@@ -79,7 +83,7 @@ class Scheduler:
         self.patched_cycles = 0
 
     @property
-    def pdbs(self) -> Sequence[Any]:
+    def pdbs(self) -> Sequence[PodDisruptionBudget]:
         return self.handle.pdbs
 
     # --- cluster events ------------------------------------------------------------------------
@@ -106,12 +110,12 @@ class Scheduler:
             self.framework.run_reserve_plugins_unreserve(pod)
         return node
 
-    def take_claim_changes(self) -> list[tuple[Any, Any]]:
-        """The ResourceClaims deallocated since last asked, (before, after): ``ResourceClaim``
+    def take_claim_changes(self) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+        """The ResourceClaims deallocated since last asked, (before, after) as JSON: ``ResourceClaim``
         update events for the scheduling queue."""
-        out: list[tuple[Any, Any]] = []
-        for plugin in self.framework.reserve_plugins:
-            got = getattr(plugin, "claim_changes", None)
+        out: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for plugin in self.framework.claim_changes_sources:
+            got = plugin.claim_changes
             if got:
                 out.extend(got)
                 got.clear()
@@ -123,10 +127,8 @@ class Scheduler:
         Returns what changed. The caller tells its queue (``NodeUpdate``) when pods may care."""
         changed = self.cluster.update_node(node)
         if "labels" in changed:
-            for plugin, _ in self.plugins:
-                hook = getattr(plugin, "node_changed", None)
-                if hook is not None:
-                    hook(node.metadata.name)
+            for listener in self.framework.node_labels_listeners:
+                listener.node_changed(node.metadata.name)
         return changed
 
     def nominate(self, pod: Pod, node: str) -> None:
@@ -160,13 +162,13 @@ class Scheduler:
             self.remove(v)
         self.nominate(result.pod, result.nominated_node)
 
-    def run(self, queue: Any, *, max_cycles: int | None = None, now: float | None = None) -> list[ScheduleResult]:
+    def run(self, queue: SchedulingQueue, *, max_cycles: int | None = None, now: float | None = None) -> list[ScheduleResult]:
         """Schedule what ``queue`` (a :class:`~.backend.queue.SchedulingQueue`) holds until it has
         nothing ready: bind what fits, preempt where PostFilter nominates, park the rest
         until an event their rejecting plugins registered for (binds and evictions are such events)."""
         from .framework.events import ASSIGNED_POD_ADD, ASSIGNED_POD_DELETE, RESOURCE_CLAIM_UPDATE
 
-        if getattr(queue, "plugins", None) is None:
+        if queue.plugins is None:
             queue.plugins = {p.name: p for p, _ in self.plugins}
             queue.gates = self.gates
             self.framework.configure_queue(queue)

@@ -98,7 +98,7 @@ class GPUShare(Plugin):
 
     def __init__(self, args: Any, handle: Any):
         super().__init__(args, handle)
-        cs = handle.snapshot.state
+        cs = handle.cache
         self.cluster = cs
         counts = [int(ni.allocatable.get(GPU_COUNT, 0)) for ni in cs.infos]
         width = max(counts, default=0) or 1

@@ -384,7 +384,7 @@ def apply_variant(sc: Any, v: Variant) -> None:
                 from ..scheduler.plugins.noderesources import FIT
 
                 if FIT not in dict(prof.plugins):
-                    raise InputError("scheduler.scoringStrategy: the scheduler profile has no NodeResourcesFit "
+                    raise InputError(f"scheduler.scoringStrategy: the scheduler profile has no {FIT} "
                                      "plugin to score with it", path=where, file=sc.source or None)
                 fit = args.setdefault(FIT, {})
                 fit["scoringStrategy"] = {**(fit.get("scoringStrategy") or {}), "type": val}

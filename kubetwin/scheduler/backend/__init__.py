@@ -1,2 +1,3 @@
-"""The scheduler's backend (``pkg/scheduler/backend``): the cache with its snapshot and node
-tree (:mod:`.cache`, :mod:`.node_tree`) and the scheduling queue (:mod:`.queue`)."""
+"""The scheduler's backend (``pkg/scheduler/backend``): the cache updated by events (:mod:`.cache`),
+the snapshot plugins read with its node tree order (:mod:`.snapshot`, :mod:`.node_tree`), the numpy
+columns the vectorised plugins read (:mod:`.columns`) and the scheduling queue (:mod:`.queue`)."""

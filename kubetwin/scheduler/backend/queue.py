@@ -33,11 +33,14 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 from ...model.features import FeatureGates
 from ...model.pod import Pod
 from ..framework.events import ADD as ADD_ACTION
+
+if TYPE_CHECKING:
+    from ..framework.interface import Plugin
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
@@ -129,7 +132,7 @@ class SchedulingQueue:
     _interest: dict[frozenset[str], frozenset[tuple[str, int]]] = field(default_factory=dict)
     _registry: int = -1
     #: the profile's plugins by name and the feature gates (what some hints read; optional)
-    plugins: dict[str, Any] | None = None
+    plugins: dict[str, Plugin] | None = None
     gates: FeatureGates | None = None
     #: events seen while a pod is in flight (``inFlightEvents``), when recording
     in_flight: list[tuple[ClusterEvent, Any, Any]] | None = None

@@ -126,20 +126,20 @@ class VectorCycle:
             self.pre_filter_shortcuts.append((skip, run))
         #: each Filter plugin with its name and vectorised Filter (None: node by node)
         self.filters: list[tuple[Any, str, Any]] = []
-        for p in fwk.filter_plugins:
-            tw = self.twins.get(p.name)
-            self.filters.append((p, p.name, tw.filter if tw is not None else None))
+        for fp in fwk.filter_plugins:
+            tw = self.twins.get(fp.name)
+            self.filters.append((fp, fp.name, tw.filter if tw is not None else None))
         #: each weighted Score plugin with its weight, name and vectorised Score (None: node by node)
         self.scores: list[tuple[Any, int, str, Any]] = []
-        for p, w in fwk.score_plugins:
-            tw = self.twins.get(p.name)
-            self.scores.append((p, w, p.name, tw.score if tw is not None else None))
+        for sp, w in fwk.score_plugins:
+            tw = self.twins.get(sp.name)
+            self.scores.append((sp, w, sp.name, tw.score if tw is not None else None))
         #: (plugin, partner, how) for score plugins scored together with a partner that scores too
         self.joint: list[tuple[tuple[Any, int], tuple[Any, int], Any]] = []
-        for p, w in fwk.score_plugins:
-            tw = self.twins.get(p.name)
+        for sp, w in fwk.score_plugins:
+            tw = self.twins.get(sp.name)
             if tw is not None and tw.score_with is not None and tw.score_with[0] in by_name:
-                self.joint.append(((p, w), by_name[tw.score_with[0]], tw.score_with[1]))
+                self.joint.append(((sp, w), by_name[tw.score_with[0]], tw.score_with[1]))
         self.has_score_plugins = fwk.has_score_plugins
         #: ``numFeasibleNodesToFind`` per number of candidate nodes
         self._to_find: dict[int, int] = {}

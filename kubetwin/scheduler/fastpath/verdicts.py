@@ -170,8 +170,8 @@ class KeptVerdicts:
                     return None
             elif not plugin.node_local:
                 return None
-        for plugin in fwk.pre_filter_plugins:
-            if plugin.name not in diag.skipped and not plugin.node_local and not self.rechecks_skip(plugin):
+        for pre in fwk.pre_filter_plugins:
+            if pre.name not in diag.skipped and not pre.node_local and not self.rechecks_skip(pre):
                 return None
         plugin_nodes: Counter[str] = Counter()
         if isinstance(diag, VectorDiagnosis):

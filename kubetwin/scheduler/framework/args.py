@@ -15,12 +15,12 @@ from typing import Any, Mapping
 
 from ...diagnostics import warn
 from ...errors import InputError
-from ...model.strict import STRING, Obj, check, obj
+from ...model.strict import STRING, Obj, Spec, check, obj
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 
 
-def args_spec(**fields: Any) -> Obj:
+def args_spec(**fields: Spec) -> Obj:
     """A ``<Plugin>Args`` spec: its fields and the inline ``TypeMeta``."""
     return obj(apiVersion=STRING, kind=STRING, **fields)
 

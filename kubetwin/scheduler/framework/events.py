@@ -12,7 +12,16 @@ events name ``AssignedPod`` or ``UnscheduledPod``; a registration for ``Pod`` ma
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
+
+if TYPE_CHECKING:
+    from ...model.features import FeatureGates
+    from ...model.node import Node
+    from ...model.pod import Pod
+    from ..backend.queue import QueuedPod, SchedulingQueue
+    from .interface import Plugin
+
+T = TypeVar("T")
 
 # ActionType, in upstream's bit order
 ADD = 1 << 0
@@ -92,7 +101,7 @@ _CHANGE_ACTION = {"allocatable": UPDATE_NODE_ALLOCATABLE, "labels": UPDATE_NODE_
                   "conditions": UPDATE_NODE_CONDITION, "annotations": UPDATE_NODE_ANNOTATION}
 
 
-def node_update_events(changed: Iterable[str], new: Any) -> list[ClusterEvent]:
+def node_update_events(changed: Iterable[str], new: Node) -> list[ClusterEvent]:
     """``NodeSchedulingPropertiesChange``: one event per changed property. ``spec.unschedulable``
     turning false counts as ``UpdateNodeTaint`` (turning true is no event: nothing it can help);
     a taint change reported with it is one event, as upstream's two would be one move."""
@@ -112,7 +121,9 @@ def node_update_events(changed: Iterable[str], new: Any) -> list[ClusterEvent]:
 
 
 #: ``QueueingHintFn``: (queue, parked pod's queue record, event, old, new) -> may it help (``Queue``)?
-Hint = Callable[[Any, Any, ClusterEvent, Any, Any], bool]
+#: ``old``/``new`` are the event's objects, of whatever kind the event is about (Pod, Node,
+#: ResourceClaim, ...; None for an add or a delete)
+Hint = Callable[["SchedulingQueue", "QueuedPod", ClusterEvent, Any, Any], bool]
 
 
 @dataclass(frozen=True)
@@ -126,7 +137,7 @@ class Registration:
 _MISSING = object()
 
 
-def hint_data(q: Any, qp: Any, plugin: str, build: Callable[[Any, Any], Any]) -> Any:
+def hint_data(q: SchedulingQueue, qp: QueuedPod, plugin: str, build: Callable[[SchedulingQueue, Pod], T]) -> T:
     """What a plugin's hints need of a parked pod, worked out once per pod (``qp.hint_data``)."""
     d = qp.hint_data
     if d is None:
@@ -137,9 +148,9 @@ def hint_data(q: Any, qp: Any, plugin: str, build: Callable[[Any, Any], Any]) ->
     return got
 
 
-def queue_gates(q: Any) -> Any:
+def queue_gates(q: SchedulingQueue) -> FeatureGates:
     """The feature gates the queue was given (the current release's defaults otherwise)."""
-    g = getattr(q, "gates", None)
+    g = q.gates
     if g is None:
         from ...model.features import gates_for
 
@@ -147,13 +158,13 @@ def queue_gates(q: Any) -> Any:
     return g
 
 
-def queue_plugin(q: Any, name: str) -> Any:
+def queue_plugin(q: SchedulingQueue, name: str) -> Plugin | None:
     """The profile's plugin called ``name``, when the queue was given the profile's plugins."""
-    plugins = getattr(q, "plugins", None)
+    plugins = q.plugins
     return plugins.get(name) if plugins else None
 
 
-def target_pod_only(q: Any, qp: Any, event: ClusterEvent, old: Any, new: Any) -> bool:
+def target_pod_only(q: SchedulingQueue, qp: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> bool:
     """An update of the parked pod itself (tolerations, generated claims) may help it; others' not."""
     return new is None or new.uid == qp.pod.uid
 

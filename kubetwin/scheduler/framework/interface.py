@@ -11,7 +11,7 @@ once, with these protocols, and runs them in upstream's order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
 from ...model.pod import Pod
 from .status import Status
@@ -19,7 +19,13 @@ from .types import NodeInfo, ResourceAccounting, Snapshot
 
 if TYPE_CHECKING:
     from ...model.features import FeatureGates
+    from ..backend.cache import Cache
+    from ..backend.queue import QueuedPod
+    from ..plugins.defaultpreemption.pdb import PodDisruptionBudget
+    from ..plugins.dynamicresources.dynamicresources import DynamicResources
+    from ..plugins.noderesourcetopology.nrt import NodeResourceTopology
     from .diagnosis import Diagnosis
+    from .runtime import Framework
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -32,25 +38,25 @@ class Handle:
     snapshot: Snapshot
     gates: "FeatureGates"
     accounting: ResourceAccounting
-    #: other API objects by kind (Services, DeviceClasses, NodeResourceTopologies, ...)
+    #: other API objects by kind (Services, DeviceClasses, NodeResourceTopologies, ...), as read (any JSON)
     objects: Mapping[str, list[Any]] = field(default_factory=dict)
     #: pods nominated to nodes (preemption), by node name
     nominated: Mapping[str, list[Pod]] = field(default_factory=dict)
     #: the run's seed: tie-breaks and the names of generated ResourceClaims
     seed: int = 0
     #: the DRA plugin over this snapshot, whose allocated devices other plugins read
-    dynamic_resources: Any = None
+    dynamic_resources: DynamicResources | None = None
     #: the framework runtime running the profile (``RunFilterPluginsWithNominatedPods`` & co.)
-    framework: Any = None
-    #: the long-running scheduler's cache (:class:`..backend.cache.ClusterState`), when there is one
-    cache: Any = None
+    framework: Framework | None = None
+    #: the long-running scheduler's cache (:class:`..backend.cache.Cache`), when there is one
+    cache: Cache | None = None
     #: PodDisruptionBudgets (preemption reads them)
-    pdbs: Sequence[Any] = ()
+    pdbs: Sequence[PodDisruptionBudget] = ()
     #: the file (and document) each of ``objects`` came from, by kind, for errors that name it
     origins: Mapping[str, list[str]] = field(default_factory=dict)
     #: NodeResourceTopologies an agent on the node keeps up to date during a run (a runtime policy's
     #: export in ``simulate``): node name -> parsed object, or None to read ``objects``
-    live_nrt: Any = None
+    live_nrt: Callable[[str], NodeResourceTopology | None] | None = None
 
 
 class CycleState(dict):
@@ -76,6 +82,8 @@ class Plugin:
     #: PreFilter counts pods on other nodes (``PreFilterExtensions``): preemption's dry runs
     #: work its state out again with the victims gone
     pre_filter_counts_pods: ClassVar[bool] = False
+    #: Bind has no effect of its own: the binding is the cache's assumed pod (the default binder)
+    binds_through_cache: ClassVar[bool] = False
 
     def __init__(self, args: Any, handle: Handle):
         self.args = args
@@ -109,9 +117,9 @@ class QueueSortPlugin(Protocol):
 
     name: ClassVar[str]
 
-    def less(self, a: Any, b: Any) -> bool: ...
+    def less(self, a: QueuedPod, b: QueuedPod) -> bool: ...
 
-    def sort_key(self, qp: Any) -> tuple[int, float, int]: ...
+    def sort_key(self, qp: QueuedPod) -> tuple[int, float, int]: ...
 
 
 @runtime_checkable
@@ -125,14 +133,22 @@ class PreEnqueuePlugin(Protocol):
 
 @runtime_checkable
 class PreFilterPlugin(Protocol):
+    """``PreFilterPlugin``; with the :class:`Plugin` flags kept verdicts and preemption read of it."""
+
     name: ClassVar[str]
+    node_local: ClassVar[bool]
+    pre_filter_counts_pods: ClassVar[bool]
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> PreFilterResult: ...
 
 
 @runtime_checkable
 class FilterPlugin(Protocol):
+    """``FilterPlugin``; with the :class:`Plugin` flags kept verdicts read of it."""
+
     name: ClassVar[str]
+    node_local: ClassVar[bool]
+    reads_node_object_only: ClassVar[bool]
 
     def filter(self, state: CycleState, pod: Pod, node: NodeInfo) -> Status: ...
 
@@ -186,9 +202,28 @@ class PermitPlugin(Protocol):
 
 @runtime_checkable
 class BindPlugin(Protocol):
+    """``BindPlugin``; with the :class:`Plugin` flag that says its binding is the cache's own."""
+
     name: ClassVar[str]
+    binds_through_cache: ClassVar[bool]
 
     def bind(self, state: CycleState, pod: Pod, node: str) -> Status: ...
+
+
+@runtime_checkable
+class NodeLabelsListener(Protocol):
+    """kubetwin's own: a plugin keeping state derived from a node's labels hears that they changed
+    (upstream plugins read the snapshot afresh each cycle; kubetwin's keep per-node verdicts)."""
+
+    def node_changed(self, name: str) -> None: ...
+
+
+@runtime_checkable
+class ClaimChangesSource(Protocol):
+    """kubetwin's own: a plugin that deallocates ResourceClaims keeps the (before, after) pairs as
+    JSON for the scheduling queue's ``ResourceClaim`` update events until the scheduler takes them."""
+
+    claim_changes: list[tuple[dict[str, Any], dict[str, Any]]]
 
 
 _REGISTRY: dict[str, type[Plugin]] = {}

@@ -13,16 +13,19 @@ single-plugin runner all go through these methods; the vectorised fast path
 
 from __future__ import annotations
 
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence, cast
 
 from ...errors import KubetwinError
 from ...model.pod import Pod
 from .interface import (
     BindPlugin,
+    ClaimChangesSource,
     CycleState,
     FilterPlugin,
     Handle,
+    NodeLabelsListener,
     PermitPlugin,
     Plugin,
     PostFilterPlugin,
@@ -39,6 +42,7 @@ from .status import SUCCESS, Code, Status
 from .types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
+    from ..backend.queue import SchedulingQueue
     from ..profile import Profile
     from .diagnosis import Diagnosis
 
@@ -60,7 +64,9 @@ class PreFilterOutcome:
 #: a PreFilter plugin's shortcuts, in the order of ``Framework.pre_filter_plugins``: a known Skip
 #: ``(pod, plugin) -> bool`` and another way to run it ``(pod, plugin, state) -> Status | None``
 #: (None: let the plugin run); each may be None
-PreFilterShortcuts = Sequence[tuple[Any, Any]]
+KnownSkip = Callable[[Pod, PreFilterPlugin], bool]
+PreFilterSubstitute = Callable[[Pod, PreFilterPlugin, CycleState], "Status | None"]
+PreFilterShortcuts = Sequence[tuple["KnownSkip | None", "PreFilterSubstitute | None"]]
 
 
 @dataclass(frozen=True)
@@ -99,22 +105,28 @@ class Framework:
         self._by_name = {p.name: p for p, _ in self.plugins}
         every: list[Plugin] = [p for p, _ in self.plugins]
         #: the QueueSort plugin (upstream allows one per profile) and the PreEnqueue plugins
-        self.queue_sort_plugin: Any = next((p for p in every if isinstance(p, QueueSortPlugin)), None)
-        self.pre_enqueue_plugins: list[Any] = [p for p in every if isinstance(p, PreEnqueuePlugin)]
-        self.pre_filter_plugins: list[Any] = [p for p in every if isinstance(p, PreFilterPlugin)]
-        self.filter_plugins: list[Any] = [p for p in every if isinstance(p, FilterPlugin)]
-        self.post_filter_plugins: list[Any] = [p for p in every if isinstance(p, PostFilterPlugin)]
+        self.queue_sort_plugin: QueueSortPlugin | None = next((p for p in every if isinstance(p, QueueSortPlugin)), None)
+        self.pre_enqueue_plugins: list[PreEnqueuePlugin] = [p for p in every if isinstance(p, PreEnqueuePlugin)]
+        self.pre_filter_plugins: list[PreFilterPlugin] = [p for p in every if isinstance(p, PreFilterPlugin)]
+        self.filter_plugins: list[FilterPlugin] = [p for p in every if isinstance(p, FilterPlugin)]
+        self.post_filter_plugins: list[PostFilterPlugin] = [p for p in every if isinstance(p, PostFilterPlugin)]
         #: score plugins with a non-zero weight (a zero weight takes a plugin out of Score)
-        self.score_plugins: list[tuple[Any, int]] = [(p, w) for p, w in self.plugins
+        self.score_plugins: list[tuple[ScorePlugin, int]] = [(p, w) for p, w in self.plugins
                                                      if isinstance(p, ScorePlugin) and w > 0]
         #: the score plugins with a PreScore, and those with a NormalizeScore (by name: a protocol
         #: isinstance check walks the protocol's members, too slow to repeat every cycle)
         scorers = [(p.name, p) for p, _ in self.score_plugins]
         self.pre_scorers: frozenset[str] = frozenset(n for n, p in scorers if isinstance(p, PreScorePlugin))
         self.normalizers: frozenset[str] = frozenset(n for n, p in scorers if isinstance(p, ScoreExtensions))
-        self.reserve_plugins: list[Any] = [p for p in every if isinstance(p, ReservePlugin)]
-        self.permit_plugins: list[Any] = [p for p in every if isinstance(p, PermitPlugin)]
-        self.bind_plugins: list[Any] = [p for p in every if isinstance(p, BindPlugin)]
+        self.reserve_plugins: list[ReservePlugin] = [p for p in every if isinstance(p, ReservePlugin)]
+        self.permit_plugins: list[PermitPlugin] = [p for p in every if isinstance(p, PermitPlugin)]
+        self.bind_plugins: list[BindPlugin] = [p for p in every if isinstance(p, BindPlugin)]
+        #: kubetwin's own hooks: plugins told a node's labels changed, reserve plugins whose
+        #: deallocated claims become queue events
+        self.node_labels_listeners: list[NodeLabelsListener] = [p for p in every
+                                                                if isinstance(p, NodeLabelsListener)]
+        self.claim_changes_sources: list[ClaimChangesSource] = [p for p in self.reserve_plugins
+                                                                if isinstance(p, ClaimChangesSource)]
 
     @classmethod
     def for_plugin(cls, plugin: Plugin, handle: Handle) -> "Framework":
@@ -141,7 +153,7 @@ class Framework:
                 return st.with_plugin(plugin.name)
         return SUCCESS
 
-    def configure_queue(self, queue: Any) -> None:
+    def configure_queue(self, queue: "SchedulingQueue") -> None:
         """The scheduling queue takes this profile's QueueSort order and PreEnqueue plugins."""
         if self.queue_sort_plugin is not None:
             queue.sort_key = self.queue_sort_plugin.sort_key
@@ -196,7 +208,7 @@ class Framework:
 
     # --- Filter ------------------------------------------------------------------------------------
 
-    def run_filter_plugins(self, state: CycleState, pod: Pod, node: NodeInfo, skipped: Any = frozenset(),
+    def run_filter_plugins(self, state: CycleState, pod: Pod, node: NodeInfo, skipped: AbstractSet[str] = frozenset(),
                            record: FilterRecord | None = None) -> Status | None:
         """The node's first rejection (with its plugin), or None when every Filter passes."""
         for plugin in self.filter_plugins:
@@ -218,7 +230,8 @@ class Framework:
         return [p for p in pods if p.uid != pod.uid and (p.spec.priority or 0) >= prio]
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node: NodeInfo,
-                                               nominated: Sequence[Pod] | None = None, skipped: Any = frozenset(),
+                                               nominated: Sequence[Pod] | None = None,
+                                               skipped: AbstractSet[str] = frozenset(),
                                                record: FilterRecord | None = None) -> Status | None:
         """``RunFilterPluginsWithNominatedPods``: with the pods nominated to the node of at least
         the pod's priority added to a copy of it, then on the node as it is; either rejection
@@ -264,11 +277,12 @@ class Framework:
         """Every PreScore of a weighted score plugin; returns the plugins that said Skip."""
         return {plugin.name for plugin, _ in self.score_plugins if self.run_pre_score_plugin(state, pod, nodes, plugin)}
 
-    def run_pre_score_plugin(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugin: Any) -> bool:
+    def run_pre_score_plugin(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo],
+                             plugin: ScorePlugin) -> bool:
         """One score plugin's PreScore (if it has one); True when it said Skip."""
         if plugin.name not in self.pre_scorers:
             return False
-        st = plugin.pre_score(state, pod, nodes)
+        st = cast(PreScorePlugin, plugin).pre_score(state, pod, nodes)
         if st.is_skip:
             return True
         if not st.is_success:
@@ -285,7 +299,7 @@ class Framework:
             out.append(self.run_score_plugin(state, pod, nodes, plugin, weight))
         return out
 
-    def run_score_plugin(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugin: Any,
+    def run_score_plugin(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo], plugin: ScorePlugin,
                          weight: int) -> PluginScores:
         """One score plugin's Score on every node, then its NormalizeScore (if it has one)."""
         raw: dict[str, int] = {}
@@ -296,7 +310,7 @@ class Framework:
             raw[ni.name] = s
         normalized = dict(raw)
         if plugin.name in self.normalizers:
-            plugin.normalize_score(state, pod, normalized)
+            cast(ScoreExtensions, plugin).normalize_score(state, pod, normalized)
         return PluginScores(plugin.name, weight, raw, normalized)
 
     # --- Reserve, Permit, Bind ---------------------------------------------------------------------

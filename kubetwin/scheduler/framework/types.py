@@ -175,6 +175,13 @@ class NodeInfo:
         self._requested = req
         self._non_zero = {"cpu": nz["cpu"] + sign * n.get("cpu", 0), "memory": nz["memory"] + sign * n.get("memory", 0)}
 
+    def set_node(self, node: Node) -> None:
+        """The node object changed (``NodeInfo.SetNode``): labels and allocatable are read again."""
+        if node.status.allocatable != self.node.status.allocatable:
+            self._allocatable = None
+        self.node = node
+        self.labels = node.metadata.labels
+
     def clone(self) -> "NodeInfo":
         c = NodeInfo(self.node, self._accounting)
         c.pods = list(self.pods)
@@ -247,6 +254,10 @@ class Snapshot:
     objects: list[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Index ``node_infos`` again after entries of the list were replaced."""
         self.by_name = {ni.name: ni for ni in self.node_infos}
         #: node name -> its position in ``node_infos``
         self.index = {ni.name: i for i, ni in enumerate(self.node_infos)}

@@ -60,7 +60,8 @@ class DefaultPreemption(Plugin):
         fail as Unschedulable? Not once a lower-priority pod (a possible victim) is bound."""
         if kind != PREEMPT_NO_DRY_RUN or not potential:
             return True
-        return not self.handle.cache.any_priority_below(pod_priority(pod))
+        cache = self.handle.cache   # PREEMPT_NO_DRY_RUN is only answered with a cache
+        return cache is not None and not cache.any_priority_below(pod_priority(pod))
 
     @staticmethod
     def message_without_dry_run(kind: int, num_nodes: int, potential: int) -> str:

@@ -4,11 +4,14 @@ profile's added affinity and the pod's required affinity, and did not before).""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...framework import events as ev
 from ...framework.events import ClusterEvent, Registration, hint_data, node_event, queue_plugin
 from . import NAME
+
+if TYPE_CHECKING:
+    from .node_affinity import NodeAffinity
 
 
 def _node_matcher(q: Any, pod: Any) -> Any:
@@ -20,7 +23,7 @@ def _node_matcher(q: Any, pod: Any) -> Any:
 def affinity_after_node_change(q: Any, qp: Any, event: ClusterEvent, old: Any, new: Any) -> bool:
     if new is None:
         return True
-    pl = queue_plugin(q, NAME)
+    pl = cast("NodeAffinity | None", queue_plugin(q, NAME))
     added = pl.added_selector if pl is not None else None
     if added is not None and not added(new.metadata.labels, new.metadata.name):
         return False

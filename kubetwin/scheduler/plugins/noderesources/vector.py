@@ -16,7 +16,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ....model.pod import Pod, is_extended_resource
-from ...backend.cache import FIXED_RESOURCES, ClusterState
+from ...backend.cache import ClusterState
+from ...backend.columns import FIXED_RESOURCES
 from ...fastpath.vector import SKIPPED, UU, FilterVerdict, ScoreVector, U, Vectorised, codes
 from ...framework.interface import MAX_NODE_SCORE, CycleState
 from ...framework.resources import is_scalar_resource_name

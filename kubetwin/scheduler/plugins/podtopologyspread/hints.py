@@ -8,17 +8,20 @@ queue if the node carries the topology keys, or they or its taints changed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...framework import events as ev
 from ...framework.events import ClusterEvent, Registration, hint_data, node_event, pod_event, queue_plugin
 from . import NAME
 
+if TYPE_CHECKING:
+    from .plugin import PodTopologySpread
+
 
 def _spread_constraints(q: Any, pod: Any) -> tuple:
     """``getConstraints``: the pod's hard constraints, or the profile's defaults, as (topology
     key, selector match). A queue without the profile's plugin reads the pod's own constraints."""
-    pl = queue_plugin(q, NAME)
+    pl = cast("PodTopologySpread | None", queue_plugin(q, NAME))
     if pl is not None:
         return tuple((c.topology_key, c.selector.matches) for c in pl.constraints(pod, "DoNotSchedule"))
     from .plugin import and_labels, selector_of

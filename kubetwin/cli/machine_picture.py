@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..machine.model import Machine, NUMANode
+from ..machine.nrt import hugepage_resource
 from ..model.cpuset import CPUSet
-from .model import Machine, NUMANode
-from .nrt import hugepage_resource
 
 MAX_CORES_LISTED = 64
 MAX_GROUPS_LISTED = 8
