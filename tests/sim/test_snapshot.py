@@ -12,7 +12,7 @@ import yaml
 
 from kubetwin.errors import InputError
 from kubetwin.sim import load_scenario, simulate
-from kubetwin.sim.snapshot import load, write
+from kubetwin.sim.snapshot import builtins, load, write
 
 
 def node(name, **spec):
@@ -51,7 +51,7 @@ def dump(path, *objs):
 
 def test_several_dumps_make_one_cluster(tmp_path):
     snap = load([dump(tmp_path / "nodes.json", node("a"), node("b")), dump(tmp_path / "pods.json", pod("p", "a"))])
-    assert [n["metadata"]["name"] for n in snap.nodes] == ["a", "b"] and len(snap.pods) == 1
+    assert [n["metadata"]["name"] for n in map(builtins, snap.nodes)] == ["a", "b"] and len(snap.pods) == 1
 
 
 def test_a_folder_is_walked_for_yaml_and_json_dumps(tmp_path):
@@ -67,12 +67,12 @@ def test_managed_fields_are_dropped(tmp_path):
     n = node("a")
     n["metadata"]["managedFields"] = [{"manager": "kubelet", "operation": "Update"}]
     snap = load([dump(tmp_path / "d.json", n)])
-    assert "managedFields" not in snap.nodes[0]["metadata"]
+    assert "managedFields" not in builtins(snap.nodes[0])["metadata"]
 
 
 def test_owner_references_are_kept(tmp_path):
     snap = load([dump(tmp_path / "d.json", pod("p", "a", owner=("ReplicaSet", "web-1")))])
-    assert snap.pods[0]["metadata"]["ownerReferences"][0]["name"] == "web-1"
+    assert builtins(snap.pods[0])["metadata"]["ownerReferences"][0]["name"] == "web-1"
 
 
 def test_secrets_config_maps_and_services_are_ignored_with_one_note_per_kind(tmp_path):
@@ -116,7 +116,7 @@ def test_a_daemon_set_gets_a_pod_on_each_eligible_node_without_one(tmp_path):
     running = pod("agent-x", "a", owner=("DaemonSet", "agent"))
     snap = load([dump(tmp_path / "d.json", node("a"), node("b"), node("c", taints=[
         {"key": "k", "value": "v", "effect": "NoSchedule"}]), ds, running)])
-    new = [p for p in snap.pending if p["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet"]
+    new = [p for p in map(builtins, snap.pending) if p["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet"]
     assert [p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
             ["nodeSelectorTerms"][0]["matchFields"][0]["values"] for p in new] == [["b"]]
 
@@ -187,7 +187,7 @@ def test_a_large_json_list_takes_the_fast_path_with_the_same_answer(tmp_path, mo
 
     monkeypatch.setattr(objects, "FAST_PATH_MIN_BYTES", 0)
     d = dump(tmp_path / "pods.json", pod("p", "a"), pod("q"))
-    assert snapshot._fast_documents(d) is not None
+    assert snapshot._fast_items(d) is not None
     snap = load([d])
     assert len(snap.pods) == 1 and len(snap.pending) == 1
 
@@ -201,3 +201,26 @@ def test_a_misspelt_field_in_a_large_json_list_gets_the_precise_error(tmp_path, 
     with pytest.raises(InputError) as err:
         load([dump(tmp_path / "pods.json", pod("p", "a"), bad)])
     assert 'unknown field "spec.nodeNmae"' in str(err.value) and 'did you mean "spec.nodeName"' in str(err.value)
+
+
+def test_a_large_json_list_of_several_kinds_is_decoded_item_by_item(tmp_path, monkeypatch):
+    import kubetwin.model.objects as objects
+    from kubetwin.sim import snapshot
+
+    monkeypatch.setattr(objects, "FAST_PATH_MIN_BYTES", 0)
+    d = dump(tmp_path / "all.json", node("a"), pod("p", "a"), controller("Deployment", "web", 1))
+    items = snapshot._fast_items(d)
+    assert [snapshot.get(i, "kind") for i in items] == ["Node", "Pod", "Deployment"]
+
+
+def test_the_written_files_hold_the_objects_as_dumped_without_managed_fields(tmp_path, monkeypatch):
+    import kubetwin.model.objects as objects
+
+    monkeypatch.setattr(objects, "FAST_PATH_MIN_BYTES", 0)
+    p = pod("p", "a")
+    p["spec"]["containers"][0]["resources"]["limits"] = {"cpu": 2, "memory": 1.5}
+    p["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Update"}]
+    d = dump(tmp_path / "pods.json", p)
+    write(load([d]), tmp_path / "o")
+    del p["metadata"]["managedFields"]
+    assert json.loads((tmp_path / "o" / "pods.json").read_text())["items"] == [p]
