@@ -19,6 +19,10 @@ The folder (written to a temporary folder, then renamed into place):
     pending.json     Pods not bound yet, incl. daemon pods created here
     workloads.json   Deployments, ReplicaSets, Jobs (controllers simulate plays)
     objects.json     PriorityClasses, quotas, LimitRanges, PDBs, DRA, NRT, ... (schedule -f, dra -f)
+    kubelet/NODE.json  each node's KubeletConfiguration, when read from a live cluster's /configz
+
+The objects are kept as the strict decoder built them (``apischema.strict_struct``: one typed
+decode per dump file, no dict round trip) and encoded straight into the files.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import msgspec
 
@@ -88,6 +92,7 @@ class Snapshot:
     terminal: Counter[str] = field(default_factory=Counter)         # finished pods left out, by phase
     daemon_pods: Counter[str] = field(default_factory=Counter)      # created here, per DaemonSet
     extra_notes: list[str] = field(default_factory=list)            # from the source (live: configz, APIs)
+    kubelet_configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # node -> KubeletConfiguration
 
     def notes(self) -> list[str]:
         out = []
@@ -388,9 +393,31 @@ def scenario_text(name: str) -> str:
             f"metadata:\n  name: {name}\nspec:\n  objects:\n{files}")
 
 
+def fill(folder: Path, snap: Snapshot, name: str) -> None:
+    """The snapshot's files in ``folder`` (see the module's docstring)."""
+    (folder / "scenario.yaml").write_text(scenario_text(name))
+    for file, items in zip(FILES, (snap.nodes, snap.pods, snap.pending, snap.workloads, snap.objects)):
+        write_list(folder / file, items)
+    if snap.kubelet_configs:
+        (folder / "kubelet").mkdir()
+        for node, cfg in sorted(snap.kubelet_configs.items()):
+            if "/" in node or node.startswith(".") or not node:
+                raise InputError(f'node name "{node}" cannot name a file', path="metadata.name")
+            (folder / "kubelet" / f"{node}.json").write_bytes(_ENCODER.encode(cfg))
+
+
 def write(snap: Snapshot, out: str | Path, *, phases: Phases | None = None) -> Path:
-    """The scenario folder at ``out``, all at once: written beside it, then renamed into place.
-    An existing folder is replaced only if it is an earlier snapshot (holds ``scenario.yaml``)."""
+    """The scenario folder at ``out``, all at once (:func:`write_folder`)."""
+    dest = write_folder(out, lambda tmp: fill(tmp, snap, Path(out).name or "snapshot"))
+    if phases:
+        phases.mark("write")
+    return dest
+
+
+def write_folder(out: str | Path, fill_in: Callable[[Path], None]) -> Path:
+    """A folder written beside ``out`` by ``fill_in``, then renamed into place. An existing folder
+    is replaced only if it is an earlier snapshot (holds ``scenario.yaml``); on any failure
+    nothing is left behind."""
     dest = Path(out)
     if dest.exists() and not dest.is_dir():
         raise InputError("exists and is not a folder", file=str(dest), fix="name a new folder")
@@ -404,9 +431,7 @@ def write(snap: Snapshot, out: str | Path, *, phases: Phases | None = None) -> P
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror or exc}", file=str(dest)) from None
     try:
-        (tmp / "scenario.yaml").write_text(scenario_text(dest.name or "snapshot"))
-        for name, items in zip(FILES, (snap.nodes, snap.pods, snap.pending, snap.workloads, snap.objects)):
-            write_list(tmp / name, items)
+        fill_in(tmp)
         os.chmod(tmp, 0o777 & ~_umask())
         old = None
         if dest.exists():
@@ -421,11 +446,12 @@ def write(snap: Snapshot, out: str | Path, *, phases: Phases | None = None) -> P
             raise
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
-        if phases:
-            phases.mark("write")
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise InputError(f"cannot write: {exc.strerror or exc}", file=str(dest)) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     return dest
 
 
