@@ -58,7 +58,9 @@ class FakeAPI:
     requests: list[str] = field(default_factory=list)
     user: str = "system:serviceaccount:default:reader"
 
-    def serve(self) -> tuple[ThreadingHTTPServer, str]:
+    def serve(self, tls: tuple[str, str] | None = None, client_ca: str | None = None) -> tuple[ThreadingHTTPServer, str]:
+        """Serve on 127.0.0.1 (https with ``tls`` = (cert, key); a client certificate signed by
+        ``client_ca`` then signs in as well as the token)."""
         api = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -79,7 +81,8 @@ class FakeAPI:
                 api.requests.append(self.path)
                 url = urlparse(self.path)
                 query = {k: v[0] for k, v in parse_qs(url.query).items()}
-                if self.headers.get("Authorization") != f"Bearer {api.token}":
+                has_cert = bool(getattr(self.connection, "getpeercert", lambda: None)())
+                if self.headers.get("Authorization") != f"Bearer {api.token}" and not has_cert:
                     return self.send(401, status(401, "Unauthorized", "Unauthorized"))
                 path = url.path
                 if api.throttle.get(path, 0) > 0:
@@ -122,8 +125,30 @@ class FakeAPI:
                                 "items": items[start:end]})
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        scheme = "http"
+        if tls:
+            import ssl
+
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            if client_ca:
+                ctx.verify_mode = ssl.CERT_OPTIONAL
+                ctx.load_verify_locations(client_ca)
+            server.socket = ctx.wrap_socket(server.socket, server_side=True)
+            scheme = "https"
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        return server, f"http://127.0.0.1:{server.server_address[1]}"
+        return server, f"{scheme}://127.0.0.1:{server.server_address[1]}"
+
+
+def self_signed(folder: Any, name: str, cn: str) -> tuple[str, str]:
+    """A self-signed certificate and key for ``cn`` (127.0.0.1 as an IP SAN), made by openssl."""
+    import subprocess
+
+    cert, key = folder / f"{name}.crt", folder / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "1", "-subj", f"/CN={cn}", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return str(cert), str(key)
 
 
 def kind_api_version(path: str) -> str:
