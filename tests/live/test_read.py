@@ -164,3 +164,18 @@ def test_a_field_no_release_knows_is_an_error_naming_it(api, tmp_path):
     with pytest.raises(InputError, match=r'spec\.containers\[0\]\.resorces'):
         read_cluster(client)
     server.shutdown()
+
+
+def test_the_shipped_cluster_role_grants_exactly_what_a_snapshot_reads():
+    from pathlib import Path
+
+    import yaml
+
+    from kubetwin.live.read import RESOURCES
+
+    docs = list(yaml.safe_load_all((Path(__file__).resolve().parents[2] / "docs" / "snapshot-rbac.yaml").read_text()))
+    role = next(d for d in docs if d["kind"] == "ClusterRole")
+    granted = {(g, r, v) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+               for v in rule["verbs"]}
+    needed = {(res.group, res.plural, "list") for res in RESOURCES} | {("", "nodes/proxy", "get")}
+    assert granted == needed
