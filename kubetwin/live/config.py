@@ -69,6 +69,8 @@ def _from_kubeconfig(paths: str, context: str | None) -> Cluster:
     from kubernetes import config as kube_config
     from kubernetes.client import Configuration
 
+    for path in (p for p in paths.split(os.pathsep) if p and Path(p).is_file()):
+        _check_safe(path)
     cfg = Configuration()
     try:
         contexts, current = kube_config.list_kube_config_contexts(config_file=paths)
@@ -88,6 +90,17 @@ def _from_kubeconfig(paths: str, context: str | None) -> Cluster:
                          fix="check it with kubectl config view") from None
     name = context or str((current or {}).get("name") or "")
     return _cluster(cfg, name, paths)
+
+
+def _check_safe(path: str) -> None:
+    """The file read once by kubetwin's own loader first (size, nesting and alias-bomb limits,
+    duplicate keys): the client's loader has none of those guards."""
+    from ..model.loader import parse_documents, read_text
+
+    docs = parse_documents(read_text(path), path)
+    if len(docs) != 1 or not isinstance(docs[0], dict):
+        raise InputError("not a kubeconfig: one mapping (kind: Config) expected", file=path,
+                         fix="check it with kubectl config view")
 
 
 def load_in_cluster(token_file: str = SERVICE_TOKEN_FILE, ca_file: str = SERVICE_CA_FILE) -> Cluster:

@@ -252,6 +252,44 @@ def _fast_items(path: Path) -> list[Item] | None:
     return items
 
 
+_POD_TEMPLATE_KINDS = frozenset({"Deployment", "ReplicaSet", "Job", "DaemonSet", "StatefulSet"})
+
+
+def _resource_list(values: Any, path: str) -> None:
+    from ..model.quantity import parse_quantity
+
+    if values:
+        for name, value in values.items():
+            parse_quantity(value, f"{path}[{name}]")
+
+
+def _pod_spec_quantities(spec: Any, prefix: str) -> None:
+    for field_name in ("initContainers", "containers"):
+        for i, c in enumerate(get(spec, field_name) or ()):
+            res = get(c, "resources")
+            if res is not None:
+                _resource_list(get(res, "requests"), f"{prefix}.{field_name}[{i}].resources.requests")
+                _resource_list(get(res, "limits"), f"{prefix}.{field_name}[{i}].resources.limits")
+    _resource_list(get(spec, "overhead"), f"{prefix}.overhead")
+    res = get(spec, "resources")
+    if res is not None:
+        _resource_list(get(res, "requests"), f"{prefix}.resources.requests")
+        _resource_list(get(res, "limits"), f"{prefix}.resources.limits")
+
+
+def check_quantities(obj: Item, kind: Any) -> None:
+    """The quantities the readers of the folder parse (pods' and templates' requests, limits and
+    overhead; nodes' capacity and allocatable), parsed here: a snapshot never holds a value
+    ``simulate`` or ``schedule`` would refuse (``QuantityError`` names the field)."""
+    if kind == "Pod":
+        _pod_spec_quantities(get(obj, "spec"), "spec")
+    elif kind == "Node":
+        _resource_list(get(obj, "status", "capacity"), "status.capacity")
+        _resource_list(get(obj, "status", "allocatable"), "status.allocatable")
+    elif kind in _POD_TEMPLATE_KINDS:
+        _pod_spec_quantities(get(obj, "spec", "template", "spec"), "spec.template.spec")
+
+
 def take(docs: Iterable[Document | tuple[Item, str]], *, comparison_operators: bool = False,
          snap: Snapshot | None = None) -> Snapshot:
     """Merge objects into one cluster: documents are checked here; typed objects, given with the
@@ -278,6 +316,10 @@ def take(docs: Iterable[Document | tuple[Item, str]], *, comparison_operators: b
                                  file=_where(doc), fix="give one dump per object, or dumps of the same moment")
             continue
         seen[key] = (obj, doc)
+        try:
+            check_quantities(obj, kind)
+        except InputError as exc:
+            raise exc.in_file(_where(doc)) from None
         if kind == "Node":
             snap.nodes.append(obj)
         elif kind == "Pod":
@@ -297,7 +339,12 @@ def take(docs: Iterable[Document | tuple[Item, str]], *, comparison_operators: b
         else:
             snap.ignored[str(kind)] += 1
     if daemon_sets:
-        nodes = [node_from_dict(builtins(n), checked=True) for n in snap.nodes]
+        nodes = []
+        for n in snap.nodes:
+            try:
+                nodes.append(node_from_dict(builtins(n), checked=True))
+            except InputError as exc:
+                raise exc.in_file(_where(seen[_key(n)][1])) from None
         running: dict[tuple[str, str], set[str]] = {}
         for pod in snap.pods + snap.pending:
             for ref in get(pod, "metadata", "ownerReferences") or ():
@@ -308,8 +355,11 @@ def take(docs: Iterable[Document | tuple[Item, str]], *, comparison_operators: b
                                             str(get(ref, "name"))), set()).add(node)
         for obj in daemon_sets:
             ds = daemon_set(builtins(obj))
-            new = daemon_pods(ds, nodes, running.get((ds.namespace, ds.name), set()),
-                              comparison_operators=comparison_operators)
+            try:
+                new = daemon_pods(ds, nodes, running.get((ds.namespace, ds.name), set()),
+                                  comparison_operators=comparison_operators)
+            except InputError as exc:
+                raise exc.within("spec.template").in_file(_where(seen[_key(obj)][1])) from None
             snap.pending.extend(new)
             snap.daemon_pods[f"{ds.namespace}/{ds.name}"] = len(new)
     return snap

@@ -133,3 +133,14 @@ def test_an_untrusted_server_certificate_is_an_error_not_a_traceback(tmp_path):
     with pytest.raises(InputError, match="cannot reach the API server"):
         read_cluster(Client(load(kubeconfig(tmp_path, url))), configz=False)
     server.shutdown()
+
+
+def test_an_alias_bomb_kubeconfig_is_refused_before_the_client_reads_it(tmp_path):
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        lines.append(f"{chr(97 + i)}: &{chr(97 + i)} [*{chr(96 + i)}, *{chr(96 + i)}, *{chr(96 + i)}, "
+                     f"*{chr(96 + i)}, *{chr(96 + i)}, *{chr(96 + i)}, *{chr(96 + i)}, *{chr(96 + i)}, *{chr(96 + i)}]")
+    path = tmp_path / "kubeconfig"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError):
+        load(str(path))

@@ -224,3 +224,18 @@ def test_the_written_files_hold_the_objects_as_dumped_without_managed_fields(tmp
     write(load([d]), tmp_path / "o")
     del p["metadata"]["managedFields"]
     assert json.loads((tmp_path / "o" / "pods.json").read_text())["items"] == [p]
+
+
+def test_an_invalid_quantity_is_an_error_naming_the_object_and_field(tmp_path):
+    bad = pod("p", "a")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "e3"
+    with pytest.raises(InputError) as err:
+        load([dump(tmp_path / "d.json", node("a"), bad)])
+    assert "Pod p" in str(err.value) and "spec.containers[0].resources.requests[cpu]" in str(err.value)
+
+
+def test_an_invalid_node_capacity_is_an_error_naming_the_node(tmp_path):
+    bad = node("a")
+    bad["status"]["capacity"]["memory"] = "-"
+    with pytest.raises(InputError, match=r"Node a.*status\.capacity\[memory\]"):
+        load([dump(tmp_path / "d.json", bad)])
