@@ -464,16 +464,23 @@ def write(snap: Snapshot, out: str | Path, *, phases: Phases | None = None) -> P
     return dest
 
 
-def write_folder(out: str | Path, fill_in: Callable[[Path], None]) -> Path:
-    """A folder written beside ``out`` by ``fill_in``, then renamed into place. An existing folder
-    is replaced only if it is an earlier snapshot (holds ``scenario.yaml``); on any failure
-    nothing is left behind."""
+def check_destination(out: str | Path, marker: str = "scenario.yaml") -> Path:
+    """``out`` may be written: absent, empty, or an earlier snapshot — a folder holding
+    ``marker`` (checked before any work)."""
     dest = Path(out)
     if dest.exists() and not dest.is_dir():
         raise InputError("exists and is not a folder", file=str(dest), fix="name a new folder")
-    if dest.is_dir() and any(dest.iterdir()) and not (dest / "scenario.yaml").is_file():
+    if dest.is_dir() and any(dest.iterdir()) and not (dest / marker).is_file():
         raise InputError("folder exists and is not a kubetwin snapshot; it is left as it is", file=str(dest),
                          fix="name a new folder, or an earlier snapshot's folder to replace it")
+    return dest
+
+
+def write_folder(out: str | Path, fill_in: Callable[[Path], None], marker: str = "scenario.yaml") -> Path:
+    """A folder written beside ``out`` by ``fill_in``, then renamed into place. An existing folder
+    is replaced only if it is an earlier snapshot (holds ``scenario.yaml``); on any failure
+    nothing is left behind."""
+    dest = check_destination(out, marker)
     parent = dest.resolve().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
