@@ -255,12 +255,40 @@ def _fast_items(path: Path) -> list[Item] | None:
 _POD_TEMPLATE_KINDS = frozenset({"Deployment", "ReplicaSet", "Job", "DaemonSet", "StatefulSet"})
 
 
+#: quantity values already parsed without error (most pods of a cluster repeat a few dozen)
+_GOOD: set[Any] = set()
+
+
 def _resource_list(values: Any, path: str) -> None:
     from ..model.quantity import parse_quantity
 
     if values:
         for name, value in values.items():
-            parse_quantity(value, f"{path}[{name}]")
+            if value not in _GOOD:
+                parse_quantity(value, f"{path}[{name}]")
+                if len(_GOOD) < 65536:
+                    _GOOD.add(value)
+
+
+def _known(values: Any) -> bool:
+    if values:
+        for value in values.values():
+            if value not in _GOOD:
+                return False
+    return True
+
+
+def _known_pod_spec(spec: Any) -> bool:
+    """Every quantity of a typed pod spec already seen good: the common case, without paths."""
+    if spec is None or isinstance(spec, dict):
+        return spec is None
+    for containers in (spec.initContainers, spec.containers):
+        for c in containers or ():
+            r = c.resources
+            if r is not None and not (_known(r.requests) and _known(r.limits)):
+                return False
+    r = getattr(spec, "resources", None)
+    return _known(spec.overhead) and (r is None or (_known(r.requests) and _known(r.limits)))
 
 
 def _pod_spec_quantities(spec: Any, prefix: str) -> None:
@@ -282,7 +310,9 @@ def check_quantities(obj: Item, kind: Any) -> None:
     overhead; nodes' capacity and allocatable), parsed here: a snapshot never holds a value
     ``simulate`` or ``schedule`` would refuse (``QuantityError`` names the field)."""
     if kind == "Pod":
-        _pod_spec_quantities(get(obj, "spec"), "spec")
+        spec = get(obj, "spec") if isinstance(obj, dict) else obj.spec
+        if not _known_pod_spec(spec):
+            _pod_spec_quantities(spec, "spec")
     elif kind == "Node":
         _resource_list(get(obj, "status", "capacity"), "status.capacity")
         _resource_list(get(obj, "status", "allocatable"), "status.allocatable")
@@ -303,11 +333,21 @@ def take(docs: Iterable[Document | tuple[Item, str]], *, comparison_operators: b
     daemon_sets: list[Item] = []
     for doc in docs:
         obj = _check(doc) if isinstance(doc, Document) else doc[0]
-        obj = _clean(obj)
-        kind = get(obj, "kind")
+        if isinstance(obj, dict):
+            obj = _clean(obj)
+            kind = get(obj, "kind")
+            key = _key(obj)
+        else:  # a typed object: plain attribute reads (the hot path of a large dump)
+            kind = obj.kind
+            meta = obj.metadata
+            if meta is None:
+                key = (str(kind), "", "")
+            else:
+                if meta.managedFields is not None:
+                    meta.managedFields = None
+                key = (str(kind), meta.namespace or "", meta.name or "")
         if kind == "List":
             raise InputError("a List inside a List", path="kind", file=_where(doc))
-        key = _key(obj)
         if key in seen:
             first, first_doc = seen[key]
             if not _same(first, obj):
@@ -323,10 +363,11 @@ def take(docs: Iterable[Document | tuple[Item, str]], *, comparison_operators: b
         if kind == "Node":
             snap.nodes.append(obj)
         elif kind == "Pod":
-            phase = get(obj, "status", "phase")
+            status, spec = (get(obj, "status"), get(obj, "spec")) if isinstance(obj, dict) else (obj.status, obj.spec)
+            phase = get(status, "phase")
             if phase in _TERMINAL:
                 snap.terminal[str(phase)] += 1
-            elif get(obj, "spec", "nodeName"):
+            elif get(spec, "nodeName"):
                 snap.pods.append(obj)
             else:
                 snap.pending.append(obj)
