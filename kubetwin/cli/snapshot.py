@@ -33,7 +33,7 @@ def snapshot(ctx: click.Context, filenames: tuple[str, ...], out: str, kubeconfi
     """Take ONE cluster — kubectl dumps merged, or a live cluster — and write it as a scenario folder.
 
     From dumps: every object is strictly decoded; DaemonSets get a pod per eligible node that has
-    none; Secrets, ConfigMaps, Services, Events and other kinds without a bearing on resources are
+    none; Secrets, ConfigMaps, Events and other kinds without a bearing on resources are
     left out with one note per kind. With no dump, the live cluster of --kubeconfig / $KUBECONFIG /
     ~/.kube/config (or the in-cluster service account) is read, read-only: the permissions needed
     are in docs/snapshot-rbac.yaml. Then: kubetwin simulate OUTDIR/scenario.yaml, or

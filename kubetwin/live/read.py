@@ -55,6 +55,7 @@ class Resource:
 RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "nodes", "Node", False),
     Resource("", "v1", "pods", "Pod", True),
+    Resource("", "v1", "services", "Service", True),   # PodTopologySpread's default spreading selectors
     Resource("apps", "v1", "deployments", "Deployment", True),
     Resource("apps", "v1", "replicasets", "ReplicaSet", True),
     Resource("apps", "v1", "statefulsets", "StatefulSet", True),

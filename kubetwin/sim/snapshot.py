@@ -8,7 +8,7 @@ decoded (``model.kinds.check_object``); ``managedFields`` are dropped; ownerRefe
 so ``simulate`` ties each pod to its controller and does not create it twice
 (``sim.scenario``'s adoption). DaemonSets are played here, once, by the DaemonSet controller's
 node eligibility (``sim.daemonset``): a pod per eligible node that has none in the dump. Kinds
-that do not bear on resources (Secrets, ConfigMaps, Services, Events, ...) are left out with one
+that do not bear on resources (Secrets, ConfigMaps, Events, ...) are left out with one
 note per kind.
 
 The folder (written to a temporary folder, then renamed into place):
@@ -44,7 +44,9 @@ from ..model.loader import Document, load_documents
 #: kinds whose controller ``simulate`` plays (``sim.scenario``)
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "Job"})
 #: kinds passed on as they are: the scheduler, admission controllers or DRA read them
+#: (Services and ReplicationControllers: the selectors PodTopologySpread's default constraints spread by)
 OBJECT_KINDS = frozenset({"PriorityClass", "ResourceQuota", "LimitRange", "PodDisruptionBudget", "Namespace",
+                          "Service", "ReplicationController",
                           "StatefulSet", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
                           "NodeResourceTopology"})
 #: why a kind is left out, for its note

@@ -243,6 +243,15 @@ def deployment_item(name: str, replicas: int, namespace: str = "default") -> dic
                        "readyReplicas": replicas, "availableReplicas": replicas}}
 
 
+def service_item(name: str, namespace: str = "default") -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": namespace, "uid": f"uid-svc-{name}", "resourceVersion": "900"},
+            "spec": {"ports": [{"name": "http", "protocol": "TCP", "port": 80, "targetPort": 8080}],
+                     "selector": {"app": "web"}, "clusterIP": "10.96.12.7", "clusterIPs": ["10.96.12.7"],
+                     "type": "ClusterIP", "sessionAffinity": "None", "ipFamilies": ["IPv4"],
+                     "ipFamilyPolicy": "SingleStack", "internalTrafficPolicy": "Cluster"},
+            "status": {"loadBalancer": {}}}
+
+
 def priority_class_item(name: str, value: int) -> dict[str, Any]:
     return {"metadata": {"name": name, "uid": f"uid-{name}"}, "value": value, "preemptionPolicy": "PreemptLowerPriority",
             "description": "for tests"}
@@ -257,6 +266,7 @@ def cluster(nodes: int = 3, pods: int = 7) -> FakeAPI:
     api.lists = {
         "/api/v1/nodes": ("NodeList", [node_item(n) for n in names]),
         "/api/v1/pods": ("PodList", pod_items),
+        "/api/v1/services": ("ServiceList", [service_item("web")]),
         "/apis/apps/v1/deployments": ("DeploymentList", [deployment_item("web", pods)]),
         "/apis/apps/v1/replicasets": ("ReplicaSetList", []),
         "/apis/apps/v1/statefulsets": ("StatefulSetList", []),

@@ -75,13 +75,19 @@ def test_owner_references_are_kept(tmp_path):
     assert builtins(snap.pods[0])["metadata"]["ownerReferences"][0]["name"] == "web-1"
 
 
-def test_secrets_config_maps_and_services_are_ignored_with_one_note_per_kind(tmp_path):
+def test_secrets_and_config_maps_are_ignored_with_one_note_per_kind(tmp_path):
     objs = [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"s{i}"}} for i in range(3)]
-    objs += [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
-             {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}}]
+    objs += [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}]
     snap = load([dump(tmp_path / "d.json", *objs)])
-    assert snap.ignored == {"Secret": 3, "ConfigMap": 1, "Service": 1}
+    assert snap.ignored == {"Secret": 3, "ConfigMap": 1}
     assert sum("Secret" in n for n in snap.notes()) == 1
+
+
+def test_services_are_kept_for_the_default_spreading_they_select(tmp_path):
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "default"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+    snap = load([dump(tmp_path / "d.json", svc)])
+    assert [builtins(o)["kind"] for o in snap.objects] == ["Service"] and not snap.ignored
 
 
 def test_finished_pods_are_left_out_with_a_note(tmp_path):
