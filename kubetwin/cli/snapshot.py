@@ -24,12 +24,14 @@ from .common import kubernetes_version
 @click.option("-A", "--all-namespaces", is_flag=True, help="Read every namespace (the default).")
 @click.option("--no-configz", is_flag=True,
               help="Do not read each node's kubelet configuration (GET nodes/NAME/proxy/configz).")
+@click.option("--per-node", is_flag=True,
+              help="Also write nodes/NAME/node.json and nodes/NAME/pods.json (the pods bound to it) for each node.")
 @click.option("--timings", is_flag=True, help="Print wall and CPU time per phase on stderr.")
 @click.argument("dumps", nargs=-1, metavar="[DUMP|DIR]...")
 @click.pass_context
 def snapshot(ctx: click.Context, filenames: tuple[str, ...], out: str, kubeconfig: str | None,
              context: str | None, in_cluster: bool, namespace: str | None, all_namespaces: bool,
-             no_configz: bool, timings: bool, dumps: tuple[str, ...]) -> None:
+             no_configz: bool, per_node: bool, timings: bool, dumps: tuple[str, ...]) -> None:
     """Take ONE cluster — kubectl dumps merged, or a live cluster — and write it as a scenario folder.
 
     From dumps: every object is strictly decoded; DaemonSets get a pod per eligible node that has
@@ -75,7 +77,7 @@ def snapshot(ctx: click.Context, filenames: tuple[str, ...], out: str, kubeconfi
         snap = read_cluster(client, namespace=namespace, configz=not no_configz,
                             comparison_operators=comparison, progress=progress)
         phases.mark(f"read ({client.requests} requests)")
-    dest = write(snap, out, phases=phases)
+    dest = write(snap, out, phases=phases, per_node=per_node)
     for note in snap.notes():
         click.echo(f"note: {note}", err=True)
     if timings:

@@ -19,7 +19,9 @@ The folder (written to a temporary folder, then renamed into place):
     pending.json     Pods not bound yet, incl. daemon pods created here
     workloads.json   Deployments, ReplicaSets, Jobs (controllers simulate plays)
     objects.json     PriorityClasses, quotas, LimitRanges, PDBs, DRA, NRT, ... (schedule -f, dra -f)
-    kubelet/NODE.json  each node's KubeletConfiguration, when read from a live cluster's /configz
+    nodes/NAME/        kubelet.json: the node's KubeletConfiguration, when read from a live cluster's
+                       /configz; with --per-node also node.json and pods.json (the pods bound to it):
+                       admit --config nodes/NAME/kubelet.json nodes/NAME/pods.json, dra --node nodes/NAME/node.json
 
 The objects are kept as the strict decoder built them (``apischema.strict_struct``: one typed
 decode per dump file, no dict round trip) and encoded straight into the files.
@@ -486,22 +488,44 @@ def scenario_text(name: str) -> str:
             f"metadata:\n  name: {name}\nspec:\n  objects:\n{files}")
 
 
-def fill(folder: Path, snap: Snapshot, name: str) -> None:
+def fill(folder: Path, snap: Snapshot, name: str, *, per_node: bool = False) -> None:
     """The snapshot's files in ``folder`` (see the module's docstring)."""
     (folder / "scenario.yaml").write_text(scenario_text(name))
     for file, items in zip(FILES, (snap.nodes, snap.pods, snap.pending, snap.workloads, snap.objects)):
         write_list(folder / file, items)
-    if snap.kubelet_configs:
-        (folder / "kubelet").mkdir()
-        for node, cfg in sorted(snap.kubelet_configs.items()):
-            if "/" in node or node.startswith(".") or not node:
-                raise InputError(f'node name "{node}" cannot name a file', path="metadata.name")
-            (folder / "kubelet" / f"{node}.json").write_bytes(_ENCODER.encode(cfg))
+    _fill_nodes(folder, snap, per_node)
 
 
-def write(snap: Snapshot, out: str | Path, *, phases: Phases | None = None) -> Path:
+def _node_folder(folder: Path, node: str) -> Path:
+    if not node or "/" in node or node.startswith(".") or "\0" in node:
+        raise InputError(f'node name "{node}" cannot name a folder', path="metadata.name",
+                         fix="node names are DNS subdomains: lower-case letters, digits, '-' and '.'")
+    path = folder / "nodes" / node
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _fill_nodes(folder: Path, snap: Snapshot, per_node: bool) -> None:
+    """``nodes/NAME/``: each node's KubeletConfiguration (when read from ``/configz``), and with
+    ``per_node`` the node itself and the pods bound to it — what ``admit`` (``--config``, the
+    pods to admit first) and ``dra`` (``--node``) take for one node."""
+    for node, cfg in sorted(snap.kubelet_configs.items()):
+        (_node_folder(folder, node) / "kubelet.json").write_bytes(_ENCODER.encode(cfg))
+    if not per_node:
+        return
+    bound: dict[str, list[Item]] = {}
+    for pod in snap.pods:
+        bound.setdefault(str(get(pod, "spec", "nodeName")), []).append(pod)
+    for node in snap.nodes:
+        name = str(get(node, "metadata", "name") or "")
+        d = _node_folder(folder, name)
+        (d / "node.json").write_bytes(_ENCODER.encode(node))
+        write_list(d / "pods.json", bound.get(name, []))
+
+
+def write(snap: Snapshot, out: str | Path, *, phases: Phases | None = None, per_node: bool = False) -> Path:
     """The scenario folder at ``out``, all at once (:func:`write_folder`)."""
-    dest = write_folder(out, lambda tmp: fill(tmp, snap, Path(out).name or "snapshot"))
+    dest = write_folder(out, lambda tmp: fill(tmp, snap, Path(out).name or "snapshot", per_node=per_node))
     if phases:
         phases.mark("write")
     return dest

@@ -32,7 +32,7 @@ def test_a_live_cluster_is_written_as_a_scenario_folder(api, tmp_path):
     assert "3 nodes, 7 pods" in out.stdout
     nodes = json.loads((tmp_path / "snap" / "nodes.json").read_text())["items"]
     assert [n["metadata"]["name"] for n in nodes] == ["worker-0", "worker-1", "worker-2"]
-    assert json.loads((tmp_path / "snap" / "kubelet" / "worker-0.json").read_text())["cpuManagerPolicy"] == "static"
+    assert json.loads((tmp_path / "snap" / "nodes" / "worker-0" / "kubelet.json").read_text())["cpuManagerPolicy"] == "static"
 
 
 def test_progress_is_on_stderr(api, tmp_path):
@@ -70,3 +70,23 @@ def test_dumps_and_a_live_cluster_together_are_refused(tmp_path):
     (tmp_path / "d.json").write_text('{"apiVersion": "v1", "kind": "List", "items": []}')
     out = run("-f", str(tmp_path / "d.json"), "--kubeconfig", "k", "-o", str(tmp_path / "snap"))
     assert out.returncode == 1 and "cannot be read together" in out.stderr
+
+
+def test_per_node_folders_hold_each_node_and_the_pods_bound_to_it(api, tmp_path):
+    out = run("--kubeconfig", kubeconfig(tmp_path, api.url), "--per-node", "-o", str(tmp_path / "snap"))
+    assert out.returncode == 0, out.stderr
+    node = tmp_path / "snap" / "nodes" / "worker-1"
+    assert json.loads((node / "node.json").read_text())["metadata"]["name"] == "worker-1"
+    pods = json.loads((node / "pods.json").read_text())["items"]
+    assert pods and {p["spec"]["nodeName"] for p in pods} == {"worker-1"}
+
+
+def test_admit_reads_a_nodes_folder_as_is(api, tmp_path):
+    run("--kubeconfig", kubeconfig(tmp_path, api.url), "--per-node", "-o", str(tmp_path / "snap"))
+    node = tmp_path / "snap" / "nodes" / "worker-0"
+    out = subprocess.run([sys.executable, "-m", "kubetwin", "admit", "--machine", "1s1n8c1t:mem=32Gi", "--config",
+                          str(node / "kubelet.json"), str(node / "pods.json"), "-o", "json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    pods = json.loads(out.stdout)["pods"]
+    assert [p["name"] for p in pods] == ["web-0", "web-3"] and all(p["admitted"] for p in pods)
