@@ -202,6 +202,7 @@ def _check(doc: Document) -> Item:
 class _Head(msgspec.Struct, gc=False):
     """What a List says of itself, its items left undecoded."""
 
+    apiVersion: Any = None
     kind: Any = None
     items: list[msgspec.Raw] = []
 
@@ -234,7 +235,8 @@ def _fast_items(path: Path) -> list[Item] | None:
             return None
         data = path.read_bytes()
         head = msgspec.json.decode(data, type=_Head)
-        if not str(head.kind or "").endswith("List") or not head.items:
+        if not str(head.kind or "").endswith("List") or not head.items or (
+                head.kind == "List" and head.apiVersion not in (None, "v1")):
             return None
         raws = head.items
         first = msgspec.json.decode(raws[0], type=_GVK)

@@ -328,6 +328,11 @@ def snapshot_seeds() -> Iterator[Seed]:
                   "current-context": "dev"}
     yield Seed("hand/snapshot-live", ("snapshot", "--kubeconfig", "kubeconfig", "--context", "dev", "-o", "out"),
                {"kubeconfig": _yaml(kubeconfig)}, outputs=("out",))
+    yield Seed("hand/snapshot-per-node", ("snapshot", "dumps", "--per-node", "-o", "out"), dumps, outputs=("out",))
+    yield Seed("hand/simulate-end-state", ("simulate", "scenario.yaml", "--no-progress", "-j", "1",
+                                           "--write-end-state", "end", "-o", "json"),
+               {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
+               outputs=("end",), referenced=("objects.yaml",))
 
 
 def _autoscaling_scenario() -> list[dict[str, Any]]:

@@ -245,3 +245,10 @@ def test_an_invalid_node_capacity_is_an_error_naming_the_node(tmp_path):
     bad["status"]["capacity"]["memory"] = "-"
     with pytest.raises(InputError, match=r"Node a.*status\.capacity\[memory\]"):
         load([dump(tmp_path / "d.json", bad)])
+
+
+def test_a_list_of_another_api_version_is_refused(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"apiVersion": "fuzz.example.com/v0", "kind": "List", "items": [node("a")]}))
+    with pytest.raises(InputError, match='no kind "List" is registered for version "fuzz.example.com/v0"'):
+        load([path])
