@@ -53,6 +53,7 @@ class FakeAPI:
     configz: dict[str, dict[str, Any]] = field(default_factory=dict)
     forbid: set[str] = field(default_factory=set)          # paths answered 403
     expire_once: set[str] = field(default_factory=set)     # paths whose first continue token expires
+    expire_always: set[str] = field(default_factory=set)   # paths whose every continue token expires
     throttle: dict[str, int] = field(default_factory=dict)  # path -> 429s to send first
     retry_after: str = "0"
     requests: list[str] = field(default_factory=list)
@@ -110,7 +111,7 @@ class FakeAPI:
                 start = 0
                 token = query.get("continue")
                 if token:
-                    if path in api.expire_once:
+                    if path in api.expire_once or path in api.expire_always:
                         api.expire_once.discard(path)
                         return self.send(410, status(410, "Expired", EXPIRED_MESSAGE))
                     start = int(json.loads(token)["start"])
