@@ -40,6 +40,7 @@ from typing import Any, Callable, Iterable
 import msgspec
 
 from ..errors import InputError
+from ..model.apischema import schema_version
 from ..model.kinds import check_object
 from ..model.loader import Document, load_documents
 
@@ -161,19 +162,22 @@ def _same(a: Item, b: Item) -> bool:
     return builtins(a) == builtins(b)
 
 
-_STRICT: dict[tuple[str, str], Any] = {}
+_STRICT: dict[tuple[str, str, str], Any] = {}
 
 
 def strict_type(api_version: Any, kind: Any) -> Any:
     """The C-speed strict decoder of a built-in kind (``apischema.strict_struct``), None for
     kinds it does not cover (custom kinds, unknown kinds: :func:`check_object` handles those)."""
+    key = (api_version, kind, schema_version())  # the release --kubernetes-version names
+    found = _STRICT.get(key, _STRICT) if isinstance(api_version, str) and isinstance(kind, str) else None
+    if found is not _STRICT:
+        return found
     from ..model.apischema import strict_struct
     from ..model.kinds import CUSTOM_KINDS
 
-    if not isinstance(api_version, str) or not isinstance(kind, str) or kind in CUSTOM_KINDS:
-        return None
-    key = (api_version, kind)
-    if key not in _STRICT:
+    if kind in CUSTOM_KINDS:
+        _STRICT[key] = None
+    else:
         try:
             _STRICT[key] = strict_struct(api_version, kind)
         except Exception:  # noqa: BLE001 - an apiVersion no release serves: check_object says so
