@@ -32,6 +32,7 @@ NOT_RUN = {
     "kubetwin discover": "reads this machine's hardware (/sys): the answer differs per machine",
     "KUBETWIN_FUZZ_CASES=": "a fuzzing campaign on demand: thousands of cases, minutes",
     ".venv/bin/python -m tests.fuzz": "a fuzzing campaign on demand: thousands of cases, minutes",
+    "kubetwin snapshot --kubeconfig": "reads a live cluster (tests/cli/test_snapshot.py runs it against a local API server)",
 }
 
 

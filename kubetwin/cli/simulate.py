@@ -49,11 +49,14 @@ DEFAULT_SCENARIO = Path(__file__).resolve().parent.parent / "sim" / "default" / 
 @click.option("--pods", "show_pods", is_flag=True,
               help="Also print the per-pod table (placement, phase, reason, message), pods that did not run first.")
 @click.option("--no-progress", is_flag=True, help="No progress on stderr.")
+@click.option("--write-end-state", "end_state_dir", default=None, metavar="DIR",
+              help="Write the cluster at the end as manifests (nodes, bound and pending pods, controllers): a "
+                   "folder kubetwin snapshot would write (one per run under DIR when there are several).")
 @click.pass_context
 def simulate(ctx: click.Context, scenarios: tuple[str, ...], filenames: tuple[str, ...], alibaba: str | None, alibaba_pods: str, deletions: bool,
              scheduler_config: str | None, variants: tuple[str, ...], jobs: int | None, dask_address: str | None,
              report_path: str | None, json_path: str | None, metrics_path: str | None, output: str,
-             show_pods: bool, no_progress: bool) -> None:
+             show_pods: bool, no_progress: bool, end_state_dir: str | None) -> None:
     """Simulate the scheduler and every node's kubelet over time; summary, HTML report, JSON.
 
     Only the files asked for are written (--report, --json, --metrics). Pods rejected by a kubelet
@@ -77,10 +80,16 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], filenames: tuple[st
     if not sources:
         sources.append(("file", str(DEFAULT_SCENARIO)))
     specs = []
+    extra = {"end_state": True} if end_state_dir else {}
     for src in sources:
-        specs.append(RunSpec(src, None, scheduler_config, kubernetes_version(ctx)))
+        specs.append(RunSpec(src, None, scheduler_config, kubernetes_version(ctx), dict(extra)))
         for v in parsed:
-            specs.append(RunSpec(src, v, scheduler_config, kubernetes_version(ctx)))
+            specs.append(RunSpec(src, v, scheduler_config, kubernetes_version(ctx), dict(extra)))
+    if end_state_dir:
+        from ..sim.end_state import INDEX
+        from ..sim.snapshot import check_destination
+
+        check_destination(end_state_dir, "scenario.yaml" if len(specs) == 1 else INDEX)
     show = not no_progress
     results = run_all(specs, jobs=jobs, dask_address=dask_address, progress=show)
     if out is not None:
@@ -96,6 +105,11 @@ def simulate(ctx: click.Context, scenarios: tuple[str, ...], filenames: tuple[st
         from ..report.prometheus import render_metrics
 
         write_atomic(metrics_path, render_metrics(results), "--metrics")
+    if end_state_dir:
+        from ..sim.end_state import write_end_states
+
+        for line in write_end_states(results, end_state_dir):
+            click.echo(line, err=True)
     if output == "table":
         from ..report.terminal import render_summary
         from .common import console

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from keyword import iskeyword
 from types import GenericAlias
 from typing import Any
 
@@ -330,8 +331,9 @@ def _scalar_types() -> dict[str, Any]:
         from typing import Any as _Any
         from typing import Union
 
-        _SCALAR_TYPES.update({ANY: _Any, STRING: str, INTEGER: int, NUMBER: float, BOOLEAN: bool,
-                              STRING_OR_NUMBER: Union[str, float], INT_OR_STRING: Union[str, int],
+        # int before float: a JSON integer stays an int, so a decoded object encodes back as written
+        _SCALAR_TYPES.update({ANY: _Any, STRING: str, INTEGER: int, NUMBER: Union[int, float], BOOLEAN: bool,
+                              STRING_OR_NUMBER: Union[str, int, float], INT_OR_STRING: Union[str, int],
                               OPEN_OBJECT: dict})
     return _SCALAR_TYPES
 
@@ -341,7 +343,12 @@ def strict_struct(api_version: str, kind: str, version: str | None = None) -> An
     """A msgspec type that decodes exactly the objects :func:`check_api_object` accepts (unknown
     fields forbidden, JSON types checked) — used to validate whole JSON files at C speed before the
     typed decode; a failure falls back to :func:`check_api_object` for the precise message.
-    None when the kind is unknown. Recursive definitions (none in core/v1 workloads) decode as Any."""
+    None when the kind is unknown. Recursive definitions (none in core/v1 workloads) decode as Any.
+
+    The decoded value is the object itself, typed: attributes carry the wire names (``f<i>`` for
+    the few that are not Python identifiers, e.g. ``continue``) and an absent field is None and
+    left out when encoded, so ``msgspec.json.encode`` gives the object back (``kubetwin snapshot``
+    keeps what it decodes)."""
     spec = kind_spec(api_version, kind, version or schema_version())
     if spec is None:
         return None
@@ -365,12 +372,12 @@ def strict_struct(api_version: str, kind: str, version: str | None = None) -> An
         rename = {}
         fields = []
         for i, (wire, sub) in enumerate(s.fields.items()):
-            py = f"f{i}"
+            py = wire if wire.isidentifier() and not iskeyword(wire) and not wire.startswith("_") else f"f{i}"
             rename[py] = wire
             fields.append((py, to_type(sub) | None, None))
         in_progress.discard(key)
         cls = msgspec.defstruct(s.name or f"Strict{len(made)}", fields, forbid_unknown_fields=True,
-                                rename=rename, gc=False)
+                                rename=rename, gc=False, omit_defaults=True)
         made[key] = cls
         return cls
 

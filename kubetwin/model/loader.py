@@ -362,6 +362,10 @@ def _check_list(obj: dict[str, Any], file: str) -> None:
                         metadata=spec_obj({"continue": STRING, "remainingItemCount": INTEGER,
                                            "resourceVersion": STRING, "selfLink": STRING})),
           file=f"{file}: {obj['kind']}")
+    api_version = obj.get("apiVersion")
+    if obj["kind"] == "List" and api_version is not None and api_version != "v1":
+        raise InputError(f'no kind "List" is registered for version "{api_version}"', path="apiVersion",
+                         file=f"{file}: List", fix='a List is apiVersion: v1')
 
 
 def load_documents(path: str | Path) -> list[Document]:

@@ -638,6 +638,10 @@ class Simulator:
         result.placement = placement_report(self, result.node_reports)
         if self.autoscalers is not None:
             result.autoscaling = self.autoscalers.result()
+        if self.sc.want_end_state:
+            from .end_state import end_state
+
+            result.end_state = end_state(self)
         return result
 
     # --- nodes that come and go (the Cluster Autoscaler, :mod:`.cluster_autoscaler`) ---------------

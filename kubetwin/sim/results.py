@@ -101,6 +101,8 @@ class SimResult:
     placement: dict[str, Any] | None = None
     #: what the autoscalers did (:mod:`kubetwin.sim.autoscalers`), None without autoscalers
     autoscaling: dict[str, Any] | None = None
+    #: the cluster at the end as manifests (:mod:`kubetwin.sim.end_state`), only when asked for
+    end_state: Any = None
 
     # --- figures ---------------------------------------------------------------------------------
     def phase_counts(self) -> dict[str, int]:

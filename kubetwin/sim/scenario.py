@@ -122,6 +122,8 @@ class Scenario:
     resizes: list[Any] = field(default_factory=list)
     #: HPA/VPA objects, controller flags and autoscaled node groups (:mod:`.autoscaling_config`)
     autoscaling: Any = None
+    #: keep the cluster at the end as manifests (``simulate --write-end-state``, :mod:`.end_state`)
+    want_end_state: bool = False
 
     def summary(self) -> str:
         return (f"{len(self.nodes)} nodes, {len(self.arrivals)} pods"
@@ -883,7 +885,7 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
     return Controller(f"{kind}/{ns}/{name}", kind, template, replicas, completions, backoff, t, d,
                       sc.settings.max_recreations, meta={"name": name, "namespace": ns,
                                                          "selector": (spec.get("selector") or {}),
-                                                         "owner": _controller_ref(meta)},
+                                                         "owner": _controller_ref(meta), "object": obj},
                       usage=_usage(obj, where, template), load=load_of(obj, where))
 
 

@@ -416,6 +416,7 @@ def execute(spec: RunSpec, progress: bool = False) -> Any:
     from .loop import simulate
 
     sc = load_run(spec)
+    sc.want_end_state = bool(spec.extra.get("end_state"))
     if not progress or not _stderr_is_terminal():
         result = simulate(sc)
     else:

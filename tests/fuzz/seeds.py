@@ -322,6 +322,26 @@ def example_seeds() -> Iterator[Seed]:
                {"scenario.yaml": _yaml(*_autoscaling_scenario())})
 
 
+def snapshot_seeds() -> Iterator[Seed]:
+    """``kubetwin snapshot``: dumps (a folder), and a live cluster's kubeconfig (the server does
+    not answer: a mutated kubeconfig must still end in one error naming it)."""
+    dumps = {f"dumps/{f.name}": _read(f) for f in sorted((EXAMPLES / "snapshot").iterdir()) if f.is_file()}
+    yield Seed("example/snapshot", ("snapshot", "-f", "dumps", "-o", "out"), dumps, outputs=("out",))
+    kubeconfig = {"apiVersion": "v1", "kind": "Config",
+                  "clusters": [{"name": "dev", "cluster": {"server": "http://127.0.0.1:9",
+                                                           "insecure-skip-tls-verify": True}}],
+                  "users": [{"name": "reader", "user": {"token": "t0ken"}}],
+                  "contexts": [{"name": "dev", "context": {"cluster": "dev", "user": "reader", "namespace": "a"}}],
+                  "current-context": "dev"}
+    yield Seed("hand/snapshot-live", ("snapshot", "--kubeconfig", "kubeconfig", "--context", "dev", "-o", "out"),
+               {"kubeconfig": _yaml(kubeconfig)}, outputs=("out",))
+    yield Seed("hand/snapshot-per-node", ("snapshot", "dumps", "--per-node", "-o", "out"), dumps, outputs=("out",))
+    yield Seed("hand/simulate-end-state", ("simulate", "scenario.yaml", "--no-progress", "-j", "1",
+                                           "--write-end-state", "end", "-o", "json"),
+               {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
+               outputs=("end",), referenced=("objects.yaml",))
+
+
 def _autoscaling_scenario() -> list[dict[str, Any]]:
     """An hour of an HPA, a VPA and the Cluster Autoscaler on a small node group."""
     sim = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "autoscaling"},
@@ -402,4 +422,4 @@ def _scenario() -> list[dict[str, Any]]:
 
 
 def all_seeds() -> list[Seed]:
-    return list(example_seeds()) + list(conformance_seeds())
+    return list(example_seeds()) + list(snapshot_seeds()) + list(conformance_seeds())

@@ -12,7 +12,7 @@ import yaml
 
 from kubetwin.errors import InputError
 from kubetwin.sim import load_scenario, simulate
-from kubetwin.sim.snapshot import load, write
+from kubetwin.sim.snapshot import builtins, load, write
 
 
 def node(name, **spec):
@@ -51,7 +51,7 @@ def dump(path, *objs):
 
 def test_several_dumps_make_one_cluster(tmp_path):
     snap = load([dump(tmp_path / "nodes.json", node("a"), node("b")), dump(tmp_path / "pods.json", pod("p", "a"))])
-    assert [n["metadata"]["name"] for n in snap.nodes] == ["a", "b"] and len(snap.pods) == 1
+    assert [n["metadata"]["name"] for n in map(builtins, snap.nodes)] == ["a", "b"] and len(snap.pods) == 1
 
 
 def test_a_folder_is_walked_for_yaml_and_json_dumps(tmp_path):
@@ -67,21 +67,27 @@ def test_managed_fields_are_dropped(tmp_path):
     n = node("a")
     n["metadata"]["managedFields"] = [{"manager": "kubelet", "operation": "Update"}]
     snap = load([dump(tmp_path / "d.json", n)])
-    assert "managedFields" not in snap.nodes[0]["metadata"]
+    assert "managedFields" not in builtins(snap.nodes[0])["metadata"]
 
 
 def test_owner_references_are_kept(tmp_path):
     snap = load([dump(tmp_path / "d.json", pod("p", "a", owner=("ReplicaSet", "web-1")))])
-    assert snap.pods[0]["metadata"]["ownerReferences"][0]["name"] == "web-1"
+    assert builtins(snap.pods[0])["metadata"]["ownerReferences"][0]["name"] == "web-1"
 
 
-def test_secrets_config_maps_and_services_are_ignored_with_one_note_per_kind(tmp_path):
+def test_secrets_and_config_maps_are_ignored_with_one_note_per_kind(tmp_path):
     objs = [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": f"s{i}"}} for i in range(3)]
-    objs += [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
-             {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"}, "spec": {"ports": [{"port": 80}]}}]
+    objs += [{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}]
     snap = load([dump(tmp_path / "d.json", *objs)])
-    assert snap.ignored == {"Secret": 3, "ConfigMap": 1, "Service": 1}
+    assert snap.ignored == {"Secret": 3, "ConfigMap": 1}
     assert sum("Secret" in n for n in snap.notes()) == 1
+
+
+def test_services_are_kept_for_the_default_spreading_they_select(tmp_path):
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "default"},
+           "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]}}
+    snap = load([dump(tmp_path / "d.json", svc)])
+    assert [builtins(o)["kind"] for o in snap.objects] == ["Service"] and not snap.ignored
 
 
 def test_finished_pods_are_left_out_with_a_note(tmp_path):
@@ -116,7 +122,7 @@ def test_a_daemon_set_gets_a_pod_on_each_eligible_node_without_one(tmp_path):
     running = pod("agent-x", "a", owner=("DaemonSet", "agent"))
     snap = load([dump(tmp_path / "d.json", node("a"), node("b"), node("c", taints=[
         {"key": "k", "value": "v", "effect": "NoSchedule"}]), ds, running)])
-    new = [p for p in snap.pending if p["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet"]
+    new = [p for p in map(builtins, snap.pending) if p["metadata"]["ownerReferences"][0]["kind"] == "DaemonSet"]
     assert [p["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
             ["nodeSelectorTerms"][0]["matchFields"][0]["values"] for p in new] == [["b"]]
 
@@ -187,7 +193,7 @@ def test_a_large_json_list_takes_the_fast_path_with_the_same_answer(tmp_path, mo
 
     monkeypatch.setattr(objects, "FAST_PATH_MIN_BYTES", 0)
     d = dump(tmp_path / "pods.json", pod("p", "a"), pod("q"))
-    assert snapshot._fast_documents(d) is not None
+    assert snapshot._fast_items(d) is not None
     snap = load([d])
     assert len(snap.pods) == 1 and len(snap.pending) == 1
 
@@ -201,3 +207,48 @@ def test_a_misspelt_field_in_a_large_json_list_gets_the_precise_error(tmp_path, 
     with pytest.raises(InputError) as err:
         load([dump(tmp_path / "pods.json", pod("p", "a"), bad)])
     assert 'unknown field "spec.nodeNmae"' in str(err.value) and 'did you mean "spec.nodeName"' in str(err.value)
+
+
+def test_a_large_json_list_of_several_kinds_is_decoded_item_by_item(tmp_path, monkeypatch):
+    import kubetwin.model.objects as objects
+    from kubetwin.sim import snapshot
+
+    monkeypatch.setattr(objects, "FAST_PATH_MIN_BYTES", 0)
+    d = dump(tmp_path / "all.json", node("a"), pod("p", "a"), controller("Deployment", "web", 1))
+    items = snapshot._fast_items(d)
+    assert [snapshot.get(i, "kind") for i in items] == ["Node", "Pod", "Deployment"]
+
+
+def test_the_written_files_hold_the_objects_as_dumped_without_managed_fields(tmp_path, monkeypatch):
+    import kubetwin.model.objects as objects
+
+    monkeypatch.setattr(objects, "FAST_PATH_MIN_BYTES", 0)
+    p = pod("p", "a")
+    p["spec"]["containers"][0]["resources"]["limits"] = {"cpu": 2, "memory": 1.5}
+    p["metadata"]["managedFields"] = [{"manager": "kubectl", "operation": "Update"}]
+    d = dump(tmp_path / "pods.json", p)
+    write(load([d]), tmp_path / "o")
+    del p["metadata"]["managedFields"]
+    assert json.loads((tmp_path / "o" / "pods.json").read_text())["items"] == [p]
+
+
+def test_an_invalid_quantity_is_an_error_naming_the_object_and_field(tmp_path):
+    bad = pod("p", "a")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "e3"
+    with pytest.raises(InputError) as err:
+        load([dump(tmp_path / "d.json", node("a"), bad)])
+    assert "Pod p" in str(err.value) and "spec.containers[0].resources.requests[cpu]" in str(err.value)
+
+
+def test_an_invalid_node_capacity_is_an_error_naming_the_node(tmp_path):
+    bad = node("a")
+    bad["status"]["capacity"]["memory"] = "-"
+    with pytest.raises(InputError, match=r"Node a.*status\.capacity\[memory\]"):
+        load([dump(tmp_path / "d.json", bad)])
+
+
+def test_a_list_of_another_api_version_is_refused(tmp_path):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps({"apiVersion": "fuzz.example.com/v0", "kind": "List", "items": [node("a")]}))
+    with pytest.raises(InputError, match='no kind "List" is registered for version "fuzz.example.com/v0"'):
+        load([path])
