@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "evict": ("kubetwin.cli.evict", "evict", "The kubelet's eviction ranking and eviction manager over time."),
     "simulate": ("kubetwin.cli.simulate", "simulate", "Replay a workload on a cluster over time: scheduler + every kubelet, HTML report."),
     "snapshot": ("kubetwin.cli.snapshot", "snapshot", "Merge kubectl dumps into one cluster, written as a scenario folder."),
+    "serve": ("kubetwin.cli.serve", "serve", "Serve a cluster over HTTP: what-if API, kubelet-aware scheduler extender, metrics."),
     "gates": ("kubetwin.cli.gates", "gates", "Feature gates of a Kubernetes version: default, maturity, lock."),
     "runtime": ("kubetwin.cli.runtime", "runtime", "One node below the kubelet: NRI plugins and resource policies "
                 "(topology-aware, balloons) placing containers."),
