@@ -26,18 +26,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, MutableMapping
 
 import msgspec
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, Response
 
 from ..errors import InputError
+from ..model.loader import parse_json
 from . import schemas as S
 from .jobs import JobQueue, QueueFull
 from .limits import BodyLimit, ServeLimits, in_data_dir, token_matches
@@ -68,13 +68,39 @@ def error_body(exc: InputError) -> dict[str, Any]:
     return {"error": exc.message, "path": exc.path, "file": exc.file, "fix": exc.fix, "message": str(exc)}
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise InputError(f"duplicate key {k!r} in a JSON object", path=k)
-        out[k] = v
-    return out
+class Guard:
+    """ASGI middleware: the bearer token (not for ``/healthz``), then the request's metrics."""
+
+    def __init__(self, app: Any, token: str | None, metrics: ServiceMetrics):
+        self.app, self.token, self.metrics = app, token, metrics
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = 500
+
+        async def tracked(msg: MutableMapping[str, Any]) -> None:
+            nonlocal status
+            if msg["type"] == "http.response.start":
+                status = msg["status"]
+            await send(msg)
+
+        header = None
+        for k, v in scope.get("headers", ()):
+            if k == b"authorization":
+                header = v.decode("latin-1")
+        if scope["path"] != "/healthz" and not token_matches(self.token, header):
+            r = respond({"error": "missing or wrong bearer token",
+                         "fix": "send Authorization: Bearer TOKEN (the --token-file's)"}, 401)
+            r.headers["WWW-Authenticate"] = "Bearer"
+            await r(scope, receive, tracked)
+        else:
+            await self.app(scope, receive, tracked)
+        route = scope.get("route")
+        self.metrics.observe(scope["method"], getattr(route, "path", "unmatched"), status,
+                             time.perf_counter() - start)
 
 
 class Worker:
@@ -140,11 +166,10 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
         if not raw:
             raise InputError("Required value: a JSON body")
         try:
-            return json.loads(raw, object_pairs_hook=_no_duplicates)
-        except ValueError as exc:
-            if isinstance(exc, json.JSONDecodeError):
-                raise InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-            raise InputError(f"malformed JSON: {exc}") from None
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InputError("the body is not UTF-8 text") from None
+        return parse_json(text, "request body")
 
     def body_object(data: Any, fields: tuple[str, ...], required: tuple[str, ...] = ()) -> dict[str, Any]:
         from ..model.strict import unknown_key_error
@@ -158,20 +183,6 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
             if data.get(k) is None:
                 raise InputError(f"Required value: {k}", path=k)
         return data
-
-    @app.middleware("http")
-    async def guard(request: Request, call_next: Callable[[Request], Any]) -> Response:
-        start = time.perf_counter()
-        if request.url.path != "/healthz" and not token_matches(limits.token, request.headers.get("authorization")):
-            response: Response = respond({"error": "missing or wrong bearer token",
-                                          "fix": "send Authorization: Bearer TOKEN (the --token-file's)"}, 401)
-            response.headers["WWW-Authenticate"] = "Bearer"
-        else:
-            response = await call_next(request)
-        route = request.scope.get("route")
-        metrics.observe(request.method, getattr(route, "path", "unmatched"), response.status_code,
-                        time.perf_counter() - start)
-        return response
 
     @app.exception_handler(InputError)
     async def input_error(_: Request, exc: InputError) -> Response:
@@ -345,6 +356,7 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
 
         app.mount("/ui", StaticFiles(directory=STATIC, html=True), name="ui")
 
-    # outermost: a body over the limit is refused before any route reads it
+    # outermost first: the token and the request metrics, then the body limit before any route reads it
     app.add_middleware(BodyLimit, max_body=limits.max_body)
+    app.add_middleware(Guard, token=limits.token, metrics=metrics)
     return app

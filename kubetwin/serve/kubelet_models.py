@@ -104,6 +104,10 @@ class KubeletModels:
         self._templates: dict[tuple[int, int], NodeAdmission] = {}
         self._verdicts: dict[tuple[int, bytes], Verdict] = {}
         self._limit = verdict_limit
+        #: pod shape -> (generation, {node: Verdict} of the nodes whose kubelet rejects it)
+        self._rejections: dict[bytes, tuple[int, dict[str, Verdict]]] = {}
+        #: bumped whenever a node changes class
+        self.generation = 0
         self.lock = threading.RLock()
 
     # --- classes ---------------------------------------------------------------------------
@@ -172,6 +176,28 @@ class KubeletModels:
             out[name] = v if v is not None else self._verdict(cid, pod, shape)
         return out
 
+    def rejections(self, pod: Pod, shape: bytes | None = None) -> dict[str, Verdict]:
+        """The modelled nodes whose kubelet would reject ``pod``, with the verdict: computed once per
+        pod shape over every node, then kept until a node changes state. An extender call then
+        costs one membership test per node it names."""
+        shape = shape if shape is not None else pod_shape(pod)
+        gen = self.generation
+        hit = self._rejections.get(shape)
+        if hit is not None and hit[0] == gen:
+            return hit[1]
+        per_class: dict[int, Verdict] = {}
+        out: dict[str, Verdict] = {}
+        for name, cid in self._class_of.items():
+            v = per_class.get(cid)
+            if v is None:
+                v = per_class[cid] = self._verdict(cid, pod, shape)
+            if not v.admitted:
+                out[name] = v
+        if len(self._rejections) >= 1024:
+            self._rejections.clear()
+        self._rejections[shape] = (gen, out)
+        return out
+
     def unresolvable(self, name: str, pod: Pod, shape: bytes | None = None) -> bool:
         """The kubelet of this node would reject the pod even with nothing admitted (preemption
         cannot help)."""
@@ -190,6 +216,7 @@ class KubeletModels:
             # hang stops the kubelet): the node moves to the class after every admission
             mark = pod_shape(pod) if v.admitted else (b"hang" if v.hang else b"rejected", pod_shape(pod))
             self._class_of[name] = self._class((*self._history[cid], mark), after)
+            self.generation += 1
             return v
 
     def replay(self, name: str, pods: Iterable[Pod]) -> tuple[NodeAdmission, list[Any]]:
