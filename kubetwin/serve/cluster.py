@@ -144,6 +144,7 @@ def load_cluster(paths: list[str], *, kubelets_file: str | None = None, version:
                 e = select(entries, n.node.metadata.labels)
                 if e is not None:
                     n.machine, n.kubelet = e.machine, e.config
+                    _check_capacity(n, e.where)
     if sc.settings.kubelet_admission:
         for name, n in nodes.items():
             if n.machine is not None and n.kubelet is not None:
@@ -166,3 +167,25 @@ def load_cluster(paths: list[str], *, kubelets_file: str | None = None, version:
                 disagreements.setdefault(node, []).append((pod.key, v.reason, v.message))
         bound.setdefault(node, []).append(pod)
     return ServedCluster(files, sc, gates, nodes, bound, pending, models, disagreements)
+
+
+def _check_capacity(n: SimNode, where: str) -> None:
+    """A warning when the machine a ``NodeKubelets`` entry gives a node does not have the CPUs and
+    memory the Node reports: its kubelet is modelled on the machine (allocatable from the machine
+    and the configuration), the scheduler reads the Node object."""
+    from ..diagnostics import warn
+
+    if n.machine is None:
+        return
+    cap = n.node.status.capacity
+    cpu, mem = cap.get("cpu"), cap.get("memory")
+    problems = []
+    if cpu is not None and cpu.milli_value() != n.machine.num_cores * 1000:
+        problems.append(f"cpu {cpu} on the Node, {n.machine.num_cores} on the machine")
+    if mem is not None and mem.value() != n.machine.memory_capacity:
+        problems.append(f"memory {mem.value()} on the Node, {n.machine.memory_capacity} on the machine")
+    if problems:
+        warn(InputError(f"node {n.node.metadata.name}: capacity differs from its machine ({'; '.join(problems)}); "
+                        "its kubelet is modelled on the machine", file=where.split(": ")[0],
+                        path=where.split(": ")[-1] + ".machine",
+                        fix="give the machine the node has (a spec with :mem=, or its sysfs/hwloc dump)"))
