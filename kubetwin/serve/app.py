@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, MutableMapping
 import msgspec
 from fastapi import FastAPI, Request
 from fastapi.responses import PlainTextResponse, Response
+from starlette.requests import ClientDisconnect
 
 from ..errors import InputError
 from ..model.loader import parse_json
@@ -108,21 +109,34 @@ class Worker:
     until it finishes), each awaited no longer than ``timeout`` seconds."""
 
     def __init__(self, limit: int, timeout: float):
-        self.pool = ThreadPoolExecutor(max_workers=limit, thread_name_prefix="kubetwin-serve")
         self.limit, self.timeout = limit, timeout
         self.running = 0
+        self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
 
     def _done(self, _: Any) -> None:
         with self._lock:
             self.running -= 1
 
+    def shutdown(self) -> None:
+        """Stop taking work (the app's shutdown); a later request starts a new pool."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         with self._lock:
             if self.running >= self.limit:
                 raise Busy(f"all {self.limit} workers are busy")
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.limit, thread_name_prefix="kubetwin-serve")
             self.running += 1
-        fut = self.pool.submit(fn, *args)
+            try:
+                fut = self._pool.submit(fn, *args)
+            except BaseException:
+                self.running -= 1
+                raise
         fut.add_done_callback(self._done)
         try:
             return await asyncio.wait_for(asyncio.wrap_future(fut), self.timeout)
@@ -150,7 +164,7 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
             yield
         finally:
             jobs.close()
-            worker.pool.shutdown(wait=False, cancel_futures=True)
+            worker.shutdown()
 
     app = FastAPI(title="kubetwin serve", version="v1", lifespan=lifespan,
                   description="kubetwin's model of a cluster — scheduler, kubelets, NUMA, DRA — over HTTP, "
@@ -163,6 +177,8 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
             raw = await asyncio.wait_for(request.body(), limits.request_timeout)
         except asyncio.TimeoutError:
             raise HTTPError(408, f"the request body did not arrive within {limits.request_timeout:g}s") from None
+        except ClientDisconnect:  # nobody is left to answer; the status is for the metrics
+            raise HTTPError(400, "the client went away before sending the whole body") from None
         if not raw:
             raise InputError("Required value: a JSON body")
         try:

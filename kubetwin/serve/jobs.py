@@ -101,7 +101,8 @@ class JobQueue:
             self.jobs[job.id] = job
             self._queue.append(job)
             self._trim()
-            if self._worker is None:
+            if self._worker is None or not self._worker.is_alive():
+                self._stop = False
                 self._worker = threading.Thread(target=self._work, name="kubetwin-serve-jobs", daemon=True)
                 self._worker.start()
             self._lock.notify()
@@ -127,10 +128,13 @@ class JobQueue:
         return job
 
     def close(self) -> None:
+        """Stop the worker (the app's shutdown): the running job is cancelled, queued ones stay
+        queued for a worker a later submission starts."""
         with self._lock:
             self._stop = True
             for j in self.jobs.values():
-                j.cancel = True
+                if j.state == "running":
+                    j.cancel = True
             self._lock.notify_all()
 
     def _work(self) -> None:
