@@ -32,6 +32,8 @@ NOT_RUN = {
     "kubetwin discover": "reads this machine's hardware (/sys): the answer differs per machine",
     "KUBETWIN_FUZZ_CASES=": "a fuzzing campaign on demand: thousands of cases, minutes",
     ".venv/bin/python -m tests.fuzz": "a fuzzing campaign on demand: thousands of cases, minutes",
+    "kubetwin serve": "a server: runs until stopped (tests/serve/test_readme_session.py runs the README's session)",
+    "curl": "calls the server above (tests/serve/test_readme_session.py runs the README's session)",
 }
 
 
