@@ -29,10 +29,11 @@ from .common import kubernetes_version
               metavar="SECONDS", help="Longest time a request's work may take (then 503).")
 @click.option("--max-concurrent", "max_concurrent", type=click.IntRange(1, 256), default=8, show_default=True,
               help="Requests worked on at once (then 503).")
+@click.option("--check", is_flag=True, help="Read and check the cluster and --kubelets, print what would be served, exit.")
 @click.pass_context
 def serve(ctx: click.Context, clusters: tuple[str, ...], kubelets: str | None, host: str, port: int,
           token_file: str | None, allow_writes: bool, data_dir: str | None, max_body: int, request_timeout: float,
-          max_concurrent: int) -> None:
+          max_concurrent: int, check: bool) -> None:
     """Serve a cluster over HTTP until interrupted: /api/v1 (what-if schedule, admit, explain,
     simulations), /extender (a kube-scheduler extender answering from each node's kubelet),
     /metrics, /openapi.json. Read-only and on 127.0.0.1 unless told otherwise."""
@@ -51,6 +52,9 @@ def serve(ctx: click.Context, clusters: tuple[str, ...], kubelets: str | None, h
     cluster = load_cluster(list(clusters), kubelets_file=kubelets, version=kubernetes_version(ctx))
     limits = ServeLimits(max_body=max_body, request_timeout=request_timeout, max_concurrent=max_concurrent,
                          token=token, data_dir=root, allow_writes=allow_writes)
-    from ..serve.server import run
+    from ..serve.server import run, summary
 
+    if check:
+        click.echo(f"kubetwin serve: {summary(cluster)}")
+        return
     run(cluster, limits, host, port)

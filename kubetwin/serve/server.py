@@ -35,6 +35,13 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def summary(cluster: ServedCluster) -> str:
+    models = cluster.kubelets
+    return (f"{len(cluster.nodes)} nodes ({sum(1 for _ in models.node_names)} with a modelled kubelet, "
+            f"{models.class_count()} kubelet states), {sum(len(v) for v in cluster.bound.values())} running pods, "
+            f"{len(cluster.pending)} pending")
+
+
 def run(cluster: ServedCluster, limits: ServeLimits, host: str, port: int) -> None:
     import uvicorn
 
@@ -43,10 +50,7 @@ def run(cluster: ServedCluster, limits: ServeLimits, host: str, port: int) -> No
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     app = create_app(cluster, limits)
-    models = cluster.kubelets
-    print(f"kubetwin serve: {len(cluster.nodes)} nodes ({sum(1 for _ in models.node_names)} with a modelled kubelet, "
-          f"{models.class_count()} kubelet states), {sum(len(v) for v in cluster.bound.values())} running pods, "
-          f"{len(cluster.pending)} pending; listening on http://{bound_host}:{bound_port}"
+    print(f"kubetwin serve: {summary(cluster)}; listening on http://{bound_host}:{bound_port}"
           f"{' (read-only)' if not limits.allow_writes else ''}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=5,
                             limit_concurrency=max(64, limits.max_concurrent * 8))

@@ -228,3 +228,8 @@ def test_a_bad_variant_is_a_400_at_submission(cluster):
 
 def test_an_unknown_job_is_a_404(cluster):
     assert client(cluster).get("/api/v1/simulations/nope").status_code == 404
+
+
+def test_static_assets_are_served_under_ui(cluster):
+    r = client(cluster).get("/ui/")
+    assert r.status_code == 200 and "kubetwin serve" in r.text
