@@ -136,19 +136,21 @@ def load_cluster(paths: list[str], *, kubelets_file: str | None = None, version:
     gates = gates_for(sc.settings.kubernetes_version, sc.settings.feature_gates)
     nodes = {n.node.metadata.name: n for n in sc.nodes}
     models = KubeletModels()
+    devices: dict[str, Any] = {}
     if entries:
         from .node_kubelets import select
 
-        for n in nodes.values():
+        for name, n in nodes.items():
             if n.machine is None:
                 e = select(entries, n.node.metadata.labels)
                 if e is not None:
                     n.machine, n.kubelet = e.machine, e.config
+                    devices[name] = e.devices
                     _check_capacity(n, e.where)
     if sc.settings.kubelet_admission:
         for name, n in nodes.items():
             if n.machine is not None and n.kubelet is not None:
-                models.add_node(name, n.machine, n.kubelet)
+                models.add_node(name, n.machine, n.kubelet, devices.get(name))
     bound: dict[str, list[Any]] = {}
     pending: dict[str, Any] = {}
     disagreements: dict[str, list[tuple[str, str, str]]] = {}

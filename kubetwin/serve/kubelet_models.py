@@ -101,7 +101,7 @@ class KubeletModels:
         self._reps: list[NodeAdmission] = []
         self._history: list[tuple[Any, ...]] = []    # class id -> (template key, shapes...)
         self._ids: dict[tuple[Any, ...], int] = {}
-        self._templates: dict[tuple[int, int], NodeAdmission] = {}
+        self._templates: dict[tuple[int, int, int], NodeAdmission] = {}
         self._verdicts: dict[tuple[int, bytes], Verdict] = {}
         self._limit = verdict_limit
         #: pod shape -> (generation, {node: Verdict} of the nodes whose kubelet rejects it)
@@ -119,15 +119,16 @@ class KubeletModels:
             self._history.append(history)
         return cid
 
-    def add_node(self, name: str, machine: Any, config: Any) -> None:
-        """A node whose kubelet runs on ``machine`` with ``config``, nothing admitted yet."""
+    def add_node(self, name: str, machine: Any, config: Any, devices: Any = None) -> None:
+        """A node whose kubelet runs on ``machine`` with ``config`` (and the device plugins'
+        ``devices``, a ``DeviceInventory``), nothing admitted yet."""
         from ..kubelet.admission import NodeAdmission
 
-        key = (id(machine), id(config))
+        key = (id(machine), id(config), id(devices))
         with self.lock:
             tmpl = self._templates.get(key)
             if tmpl is None:
-                tmpl = self._templates[key] = NodeAdmission(machine, config, explain_rejections=True)
+                tmpl = self._templates[key] = NodeAdmission(machine, config, devices=devices, explain_rejections=True)
             cid = self._class((key,), tmpl)
             self._class_of[name] = self._base_of[name] = cid
 

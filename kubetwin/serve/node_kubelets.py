@@ -13,6 +13,8 @@ model each node's kubelet. This file supplies them::
         machine: 1s2n4c2t                          # a spec, or hwloc XML / MachineInfo / sysfs path
         kubeletConfig: {cpuManagerPolicy: static, topologyManagerPolicy: single-numa-node}
         # or kubeletConfigFile: kubelet.yaml (paths relative to this file)
+        devicesFromMachine: true   # the machine's PCI GPUs as their vendors' device plugins advertise them
+        devices: inventory.yaml    # and/or a device inventory (docs/device-inventory.md)
 
 The first entry whose selector matches a node's labels applies; a node no entry selects (and
 that no node group of the scenario gave a machine) has no modelled kubelet. Selectors match as
@@ -29,11 +31,11 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..errors import InputError
-from ..model.strict import ANY, OPEN_OBJECT, STRING, check, list_of, obj
+from ..model.strict import ANY, BOOLEAN, OPEN_OBJECT, STRING, check, list_of, obj
 
 _SPEC = obj(apiVersion=STRING, kind=STRING, metadata=OPEN_OBJECT,
             spec=obj(nodes=list_of(obj(selector=ANY, machine=STRING, kubeletConfig=OPEN_OBJECT,
-                                       kubeletConfigFile=STRING))))
+                                       kubeletConfigFile=STRING, devices=STRING, devicesFromMachine=BOOLEAN))))
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class NodeKubelet:
     machine: Any            # kubetwin.machine.model.Machine
     config: Any             # kubetwin.model.kubelet_config.KubeletConfiguration
     where: str              # field path of the entry, for messages
+    devices: Any = None     # kubetwin.kubelet.devices.DeviceInventory: what the device plugins advertise
 
 
 def load_node_kubelets(path: str, version: str | None) -> list[NodeKubelet]:
@@ -102,7 +105,19 @@ def load_node_kubelets(path: str, version: str | None) -> list[NodeKubelet]:
             except InputError as exc:
                 exc.file = None
                 raise exc.within(f"{where}.kubeletConfig").in_file(doc.where) from None
-        out.append(NodeKubelet(label_selector_matcher(selector), machine, config, f"{doc.where}: {where}"))
+        devices = None
+        if e.get("devicesFromMachine") or e.get("devices"):
+            from ..kubelet.devices import (
+                EMPTY_INVENTORY,
+                devices_from_machine,
+                load_device_inventory,
+                merge_inventories,
+            )
+
+            devices = devices_from_machine(machine) if e.get("devicesFromMachine") else EMPTY_INVENTORY
+            if e.get("devices"):
+                devices = merge_inventories(devices, load_device_inventory(str(root / str(e["devices"])), machine))
+        out.append(NodeKubelet(label_selector_matcher(selector), machine, config, f"{doc.where}: {where}", devices))
     return out
 
 

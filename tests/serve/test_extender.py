@@ -149,3 +149,34 @@ def test_bind_of_an_unknown_pod_is_not_found(cluster):
     status, _ = extender.bind(cluster, {"PodName": "ghost", "PodNamespace": "default", "PodUID": "g",
                                         "Node": "numa-1"}, allow_writes=True)
     assert status == 404
+
+
+def _gpu_cluster(tmp_path):
+    (tmp_path / "nodes.yaml").write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-0, labels: {pool: gpu}}\n"
+        "status: {capacity: {cpu: '8', memory: 32Gi, pods: '110'}, allocatable: {cpu: '8', memory: 32Gi, pods: '110'}}\n")
+    (tmp_path / "kubelets.yaml").write_text(
+        "apiVersion: kubetwin.io/v1alpha1\nkind: NodeKubelets\nspec:\n  nodes:\n"
+        "  - selector: {}\n    machine: 1s2n4c1t:gpus=2\n    devicesFromMachine: true\n"
+        "    kubeletConfig: {cpuManagerPolicy: static, topologyManagerPolicy: single-numa-node, reservedSystemCPUs: '0'}\n")
+    return load_cluster([str(tmp_path / "nodes.yaml")], kubelets_file=str(tmp_path / "kubelets.yaml"))
+
+
+def _gpu_pod(gpus: str):
+    p = pod("g", "2")
+    for kind in ("requests", "limits"):
+        p["spec"]["containers"][0]["resources"][kind]["nvidia.com/gpu"] = gpus
+    return p
+
+
+def test_filter_sees_the_device_plugins_gpus_and_their_numa_nodes(tmp_path):
+    cluster = _gpu_cluster(tmp_path)
+    assert extender.filter_nodes(cluster, {"Pod": _gpu_pod("1"), "NodeNames": ["gpu-0"]})["NodeNames"] == ["gpu-0"]
+    # one GPU per NUMA node: two GPUs and their CPUs cannot come from one NUMA node
+    two = extender.filter_nodes(cluster, {"Pod": _gpu_pod("2"), "NodeNames": ["gpu-0"]})
+    assert "TopologyAffinityError" in two["FailedAndUnresolvableNodes"]["gpu-0"]
+
+
+def test_filter_fails_a_node_without_enough_gpus(tmp_path):
+    result = extender.filter_nodes(_gpu_cluster(tmp_path), {"Pod": _gpu_pod("3"), "NodeNames": ["gpu-0"]})
+    assert "gpu-0" in result["FailedAndUnresolvableNodes"]
