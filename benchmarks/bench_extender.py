@@ -103,7 +103,7 @@ def main() -> None:
     while not server.started:
         time.sleep(0.01)
     shapes = [_pod(f"new-{s}", cpu, mem) for s, (cpu, mem) in enumerate([(2, "2Gi"), (8, "8Gi"), (3, "3Gi"),
-                                                                            (16, "4Gi")])]
+                                                                            (24, "4Gi")])]
     names = list(cluster.nodes)
     items = _node_objects(cluster)
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)  # keep-alive, as kube-scheduler's client

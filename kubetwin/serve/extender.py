@@ -188,11 +188,13 @@ def filter_nodes(cluster: ServedCluster, raw: Any) -> dict[str, Any]:
     failed: dict[str, str] = {}
     unresolvable: dict[str, str] = {}
     if rejected:
-        passing = [n for n in args.names if n not in rejected]
+        passing = []
         for name in args.names:
-            v = rejected.get(name)
-            if v is not None:
-                (unresolvable if models.unresolvable(name, pod, shape) else failed)[name] = _failure(v)
+            hit = rejected.get(name)
+            if hit is None:
+                passing.append(name)
+            else:
+                (unresolvable if hit[1] else failed)[name] = _failure(hit[0])
     else:
         passing = list(args.names)
     result: dict[str, Any] = {"Nodes": None, "NodeNames": None, "FailedNodes": failed,

@@ -104,8 +104,8 @@ class KubeletModels:
         self._templates: dict[tuple[int, int, int], NodeAdmission] = {}
         self._verdicts: dict[tuple[int, bytes], Verdict] = {}
         self._limit = verdict_limit
-        #: pod shape -> (generation, {node: Verdict} of the nodes whose kubelet rejects it)
-        self._rejections: dict[bytes, tuple[int, dict[str, Verdict]]] = {}
+        #: pod shape -> (generation, {node: (Verdict, unresolvable)} of the nodes whose kubelet rejects it)
+        self._rejections: dict[bytes, tuple[int, dict[str, tuple[Verdict, bool]]]] = {}
         #: bumped whenever a node changes class
         self.generation = 0
         self.lock = threading.RLock()
@@ -177,23 +177,24 @@ class KubeletModels:
             out[name] = v if v is not None else self._verdict(cid, pod, shape)
         return out
 
-    def rejections(self, pod: Pod, shape: bytes | None = None) -> dict[str, Verdict]:
-        """The modelled nodes whose kubelet would reject ``pod``, with the verdict: computed once per
-        pod shape over every node, then kept until a node changes state. An extender call then
-        costs one membership test per node it names."""
+    def rejections(self, pod: Pod, shape: bytes | None = None) -> dict[str, tuple[Verdict, bool]]:
+        """The modelled nodes whose kubelet would reject ``pod``: the verdict, and whether even the
+        node's kubelet with nothing admitted would (:meth:`unresolvable`). Computed once per pod
+        shape over every node, then kept until a node changes state: an extender call then costs
+        one look-up per node it names."""
         shape = shape if shape is not None else pod_shape(pod)
         gen = self.generation
         hit = self._rejections.get(shape)
         if hit is not None and hit[0] == gen:
             return hit[1]
         per_class: dict[int, Verdict] = {}
-        out: dict[str, Verdict] = {}
+        out: dict[str, tuple[Verdict, bool]] = {}
         for name, cid in self._class_of.items():
             v = per_class.get(cid)
             if v is None:
                 v = per_class[cid] = self._verdict(cid, pod, shape)
             if not v.admitted:
-                out[name] = v
+                out[name] = (v, not self._verdict(self._base_of[name], pod, shape).admitted)
         if len(self._rejections) >= 1024:
             self._rejections.clear()
         self._rejections[shape] = (gen, out)
