@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from .common import kubernetes_version
+from .common import emit_data, kubernetes_version, output_option
 
 
 @click.command("serve")
@@ -30,16 +30,20 @@ from .common import kubernetes_version
 @click.option("--max-concurrent", "max_concurrent", type=click.IntRange(1, 256), default=8, show_default=True,
               help="Requests worked on at once (then 503).")
 @click.option("--check", is_flag=True, help="Read and check the cluster and --kubelets, print what would be served, exit.")
+@output_option()
 @click.pass_context
 def serve(ctx: click.Context, clusters: tuple[str, ...], kubelets: str | None, host: str, port: int,
           token_file: str | None, allow_writes: bool, data_dir: str | None, max_body: int, request_timeout: float,
-          max_concurrent: int, check: bool) -> None:
+          max_concurrent: int, check: bool, output: str) -> None:
     """Serve a cluster over HTTP until interrupted: /api/v1 (what-if schedule, admit, explain,
     simulations), /extender (a kube-scheduler extender answering from each node's kubelet),
     /metrics, /openapi.json. Read-only and on 127.0.0.1 unless told otherwise."""
     from pathlib import Path
 
     from ..errors import InputError
+
+    if output != "table" and not check:
+        raise click.UsageError("-o is the format of what --check prints: give --check", ctx=ctx)
     from ..serve.cluster import load_cluster
     from ..serve.limits import ServeLimits, read_token
 
@@ -55,6 +59,13 @@ def serve(ctx: click.Context, clusters: tuple[str, ...], kubelets: str | None, h
     from ..serve.server import run, summary
 
     if check:
-        click.echo(f"kubetwin serve: {summary(cluster)}")
+        if output == "table":
+            click.echo(f"kubetwin serve: {summary(cluster)}")
+        else:
+            from ..serve.views import overview
+
+            data = overview(cluster)
+            emit_data({k: v for k, v in data.items() if k != "nodes"} | {"nodes": len(data["nodes"]),
+                      "kubeletModelledNodes": sum(1 for n in data["nodes"] if n["kubeletModelled"])}, output)
         return
     run(cluster, limits, host, port)

@@ -75,6 +75,8 @@ RUNS: dict[str, list[list[str]]] = {
     # -o names the folder it writes (no output format): checked in tests/sim/test_snapshot.py
     "snapshot": [["-f", f"{EX}/snapshot", "-o", "{tmp}/snapshot"]],
     "simulate": [["-f", "{tmp}/scenario.yaml", "--pods", "--no-progress"]],
+    # -o is the format of what --check prints (serving runs until stopped: tests/serve)
+    "serve": [["--cluster", "{tmp}/scenario.yaml", "--check"]],
 }
 
 SCENARIO = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "plain"},

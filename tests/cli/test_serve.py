@@ -64,3 +64,17 @@ def test_serve_listens_on_loopback_and_answers(tmp_path: Path):
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
+
+
+def test_an_output_format_without_check_is_a_usage_error(tmp_path):
+    r = _run("--cluster", str(write_scenario(tmp_path)), "-o", "json")
+    assert r.returncode == 2 and "--check" in r.stderr
+
+
+def test_check_prints_what_would_be_served_and_exits(tmp_path):
+    r = _run("--cluster", str(write_scenario(tmp_path)), "--check", "-o", "json")
+    assert r.returncode == 0
+    import json
+
+    data = json.loads(r.stdout)
+    assert (data["nodes"], data["kubeletModelledNodes"], data["runningPods"], data["pendingPods"]) == (3, 2, 1, 1)
