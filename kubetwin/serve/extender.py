@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..errors import InputError
-from .kubelet_models import MAX_EXTENDER_PRIORITY, Verdict, pod_shape
+from .kubelet_models import Verdict, pod_shape
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -279,7 +279,3 @@ def bind(cluster: ServedCluster, raw: Any, *, allow_writes: bool) -> tuple[int, 
     if verdict is not None and not verdict.admitted:
         return 200, {"Error": f"node {f['Node']}: {_failure(verdict)}"}
     return 200, {"Error": ""}
-
-
-def max_priority() -> int:
-    return MAX_EXTENDER_PRIORITY
