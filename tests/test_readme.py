@@ -33,6 +33,8 @@ NOT_RUN = {
     "KUBETWIN_FUZZ_CASES=": "a fuzzing campaign on demand: thousands of cases, minutes",
     ".venv/bin/python -m tests.fuzz": "a fuzzing campaign on demand: thousands of cases, minutes",
     "kubetwin snapshot --kubeconfig": "reads a live cluster (tests/cli/test_snapshot.py runs it against a local API server)",
+    "kubetwin serve": "a server: runs until stopped (tests/serve/test_readme_session.py runs the README's session)",
+    "curl": "calls the server above (tests/serve/test_readme_session.py runs the README's session)",
 }
 
 

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "snapshot": ("kubetwin.cli.snapshot", "snapshot", "Merge kubectl dumps into one cluster, written as a scenario folder."),
     "plan": ("kubetwin.cli.plan", "plan", "Size a cluster: the fewest (or cheapest) nodes of given types that run a workload, "
              "kubelet admission included."),
+    "serve": ("kubetwin.cli.serve", "serve", "Serve a cluster over HTTP: what-if API, kubelet-aware scheduler extender, metrics."),
     "gates": ("kubetwin.cli.gates", "gates", "Feature gates of a Kubernetes version: default, maturity, lock."),
     "runtime": ("kubetwin.cli.runtime", "runtime", "One node below the kubelet: NRI plugins and resource policies "
                 "(topology-aware, balloons) placing containers."),

@@ -149,6 +149,15 @@ def parse_documents(text: str, file: str = "<input>") -> list[Any]:
     return _load_yaml(text, file)
 
 
+def parse_json(text: str, file: str = "<input>") -> Any:
+    """Exactly one JSON document (a request body), held to the rules of JSON files: no duplicate
+    keys, no ``NaN``, no trailing commas, bounded nesting."""
+    docs = _load_json(text, file)
+    if len(docs) != 1:
+        raise InputError(f"expected one JSON document, found {len(docs)}", file=file)
+    return docs[0]
+
+
 def parse_yaml(text: str, file: str = "<input>") -> list[Any]:
     """The documents of a YAML text, also where it starts like JSON (YAML's flow style:
     ``{memory: 2Gi}``), with the same limits and duplicate-key rule."""

@@ -77,6 +77,8 @@ RUNS: dict[str, list[list[str]]] = {
     "simulate": [["-f", "{tmp}/scenario.yaml", "--pods", "--no-progress"]],
     "plan": [[f"{EX}/plan/web.yaml", "--node-type", f"numa=1s2n4c2t:mem=64Gi,kubelet={EX}/plan/kubelet-numa.yaml",
               "--no-progress"]],
+    # -o is the format of what --check prints (serving runs until stopped: tests/serve)
+    "serve": [["--cluster", "{tmp}/scenario.yaml", "--check"]],
 }
 
 SCENARIO = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "plain"},

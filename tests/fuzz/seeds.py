@@ -321,6 +321,20 @@ def example_seeds() -> Iterator[Seed]:
                                              "aware:autoscaler.estimator=kubelet-aware", "-o", "json"),
                {"scenario.yaml": _yaml(*_autoscaling_scenario())})
 
+    # serve --check: the cluster and the NodeKubelets file read as serve reads them, nothing served
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"pool": pool}},
+              "status": {"capacity": cap, "allocatable": cap}}
+             for name, pool, cap in (("node-a", "general", {"cpu": "8", "memory": "32Gi", "pods": "110"}),
+                                     ("gpu-0", "gpu", {"cpu": "32", "memory": "128Gi", "pods": "110"}))]
+    running = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "db", "namespace": "default"},
+               "spec": {"nodeName": "node-a", "containers": [{"name": "db", "image": "db", "resources": {
+                   "requests": {"cpu": "2", "memory": "2Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}}]}}
+    yield Seed("hand/serve-check", ("serve", "--cluster", "cluster.yaml", "--kubelets", "kubelets.yaml", "--check"),
+               {"cluster.yaml": _yaml(*nodes, running), "kubelets.yaml": _read(EXAMPLES / "serve" / "kubelets.yaml")})
+    yield Seed("hand/serve-check-scenario", ("serve", "--cluster", "scenario.yaml", "--check"),
+               {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
+               referenced=("objects.yaml",))
+
 
 def snapshot_seeds() -> Iterator[Seed]:
     """``kubetwin snapshot``: dumps (a folder), and a live cluster's kubeconfig (the server does
