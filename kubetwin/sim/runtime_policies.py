@@ -214,6 +214,11 @@ class RuntimePolicies:
         self._nrts: dict[int, tuple[int, Any]] = {}
         self._index = {name: i for i, name in enumerate(sim.cluster.names)}
         self._install_nrt(sim)
+        #: nodes kept on the plain path (not on the fast path's table, :mod:`.runtime_memo`)
+        self.plain: set[int] = set()
+        from . import runtime_memo
+
+        self.memo = runtime_memo.MemoNodes(self) if runtime_memo.ENABLED else None
 
     def _install_nrt(self, sim: "Simulator") -> None:
         """Scheduling against NRI-managed nodes: with NodeResourceTopologyMatch in the profile, the
@@ -253,32 +258,49 @@ class RuntimePolicies:
     def start(self, i: int, sp: "SimPod", kubelet: Any) -> tuple[str, str] | None:
         """After the kubelet admitted ``sp`` on node ``i``: sandbox and containers through NRI.
         Returns the failure (reason, message) — the kubelet has then released the pod."""
+        if self.memo is not None:
+            handled, failure = self.memo.start(i, sp, kubelet)
+            if handled:
+                return failure
         rn = self._node(i, kubelet)
+        return self.started(i, rn, sp, rn.start_pod(sp.pod))
+
+    def started(self, i: int, rn: "RuntimeNode", sp: "SimPod", refused: Any) -> tuple[str, str] | None:
+        """The outcome of ``rn.start_pod(sp.pod)``: the refusal counted, or the placement recorded."""
         self.versions[i] += 1
-        refused = rn.start_pod(sp.pod)
         if refused is not None:
             rn.rejected.clear()
             self.rejected[i] = self.rejected.get(i, 0) + 1
             return refused.reason, refused.message
+        self.record(i, rn, sp)
+        return None
+
+    def record(self, i: int, rn: "RuntimeNode", sp: "SimPod") -> list[dict[str, Any]]:
+        """The rows of ``sp``'s containers just placed on ``rn`` (appended to ``placed``), and the
+        pod's exclusive CPUs and memory nodes."""
         rec = rn.pods[sp.pod.key]
         exclusive = CPUSet()
         mems = CPUSet()
+        rows = []
         for c in rec.containers:
             if c.state == "exited":
                 continue
             row = container_row(rn, rec.pod, c)
             row["time"] = self.sim.now
             row["node"] = self.sim.cluster.names[i]
-            self.placed.append(row)
+            rows.append(row)
             exclusive = exclusive | CPUSet.parse(row["exclusive"])
             if row["cpusetMems"]:
                 mems = mems | CPUSet.parse(row["cpusetMems"])
+        self.placed.extend(rows)
         sp.cpus = str(exclusive)
         sp.mems = ",".join(str(m) for m in mems) if exclusive else ""
-        return None
+        return rows
 
     def stop(self, i: int, sp: "SimPod") -> None:
         """The pod left node ``i``: its containers and sandbox go through NRI's stop and remove."""
+        if self.memo is not None and self.memo.stop(i, sp):
+            return
         rn = self.nodes[i]
         if rn is not None and rn.delete_pod(sp.pod.key):
             self.versions[i] += 1
@@ -403,21 +425,30 @@ def _stranded(machine: Any, exclusive: CPUSet, reserved: CPUSet) -> int:
     return out
 
 
-def _runtime_node_figures(fig: _NodeFigures, rn: "RuntimeNode", report: Any) -> None:
+def runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
+    """What a runtime-policy node's figures read of it: containers, unpinned and misaligned
+    containers, exclusive CPUs, the policy's reserved CPUs."""
     exclusive = CPUSet()
+    containers = unpinned = misplaced = 0
     for p, r in rn.running():
         row = container_row(rn, p.pod, r)
-        fig.containers += 1
+        containers += 1
         exclusive = exclusive | CPUSet.parse(row["exclusive"])
         if not row["cpusetCpus"]:
-            fig.unpinned += 1
+            unpinned += 1
         elif row["misaligned"]:
-            fig.misaligned += 1
+            misplaced += 1
     reserved = CPUSet()
     if rn.resmgr is not None:
         reserved = CPUSet.parse(rn.resmgr.policy.describe().get("reserved") or "")
+    return containers, unpinned, misplaced, exclusive, reserved
+
+
+def _runtime_node_figures(fig: _NodeFigures, machine: Any, figures: tuple[int, int, int, CPUSet, CPUSet],
+                          report: Any) -> None:
+    fig.containers, fig.unpinned, fig.misaligned, exclusive, reserved = figures
     fig.exclusive = exclusive.size()
-    fig.stranded = _stranded(rn.machine, exclusive, reserved)
+    fig.stranded = _stranded(machine, exclusive, reserved)
     # the node's report (NUMA map, node table) shows what the runtime policy did, not the kubelet's none
     from .results import NUMAReport
 
@@ -425,7 +456,7 @@ def _runtime_node_figures(fig: _NodeFigures, rn: "RuntimeNode", report: Any) -> 
     report.policies = {**report.policies, "runtimePolicy": fig.manager}
     report.numa = [NUMAReport(n.id, n.cpus.size(), (n.cpus & exclusive).size(),
                               n.cpus.size() - (n.cpus & exclusive).size() - (n.cpus & reserved).size(), n.memory)
-                   for n in rn.machine.nodes]
+                   for n in machine.nodes]
 
 
 def _kubelet_node_figures(fig: _NodeFigures, kubelet: Any, residents: Any) -> None:
@@ -479,9 +510,13 @@ def placement_report(sim: "Simulator", reports: list[Any]) -> dict[str, Any] | N
         manager = rp.name if rp is not None else f"kubelet {sn.kubelet.cpu_manager_policy}"
         fig = _NodeFigures(name, sn.group, manager, rejected_kubelet=rejected_kubelet.get(i, 0))
         rn = rt.nodes[i] if rt is not None else None
-        if rn is not None:
+        memo = rt.memo.figures(i, runtime_figures) if rt is not None and rt.memo is not None else None
+        if memo is not None:
             fig.rejected_runtime = rt.rejected.get(i, 0) if rt is not None else 0
-            _runtime_node_figures(fig, rn, reports[i])
+            _runtime_node_figures(fig, sn.machine, memo, reports[i])
+        elif rn is not None:
+            fig.rejected_runtime = rt.rejected.get(i, 0) if rt is not None else 0
+            _runtime_node_figures(fig, rn.machine, runtime_figures(rn), reports[i])
         elif rp is None:
             k = sim.kubelets[i]
             if k:
