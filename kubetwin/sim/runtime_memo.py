@@ -56,6 +56,11 @@ if TYPE_CHECKING:
 
 _ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
 
+#: a real node leaving a state this shallow (at most this many events from the start) by a miss
+#: leaves a copy of itself parked there: shallow states are met by many nodes, and a copy costs
+#: less than the replay of their history the next miss there would need
+CLONE_DEPTH = 5
+
 #: use the table (False: every node on the plain path, for equivalence tests and A/B runs)
 ENABLED = True
 
@@ -225,6 +230,7 @@ class MemoNodes:
         from ..diagnostics import warn_calls
 
         real = self._real(v)
+        self._keep_copy(v, real)
         warned = warn_calls()
         refused = real.rn.start_pod(pod)
         if refused is not None or warn_calls() != warned:
@@ -261,6 +267,7 @@ class MemoNodes:
             return True
         table.misses += 1
         real = self._real(v)
+        self._keep_copy(v, real)
         real.rn.delete_pod(real.keys[slot])
         nxt = table.new_state()
         table.edges[(v.state, ev)] = Edge(nxt)
@@ -300,6 +307,16 @@ class MemoNodes:
             if st.parked is None:
                 st.parked = v.real
             v.real = None
+
+    @staticmethod
+    def _keep_copy(v: Virtual, real: Real) -> None:
+        """Before ``real`` leaves a shallow state by a miss, a copy of it is parked there."""
+        st = v.table.states[v.state]
+        if st.parked is None and len(v.path) - 1 <= CLONE_DEPTH:
+            from .runtime_policies import clone_runtime_node
+
+            sn = v.table.node
+            st.parked = Real(clone_runtime_node(real.rn, sn.runtime, sn.kubelet), list(real.keys))
 
     def _real(self, v: Virtual) -> Real:
         """A real node in ``v``'s state: the one it holds, the one parked there, or the one parked

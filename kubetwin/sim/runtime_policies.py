@@ -153,6 +153,24 @@ def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any
 
     if rp.plugin is not None:
         return new_runtime_node(machine, rp, config, kubelet)
+    started, shared = _template(machine, rp, config, kubelet)
+    memo = dict(shared)
+    memo[id(started.kubelet)] = kubelet
+    return copy.deepcopy(started, memo)
+
+
+def clone_runtime_node(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> "RuntimeNode":
+    """A copy of ``rn`` (a node forked by :func:`fork_runtime_node`) in its current state, below
+    the same kubelet, sharing what the fork shares."""
+    import copy
+
+    memo = dict(_template(rn.machine, rp, config, rn.kubelet)[1])
+    memo[id(rn.kubelet)] = rn.kubelet
+    return copy.deepcopy(rn, memo)
+
+
+def _template(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> tuple["RuntimeNode", dict[int, Any]]:
+    """The started runtime of (machine, policy, configuration), and the objects its copies share."""
     key = (id(machine), id(rp.resource), id(config))
     tmpl = _TEMPLATES.get(key)
     if tmpl is None or tmpl[0] is not machine or tmpl[1] is not rp.resource or tmpl[2] is not config:
@@ -168,10 +186,7 @@ def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any
                 return True
             tree.walk(keep)
         tmpl = _TEMPLATES[key] = (machine, rp.resource, config, started, shared)
-    started, shared = tmpl[3], tmpl[4]
-    memo = dict(shared)
-    memo[id(started.kubelet)] = kubelet
-    return copy.deepcopy(started, memo)
+    return tmpl[3], tmpl[4]
 
 
 def check_starts(machine: Any, config: Any, rp: RuntimePolicy | None, path: str) -> None:

@@ -152,3 +152,12 @@ def test_policy_resources_with_match_expressions_are_not_answered_from_the_table
     doc["spec"]["balloonTypes"][0]["matchExpressions"] = [{"key": "name", "operator": "In", "values": ["p1"]}]
     assert not runtime_memo.policy_memoizable(decode_policy(doc, "x.yaml"))
     assert runtime_memo.policy_memoizable(_balloons().resource)
+
+
+@pytest.mark.parametrize("depth", (-1, 0, 100))
+def test_misses_replayed_on_parked_copies_or_fresh_nodes_give_the_plain_answer(depth: int, monkeypatch) -> None:
+    # -1: no copies (every miss off the holder's path replays its history), 100: a copy everywhere
+    monkeypatch.setattr(runtime_memo, "CLONE_DEPTH", depth)
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    memo = _same(MACHINES[0], rp, 9, [{}])
+    assert sum(t.replayed for t in memo.tables.values()) > 0 or depth == 100
