@@ -59,7 +59,7 @@ _ENCODER = msgspec.json.Encoder(enc_hook=_enc_hook)
 #: a real node leaving a state this shallow (at most this many events from the start) by a miss
 #: leaves a copy of itself parked there: shallow states are met by many nodes, and a copy costs
 #: less than the replay of their history the next miss there would need
-CLONE_DEPTH = 5
+CLONE_DEPTH = 4
 
 #: use the table (False: every node on the plain path, for equivalence tests and A/B runs)
 ENABLED = True
