@@ -20,7 +20,7 @@ so the table is used only when:
 * the kubelet's CPU and memory managers are off (``none``): the CRI resources the runtime gets
   then depend on the pod alone, never on what the kubelet holds;
 * the runtime is an nri-plugins policy (not a Python plugin, whose state is its own) whose
-  resource has no ``matchExpressions`` (they can match pod names and ids);
+  ``matchExpressions`` read only namespaces, QoS classes and labels (not names or ids);
 * ``NodeResourceTopologyMatch`` does not read the nodes' published topology during the run;
 * the event is keyed on the whole pod but its name, UID, start time and nominated node (which
   nothing below the kubelet reads) (namespace, labels, annotations,
@@ -132,12 +132,48 @@ class Virtual:
 _AFFINITY_KEYS = ("/affinity", "/anti-affinity")
 
 
+def _name_free_key(key: Any) -> bool:
+    """An expression key that reads nothing of a pod's or container's name or ids: the namespace,
+    the QoS class, or a label the runtime does not derive from names (``io.kubernetes.*`` are)."""
+    if not isinstance(key, str):
+        return False
+    k = key.lstrip("/")
+    if k.startswith("pod/"):
+        k = k[4:]
+    if k in ("namespace", "qosclass"):
+        return True
+    return k.startswith("labels/") and not k[7:].startswith("io.kubernetes.")
+
+
+def _expressions_name_free(value: Any) -> bool:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "matchExpressions":
+                if not isinstance(v, list) or not all(isinstance(e, dict) and _name_free_key(e.get("key"))
+                                                      for e in v):
+                    return False
+            elif not _expressions_name_free(v):
+                return False
+    elif isinstance(value, list):
+        return all(_expressions_name_free(v) for v in value)
+    return True
+
+
 def policy_memoizable(resource: Any) -> bool:
-    """Whether a policy resource can be answered from the table: no ``matchExpressions`` (they
-    can read pod names and ids)."""
+    """Whether a policy resource can be answered from the table: its ``matchExpressions`` read
+    no pod or container names or ids (namespace, QoS class and plain labels only)."""
     if resource is None:
         return False
-    return "matchExpressions" not in json.dumps(resource.config, default=str)
+    def plain(o: Any) -> Any:
+        if hasattr(o, "__dict__"):
+            return o.__dict__
+        raise TypeError(type(o).__name__)
+
+    try:
+        config = json.loads(json.dumps(resource.config, default=plain))
+    except (TypeError, ValueError):
+        return False   # something not seen through: keep the plain path
+    return _expressions_name_free(config)
 
 
 def kubelet_memoizable(kubelet: Any) -> bool:

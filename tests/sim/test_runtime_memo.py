@@ -161,3 +161,12 @@ def test_misses_replayed_on_parked_copies_or_fresh_nodes_give_the_plain_answer(d
     rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
     memo = _same(MACHINES[0], rp, 9, [{}])
     assert sum(t.replayed for t in memo.tables.values()) > 0 or depth == 100
+
+
+def test_match_expressions_on_qos_class_namespace_and_labels_keep_the_table() -> None:
+    # the Helm chart's default balloons config matches Guaranteed pods by qosclass
+    assert runtime_memo.policy_memoizable(load_policy("balloons"))
+    doc = yaml.safe_load(BALLOONS_CASE.read_text())["policy"]
+    doc["spec"]["balloonTypes"][0]["matchExpressions"] = [{"key": "labels/io.kubernetes.pod.name", "operator": "In",
+                                                           "values": ["p1"]}]
+    assert not runtime_memo.policy_memoizable(decode_policy(doc, "x.yaml"))
