@@ -24,6 +24,14 @@ from .errors import InputError
 _strict: ContextVar[bool] = ContextVar("kubetwin_strict", default=False)
 _sink: ContextVar[Callable[[str], None] | None] = ContextVar("kubetwin_warning_sink", default=None)
 _seen: ContextVar[set[str] | None] = ContextVar("kubetwin_warnings_seen", default=None)
+#: calls of :func:`warn` in this process (repeated texts included): a fast path that remembers an
+#: answer checks that computing it warned about nothing (``kubetwin.sim.runtime_memo``)
+_calls = [0]
+
+
+def warn_calls() -> int:
+    """How many times :func:`warn` was called so far in this process."""
+    return _calls[0]
 
 
 def _stderr(text: str) -> None:
@@ -35,6 +43,7 @@ def warn(err: InputError | str) -> None:
 
     The same text is reported once per run (a warning about a field of a pod template is not
     repeated for each of its 10,000 replicas)."""
+    _calls[0] += 1
     error = err if isinstance(err, InputError) else InputError(err)
     if _strict.get():
         fix = error.fix

@@ -143,8 +143,8 @@ class RuntimeNode:
         self.pods[pod.key] = rec
         for c, init in pod.all_containers():
             kind = ("sidecar" if is_sidecar(c) else "init") if init else "app"
-            ctr = self._container(pod, rec, c)
             cri, qos = container_resources_for(self.kubelet, pod, c)
+            ctr = self._container(pod, rec, c, cri)
             record = ContainerRecord(c.name, kind, ctr, cri=cri, qos=qos)
             try:
                 adjust, updates, result = self.adaptation.create_container(sandbox, ctr)
@@ -255,8 +255,8 @@ class RuntimeNode:
                               labels=labels, annotations=dict(pod.metadata.annotations),
                               linux=api.LinuxPodSandbox(cgroup_parent=parent))
 
-    def _container(self, pod: Pod, rec: PodRecord, c: Any) -> api.Container:
-        cri, _ = container_resources_for(self.kubelet, pod, c)
+    def _container(self, pod: Pod, rec: PodRecord, c: Any, cri: dict[str, Any]) -> api.Container:
+        """The container as the runtime describes it to NRI, from the kubelet's CRI resources ``cri``."""
         cid = _hex_id("container", pod.uid, c.name)
         res = nri_resources_from_cri(cri)
         parent = rec.sandbox.linux.cgroup_parent if rec.sandbox.linux else ""

@@ -153,6 +153,24 @@ def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any
 
     if rp.plugin is not None:
         return new_runtime_node(machine, rp, config, kubelet)
+    started, shared = _template(machine, rp, config, kubelet)
+    memo = dict(shared)
+    memo[id(started.kubelet)] = kubelet
+    return copy.deepcopy(started, memo)
+
+
+def clone_runtime_node(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> "RuntimeNode":
+    """A copy of ``rn`` (a node forked by :func:`fork_runtime_node`) in its current state, below
+    the same kubelet, sharing what the fork shares."""
+    import copy
+
+    memo = dict(_template(rn.machine, rp, config, rn.kubelet)[1])
+    memo[id(rn.kubelet)] = rn.kubelet
+    return copy.deepcopy(rn, memo)
+
+
+def _template(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> tuple["RuntimeNode", dict[int, Any]]:
+    """The started runtime of (machine, policy, configuration), and the objects its copies share."""
     key = (id(machine), id(rp.resource), id(config))
     tmpl = _TEMPLATES.get(key)
     if tmpl is None or tmpl[0] is not machine or tmpl[1] is not rp.resource or tmpl[2] is not config:
@@ -168,10 +186,7 @@ def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any
                 return True
             tree.walk(keep)
         tmpl = _TEMPLATES[key] = (machine, rp.resource, config, started, shared)
-    started, shared = tmpl[3], tmpl[4]
-    memo = dict(shared)
-    memo[id(started.kubelet)] = kubelet
-    return copy.deepcopy(started, memo)
+    return tmpl[3], tmpl[4]
 
 
 def check_starts(machine: Any, config: Any, rp: RuntimePolicy | None, path: str) -> None:
@@ -214,6 +229,11 @@ class RuntimePolicies:
         self._nrts: dict[int, tuple[int, Any]] = {}
         self._index = {name: i for i, name in enumerate(sim.cluster.names)}
         self._install_nrt(sim)
+        #: nodes kept on the plain path (not on the fast path's table, :mod:`.runtime_memo`)
+        self.plain: set[int] = set()
+        from . import runtime_memo
+
+        self.memo = runtime_memo.MemoNodes(self) if runtime_memo.ENABLED else None
 
     def _install_nrt(self, sim: "Simulator") -> None:
         """Scheduling against NRI-managed nodes: with NodeResourceTopologyMatch in the profile, the
@@ -253,32 +273,49 @@ class RuntimePolicies:
     def start(self, i: int, sp: "SimPod", kubelet: Any) -> tuple[str, str] | None:
         """After the kubelet admitted ``sp`` on node ``i``: sandbox and containers through NRI.
         Returns the failure (reason, message) — the kubelet has then released the pod."""
+        if self.memo is not None:
+            handled, failure = self.memo.start(i, sp, kubelet)
+            if handled:
+                return failure
         rn = self._node(i, kubelet)
+        return self.started(i, rn, sp, rn.start_pod(sp.pod))
+
+    def started(self, i: int, rn: "RuntimeNode", sp: "SimPod", refused: Any) -> tuple[str, str] | None:
+        """The outcome of ``rn.start_pod(sp.pod)``: the refusal counted, or the placement recorded."""
         self.versions[i] += 1
-        refused = rn.start_pod(sp.pod)
         if refused is not None:
             rn.rejected.clear()
             self.rejected[i] = self.rejected.get(i, 0) + 1
             return refused.reason, refused.message
+        self.record(i, rn, sp)
+        return None
+
+    def record(self, i: int, rn: "RuntimeNode", sp: "SimPod") -> list[dict[str, Any]]:
+        """The rows of ``sp``'s containers just placed on ``rn`` (appended to ``placed``), and the
+        pod's exclusive CPUs and memory nodes."""
         rec = rn.pods[sp.pod.key]
         exclusive = CPUSet()
         mems = CPUSet()
+        rows = []
         for c in rec.containers:
             if c.state == "exited":
                 continue
             row = container_row(rn, rec.pod, c)
             row["time"] = self.sim.now
             row["node"] = self.sim.cluster.names[i]
-            self.placed.append(row)
+            rows.append(row)
             exclusive = exclusive | CPUSet.parse(row["exclusive"])
             if row["cpusetMems"]:
                 mems = mems | CPUSet.parse(row["cpusetMems"])
+        self.placed.extend(rows)
         sp.cpus = str(exclusive)
         sp.mems = ",".join(str(m) for m in mems) if exclusive else ""
-        return None
+        return rows
 
     def stop(self, i: int, sp: "SimPod") -> None:
         """The pod left node ``i``: its containers and sandbox go through NRI's stop and remove."""
+        if self.memo is not None and self.memo.stop(i, sp):
+            return
         rn = self.nodes[i]
         if rn is not None and rn.delete_pod(sp.pod.key):
             self.versions[i] += 1
@@ -403,21 +440,30 @@ def _stranded(machine: Any, exclusive: CPUSet, reserved: CPUSet) -> int:
     return out
 
 
-def _runtime_node_figures(fig: _NodeFigures, rn: "RuntimeNode", report: Any) -> None:
+def runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
+    """What a runtime-policy node's figures read of it: containers, unpinned and misaligned
+    containers, exclusive CPUs, the policy's reserved CPUs."""
     exclusive = CPUSet()
+    containers = unpinned = misplaced = 0
     for p, r in rn.running():
         row = container_row(rn, p.pod, r)
-        fig.containers += 1
+        containers += 1
         exclusive = exclusive | CPUSet.parse(row["exclusive"])
         if not row["cpusetCpus"]:
-            fig.unpinned += 1
+            unpinned += 1
         elif row["misaligned"]:
-            fig.misaligned += 1
+            misplaced += 1
     reserved = CPUSet()
     if rn.resmgr is not None:
         reserved = CPUSet.parse(rn.resmgr.policy.describe().get("reserved") or "")
+    return containers, unpinned, misplaced, exclusive, reserved
+
+
+def _runtime_node_figures(fig: _NodeFigures, machine: Any, figures: tuple[int, int, int, CPUSet, CPUSet],
+                          report: Any) -> None:
+    fig.containers, fig.unpinned, fig.misaligned, exclusive, reserved = figures
     fig.exclusive = exclusive.size()
-    fig.stranded = _stranded(rn.machine, exclusive, reserved)
+    fig.stranded = _stranded(machine, exclusive, reserved)
     # the node's report (NUMA map, node table) shows what the runtime policy did, not the kubelet's none
     from .results import NUMAReport
 
@@ -425,7 +471,7 @@ def _runtime_node_figures(fig: _NodeFigures, rn: "RuntimeNode", report: Any) -> 
     report.policies = {**report.policies, "runtimePolicy": fig.manager}
     report.numa = [NUMAReport(n.id, n.cpus.size(), (n.cpus & exclusive).size(),
                               n.cpus.size() - (n.cpus & exclusive).size() - (n.cpus & reserved).size(), n.memory)
-                   for n in rn.machine.nodes]
+                   for n in machine.nodes]
 
 
 def _kubelet_node_figures(fig: _NodeFigures, kubelet: Any, residents: Any) -> None:
@@ -479,9 +525,13 @@ def placement_report(sim: "Simulator", reports: list[Any]) -> dict[str, Any] | N
         manager = rp.name if rp is not None else f"kubelet {sn.kubelet.cpu_manager_policy}"
         fig = _NodeFigures(name, sn.group, manager, rejected_kubelet=rejected_kubelet.get(i, 0))
         rn = rt.nodes[i] if rt is not None else None
-        if rn is not None:
+        memo = rt.memo.figures(i, runtime_figures) if rt is not None and rt.memo is not None else None
+        if memo is not None:
             fig.rejected_runtime = rt.rejected.get(i, 0) if rt is not None else 0
-            _runtime_node_figures(fig, rn, reports[i])
+            _runtime_node_figures(fig, sn.machine, memo, reports[i])
+        elif rn is not None:
+            fig.rejected_runtime = rt.rejected.get(i, 0) if rt is not None else 0
+            _runtime_node_figures(fig, rn.machine, runtime_figures(rn), reports[i])
         elif rp is None:
             k = sim.kubelets[i]
             if k:

@@ -314,9 +314,11 @@ def test_a_plugin_whose_configure_fails_is_refused_before_the_run(tmp_path):
     assert err.path == "spec.nodeGroups[0].runtime" and "no way" in err.message
 
 
-def test_an_evicted_pod_is_torn_down_through_nri(tmp_path):
+def test_an_evicted_pod_is_torn_down_through_nri(tmp_path, monkeypatch):
     from kubetwin.sim.loop import Simulator
 
+    # the plain path's runtime node is read below (test_runtime_memo holds the fast path to it)
+    monkeypatch.setattr("kubetwin.sim.runtime_memo.ENABLED", False)
     sim = Simulator(load_scenario(_scenario(tmp_path, {"runtime": {"policy": "topology-aware"}},
                                             [_workload("g", 1, GUARANTEED)])))
     sim.run()

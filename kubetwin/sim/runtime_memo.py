@@ -1,0 +1,410 @@
+"""A fast path for runtime policies in ``simulate``: node histories answered from a table.
+
+Nodes of one group start from the same runtime (machine, policy resource, kubelet
+configuration), and the NRI policies are deterministic: a node that has seen the same sequence
+of pod creations and deletions as another node — the same pods up to their names — is in the
+same state, and the next creation gets the same cpusets, memory nodes and pool. So each group
+shares a table of *states* (a trie of histories): an edge ``(state, event)`` holds what the
+plain path answered the first time — the next state, the new pod's placement rows, its CPUs and
+memory nodes — and every later node that takes the same edge reads it instead of running the
+policy. A node only holds a history and its state; a real :class:`..runtime.node.RuntimeNode`
+is needed for an edge the table does not know (a *miss*) and for the node's figures at the end
+of the run. Such a real node is kept with the state it is in ("parked"); a miss takes the one
+parked at the node's state, or the one parked nearest on the node's own path, and replays the
+rest of the node's history on it — the plain path, the same calls in the same order.
+
+The answer is the plain path's answer, by construction, as long as nothing the policy reads
+differs between two nodes with the same history. That holds only where the key spells it out,
+so the table is used only when:
+
+* the kubelet's CPU and memory managers are off (``none``): the CRI resources the runtime gets
+  then depend on the pod alone, never on what the kubelet holds;
+* the runtime is an nri-plugins policy (not a Python plugin, whose state is its own) whose
+  ``matchExpressions`` read only namespaces, QoS classes and labels (not names or ids);
+* ``NodeResourceTopologyMatch`` does not read the nodes' published topology during the run;
+* the event is keyed on the whole pod but its name, UID, start time and nominated node (which
+  nothing below the kubelet reads) (namespace, labels, annotations,
+  containers, resources; plus the substrings of the pod's cgroup parent that upstream's cache
+  reads its QoS class from), and the pod has no (anti-)affinity annotations (they match other
+  pods by name);
+* the plain path answered without a rejection and without a warning (both name the pod).
+
+Any other case turns the node back to the plain path for the rest of the run (with its history
+replayed on a real node first). ``tests/sim/test_runtime_memo.py`` holds the table's answers
+against the plain path's on random workloads.
+
+Not an upstream module: a kubetwin fast path; the policies it remembers are nri-plugins'
+(``cmd/plugins/topology-aware``, ``cmd/plugins/balloons``), kept plain in :mod:`kubetwin.runtime`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Hashable
+
+import msgspec
+
+from ..model.meta import enc_hook
+
+if TYPE_CHECKING:
+    from ..model.pod import Pod
+    from ..runtime.node import RuntimeNode
+    from .loop import SimPod
+    from .runtime_policies import RuntimePolicies
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=enc_hook)
+
+#: a real node leaving a state this shallow (at most this many events from the start) by a miss
+#: leaves a copy of itself parked there: shallow states are met by many nodes, and a copy costs
+#: less than the replay of their history the next miss there would need
+CLONE_DEPTH = 4
+
+#: use the table (False: every node on the plain path, for equivalence tests and A/B runs)
+ENABLED = True
+
+
+class Real:
+    """A started :class:`RuntimeNode` and the keys of the pods created on it, in history order
+    (slot ``j`` of a history is ``keys[j]`` here: a parked node carries another node's pods)."""
+
+    __slots__ = ("rn", "keys")
+
+    def __init__(self, rn: "RuntimeNode", keys: list[str] | None = None):
+        self.rn = rn
+        self.keys = keys if keys is not None else []
+
+
+@dataclass
+class Edge:
+    """What the plain path answered for one event in one state."""
+
+    next: int
+    rows: tuple[dict[str, Any], ...] = ()     # the new pod's placement rows, without pod/time/node
+    cpus: str = ""
+    mems: str = ""
+
+
+@dataclass
+class State:
+    parked: Real | None = None
+    figures: Any = None                       # the node figures of this state, once computed
+
+
+@dataclass
+class Table:
+    """The states of one (machine, policy resource, kubelet configuration). ``kubelet``: the
+    kubelet every real node of the table runs beside — a private copy of the group's started
+    kubelet (with the managers off, the CRI resources it computes depend on the pod alone), so
+    replays and parked nodes never touch a simulated node's kubelet."""
+
+    node: Any                                 # a SimNode of the group (machine, policy, configuration)
+    kubelet: Any
+    layout: Any
+    states: list[State] = field(default_factory=lambda: [State()])
+    edges: dict[tuple[int, Hashable], Edge] = field(default_factory=dict)
+    hits: int = 0
+    misses: int = 0
+    replayed: int = 0
+
+    def new_state(self) -> int:
+        self.states.append(State())
+        return len(self.states) - 1
+
+
+@dataclass
+class Virtual:
+    """A node on the table: its state, the states along its path, its history (for replays)."""
+
+    table: Table
+    state: int = 0
+    path: list[int] = field(default_factory=lambda: [0])
+    #: ``("c", pod)`` or ``("d", slot)`` per event, in order
+    history: list[tuple[str, Any]] = field(default_factory=list)
+    #: pod key -> slot (successful creations in order), for pods still on the node
+    slots: dict[str, int] = field(default_factory=dict)
+    created: int = 0
+    #: a real node in this node's state, when the last event was a miss
+    real: Real | None = None
+
+
+_AFFINITY_KEYS = ("/affinity", "/anti-affinity")
+
+
+def _name_free_key(key: Any) -> bool:
+    """An expression key that reads nothing of a pod's or container's name or ids: the namespace,
+    the QoS class, or a label the runtime does not derive from names (``io.kubernetes.*`` are)."""
+    if not isinstance(key, str):
+        return False
+    k = key.lstrip("/")
+    if k.startswith("pod/"):
+        k = k[4:]
+    if k in ("namespace", "qosclass"):
+        return True
+    return k.startswith("labels/") and not k[7:].startswith("io.kubernetes.")
+
+
+def _expressions_name_free(value: Any) -> bool:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "matchExpressions":
+                if not isinstance(v, list) or not all(isinstance(e, dict) and _name_free_key(e.get("key"))
+                                                      for e in v):
+                    return False
+            elif not _expressions_name_free(v):
+                return False
+    elif isinstance(value, list):
+        return all(_expressions_name_free(v) for v in value)
+    return True
+
+
+def policy_memoizable(resource: Any) -> bool:
+    """Whether a policy resource can be answered from the table: its ``matchExpressions`` read
+    no pod or container names or ids (namespace, QoS class and plain labels only)."""
+    if resource is None:
+        return False
+    def plain(o: Any) -> Any:
+        if hasattr(o, "__dict__"):
+            return o.__dict__
+        raise TypeError(type(o).__name__)
+
+    try:
+        config = json.loads(json.dumps(resource.config, default=plain))
+    except (TypeError, ValueError):
+        return False   # something not seen through: keep the plain path
+    return _expressions_name_free(config)
+
+
+def kubelet_memoizable(kubelet: Any) -> bool:
+    """The kubelet's CRI resources depend on the pod alone: CPU and memory managers off."""
+    return getattr(kubelet.cpu, "static", None) is None and getattr(kubelet.memory, "static", None) is None
+
+
+def pod_event(pod: "Pod", layout: Any, kubelet: Any) -> Hashable | None:
+    """The key of a pod's creation: the pod without its name and UID, and the QoS substrings of
+    its cgroup parent; None when the pod can not be keyed (affinity annotations)."""
+    from ..runtime.node import _pod_qos
+
+    ann = pod.metadata.annotations
+    if ann and any(k.endswith(_AFFINITY_KEYS) or ".resource-policy.nri.io/affinity" in k
+                   or ".resource-policy.nri.io/anti-affinity" in k for k in ann):
+        return None
+    meta = msgspec.structs.replace(pod.metadata, name="", uid="")
+    status = msgspec.structs.replace(pod.status, start_time=None, nominated_node_name=None)
+    blank = msgspec.structs.replace(pod, metadata=meta, status=status)
+    parent = layout.path(layout.pod(_pod_qos(kubelet, pod), pod.uid)) or ""
+    return ("c", _ENCODER.encode(blank), "besteffort" in parent, "burstable" in parent)
+
+
+_ROW_IDENTITY = ("pod", "time", "node")
+
+
+class MemoNodes:
+    """The runtime-policy nodes of a run that are on the table (see the module docstring).
+    :class:`.runtime_policies.RuntimePolicies` asks it first; a node it does not take (or lets
+    go) is on the plain path, in ``RuntimePolicies.nodes``."""
+
+    def __init__(self, rt: "RuntimePolicies"):
+        self.rt = rt
+        self.tables: dict[tuple[int, int, int], Table] = {}
+        self.nodes: dict[int, Virtual] = {}
+        self._policy_ok: dict[int, bool] = {}
+
+    # --- which nodes ---------------------------------------------------------------------------
+    def _virtual(self, i: int, kubelet: Any) -> Virtual | None:
+        v = self.nodes.get(i)
+        if v is not None or not ENABLED or self.rt.nodes[i] is not None or i in self.rt.plain:
+            return v
+        sn = self.rt.sim.sim_nodes[i]
+        rp = sn.runtime
+        ok = self._policy_ok.get(id(rp))
+        if ok is None:
+            ok = self._policy_ok[id(rp)] = rp.plugin is None and policy_memoizable(rp.resource)
+        if not ok or not kubelet_memoizable(kubelet) or self.rt.sim.sched.handle.live_nrt is not None:
+            self.rt.plain.add(i)
+            return None
+        key = (id(sn.machine), id(rp.resource), id(sn.kubelet))
+        table = self.tables.get(key)
+        if table is None:
+            from ..kubelet.cgroup_paths import CgroupLayout
+            from .kubelets import template_for
+
+            cfg: Any = sn.kubelet
+            machine: Any = sn.machine
+            table = self.tables[key] = Table(sn, template_for(machine, cfg).fork(),
+                                             CgroupLayout(cfg.cgroup_driver, cfg.cgroup_root, cfg.cgroups_per_qos))
+        v = self.nodes[i] = Virtual(table)
+        return v
+
+    # --- the run's calls -----------------------------------------------------------------------
+    def start(self, i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, tuple[str, str] | None]:
+        """``(handled, failure)``: handled is False when node ``i`` is on the plain path."""
+        v = self._virtual(i, kubelet)
+        if v is None:
+            return False, None
+        table = v.table
+        pod = sp.pod
+        ev = pod_event(pod, table.layout, kubelet)
+        if ev is None:
+            self._leave(i, v, kubelet)
+            return False, None
+        edge = table.edges.get((v.state, ev))
+        rt = self.rt
+        rt.versions[i] += 1
+        if edge is not None:
+            table.hits += 1
+            self._park(v)
+            key = pod.key
+            now, name = rt.sim.now, rt.sim.cluster.names[i]
+            for t in edge.rows:
+                rt.placed.append({"pod": key, **t, "time": now, "node": name})
+            sp.cpus, sp.mems = edge.cpus, edge.mems
+            self._advance(v, edge.next, ("c", pod), key)
+            return True, None
+        table.misses += 1
+        from ..diagnostics import warn_calls
+
+        real = self._real(v)
+        self._keep_copy(v, real)
+        warned = warn_calls()
+        refused = real.rn.start_pod(pod)
+        if refused is not None or warn_calls() != warned:
+            # the answer names the pod: this node leaves the table, its own history replayed
+            rn = self._leave(i, v, kubelet)
+            rt.versions[i] -= 1
+            return True, rt.started(i, rn, sp, rn.start_pod(pod))
+        rows = rt.record(i, real.rn, sp)
+        templates = tuple({k: val for k, val in row.items() if k not in _ROW_IDENTITY} for row in rows)
+        nxt = table.new_state()
+        table.edges[(v.state, ev)] = Edge(nxt, templates, sp.cpus, sp.mems)
+        real.keys.append(pod.key)
+        self._advance(v, nxt, ("c", pod), pod.key)
+        v.real = real
+        return True, None
+
+    def stop(self, i: int, sp: "SimPod") -> bool:
+        """``handled``: the pod left node ``i`` (on the table)."""
+        v = self.nodes.get(i)
+        if v is None:
+            return False
+        slot = v.slots.get(sp.pod.key)
+        if slot is None:
+            return True
+        table = v.table
+        ev = ("d", slot)
+        self.rt.versions[i] += 1
+        edge = table.edges.get((v.state, ev))
+        del v.slots[sp.pod.key]
+        if edge is not None:
+            table.hits += 1
+            self._park(v)
+            self._advance(v, edge.next, ev, None)
+            return True
+        table.misses += 1
+        real = self._real(v)
+        self._keep_copy(v, real)
+        real.rn.delete_pod(real.keys[slot])
+        nxt = table.new_state()
+        table.edges[(v.state, ev)] = Edge(nxt)
+        self._advance(v, nxt, ev, None)
+        v.real = real
+        return True
+
+    def figures(self, i: int, compute: Any) -> Any:
+        """``compute(rn)`` for node ``i``'s state (once per state); None when the node is not on
+        the table or never ran a pod."""
+        v = self.nodes.get(i)
+        if v is None or not v.history:
+            return None
+        st = v.table.states[v.state]
+        if st.figures is None:
+            real = self._real(v)
+            st.figures = compute(real.rn)
+            v.real = real
+            self._park(v)
+        return st.figures
+
+    # --- states --------------------------------------------------------------------------------
+    @staticmethod
+    def _advance(v: Virtual, nxt: int, event: tuple[str, Any], key: str | None) -> None:
+        v.state = nxt
+        v.path.append(nxt)
+        v.history.append(event)
+        if key is not None:
+            v.slots[key] = v.created
+            v.created += 1
+
+    @staticmethod
+    def _park(v: Virtual) -> None:
+        """The node moves on from its state: a real node it holds stays there for later misses."""
+        if v.real is not None:
+            st = v.table.states[v.state]
+            if st.parked is None:
+                st.parked = v.real
+            v.real = None
+
+    @staticmethod
+    def _keep_copy(v: Virtual, real: Real) -> None:
+        """Before ``real`` leaves a shallow state by a miss, a copy of it is parked there."""
+        st = v.table.states[v.state]
+        if st.parked is None and len(v.path) - 1 <= CLONE_DEPTH:
+            from .runtime_policies import clone_runtime_node
+
+            sn = v.table.node
+            st.parked = Real(clone_runtime_node(real.rn, sn.runtime, sn.kubelet), list(real.keys))
+
+    def _real(self, v: Virtual) -> Real:
+        """A real node in ``v``'s state: the one it holds, the one parked there, or the one parked
+        nearest on its path with the rest of its history replayed (from a fresh node if none)."""
+        held = v.real
+        if held is not None:
+            v.real = None
+            return held
+        table = v.table
+        k = len(v.path) - 1
+        while k >= 0 and table.states[v.path[k]].parked is None:
+            k -= 1
+        parked = table.states[v.path[k]].parked if k >= 0 else None
+        if parked is not None:
+            table.states[v.path[k]].parked = None
+            real = parked
+        else:
+            k = 0
+            real = Real(self._fresh(v))
+        rn = real.rn
+        for kind, arg in v.history[k:]:
+            table.replayed += 1
+            if kind == "c":
+                refused = rn.start_pod(arg)
+                if refused is not None:  # the table only holds creations that succeeded
+                    raise RuntimeError(f"internal error: replaying {arg.key} on a runtime node: {refused.message}")
+                real.keys.append(arg.key)
+            else:
+                rn.delete_pod(real.keys[arg])
+        return real
+
+    def _fresh(self, v: Virtual) -> "RuntimeNode":
+        from .runtime_policies import fork_runtime_node
+
+        sn = v.table.node
+        return fork_runtime_node(sn.machine, sn.runtime, sn.kubelet, v.table.kubelet)
+
+    def _leave(self, i: int, v: Virtual, kubelet: Any) -> "RuntimeNode":
+        """Node ``i`` goes to the plain path: a fresh node below its own kubelet, its history replayed."""
+        from .runtime_policies import fork_runtime_node
+
+        del self.nodes[i]
+        self.rt.plain.add(i)
+        sn = self.rt.sim.sim_nodes[i]
+        rn = fork_runtime_node(sn.machine, sn.runtime, sn.kubelet, v.table.kubelet)
+        keys: list[str] = []
+        for kind, arg in v.history:
+            if kind == "c":
+                rn.start_pod(arg)
+                keys.append(arg.key)
+            else:
+                rn.delete_pod(keys[arg])
+        rn.kubelet = kubelet
+        self.rt.nodes[i] = rn
+        return rn

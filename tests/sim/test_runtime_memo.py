@@ -1,0 +1,172 @@
+"""The runtime-policy fast path (``kubetwin.sim.runtime_memo``): a run answered from the table of
+node histories gives, byte for byte, the results of the plain path — every container's cpusets,
+memory nodes, pool and alignment, the pods' CPUs, rejections and the node figures — on random
+workloads (creations and deletions, several shapes, namespaces, annotations) over conformance
+machines, for both nri-plugins policies."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import yaml
+
+from kubetwin.machine import load_machine
+from kubetwin.model.kubelet_config import KubeletConfiguration
+from kubetwin.model.node import node_from_dict
+from kubetwin.model.pod import pod_from_dict
+from kubetwin.runtime.config import decode_policy, load_policy
+from kubetwin.sim import runtime_memo
+from kubetwin.sim.loop import Simulator
+from kubetwin.sim.runtime_policies import RuntimePolicy
+from kubetwin.sim.scenario import Scenario, SimNode, node_resources, parse_scheduler_config
+from kubetwin.sim.workload import Arrival
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+MACHINES = ("dual-socket-multi-numa-per-socket-ht.json", "single-socket-ht.json", "quad-socket-four-way-ht.json")
+BALLOONS_CASE = SHARED / "nri" / "balloons" / "test01-basic-placement-pod0-pod3.yaml"
+NONE = {"kubeReserved": {"cpu": "1", "memory": "1Gi"}}
+
+
+def _nodes(machine_file: str, count: int, rp: RuntimePolicy, cfg: dict[str, Any] = NONE) -> list[SimNode]:
+    machine = load_machine(str(SHARED / "machines" / machine_file))
+    config = KubeletConfiguration.from_dict(cfg)
+    cap, alloc = node_resources(machine, config, {}, 0)
+    return [SimNode(node_from_dict({"apiVersion": "v1", "kind": "Node",
+                                    "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
+                                    "status": {"capacity": cap, "allocatable": alloc}}),
+                    "g", machine, config, runtime=rp) for i in range(count)]
+
+
+def _template(rng: random.Random, annotations: list[dict[str, str]]) -> dict[str, Any]:
+    cpu = rng.choice(("250m", "1", "1", "2", "2", "3"))
+    mem = rng.choice(("256Mi", "1Gi"))
+    qos = rng.choice(("guaranteed", "guaranteed", "burstable", "besteffort"))
+    res: dict[str, Any] = {}
+    if qos != "besteffort":
+        res["requests"] = {"cpu": cpu, "memory": mem}
+        if qos == "guaranteed":
+            res["limits"] = dict(res["requests"])
+    containers = [{"name": "c", "resources": res}]
+    if rng.random() < 0.2:
+        containers.append({"name": "side", "resources": res})
+    meta: dict[str, Any] = {"namespace": rng.choice(("default", "default", "team", "kube-system"))}
+    ann = rng.choice(annotations)
+    if ann:
+        meta["annotations"] = ann
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": containers}}
+
+
+def _pods(rng: random.Random, count: int, annotations: list[dict[str, str]]) -> Iterator[Arrival]:
+    """``count`` pods of a few random templates (so that node histories repeat), arriving every
+    half second, some of them leaving again."""
+    templates = [_template(rng, annotations) for _ in range(4)]
+    for k in range(count):
+        doc = json.loads(json.dumps(rng.choice(templates)))
+        doc["metadata"].update(name=f"p{k}", uid=f"uid-{k}")
+        yield Arrival(k * 0.5, pod_from_dict(doc), duration=rng.choice((None, 3.0, 7.0, 20.0)))
+
+
+def _run(nodes: list[SimNode], arrivals: list[Arrival], enabled: bool) -> tuple[str, Any]:
+    runtime_memo.ENABLED = enabled
+    try:
+        sim = Simulator(Scenario("memo", nodes, arrivals, profile=parse_scheduler_config(None)))
+        result = sim.run()
+    finally:
+        runtime_memo.ENABLED = True
+    out = result.to_json()
+    out["summary"] = {k: v for k, v in out["summary"].items()
+                      if k not in ("wallSeconds", "schedulingAttemptsPerSecond")}
+    return json.dumps(out, sort_keys=True, default=str), sim.runtime.memo
+
+
+def _same(machine: str, rp: RuntimePolicy, seed: int, annotations: list[dict[str, str]], *, nodes: int = 8,
+          pods: int = 160) -> Any:
+    arrivals = list(_pods(random.Random(seed), pods, annotations))
+    plain, _ = _run(_nodes(machine, nodes, rp), arrivals, False)
+    fast, memo = _run(_nodes(machine, nodes, rp), arrivals, True)
+    assert fast == plain
+    memo.result = json.loads(plain)
+    return memo
+
+
+def _balloons() -> RuntimePolicy:
+    doc = yaml.safe_load(BALLOONS_CASE.read_text())
+    return RuntimePolicy("balloons", decode_policy(doc["policy"], str(BALLOONS_CASE)))
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize("seed", (1, 2))
+def test_topology_aware_answers_from_the_table_are_the_plain_paths(machine: str, seed: int) -> None:
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    memo = _same(machine, rp, seed, [{}, {}, {"prefer-shared-cpus.resource-policy.nri.io/pod": "true"}])
+    assert sum(t.hits for t in memo.tables.values()) > 0
+
+
+@pytest.mark.parametrize("machine", MACHINES[:2])
+@pytest.mark.parametrize("seed", (3, 4))
+def test_balloons_answers_from_the_table_are_the_plain_paths(machine: str, seed: int) -> None:
+    pytest.importorskip("yaml")
+    if not BALLOONS_CASE.is_file():
+        pytest.skip("the shared conformance cases are not here")
+    memo = _same(machine, _balloons(), seed, [{}, {"balloon.balloons.resource-policy.nri.io": "two-cpu"},
+                                              {"balloon.balloons.resource-policy.nri.io": "four-cpu"}])
+    assert sum(t.hits for t in memo.tables.values()) > 0
+
+
+def test_the_default_balloons_policy_answers_from_the_table_as_the_plain_path() -> None:
+    _same(MACHINES[0], RuntimePolicy("balloons", load_policy("balloons")), 5, [{}])
+
+
+def test_a_pod_with_affinity_annotations_sends_its_node_to_the_plain_path() -> None:
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    memo = _same(MACHINES[0], rp, 6, [{"resource-policy.nri.io/affinity": "c: [c]"}])
+    assert memo.rt.plain and not memo.nodes
+
+
+def test_a_refused_pod_sends_its_node_to_the_plain_path_with_the_same_outcome() -> None:
+    # topology-aware refuses a container asking for PMEM on a machine without any: the rejection
+    # names the pod, so the node leaves the table
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    memo = _same("single-socket-ht.json", rp, 7, [{}, {"memory-type.resource-policy.nri.io/pod": "pmem"}],
+                 nodes=3, pods=60)
+    assert memo.result["placement"]["totals"]["rejectedByRuntime"] > 0
+    assert memo.rt.plain
+
+
+def test_a_kubelet_with_its_own_cpu_manager_keeps_every_node_on_the_plain_path() -> None:
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    cfg = {"cpuManagerPolicy": "static", "kubeReserved": {"cpu": "1", "memory": "1Gi"}}
+    arrivals = list(_pods(random.Random(8), 40, [{}]))
+    plain, _ = _run(_nodes(MACHINES[0], 3, rp, cfg), arrivals, False)
+    fast, memo = _run(_nodes(MACHINES[0], 3, rp, cfg), arrivals, True)
+    assert fast == plain
+    assert not memo.nodes and not memo.tables
+
+
+def test_policy_resources_with_match_expressions_are_not_answered_from_the_table() -> None:
+    doc = yaml.safe_load(BALLOONS_CASE.read_text())["policy"]
+    doc["spec"]["balloonTypes"][0]["matchExpressions"] = [{"key": "name", "operator": "In", "values": ["p1"]}]
+    assert not runtime_memo.policy_memoizable(decode_policy(doc, "x.yaml"))
+    assert runtime_memo.policy_memoizable(_balloons().resource)
+
+
+@pytest.mark.parametrize("depth", (-1, 0, 100))
+def test_misses_replayed_on_parked_copies_or_fresh_nodes_give_the_plain_answer(depth: int, monkeypatch) -> None:
+    # -1: no copies (every miss off the holder's path replays its history), 100: a copy everywhere
+    monkeypatch.setattr(runtime_memo, "CLONE_DEPTH", depth)
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    memo = _same(MACHINES[0], rp, 9, [{}])
+    assert sum(t.replayed for t in memo.tables.values()) > 0 or depth == 100
+
+
+def test_match_expressions_on_qos_class_namespace_and_labels_keep_the_table() -> None:
+    # the Helm chart's default balloons config matches Guaranteed pods by qosclass
+    assert runtime_memo.policy_memoizable(load_policy("balloons"))
+    doc = yaml.safe_load(BALLOONS_CASE.read_text())["policy"]
+    doc["spec"]["balloonTypes"][0]["matchExpressions"] = [{"key": "labels/io.kubernetes.pod.name", "operator": "In",
+                                                           "values": ["p1"]}]
+    assert not runtime_memo.policy_memoizable(decode_policy(doc, "x.yaml"))
