@@ -42,7 +42,7 @@ import msgspec
 from ...errors import InputError
 from ...model.pod import Container, Pod, ResourceClaimRef, ResourceRequirements, is_sidecar
 from ...model.quantity import parse_quantity
-from ...model.strict import STRING, STRING_OR_NUMBER, check, fold_case, list_of, map_of, obj
+from ...model.strict import INTEGER, STRING, STRING_OR_NUMBER, check, find_problems, fold_case, list_of, map_of, obj
 from .files import atomic_write, read_json
 from .gohash import string_checksum
 
@@ -53,7 +53,7 @@ _REQUIREMENTS = obj(limits=map_of(STRING_OR_NUMBER), requests=map_of(STRING_OR_N
                     claims=list_of(obj(name=STRING, request=STRING)))
 #: ``PodResourceInfo`` fields each release writes (Go field names, no JSON tags); None: not modelled
 _FIELDS_BY_RELEASE = "allocatedPodsStateFields"
-FILE_SPEC = obj(data=STRING, checksum=STRING_OR_NUMBER)
+FILE_SPEC = obj(data=STRING, checksum=INTEGER)
 _UNKNOWN_FIX = "the kubelet's checkpoint reader ignores unknown fields; kubetwin refuses them"
 
 
@@ -209,7 +209,14 @@ def restore_error(file: str, reason: str) -> InputError:
 
 
 def _strict(doc: Any, spec: Any, file: str, prefix: str = "") -> Any:
+    """Go's ``json.Unmarshal``: names matched case-insensitively; a value of the wrong type stops
+    the kubelet (``json: cannot unmarshal ...``); an unknown field it skips, kubetwin refuses."""
     folded = fold_case(doc, spec)
+    mistyped = [p for p in find_problems(folded, spec) if p.kind == "type"]
+    if mistyped:
+        where = ".".join(x for x in (prefix, mistyped[0].path) if x)
+        what = "failed to get pod resource information: " if prefix else ""
+        raise restore_error(file, f"{what}json: cannot unmarshal {where}: {mistyped[0].detail}")
     try:
         check(folded, spec, file=file, prefix=prefix)
     except InputError as exc:

@@ -138,3 +138,18 @@ def test_update_pod_from_allocation_without_a_difference_is_no_pending_resize():
 
 def test_a_pod_without_an_entry_is_admitted_as_its_spec():
     assert update_pod_from_allocation(POD, None, gates_for("1.36")) == (POD, False)
+
+
+def test_a_value_of_the_wrong_type_stops_the_kubelet_as_json_unmarshal_fails():
+    data = '{"entries":{"p":{"ContainerResources":{"c":{"requests":[1]}}}}}'
+    from kubetwin.kubelet.checkpoint.gohash import string_checksum
+
+    blob = json.dumps({"data": data, "checksum": string_checksum(data)}).encode()
+    with pytest.raises(InputError, match="failed to get pod resource information: json: cannot unmarshal "
+                                         "data.entries.p.ContainerResources.c.requests"):
+        decode_checkpoint(blob, "f", "1.36")
+
+
+def test_a_checksum_that_is_not_a_number_stops_the_kubelet():
+    with pytest.raises(InputError, match="could not restore state from checkpoint: json: cannot unmarshal checksum"):
+        decode_checkpoint(b'{"data":"{}","checksum":"1"}', "f", "1.36")
