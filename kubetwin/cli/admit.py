@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="KubeletConfiguration (kubelet.config.k8s.io/v1beta1) YAML/JSON.")
 @click.option("--state-dir", "state_dir", type=click.Path(file_okay=False), default=None,
-              help="Directory with the kubelet's checkpoints (cpu_manager_state, memory_manager_state) to start from.")
+              help="Directory with the kubelet's checkpoints (cpu_manager_state, memory_manager_state, "
+                   "allocated_pods_state, ...) to start from.")
 @click.option("--write-state", "write_state", type=click.Path(file_okay=False), default=None,
               help="Write the checkpoints after admission into this directory (atomically).")
 @click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False), default=None,
@@ -85,10 +86,10 @@ def admit(ctx: click.Context, machine_source: str, config_path: str | None, stat
         emit_data(data["podresources"], "json")
     elif output == "table":
         render_table(data, explain=explain)
-        if "resizes" in data:
+        if "resizes" in data or "restoredResizes" in data:
             from .admit_resize import render_resizes
 
-            render_resizes(data["resizes"])
+            render_resizes(data.get("restoredResizes", []) + data.get("resizes", []))
     else:
         emit_data(data, output)
     rejected(f"pod {p['namespace']}/{p['name']}: {p['reason']}" for p in data["pods"] if not p["admitted"])
@@ -161,9 +162,14 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
             exc.file = _culprit(exc, config_path, state_dir)
         raise
     dra_state = _load_dra_state(state_dir) if podresources is not None else []
+    from .admit_allocation import load_allocation_state
+
+    allocation = load_allocation_state(state_dir, node.gates)  # allocated_pods_state
+    pods = [allocation.admit_view(p, node.gates) for p in pods]  # AddPod: admitted as allocated
     decisions = []
     verdicts = []
-    sequence = _cri_sequence(node, machine) if cri or resizes else None  # resizes are actuated through it
+    # resizes (and pending resizes restored from allocated_pods_state) are actuated through it
+    sequence = _cri_sequence(node, machine) if cri or resizes or allocation.pending else None
     for pod in pods:
         n_explain = len(node.topology.explain) if node.topology.explain is not None else 0
         d = node.admit(pod)
@@ -174,13 +180,19 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         if explain and node.topology.explain is not None:
             entry["explain"] = [_explain_record(r) for r in node.topology.explain[n_explain:]]
         decisions.append(entry)
-    resize_records = resize_manager = None
+    resize_records = resize_manager = restored_records = None
+    if allocation.pending:
+        from ..kubelet.resize import ResizeManager
+        from .admit_resize import retry_restored
+
+        resize_manager = ResizeManager(node)
+        restored_records = retry_restored(node, sequence, list(allocation.pending.values()), resize_manager)
     if resizes:
         from .admit_resize import run_resizes
 
-        resize_records, resize_manager = run_resizes(node, sequence, resizes, version)
+        resize_records, resize_manager = run_resizes(node, sequence, resizes, version, resize_manager)
     if write_state:
-        write_checkpoints(node, Path(write_state))
+        write_checkpoints(node, Path(write_state), allocation)
     if metrics_path:
         from ..kubelet.metrics import render_metrics, render_resize_metrics
         from ..outputs import write_atomic
@@ -190,6 +202,8 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
     data: dict[str, Any] = {"pods": decisions, "node": numa_map(node)}
     if resize_records is not None:
         data["resizes"] = resize_records
+    if restored_records:
+        data["restoredResizes"] = restored_records
     if podresources is not None:
         from ..kubelet.podresources import PodResourcesServer, answer, known_pods
 
@@ -229,8 +243,9 @@ def _inventory(machine, devices_path: str | None, from_machine: bool):
     return inv
 
 
-def write_checkpoints(node, out: Path) -> None:
-    """The kubelet's state files after admission, in the formats this Kubernetes version writes."""
+def write_checkpoints(node, out: Path, allocation=None) -> None:
+    """The kubelet's state files after admission, in the formats this Kubernetes version writes
+    (``allocated_pods_state`` too when ``allocation``, the run's allocation state, is given)."""
     from ..kubelet.checkpoint.cpu_manager_state import write_cpu_manager_state
     from ..kubelet.checkpoint.device_manager_state import write_device_manager_state
     from ..model.features import default_for
@@ -249,6 +264,10 @@ def write_checkpoints(node, out: Path) -> None:
     (out / "device-plugins").mkdir(exist_ok=True)
     write_device_manager_state(out / "device-plugins" / "kubelet_internal_checkpoint",
                                node.device_manager.checkpoint_data())
+    if allocation is not None:
+        from .admit_allocation import write_allocation_state
+
+        write_allocation_state(allocation, node, out)
 
 
 def _size(b: int) -> str:

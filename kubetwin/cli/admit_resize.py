@@ -51,20 +51,20 @@ def _find(node: Any, ref: str, patch_file: str) -> Any:
 
 
 def run_resizes(node: Any, sequence: Any, resizes: list[tuple[str, str]],
-                version: str | None) -> tuple[list[dict[str, Any]], Any]:
+                version: str | None, manager: Any = None) -> tuple[list[dict[str, Any]], Any]:
     """Apply the resizes in order; one record per ``--resize``. ``sequence`` (a
     :class:`~kubetwin.runtime.kubelet_sequence.KubeletSequence` that started the admitted pods)
     actuates each allocated resize; ``conditions`` are the pod's resize conditions afterwards
     (none once a resize is actuated; ``PodResizePending`` while deferred or infeasible). Also
     returns the node's :class:`~kubetwin.kubelet.resize.ResizeManager` (its counters are metrics)."""
-    from ..kubelet.resize import ALLOCATED, ResizeManager
+    from ..kubelet.resize import ResizeManager
     from ..model.features import gates_for
     from ..model.pod_resize import apply_resize_patch, load_resize_patch, refusal_message, validate_pod_resize
 
     patches = [(ref, *load_resize_patch(path)) for ref, path in resizes]  # every file checked before any effect
     # the API server is taken to run with the kubelet configuration's feature gates (one cluster)
     api_gates = gates_for(version, node.config.feature_gates)
-    manager = ResizeManager(node)
+    manager = manager if manager is not None else ResizeManager(node)
     records = []
     for ref, patch, name in patches:
         current = _find(node, ref, name)
@@ -76,21 +76,7 @@ def run_resizes(node: Any, sequence: Any, resizes: list[tuple[str, str]],
             record.update(status=REFUSED, message=refusal_message(desired_now, errors))
             records.append(record)
             continue
-        results = manager.request(desired)
-        evaluated = []
-        for r in results:
-            entry: dict[str, Any] = {"pod": r.pod.name, "namespace": r.pod.namespace, "trigger": r.trigger,
-                                     "status": COMPLETED if r.status == ALLOCATED else r.status}
-            if r.message:
-                entry["reason"], entry["message"] = r.reason, r.message
-            if r.notes:
-                entry["notes"] = list(r.notes)
-            if r.status == ALLOCATED:  # the pod worker's SyncPod actuates it; PodResizeInProgress goes
-                entry["actions"] = sequence.resize_pod(r.pod)
-                manager.actuated(r.pod.uid)
-            entry["conditions"] = [c.to_dict() for c in manager.conditions_of(r.pod.uid)]
-            entry["containers"] = container_views(node, manager.allocated(r.pod.uid) or r.pod)
-            evaluated.append(entry)
+        evaluated = _evaluated(node, manager, sequence, manager.request(desired))
         mine = [e for e in evaluated if e["pod"] == current.name and e["namespace"] == current.namespace]
         record.update(mine[-1] if mine else {"status": "Deferred"})
         others = [e for e in evaluated if e not in mine]
@@ -98,6 +84,41 @@ def run_resizes(node: Any, sequence: Any, resizes: list[tuple[str, str]],
             record["retried"] = others
         records.append(record)
     return records, manager
+
+
+def _evaluated(node: Any, manager: Any, sequence: Any, results: list) -> list[dict[str, Any]]:
+    """One record per evaluation; an allocated resize is actuated at once."""
+    from ..kubelet.resize import ALLOCATED
+
+    evaluated = []
+    for r in results:
+        entry: dict[str, Any] = {"pod": r.pod.name, "namespace": r.pod.namespace, "trigger": r.trigger,
+                                 "status": COMPLETED if r.status == ALLOCATED else r.status}
+        if r.message:
+            entry["reason"], entry["message"] = r.reason, r.message
+        if r.notes:
+            entry["notes"] = list(r.notes)
+        if r.status == ALLOCATED:  # the pod worker's SyncPod actuates it; PodResizeInProgress goes
+            entry["actions"] = sequence.resize_pod(r.pod)
+            manager.actuated(r.pod.uid)
+        entry["conditions"] = [c.to_dict() for c in manager.conditions_of(r.pod.uid)]
+        entry["containers"] = container_views(node, manager.allocated(r.pod.uid) or r.pod)
+        evaluated.append(entry)
+    return evaluated
+
+
+def retry_restored(node: Any, sequence: Any, pending: list[Any], manager: Any) -> list[dict[str, Any]]:
+    """``HandlePodAdditions`` after a restart: the admitted pods whose spec differs from their
+    checkpointed allocation are pushed as pending resizes and retried (``pods_added``)."""
+    from ..kubelet.resize import TRIGGER_PODS_ADDED
+
+    admitted = {p.uid for p in node.admitted}
+    queued = False
+    for desired in pending:
+        if desired.uid in admitted:
+            manager.push(desired)
+            queued = True
+    return _evaluated(node, manager, sequence, manager.retry(TRIGGER_PODS_ADDED)) if queued else []
 
 
 def container_views(node: Any, pod: Any) -> list[dict[str, Any]]:
@@ -149,4 +170,5 @@ def render_resizes(records: list[dict[str, Any]]) -> None:
         con.print(line, soft_wrap=True, markup=False)
 
 
-__all__ = ["COMPLETED", "REFUSED", "container_views", "parse_resize_options", "render_resizes", "run_resizes"]
+__all__ = ["COMPLETED", "REFUSED", "container_views", "parse_resize_options", "render_resizes", "retry_restored",
+           "run_resizes"]

@@ -115,10 +115,19 @@ def _rank(signal, summary_file, pods, layout, config, output, *, oom: bool = Fal
     rows = ranking_rows(signal, ranked, summary, layout, gates)
     data = {"signal": signal, "ranking": [p.name for p in ranked], "pods": rows}
     if oom:
+        from ..errors import InputError
         from ..kubelet.eviction.oom_kill import oom_report
         from ..kubelet.eviction.report import oom_to_dict
 
-        data["oom"] = oom_to_dict(oom_report(pods, summary, config, cgroup_v2=cgroup_v2))
+        try:
+            report = oom_report(pods, summary, config, cgroup_v2=cgroup_v2)
+        except InputError as exc:
+            if not exc.file and exc.path == "status.capacity.memory":  # the capacity comes from the Summary
+                raise InputError("the node's memory capacity (availableBytes + workingSetBytes) is needed for a "
+                                 "Burstable pod's OOM score", path="node.memory", file=summary_file,
+                                 fix="give the summary's node.memory availableBytes and workingSetBytes") from None
+            raise
+        data["oom"] = oom_to_dict(report)
     if output == "table":
         render_ranking(signal, rows)
         if oom:

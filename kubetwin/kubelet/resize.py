@@ -55,6 +55,8 @@ ALLOCATED, UNCHANGED = "InProgress", "Unchanged"
 
 TRIGGER_POD_UPDATED, TRIGGER_PODS_REMOVED, TRIGGER_POD_RESIZED = "pod_updated", "pods_removed", "pod_resized"
 TRIGGER_PERIODIC = "periodic_retry"
+#: ``TriggerReasonPodsAdded``: pods admitted (after a restart, those whose spec differs from their allocation)
+TRIGGER_PODS_ADDED = "pods_added"
 #: ``retryDelay``: the periodic retry of pending resizes (after the first 30 s).
 RETRY_PERIOD_SECONDS = 180.0
 

@@ -189,6 +189,12 @@ VERSIONED_DEFAULTS: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     # the old check hands out CPUs that are not free. v1.37 as the first release is attributed, not
     # read from a release: see docs/upstream-bugs.md.
     "cpuManagerFreeUnitCheck": (("1.22", "perUnitAverage"), ("1.37", "ownSize")),
+    # allocated_pods_state (the allocation manager, InPlacePodVerticalScaling): {"data": JSON of
+    # {"entries": {UID: PodResourceInfo}}, "checksum"}; the PodResourceInfo fields each release writes
+    # (Go field names). v1.35 added PodLevelResources, v1.37 EmptyDirVolumeLimits; earlier formats are
+    # not modelled (None).
+    "allocatedPodsStateFields": (("1.22", None), ("1.35", ("ContainerResources", "PodLevelResources")),
+                                 ("1.37", ("ContainerResources", "PodLevelResources", "EmptyDirVolumeLimits"))),
     # dra_manager_state: {"Data": <DRACheckpoint JSON string>, "Checksum": crc32} with this apiVersion.
     "draManagerCheckpointAPIVersion": (("1.32", "checkpoint.dra.kubelet.k8s.io/v1"),),
     # In-place resize (pods/resize, ValidatePodResize): a memory limit may be lowered (or added)

@@ -126,3 +126,11 @@ def test_signal_and_timeline_together_is_a_usage_error(files: Path):
 def test_unknown_signal_is_a_usage_error(files: Path):
     out = run(files, "--signal", "memory.free", "--summary", "summary.json", "pods.yaml")
     assert out.returncode == 2
+
+
+def test_oom_without_the_nodes_memory_in_the_summary_names_the_summary(files: Path):
+    summary = {**SUMMARY, "node": {}}
+    (files / "summary.json").write_text(json.dumps(summary))
+    out = run(files, "--signal", "memory.available", "--summary", "summary.json", "--oom", "pods.yaml", "-o", "json")
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: summary.json: node.memory: the node's memory capacity")

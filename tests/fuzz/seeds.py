@@ -250,6 +250,12 @@ def example_seeds() -> Iterator[Seed]:
                                         "-f", "pods.yaml", "--resize", "web=grow-web.yaml", "--resize",
                                         "db=grow-db.yaml", "-o", "json"), resize)
 
+    restart = {**resize, "state/allocated_pods_state": _allocated_pods_state()}
+    yield Seed("hand/admit-resize-restart", ("admit", "--machine", "1s1n4c1t:mem=8Gi", "--config", "kubelet.yaml",
+                                             "--state-dir", "state", "--write-state", "out", "-f", "pods.yaml",
+                                             "--resize", "db=grow-db.yaml", "-o", "json"), restart,
+               outputs=("out",), dirs=("state",))
+
     sched = {n: _read(ex / "schedule" / n) for n in ("pod.yaml", "nodes.yaml", "running.yaml")}
     yield Seed("example/schedule", ("schedule", "--nodes", "nodes.yaml", "--pods", "running.yaml", "pod.yaml", "-o", "json"),
                sched)
@@ -378,6 +384,20 @@ def _autoscaling_scenario() -> list[dict[str, Any]]:
            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
                     "updatePolicy": {"updateMode": "Off"}}}
     return [sim, dep, hpa, vpa]
+
+
+def _allocated_pods_state() -> bytes:
+    """``allocated_pods_state`` of a kubelet that admitted examples/resize's web pod at 250m cpu
+    (its spec now asks for 500m: a pending resize after the restart)."""
+    from kubetwin.kubelet.checkpoint.allocated_pods_state import PodResourceInfo, checkpoint_bytes, fields_for
+    from kubetwin.model.pod import ResourceRequirements
+    from kubetwin.model.quantity import parse_quantity
+
+    web = ResourceRequirements(requests={"cpu": parse_quantity("250m"), "memory": parse_quantity("256Mi")},
+                               limits={"cpu": parse_quantity("1"), "memory": parse_quantity("512Mi")})
+    fields = fields_for("1.36")
+    assert fields is not None
+    return checkpoint_bytes({"shop/web": PodResourceInfo({"app": web})}, fields)
 
 
 def _prepared_checkpoint(claim: bytes, pod: bytes) -> bytes:
