@@ -53,10 +53,16 @@ def has_required_pod_affinity(pod: Pod) -> bool:
 
 
 def needs_filter(pod: Pod, cluster: ClusterState, framework: Framework) -> bool:
-    """Does the pod's fit depend on pods of other nodes: its required pod (anti-)affinity, its
-    hard spread constraints (its own, or the profile's defaults that apply to it), or a pod of the
-    cluster with required anti-affinity (which may repel it)."""
-    if has_required_pod_affinity(pod) or cluster.pods_with_required_anti_affinity:
+    """Does the pod's fit depend on pods of other nodes: its own constraints
+    (:func:`has_inter_pod_constraints`) or a pod of the cluster with required anti-affinity (which
+    may repel it)."""
+    return bool(cluster.pods_with_required_anti_affinity) or has_inter_pod_constraints(pod, framework)
+
+
+def has_inter_pod_constraints(pod: Pod, framework: Framework) -> bool:
+    """The pod's required pod (anti-)affinity, or its hard spread constraints (its own, or the
+    profile's defaults that apply to it)."""
+    if has_required_pod_affinity(pod):
         return True
     pts: Any = framework.plugin(POD_TOPOLOGY_SPREAD)
     if pts is None:
@@ -99,6 +105,8 @@ class SnapshotFilter:
         self.last_status: Status | None = None
         #: a pod with required anti-affinity joined the fork: every pod's fit now depends on it
         self.anti = False
+        #: pod changes on the cluster's nodes, in order: (added?, node, pod)
+        self._log: list[tuple[bool, str, Pod]] = []
 
     # --- the fork ----------------------------------------------------------------------------
     def _writable(self, name: str) -> NodeInfo:
@@ -113,6 +121,26 @@ class SnapshotFilter:
 
     def add_pod(self, pod: Pod, name: str) -> None:
         self._add(self._writable(name), pod)
+        self._log.append((True, name, pod))
+
+    def remove_pod(self, pod: Pod, name: str) -> None:
+        """The pod leaves the cluster's node ``name`` in the fork (a drained node's pods)."""
+        self._writable(name).remove_pod(pod)
+        self._log.append((False, name, pod))
+
+    def mark(self) -> int:
+        """A point :meth:`revert` goes back to (pods added to or removed from cluster nodes)."""
+        return len(self._log)
+
+    def revert(self, mark: int) -> None:
+        """Undo the pod changes on cluster nodes made since ``mark`` (a failed drain trial)."""
+        while len(self._log) > mark:
+            added, name, pod = self._log.pop()
+            ni = self._writable(name)
+            if added:
+                ni.remove_pod(pod)
+            else:
+                self._add(ni, pod)
 
     def _add(self, ni: NodeInfo, pod: Pod) -> None:
         pi = PodInfo(pod)

@@ -123,3 +123,50 @@ def test_required_pod_anti_affinity_forces_one_pod_per_estimated_node() -> None:
 def test_an_estimated_node_takes_its_own_name_as_hostname() -> None:
     node = sanitized_node(make_node(1, 1, 1, "template", "z"), "template-node-for-g-e-0")
     assert node.metadata.labels["kubernetes.io/hostname"] == "template-node-for-g-e-0"
+
+
+# --- in `simulate`: the Cluster Autoscaler's scan with the Filter plugins ------------------------------
+def _anti_affine_deployment(replicas: int) -> dict[str, Any]:
+    term = {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "web"}},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m"}}}],
+                                           "affinity": {"podAntiAffinity": {
+                                               "requiredDuringSchedulingIgnoredDuringExecution": [term]}}}}}}
+
+
+def test_pods_repelled_by_anti_affinity_get_one_new_node_each(tmp_path, kit):
+    from kubetwin.sim.loop import simulate
+
+    spec = {"horizon": "30m", "autoscaling": {"clusterAutoscaler": {"expander": "least-waste"}},
+            "nodeGroups": [{"name": "pool", "count": 1, "minSize": 1, "maxSize": 10,
+                            "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"}}]}
+    r = simulate(kit.scenario(tmp_path, spec, _anti_affine_deployment(4)))
+    ups = r.autoscaling["clusterAutoscaler"]["scaleUps"]
+    # the room left on pool-0 does not count (FilterOutSchedulable runs InterPodAffinity), and the
+    # estimator packs one pod per template node
+    assert [u["nodes"] for u in ups] == [3]
+    assert sum(1 for p in r.pods if p.phase == "Running") == 4 and r.nodes == 4
+
+
+def test_a_node_whose_pods_anti_affinity_keeps_off_the_others_is_not_drained(tmp_path, kit):
+    from kubetwin.sim.loop import simulate
+
+    spec = {"horizon": "30m", "autoscaling": {"clusterAutoscaler": {"expander": "least-waste"}},
+            "nodeGroups": [{"name": "pool", "count": 3, "minSize": 1, "maxSize": 10,
+                            "capacity": {"cpu": "4", "memory": "16Gi", "pods": "110"}}]}
+    r = simulate(kit.scenario(tmp_path, spec, _anti_affine_deployment(3)))
+    # each node is below the utilization threshold, but its pod may go to no other node
+    assert r.autoscaling["clusterAutoscaler"]["scaleDowns"] == []
+    assert sum(1 for p in r.pods if p.phase == "Running") == 3
+
+
+def test_a_reverted_fork_is_the_cluster_again() -> None:
+    fork = _fork()
+    pod = build_test_pod("p", 10, 10, max_skew=[1, "kubernetes.io/hostname", 1])
+    mark = fork.mark()
+    fork.add_pod(pod, "oldnode")
+    assert len(fork.handle.snapshot.get("oldnode").pods) == 1
+    fork.revert(mark)
+    assert fork.handle.snapshot.get("oldnode").pods == [] and fork.cluster.infos[0].pods == []
