@@ -15,6 +15,11 @@ pods a PDB protects; unneeded for ``--scale-down-unneeded-time``, no scale-down 
 The estimator (the library, :func:`kubetwin.autoscale.clusterautoscaler.binpacking_estimate`)
 gets the scheduler's node-local checks as its predicate: NodeAffinity/nodeSelector and
 TaintToleration against the group's template node, NodeResourcesFit's requests and pod count.
+A pod whose fit depends on other pods (required pod affinity/anti-affinity, hard topology spread
+constraints, or any pod of the cluster with required anti-affinity) is checked instead with the
+scheduler's own PreFilter/Filter plugins on a fork of the cluster plus the estimated nodes
+(:mod:`.ca_filter`) — in FilterOutSchedulable, the estimator (with upstream's hostname-spread
+retry on other nodes) and the drain simulation, which then takes the plain walk.
 ``estimator: kubelet-aware`` adds the kubelet's admission (Topology, CPU, Memory and Device
 Managers) of a freshly started kubelet of the group per estimated node: a node counts as fitting
 only if that kubelet would admit the pod. Upstream has no such estimator; the comparison with
@@ -25,8 +30,9 @@ default 2 min); the scheduler starts again over the new node list in upstream's 
 (:func:`resize_cluster`) and its cache takes the bound pods over by node name
 (``ClusterState.adopt``).
 
-Simplifications, stated: the estimator's and the drain simulation's predicate is NodeAffinity,
-TaintToleration and the requests (not inter-pod affinity or topology spread); equivalence groups
+Simplifications, stated: for pods without inter-pod constraints the predicate is NodeAffinity,
+TaintToleration and the requests (not host ports or the other Filter plugins); upcoming nodes are
+not in the fork the Filter plugins see; equivalence groups
 are pods of one controller and one request shape; a pod's scale-up reason is its last scheduler
 message; node deletion is immediate once a node is chosen (no ``ToBeDeletedByClusterAutoscaler``
 taint period).
