@@ -17,9 +17,9 @@ set to it), ``estimator/binpacking_estimator.go`` (``isPodUsingHostNameTopologyK
 constraint is tried on every other node of the snapshot, existing nodes included).
 
 Only pods whose placement depends on other pods come here (:func:`needs_filter`); the rest keep
-the node-local fast path, whose answers the full Filter would repeat. Stated difference: the
-"first passing node" walk starts at the first node each time (upstream rotates its start after
-each success).
+the node-local fast path. Stated differences: the "first passing node" walk starts at the first
+node each time (upstream rotates its start after each success); DynamicResources and kubetwin's
+GPUShare are left out of the fork (:data:`NOT_IN_FORK`).
 """
 
 from __future__ import annotations
@@ -34,8 +34,10 @@ from ..scheduler.framework.interface import CycleState, Handle
 from ..scheduler.framework.runtime import Framework, plugin_list
 from ..scheduler.framework.status import Code, Status
 from ..scheduler.framework.types import NodeInfo, PodInfo, Snapshot
+from ..scheduler.plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
 from ..scheduler.plugins.podtopologyspread import NAME as POD_TOPOLOGY_SPREAD
 from ..scheduler.plugins.podtopologyspread.plugin import ERR_REASON_CONSTRAINTS_NOT_MATCH
+from .gpushare import NAME as GPU_SHARE
 
 if TYPE_CHECKING:
     from ..scheduler.backend.cache import ClusterState
@@ -70,6 +72,25 @@ def has_inter_pod_constraints(pod: Pod, framework: Framework) -> bool:
     return bool(pts.constraints(pod, "DoNotSchedule"))
 
 
+#: plugins left out of the fork's framework: their state is the devices allocated in the live
+#: cluster, which a fresh instance over the fork would not know (kubetwin's CA leaves devices to
+#: the kubelet-aware estimator, as before)
+NOT_IN_FORK = frozenset({DYNAMIC_RESOURCES, GPU_SHARE})
+
+
+def _fork_plugins(profile: Any, handle: Handle) -> list[tuple[Any, int]]:
+    """The profile's modelled plugins, but :data:`NOT_IN_FORK`, instantiated over ``handle``."""
+    from ..scheduler.plugins.registry import NOT_MODELLED, plugin_class
+
+    out = []
+    for name, weight in profile.plugins:
+        if name in NOT_MODELLED or name in NOT_IN_FORK:
+            continue
+        cls = plugin_class(name, path="profile")
+        out.append((cls(profile.args_of(name, cls), handle), weight))
+    return out
+
+
 def uses_hostname_spread(pod: Pod) -> bool:
     """``isPodUsingHostNameTopologyKey``: one of the pod's own spread constraints is by hostname."""
     return any(c.topology_key == HOSTNAME for c in pod.spec.topology_spread_constraints)
@@ -97,8 +118,9 @@ class SnapshotFilter:
         self.cluster = cluster
         self.handle = Handle(snapshot=Snapshot(list(cluster.infos), dict(cluster.snapshot.namespaces)),
                              gates=handle.gates, accounting=cluster.accounting, objects=handle.objects,
-                             seed=handle.seed, origins=handle.origins, pdbs=handle.pdbs)
-        self.framework = Framework(profile, self.handle)
+                             seed=handle.seed, origins=handle.origins, pdbs=handle.pdbs,
+                             live_nrt=handle.live_nrt)
+        self.framework = Framework(profile, self.handle, _fork_plugins(profile, self.handle))
         self._mine: set[str] = set()   # node infos of the fork (copied or added): safe to change
         self._synced: dict[str, int] = {}   # estimator node -> how many of its pods the fork holds
         #: the last Filter failure (:meth:`fits`), for the hostname-spread retry

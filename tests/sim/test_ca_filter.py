@@ -170,3 +170,9 @@ def test_a_reverted_fork_is_the_cluster_again() -> None:
     assert len(fork.handle.snapshot.get("oldnode").pods) == 1
     fork.revert(mark)
     assert fork.handle.snapshot.get("oldnode").pods == [] and fork.cluster.infos[0].pods == []
+
+
+def test_the_fork_leaves_out_the_plugins_whose_state_is_allocated_devices() -> None:
+    fork = _fork()
+    names = {p.name for p, _ in fork.framework.plugins}
+    assert "DynamicResources" not in names and {"InterPodAffinity", "PodTopologySpread", "NodePorts"} <= names
