@@ -114,9 +114,11 @@ class SnapshotFilter:
     taken from the estimator's :class:`~kubetwin.autoscale.clusterautoscaler.NewNode` (the
     estimator places, the fork follows)."""
 
-    def __init__(self, cluster: ClusterState, profile: Any, handle: Handle):
+    def __init__(self, cluster: ClusterState, profile: Any, handle: Handle, base: SnapshotFilter | None = None):
+        """``base``: a fork to start from (its node infos are shared until changed here)."""
         self.cluster = cluster
-        self.handle = Handle(snapshot=Snapshot(list(cluster.infos), dict(cluster.snapshot.namespaces)),
+        infos = list(base.handle.snapshot.node_infos) if base is not None else list(cluster.infos)
+        self.handle: Handle = Handle(snapshot=Snapshot(infos, dict(cluster.snapshot.namespaces)),
                              gates=handle.gates, accounting=cluster.accounting, objects=handle.objects,
                              seed=handle.seed, origins=handle.origins, pdbs=handle.pdbs,
                              live_nrt=handle.live_nrt)
@@ -126,7 +128,7 @@ class SnapshotFilter:
         #: the last Filter failure (:meth:`fits`), for the hostname-spread retry
         self.last_status: Status | None = None
         #: a pod with required anti-affinity joined the fork: every pod's fit now depends on it
-        self.anti = False
+        self.anti: bool = base.anti if base is not None else False
         #: pod changes on the cluster's nodes, in order: (added?, node, pod)
         self._log: list[tuple[bool, str, Pod]] = []
 

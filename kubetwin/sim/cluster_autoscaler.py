@@ -141,12 +141,13 @@ class ClusterAutoscalerLoop:
             got = self._routed_memo[sp.pod.uid] = has_inter_pod_constraints(sp.pod, self.sim.sched.framework)
         return got
 
-    def _fork(self) -> SnapshotFilter:
-        """A fork of the simulated cluster with the scheduler's profile over it."""
+    def _fork(self, base: SnapshotFilter | None = None) -> SnapshotFilter:
+        """A fork of the simulated cluster (or of ``base``) with the scheduler's profile over it."""
         sched = self.sim.sched
-        return SnapshotFilter(self.sim.cluster, sched.profile, sched.handle)
+        return SnapshotFilter(self.sim.cluster, sched.profile, sched.handle, base)
 
-    def _predicate(self, group: str, *, with_filter: bool = False) -> tuple[CA.FitPredicate, CA.Elsewhere | None]:
+    def _predicate(self, group: str, *, with_filter: bool = False,
+                   base: SnapshotFilter | None = None) -> tuple[CA.FitPredicate, CA.Elsewhere | None]:
         """The estimator's fit predicate for ``group`` (and its hostname-spread retry): the
         node-local checks and requests; with ``with_filter`` the pods whose fit depends on other
         pods go through the scheduler's Filter plugins on a fork of the cluster plus the
@@ -161,7 +162,7 @@ class ClusterAutoscalerLoop:
         check: CA.FitPredicate = plain
         elsewhere: CA.Elsewhere | None = None
         if with_filter:
-            check, elsewhere = estimator_predicates(self._fork(), sn.node, group, plain=plain,
+            check, elsewhere = estimator_predicates(self._fork(base), sn.node, group, plain=plain,
                                                     routed=lambda p: self._routed(p.payload))
 
         def fits(pod: CA.CAPod, node: CA.NewNode) -> bool:
@@ -218,7 +219,7 @@ class ClusterAutoscalerLoop:
         for g, ups in self.upcoming.items():
             if not ups or not pods:
                 continue
-            fits, _ = self._predicate(g, with_filter=with_filter)
+            fits, _ = self._predicate(g, with_filter=with_filter, base=fork)
             nodes = [CA.NewNode(f"upcoming-{k}", self.templates[g]) for k in range(len(ups))]
             left = []
             for p in pods:
@@ -239,7 +240,7 @@ class ClusterAutoscalerLoop:
                 room = min(room, self.flags.max_nodes_total - total)
             if room <= 0:
                 continue
-            fits, elsewhere = self._predicate(g, with_filter=with_filter)
+            fits, elsewhere = self._predicate(g, with_filter=with_filter, base=fork)
             est = CA.binpacking_estimate(self._equivalence_groups(pods), self.templates[g], fits,
                                          max_nodes=min(room, self.flags.max_nodes_per_scale_up), elsewhere=elsewhere)
             if est.node_count > 0:

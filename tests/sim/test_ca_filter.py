@@ -176,3 +176,12 @@ def test_the_fork_leaves_out_the_plugins_whose_state_is_allocated_devices() -> N
     fork = _fork()
     names = {p.name for p, _ in fork.framework.plugins}
     assert "DynamicResources" not in names and {"InterPodAffinity", "PodTopologySpread", "NodePorts"} <= names
+
+
+def test_a_fork_of_a_fork_sees_its_pods_and_leaves_it_unchanged() -> None:
+    base = _fork()
+    base.add_pod(build_test_pod("p", 10, 10), "oldnode")
+    child = SnapshotFilter(base.cluster, Profile(), base.cluster.handle, base)
+    child.add_pod(build_test_pod("q", 10, 10), "oldnode")
+    assert [pi.pod.name for pi in child.handle.snapshot.get("oldnode").pods] == ["p", "q"]
+    assert [pi.pod.name for pi in base.handle.snapshot.get("oldnode").pods] == ["p"]
