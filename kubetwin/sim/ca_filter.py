@@ -31,7 +31,7 @@ from ..model.meta import to_builtins
 from ..model.node import Node, node_from_dict
 from ..model.pod import Pod
 from ..scheduler.framework.interface import CycleState, Handle
-from ..scheduler.framework.runtime import Framework, plugin_list
+from ..scheduler.framework.runtime import Framework, PreFilterOutcome, plugin_list
 from ..scheduler.framework.status import Code, Status
 from ..scheduler.framework.types import NodeInfo, PodInfo, Snapshot
 from ..scheduler.plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
@@ -131,6 +131,10 @@ class SnapshotFilter:
         self.anti: bool = base.anti if base is not None else False
         #: pod changes on the cluster's nodes, in order: (added?, node, pod)
         self._log: list[tuple[bool, str, Pod]] = []
+        #: bumped by every change of the fork; the last PreFilter run is kept for one pod at one
+        #: generation (the estimator asks about the same pod on node after node)
+        self._gen = 0
+        self._pre_memo: tuple[Pod, int, CycleState, PreFilterOutcome] | None = None
 
     # --- the fork ----------------------------------------------------------------------------
     def _writable(self, name: str) -> NodeInfo:
@@ -150,6 +154,7 @@ class SnapshotFilter:
     def remove_pod(self, pod: Pod, name: str) -> None:
         """The pod leaves the cluster's node ``name`` in the fork (a drained node's pods)."""
         self._writable(name).remove_pod(pod)
+        self._gen += 1
         self._log.append((False, name, pod))
 
     def mark(self) -> int:
@@ -163,12 +168,14 @@ class SnapshotFilter:
             ni = self._writable(name)
             if added:
                 ni.remove_pod(pod)
+                self._gen += 1
             else:
                 self._add(ni, pod)
 
     def _add(self, ni: NodeInfo, pod: Pod) -> None:
         pi = PodInfo(pod)
         ni.add_pod(pi)
+        self._gen += 1
         if pi.has_required_anti_affinity:
             self.anti = True
 
@@ -183,6 +190,7 @@ class SnapshotFilter:
             snap.by_name[name] = ni
             self._mine.add(name)
             self._synced[name] = 0
+            self._gen += 1
         done = self._synced[name]
         for p in node.pods[done:]:
             self._add(ni, p.payload.pod)
@@ -190,10 +198,19 @@ class SnapshotFilter:
         return ni
 
     # --- the plugins -------------------------------------------------------------------------
-    def check(self, pod: Pod, ni: NodeInfo) -> Status | None:
-        """``RunFiltersOnNode``: PreFilter over the fork, then Filter on ``ni``; the failure or None."""
+    def _pre_filter(self, pod: Pod) -> tuple[CycleState, PreFilterOutcome]:
+        """``RunPreFilterPlugins`` over the fork, run again only when the pod or the fork changed."""
+        memo = self._pre_memo
+        if memo is not None and memo[0] is pod and memo[1] == self._gen:
+            return memo[2], memo[3]
         state = CycleState()
         pre = self.framework.run_pre_filter_plugins(state, pod, self.handle.snapshot.node_infos)
+        self._pre_memo = (pod, self._gen, state, pre)
+        return state, pre
+
+    def check(self, pod: Pod, ni: NodeInfo) -> Status | None:
+        """``RunFiltersOnNode``: PreFilter over the fork, then Filter on ``ni``; the failure or None."""
+        state, pre = self._pre_filter(pod)
         if not pre.status.is_success:
             return pre.status
         if pre.allowed is not None and ni.name not in pre.allowed:
@@ -203,9 +220,8 @@ class SnapshotFilter:
 
     def first_passing(self, pod: Pod, skip: str) -> str | None:
         """``RunFiltersUntilPassingNode`` over every node of the fork but ``skip``."""
-        state = CycleState()
         nodes = self.handle.snapshot.node_infos
-        pre = self.framework.run_pre_filter_plugins(state, pod, nodes)
+        state, pre = self._pre_filter(pod)
         if not pre.status.is_success:
             return None
         for ni in list(nodes):
