@@ -78,6 +78,11 @@ class NewNode:
 
 #: May ``pod`` go on ``node`` (with the pods already placed there)?
 FitPredicate = Callable[[CAPod, NewNode], bool]
+#: A pod that did not fit the last node added, tried elsewhere (upstream: a pod spread by hostname
+#: failing on its spread constraint goes to any other node of the snapshot, existing ones
+#: included): the estimator node it goes to, the name of an existing node (the callee keeps its
+#: own record of the pod there), or None.
+Elsewhere = Callable[[CAPod, NewNode, Sequence[NewNode]], "NewNode | str | None"]
 
 
 def resource_fit(pod: CAPod, node: NewNode) -> bool:
@@ -130,11 +135,14 @@ class _Limiter:
 
 
 def binpacking_estimate(groups: Sequence[Sequence[CAPod]], template: NodeTemplate, fits: FitPredicate = resource_fit,
-                        *, max_nodes: int = DEFAULT_MAX_NODES_PER_SCALE_UP, fastpath: bool = False) -> Estimate:
+                        *, max_nodes: int = DEFAULT_MAX_NODES_PER_SCALE_UP, fastpath: bool = False,
+                        elsewhere: Elsewhere | None = None) -> Estimate:
     """``BinpackingNodeEstimator.Estimate``: pod equivalence groups ordered by decreasing score;
-    each group first fills the nodes already added, then the last added node, then new nodes —
-    stopping for the group when a pod does not fit a fresh node, and adding no node while the
-    last one added is still empty. Nodes that received no pod are not counted."""
+    each group first fills the nodes already added, then the last added node (or, through
+    ``elsewhere``, another node), then new nodes — stopping for the group when a pod does not fit
+    a fresh node, and adding no node while the last one added is still empty. Nodes that received
+    no pod are not counted; an existing node ``elsewhere`` put a pod on is counted, as upstream's
+    ``newNodesWithPods`` does."""
     if fastpath:
         raise InputError("--fastpath-binpacking-enabled is not modelled (upstream default false)",
                          path="fastpath", fix="leave fastpath binpacking off")
@@ -146,9 +154,15 @@ def binpacking_estimate(groups: Sequence[Sequence[CAPod]], template: NodeTemplat
     scheduled: list[CAPod] = []
     last: NewNode | None = None
 
-    def track(pod: CAPod, node: NewNode) -> None:
-        node.place(pod)
-        with_pods.add(node.name)
+    existing: dict[str, list[str]] = {}
+
+    def track(pod: CAPod, node: NewNode | str) -> None:
+        if isinstance(node, str):
+            existing.setdefault(node, []).append(pod.name)
+            with_pods.add(node)
+        else:
+            node.place(pod)
+            with_pods.add(node.name)
         scheduled.append(pod)
 
     new_nodes_available = True
@@ -167,9 +181,15 @@ def binpacking_estimate(groups: Sequence[Sequence[CAPod]], template: NodeTemplat
         # tryToScheduleOnNewNodes
         for pod in group[index:]:
             found = False
-            if last is not None and fits(pod, last):
-                track(pod, last)
-                found = True
+            if last is not None:
+                if fits(pod, last):
+                    track(pod, last)
+                    found = True
+                elif elsewhere is not None:
+                    other = elsewhere(pod, last, nodes)
+                    if other is not None:
+                        track(pod, other)
+                        found = True
             if found:
                 continue
             if last is not None and last.name not in with_pods:
@@ -183,6 +203,7 @@ def binpacking_estimate(groups: Sequence[Sequence[CAPod]], template: NodeTemplat
                 break
             track(pod, last)
     counted = tuple((n.name, tuple(p.name for p in n.pods)) for n in nodes if n.name in with_pods)
+    counted += tuple((name, tuple(pods)) for name, pods in existing.items())
     return Estimate(len(counted), tuple(scheduled), counted)
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import InputError
+from ..model.controller_selector import SELECTED_KINDS, check_controller_selector
 from ..model.loader import Document, load_documents
 
 _SNAPSHOT_FILES = ("nodes.json", "pods.json", "pending.json", "workloads.json", "objects.json")
@@ -128,29 +129,6 @@ def _stateful_pods(obj: Mapping[str, Any], replicas: int, present: set[tuple[str
     return out
 
 
-_SELECTED = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"})
-
-
-def _check_selector(obj: Mapping[str, Any], where: str) -> None:
-    """The API server's apps validation of a controller's selector (``ValidateLabelSelector``,
-    ``ValidatePodTemplateSpecForReplicaSet``): label keys and values valid, and the template's
-    labels matched by ``matchLabels``."""
-    from ..model.pod import validate_labels
-
-    spec = obj.get("spec") or {}
-    selector = spec.get("selector") or {}
-    match = selector.get("matchLabels") or {}
-    try:
-        validate_labels(dict(match), "spec.selector.matchLabels")
-    except InputError as exc:
-        raise exc.in_file(where) from None
-    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels") or {}
-    if any(labels.get(k) != v for k, v in match.items()):
-        raise InputError("Invalid value: `selector` does not match template `labels`",
-                         path="spec.template.metadata.labels", file=where,
-                         fix="give the template every label of spec.selector.matchLabels")
-
-
 def read_workload(paths: Iterable[str | Path]) -> Workload:
     """The workload of ``paths`` (files, folders, snapshot folders), strictly checked."""
     from ..autoscale.hpa import parse_hpa
@@ -188,8 +166,8 @@ def read_workload(paths: Iterable[str | Path]) -> Workload:
     for d in docs:
         check_object(d.obj, d.where)
         kind = d.obj.get("kind")
-        if kind in _SELECTED:
-            _check_selector(d.obj, d.where)
+        if kind in SELECTED_KINDS:
+            check_controller_selector(d.obj, d.where)
         if kind == "Node":
             nodes += 1
         elif kind == "Pod":

@@ -15,6 +15,11 @@ pods a PDB protects; unneeded for ``--scale-down-unneeded-time``, no scale-down 
 The estimator (the library, :func:`kubetwin.autoscale.clusterautoscaler.binpacking_estimate`)
 gets the scheduler's node-local checks as its predicate: NodeAffinity/nodeSelector and
 TaintToleration against the group's template node, NodeResourcesFit's requests and pod count.
+A pod whose fit depends on other pods (required pod affinity/anti-affinity, hard topology spread
+constraints, or any pod of the cluster with required anti-affinity) is checked instead with the
+scheduler's own PreFilter/Filter plugins on a fork of the cluster plus the estimated nodes
+(:mod:`.ca_filter`) — in FilterOutSchedulable, the estimator (with upstream's hostname-spread
+retry on other nodes) and the drain simulation, which then takes the plain walk.
 ``estimator: kubelet-aware`` adds the kubelet's admission (Topology, CPU, Memory and Device
 Managers) of a freshly started kubelet of the group per estimated node: a node counts as fitting
 only if that kubelet would admit the pod. Upstream has no such estimator; the comparison with
@@ -25,8 +30,9 @@ default 2 min); the scheduler starts again over the new node list in upstream's 
 (:func:`resize_cluster`) and its cache takes the bound pods over by node name
 (``ClusterState.adopt``).
 
-Simplifications, stated: the estimator's and the drain simulation's predicate is NodeAffinity,
-TaintToleration and the requests (not inter-pod affinity or topology spread); equivalence groups
+Simplifications, stated: for pods without inter-pod constraints the predicate is NodeAffinity,
+TaintToleration and the requests (not host ports or the other Filter plugins); upcoming nodes are
+not in the fork the Filter plugins see; equivalence groups
 are pods of one controller and one request shape; a pod's scale-up reason is its last scheduler
 message; node deletion is immediate once a node is chosen (no ``ToBeDeletedByClusterAutoscaler``
 taint period).
@@ -42,6 +48,7 @@ import numpy as np
 from ..autoscale import clusterautoscaler as CA
 from ..model.node import node_from_dict
 from .ca_drain import DrainScan
+from .ca_filter import SnapshotFilter, estimator_predicates, has_inter_pod_constraints
 
 if TYPE_CHECKING:
     from .loop import SimPod, Simulator
@@ -101,6 +108,8 @@ class ClusterAutoscalerLoop:
         self._fit_memo: dict[tuple[str, str], bool] = {}
         #: per pod shape, the nodes that fit it at the start of the current scan (:meth:`_first_fit`)
         self._fits: dict[bytes, Any] = {}
+        #: per pod uid, whether it has inter-pod constraints of its own (:meth:`_routed`)
+        self._routed_memo: dict[str, bool] = {}
 
     # --- sizes ---------------------------------------------------------------------------------
     def group_sizes(self) -> dict[str, int]:
@@ -120,14 +129,45 @@ class ClusterAutoscalerLoop:
             got = self._fit_memo[key] = node_local_fit(sp.pod, self.groups[group].template.node, self.sim.gates)
         return got
 
-    def _predicate(self, group: str) -> CA.FitPredicate:
+    def _routed(self, sp: SimPod) -> bool:
+        """Does the pod's fit depend on other pods (:func:`.ca_filter.needs_filter`); the pod's
+        own part is kept by uid (its affinity and spread constraints never change)."""
+        if self.sim.cluster.pods_with_required_anti_affinity:
+            return True
+        got = self._routed_memo.get(sp.pod.uid)
+        if got is None:
+            if len(self._routed_memo) > 100_000:
+                self._routed_memo.clear()
+            got = self._routed_memo[sp.pod.uid] = has_inter_pod_constraints(sp.pod, self.sim.sched.framework)
+        return got
+
+    def _fork(self, base: SnapshotFilter | None = None) -> SnapshotFilter:
+        """A fork of the simulated cluster (or of ``base``) with the scheduler's profile over it."""
+        sched = self.sim.sched
+        return SnapshotFilter(self.sim.cluster, sched.profile, sched.handle, base)
+
+    def _predicate(self, group: str, *, with_filter: bool = False,
+                   base: SnapshotFilter | None = None) -> tuple[CA.FitPredicate, CA.Elsewhere | None]:
+        """The estimator's fit predicate for ``group`` (and its hostname-spread retry): the
+        node-local checks and requests; with ``with_filter`` the pods whose fit depends on other
+        pods go through the scheduler's Filter plugins on a fork of the cluster plus the
+        estimated nodes; the kubelet's admission after either with ``kubelet-aware``."""
         kubelets: dict[str, Any] = {}
         sn = self.groups[group].template
         aware = self.kubelet_aware and sn.machine is not None and sn.kubelet is not None
 
+        def plain(pod: CA.CAPod, node: CA.NewNode) -> bool:
+            return self._static_fit(pod.payload, group) and CA.resource_fit(pod, node)
+
+        check: CA.FitPredicate = plain
+        elsewhere: CA.Elsewhere | None = None
+        if with_filter:
+            check, elsewhere = estimator_predicates(self._fork(base), sn.node, group, plain=plain,
+                                                    routed=lambda p: self._routed(p.payload))
+
         def fits(pod: CA.CAPod, node: CA.NewNode) -> bool:
             sp = pod.payload
-            if not self._static_fit(sp, group) or not CA.resource_fit(pod, node):
+            if not check(pod, node):
                 return False
             if not aware:
                 return True
@@ -140,7 +180,7 @@ class ClusterAutoscalerLoop:
                 return False
             return True
 
-        return fits
+        return fits, elsewhere
 
     def _unschedulable(self) -> list[SimPod]:
         return sorted((sp for sp in self.sim.by_uid.values() if sp.phase == "Pending" and sp.reason == "Unschedulable"
@@ -169,13 +209,17 @@ class ClusterAutoscalerLoop:
         cs = self.sim.cluster
         free, npods = cs.free.copy(), cs.npods.copy()
         self._fits = {}
-        pending = [sp for sp in pending if not self._first_fit(sp, free, npods, skip=())]
+        # pods whose fit depends on other pods are checked with the scheduler's Filter plugins on a
+        # fork of the cluster that every placement of this scan joins
+        with_filter = any(self._routed(sp) for sp in pending)
+        fork = self._fork() if with_filter else None
+        pending = [sp for sp in pending if not self._first_fit(sp, free, npods, skip=(), fork=fork)]
         pods = [self._ca_pod(sp) for sp in pending]
         # pods that fit nodes still being provisioned wait for them (upcoming nodes count as existing)
         for g, ups in self.upcoming.items():
             if not ups or not pods:
                 continue
-            fits = self._predicate(g)
+            fits, _ = self._predicate(g, with_filter=with_filter, base=fork)
             nodes = [CA.NewNode(f"upcoming-{k}", self.templates[g]) for k in range(len(ups))]
             left = []
             for p in pods:
@@ -196,9 +240,9 @@ class ClusterAutoscalerLoop:
                 room = min(room, self.flags.max_nodes_total - total)
             if room <= 0:
                 continue
-            fits = self._predicate(g)
+            fits, elsewhere = self._predicate(g, with_filter=with_filter, base=fork)
             est = CA.binpacking_estimate(self._equivalence_groups(pods), self.templates[g], fits,
-                                         max_nodes=min(room, self.flags.max_nodes_per_scale_up))
+                                         max_nodes=min(room, self.flags.max_nodes_per_scale_up), elsewhere=elsewhere)
             if est.node_count > 0:
                 options.append(CA.Option(g, est.node_count, est.scheduled_pods))
         if not options:
@@ -306,7 +350,11 @@ class ClusterAutoscalerLoop:
         skipped = set(fresh)
         busy = {cs.index[n] for n in self.unneeded_since if n in cs.index}
         trials: DrainScan | None = None
-        if self.fast_drain:
+        # a pod whose fit depends on other pods takes the plain walk over a fork of the cluster
+        # checked with the scheduler's Filter plugins (the fast path knows requests and node-local
+        # checks only)
+        fork = self._fork() if self._drain_needs_filter(below, skipped) else None
+        if self.fast_drain and fork is None:
             trials = DrainScan(free, npods, cs.pods_alloc, cs.unschedulable, lambda sp: cs.amounts(sp.pod).bound,
                                self._local_fit())
             trials.set_busy(busy)
@@ -323,7 +371,7 @@ class ClusterAutoscalerLoop:
                 ok = all(self._blocks(sp, everyone) is None for sp in residents)
                 if ok:   # the pods must fit the other nodes (first fit, requests and pod count)
                     ok = (trials.place_elsewhere(i, residents) if trials is not None
-                          else self._place_elsewhere(i, residents, free, npods, busy))
+                          else self._place_elsewhere(i, residents, free, npods, busy, fork))
             if not ok:
                 self.unneeded_since.pop(name, None)
                 busy.discard(i)
@@ -384,7 +432,8 @@ class ClusterAutoscalerLoop:
 
         return fit
 
-    def _first_fit(self, sp: SimPod, free: Any, npods: Any, skip: Any, base: tuple[Any, Any] | None = None) -> bool:
+    def _first_fit(self, sp: SimPod, free: Any, npods: Any, skip: Any, base: tuple[Any, Any] | None = None,
+                   fork: SnapshotFilter | None = None) -> bool:
         """Put ``sp`` on the first node (node-tree order) whose free requests, pod slots and
         node-local checks take it, outside ``skip``; ``free``/``npods`` are updated.
 
@@ -413,22 +462,45 @@ class ClusterAutoscalerLoop:
                 continue
             if not node_local_fit(sp.pod, cs.infos[k].node, self.sim.gates):
                 continue
+            if fork is not None and (self._routed(sp) or fork.anti) and not fork.fits_existing(sp.pod, cs.names[k]):
+                continue
             free[k] -= vec
             npods[k] += 1
+            if fork is not None:
+                fork.add_pod(sp.pod, cs.names[k])
             return True
         return False
 
-    def _place_elsewhere(self, skip: int, pods: list[SimPod], free: Any, npods: Any, busy: set[int]) -> bool:
+    def _place_elsewhere(self, skip: int, pods: list[SimPod], free: Any, npods: Any, busy: set[int],
+                         fork: SnapshotFilter | None = None) -> bool:
         """The drain simulation: every pod of node ``skip`` finds room on a node that is neither
-        it nor another unneeded node (``busy``); the room is taken only if all of them do."""
+        it nor another unneeded node (``busy``); the room is taken only if all of them do. With
+        ``fork``, the pods leave the node in it first and each place is checked with the
+        scheduler's Filter plugins (``SimulateNodeRemoval``'s ``findPlaceFor``); a failed trial
+        leaves the fork as it was."""
         trial_free, trial_n = free.copy(), npods.copy()
         others = busy | {skip}
+        mark = fork.mark() if fork is not None else 0
+        if fork is not None:
+            name = self.sim.cluster.names[skip]
+            for sp in pods:
+                fork.remove_pod(sp.pod, name)
         for sp in pods:
-            if not self._first_fit(sp, trial_free, trial_n, others, base=(free, npods)):
+            if not self._first_fit(sp, trial_free, trial_n, others, base=(free, npods), fork=fork):
+                if fork is not None:
+                    fork.revert(mark)
                 return False
         free[:] = trial_free
         npods[:] = trial_n
         return True
+
+    def _drain_needs_filter(self, below: list[int], skipped: set[int]) -> bool:
+        """Does a pod of a node checked for removal in this scan need the Filter plugins: a pod of
+        the cluster with required anti-affinity, or a resident whose fit depends on other pods."""
+        if self.sim.cluster.pods_with_required_anti_affinity:
+            return True
+        residents = self.sim.residents
+        return any(self._routed(sp) for i in below if i not in skipped for sp in residents[i].values())
 
     # --- the loop ------------------------------------------------------------------------------
     def run_once(self, now: float) -> None:

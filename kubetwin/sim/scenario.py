@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 from .. import limits
 from ..errors import InputError
 from ..model.apischema import type_spec
+from ..model.controller_selector import SELECTED_KINDS, check_controller_selector
 from ..model.kinds import check_builtin, check_object
 from ..model.loader import Document, load_documents
 from ..model.node import Node, node_from_dict
@@ -776,6 +777,8 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
             check_object(obj, where)
         if not isinstance(kind, str):
             raise InputError(f"kind must be a string, not {type(kind).__name__}", path="kind", file=where)
+        if kind in SELECTED_KINDS:   # the apps validation of the selector, as plan does
+            check_controller_selector(obj, where)
         if kind == "Pod":
             pod = pod_from_dict(obj, where, checked=True)
             check_pod_amounts(pod, where)

@@ -326,6 +326,8 @@ def example_seeds() -> Iterator[Seed]:
     yield Seed("hand/simulate-autoscaling", ("simulate", "scenario.yaml", "--no-progress", "-j", "1", "--variant",
                                              "aware:autoscaler.estimator=kubelet-aware", "-o", "json"),
                {"scenario.yaml": _yaml(*_autoscaling_scenario())})
+    yield Seed("hand/simulate-autoscaling-spread", ("simulate", "scenario.yaml", "--no-progress", "-j", "1", "-o", "json"),
+               {"scenario.yaml": _yaml(*_autoscaling_scenario(spread=True))})
 
     # serve --check: the cluster and the NodeKubelets file read as serve reads them, nothing served
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"pool": pool}},
@@ -362,8 +364,9 @@ def snapshot_seeds() -> Iterator[Seed]:
                outputs=("end",), referenced=("objects.yaml",))
 
 
-def _autoscaling_scenario() -> list[dict[str, Any]]:
-    """An hour of an HPA, a VPA and the Cluster Autoscaler on a small node group."""
+def _autoscaling_scenario(spread: bool = False) -> list[dict[str, Any]]:
+    """An hour of an HPA, a VPA and the Cluster Autoscaler on a small node group; with ``spread``
+    the pods are spread by hostname and keep off each other (the CA's Filter-plugin checks)."""
     sim = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "autoscaling"},
            "spec": {"horizon": "1h", "sampleInterval": "5m",
                     "autoscaling": {"horizontalPodAutoscaler": {"syncPeriod": "1m"},
@@ -377,6 +380,13 @@ def _autoscaling_scenario() -> list[dict[str, Any]]:
                     "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [
                         {"name": "c", "resources": {"requests": {"cpu": "2", "memory": "1Gi"},
                                                     "limits": {"cpu": "2", "memory": "1Gi"}}}]}}}}
+    if spread:
+        pod_spec = dep["spec"]["template"]["spec"]
+        pod_spec["topologySpreadConstraints"] = [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                                  "whenUnsatisfiable": "DoNotSchedule",
+                                                  "labelSelector": {"matchLabels": {"app": "web"}}}]
+        pod_spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": "kubernetes.io/hostname"}]}}
     hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "web"},
            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
                     "minReplicas": 2, "maxReplicas": 8}}

@@ -188,3 +188,20 @@ def test_a_bad_machine_source_names_the_scenario_file(tmp_path, kit, machine):
     with pytest.raises(InputError) as e:
         kit.scenario(tmp_path, {"nodeGroups": [{"name": "g", "machine": machine}]})
     assert e.value.file and "scenario.yaml" in e.value.file and "spec.nodeGroups[0].machine" in str(e.value)
+
+
+# --- the controllers' selectors (one validator with `kubetwin plan`) ----------------------------------
+def _deployment(match: dict[str, str]) -> dict:
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": match},
+                     "template": {"metadata": {"labels": {"app": "web"}},
+                                  "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+
+
+def test_a_controller_selector_with_an_invalid_label_key_is_refused(tmp_path, kit):
+    text = _error(tmp_path, kit, {}, _deployment({"app": "web", "not a key!": "x"}))
+    assert "spec.selector.matchLabels" in text and "label key must be a qualified name" in text
+
+
+def test_a_controller_selector_that_does_not_match_the_template_is_refused(tmp_path, kit):
+    assert "does not match template" in _error(tmp_path, kit, {}, _deployment({"app": "other"}))
