@@ -174,6 +174,9 @@ class Tracing:
         self._tracer: Any = None
         self._sim: Callable[[], float] | None = None
         self._epoch = 0
+        #: the scheduling cycle being traced (:class:`.scheduler.CycleTrace`): decisions made inside
+        #: it (DRA allocations) become its spans' children
+        self.cycle: Any = None
         #: attributes of every decision's root span (the scenario being simulated)
         self.scope: dict[str, Any] = {}
 

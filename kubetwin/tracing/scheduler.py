@@ -57,6 +57,9 @@ class CycleTrace(CycleRecorder):
         self.score_list: list[PluginScores] | None = None
         self.score_end = 0
         self.post: tuple[Any, Any, list[str], int, int] | None = None
+        #: DRA allocations made in the cycle (:mod:`.dra`): each makes its spans under a parent
+        self.dra: list[Callable[[Any], None]] = []
+        self.dra_count = 0
 
     def _tick(self) -> int:
         now = self.clock()
@@ -138,7 +141,11 @@ class CycleTrace(CycleRecorder):
             ep = t.open("Filter", {EXTENSION_POINT: "Filter",
                                    "kubetwin.scheduler.left_out_nodes": self.left_out_nodes or None}, at, cycle)
             _plugin_spans(t, ep, "Filter", self.filter_calls, at)
-            ep.end(end_time=stop)
+            for emit in self.dra:
+                emit(ep)
+            if self.dra_count > len(self.dra):
+                ep.set_attribute("kubetwin.dra.allocations_left_out", self.dra_count - len(self.dra))
+            ep.end(end_time=max(stop, self.last))
             at = stop
         if self.post is not None:
             result, st, gave, _started, stop = self.post
@@ -212,10 +219,12 @@ def traced_schedule(sched: "Scheduler", pod: "Pod", schedule: Callable[["Pod"], 
     rec = CycleTrace(ACTIVE, pod)
     before = sched.reused_cycles + sched.patched_cycles
     sched._recorder = rec
+    ACTIVE.cycle = rec
     try:
         r = schedule(pod)
     finally:
         sched._recorder = None
+        ACTIVE.cycle = None
     cycle = rec.finish(sched, r, reused=sched.reused_cycles + sched.patched_cycles != before)
     if cycle is not None:
         sched._open_cycle = (pod.uid, cycle, rec.clock)
