@@ -270,3 +270,69 @@ def traced_bind(sched: "Scheduler", pod: "Pod", node: str, bind: Callable[["Pod"
         ep.end(end_time=end)
     parent.end(end_time=end)
     del own
+
+
+def traced_schedule_one(run: Callable[[], Any]) -> Any:
+    """``kubetwin schedule``'s explained cycle (:func:`kubetwin.scheduler.cycle.schedule_one`) and
+    its spans, made from the explanation it returns: every node's Filter verdict per plugin (nodes
+    the sampling never reached have none), every scored node's raw, normalized and weighted score."""
+    from . import ACTIVE
+
+    assert ACTIVE is not None
+    t = ACTIVE
+    clock = t.decision_clock()
+    outcome = run()
+    end = clock()
+    start = clock.start
+    attrs = pod_attributes(outcome.pod)
+    attrs.update({
+        "kubetwin.scheduler.result": "scheduled" if outcome.node else (
+            "nominated" if outcome.nominated_node else "unschedulable"),
+        NODE_NAME: outcome.node,
+        "kubetwin.scheduler.message": outcome.message or None,
+        "kubetwin.scheduler.evaluated_nodes": outcome.evaluated,
+        "kubetwin.scheduler.feasible_nodes": len(outcome.feasible),
+        "kubetwin.scheduler.skipped_plugins": outcome.skipped_plugins or None,
+        "kubetwin.scheduler.nominated_node": outcome.nominated_node,
+        "kubetwin.scheduler.victims": outcome.victims or None,
+        "kubetwin.scheduler.not_modelled_plugins": outcome.not_modelled or None,
+    })
+    cycle = t.open("scheduling cycle", attrs, start)
+    if outcome.pre_filter:
+        ep = t.open("PreFilter", {EXTENSION_POINT: "PreFilter"}, start, cycle)
+        for plugin, st in outcome.pre_filter.items():
+            t.span(f"PreFilter {plugin}", {PLUGIN: plugin, EXTENSION_POINT: "PreFilter", CODE: st.code.name,
+                                           REASONS: list(st.reasons) or None}, start, end, ep)
+        ep.end(end_time=end)
+    per_plugin: dict[str, _PluginCalls] = {}
+    for node, v in outcome.nodes.items():
+        for plugin, st in v.filter.items():
+            calls = per_plugin.setdefault(plugin, _PluginCalls())
+            if st.is_success:
+                calls.passed += 1
+            else:
+                calls.rejected += 1
+                if len(calls.events) < MAX_NODES:
+                    calls.events.append((node, st))
+    if per_plugin:
+        ep = t.open("Filter", {EXTENSION_POINT: "Filter"}, start, cycle)
+        _plugin_spans(t, ep, "Filter", per_plugin, start)
+        ep.end(end_time=end)
+    scored = [(n, v) for n, v in outcome.nodes.items() if v.total is not None][:MAX_NODES]
+    if scored:
+        plugins = list(scored[0][1].raw)
+        ep = t.open("Score", {EXTENSION_POINT: "Score"}, start, cycle)
+        for plugin in plugins:
+            t.span(f"Score {plugin}", {
+                PLUGIN: plugin, EXTENSION_POINT: "Score",
+                "kubetwin.scheduler.score.nodes": [n for n, _ in scored],
+                "kubetwin.scheduler.score.raw": [v.raw.get(plugin, 0) for _, v in scored],
+                "kubetwin.scheduler.score.normalized": [v.normalized.get(plugin, 0) for _, v in scored],
+                "kubetwin.scheduler.score.weighted": [v.weighted.get(plugin, 0) for _, v in scored],
+            }, start, end, ep)
+        ep.end(end_time=end)
+        t.span("selectHost", {"kubetwin.scheduler.score.nodes": [n for n, _ in scored],
+                              "kubetwin.scheduler.score.total": [v.total or 0 for _, v in scored],
+                              NODE_NAME: outcome.node}, end, end, cycle)
+    cycle.end(end_time=end)
+    return outcome

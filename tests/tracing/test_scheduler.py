@@ -135,3 +135,18 @@ def test_children_lie_within_their_parent(spans):
             p = by_id[s.parent_span_id]
             assert p.start_time_unix_nano <= s.start_time_unix_nano <= s.end_time_unix_nano <= p.end_time_unix_nano, \
                 (p.name, s.name)
+
+
+def test_the_one_shot_cycle_of_kubetwin_schedule_is_traced(receiver, capsys):
+    from tests.tracing.test_provider import EX
+
+    status, _, err = run(capsys, "schedule", "--nodes", str(EX / "schedule/nodes.yaml"), str(EX / "schedule/pod.yaml"),
+                         "--trace", f"otlp://{receiver.address}")
+    assert status == 0, err
+    spans = receiver.spans()
+    cycle = next(s for s in spans if s.name == "scheduling cycle")
+    assert attrs(cycle)["k8s.node.name"] == "big-1"
+    tree = _children(spans)
+    filt = next(s for s in tree[cycle.span_id] if s.name == "Filter")
+    first = attrs(min(tree[filt.span_id], key=lambda s: s.start_time_unix_nano))   # runs on every node
+    assert first["kubetwin.scheduler.nodes_passed"] + first["kubetwin.scheduler.nodes_rejected"] == 3
