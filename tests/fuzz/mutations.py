@@ -476,6 +476,8 @@ KNOWN_BAD_VALUES = {
     "--feature-gates": ["NoSuchGate=true", "PodLevelResources=maybe", "=true"],
     "--variant": ["x:kubelet.topologyManagerPolcy=none", "x:gates.NoSuch=true", "novalue", "x:kubelet.cpuManagerPolicy="],
     "--pid-max": ["-1", "0", "abc"],
+    "--trace": ["", "jaeger", "file:", "otlp://host", "otlp://:4318", "http://host:99999", "grpc://host:4317",
+                "ftp://host:21", "otlp://host:4318/x", " file:x"],
 }
 
 
@@ -494,6 +496,8 @@ def option_value(rng: random.Random, seed: Seed) -> tuple[tuple[str, ...], bool,
             argv = argv + [option, value]
         elif option == "--variant" and seed.command == "simulate":
             argv = argv + [option, value]
+        elif option == "--trace":   # a global option: every command takes it
+            argv = [option, value] + argv
         elif option == "--pid-max" and seed.command == "explain":
             argv = argv + [option, value]
         else:
