@@ -1,11 +1,13 @@
 """Spans of a DRA allocation (``k8s.io/dynamic-resource-allocation/structured``'s ``Allocate``):
 the node, the claims, the outcome, the devices each claim got, and — when no allocation was found —
 why, per claim and request: how many devices were eligible and which checks (selectors, counters,
-capacity) the others failed (:mod:`kubetwin.dra.diagnose`, run for the trace only).
+capacity) the others failed (:mod:`kubetwin.dra.diagnose`, run for the trace only, outside a
+scheduling cycle).
 
 Inside a traced scheduling cycle (the DynamicResources plugin's Filter allocating on each node) the
-allocations are spans under the cycle's Filter span (at most :data:`~.attributes.MAX_NODES`);
-elsewhere (``kubetwin dra allocate``) each is a trace of its own.
+first :data:`MAX_IN_CYCLE` allocations are spans under the cycle's Filter span, without the
+diagnosis (the Filter span's events already give each node's rejection); elsewhere (``kubetwin dra
+allocate``) each allocation is a trace of its own.
 
 Not an upstream module: kubetwin's tracing of the DRA allocator.
 """
@@ -14,7 +16,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from .attributes import MAX_NODES, NAMESPACE, NODE_NAME
+from .attributes import NAMESPACE, NODE_NAME
+
+#: DRA allocations a traced scheduling cycle keeps as spans (the DynamicResources Filter allocates on
+#: every node it visits; its rejections per node are already the Filter span's events)
+MAX_IN_CYCLE = 16
 
 if TYPE_CHECKING:
     from ..dra.allocator import Allocator, Outcome
@@ -37,7 +43,7 @@ def traced_allocate(alloc: "Allocator", node: Any, claims: Sequence["ResourceCla
         return allocate()
     t = ACTIVE
     cycle = t.cycle
-    if cycle is not None and cycle.dra_count >= MAX_NODES:
+    if cycle is not None and cycle.dra_count >= MAX_IN_CYCLE:
         cycle.dra_count += 1
         return allocate()
     clock = cycle.clock if cycle is not None else t.decision_clock()
@@ -52,7 +58,7 @@ def traced_allocate(alloc: "Allocator", node: Any, claims: Sequence["ResourceCla
     finally:
         end = clock()
         diagnosis = None
-        if outcome is not None and not outcome.allocated:
+        if outcome is not None and not outcome.allocated and cycle is None:
             from ..dra.diagnose import diagnose
 
             _diagnosing = True
