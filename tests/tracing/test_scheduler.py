@@ -150,3 +150,16 @@ def test_the_one_shot_cycle_of_kubetwin_schedule_is_traced(receiver, capsys):
     filt = next(s for s in tree[cycle.span_id] if s.name == "Filter")
     first = attrs(min(tree[filt.span_id], key=lambda s: s.start_time_unix_nano))   # runs on every node
     assert first["kubetwin.scheduler.nodes_passed"] + first["kubetwin.scheduler.nodes_rejected"] == 3
+
+
+def test_tracing_changes_no_outcome_of_a_reference_scenario(tmp_path):
+    from kubetwin import tracing
+    from tests.sim import reference_scenarios as rs
+
+    tracing.start(f"file:{tmp_path / 'trace.json'}", "simulate")
+    try:
+        lines = rs.run("default")
+    finally:
+        tracing.stop()
+    assert rs.digest(lines) == rs.recorded()["scenarios"]["default"]["sha256"]
+    assert (tmp_path / "trace.json").stat().st_size > 0
