@@ -56,5 +56,6 @@ def kubelet_for(node: SimNode) -> NodeAdmission:
     if node.machine is None or node.kubelet is None:
         raise ValueError(f"node {node.group!r}: no machine or kubelet configuration to simulate a kubelet on")
     kubelet = template_for(node.machine, node.kubelet).fork()
-    kubelet.node_name = node.node.metadata.name
+    if node.node is not None:   # the name its traces carry (``--trace``)
+        kubelet.node_name = node.node.metadata.name
     return kubelet
