@@ -108,10 +108,27 @@ def _fail_callback(ctx: click.Context, _param: click.Parameter, value: bool) -> 
         OUTCOME.fail_on_reject = True
 
 
+def _trace_callback(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is None:
+        return
+    from kubetwin import tracing
+
+    _set_root(ctx, "trace", value, "--trace")
+    if tracing.ACTIVE is not None and ctx.find_root().obj.get("trace_started"):
+        return
+    session = tracing.start(value, (ctx.info_name or "") if ctx.parent is not None else "")
+    ctx.find_root().obj["trace_started"] = True
+    ctx.find_root().call_on_close(lambda: tracing.stop(ok=sys.exc_info()[0] is None))
+    del session
+
+
 VERSION_HELP = "Kubernetes minor version whose defaults, feature gates and API apply (default: the newest known)."
 STRICT_HELP = "Treat warnings (inputs Kubernetes accepts but kubetwin cannot model exactly) as errors (exit status 1)."
 NO_DEFAULTING_HELP = "Take pods exactly as written, without the API server's defaulting (requests from limits, " \
                      "pod-level requests), as the upstream unit tests pass them to kubelet functions."
+TRACE_HELP = ("Export OpenTelemetry traces of each decision (scheduling cycles, kubelet admissions, DRA, "
+              "eviction) to file:PATH (OTLP JSON) or an OTLP/HTTP collector: otlp://HOST:PORT or "
+              "http(s)://HOST:PORT[/v1/traces]. In simulate, span times are the scenario's clock.")
 FAIL_HELP = "Exit with status 3 when the answer contains a rejection (kubelet or admission rejection, " \
             "unschedulable pod, unsatisfiable claim); the output is written as usual."
 
@@ -127,6 +144,8 @@ def global_option_decorators(eager: bool = True) -> list[Callable]:
                      callback=_fail_callback, help=FAIL_HELP),
         click.option("--no-api-defaulting", is_flag=True, default=False, expose_value=False, is_eager=eager,
                      callback=_no_defaulting_callback, help=NO_DEFAULTING_HELP),
+        click.option("--trace", metavar="TARGET", default=None, expose_value=False, is_eager=eager,
+                     callback=_trace_callback, help=TRACE_HELP),
     ]
 
 

@@ -1,7 +1,7 @@
 """Entry point. Commands are imported only when run, so ``kubetwin --help`` and a one-pod
 ``kubetwin explain`` start fast (the conformance runner starts the CLI once per case).
 
-The global options (``--kubernetes-version``, ``--strict``, ``--fail-on-reject``) are accepted
+The global options (``--kubernetes-version``, ``--strict``, ``--fail-on-reject``, ``--trace``) are accepted
 before or after the command name; every error becomes one line on stderr with the exit statuses
 of :mod:`kubetwin.cli.common` (0 answer, 1 bad input, 2 usage, 3 rejection with --fail-on-reject).
 
@@ -50,6 +50,8 @@ class LazyGroup(click.Group):
                 sys.modules["kubetwin.model.apischema"].set_schema_version(None)
             if "kubetwin.model.defaulting" in sys.modules:
                 sys.modules["kubetwin.model.defaulting"].set_api_defaulting(True)
+            if "kubetwin.tracing" in sys.modules:
+                sys.modules["kubetwin.tracing"].stop(ok=False)
         return super().make_context(info_name, args, parent=parent, **extra)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -61,6 +63,10 @@ class LazyGroup(click.Group):
             return None
         module = importlib.import_module(spec[0])
         from .common import add_global_options
+
+        tracing = sys.modules.get("kubetwin.tracing")
+        if tracing is not None and tracing.ACTIVE is not None and not tracing.ACTIVE.command:
+            tracing.ACTIVE.command = name   # --trace given before the command name
 
         return add_global_options(getattr(module, spec[1]))
 

@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from .. import tracing as _tracing
 from ..errors import KubetwinError
 from ..model.quantity import Quantity
 from . import capacity as cap
@@ -252,6 +253,14 @@ class Allocator:
     def allocate(self, node: Node, claims: Sequence[ResourceClaim], timeout: float | None = None,
                  trace: list | None = None) -> Outcome:
         """Allocate all ``claims`` jointly on ``node``; raises :class:`AllocationError`."""
+        if _tracing.ACTIVE is not None:
+            from ..tracing.dra import traced_allocate
+
+            return traced_allocate(self, node, claims, lambda: self._allocate(node, claims, timeout, trace))
+        return self._allocate(node, claims, timeout, trace)
+
+    def _allocate(self, node: Node, claims: Sequence[ResourceClaim], timeout: float | None,
+                  trace: list | None) -> Outcome:
         pools, candidates = self._pools_for(node)
         run = _Run(self, node, list(claims), pools, candidates, timeout, trace)
         limit = sys.getrecursionlimit()

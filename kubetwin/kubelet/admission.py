@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from .. import tracing as _tracing
 from ..errors import InputError
 from ..machine.model import Machine
 from ..model.kubelet_config import KubeletConfiguration
@@ -118,6 +119,8 @@ class NodeAdmission:
     #: explain TopologyAffinityErrors (``PodDecision.explanation``); off where nobody reads it
     explain_rejections: bool = False
     admitted: list[Pod] = field(default_factory=list)
+    #: the node's name, for traces (``--trace``); the kubelet's own decisions never read it
+    node_name: str = ""
     #: set when an admission would never return (see ``PodDecision.hang``)
     hung: str | None = None
     #: ``cgroup_settings(self)``, computed on first use (``container_resources_for``)
@@ -187,6 +190,13 @@ class NodeAdmission:
 
     # --- the pipeline ------------------------------------------------------------------------
     def admit(self, pod: Pod) -> PodDecision:
+        if _tracing.ACTIVE is not None:
+            from ..tracing.kubelet import traced_admit
+
+            return traced_admit(self, pod, self._admit)
+        return self._admit(pod)
+
+    def _admit(self, pod: Pod) -> PodDecision:
         if self.hung is not None:
             return PodDecision(pod, False, HANG_REASON, f"not admitted: the kubelet hung earlier ({self.hung}) and "
                                                         "admits no pod after it", hang=True)

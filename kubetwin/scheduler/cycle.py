@@ -17,6 +17,7 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from .. import tracing as _tracing
 from ..model.features import FeatureGates
 from ..model.pod import Pod
 from .framework.diagnosis import Diagnosis, fit_error_message
@@ -122,6 +123,17 @@ class _Explain(CycleRecorder):
 
 def schedule_one(cluster: ClusterInputs, pod: Pod, gates: FeatureGates, *, config_path: str | None = None,
                  admit: bool = False, seed: int = 0) -> CycleOutcome:
+    """The explained cycle (with ``--trace``: also its spans, :mod:`kubetwin.tracing.scheduler`)."""
+    if _tracing.ACTIVE is None:
+        return _schedule_one(cluster, pod, gates, config_path=config_path, admit=admit, seed=seed)
+    from ..tracing.scheduler import traced_schedule_one
+
+    return traced_schedule_one(lambda: _schedule_one(cluster, pod, gates, config_path=config_path, admit=admit,
+                                                     seed=seed))
+
+
+def _schedule_one(cluster: ClusterInputs, pod: Pod, gates: FeatureGates, *, config_path: str | None = None,
+                  admit: bool = False, seed: int = 0) -> CycleOutcome:
     admission: list[str] = []
     if admit:
         from .admission import admit_from_objects

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import msgspec
 
+from .. import tracing as _tracing
 from ..model.features import FeatureGates
 from ..model.meta import enc_hook
 from ..model.node import Node
@@ -54,6 +55,11 @@ class Scheduler:
                  namespaces: Mapping[str, Mapping[str, str]] | None = None, pdbs: Iterable[PodDisruptionBudget] = (),
                  vectorised: bool = True, reuse_verdicts: bool = True):
         self.profile = profile or Profile()
+        if _tracing.ACTIVE is not None:
+            vectorised = False   # a traced cycle runs plugin by plugin (same answers: tests/scheduler/fastpath)
+        #: the traced cycle's recorder (:mod:`kubetwin.tracing.scheduler`); None when not tracing
+        self._recorder: Any = None
+        self._open_cycle: Any = None
         self.gates = gates
         self.cluster = ClusterState(nodes, gates, pods=pods, namespaces=namespaces, objects=objects)
         self.handle = self.cluster.handle
@@ -91,6 +97,13 @@ class Scheduler:
     def bind(self, pod: Pod, node: str) -> None:
         """The pod now runs on ``node``: Reserve, Permit, the cache's ``AssumePod`` and Bind
         (the default binder: the cache's own); its nomination ends."""
+        if _tracing.ACTIVE is not None:
+            from ..tracing.scheduler import traced_bind
+
+            return traced_bind(self, pod, node, self._bind)
+        self._bind(pod, node)
+
+    def _bind(self, pod: Pod, node: str) -> None:
         fwk = self.framework
         fwk.run_reserve_plugins_reserve(pod, node)
         self.clear_nomination(pod)
@@ -207,6 +220,13 @@ class Scheduler:
         offset is drawn from the generation, and the sampling rotation moves on as the cycle
         would have moved it (by every node examined).
         """
+        if _tracing.ACTIVE is not None:
+            from ..tracing.scheduler import traced_schedule
+
+            return traced_schedule(self, pod, self._schedule)
+        return self._schedule(pod)
+
+    def _schedule(self, pod: Pod) -> ScheduleResult:
         if self.reuse_verdicts:
             r = self._reuse(pod)
             if r is not None:
@@ -342,7 +362,8 @@ class Scheduler:
         if self.vectorised:
             found = self.fast.find_nodes_that_fit_pod(state, pod, self.next_start)
         else:
-            found = find_nodes_that_fit_pod(self.framework, state, pod, cs.infos, start=self.next_start)
+            found = find_nodes_that_fit_pod(self.framework, state, pod, cs.infos, start=self.next_start,
+                                            recorder=self._recorder)
         diag = found.diagnosis
         if diag.all_nodes is not None:
             return self._unschedulable(pod, state, diag, pre_filter_msg=diag.all_nodes.message)
@@ -359,7 +380,10 @@ class Scheduler:
             best = select_host_vector(self.fast.prioritize_nodes(state, pod, feasible), self.rng)  # type: ignore[arg-type]
         else:
             infos = [cs.infos[i] for i in feasible]
-            best = select_host(totals_of(infos, prioritize_nodes(self.framework, state, pod, infos)), self.rng)
+            scores = prioritize_nodes(self.framework, state, pod, infos)
+            if self._recorder is not None:
+                self._recorder.scores(scores)
+            best = select_host(totals_of(infos, scores), self.rng)
         return ScheduleResult(pod, cs.names[int(feasible[best])], feasible=len(feasible), evaluated=found.processed)
 
     # --- failure -------------------------------------------------------------------------------
@@ -370,6 +394,8 @@ class Scheduler:
         cs = self.cluster
         hist = diag.histogram() if not pre_filter_msg else Counter()
         result, st, gave = self.framework.run_post_filter_plugins(state, pod, diag)
+        if self._recorder is not None:
+            self._recorder.post_filter(result, st, gave, 0)
         nominated: str | None = None
         victims: tuple[Pod, ...] = ()
         post_msg = ""

@@ -55,4 +55,7 @@ def kubelet_for(node: SimNode) -> NodeAdmission:
     """A freshly started kubelet for ``node`` (a copy of its group's template)."""
     if node.machine is None or node.kubelet is None:
         raise ValueError(f"node {node.group!r}: no machine or kubelet configuration to simulate a kubelet on")
-    return template_for(node.machine, node.kubelet).fork()
+    kubelet = template_for(node.machine, node.kubelet).fork()
+    if node.node is not None:   # the name its traces carry (``--trace``)
+        kubelet.node_name = node.node.metadata.name
+    return kubelet

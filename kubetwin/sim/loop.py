@@ -28,6 +28,7 @@ from typing import Any, Callable
 import msgspec
 
 from .. import limits
+from .. import tracing as _tracing
 from ..model.features import FeatureGates
 from ..model.pod import Pod
 from ..scheduler.admission import AdmissionRejected, admit_pod
@@ -230,6 +231,9 @@ class Simulator:
         import time
 
         wall = time.perf_counter()
+        if _tracing.ACTIVE is not None:   # spans stamped with the scenario's clock
+            _tracing.ACTIVE.simulated_clock(lambda: self.now, {"kubetwin.scenario": self.sc.name},
+                                            epoch_ns=int(EPOCH.timestamp()) * 1_000_000_000)
         for a in self.sc.arrivals:
             sp = SimPod(len(self.pods), a.pod, a.time, a.duration, a.owner, a.usage)
             self.pods.append(sp)
@@ -310,6 +314,8 @@ class Simulator:
         self._sample()
         if self.progress is not None:
             self.progress(self.total_expected, self.total_expected)
+        if _tracing.ACTIVE is not None:
+            _tracing.ACTIVE.simulated_clock(None)
         return self._result(time.perf_counter() - wall)
 
     def _plan_flush(self, oldest: float | None) -> None:

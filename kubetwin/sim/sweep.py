@@ -508,6 +508,13 @@ def run_all(specs: Sequence[RunSpec], *, jobs: int | None = None, dask_address: 
             if s.source[0] == "file":
                 load_run(s)   # input errors surface here, with their file and field, before workers start
     results: list[Any] = [None] * len(specs)
+    from .. import tracing
+
+    if tracing.ACTIVE is not None:   # spans are made in this process only: the runs one after another
+        if dask_address:
+            raise InputError("--trace cannot collect the spans of runs on Dask workers", path="--dask",
+                             fix="trace without --dask (the runs then go one after another in this process)")
+        jobs = 1
     with _RunProgress(specs, progress) as shown:
         if dask_address:
             try:

@@ -478,6 +478,8 @@ KNOWN_BAD_VALUES = {
     "--pid-max": ["-1", "0", "abc"],
     "--node-type": ["x", "a=1s1n4c2t,prize=1", "a=1s1n4c2t,price=-1", "a=nosuchmachine", "a=1s1n4c2t,max=0",
                     "A=1s1n4c2t", "a=1s1n4c2t,taints=k:Maybe"],
+    "--trace": ["", "jaeger", "file:", "otlp://host", "otlp://:4318", "http://host:99999", "grpc://host:4317",
+                "ftp://host:21", "otlp://host:4318/x", " file:x"],
 }
 
 
@@ -496,6 +498,8 @@ def option_value(rng: random.Random, seed: Seed) -> tuple[tuple[str, ...], bool,
             argv = argv + [option, value]
         elif option == "--variant" and seed.command == "simulate":
             argv = argv + [option, value]
+        elif option == "--trace":   # a global option: every command takes it
+            argv = [option, value] + argv
         elif option == "--pid-max" and seed.command == "explain":
             argv = argv + [option, value]
         elif option == "--node-type" and seed.command == "plan":

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable, Final, Iterable, Sequence
 
+from ... import tracing as _tracing
 from ...model.features import FeatureGates
 from ...model.kubelet_config import KubeletConfiguration, Threshold
 from ...model.pod import Pod, Toleration
@@ -143,6 +144,14 @@ class EvictionManager:
                     reclaim: ReclaimFunc | None = None) -> SyncResult:
         """One pass; ``reclaim(funcs)`` runs image/container GC and returns the Summary after it
         (default: GC frees nothing)."""
+        if _tracing.ACTIVE is not None:
+            from ...tracing.eviction import traced_synchronize
+
+            return traced_synchronize(summary, lambda: self._synchronize(now, summary, active_pods, reclaim))
+        return self._synchronize(now, summary, active_pods, reclaim)
+
+    def _synchronize(self, now: int, summary: Summary, active_pods: Sequence[Pod],
+                     reclaim: ReclaimFunc | None = None) -> SyncResult:
         cfg = self.config
         thresholds = list(self.thresholds)  # the first pass still sees the configured list
         if not thresholds and not cfg.local_storage_capacity_isolation:

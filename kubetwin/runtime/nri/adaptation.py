@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from ... import tracing as _tracing
 from .api import (
     EVENT,
     VALID_EVENTS,
@@ -168,6 +169,10 @@ class Adaptation:
     def _record(self, entry: TraceEntry) -> None:
         if self.traced:
             self.trace.append(entry)
+        if _tracing.ACTIVE is not None:
+            from ...tracing.runtime import nri_event
+
+            nri_event(entry, self)
 
     def run_pod_sandbox(self, pod: PodSandbox) -> None:
         self._notify("RUN_POD_SANDBOX", "run_pod_sandbox", pod, fail=True)
@@ -195,7 +200,7 @@ class Adaptation:
             try:
                 reply = _call(r.plugin.create_container, clone(pod), clone(container))
                 adjust, updates, evict = _create_reply(reply, r.name)
-                if self.traced:
+                if self.traced or _tracing.ACTIVE is not None:
                     entry.replies.append(_reply_json(r.name, adjust, updates, evict))
                 result.apply_create(adjust, updates, r.name)
             except (PluginError, RequestError, ConflictError) as exc:
@@ -246,7 +251,7 @@ class Adaptation:
             try:
                 reply = _call(r.plugin.stop_container, clone(pod), clone(container))
                 updates, _ = _update_reply(reply, r.name, "stop_container")
-                if self.traced:
+                if self.traced or _tracing.ACTIVE is not None:
                     entry.replies.append(_reply_json(r.name, None, updates, []))
                 result.apply_updates(updates, r.name)
             except (PluginError, RequestError, ConflictError) as exc:
