@@ -43,6 +43,7 @@ from ..errors import InputError
 from ..model.apischema import schema_version
 from ..model.kinds import check_object
 from ..model.loader import Document, load_documents
+from ..model.pod import is_qualified_name
 
 #: kinds whose controller ``simulate`` plays (``sim.scenario``)
 WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "Job"})
@@ -269,11 +270,22 @@ _POD_TEMPLATE_KINDS = frozenset({"Deployment", "ReplicaSet", "Job", "DaemonSet",
 _GOOD: set[Any] = set()
 
 
+#: resource names already found to be qualified names (a cluster uses a handful)
+_GOOD_NAMES: set[str] = set()
+
+
 def _resource_list(values: Any, path: str) -> None:
     from ..model.quantity import parse_quantity
 
     if values:
         for name, value in values.items():
+            if name not in _GOOD_NAMES:
+                # validateResourceName: the API server never stores another key in a ResourceList
+                if not isinstance(name, str) or not is_qualified_name(name):
+                    raise InputError(f'Invalid value: "{name}": a resource name must be a qualified name '
+                                     "(e.g. 'cpu', 'example.com/gpu')", path=f"{path}[{name}]")
+                if len(_GOOD_NAMES) < 4096:
+                    _GOOD_NAMES.add(name)
             if value not in _GOOD:
                 parse_quantity(value, f"{path}[{name}]")
                 if len(_GOOD) < 65536:
@@ -282,8 +294,8 @@ def _resource_list(values: Any, path: str) -> None:
 
 def _known(values: Any) -> bool:
     if values:
-        for value in values.values():
-            if value not in _GOOD:
+        for name, value in values.items():
+            if value not in _GOOD or name not in _GOOD_NAMES:
                 return False
     return True
 

@@ -240,6 +240,20 @@ def test_an_invalid_quantity_is_an_error_naming_the_object_and_field(tmp_path):
     assert "Pod p" in str(err.value) and "spec.containers[0].resources.requests[cpu]" in str(err.value)
 
 
+def test_a_resource_name_that_is_not_a_qualified_name_is_refused(tmp_path):
+    bad = pod("p", "a")
+    bad["spec"]["containers"][0]["resources"]["requests"]["fuzz unknown field!"] = 1
+    with pytest.raises(InputError, match=r"Pod p.*a resource name must be a qualified name"):
+        load([dump(tmp_path / "d.json", node("a"), bad)])
+
+
+def test_a_bad_resource_name_is_refused_after_the_same_quantities_were_seen_good(tmp_path):
+    good, bad = pod("p", "a"), pod("q", "a")
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu "] = bad["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+    with pytest.raises(InputError, match=r"Pod q.*requests\[cpu \]"):
+        load([dump(tmp_path / "d.json", node("a"), good, bad)])
+
+
 def test_an_invalid_node_capacity_is_an_error_naming_the_node(tmp_path):
     bad = node("a")
     bad["status"]["capacity"]["memory"] = "-"
