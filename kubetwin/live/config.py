@@ -145,6 +145,13 @@ def _cluster(cfg: Any, name: str, source: str) -> Cluster:
         if not out and (cfg.username or cfg.password):
             basic = base64.b64encode(f"{cfg.username or ''}:{cfg.password or ''}".encode()).decode()
             out["Authorization"] = f"Basic {basic}"
+        for key, value in out.items():
+            # Go's net/http refuses such a request ("invalid header field value"): a token with
+            # a line break or a character outside Latin-1 never reaches the API server
+            if not value.isprintable() or not all(ord(ch) < 256 for ch in value):
+                raise InputError(f"the credentials give an invalid {key} header value (a line break or a "
+                                 "character outside Latin-1)", file=source,
+                                 fix="check the user's token, tokenFile or exec plugin output")
         return out
 
     ctx = None

@@ -34,6 +34,13 @@ def test_a_token_user_signs_in_with_a_bearer_token(tmp_path):
     assert cluster.server == SERVER and cluster.headers() == {"Authorization": "Bearer abc"}
 
 
+@pytest.mark.parametrize("token", ["\U0001f600", "abc\r\nX-Injected: 1"])
+def test_a_token_that_cannot_be_an_http_header_is_an_error_not_a_traceback(tmp_path, token):
+    cluster = load(kubeconfig(tmp_path, SERVER, token=token))
+    with pytest.raises(InputError, match="invalid Authorization header value"):
+        cluster.headers()
+
+
 def test_the_current_context_is_used_by_default(tmp_path):
     assert load(kubeconfig(tmp_path, SERVER)).name == "kind-dev"
 
