@@ -25,6 +25,8 @@ option ``--no-api-defaulting`` (:func:`set_api_defaulting`) takes pods that way.
 
 from __future__ import annotations
 
+import functools
+
 import msgspec
 
 from .pod import Pod, ResourceRequirements, default_requests_from_limits, is_hugepage_resource, overcommit_allowed
@@ -47,10 +49,16 @@ def api_defaults(pod: Pod) -> Pod:
     if not _enabled:
         return pod
     from .apischema import schema_version
+
+    return default_pod(pod, pod_level=_pod_level_resources(schema_version()))
+
+
+@functools.lru_cache(maxsize=32)
+def _pod_level_resources(version: str | None) -> bool:
+    """Gate PodLevelResources at a release: worked out once per release, not once per pod."""
     from .features import gates_for
 
-    pod_level = gates_for(schema_version()).enabled("PodLevelResources")
-    return default_pod(pod, pod_level=pod_level)
+    return gates_for(version).enabled("PodLevelResources")
 
 
 def default_pod(pod: Pod, *, pod_level: bool = True) -> Pod:

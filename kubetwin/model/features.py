@@ -11,6 +11,7 @@ Adding a release is adding rows here; no other module branches on the Kubernetes
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Any, Final, Iterable, Mapping
@@ -37,6 +38,7 @@ class GateSpec:
 _VERSION_RE = re.compile(r"v?([0-9]+)\.([0-9]+)(?:\.[0-9]+)?", re.ASCII)
 
 
+@functools.lru_cache(maxsize=256)
 def _v(version: str) -> tuple[int, int]:
     """``1.36``, ``v1.36`` or ``1.36.2`` → (1, 36); anything else (``+1.36``, ``abc``, full-width
     digits, ``1.36.x``) is a ValueError."""

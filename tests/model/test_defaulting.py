@@ -69,10 +69,14 @@ def test_pod_level_requests_default_to_the_containers_requests_when_they_state_s
 
 
 def test_pod_level_defaulting_follows_the_releases_gate(monkeypatch):
-    from kubetwin.model.defaulting import api_defaults
+    from kubetwin.model import defaulting
 
     monkeypatch.setattr("kubetwin.model.features.gates_for", lambda *a, **k: _Off())
-    p = api_defaults(_raw(resources={"limits": {"cpu": "4"}}))
+    defaulting._pod_level_resources.cache_clear()   # the gate is read once per release
+    try:
+        p = defaulting.api_defaults(_raw(resources={"limits": {"cpu": "4"}}))
+    finally:
+        defaulting._pod_level_resources.cache_clear()
     assert p.spec.resources is not None and not p.spec.resources.requests
 
 
