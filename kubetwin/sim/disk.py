@@ -52,7 +52,7 @@ from ..model.summary import (
     Summary,
     VolumeStats,
 )
-from .usage import _bytes, _count
+from .usage import _bytes, _count, curve_containers
 
 if TYPE_CHECKING:
     from .loop import SimPod
@@ -166,20 +166,12 @@ class NodeDisk:
 
     # --- usage ---------------------------------------------------------------------------------
     def pod_usage(self, sp: "SimPod", t: float, pids_limit: int) -> PodDisk:
-        from ..model.pod import is_sidecar
-
         u = sp.usage
         out = PodDisk({}, {}, {}, {})
         if u is None:
             return out
         age = t - sp.origin
-        first = True
-        for c, init in sp.pod.all_containers():
-            if init and not is_sidecar(c):
-                continue
-            lead = first and not init
-            if not init:
-                first = False
+        for c, lead in curve_containers(sp.pod):
             for kind, into in (("rootfs", out.rootfs), ("logs", out.logs), ("pids", out.pids)):
                 curve = u.curve(kind, c.name, lead)
                 if curve is not None:

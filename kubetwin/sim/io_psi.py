@@ -45,19 +45,12 @@ IO_WEIGHT_DEFAULT = 100
 def io_wants(rows: list["SimPod"], t: float) -> list[tuple["SimPod", str, float]]:
     """(pod, container, bytes/s wanted) of every running container with an ``io`` curve, and
     ``0`` for the others (they run, so they count against the node's ``full``)."""
-    from ..model.pod import is_sidecar
-    from .usage import _pick
+    from .usage import _pick, curve_containers
 
     out = []
     for sp in rows:
         u = sp.usage
-        first = True
-        for c, init in sp.pod.all_containers():
-            if init and not is_sidecar(c):
-                continue
-            lead = first and not init
-            if not init:
-                first = False
+        for c, lead in curve_containers(sp.pod):
             curve = _pick(u.io, c.name, lead) if u is not None and u.io else None
             out.append((sp, c.name, float(curve.at(t - sp.origin)) if curve is not None else 0.0))
     return out

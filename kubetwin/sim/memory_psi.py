@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from .psi import HZ
 from .stall_psi import Stall
+from .usage import curve_containers
 
 if TYPE_CHECKING:
     from .loop import SimPod
@@ -189,15 +190,7 @@ def memory_stalls(highs: MemoryHigh, rows: list[tuple["SimPod", dict[str, int]]]
     for sp, ws in rows:
         usage = sp.usage if sp.usage is not None and sp.usage.memory else None
         high = highs.of(sp.pod) if usage is not None else {}
-        first = True
-        for c, init in sp.pod.all_containers():
-            from ..model.pod import is_sidecar
-
-            if init and not is_sidecar(c):
-                continue
-            lead = first and not init
-            if not init:
-                first = False
+        for c, lead in curve_containers(sp.pod):
             share, why = 0.0, ""
             h = high.get(c.name)
             if h is not None and usage is not None and ws.get(c.name, 0) > h:

@@ -29,9 +29,10 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from ..errors import InputError
+from ..model.pod import is_sidecar
 from ..model.quantity import parse_quantity
 from ..model.strict import unknown_key_error
 from .workload import seconds
@@ -114,6 +115,19 @@ def _pick(curves: tuple[tuple[str, Curve], ...], container: str, first: bool) ->
         if name == "" and first:
             got = curve
     return got
+
+
+def curve_containers(pod: Any) -> Iterator[tuple[Any, bool]]:
+    """The containers a usage curve can describe — sidecars and app containers, in the pod's
+    order — each with whether it is the lead (first app) container, which an unnamed curve means."""
+    first = True
+    for c, init in pod.all_containers():
+        if init and not is_sidecar(c):
+            continue
+        lead = first and not init
+        if not init:
+            first = False
+        yield c, lead
 
 
 def _bytes(v: Any, path: str) -> int:
