@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InputError
 
 if TYPE_CHECKING:
+    from ..kubelet.admission import NodeAdmission
     from ..model.pod import Pod
     from .cluster import ServedCluster
     from .kubelet_models import Verdict
@@ -157,10 +158,8 @@ def what_if_schedule(cluster: ServedCluster, pod: Pod, *, seed: int = 0) -> dict
             "kubelet": {name: verdict_json(v) for name, v in verdicts.items()}}
 
 
-def what_if_admit(cluster: ServedCluster, node: str, pods: list[Pod]) -> dict[str, Any]:
-    """``kubetwin admit`` on a copy of a served node's kubelet: the pods in order, then its NUMA map."""
-    from ..kubelet.report import numa_map, pod_report
-
+def _replayed_kubelet(cluster: ServedCluster, node: str) -> NodeAdmission:
+    """A copy of a served node's kubelet with the pods bound to it admitted again."""
     _node(cluster, node)
     if not cluster.kubelets.modelled(node):
         raise InputError(f"node {node!r} has no modelled kubelet (no machine)", path="node",
@@ -168,6 +167,14 @@ def what_if_admit(cluster: ServedCluster, node: str, pods: list[Pod]) -> dict[st
     with cluster.lock:
         running = list(cluster.bound.get(node, ()))
     kubelet, _ = cluster.kubelets.replay(node, running)
+    return kubelet
+
+
+def what_if_admit(cluster: ServedCluster, node: str, pods: list[Pod]) -> dict[str, Any]:
+    """``kubetwin admit`` on a copy of a served node's kubelet: the pods in order, then its NUMA map."""
+    from ..kubelet.report import numa_map, pod_report
+
+    kubelet = _replayed_kubelet(cluster, node)
     reports = [pod_report(kubelet, kubelet.admit(p)) for p in pods]
     return {"pods": reports, "node": numa_map(kubelet)}
 
@@ -176,12 +183,6 @@ def what_if_explain(cluster: ServedCluster, node: str, pod: Pod) -> dict[str, An
     """The pod's QoS, pod cgroup and containers' CRI resources if admitted on ``node``."""
     from ..kubelet.report import pod_report
 
-    _node(cluster, node)
-    if not cluster.kubelets.modelled(node):
-        raise InputError(f"node {node!r} has no modelled kubelet (no machine)", path="node",
-                         fix="give its node group a machine, or select it in --kubelets")
-    with cluster.lock:
-        running = list(cluster.bound.get(node, ()))
-    kubelet, _ = cluster.kubelets.replay(node, running)
+    kubelet = _replayed_kubelet(cluster, node)
     d = kubelet.admit(pod)
     return {"admission": pod_report(kubelet, d), **pod_cgroups(cluster, node, pod, kubelet)}
