@@ -10,7 +10,9 @@
         clusterAutoscaler: {scanInterval: 10s, expander: least-waste, estimator: binpacking,
                             scaleDownUtilizationThreshold: 0.5, scaleDownUnneededTime: 10m,
                             scaleDownDelayAfterAdd: 10m, nodeProvisioningTime: 2m,
-                            maxNodesTotal: 0, maxNodesPerScaleUp: 1000, scaleDownEnabled: true}
+                            maxNodesTotal: 0, maxNodesPerScaleUp: 1000, scaleDownEnabled: true,
+                            maxScaleDownParallelism: 10, maxDrainParallelism: 1,
+                            unremovableNodeRecheckTimeout: 5m}
       nodeGroups: [{name, count, minSize, maxSize, machine, ...}]   # minSize/maxSize: autoscaled
 
 Defaults are the upstream flags' defaults (kube-controller-manager ``--horizontal-pod-autoscaler-*``,
@@ -29,6 +31,7 @@ from typing import Any, Mapping
 
 from ..errors import InputError
 from ..model.strict import BOOLEAN, INTEGER, NUMBER, STRING, STRING_OR_NUMBER, check, obj, unknown_key_error
+from .ca_planner import PlannerLimits
 from .workload import seconds
 
 ESTIMATORS = ("binpacking", "kubelet-aware")
@@ -39,7 +42,8 @@ _HPA = obj(syncPeriod=_DURATION, tolerance=NUMBER, cpuInitializationPeriod=_DURA
 _VPA = obj(recommenderInterval=_DURATION, updaterInterval=_DURATION, minReplicas=INTEGER, evictionTolerance=NUMBER)
 _CA = obj(scanInterval=_DURATION, expander=STRING, estimator=STRING, scaleDownUtilizationThreshold=NUMBER,
           scaleDownUnneededTime=_DURATION, scaleDownDelayAfterAdd=_DURATION, nodeProvisioningTime=_DURATION,
-          maxNodesTotal=INTEGER, maxNodesPerScaleUp=INTEGER, scaleDownEnabled=BOOLEAN, priorities=STRING)
+          maxNodesTotal=INTEGER, maxNodesPerScaleUp=INTEGER, scaleDownEnabled=BOOLEAN, priorities=STRING,
+          maxScaleDownParallelism=INTEGER, maxDrainParallelism=INTEGER, unremovableNodeRecheckTimeout=_DURATION)
 #: the ``spec.autoscaling`` field spec (also read by the Simulation's strict decoding)
 AUTOSCALING_SPEC = obj(horizontalPodAutoscaler=_HPA, verticalPodAutoscaler=_VPA, clusterAutoscaler=_CA)
 
@@ -84,6 +88,8 @@ class CAFlags:
     scale_down_enabled: bool = True
     #: the priority expander's ConfigMap data (``priorities``), when given
     priorities: str | None = None
+    #: ``--max-scale-down-parallelism``, ``--max-drain-parallelism``, ``--unremovable-node-recheck-timeout``
+    planner: PlannerLimits = field(default_factory=PlannerLimits)
 
 
 @dataclass(frozen=True)
@@ -192,7 +198,10 @@ def parse_ca_flags(c: Mapping[str, Any], p: str) -> CAFlags:
         _int(c.get("maxNodesTotal", 0), f"{p}.maxNodesTotal"),
         _int(c.get("maxNodesPerScaleUp", 1000), f"{p}.maxNodesPerScaleUp", 1),
         bool(c.get("scaleDownEnabled", True)),
-        None if priorities is None else str(priorities))
+        None if priorities is None else str(priorities),
+        PlannerLimits(_int(c.get("maxScaleDownParallelism", 10), f"{p}.maxScaleDownParallelism"),
+                      _int(c.get("maxDrainParallelism", 1), f"{p}.maxDrainParallelism"),
+                      seconds(c.get("unremovableNodeRecheckTimeout", 300), f"{p}.unremovableNodeRecheckTimeout")))
 
 
 def node_group_size(g: Mapping[str, Any], path: str, count: int) -> tuple[int, int] | None:

@@ -9,8 +9,9 @@ cpu and memory requests over allocatable, below ``--scale-down-utilization-thres
 that must be able to move elsewhere; ``drain`` rules: pods without a controller, pods annotated
 ``cluster-autoscaler.kubernetes.io/safe-to-evict: "false"``, kube-system pods without a PDB,
 pods a PDB protects; unneeded for ``--scale-down-unneeded-time``, no scale-down for
-``--scale-down-delay-after-add`` after a scale-up, empty nodes deleted in bulk
-(``--max-empty-bulk-delete`` 10), one drained node per loop).
+``--scale-down-delay-after-add`` after a scale-up); the planner's limits, order, recheck timeout
+and deletion budgets (``--max-scale-down-parallelism``, ``--max-drain-parallelism``) are
+:mod:`.ca_planner`.
 
 The estimator (the library, :func:`kubetwin.autoscale.clusterautoscaler.binpacking_estimate`)
 gets the scheduler's node-local checks as its predicate: NodeAffinity/nodeSelector and
@@ -49,14 +50,12 @@ from ..autoscale import clusterautoscaler as CA
 from ..model.node import node_from_dict
 from .ca_drain import DrainScan
 from .ca_filter import SnapshotFilter, estimator_predicates, has_inter_pod_constraints
+from .ca_planner import Planner, crop, order_candidates
 
 if TYPE_CHECKING:
     from .loop import SimPod, Simulator
     from .scenario import SimNode
 
-MAX_EMPTY_BULK_DELETE = 10
-#: ``--scale-down-non-empty-candidates-count``: non-empty nodes newly checked for removal per scan
-NON_EMPTY_CANDIDATES = 30
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 
 
@@ -100,7 +99,7 @@ class ClusterAutoscalerLoop:
         self.upcoming: dict[str, list[tuple[float, SimNode]]] = {g: [] for g in self.groups}
         self.next_index = {g: sum(1 for n in sim.sc.nodes if n.group == g) for g in self.groups}
         self.last_scale_up = -math.inf
-        self.unneeded_since: dict[str, float] = {}
+        self.planner = Planner(self.flags.planner, self.flags.scale_down_unneeded_time)
         self.scale_ups: list[dict[str, Any]] = []
         self.scale_downs: list[dict[str, Any]] = []
         self.added: set[str] = set()
@@ -318,49 +317,44 @@ class ClusterAutoscalerLoop:
         return None
 
     def scale_down(self, now: float) -> None:
+        """``Planner.UpdateClusterState`` then ``NodesToDelete`` and the actuator's budgets
+        (:mod:`.ca_planner`): the autoscaled nodes at or below the utilization threshold and not
+        recently unremovable are simulated in the planner's order (empty nodes, then the last
+        scan's unneeded ones) until its limit of removable nodes is reached."""
         sim = self.sim
         cs = sim.cluster
+        planner = self.planner
+        planner.begin(now, cs.names)
         cpu_j, mem_j = cs.rindex.get("cpu"), cs.rindex.get("memory")
         everyone: list[tuple[Any, bool]] | None = None
         free = cs.free.copy()
         npods = cs.npods.copy()
         self._fits = {}
-        candidates: list[tuple[int, str]] = []
-        seen: set[str] = set()
         # utilization: max of the cpu and memory requests over allocatable
         util = np.zeros(cs.n)
         for j in (cpu_j, mem_j):
             if j is not None:
                 a = cs.alloc[:, j]
                 util = np.maximum(util, np.divide(cs.requested[:, j], a, out=np.zeros(cs.n), where=a > 0))
-        below: list[int] = []
-        for i, sn in enumerate(sim.sim_nodes):
-            name = cs.names[i]
-            if sn.group not in self.groups:
-                continue
-            seen.add(name)
-            if util[i] >= self.flags.scale_down_utilization_threshold:
-                self.unneeded_since.pop(name, None)
-                continue
-            below.append(i)
-        # empty nodes and the nodes already unneeded are checked again; at most NON_EMPTY_CANDIDATES
-        # other non-empty ones (the least utilized first)
-        fresh = sorted((i for i in below if sim.residents[i] and cs.names[i] not in self.unneeded_since),
-                       key=lambda i: (util[i], i))[NON_EMPTY_CANDIDATES:]
-        skipped = set(fresh)
-        busy = {cs.index[n] for n in self.unneeded_since if n in cs.index}
+        threshold = self.flags.scale_down_utilization_threshold
+        eligible = [i for i, sn in enumerate(sim.sim_nodes) if sn.group in self.groups
+                    and not planner.recently_unremovable(cs.names[i]) and util[i] <= threshold]
+        order = order_candidates(eligible, lambda i: not sim.residents[i], lambda i: cs.names[i] in planner.unneeded)
+        limit = planner.limit()
+        busy: set[int] = set()   # the nodes found removable in this scan are no destination
         trials: DrainScan | None = None
         # a pod whose fit depends on other pods takes the plain walk over a fork of the cluster
         # checked with the scheduler's Filter plugins (the fast path knows requests and node-local
         # checks only)
-        fork = self._fork() if self._drain_needs_filter(below, skipped) else None
+        fork = self._fork() if self._drain_needs_filter(order) else None
         if self.fast_drain and fork is None:
             trials = DrainScan(free, npods, cs.pods_alloc, cs.unschedulable, lambda sp: cs.amounts(sp.pod).bound,
                                self._local_fit())
             trials.set_busy(busy)
-        for i in below:
-            if i in skipped:
-                continue
+        removable: list[str] = []
+        for i in order:
+            if len(removable) >= limit:
+                break
             name = cs.names[i]
             residents = list(sim.residents[i].values())
             ok = True
@@ -373,48 +367,44 @@ class ClusterAutoscalerLoop:
                     ok = (trials.place_elsewhere(i, residents) if trials is not None
                           else self._place_elsewhere(i, residents, free, npods, busy, fork))
             if not ok:
-                self.unneeded_since.pop(name, None)
-                busy.discard(i)
-                if trials is not None:
-                    trials.mark_busy(i, False)
+                planner.mark_unremovable(name, now)
                 continue
-            self.unneeded_since.setdefault(name, now)
             busy.add(i)
             if trials is not None:
                 trials.mark_busy(i, True)
-            candidates.append((i, name))
-        for name in list(self.unneeded_since):
-            if name not in seen:
-                del self.unneeded_since[name]
+            removable.append(name)
+        planner.finish(removable, now)
         if now - self.last_scale_up < self.flags.scale_down_delay_after_add:
             return
+        # RemovableAt: the node groups' target sizes (upcoming nodes included) above their minimum
         sizes = self.group_sizes()
-        empty: list[str] = []
-        drain: list[str] = []
-        for i, name in candidates:
-            if now - self.unneeded_since[name] < self.flags.scale_down_unneeded_time:
-                continue
-            g = sim.sim_nodes[i].group
-            if sizes[g] <= self.groups[g].min_size:
-                continue
-            if not sim.residents[i] and len(empty) < MAX_EMPTY_BULK_DELETE:
-                empty.append(name)
+        for g, ups in self.upcoming.items():
+            sizes[g] += len(ups)
+        empty: list[tuple[str, str]] = []
+        drain: list[tuple[str, str]] = []
+        for want_empty in (True, False):
+            for name in removable:
+                i = cs.index[name]
+                if (not sim.residents[i]) != want_empty or not planner.unneeded_long_enough(name, now):
+                    continue
+                g = sim.sim_nodes[i].group
+                if sizes[g] <= self.groups[g].min_size:
+                    continue
                 sizes[g] -= 1
-            elif sim.residents[i] and not drain and not empty:
-                drain.append(name)
-                sizes[g] -= 1
-        remove = empty + drain
+                (empty if want_empty else drain).append((name, g))
+        empty_names, drain_names = crop(empty, drain, self.flags.planner)
+        remove = empty_names + drain_names
         if not remove:
             return
-        for name in drain:
+        for name in drain_names:
             i = cs.index[name]
             for sp in list(sim.residents[i].values()):
                 sim.delete_pod(sp, "DrainedByClusterAutoscaler",
                                f"evicted by the cluster autoscaler to scale down node {name}")
         for name in remove:
-            self.unneeded_since.pop(name, None)
+            planner.unneeded.pop(name, None)
             self.scale_downs.append({"time": now, "node": name, "nodeGroup": sim.sim_nodes[cs.index[name]].group,
-                                     "empty": name in empty})
+                                     "empty": name in empty_names})
         resize_cluster(sim, [], remove)
 
     def _local_fit(self) -> Any:
@@ -494,13 +484,13 @@ class ClusterAutoscalerLoop:
         npods[:] = trial_n
         return True
 
-    def _drain_needs_filter(self, below: list[int], skipped: set[int]) -> bool:
+    def _drain_needs_filter(self, candidates: list[int]) -> bool:
         """Does a pod of a node checked for removal in this scan need the Filter plugins: a pod of
         the cluster with required anti-affinity, or a resident whose fit depends on other pods."""
         if self.sim.cluster.pods_with_required_anti_affinity:
             return True
         residents = self.sim.residents
-        return any(self._routed(sp) for i in below if i not in skipped for sp in residents[i].values())
+        return any(self._routed(sp) for i in candidates for sp in residents[i].values())
 
     # --- the loop ------------------------------------------------------------------------------
     def run_once(self, now: float) -> None:
