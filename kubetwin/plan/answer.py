@@ -45,7 +45,8 @@ def headroom(result: Any, types: list[Any]) -> list[dict[str, Any]]:
     """Per node type of the mix: allocatable, requested and free per resource, pods, and per
     NUMA node (by id, summed over the type's nodes) its CPUs — reserved, held exclusively by
     pods (static CPU Manager), unallocated (neither: the shared pool, what new exclusive CPUs
-    can come from) — and its memory."""
+    can come from) — and its memory: capacity, and with the Static Memory Manager its allocatable,
+    assigned and free memory (``memorymanager/state``'s table)."""
     out = []
     for t in types:
         reports = [r for r in result.node_reports if r.group == t.name]
@@ -66,27 +67,47 @@ def headroom(result: Any, types: list[Any]) -> list[dict[str, Any]]:
             resources[k] = {"allocatable": _quantity(k, alloc[k]), "requested": _quantity(k, req.get(k, 0)),
                             "free": _quantity(k, free), "freePercent": round(100.0 * free / alloc[k], 1) if alloc[k] else 0.0}
         numa: dict[int, dict[str, int]] = {}
+        # the Static Memory Manager's free memory per NUMA node (what a Guaranteed pod's memory can
+        # still be pinned to), when every node of the type runs it
+        managed = all(n.memory_free is not None for r in reports for n in r.numa)
         for r in reports:
             for n in r.numa:
-                d = numa.setdefault(n.id, {"cpus": 0, "exclusive": 0, "free": 0, "memory": 0, "leastFree": n.free})
+                d = numa.setdefault(n.id, {"cpus": 0, "exclusive": 0, "free": 0, "memory": 0, "leastFree": n.free,
+                                           "mAlloc": 0, "mAssigned": 0, "mFree": 0, "leastMFree": n.memory_free or 0})
                 d["cpus"] += n.cpus
                 d["exclusive"] += n.exclusive
                 d["free"] += n.free
                 d["memory"] += n.memory_bytes
                 d["leastFree"] = min(d["leastFree"], n.free)
-        per_numa = [{"numaNode": i, "cpus": d["cpus"], "reservedCpus": d["cpus"] - d["exclusive"] - d["free"],
-                     "exclusiveCpus": d["exclusive"], "unallocatedCpus": d["free"],
-                     "leastUnallocatedCpusOnANode": d["leastFree"], "memory": _binary(d["memory"])}
-                    for i, d in sorted(numa.items())]
+                if managed:
+                    d["mAlloc"] += n.memory_allocatable or 0
+                    d["mAssigned"] += n.memory_reserved
+                    d["mFree"] += n.memory_free or 0
+                    d["leastMFree"] = min(d["leastMFree"], n.memory_free or 0)
+        per_numa = []
+        for i, d in sorted(numa.items()):
+            row: dict[str, Any] = {"numaNode": i, "cpus": d["cpus"], "reservedCpus": d["cpus"] - d["exclusive"] - d["free"],
+                                   "exclusiveCpus": d["exclusive"], "unallocatedCpus": d["free"],
+                                   "leastUnallocatedCpusOnANode": d["leastFree"], "memory": _binary(d["memory"])}
+            if managed:
+                row.update({"memoryAllocatable": _binary(d["mAlloc"]), "memoryAssigned": _binary(d["mAssigned"]),
+                            "memoryFree": _binary(d["mFree"]), "leastMemoryFreeOnANode": _binary(d["leastMFree"])})
+            per_numa.append(row)
         out.append({"nodeType": t.name, "nodes": len(reports), "pods": sum(r.pods for r in reports),
                     "resources": resources, "numa": per_numa,
                     "perNode": [{"name": r.name, "pods": r.pods,
                                  "free": {k: _quantity(k, int(r.allocatable[k]) - int(r.requested.get(k, 0)))
                                           for k in sorted(r.allocatable) if int(r.allocatable[k]) > 0},
-                                 "numa": [{"numaNode": n.id, "unallocatedCpus": n.free, "exclusiveCpus": n.exclusive}
-                                          for n in r.numa]}
+                                 "numa": [_node_numa(n) for n in r.numa]}
                                 for r in reports]})
     return out
+
+
+def _node_numa(n: Any) -> dict[str, Any]:
+    row: dict[str, Any] = {"numaNode": n.id, "unallocatedCpus": n.free, "exclusiveCpus": n.exclusive}
+    if n.memory_free is not None:
+        row["memoryFree"] = _binary(n.memory_free)
+    return row
 
 
 def why(best: Any, types: list[Any], trial: Any) -> list[dict[str, Any]]:

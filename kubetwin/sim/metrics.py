@@ -36,7 +36,12 @@ def numa_report(kubelet: Any) -> tuple[list[NUMAReport], int]:
         free = total - excl - res
         if excl and free:
             stranded += free
-        out.append(NUMAReport(n.id, total, excl, free, n.memory, 0))
+        rep = NUMAReport(n.id, total, excl, free, n.memory, 0)
+        static = kubelet.memory.static
+        table = static.state.machine_state[n.id].memory_map.get("memory") if static is not None else None
+        if table is not None:
+            rep.memory_reserved, rep.memory_allocatable, rep.memory_free = table.reserved, table.allocatable, table.free
+        out.append(rep)
     return out, stranded
 
 
@@ -91,7 +96,10 @@ def node_reports(sim: Any) -> list[NodeReport]:
             rep.policies = {"cpuManager": k.cpu.policy_name, "memoryManager": k.memory.policy_name,
                             "topologyManager": k.topology.policy.name, "scope": k.topology.scope}
         elif sn.kubelet is not None and sn.machine is not None:
-            rep.numa = [NUMAReport(n.id, n.cpus.size(), 0, n.cpus.size(), n.memory) for n in sn.machine.nodes]
+            from .kubelets import kubelet_for
+
+            # a node no pod reached: its kubelet as it starts (reserved CPUs, reservedMemory)
+            rep.numa, rep.stranded_cpus = numa_report(kubelet_for(sn))
         rep.dra_devices = dra_published.get(name, {})
         rep.dra_allocated = dra_allocated.get(name, {})
         gpu = sim.gpu

@@ -52,6 +52,11 @@ class NUMAReport:
     free: int
     memory_bytes: int = 0
     memory_reserved: int = 0
+    #: the Static Memory Manager's table for ``memory`` on this NUMA node (None under ``None``):
+    #: allocatable (capacity less reservedMemory and hugepages) and free (allocatable less what
+    #: it assigned to containers; ``memory_reserved`` is that assigned amount)
+    memory_allocatable: int | None = None
+    memory_free: int | None = None
 
 
 @dataclass

@@ -57,3 +57,24 @@ def test_the_status_is_proven_searched_bound_or_infeasible(folder: Path, tmp_pat
     big = read_workload([write(tmp_path, "big.yaml", deployment(replicas=1, cpu="64"))])
     q = plan(big, types, scheduler_only=False)
     assert plan_document(q, workload=big, trial=lambda c: None)["status"] == INFEASIBLE_STATUS
+
+
+def test_headroom_per_numa_node_gives_the_memory_managers_free_memory(folder: Path) -> None:
+    kubelet = {"apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
+               "cpuManagerPolicy": "static", "topologyManagerPolicy": "single-numa-node", "reservedSystemCPUs": "0",
+               "memoryManagerPolicy": "Static", "reservedMemory": [{"numaNode": 0, "limits": {"memory": "100Mi"}}]}
+    write(folder, "kubelet-mem.yaml", kubelet)
+    wl = read_workload([folder / "web.yaml"])
+    types = [parse_node_type("numa=1s2n4c2t:mem=64Gi,kubelet=kubelet-mem.yaml", root=folder)]
+    numa = headroom(run_trial(wl, types, (4,), keep=True).result, types)[0]["numa"]
+    # four nodes, one 8Gi Guaranteed pod pinned to each NUMA node of each: 32Gi a NUMA node,
+    # 100Mi of NUMA node 0 reserved (reservedMemory)
+    assert [(n["memory"], n["memoryAllocatable"], n["memoryAssigned"], n["memoryFree"]) for n in numa] == [
+        ("128Gi", "130672Mi", "32Gi", "97904Mi"), ("128Gi", "128Gi", "32Gi", "96Gi")]
+    assert [n["leastMemoryFreeOnANode"] for n in numa] == ["24476Mi", "24Gi"]
+
+
+def test_without_the_static_memory_manager_no_free_memory_is_claimed(folder: Path) -> None:
+    wl, types = _setup(folder)
+    numa = headroom(run_trial(wl, types, (4,), keep=True).result, types)[0]["numa"]
+    assert all("memoryFree" not in n for n in numa)
