@@ -357,12 +357,24 @@ class Autoscalers:
                                      else ("cpu", "memory")) for name in run.aggregates}
                 run.recommendation = V.apply_policy(run.spec, V.recommend(run.aggregates, controlled=controlled))
 
-    def admit_new_pod(self, c: Controller, pod: Any) -> Any:
-        """The VPA admission controller on a pod its controller creates."""
+    def vpa_webhook(self, c: Controller) -> Any:
+        """The VPA admission controller (a mutating webhook) for a pod ``c`` creates, or None:
+        it runs after LimitRanger's defaulting and before its checks (:func:`admit_pod`)."""
         run = self.vpa_of.get(c.key)
         if run is None or not run.recommendation or run.spec.update_mode == "Off":
-            return pod
-        return apply_recommendation(pod, run.spec, run.recommendation)
+            return None
+        return lambda pod: apply_recommendation(pod, run.spec, self.capped(run, pod))
+
+    def capped(self, run: VPARun, pod: Any) -> dict[str, V.RecommendedContainerResources]:
+        """The recommendation for ``pod`` capped to its namespace's LimitRanges
+        (:func:`kubetwin.autoscale.vpa_limitrange.cap_to_limit_ranges`), as the admission
+        controller and the updater see it."""
+        ranges = self.sim.admission.limit_ranges.get(pod.metadata.namespace, ())
+        if not ranges:
+            return run.recommendation
+        from ..autoscale.vpa_limitrange import cap_to_limit_ranges
+
+        return cap_to_limit_ranges(pod, run.spec, run.recommendation, ranges)
 
     def _resizes(self) -> Any:
         sim = self.sim
@@ -386,7 +398,7 @@ class Autoscalers:
             if state == "InProgress":
                 return "evict" if now - last > IN_PROGRESS_RESIZE_UPDATE_TIMEOUT else "wait"
             return "evict"   # Infeasible (or unknown)
-        desired = apply_recommendation(sp.pod, run.spec, run.recommendation)
+        desired = apply_recommendation(sp.pod, run.spec, self.capped(run, sp.pod))
         run.in_place_attempts[uid] = now
         outcome = rs.request(sp, desired, f"VerticalPodAutoscaler {run.spec.namespace}/{run.spec.name}")
         if outcome == "Refused":
@@ -421,7 +433,7 @@ class Autoscalers:
                 resizing = {sp.i for sp in running if sim.resizes.pending_reason(sp) is not None}
             wanted = []
             for sp in running:
-                prio = vpa_update_priority(sp, run.recommendation, now, flags)
+                prio = vpa_update_priority(sp, self.capped(run, sp.pod), now, flags)
                 if prio is not None:
                     wanted.append((not prio[0], -prio[1], sp.i, sp))
                 elif sp.i in resizing:   # its spec already asks for the recommendation; the resize waits

@@ -353,10 +353,11 @@ class Simulator:
         return self.pressure.busy(self.now) or (self.cpu is not None and self.cpu.busy(self.now, self.psi_eviction))
 
     # --- events ---------------------------------------------------------------------------------------
-    def _arrive(self, sp: SimPod) -> None:
-        """The API server's admission controllers, then the scheduling queue."""
+    def _arrive(self, sp: SimPod, webhook: Callable[[Pod], Pod] | None = None) -> None:
+        """The API server's admission controllers (``webhook``: a mutating webhook, the VPA's),
+        then the scheduling queue."""
         try:
-            sp.pod = self.admission.admit(sp.pod, self)
+            sp.pod = self.admission.admit(sp.pod, self, webhook)
         except AdmissionRejected as exc:
             sp.phase, sp.reason, sp.message = "Rejected", exc.plugin, str(exc)
             _bump(self.counters.rejected_admission_control, exc.plugin)
@@ -587,9 +588,7 @@ class Simulator:
             sp = SimPod(len(self.pods), pod, self.now, c.duration.sample(_rng(self.sc, c.key, c.created)), c.key,
                         c.usage)
             self.pods.append(sp)
-            if self.autoscalers is not None:
-                sp.pod = self.autoscalers.admit_new_pod(c, sp.pod)
-            self._arrive(sp)
+            self._arrive(sp, self.autoscalers.vpa_webhook(c) if self.autoscalers is not None else None)
             if sp.phase == "Rejected":
                 break
 
@@ -686,14 +685,14 @@ class _AdmissionControl:
             q = resource_quota_from_dict(obj, checked=True)
             self.quotas.setdefault(q.metadata.namespace or "default", []).append(q)
 
-    def admit(self, pod: Pod, sim: Simulator) -> Pod:
+    def admit(self, pod: Pod, sim: Simulator, webhook: Callable[[Pod], Pod] | None = None) -> Pod:
         ns = pod.metadata.namespace
         quotas = self.quotas.get(ns, ())
         running: list[Pod] = []
         if quotas:   # what the quota controller counts: the namespace's pods that are not terminal
             running = [sp.pod for sp in sim.by_uid.values() if sp.pod.metadata.namespace == ns]
         return admit_pod(pod, limit_ranges=self.limit_ranges.get(ns, ()), quotas=quotas,
-                         priority_classes=self.classes, running=running, gates=self.gates).pod
+                         priority_classes=self.classes, running=running, gates=self.gates, webhook=webhook).pod
 
 
 def _namespaces(objects: dict[str, list[Any]]) -> dict[str, dict[str, str]]:

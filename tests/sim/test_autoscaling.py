@@ -336,3 +336,17 @@ def test_least_waste_picks_the_group_that_wastes_least(tmp_path, kit):
         {"name": "even", "count": 0, "minSize": 0, "maxSize": 5, "capacity": {"cpu": "6", "memory": "16Gi"}}]
     r = simulate(kit.scenario(tmp_path, spec, deployment(replicas=6, cpu="3", memory="1Gi")))
     assert r.autoscaling["clusterAutoscaler"]["scaleUps"][0]["nodeGroup"] == "even"
+
+
+def test_vpa_admission_raises_the_target_to_the_limit_range_min_so_limit_ranger_admits(tmp_path, kit):
+    # the target (about a quarter core) lies below the LimitRange's 1-CPU minimum per container:
+    # the admission controller raises it (vertical-pod-autoscaler capping.go), LimitRanger admits
+    lr = {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr"},
+          "spec": {"limits": [{"type": "Container", "min": {"cpu": "1"}}]}}
+    sc = kit.scenario(tmp_path, {"horizon": "3h", "nodeGroups": [kit.group(cpu="64", memory="64Gi")]},
+                      deployment(replicas=4, cpu="4", load="{cpu: 1}"), vpa(), lr)
+    r = simulate(sc)
+    evictions = [e["time"] for e in r.autoscaling["events"] if e["type"] == "VPAEviction"]
+    assert evictions and not any(p.phase == "Rejected" for p in r.pods)
+    replaced = [p for p in r.pods if p.phase == "Running" and p.start >= min(evictions)]
+    assert len(replaced) == 4 and len(evictions) == 4   # once each: the capped bounds hold the new requests

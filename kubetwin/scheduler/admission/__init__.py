@@ -10,7 +10,7 @@ Upstream: ``plugin/pkg/admission`` (``limitranger``, ``resourcequota``, ``priori
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ...errors import KubetwinError
 from ...model.features import FeatureGates
@@ -44,8 +44,11 @@ class AdmissionResult:
 
 
 def admit_pod(pod: Pod, *, limit_ranges: Sequence[Any] = (), quotas: Sequence[Any] = (),
-              priority_classes: Sequence[Any] = (), running: Sequence[Pod] = (), gates: FeatureGates | None = None) -> AdmissionResult:
-    """Run LimitRanger, Priority and ResourceQuota on a pod being created; raise if rejected."""
+              priority_classes: Sequence[Any] = (), running: Sequence[Pod] = (), gates: FeatureGates | None = None,
+              webhook: Callable[[Pod], Pod] | None = None) -> AdmissionResult:
+    """Run LimitRanger, Priority and ResourceQuota on a pod being created; raise if rejected.
+    ``webhook`` is a mutating admission webhook (the VPA's): the API server calls webhooks after
+    the built-in mutating plugins and before the validating ones (LimitRanger's checks, quota)."""
     from . import limitrange, priority, resourcequota
     from .defaults import default_pod
 
@@ -55,6 +58,8 @@ def admit_pod(pod: Pod, *, limit_ranges: Sequence[Any] = (), quotas: Sequence[An
     if ranges:
         limitrange.admit(result, ranges)
     priority.admit(result, priority_classes)
+    if webhook is not None:
+        result.pod = webhook(result.pod)
     if ranges:
         limitrange.validate(result.pod, ranges, gates)
     if quotas:
