@@ -11,7 +11,14 @@ beat; the search proves a mix minimal when its size meets the bound.
   one NUMA node (``cm/topologymanager/policy_single_numa_node.go``,
   ``cm/cpumanager/policy_static.go``): they are items in NUMA-node bins of the NUMA node's CPU
   count (reserved CPUs not taken off, so the bound stays a bound), and nodes hold
-  ``len(machine.nodes)`` bins.
+  ``len(machine.nodes)`` bins. With ``restricted`` the same holds for every item no larger than
+  a NUMA node: the CPU Manager's preferred hints are the narrowest masks whose CPUs could hold
+  the request (``generateCPUTopologyHints``' ``minAffinitySize``, one NUMA node for such an
+  item) and ``restricted`` admits only a preferred merged hint (``policy_restricted.go``); larger
+  items are left out (a relaxation). With the Static Memory Manager the memory of a Guaranteed
+  pod's containers (pod scope: of the pod) is packed the same way into bins of a NUMA node's
+  allocatable memory (``memorymanager/policy_static.go``: the preferred width is the fewest NUMA
+  nodes whose allocatable memory holds the request); the bound is the larger of the two.
 
 Mixes of several types are bounded by the resource sums over the mix (:func:`mix_admissible`)
 and, for the price, by the cheapest price per unit of each resource. Not an upstream module.
@@ -47,6 +54,8 @@ class Demand:
     #: (requests in scheduler units incl. ``pods``: 1, exclusive-CPU items per NUMA, how many pods)
     shapes: tuple[tuple[dict[str, int], tuple[int, ...], int], ...]
     totals: dict[str, int] = field(default_factory=dict)
+    #: (memory items in bytes a Guaranteed pod's containers ask for (pod scope: summed), how many pods)
+    memory_items: tuple[tuple[tuple[int, ...], int], ...] = ()
 
     @property
     def pods(self) -> int:
@@ -64,6 +73,18 @@ def _exclusive_items(pod: Any, scope: str, gates: Any) -> tuple[int, ...]:
         q = c.requests.get("cpu")
         if q is not None and q.milli_value() % 1000 == 0 and q.milli_value() > 0:
             items.append(q.milli_value() // 1000)
+    if scope == "pod" and items:
+        return (sum(items),)
+    return tuple(items)
+
+
+def _memory_items(pod: Any, scope: str, gates: Any) -> tuple[int, ...]:
+    """Memory a Guaranteed pod's containers ask for (pod scope: summed), in bytes."""
+    from ..kubelet.qos import get_pod_qos
+
+    if get_pod_qos(pod, gates) != "Guaranteed":
+        return ()
+    items = [q.value() for c in pod.spec.containers if (q := c.requests.get("memory")) is not None and q.value() > 0]
     if scope == "pod" and items:
         return (sum(items),)
     return tuple(items)
@@ -115,6 +136,7 @@ def demand_of(sc: Any, *, scope: str = "container") -> Demand:
 
     gates = gates_for(sc.settings.kubernetes_version, sc.settings.feature_gates)
     shapes: list[tuple[dict[str, int], tuple[int, ...], int]] = []
+    memory: list[tuple[tuple[int, ...], int]] = []
     pods: list[tuple[Any, int]] = [(a.pod, 1) for a in sc.arrivals if a.owner is None]
     owned: dict[str, int] = {}
     for a in sc.arrivals:
@@ -137,9 +159,12 @@ def demand_of(sc: Any, *, scope: str = "container") -> Demand:
             if devices:
                 req[DRA_DEVICES] = devices
         shapes.append((req, _exclusive_items(pod, scope, gates), n))
+        mem = _memory_items(pod, scope, gates)
+        if mem:
+            memory.append((mem, n))
         for r, v in req.items():
             totals[r] = totals.get(r, 0) + v * n
-    return Demand(tuple(shapes), totals)
+    return Demand(tuple(shapes), totals, tuple(memory))
 
 
 @dataclass(frozen=True)
@@ -155,24 +180,65 @@ class TypeBound:
         return {"nodes": None if self.nodes == INFEASIBLE else int(self.nodes), "basis": self.basis}
 
 
+def _bins(items: list[tuple[int, int]], cap: int, single: bool) -> tuple[int, int] | None:
+    """NUMA-node bins of ``cap`` for ``(size, count)`` items that must each come from one NUMA
+    node: (bins, items left out); None when an item larger than a bin must still fit in one
+    (``single``: single-numa-node), items larger than a bin are left out otherwise."""
+    if single and any(k > cap for k, _ in items):
+        return None
+    fit = [(k, n) for k, n in items if k <= cap]
+    total = sum(k * n for k, n in fit)
+    big = sum(n for k, n in fit if 2 * k > cap)
+    return max(math.ceil(total / cap), big), sum(n for k, n in items if k > cap)
+
+
 def _numa_bound(demand: Demand, node_type: Any) -> tuple[int, str] | None:
     cfg, machine = node_type.template.kubelet, node_type.template.machine
     if cfg is None or machine is None or not machine.nodes:
         return None
-    if cfg.topology_manager_policy != "single-numa-node" or cfg.cpu_manager_policy != "static":
+    policy = cfg.topology_manager_policy
+    if policy not in ("single-numa-node", "restricted"):
         return None
+    single = policy == "single-numa-node"
+    per_node = len(machine.nodes)
+    best: tuple[int, str] | None = None
     cap = max(n.cpus.size() for n in machine.nodes)
     items = [(k, n) for _, ks, n in demand.shapes for k in ks]
-    if not items or cap <= 0:
-        return None
-    if any(k > cap for k, _ in items):
-        return (-1, f"a pod's exclusive CPUs exceed a NUMA node's {cap} CPUs")
-    total = sum(k * n for k, n in items)
-    big = sum(n for k, n in items if 2 * k > cap)
-    bins = max(math.ceil(total / cap), big)
-    per_node = len(machine.nodes)
-    return math.ceil(bins / per_node), (f"NUMA: {bins} NUMA node(s) of {cap} CPUs for the exclusive CPUs of "
-                                        f"single-numa-node pods, {per_node} per node")
+    if cfg.cpu_manager_policy == "static" and items and cap > 0:
+        got = _bins(items, cap, single)
+        if got is None:
+            return (-1, f"a pod's exclusive CPUs exceed a NUMA node's {cap} CPUs")
+        bins, out = got
+        if bins:
+            note = f", {out} larger item(s) left out" if out else ""
+            best = (math.ceil(bins / per_node), f"NUMA: {bins} NUMA node(s) of {cap} CPUs for the exclusive CPUs of "
+                                                f"{policy} pods, {per_node} per node{note}")
+    mem = [(k, n) for ks, n in demand.memory_items for k in ks]
+    if cfg.memory_manager_policy == "Static" and mem:
+        mcap = _numa_memory_allocatable(node_type)
+        if mcap > 0:
+            got = _bins(mem, mcap, single)
+            if got is None:
+                return (-1, f"a Guaranteed pod's memory exceeds a NUMA node's allocatable {amount('memory', mcap)}")
+            bins, out = got
+            nodes = math.ceil(bins / per_node)
+            if bins and (best is None or nodes > best[0]):
+                note = f", {out} larger item(s) left out" if out else ""
+                best = (nodes, f"NUMA: {bins} NUMA node(s) of {amount('memory', mcap)} allocatable memory for the "
+                               f"memory of Guaranteed {policy} pods (Static Memory Manager), {per_node} per node{note}")
+    return best
+
+
+def _numa_memory_allocatable(node_type: Any) -> int:
+    """The largest allocatable memory of a NUMA node under the Static Memory Manager (capacity
+    less ``reservedMemory`` and hugepages), from the type's kubelet as it starts."""
+    from ..sim.kubelets import kubelet_for
+
+    static = kubelet_for(node_type.template).memory.static
+    if static is None:
+        return 0
+    return max((ns.memory_map["memory"].allocatable for ns in static.state.machine_state.values()
+                if "memory" in ns.memory_map), default=0)
 
 
 def type_bound(demand: Demand, node_type: Any, daemon: dict[str, int], *, numa: bool = True) -> TypeBound:

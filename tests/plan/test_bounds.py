@@ -87,3 +87,44 @@ def test_dra_claims_are_bounded_by_the_devices_a_node_type_publishes(tmp_path: P
     t = parse_node_type("g=1s2n4c2t:mem=64Gi:gpus=2,dra=gpu.example.com")
     b = type_bound(d, t, {})
     assert b.nodes == 3 and b.basis.startswith("DRA devices")   # 6 devices asked, 2 per node
+
+
+RESTRICTED = ("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+              "cpuManagerPolicy: static\ntopologyManagerPolicy: restricted\nreservedSystemCPUs: '0'\n")
+STATIC_MEMORY = ("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+                 "topologyManagerPolicy: single-numa-node\nmemoryManagerPolicy: Static\n"
+                 "reservedMemory: [{numaNode: 0, limits: {memory: 100Mi}}]\n")
+
+
+def test_restricted_alignment_bounds_items_no_larger_than_a_numa_node(tmp_path: Path) -> None:
+    (tmp_path / "k.yaml").write_text(RESTRICTED)
+    d = _demand(tmp_path, deployment(replicas=8, cpu="5"))
+    t = parse_node_type("n=1s2n4c2t:mem=64Gi,kubelet=k.yaml", root=tmp_path)
+    b = type_bound(d, t, {})
+    assert b.nodes == 4 and "restricted" in b.basis   # 5 CPUs fit one NUMA node: preferred only there
+
+
+def test_restricted_leaves_items_larger_than_a_numa_node_out_instead_of_refusing(tmp_path: Path) -> None:
+    (tmp_path / "k.yaml").write_text(RESTRICTED)
+    d = _demand(tmp_path, deployment(name="big", replicas=1, cpu="9"), deployment(replicas=10, cpu="5"))
+    t = parse_node_type("n=1s2n4c2t:mem=64Gi,kubelet=k.yaml", root=tmp_path)
+    b = type_bound(d, t, {})
+    # ten 5-CPU items take a NUMA node each (5 nodes); the 9-CPU one may span two NUMA nodes
+    assert b.nodes == 5 and "1 larger item(s) left out" in b.basis
+
+
+def test_the_static_memory_manager_bounds_guaranteed_memory_by_numa_nodes(tmp_path: Path) -> None:
+    (tmp_path / "k.yaml").write_text(STATIC_MEMORY)
+    d = _demand(tmp_path, deployment(replicas=8, cpu="1", memory="20Gi"))
+    t = parse_node_type("n=1s2n4c2t:mem=64Gi,kubelet=k.yaml", root=tmp_path)
+    b = type_bound(d, t, {})
+    # 20Gi is more than half a NUMA node's 32Gi: one NUMA node each, two a node
+    assert b.nodes == 4 and "allocatable memory" in b.basis
+    assert type_bound(d, t, {}, numa=False).nodes == 3   # 160Gi over a node's memory
+
+
+def test_guaranteed_memory_larger_than_any_numa_node_is_infeasible_under_single_numa_node(tmp_path: Path) -> None:
+    (tmp_path / "k.yaml").write_text(STATIC_MEMORY)
+    d = _demand(tmp_path, deployment(replicas=1, cpu="1", memory="40Gi"))
+    t = parse_node_type("n=1s2n4c2t:mem=64Gi,kubelet=k.yaml", root=tmp_path)
+    assert type_bound(d, t, {}).nodes == INFEASIBLE
