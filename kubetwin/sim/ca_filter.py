@@ -218,8 +218,9 @@ class SnapshotFilter:
                           (f"node(s) didn't satisfy plugin(s) {plugin_list(pre.restricting)}",))
         return self.framework.run_filter_plugins(state, pod, ni, pre.skipped)
 
-    def first_passing(self, pod: Pod, skip: str) -> str | None:
-        """``RunFiltersUntilPassingNode`` over every node of the fork but ``skip``."""
+    def first_passing(self, pod: Pod, skip: str, accept: Callable[[str], bool] | None = None) -> str | None:
+        """``RunFiltersUntilPassingNode`` over every node of the fork but ``skip``; ``accept``
+        (kubetwin's kubelet-aware estimator) must also take the node."""
         nodes = self.handle.snapshot.node_infos
         state, pre = self._pre_filter(pod)
         if not pre.status.is_success:
@@ -227,7 +228,8 @@ class SnapshotFilter:
         for ni in list(nodes):
             if ni.name == skip or (pre.allowed is not None and ni.name not in pre.allowed):
                 continue
-            if self.framework.run_filter_plugins(state, pod, ni, pre.skipped) is None:
+            if self.framework.run_filter_plugins(state, pod, ni, pre.skipped) is None and (
+                    accept is None or accept(ni.name)):
                 return ni.name
         return None
 
@@ -243,17 +245,21 @@ class SnapshotFilter:
         return self.check(pod, self.handle.snapshot.by_name[name]) is None
 
     def retry_elsewhere(self, pod: Pod, last: CA.NewNode, nodes: list[CA.NewNode], template: Node,
-                        fork_name: Callable[[CA.NewNode], str]) -> CA.NewNode | str | None:
+                        fork_name: Callable[[CA.NewNode], str],
+                        accept: Callable[[CA.NewNode | str], bool] | None = None) -> CA.NewNode | str | None:
         """The estimator's retry for a pod spread by hostname that failed the last node on its
         spread constraints: the first other node of the fork that passes (an estimator node, or
-        an existing node's name, the pod then added to the fork there); None otherwise."""
+        an existing node's name, the pod then added to the fork there); None otherwise.
+        ``accept`` (the kubelet-aware estimator's kubelet admission) is asked of each node that
+        passes, with the estimator node or the existing node's name."""
         if not uses_hostname_spread(pod) or not self.failed_on_spread():
             return None
         by_fork = {}
         for n in nodes:
             self._sync(n, template, fork_name)
             by_fork[fork_name(n)] = n
-        name = self.first_passing(pod, fork_name(last))
+        name = self.first_passing(pod, fork_name(last),
+                                  None if accept is None else (lambda n: accept(by_fork.get(n, n))))
         if name is None:
             return None
         if name in by_fork:
@@ -269,10 +275,13 @@ class SnapshotFilter:
 
 def estimator_predicates(fork: SnapshotFilter, template: Node, group: str, *,
                          plain: CA.FitPredicate | None = None,
-                         routed: Callable[[CA.CAPod], bool] | None = None) -> tuple[CA.FitPredicate, CA.Elsewhere]:
+                         routed: Callable[[CA.CAPod], bool] | None = None,
+                         accept: Callable[[CA.CAPod, CA.NewNode | str], bool] | None = None,
+                         ) -> tuple[CA.FitPredicate, CA.Elsewhere]:
     """The binpacking estimator's fit predicate and hostname-spread retry over ``fork`` for one
     node group (``template``): the full Filter for pods ``routed`` says need it (every pod when
-    None), ``plain`` for the rest. Each pod's payload carries its ``pod``."""
+    None), ``plain`` for the rest. Each pod's payload carries its ``pod``. ``accept`` is asked
+    of each node the retry finds passing (the kubelet-aware estimator's admission)."""
 
     def fork_name(node: CA.NewNode) -> str:
         return f"template-node-for-{group}-{node.name}"
@@ -289,6 +298,7 @@ def estimator_predicates(fork: SnapshotFilter, template: Node, group: str, *,
     def elsewhere(pod: CA.CAPod, last: CA.NewNode, nodes: Sequence[CA.NewNode]) -> CA.NewNode | str | None:
         if not full(pod):
             return None
-        return fork.retry_elsewhere(pod.payload.pod, last, list(nodes), template, fork_name)
+        return fork.retry_elsewhere(pod.payload.pod, last, list(nodes), template, fork_name,
+                                    None if accept is None else (lambda n: accept(pod, n)))
 
     return fits, elsewhere

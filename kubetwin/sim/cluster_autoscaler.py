@@ -23,7 +23,9 @@ scheduler's own PreFilter/Filter plugins on a fork of the cluster plus the estim
 retry on other nodes) and the drain simulation, which then takes the plain walk.
 ``estimator: kubelet-aware`` adds the kubelet's admission (Topology, CPU, Memory and Device
 Managers) of a freshly started kubelet of the group per estimated node: a node counts as fitting
-only if that kubelet would admit the pod. Upstream has no such estimator; the comparison with
+only if that kubelet would admit the pod; an existing node the hostname-spread retry picks is
+asked through a copy of its own kubelet, and the retry goes on to the next passing node when it
+refuses. Upstream has no such estimator; the comparison with
 ``binpacking`` shows how many pods upstream's choice leaves failed (``TopologyAffinityError``).
 
 New nodes join the simulation after ``nodeProvisioningTime`` (the cloud's boot time, kubetwin's
@@ -158,26 +160,39 @@ class ClusterAutoscalerLoop:
         def plain(pod: CA.CAPod, node: CA.NewNode) -> bool:
             return self._static_fit(pod.payload, group) and CA.resource_fit(pod, node)
 
+        existing: dict[str, Any] = {}
+
+        def admits(pod: CA.CAPod, node: CA.NewNode | str) -> bool:
+            """The kubelet of an estimator node (freshly started from the group's template) or
+            a copy of an existing node's kubelet (the hostname retry put the pod there) admits."""
+            from .kubelets import kubelet_for
+
+            if isinstance(node, CA.NewNode):
+                k = kubelets.get(node.name)
+                if k is None:
+                    k = kubelets[node.name] = kubelet_for(sn)
+            else:
+                if node not in existing:
+                    i = self.sim.cluster.index[node]
+                    live, sim_node = self.sim.kubelets[i], self.sim.sim_nodes[i]
+                    existing[node] = (live.fork() if live else kubelet_for(sim_node)
+                                      if sim_node.machine is not None and sim_node.kubelet is not None else None)
+                k = existing[node]
+                if k is None:   # a node without a modelled kubelet admits what the scheduler places
+                    return True
+            return bool(k.admit(pod.payload.pod).admitted)
+
         check: CA.FitPredicate = plain
         elsewhere: CA.Elsewhere | None = None
         if with_filter:
             check, elsewhere = estimator_predicates(self._fork(base), sn.node, group, plain=plain,
-                                                    routed=lambda p: self._routed(p.payload))
+                                                    routed=lambda p: self._routed(p.payload),
+                                                    accept=admits if aware else None)
 
         def fits(pod: CA.CAPod, node: CA.NewNode) -> bool:
-            sp = pod.payload
             if not check(pod, node):
                 return False
-            if not aware:
-                return True
-            k = kubelets.get(node.name)
-            if k is None:
-                from .kubelets import kubelet_for
-
-                k = kubelets[node.name] = kubelet_for(sn)
-            if not k.admit(sp.pod).admitted:
-                return False
-            return True
+            return not aware or admits(pod, node)
 
         return fits, elsewhere
 

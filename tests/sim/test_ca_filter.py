@@ -91,6 +91,26 @@ def test_the_hostname_spread_retry_puts_pods_on_the_existing_node_and_counts_it(
     assert dict(est.nodes)["oldnode"]   # upstream counts it among newNodesWithPods
 
 
+def test_the_kubelet_aware_retry_asks_the_kubelet_of_the_existing_node_it_chose() -> None:
+    case = FACTS["binpacking_spread"][2]
+    fork = _fork()
+    template = make_node(case["millicores"], case["memory"], 10, "template", "zone-mars")
+    g = case["groups"][0]
+    pod = build_test_pod("estimatee", g["cpu"], g["memory"], max_skew=g.get("max_skew"))
+    pods = [ca.CAPod(f"estimatee-{i}", {"cpu": g["cpu"], "memory": g["memory"]}, Payload(pod)) for i in range(g["count"])]
+    res = {"cpu": case["millicores"], "memory": case["memory"] * MIB, "pods": 10}
+    asked: list[str] = []
+
+    def accept(p: ca.CAPod, node: ca.NewNode | str) -> bool:   # a kubelet that rejects on existing nodes
+        asked.append(node if isinstance(node, str) else node.name)
+        return not isinstance(node, str)
+
+    fits, elsewhere = estimator_predicates(fork, template, "g", accept=accept)
+    est = ca.binpacking_estimate([pods], ca.NodeTemplate("g", res, res), fits, max_nodes=case["max_nodes"],
+                                 elsewhere=elsewhere)
+    assert "oldnode" in asked and "oldnode" not in dict(est.nodes)
+
+
 def test_a_zonal_spread_failure_adds_no_second_node() -> None:
     est = _estimate(FACTS["binpacking_spread"][1])
     assert [name for name, _ in est.nodes] == ["e-0"]
