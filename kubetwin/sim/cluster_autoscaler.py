@@ -197,8 +197,11 @@ class ClusterAutoscalerLoop:
         return fits, elsewhere
 
     def _unschedulable(self) -> list[SimPod]:
+        """The pods the scheduler found unschedulable, highest priority first
+        (``filterOutSchedulableByPacking`` sorts them by priority, with Go's unstable
+        ``sort.Slice`` over the lister's order; kubetwin keeps creation order among equals)."""
         return sorted((sp for sp in self.sim.by_uid.values() if sp.phase == "Pending" and sp.reason == "Unschedulable"
-                       and not sp.pod.status.nominated_node_name), key=lambda sp: sp.i)
+                       and not sp.pod.status.nominated_node_name), key=lambda sp: (-sp.priority, sp.i))
 
     def _ca_pod(self, sp: SimPod) -> CA.CAPod:
         from ..scheduler.framework.resources import pod_request_amounts

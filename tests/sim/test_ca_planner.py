@@ -154,3 +154,4 @@ def test_planner_flags_are_strict(tmp_path, kit):
 def test_a_negative_drain_parallelism_is_refused(tmp_path, kit):
     with pytest.raises(InputError, match="maxDrainParallelism"):
         empty_pool(kit, tmp_path, 1, maxDrainParallelism=-1)
+
