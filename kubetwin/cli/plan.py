@@ -21,10 +21,11 @@ from .common import emit_data, kubernetes_version, output_option, rejected
               help="Manifests (Deployments, ReplicaSets, StatefulSets, Jobs, DaemonSets, Pods, PriorityClasses, "
                    "DRA objects), a folder of them or a kubetwin snapshot folder (repeatable; also as arguments).")
 @click.option("--node-type", "node_types", multiple=True, required=True,
-              metavar="NAME=MACHINE[,kubelet=FILE,price=P,max=N,labels=K=V,taints=K=V:EFFECT,dra=DRIVER]",
+              metavar="NAME=MACHINE[,kubelet=FILE,price=P,max=N,labels=K=V,taints=K=V:EFFECT,dra=DRIVER,devices=SRC]",
               help="A node type the plan may use (repeatable): MACHINE is a spec like 2s2n16c2t:mem=256Gi or a "
                    "machine file; kubelet a KubeletConfiguration file; price per node (all types or none); max "
-                   "nodes of it; labels, taints and dra (a DRA driver publishing its PCI devices) repeatable.")
+                   "nodes of it; labels, taints and dra (a DRA driver publishing its PCI devices) repeatable; "
+                   "devices: device plugins ('machine': its GPUs, or a DeviceInventory file).")
 @click.option("--max-trials", type=click.IntRange(1, 100_000), default=200, show_default=True,
               help="The most simulations the search runs; past it the answer is a bound, said so.")
 @click.option("--no-scheduler-only", is_flag=True,

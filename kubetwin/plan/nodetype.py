@@ -1,4 +1,4 @@
-"""One ``--node-type NAME=MACHINE[,kubelet=FILE,price=P,max=N,labels=K=V,taints=K=V:EFFECT,dra=DRIVER]``
+"""One ``--node-type NAME=MACHINE[,kubelet=FILE,price=P,max=N,labels=K=V,taints=K=V:EFFECT,dra=DRIVER,devices=SRC]``
 value: a machine, its kubelet configuration, its price and the nodes of that type a mix may hold.
 
 A node type is a scenario node group (``kubetwin/sim/scenario.py``) read once; the nodes of a
@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..model.strict import unknown_key_error
 
 #: the keys a node type takes after ``NAME=MACHINE`` (``labels``, ``taints``, ``dra`` repeatable)
-KEYS = ("kubelet", "price", "max", "labels", "taints", "dra")
+KEYS = ("kubelet", "price", "max", "labels", "taints", "dra", "devices")
 _REPEATABLE = frozenset({"labels", "taints", "dra"})
 _NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,40}[a-z0-9])?$")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -156,6 +156,8 @@ def parse_node_type(text: str, index: int = 0, *, kubernetes_version: str | None
             labels[k] = v
         elif key == "taints":
             taints.append(_taint(value, path))
+        elif key == "devices":   # device plugins: "machine" or a DeviceInventory file (sim/device_plugins.py)
+            group["devices"] = value
         else:
             if not value:
                 raise InputError("Required value: a DRA driver name such as gpu.example.com", path=path)

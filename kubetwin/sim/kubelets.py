@@ -19,34 +19,35 @@ from .scenario import SimNode
 
 if TYPE_CHECKING:
     from ..kubelet.admission import NodeAdmission
+    from ..kubelet.devices import DeviceInventory
     from ..machine.model import Machine
     from ..model.kubelet_config import KubeletConfiguration
 
 
 class _Template:
-    __slots__ = ("machine", "config", "kubelet")
+    __slots__ = ("machine", "config", "devices", "kubelet")
 
-    def __init__(self, machine: Machine, config: KubeletConfiguration):
+    def __init__(self, machine: Machine, config: KubeletConfiguration, devices: DeviceInventory | None = None):
         from ..kubelet.admission import NodeAdmission
 
-        self.machine, self.config = machine, config
-        self.kubelet = NodeAdmission(machine, config)
+        self.machine, self.config, self.devices = machine, config, devices
+        self.kubelet = NodeAdmission(machine, config, devices=devices)
 
     def fork(self) -> NodeAdmission:
         return self.kubelet.fork()
 
 
-_TEMPLATES: dict[tuple[int, int], _Template] = {}
+_TEMPLATES: dict[tuple[int, int, int], _Template] = {}
 
 
-def template_for(machine: Machine, config: KubeletConfiguration) -> _Template:
-    """The started kubelet of a (machine, configuration) pair, started once per process."""
-    key = (id(machine), id(config))
+def template_for(machine: Machine, config: KubeletConfiguration, devices: DeviceInventory | None = None) -> _Template:
+    """The started kubelet of a (machine, configuration, device plugins) triple, started once per process."""
+    key = (id(machine), id(config), id(devices))
     tmpl = _TEMPLATES.get(key)
-    if tmpl is None or tmpl.machine is not machine or tmpl.config is not config:
+    if tmpl is None or tmpl.machine is not machine or tmpl.config is not config or tmpl.devices is not devices:
         if len(_TEMPLATES) > 64:
             _TEMPLATES.clear()
-        tmpl = _Template(machine, config)
+        tmpl = _Template(machine, config, devices)
         _TEMPLATES[key] = tmpl
     return tmpl
 
@@ -55,7 +56,7 @@ def kubelet_for(node: SimNode) -> NodeAdmission:
     """A freshly started kubelet for ``node`` (a copy of its group's template)."""
     if node.machine is None or node.kubelet is None:
         raise ValueError(f"node {node.group!r}: no machine or kubelet configuration to simulate a kubelet on")
-    kubelet = template_for(node.machine, node.kubelet).fork()
+    kubelet = template_for(node.machine, node.kubelet, node.devices).fork()
     if node.node is not None:   # the name its traces carry (``--trace``)
         kubelet.node_name = node.node.metadata.name
     return kubelet

@@ -82,6 +82,8 @@ class SimNode:
     disk: Any = None
     #: the runtime resource policy below the kubelet (:class:`.runtime_policies.RuntimePolicy`)
     runtime: Any = None
+    #: what its device plugins advertise (:class:`kubetwin.kubelet.devices.DeviceInventory`), None: none
+    devices: Any = None
 
 
 @dataclass
@@ -240,7 +242,7 @@ def _simulation_spec() -> Any:
         disk=obj(nodefs=STRING_OR_NUMBER, nodefsUsed=STRING_OR_NUMBER, imagefs=STRING_OR_NUMBER,
                  writableLayers=STRING, images=list_of(STRING_OR_NUMBER), imagesInUse=STRING_OR_NUMBER,
                  maxPID=INTEGER, pids=INTEGER, ioBandwidth=STRING_OR_NUMBER),
-        runtime=obj(policy=STRING, config=STRING))
+        runtime=obj(policy=STRING, config=STRING), devices=STRING)
     workload = obj(name=STRING, count=INTEGER, template=OPEN_OBJECT, priorityClassName=STRING, usage=ANY,
                    arrival=obj(at=duration, start=duration, interval=duration, rate=NUMBER),
                    duration=ANY)
@@ -449,8 +451,18 @@ def _node_group(g: Any, path: str, root: Path, st: Settings, sc: Scenario | None
     except InputError as exc:
         exc.file = None
         raise exc.within(path) from None
+    devices = None
+    if g.get("devices") is not None:   # device plugins (kubetwin/sim/device_plugins.py)
+        from .device_plugins import device_resources, parse_devices
+
+        if g.get("runtime") is not None:
+            raise InputError("device plugins together with a runtime resource policy are not modelled by kubetwin",
+                             path=f"{path}.devices")
+        devices = parse_devices(g["devices"], f"{path}.devices", root, machine)
+        dev_cap, dev_alloc = device_resources(devices)
+        cap, alloc = {**cap, **dev_cap}, {**alloc, **dev_alloc}
     if machine is not None and cfg is not None:
-        _check_kubelet_starts(machine, cfg, f"{path}.kubeletConfig")
+        _check_kubelet_starts(machine, cfg, f"{path}.kubeletConfig", devices)
     from ..model.features import gates_for
     from .disk import parse_disk
 
@@ -487,7 +499,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings, sc: Scenario | None
         if k == 0:
             check_amounts(node.status.capacity, f"{path}.capacity")
         sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra, disk=disk,
-                     runtime=runtime)
+                     runtime=runtime, devices=devices)
         for d in drivers:
             sn.slices.extend(_publish(machine, d, node_name))
         out.append(sn)
@@ -505,14 +517,14 @@ def _node_group(g: Any, path: str, root: Path, st: Settings, sc: Scenario | None
     return out[:count]
 
 
-def _check_kubelet_starts(machine: Any, cfg: Any, path: str) -> None:
+def _check_kubelet_starts(machine: Any, cfg: Any, path: str, devices: Any = None) -> None:
     """Start the group's kubelet once now (the run reuses it): a configuration its managers
     refuse on this machine (reserved CPUs past the machine, a memory reservation it does not
     have) is an error of the scenario, named as such, before the run."""
     from .kubelets import template_for
 
     try:
-        template_for(machine, cfg)
+        template_for(machine, cfg, devices)
     except InputError as exc:
         exc.file = None
         raise exc.within(path) from None

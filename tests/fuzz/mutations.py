@@ -477,7 +477,8 @@ KNOWN_BAD_VALUES = {
     "--variant": ["x:kubelet.topologyManagerPolcy=none", "x:gates.NoSuch=true", "novalue", "x:kubelet.cpuManagerPolicy="],
     "--pid-max": ["-1", "0", "abc"],
     "--node-type": ["x", "a=1s1n4c2t,prize=1", "a=1s1n4c2t,price=-1", "a=nosuchmachine", "a=1s1n4c2t,max=0",
-                    "A=1s1n4c2t", "a=1s1n4c2t,taints=k:Maybe"],
+                    "A=1s1n4c2t", "a=1s1n4c2t,taints=k:Maybe", "a=1s1n4c2t,devices=machine",
+                    "a=1s1n4c2t:gpus=2,devices=", "a=1s1n4c2t:gpus=2,devices=nosuchfile.yaml"],
     "--trace": ["", "jaeger", "file:", "otlp://host", "otlp://:4318", "http://host:99999", "grpc://host:4317",
                 "ftp://host:21", "otlp://host:4318/x", " file:x"],
 }

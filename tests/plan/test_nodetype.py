@@ -76,3 +76,14 @@ def test_a_kubelet_configuration_its_managers_refuse_names_the_file_and_field(tm
     with pytest.raises(InputError) as e:
         parse_node_type("a=1s1n4c2t,kubelet=k.yaml", root=tmp_path)
     assert e.value.file == str(tmp_path / "k.yaml") and e.value.path == "kubeReserved.cpu"
+
+
+def test_devices_from_the_machine_give_the_node_type_its_gpus() -> None:
+    t = parse_node_type("gpu=2s2n16c2t:gpus=8,devices=machine")
+    assert t.allocatable()["nvidia.com/gpu"] == 8
+    assert t.nodes(1)[0].devices is not None
+
+
+def test_devices_on_a_machine_without_gpus_are_refused() -> None:
+    with pytest.raises(InputError, match=r"--node-type\[0\]\.devices"):
+        parse_node_type("cpu=1s2n4c2t,devices=machine")
