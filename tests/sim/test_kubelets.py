@@ -84,7 +84,7 @@ def test_a_copy_shares_no_mutable_object_with_its_template():
 
     sn = _node()
     copied = kubelet_for(sn)
-    tmpl = _TEMPLATES[(id(sn.machine), id(sn.kubelet))].kubelet
+    tmpl = _TEMPLATES[(id(sn.machine), id(sn.kubelet), id(sn.devices))].kubelet
     assert not _mutables(copied).keys() & _mutables(tmpl).keys()
 
 
