@@ -33,7 +33,13 @@ default 2 min); the scheduler starts again over the new node list in upstream's 
 (:func:`resize_cluster`) and its cache takes the bound pods over by node name
 (``ClusterState.adopt``).
 
-Simplifications, stated: for pods without inter-pod constraints the predicate is NodeAffinity,
+Simplifications, stated: first fit (FilterOutSchedulable, the drain simulation) walks the nodes
+in node-tree order from the first one; upstream walks its snapshot's node list — built from the
+delta store's maps, so in Go's map order — starting after the node of the last match
+(``clustersnapshot/scheduling_opts.go``'s ``lastIndexOrderMapping``, offset 1, kept by the one
+``SchedulerPluginRunner`` across scans), and tries each pod's hinted node (where the last
+simulation put it, ``scheduling/hinting_simulator.go``) first; neither is reproduced, since the
+order it rotates over is not reproducible. For pods without inter-pod constraints the predicate is NodeAffinity,
 TaintToleration and the requests (not host ports or the other Filter plugins); upcoming nodes are
 not in the fork the Filter plugins see; equivalence groups
 are pods of one controller and one request shape; a pod's scale-up reason is its last scheduler
