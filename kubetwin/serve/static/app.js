@@ -29,6 +29,7 @@ export async function route() {
   document.querySelectorAll("[data-nav]").forEach((a) => a.classList.toggle("active", !!found && a.dataset.nav === found[1]));
   if (!found) {
     main.replaceChildren(h("div", { class: "error", role: "alert" }, `No page ${path}. `, h("a", { href: "#/overview" }, "Go to the cluster overview")));
+    main.dataset.state = "ready";
     return;
   }
   main.replaceChildren(h("p", { class: "loading" }, "Loading…"));

@@ -1,0 +1,333 @@
+"""Specifications of the web UI of ``kubetwin serve``, end to end: a real ``kubetwin serve`` on a
+free loopback port, the page in headless Chromium (Debian's, through Playwright's
+``executable_path``; never a downloaded browser). Each view shows the names and figures of the
+JSON API, tables search, sort and filter, links lead overview → node → pod, errors are messages,
+the page asks nothing of any host but the server, and each view's screenshot is not blank.
+
+Skipped, not failed, where Playwright or Chromium is missing (``.ci/run`` installs Debian's
+chromium when it runs as root)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from .cluster_fixture import SCENARIO
+from .png import distinct_colours
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install '.[test]')")
+
+CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"), "/usr/bin/chromium")
+                 if p and Path(p).is_file()), None)
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install chromium)")
+
+#: the serve tests' cluster, and a pod no node can hold (its Filter table has failures)
+UI_SCENARIO = SCENARIO + """\
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: huge, namespace: batch, uid: huge-uid}
+spec:
+  containers:
+  - {name: c, image: x, resources: {requests: {cpu: "64", memory: 1Gi}}}
+"""
+
+#: every view, with a text it must show
+VIEWS = [("/overview", "numa-0"), ("/nodes/numa-0", "NUMA node 1"), ("/pods/default/running", "Topology Manager hints"),
+         ("/pods/default/waiting", "Score"), ("/pending", "batch/huge"), ("/simulations", "Start a simulation")]
+
+
+class Served:
+    def __init__(self, proc: subprocess.Popen[str], base: str):
+        self.proc, self.base = proc, base
+
+    def json(self, path: str, token: str | None = None) -> Any:
+        req = urllib.request.Request(self.base + path, headers={"Authorization": f"Bearer {token}"} if token else {})
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return json.load(r)
+
+
+def _serve(folder: Path, *extra: str) -> Iterator[Served]:
+    (folder / "scenario.yaml").write_text(UI_SCENARIO)
+    kubetwin = str(Path(sys.executable).parent / "kubetwin")
+    proc = subprocess.Popen([kubetwin, "serve", "--cluster", str(folder / "scenario.yaml"), "--port", "0", *extra],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        port = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+        assert port, line
+        yield Served(proc, f"http://127.0.0.1:{port.group(1)}")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    yield from _serve(tmp_path_factory.mktemp("served"))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+class Page:
+    """A browser page that lets only the server's own address through and keeps what went wrong."""
+
+    def __init__(self, browser: Any, base: str):
+        self.base = base
+        self.context = browser.new_context(viewport={"width": 1280, "height": 860})
+        self.requests: list[str] = []
+        self.outside: list[str] = []
+        self.errors: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def _route(self, route: Any) -> None:
+        url = route.request.url
+        self.requests.append(url)
+        if url.startswith(self.base + "/") or url.startswith("data:"):
+            route.continue_()
+        else:
+            self.outside.append(url)
+            route.abort()
+
+    def open(self, hash_route: str) -> Any:
+        self.page.goto(f"{self.base}/ui/#{hash_route}")
+        return self.ready()
+
+    def ready(self) -> Any:
+        self.page.wait_for_selector("#view[data-state=ready]", timeout=60_000)
+        return self.page
+
+    def rows(self, table: str) -> list[str]:
+        return self.page.locator(f"#{table} tbody tr").all_inner_texts()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+@pytest.fixture
+def page(browser: Any, served: Served) -> Iterator[Page]:
+    p = Page(browser, served.base)
+    yield p
+    p.close()
+    assert not p.outside, f"requests outside the server: {p.outside}"
+    assert not p.errors, f"errors in the page: {p.errors}"
+
+
+def first_cells(p: Page, table: str) -> list[str]:
+    return [r.split("\t")[0].strip() for r in p.rows(table)]
+
+
+# --- the overview ----------------------------------------------------------------------------
+
+def test_the_overview_lists_every_node_of_the_api(page, served):
+    page.open("/overview")
+    assert first_cells(page, "nodes") == sorted(n["name"] for n in served.json("/api/v1/cluster")["nodes"])
+
+
+def test_the_overview_shows_the_clusters_pod_counts(page, served):
+    p = page.open("/overview")
+    data = served.json("/api/v1/cluster")
+    assert p.inner_text("[data-stat=running] .stat-value") == str(data["runningPods"])
+    assert p.inner_text("[data-stat=pending] .stat-value") == str(data["pendingPods"])
+
+
+def test_the_overview_shows_requested_over_allocatable_cpu(page):
+    page.open("/overview")
+    row = next(r for r in page.rows("nodes") if r.startswith("numa-0"))
+    assert "4 / 7" in row      # the running 4-CPU pod; 8 CPUs less the reserved one
+
+
+def test_the_overview_totals_the_rows_shown(page):
+    p = page.open("/overview")
+    assert "Total (3 nodes)" in p.inner_text("#nodes tfoot")
+    p.fill("[data-table=nodes] [data-role=search]", "numa")
+    assert "Total (2 nodes)" in p.inner_text("#nodes tfoot")
+
+
+def test_a_search_filters_the_table(page):
+    p = page.open("/overview")
+    p.fill("[data-table=nodes] [data-role=search]", "plain")
+    assert first_cells(page, "nodes") == ["plain-0"]
+    assert p.inner_text("[data-table=nodes] [data-role=count]") == "1 of 3 rows"
+
+
+def test_a_click_on_a_header_sorts_and_a_second_click_reverses(page):
+    p = page.open("/overview")
+    header = p.locator("#nodes th[data-key=name]")
+    assert first_cells(page, "nodes") == ["numa-0", "numa-1", "plain-0"]
+    header.click()
+    assert first_cells(page, "nodes") == ["plain-0", "numa-1", "numa-0"]
+    assert header.get_attribute("aria-sort") == "descending"
+
+
+def test_a_numeric_column_sorts_by_its_amount(page):
+    p = page.open("/overview")
+    p.click("#nodes th[data-key='res:cpu']")      # the largest request first
+    assert first_cells(page, "nodes")[0] == "numa-0"
+
+
+def test_a_column_filter_keeps_the_rows_with_its_value(page):
+    p = page.open("/overview")
+    p.select_option("[data-table=nodes] select[data-filter=kubelet]", "not modelled")
+    assert first_cells(page, "nodes") == ["plain-0"]
+
+
+# --- navigation and the node's NUMA map ------------------------------------------------------
+
+def test_overview_to_node_to_pod(page):
+    p = page.open("/overview")
+    p.click("#nodes >> text=numa-0")
+    page.ready()
+    assert p.inner_text("h1") == "numa-0" and "#/nodes/numa-0" in p.url
+    p.click("#containers >> text=default/running")
+    page.ready()
+    assert p.inner_text("h1") == "default/running" and p.inner_text("[data-stat=phase] .stat-value") == "Running"
+
+
+def test_the_numa_map_shows_each_cpu_with_its_holder(page, served):
+    p = page.open("/nodes/numa-0")
+    numa1 = next(r for r in served.json("/api/v1/nodes/numa-0")["kubelet"]["numaNodes"] if r["id"] == 1)
+    assert numa1["exclusive"] == {"default/running/c": "4-7"}
+    for cpu in range(4, 8):
+        assert p.get_attribute(f".cpu[data-cpu='{cpu}']", "data-owner") == "default/running/c"
+        assert p.locator(f"[data-numa='1'] .cpu[data-cpu='{cpu}']").count() == 1
+    assert "reserved" in p.get_attribute(".cpu[data-cpu='0']", "class")
+    assert p.get_attribute(".cpu[data-cpu='1']", "data-owner") == ""
+
+
+def test_the_numa_map_groups_cpus_by_socket_and_numa_node(page):
+    p = page.open("/nodes/numa-0")
+    assert p.locator(".socket").count() == 1 and p.locator(".numa").count() == 2
+    assert p.locator(".core").count() == 8
+
+
+def test_a_node_without_a_kubelet_says_how_to_model_one(page):
+    p = page.open("/nodes/plain-0")
+    assert "no modelled kubelet" in p.inner_text("#view")
+
+
+# --- the pod drill-down ----------------------------------------------------------------------
+
+def test_a_pending_pods_filter_table_has_a_row_per_node_and_a_column_per_plugin(page, served):
+    p = page.open("/pods/default/waiting")
+    sched = served.json("/api/v1/pods/default/waiting")["scheduling"]
+    assert sorted(first_cells(page, "filter")) == sorted(sched["nodes"])
+    for plugin in sched["nodes"]["numa-0"]["filter"]:
+        assert p.locator(f"#filter th[data-key='f:{plugin}']").count() == 1
+
+
+def test_the_score_table_shows_each_nodes_total_and_marks_the_chosen_node(page, served):
+    p = page.open("/pods/default/waiting")
+    sched = served.json("/api/v1/pods/default/waiting")["scheduling"]
+    totals = {n: v["total"] for n, v in sched["nodes"].items()}
+    rows = {r.split("\t")[0].replace("chosen", "").strip(): r.split("\t")[-1].strip() for r in page.rows("score")}
+    assert rows == {n: str(t) for n, t in totals.items()}
+    assert p.inner_text("#score tr.chosen td:first-child").startswith(sched["node"])
+    assert first_cells(page, "score")[0].startswith(max(totals, key=totals.get))     # sorted by total
+
+
+def test_an_unschedulable_pods_filter_table_names_the_failing_plugin_and_its_reason(page, served):
+    p = page.open("/pods/batch/huge")
+    sched = served.json("/api/v1/pods/batch/huge")["scheduling"]
+    assert sched["node"] is None
+    assert p.inner_text("[data-role=message]") == sched["message"]
+    fit = sched["nodes"]["numa-0"]["filter"]["NodeResourcesFit"]
+    assert fit["reasons"][0] in p.inner_text("#filter")
+    assert all(r.split("\t")[1].startswith("failed: NodeResourcesFit") for r in page.rows("filter"))
+
+
+def test_a_running_pods_drill_down_shows_the_hints_per_manager_and_the_cgroup_values(page, served):
+    p = page.open("/pods/default/running")
+    d = served.json("/api/v1/pods/default/running")
+    hints = p.inner_text("#hints")
+    assert "cpu" in hints and "{1} preferred" in hints
+    assert "4-7" in p.inner_text("#containers")
+    for f in d["cgroups"]["podCgroup"]:
+        assert f["file"] in p.inner_text("#cgroups")
+
+
+# --- pending pods and simulations ------------------------------------------------------------
+
+def test_the_pending_view_shows_each_pod_with_the_schedulers_message(page, served):
+    page.open("/pending")
+    rows = page.rows("pending")
+    for pod in served.json("/api/v1/pending")["pods"]:
+        assert any(r.startswith(pod["pod"]) and pod["message"] in r for r in rows)
+
+
+def test_a_simulation_started_from_the_page_shows_its_runs_side_by_side(page):
+    p = page.open("/simulations")
+    p.fill("textarea[name=variants]", "nopin:kubelet.cpuManagerPolicy=none,kubelet.topologyManagerPolicy=none")
+    p.click("text=Start simulation")
+    p.wait_for_selector("[data-view=simulation] [data-role=charts]", timeout=120_000)
+    assert p.locator("[data-run=nopin] code").all_inner_texts() == ["kubelet.cpuManagerPolicy=none",
+                                                                     "kubelet.topologyManagerPolicy=none"]
+    heads = p.locator("#compare thead th").all_inner_texts()
+    assert heads[1:3] == ["as loaded", "nopin"]
+    exclusive = next(r for r in page.rows("compare") if r.startswith("exclusiveCpuPods"))
+    assert exclusive.split("\t")[1:4] == ["1", "0", "differs"]
+    assert p.locator("[data-role=charts] svg polyline[data-series=nopin]").count() == 5
+
+
+# --- errors, privacy, pixels -----------------------------------------------------------------
+
+def test_an_api_error_is_shown_as_a_message(page):
+    p = page.open("/nodes/nope")
+    assert "404" in p.inner_text(".error") and "not in the served cluster" in p.inner_text(".error")
+
+
+def test_an_unknown_page_is_a_message(page):
+    p = page.open("/nowhere")
+    assert "No page /nowhere" in p.inner_text(".error")
+
+
+def test_no_view_asks_anything_of_another_host(page):
+    for route, _ in VIEWS:
+        page.open(route)
+    assert page.requests and all(u.startswith(page.base + "/") or u.startswith("data:") for u in page.requests)
+
+
+def test_each_views_screenshot_shows_its_content(page, tmp_path):
+    for route, text in VIEWS:
+        p = page.open(route)
+        assert text in p.inner_text("#view"), route
+        shot = tmp_path / (route.strip("/").replace("/", "_") + ".png")
+        p.screenshot(path=str(shot), full_page=True)
+        assert shot.stat().st_size > 10_000, route
+        assert distinct_colours(shot.read_bytes()) > 20, f"{route}: the screenshot is (nearly) one colour"
+
+
+def test_with_a_token_the_page_asks_for_it_and_then_shows_the_cluster(browser, tmp_path):
+    (tmp_path / "token").write_text("s3cret\n")
+    for served in _serve(tmp_path, "--token-file", str(tmp_path / "token")):
+        p = Page(browser, served.base)
+        try:
+            page = p.open("/overview")
+            assert "401" in page.inner_text(".error")
+            page.fill(".error input[type=password]", "s3cret")
+            page.click(".error button")
+            page.wait_for_selector("#nodes", timeout=60_000)
+            assert first_cells(p, "nodes") == ["numa-0", "numa-1", "plain-0"]
+        finally:
+            p.close()
