@@ -43,7 +43,8 @@ spec:
 
 #: every view, with a text it must show
 VIEWS = [("/overview", "numa-0"), ("/nodes/numa-0", "NUMA node 1"), ("/pods/default/running", "Topology Manager hints"),
-         ("/pods/default/waiting", "Score"), ("/pending", "batch/huge"), ("/simulations", "Start a simulation")]
+         ("/pods/default/waiting", "Score"), ("/pending", "batch/huge"), ("/simulations", "Start a simulation"),
+         ("/what-if", "Schedule it")]
 
 
 class Served:
@@ -288,6 +289,36 @@ def test_a_simulation_started_from_the_page_shows_its_runs_side_by_side(page):
     exclusive = next(r for r in page.rows("compare") if r.startswith("exclusiveCpuPods"))
     assert exclusive.split("\t")[1:4] == ["1", "0", "differs"]
     assert p.locator("[data-role=charts] svg polyline[data-series=nopin]").count() == 5
+
+
+def test_the_what_if_page_schedules_the_pod_given_and_shows_each_kubelets_verdict(page, served):
+    p = page.open("/what-if")
+    pod = {"metadata": {"name": "big", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {
+               "requests": {"cpu": "5", "memory": "1Gi"}, "limits": {"cpu": "5", "memory": "1Gi"}}}]}}
+    p.fill("textarea[name=pod]", json.dumps(pod))
+    p.click("text=Schedule it")
+    p.wait_for_selector("#score")
+    rows = {r.split("\t")[0].strip(): r for r in page.rows("filter")}
+    # numa-1 has 7 allocatable CPUs but 3 and 4 on its NUMA nodes: the scheduler passes it, its kubelet does not
+    assert "passed" in rows["numa-1"] and "rejects: TopologyAffinityError" in rows["numa-1"]
+    assert "failed: NodeResourcesFit" in rows["numa-0"] and "not modelled" in rows["plain-0"]
+    assert p.inner_text("[data-role=message]").startswith("scheduled on ")
+
+
+def test_a_what_if_pod_that_is_not_json_is_a_message(page):
+    p = page.open("/what-if")
+    p.fill("textarea[name=pod]", "{nope")
+    p.click("text=Schedule it")
+    assert "not JSON" in p.inner_text("[data-role=what-if-result] .error")
+
+
+def test_a_what_if_pod_the_api_refuses_shows_the_field(page):
+    p = page.open("/what-if")
+    p.fill("textarea[name=pod]", json.dumps({"metadata": {"name": "x"}, "spec": {"containers": [{"name": "c", "imag": "x"}]}}))
+    p.click("text=Schedule it")
+    p.wait_for_selector("[data-role=what-if-result] .error")
+    assert "400" in p.inner_text(".error") and "imag" in p.inner_text(".error")
 
 
 # --- errors, privacy, pixels -----------------------------------------------------------------

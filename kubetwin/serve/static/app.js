@@ -9,12 +9,14 @@ import { nodeView } from "./views/node.js";
 import { podView } from "./views/pod.js";
 import { pendingView } from "./views/pending.js";
 import { simulationsView, simulationView } from "./views/simulations.js";
+import { whatIfView } from "./views/whatif.js";
 
 const ROUTES = [
   [/^\/overview$/, "overview", () => overview()],
   [/^\/nodes\/([^/]+)$/, "overview", (m) => nodeView(decodeURIComponent(m[1]))],
   [/^\/pods\/([^/]+)\/([^/]+)$/, "overview", (m) => podView(decodeURIComponent(m[1]), decodeURIComponent(m[2]))],
   [/^\/pending$/, "pending", () => pendingView()],
+  [/^\/what-if$/, "what-if", () => whatIfView()],
   [/^\/simulations$/, "simulations", () => simulationsView()],
   [/^\/simulations\/([^/]+)$/, "simulations", (m) => simulationView(decodeURIComponent(m[1]))],
 ];

@@ -66,7 +66,8 @@ function scoreTable(sched) {
     ] });
 }
 
-function scheduling(d) {
+/** The scheduling cycle's sections (shared with the what-if page). */
+export function scheduling(d) {
   const sched = d.scheduling;
   const pre = Object.entries(sched.preFilter || {});
   return [
