@@ -362,3 +362,11 @@ def test_with_a_token_the_page_asks_for_it_and_then_shows_the_cluster(browser, t
             assert first_cells(p, "nodes") == ["numa-0", "numa-1", "plain-0"]
         finally:
             p.close()
+
+
+def test_the_readme_screenshot_is_taken_from_the_readme_session(tmp_path):
+    out = tmp_path / "what-if.png"
+    script = Path(__file__).resolve().parents[2] / "scripts" / "ui_screenshot.py"
+    r = subprocess.run([sys.executable, str(script), "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert out.stat().st_size <= 150_000 and distinct_colours(out.read_bytes()) > 20
