@@ -14,6 +14,7 @@ Not an upstream module: kubetwin's own view data, computed by the library the co
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -21,16 +22,30 @@ if TYPE_CHECKING:
     from .cluster import ServedCluster
 
 
-def node_facts(cluster: ServedCluster, name: str) -> dict[str, Any]:
-    """A node's requested and allocatable amounts (scheduler units), NUMA nodes and conditions."""
+def node_facts(cluster: ServedCluster) -> dict[str, dict[str, Any]]:
+    """Each node's requested and allocatable amounts (scheduler units), NUMA nodes and conditions,
+    computed once per change of the cluster (its ``generation``)."""
+    with cluster.lock:
+        hit = _memo.get(id(cluster))
+        if hit is not None and hit[0]() is cluster and hit[1] == cluster.generation:
+            return hit[2]
+        out = {name: _facts(cluster, name) for name in cluster.nodes}
+        key = id(cluster)
+        _memo[key] = (weakref.ref(cluster, lambda _: _memo.pop(key, None)), cluster.generation, out)
+        return out
+
+
+#: the last facts computed per served cluster: (the cluster, its generation then, the facts)
+_memo: dict[int, tuple[weakref.ref[Any], int, dict[str, dict[str, Any]]]] = {}
+
+
+def _facts(cluster: ServedCluster, name: str) -> dict[str, Any]:
     from ..scheduler.framework.resources import pod_request_amounts
     from ..scheduler.framework.types import resource_amounts
 
     n = cluster.nodes[name]
-    with cluster.lock:
-        pods = list(cluster.bound.get(name, ()))
     requested: dict[str, int] = {}
-    for p in pods:
+    for p in cluster.bound.get(name, ()):
         for res, v in pod_request_amounts(p, cluster.gates).items():
             requested[res] = requested.get(res, 0) + v
     machine = n.machine

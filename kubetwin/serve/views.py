@@ -36,6 +36,7 @@ def overview(cluster: ServedCluster) -> dict[str, Any]:
     from .ui_facts import node_facts
 
     models = cluster.kubelets
+    facts = node_facts(cluster)
     nodes = []
     for name, n in cluster.nodes.items():
         node = n.node
@@ -44,7 +45,7 @@ def overview(cluster: ServedCluster) -> dict[str, Any]:
                       "pods": len(cluster.bound.get(name, ())), "kubeletModelled": models.modelled(name),
                       "unschedulable": bool(node.spec.unschedulable),
                       "kubeletDisagreements": len(cluster.disagreements.get(name, ())),
-                      **node_facts(cluster, name)})
+                      **facts[name]})
     return {"sources": cluster.sources, "kubernetesVersion": cluster.gates.version,
             "nodes": nodes, "runningPods": sum(len(v) for v in cluster.bound.values()),
             "pendingPods": len(cluster.pending), "kubeletClasses": models.class_count(),

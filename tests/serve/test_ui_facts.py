@@ -18,21 +18,31 @@ def cluster(tmp_path):
 
 
 def test_a_nodes_requested_amounts_sum_its_running_pods_in_scheduler_units(cluster):
-    facts = node_facts(cluster, "numa-0")
+    facts = node_facts(cluster)["numa-0"]
     assert facts["requestedAmounts"] == {"cpu": 4000, "memory": 1 << 30}
     assert facts["allocatableAmounts"]["cpu"] == 7000
 
 
 def test_a_node_without_pods_requests_nothing(cluster):
-    assert node_facts(cluster, "numa-1")["requestedAmounts"] == {}
+    assert node_facts(cluster)["numa-1"]["requestedAmounts"] == {}
 
 
 def test_the_numa_node_count_comes_from_the_machine(cluster):
-    assert node_facts(cluster, "numa-0")["numaNodes"] == 2
+    assert node_facts(cluster)["numa-0"]["numaNodes"] == 2
 
 
 def test_a_node_without_a_machine_has_no_numa_node_count(cluster):
-    assert node_facts(cluster, "plain-0")["numaNodes"] is None
+    assert node_facts(cluster)["plain-0"]["numaNodes"] is None
+
+
+def test_the_facts_are_computed_again_after_a_bind(cluster):
+    from kubetwin.serve.extender import decode_pod
+
+    from .cluster_fixture import pod
+
+    assert node_facts(cluster)["plain-0"]["requestedAmounts"] == {}
+    cluster.bind(decode_pod(pod("late", "2"), "pod"), "plain-0")
+    assert node_facts(cluster)["plain-0"]["requestedAmounts"] == {"cpu": 2000, "memory": 1 << 30}
 
 
 def test_the_overview_carries_the_facts_of_each_node(cluster):
