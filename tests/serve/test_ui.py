@@ -268,6 +268,25 @@ def test_a_running_pods_drill_down_shows_the_hints_per_manager_and_the_cgroup_va
         assert f["file"] in p.inner_text("#cgroups")
 
 
+DRA = {"claims": [{"claim": "default/running-gpu", "allocated": [{"request": "gpu", "driver": "gpu.example.com",
+                                                                "pool": "numa-0", "device": "gpu-1"}],
+                   "passedOver": [{"device": "gpu-0", "why": "attribute memory 16Gi < 40Gi (the request's selector)"}]}]}
+
+
+def test_a_pods_dra_devices_are_shown_when_the_api_gives_them(page, served):
+    body = served.json("/api/v1/pods/default/running")
+    page.context.route("**/api/v1/pods/default/running",
+                       lambda route: route.fulfill(json={**body, "dra": DRA}))
+    p = page.open("/pods/default/running")
+    text = p.inner_text("[data-role=dra]")
+    assert "default/running-gpu" in text and "gpu-1" in text and "attribute memory 16Gi < 40Gi" in text
+
+
+def test_without_dra_devices_the_pod_page_has_no_dra_part(page):
+    p = page.open("/pods/default/running")
+    assert p.locator("[data-role=dra]").count() == 0 and "DRA" not in p.inner_text("#view")
+
+
 # --- pending pods and simulations ------------------------------------------------------------
 
 def test_the_pending_view_shows_each_pod_with_the_schedulers_message(page, served):
