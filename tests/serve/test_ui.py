@@ -57,8 +57,33 @@ class Served:
             return json.load(r)
 
 
-def _serve(folder: Path, *extra: str) -> Iterator[Served]:
-    (folder / "scenario.yaml").write_text(UI_SCENARIO)
+#: a node whose memory manager is Static: memory blocks per NUMA node, per container
+MEMORY_SCENARIO = """\
+apiVersion: kubetwin.io/v1alpha1
+kind: Simulation
+metadata: {name: memory}
+spec:
+  nodeGroups:
+  - name: mm
+    count: 1
+    machine: 2s2n8c2t
+    kubeletConfig: {cpuManagerPolicy: static, memoryManagerPolicy: Static, topologyManagerPolicy: single-numa-node,
+                    reservedSystemCPUs: "0", kubeReserved: {memory: 924Mi}, evictionHard: {memory.available: 100Mi},
+                    reservedMemory: [{numaNode: 0, limits: {memory: 1Gi}}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db, namespace: default, uid: db-uid}
+spec:
+  nodeName: mm-0
+  containers:
+  - {name: db, image: x, resources: {requests: {cpu: "4", memory: 4Gi}, limits: {cpu: "4", memory: 4Gi}}}
+  - {name: side, image: x, resources: {requests: {cpu: "2", memory: 1Gi}, limits: {cpu: "2", memory: 1Gi}}}
+"""
+
+
+def _serve(folder: Path, *extra: str, scenario: str = UI_SCENARIO) -> Iterator[Served]:
+    (folder / "scenario.yaml").write_text(scenario)
     kubetwin = str(Path(sys.executable).parent / "kubetwin")
     proc = subprocess.Popen([kubetwin, "serve", "--cluster", str(folder / "scenario.yaml"), "--port", "0", *extra],
                             stderr=subprocess.PIPE, text=True)
@@ -226,6 +251,22 @@ def test_the_numa_map_groups_cpus_by_socket_and_numa_node(page):
 def test_a_node_without_a_kubelet_says_how_to_model_one(page):
     p = page.open("/nodes/plain-0")
     assert "no modelled kubelet" in p.inner_text("#view")
+
+
+def test_the_numa_map_shows_the_memory_each_container_was_given_on_each_numa_node(browser, tmp_path):
+    for served in _serve(tmp_path, scenario=MEMORY_SCENARIO):
+        p = Page(browser, served.base)
+        try:
+            page = p.open("/nodes/mm-0")
+            numa0 = next(r for r in served.json("/api/v1/nodes/mm-0")["kubelet"]["numaNodes"] if r["id"] == 0)
+            assert numa0["memoryOwners"] == {"default/db/db memory": 4 << 30, "default/db/side memory": 1 << 30}
+            text = page.inner_text("[data-numa='0'] .numa-memory")
+            assert "default/db/db memory: 4Gi" in text and "default/db/side memory: 1Gi" in text
+            assert "memory: 5Gi given to containers" in text
+            assert "0 given to containers" in page.inner_text("[data-numa='1'] .numa-memory")
+        finally:
+            p.close()
+        assert not p.outside and not p.errors
 
 
 # --- the pod drill-down ----------------------------------------------------------------------

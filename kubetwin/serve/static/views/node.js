@@ -33,15 +33,15 @@ function cpuCell(cpu, core, owners) {
   h("b", {}, cpu), h("small", {}, o.owner ? shortOwner(o.owner) : o.kind === "reserved" ? "reserved" : ""));
 }
 
+/** The memory manager's table per NUMA node: `reserved` is what containers were given (its
+ * MemoryTable's Reserved), out of `allocatable`; `free` the rest. */
 function memoryOf(row) {
   if (!row.memory) return null;
   const bars = Object.entries(row.memory).filter(([, m]) => m.allocatable || m.reserved).map(([type, m]) => {
-    const total = m.allocatable + m.reserved || 1;
-    const used = m.allocatable - m.free;
+    const pct = m.allocatable ? (100 * m.reserved) / m.allocatable : 0;
     return h("div", { class: "mem", "data-memory": type },
-      h("span", {}, `${type}: ${fmtBytes(used)} used of ${fmtBytes(m.allocatable)} (${fmtBytes(m.reserved)} reserved)`),
-      h("div", { class: "bar" }, h("i", { class: "reserved", style: `width:${(100 * m.reserved) / total}%` }),
-        h("i", { style: `width:${(100 * used) / total}%` })));
+      h("span", {}, `${type}: ${fmtBytes(m.reserved)} given to containers of ${fmtBytes(m.allocatable)} allocatable, ${fmtBytes(m.free)} free`),
+      h("div", { class: "bar" }, h("i", { style: `width:${pct}%` })));
   });
   const owners = Object.entries(row.memoryOwners || {}).map(([k, v]) =>
     h("li", {}, h("i", { class: "swatch", style: `background:${colourOf(podOf(k))}` }), `${k}: ${fmtBytes(v)}`));
