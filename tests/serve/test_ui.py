@@ -430,3 +430,58 @@ def test_the_readme_screenshot_is_taken_from_the_readme_session(tmp_path):
     r = subprocess.run([sys.executable, str(script), "-o", str(out)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert out.stat().st_size <= 150_000 and distinct_colours(out.read_bytes()) > 20
+
+
+# --- the page's helpers, in the browser ------------------------------------------------------
+
+def helper(page: Page, module: str, expression: str) -> Any:
+    """``expression`` over the exports ``m`` of a UI module, evaluated in the page."""
+    page.open("/overview")
+    return page.page.evaluate(f"async () => {{ const m = await import('{page.base}/ui/{module}'); return {expression}; }}")
+
+
+def test_amounts_are_formatted_in_kubectls_units(page):
+    got = helper(page, "lib/dom.js", "[m.fmtAmount('cpu', 1500), m.fmtAmount('cpu', 4000), m.fmtAmount('memory', 1073741824),"
+                                     " m.fmtAmount('memory', 1610612736), m.fmtAmount('hugepages-2Mi', 4194304),"
+                                     " m.fmtAmount('pods', 110), m.fmtAmount('memory', 512)]")
+    assert got == ["1500m", "4", "1Gi", "1.5Gi", "4Mi", "110", "512"]
+
+
+def test_a_linux_cpu_list_is_read_as_ids(page):
+    assert helper(page, "lib/dom.js", "[m.parseCpuList('0-2,5,8-9'), m.parseCpuList(''), m.parseCpuList('7')]") == \
+        [[0, 1, 2, 5, 8, 9], [], [7]]
+
+
+def test_a_pods_colour_is_the_same_on_every_page(page):
+    a, b, c = helper(page, "lib/dom.js", "[m.colourOf('default/db'), m.colourOf('default/db'), m.colourOf('default/web')]")
+    assert a == b and a != c
+
+
+def test_numbers_sort_as_numbers_and_empty_cells_last(page):
+    order = helper(page, "lib/table.js", """(() => {
+        const t = m.dataTable({id: 't', rows: [{v: 10}, {v: ''}, {v: 9}, {v: 100}],
+                               columns: [{key: 'v', label: 'v', numeric: true}], sort: {key: 'v', desc: false}});
+        return [...t.querySelectorAll('tbody td')].map((td) => td.textContent);
+    })()""")
+    assert order == ["9", "10", "100", ""]
+
+
+def test_names_with_numbers_sort_naturally(page):
+    order = helper(page, "lib/table.js", """(() => {
+        const t = m.dataTable({id: 't', rows: ['node-10', 'node-9', 'node-1'].map((n) => ({n})),
+                               columns: [{key: 'n', label: 'n'}], sort: {key: 'n', desc: false}});
+        return [...t.querySelectorAll('tbody td')].map((td) => td.textContent);
+    })()""")
+    assert order == ["node-1", "node-9", "node-10"]
+
+
+def test_a_search_needs_every_word_in_the_row(page):
+    shown = helper(page, "lib/table.js", """(() => {
+        const t = m.dataTable({id: 't', rows: [{a: 'numa-0', b: 'static'}, {a: 'numa-1', b: 'none'}],
+                               columns: [{key: 'a', label: 'a'}, {key: 'b', label: 'b'}]});
+        const box = t.querySelector('input');
+        box.value = 'numa static';
+        box.dispatchEvent(new Event('input'));
+        return [...t.querySelectorAll('tbody tr')].map((tr) => tr.textContent);
+    })()""")
+    assert shown == ["numa-0static"]
