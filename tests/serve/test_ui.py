@@ -485,3 +485,18 @@ def test_a_search_needs_every_word_in_the_row(page):
         return [...t.querySelectorAll('tbody tr')].map((tr) => tr.textContent);
     })()""")
     assert shown == ["numa-0static"]
+
+
+def test_new_rows_keep_the_search_filters_and_sort_the_user_chose(page):
+    shown = helper(page, "lib/table.js", """(() => {
+        const t = m.dataTable({id: 't', rows: [{a: 'job-1', s: 'running'}, {a: 'job-2', s: 'queued'}],
+                               columns: [{key: 'a', label: 'a'}, {key: 's', label: 's', filter: true}]});
+        const sel = t.querySelector('select');
+        sel.value = 'running';
+        sel.dispatchEvent(new Event('change'));
+        t.querySelector('th').click(); t.querySelector('th').click();     // a, descending
+        t.setRows([{a: 'job-1', s: 'succeeded'}, {a: 'job-2', s: 'running'}, {a: 'job-3', s: 'running'}]);
+        return [[...t.querySelectorAll('tbody tr')].map((tr) => tr.textContent), sel.value,
+                [...sel.options].map((o) => o.value)];
+    })()""")
+    assert shown == [["job-3running", "job-2running"], "running", ["", "running", "succeeded"]]

@@ -4,6 +4,7 @@
 //
 // column: {key, label, value(row) -> string|number (searched and sorted), render(row) -> node|string,
 //          numeric, filter, title, cellClass(row)}
+// The element returned has setRows(rows): new rows, the user's search, filters and sort kept.
 
 import { h } from "./dom.js";
 
@@ -36,11 +37,17 @@ export function dataTable({ id, rows, columns, sort, rowClass, footer, empty = "
   const search = h("input", { type: "search", placeholder: "Search…", "aria-label": "Search the table",
     "data-role": "search", class: "search" });
   search.addEventListener("input", () => { state.query = search.value.trim().toLowerCase(); update(); });
-  const selects = columns.filter((c) => c.filter).map((c) => {
+  const options = (c) => {
     const values = [...new Set(rows.map((r) => String(valueOf(c, r) ?? "")))].sort(compare);
-    const sel = h("select", { "aria-label": "Filter by " + c.label, "data-filter": c.key },
-      h("option", { value: "" }, `${c.label}: all`), values.map((v) => h("option", { value: v }, v || "(none)")));
+    const chosen = state.filters[c.key];
+    if (chosen && !values.includes(chosen)) values.push(chosen);   // kept while rows come and go
+    return [h("option", { value: "" }, `${c.label}: all`),
+      values.map((v) => h("option", { value: v, selected: v === chosen }, v || "(none)"))];
+  };
+  const selects = columns.filter((c) => c.filter).map((c) => {
+    const sel = h("select", { "aria-label": "Filter by " + c.label, "data-filter": c.key }, options(c));
     sel.addEventListener("change", () => { state.filters[c.key] = sel.value; update(); });
+    sel.column = c;
     return sel;
   });
 
@@ -81,6 +88,13 @@ export function dataTable({ id, rows, columns, sort, rowClass, footer, empty = "
   const table = h("table", { class: "data", id }, caption ? h("caption", {}, caption) : null,
     h("thead", {}, h("tr", {}, heads)), tbody, tfoot);
   update();
-  return h("div", { class: "table-wrap", "data-table": id || "" },
+  const wrap = h("div", { class: "table-wrap", "data-table": id || "" },
     h("div", { class: "toolbar" }, search, selects, count), h("div", { class: "scroll" }, table));
+  /** New rows (a refresh), the search, filters and sort kept as the user left them. */
+  wrap.setRows = (next) => {
+    rows = next;
+    selects.forEach((sel) => sel.replaceChildren(...options(sel.column).flat()));
+    update();
+  };
+  return wrap;
 }

@@ -12,12 +12,13 @@ import { errorBox } from "../lib/errors.js";
 const ACTIVE = new Set(["queued", "running"]);
 const POLL_MS = 1000;
 
-/** Re-render `holder` with `render()` every POLL_MS while `more()` and the page is still shown. */
-function poll(holder, render, more) {
+/** Call `refresh()` every POLL_MS while `more()` and `holder` is still in the page; a failure
+ * is shown in `holder` and stops the polling. */
+function poll(holder, refresh, more) {
   const tick = async () => {
     if (!holder.isConnected || !more()) return;
     try {
-      holder.replaceChildren(await render());
+      await refresh();
     } catch (err) {
       holder.replaceChildren(errorBox(err));
       return;
@@ -78,12 +79,13 @@ function jobsTable(jobs) {
 
 export async function simulationsView() {
   let jobs = await get("/api/v1/simulations");
-  const holder = h("div", {}, jobsTable(jobs));
+  const table = jobsTable(jobs);
+  const holder = h("div", {}, table);
   const more = () => jobs.some((j) => ACTIVE.has(j.state));
   if (more()) {
-    poll(holder, async () => {
+    poll(holder, async () => {     // the rows change in place: a search being typed stays
       jobs = await get("/api/v1/simulations");
-      return jobsTable(jobs);
+      table.setRows(jobs);
     }, more);
   }
   return h("div", { class: "view", "data-view": "simulations" },
@@ -179,7 +181,7 @@ export async function simulationView(id) {
     poll(holder, async () => {
       const next = await jobContent(id);
       job = next.job;
-      return next.content;
+      holder.replaceChildren(next.content);
     }, () => ACTIVE.has(job.state));
   }
   return h("div", { class: "view", "data-view": "simulation" },
