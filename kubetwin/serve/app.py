@@ -14,7 +14,7 @@ Routes (all JSON):
     POST /api/v1/explain                   what-if: a pod's QoS, cgroup and CRI values on a node
     POST /api/v1/simulations               a simulation job (202); GET .../{id} its status and results; DELETE cancels
     POST /extender/{filter,prioritize,preempt,bind}   the kube-scheduler extender (:mod:`.extender`)
-    /ui/                                   static assets (``kubetwin/serve/static``), for a web UI
+    /ui/                                   the web UI (``kubetwin/serve/static``, docs/serve-ui.md); / redirects there
 
 Every body is read by kubetwin's strict readers: a malformed one is a 4xx whose JSON names the
 field path (``InputError``); the limits of :mod:`.limits` apply to every request.
@@ -69,8 +69,14 @@ def error_body(exc: InputError) -> dict[str, Any]:
     return {"error": exc.message, "path": exc.path, "file": exc.file, "fix": exc.fix, "message": str(exc)}
 
 
+def needs_token(path: str) -> bool:
+    """Every route but ``/healthz`` and the web UI's static files (they hold no cluster data: the
+    page asks for the token when the API answers 401)."""
+    return not (path == "/healthz" or path == "/" or path == "/ui" or path.startswith("/ui/"))
+
+
 class Guard:
-    """ASGI middleware: the bearer token (not for ``/healthz``), then the request's metrics."""
+    """ASGI middleware: the bearer token (not for ``/healthz`` and the UI's files), then the request's metrics."""
 
     def __init__(self, app: Any, token: str | None, metrics: ServiceMetrics):
         self.app, self.token, self.metrics = app, token, metrics
@@ -92,7 +98,7 @@ class Guard:
         for k, v in scope.get("headers", ()):
             if k == b"authorization":
                 header = v.decode("latin-1")
-        if scope["path"] != "/healthz" and not token_matches(self.token, header):
+        if needs_token(scope["path"]) and not token_matches(self.token, header):
             r = respond({"error": "missing or wrong bearer token",
                          "fix": "send Authorization: Bearer TOKEN (the --token-file's)"}, 401)
             r.headers["WWW-Authenticate"] = "Bearer"
@@ -368,7 +374,12 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
         return respond(result, status)
 
     if STATIC.is_dir():
+        from fastapi.responses import RedirectResponse
         from fastapi.staticfiles import StaticFiles
+
+        @app.get("/", include_in_schema=False)
+        async def root() -> Response:
+            return RedirectResponse("ui/")
 
         app.mount("/ui", StaticFiles(directory=STATIC, html=True), name="ui")
 

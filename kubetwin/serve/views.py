@@ -33,7 +33,10 @@ def _amounts(res: Any) -> dict[str, str]:
 
 
 def overview(cluster: ServedCluster) -> dict[str, Any]:
+    from .ui_facts import node_facts
+
     models = cluster.kubelets
+    facts = node_facts(cluster)
     nodes = []
     for name, n in cluster.nodes.items():
         node = n.node
@@ -41,7 +44,8 @@ def overview(cluster: ServedCluster) -> dict[str, Any]:
                       "allocatable": _amounts(node.status.allocatable),
                       "pods": len(cluster.bound.get(name, ())), "kubeletModelled": models.modelled(name),
                       "unschedulable": bool(node.spec.unschedulable),
-                      "kubeletDisagreements": len(cluster.disagreements.get(name, ()))})
+                      "kubeletDisagreements": len(cluster.disagreements.get(name, ())),
+                      **facts[name]})
     return {"sources": cluster.sources, "kubernetesVersion": cluster.gates.version,
             "nodes": nodes, "runningPods": sum(len(v) for v in cluster.bound.values()),
             "pendingPods": len(cluster.pending), "kubeletClasses": models.class_count(),
@@ -74,6 +78,9 @@ def node_detail(cluster: ServedCluster, name: str) -> dict[str, Any]:
         kubelet, decisions = cluster.kubelets.replay(name, pods)
         out["kubelet"] = {"allocatable": _amounts(kubelet.allocatable), **numa_map(kubelet),
                           "pods": [pod_report(kubelet, d) for d in decisions]}
+        from .ui_facts import cpu_cores
+
+        out["kubelet"]["cores"] = cpu_cores(kubelet.machine)
     return out
 
 
@@ -128,6 +135,9 @@ def pod_detail(cluster: ServedCluster, namespace: str, name: str, *, seed: int =
             kubelet, decisions = cluster.kubelets.replay(node, pods)
             d = decisions[[p.key for p in pods].index(pod.key)]
             out["admission"] = pod_report(kubelet, d)
+            from .ui_facts import admission_hints
+
+            out["admission"]["hints"] = admission_hints(cluster, node, pod.key)
             out["cgroups"] = pod_cgroups(cluster, node, pod, kubelet)
         return out
     out.update(what_if_schedule(cluster, pod, seed=seed))

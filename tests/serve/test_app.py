@@ -233,3 +233,21 @@ def test_an_unknown_job_is_a_404(cluster):
 def test_static_assets_are_served_under_ui(cluster):
     r = client(cluster).get("/ui/")
     assert r.status_code == 200 and "kubetwin serve" in r.text
+
+
+def test_the_root_redirects_to_the_web_ui(cluster):
+    r = client(cluster).get("/", follow_redirects=False)
+    assert r.status_code == 307 and r.headers["location"] == "ui/"
+
+
+def test_the_web_uis_files_need_no_token(cluster):
+    c = client(cluster, token="s3cret")
+    assert c.get("/ui/").status_code == 200 and c.get("/ui/app.js").status_code == 200
+
+
+def test_with_a_token_the_api_the_ui_reads_still_needs_it(cluster):
+    assert client(cluster, token="s3cret").get("/ui/../api/v1/cluster").status_code == 401
+
+
+def test_a_path_that_only_starts_like_the_ui_needs_the_token(cluster):
+    assert client(cluster, token="s3cret").get("/uix").status_code == 401
