@@ -5,7 +5,6 @@ Not an upstream module: kubetwin's own command; the allocation is :mod:`kubetwin
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import click
@@ -14,22 +13,9 @@ from .common import FullHelpGroup, emit_data, inline, kubernetes_version, output
 
 
 def _features(ctx: click.Context, gates_flag: str | None):
-    from ..dra.features import ALLOCATOR_GATES, AllocatorFeatures
-    from ..model.features import (
-        FEATURE_GATES,
-        gates_for,
-        normalize_version,
-        parse_feature_gates_flag,
-        unknown_gate_error,
-    )
+    from ..dra.run import allocator_features
 
-    overrides = parse_feature_gates_flag(gates_flag) if gates_flag else {}
-    for name in overrides:
-        if name not in FEATURE_GATES and name not in ALLOCATOR_GATES:
-            raise unknown_gate_error(name, normalize_version(kubernetes_version(ctx)), path="--feature-gates")
-    # The allocator takes the gates as plain switches, also where a release locks them (as
-    # the upstream allocator tests do), so the overrides are applied on top, not validated.
-    return AllocatorFeatures.from_gates(gates_for(kubernetes_version(ctx)), overrides)
+    return allocator_features(kubernetes_version(ctx), gates_flag)
 
 
 def _load(objects: tuple[str, ...], node_file: str, claim_files: tuple[str, ...]):
@@ -46,41 +32,6 @@ def _load(objects: tuple[str, ...], node_file: str, claim_files: tuple[str, ...]
         raise InputError("the claims file may only contain ResourceClaims", file=claim_files[0],
                          fix="put DeviceClasses and ResourceSlices into the -f objects file")
     return cluster, node, wanted.claims
-
-
-def _run_allocation(allocator, node, claims, timeout: float | None, errors_as_verdicts: bool = False,
-                    file: str | None = None):
-    """Allocate ``claims`` together on ``node``; when that fails, why — per claim. A request whose
-    device class does not exist makes its claim unsatisfiable (the DynamicResources plugin's
-    PreFilter words), and the other claims are still diagnosed. An allocator error (which aborts
-    scheduling upstream) is exit status 1, or with ``errors_as_verdicts`` part of the verdicts."""
-    from ..dra.allocator import AllocationError, Outcome
-    from ..dra.diagnose import diagnose, missing_classes
-    from ..errors import InputError
-
-    missing = missing_classes(allocator, claims)
-    if missing:
-        outcome = Outcome(False, reason=missing[0][1])
-    else:
-        try:
-            outcome = allocator.allocate(node, claims, timeout=timeout)
-        except AllocationError as exc:
-            if not errors_as_verdicts:  # the claims ask for what no allocation can give: name their files
-                raise InputError(f"allocation on node {node.name} failed: {exc}", file=file) from None
-            outcome = Outcome(False, reason=str(exc))
-    diagnosis = None if outcome.allocated else diagnose(allocator, node, claims)
-    return outcome, diagnosis
-
-
-def _report_unsatisfiable(data: dict[str, Any], diagnosis) -> None:
-    if diagnosis is None:
-        return
-    data["diagnosis"] = diagnosis.to_data()
-    rejected(f"claim {c.claim}: {c.problems[0]}" for c in diagnosis.claims if c.problems)
-    if diagnosis.together:
-        rejected(diagnosis.together)
-    if not any(c.problems for c in diagnosis.claims) and not diagnosis.together:
-        rejected(f"node {data['node']}: {data['reason'] or 'unsatisfiable'}")
 
 
 @click.group("dra", cls=FullHelpGroup)
@@ -110,7 +61,7 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_f
     With --pod, the pod's own claims are allocated instead: claims named by
     resourceClaimName come from the objects, template entries get a generated claim.
     """
-    from ..dra.allocator import Allocator
+    from ..dra.run import allocate_claims
 
     if not claim_files and not pod_file:
         raise click.UsageError("give CLAIMS.yaml files or --pod POD.yaml")
@@ -119,32 +70,12 @@ def allocate(ctx: click.Context, objects: tuple[str, ...], node_file: str, pod_f
     if pod_file:
         _allocate_pod(features, cluster, node, claims, pod_file, seed, timeout, output)
         return
-    allocated_claims = [c for c in cluster.claims if c.allocated is not None]
-    allocator = Allocator(features, cluster.classes, cluster.slices, allocated_claims)
-    todo = [c for c in claims if c.allocated is None]
-    outcome, diagnosis = _run_allocation(allocator, node, todo, timeout, file=", ".join(claim_files))
-    out_claims = []
-    by_claim = dict(zip((id(c) for c in todo), outcome.results)) if outcome.allocated else {}
-    for claim in claims:
-        raw = copy.deepcopy(dict(claim.raw))
-        raw["apiVersion"] = "resource.k8s.io/v1"
-        result = by_claim.get(id(claim))
-        if result is not None:
-            raw.setdefault("status", {})
-            raw["status"] = dict(raw["status"] or {})
-            raw["status"]["allocation"] = result.to_api()
-        out_claims.append(raw)
-    data = {
-        "outcome": "allocated" if outcome.allocated else "unsatisfiable",
-        "reason": outcome.reason,
-        "node": node.name,
-        "claims": out_claims,
-    }
-    _report_unsatisfiable(data, diagnosis)
+    result = allocate_claims(features, cluster, node, claims, timeout=timeout, file=", ".join(claim_files))
+    rejected(result.rejections)
     if output != "table":
-        emit_data(data, output)
+        emit_data(result.data, output)
         return
-    _print_allocation(data, allocator, node, todo, outcome.allocated, diagnosis)
+    _print_allocation(result)
 
 
 def _load_pod(pod_file: str):
@@ -157,60 +88,20 @@ def _load_pod(pod_file: str):
 
 def _allocate_pod(features, cluster, node, extra_claims, pod_file: str, seed: int, timeout: float | None,
                   output: str) -> None:
-    from ..dra.allocator import AllocationError, Allocator
-    from ..dra.diagnose import diagnose, missing_classes
-    from ..dra.podclaims import PodClaimError, allocate_for_pod, claims_for_pod
-    from ..errors import InputError
+    from ..dra.run import allocate_pod
 
     pod = _load_pod(pod_file)
-    existing = list(cluster.claims) + list(extra_claims)
-    try:
-        pod_claims = claims_for_pod(pod, existing, cluster.templates, seed=seed)
-    except PodClaimError as exc:
-        if not exc.unschedulable:
-            raise InputError(str(exc), file=pod_file) from None
-        refused = {"outcome": "unsatisfiable", "reason": str(exc), "node": node.name,
-                   "pod": {"name": pod.name, "namespace": pod.namespace}, "claims": []}
-        rejected(f"pod {pod.key}: {exc}")
-        if output != "table":
-            emit_data(refused, output)
-        else:
-            click.echo(f"node {node.name}: unsatisfiable ({exc})")
-        return
-    mine = {id(pc.claim) for pc in pod_claims.claims}
-    allocated_claims = [c for c in existing if c.allocated is not None and id(c) not in mine]
-    allocated_claims += pod_claims.allocated
-    allocator = Allocator(features, cluster.classes, cluster.slices, allocated_claims)
-    missing = missing_classes(allocator, pod_claims.to_allocate)
-    if missing:  # PreFilter: the pod is unschedulable until the class exists
-        from ..dra.allocator import Outcome
-        from ..dra.podclaims import PodAllocation
-
-        result = PodAllocation(Outcome(False, reason=missing[0][1]), node.name,
-                               tuple({**copy.deepcopy(dict(pc.claim.raw)), "apiVersion": "resource.k8s.io/v1"}
-                                     for pc in pod_claims.claims),
-                               pod_claims.resource_claim_statuses)
-    else:
-        try:
-            result = allocate_for_pod(allocator, node, pod_claims, timeout=timeout)
-        except AllocationError as exc:
-            raise InputError(f"allocation on node {node.name} failed: {exc}", file=pod_file) from None
-    diagnosis = None if result.allocated else diagnose(allocator, node, pod_claims.to_allocate)
-    data: dict[str, Any] = {
-        "outcome": "allocated" if result.allocated else "unsatisfiable",
-        "reason": result.outcome.reason,
-        "node": node.name,
-        "pod": {"name": pod.name, "namespace": pod.namespace,
-                "resourceClaimStatuses": [dict(s) for s in result.resource_claim_statuses]},
-        "claims": list(result.claims),
-    }
-    _report_unsatisfiable(data, diagnosis)
+    result = allocate_pod(features, cluster, node, pod, extra_claims, seed=seed, timeout=timeout, file=pod_file)
+    rejected(result.rejections)
     if output != "table":
-        emit_data(data, output)
+        emit_data(result.data, output)
         return
-    for pc in pod_claims.claims:
-        click.echo(f"pod claim {pc.name}: ResourceClaim {pc.claim.ref}" + (" (generated)" if pc.generated else ""))
-    _print_allocation(data, allocator, node, pod_claims.to_allocate, result.allocated, diagnosis)
+    if result.allocator is None:  # the pod's claims do not resolve: nothing was allocated
+        click.echo(f"node {node.name}: unsatisfiable ({result.data['reason']})")
+        return
+    for name, ref, generated in result.pod_claims:
+        click.echo(f"pod claim {name}: ResourceClaim {ref}" + (" (generated)" if generated else ""))
+    _print_allocation(result)
 
 
 def _selector_text(selector: dict[str, Any]) -> str:
@@ -229,14 +120,10 @@ def _selector_text(selector: dict[str, Any]) -> str:
     return " or ".join(terms) or "(none)"
 
 
-def _ref(claim: dict[str, Any]) -> str:
-    meta = claim.get("metadata") or {}
-    return str(meta.get("name"))
+def _print_allocation(result) -> None:
+    from ..dra.run import passed_over
 
-
-def _print_allocation(data: dict[str, Any], allocator, node, claims, allocated: bool, diagnosis=None) -> None:
-    from ..dra.explain import explain
-
+    data, diagnosis = result.data, result.diagnosis
     click.echo(f"node {data['node']}: {data['outcome']}" + (f" ({data['reason']})" if data["reason"] else ""))
     why = {c.claim: c for c in diagnosis.claims} if diagnosis is not None else {}
     for claim in data["claims"]:
@@ -262,19 +149,9 @@ def _print_allocation(data: dict[str, Any], allocator, node, claims, allocated: 
             click.echo(f"    config: {inline(alloc['devices']['config'])}")
     if diagnosis is not None and diagnosis.together:
         click.echo(f"  together: {diagnosis.together}")
-    chosen = {(_ref(c), r["request"], f"{r['driver']}/{r['pool']}/{r['device']}")
-              for c in data["claims"] for r in ((c.get("status") or {}).get("allocation") or {}).get(
-                  "devices", {}).get("results", [])}
-    click.echo("passed over:" if allocated else "devices:")
-    for e in explain(allocator, node, claims):
-        for v in e.devices:
-            if (e.claim, e.request, v.device) in chosen:
-                continue
-            failed = [c for c in v.checks if not c.passed]
-            reason = "; ".join(f"{c.name} failed" + (f" ({c.detail})" if c.detail else "") for c in failed) \
-                or ("eligible, but the search chose other devices (search order, constraints or counters)"
-                    if allocated else "eligible on its own (the claim still cannot be allocated: see above)")
-            click.echo(f"  {e.claim}/{e.request}: {v.device}: {reason}")
+    click.echo("passed over:" if result.allocated else "devices:")
+    for p in passed_over(result):
+        click.echo(f"  {p.claim}/{p.request}: {p.device}: {p.reason}")
 
 
 @dra.command("explain")
@@ -292,21 +169,13 @@ def explain_cmd(ctx: click.Context, objects: tuple[str, ...], node_file: str, ga
     A device is *eligible* for a request when it passes every check on its own; a claim can still
     fail on its constraints, shared counters or other requests, which the claim's verdict names.
     """
-    from ..dra.allocator import Allocator
-    from ..dra.explain import explain, to_data
+    from ..dra.run import explain_claims
 
     features = _features(ctx, gates)
     cluster, node, claims = _load(objects, node_file, claim_files)
-    allocator = Allocator(features, cluster.classes, cluster.slices,
-                          [c for c in cluster.claims if c.allocated is not None])
-    todo = [c for c in claims if c.allocated is None]
-    outcome, diagnosis = _run_allocation(allocator, node, todo, None, errors_as_verdicts=True)
-    items = explain(allocator, node, todo)
-    verdicts = _claim_verdicts(todo, outcome, diagnosis)
-    data: dict[str, Any] = {"node": node.name, "outcome": "allocated" if outcome.allocated else "unsatisfiable",
-                            "reason": outcome.reason, "claims": verdicts, "requests": to_data(items)}
-    _report_unsatisfiable(data, diagnosis)
-    data.pop("diagnosis", None)  # the same verdicts are in "claims"
+    result = explain_claims(features, cluster, node, claims)
+    rejected(result.rejections)
+    data, items, verdicts, diagnosis = result.data, result.items, result.verdicts, result.diagnosis
     if output != "table":
         emit_data(data, output)
         return
@@ -327,26 +196,11 @@ def explain_cmd(ctx: click.Context, objects: tuple[str, ...], node_file: str, ga
                     click.echo(f"        {'pass' if c.passed else 'FAIL'}  {c.name}"
                                + (f": {c.detail}" if c.detail else ""))
     if len(verdicts) > 1:
-        click.echo("all claims together: " + ("can be allocated" if outcome.allocated else
+        click.echo("all claims together: " + ("can be allocated" if result.allocated else
                                               "CANNOT be allocated" + (f": {diagnosis.together}"
                                                                        if diagnosis and diagnosis.together else "")))
     if items and items[0].pools:
         click.echo("pools: " + ", ".join(items[0].pools))
-
-
-def _claim_verdicts(claims, outcome, diagnosis) -> list[dict[str, Any]]:
-    """Per claim: allocatable (together with the others when all are), and the problems."""
-    if outcome.allocated or diagnosis is None:
-        return [{"claim": c.name, "allocatable": True, "problems": []} for c in claims]
-    out = []
-    for d in diagnosis.claims:
-        problems = list(d.problems)
-        allocatable = d.allocatable and not diagnosis.together
-        if d.allocatable and diagnosis.together:
-            problems = [diagnosis.together]
-        out.append({"claim": d.claim, "allocatable": allocatable, "problems": problems,
-                    "requests": [r.to_data() for r in d.requests]})
-    return out
 
 
 explain_cmd.name = "explain"

@@ -54,6 +54,9 @@ def serve(ctx: click.Context, clusters: tuple[str, ...], kubelets: str | None, h
         if not root.is_dir():
             raise InputError("no such folder", file=data_dir, path="--data-dir")
     cluster = load_cluster(list(clusters), kubelets_file=kubelets, version=kubernetes_version(ctx))
+    from ..serve.dra_views import served_objects
+
+    served_objects(cluster)  # DRA objects read now: a bad one is refused at start, not in a drill-down
     limits = ServeLimits(max_body=max_body, request_timeout=request_timeout, max_concurrent=max_concurrent,
                          token=token, data_dir=root, allow_writes=allow_writes)
     from ..serve.server import run, summary

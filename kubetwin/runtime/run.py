@@ -63,20 +63,24 @@ class _Loaded:
     identity: dict[str, str]
 
 
-def _load(inputs: RuntimeInputs) -> _Loaded:
+def _load(inputs: RuntimeInputs, *, machine: Any = None, kubelet: Any = None) -> _Loaded:
+    """Every input read and checked; ``machine`` and ``kubelet`` (a Machine, a
+    KubeletConfiguration) given already read stand for ``inputs.machine`` / ``inputs.kubelet_config``."""
     from ..machine import load_machine
     from ..machine.machineinfo import to_machineinfo
     from ..model.kubelet_config import load_kubelet_config
     from .config import load_policy
     from .plugins import load_plugin
 
-    machine = load_machine(inputs.machine)
+    if machine is None:
+        machine = load_machine(inputs.machine)
     policy = None
     if inputs.policy != "none":
         policy = load_policy(inputs.policy, inputs.helm_values)
     elif inputs.helm_values:
         raise InputError("--helm-values needs --policy topology-aware|balloons", path="--helm-values")
-    kubelet = load_kubelet_config(inputs.kubelet_config, inputs.kubernetes_version)
+    if kubelet is None:
+        kubelet = load_kubelet_config(inputs.kubelet_config, inputs.kubernetes_version)
     digests = [load_plugin(spec)[1] for spec in inputs.plugins]  # checked now; instantiated per node
     isolated = CPUSet.parse(inputs.isolated, "--isolated-cpus")
     rdt = classes.load_rdt(inputs.rdt)
@@ -111,18 +115,18 @@ def _load_pods(paths: list[str], loaded: _Loaded) -> list[tuple[Any, dict[str, A
     return out
 
 
-def _check_pod(pod: Any, where: str, loaded: _Loaded) -> None:
+def _check_pod(pod: Any, where: str, loaded: _Loaded, path: str = "metadata") -> None:
     names = [c.name for c, _ in pod.all_containers()]
     annotations = dict(pod.metadata.annotations)
     if loaded.policy is not None:
         validate_pod_annotations(annotations, names, loaded.policy.policy, loaded.policy.config, file=where,
-                                 path="metadata")
-    classes.check_annotations(annotations, file=where, path="metadata")
+                                 path=path)
+    classes.check_annotations(annotations, file=where, path=path)
     for name in names:
         classes.check_class(loaded.rdt, classes.runtime_rdt_class(annotations, name), "RDT", file=where,
-                            path=f'metadata.annotations["{classes.RDT_ANNOTATION}"]')
+                            path=f'{path}.annotations["{classes.RDT_ANNOTATION}"]')
         classes.check_class(loaded.blockio, classes.runtime_blockio_class(annotations, name), "Block I/O",
-                            file=where, path=f'metadata.annotations["{classes.BLOCKIO_ANNOTATION}"]')
+                            file=where, path=f'{path}.annotations["{classes.BLOCKIO_ANNOTATION}"]')
 
 
 def _new_node(loaded: _Loaded) -> RuntimeNode:
@@ -132,21 +136,21 @@ def _new_node(loaded: _Loaded) -> RuntimeNode:
     return RuntimeNode(loaded.machine, loaded.policy, loaded.kubelet, plugins=plugins, isolated=loaded.isolated)
 
 
-def _resolve_deletes(node: RuntimeNode, names: list[str]) -> list[str]:
+def _resolve_deletes(node: RuntimeNode, names: list[str], path: str = "--delete") -> list[str]:
     keys = []
     for name in names:
         if "/" in name:
             if name not in node.pods:
-                raise InputError(f'no pod "{name}" on the node', path="--delete",
+                raise InputError(f'no pod "{name}" on the node', path=path,
                                  fix="running: " + (", ".join(node.pods) or "none"))
             keys.append(name)
             continue
         matches = [k for k, rec in node.pods.items() if rec.pod.name == name]
         if not matches:
-            raise InputError(f'no pod "{name}" on the node', path="--delete",
+            raise InputError(f'no pod "{name}" on the node', path=path,
                              fix="running: " + (", ".join(node.pods) or "none"))
         if len(matches) > 1:
-            raise InputError(f'"{name}" names pods in several namespaces: {", ".join(matches)}', path="--delete",
+            raise InputError(f'"{name}" names pods in several namespaces: {", ".join(matches)}', path=path,
                              fix="give NAMESPACE/NAME")
         keys.append(matches[0])
     return keys
@@ -200,6 +204,30 @@ def run_runtime(inputs: RuntimeInputs) -> dict[str, Any]:
         report["nodeResourceTopology"] = export(node, inputs.node_name or loaded.machine.name or "node")
     if inputs.write_state:
         write_state(inputs.write_state, state, {"containers": report["containers"], "node": report["node"]})
+    return report
+
+
+def run_on_node(inputs: RuntimeInputs, *, machine: Any, kubelet: Any, running: list[Any],
+                pods: list[tuple[Any, dict[str, Any]]], where: str = "request body") -> dict[str, Any]:
+    """One ``kubetwin runtime`` step on a node already read (``kubetwin serve``'s nodes): its
+    ``running`` pods created first, quietly (as ``--state-dir``'s history is replayed), then
+    ``inputs.delete`` and the step's ``pods`` ((Pod, manifest) pairs, each checked against the
+    policy and classes first, errors at ``pods[i]``). ``inputs.pods``, ``state_dir`` and
+    ``write_state`` are not read: nothing is written."""
+    loaded = _load(inputs, machine=machine, kubelet=kubelet)
+    for i, (pod, _) in enumerate(pods):
+        _check_pod(pod, where, loaded, path=f"pods[{i}].metadata")
+    node = _new_node(loaded)
+    with strict_mode(False), collecting():
+        _step(node, [], list(running))
+    deletes = _resolve_deletes(node, inputs.delete, path="delete")
+    trace_start = len(node.adaptation.trace)
+    rejected = _step(node, deletes, [p for p, _ in pods])
+    report = build_report(node, loaded, rejected, explain=inputs.explain, trace_start=trace_start)
+    if inputs.nrt:
+        from .nrt import export
+
+        report["nodeResourceTopology"] = export(node, inputs.node_name or loaded.machine.name or "node")
     return report
 
 

@@ -87,6 +87,19 @@ class CycleRecorder:
     def scores(self, scores: list[PluginScores]) -> None:
         pass
 
+    # the vectorised cycle (:mod:`.fastpath.cycle`) hands over what it computed instead
+    def filter_stages(self, names: Sequence[str], stages: Sequence[tuple[str, object, int]], examined: object,
+                      statuses: dict[int, Status], walk_ns: int) -> None:
+        """Filter over the nodes ``examined`` (positions in ``names``, in sampling order): per plugin in order
+        its name, its vectorised verdict over all nodes (None: it ran node by node) and the time
+        its twin took; ``statuses``: the rejections of the nodes walked node by node, which took
+        ``walk_ns`` in all."""
+
+    def score_parts(self, names: Sequence[str], feasible: object, parts: Sequence[tuple[str, int, str, object]]) -> None:
+        """Score over the ``feasible`` positions (in ``names``): per plugin its name, weight, how it was scored
+        (``vector``: a ScoreVector; ``skipped``: its PreScore skips, or its score is the same on
+        every node, so it is left out; ``plain``: its PluginScores)."""
+
 
 @dataclass(slots=True)
 class FeasibleNodes:

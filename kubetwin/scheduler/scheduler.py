@@ -55,8 +55,6 @@ class Scheduler:
                  namespaces: Mapping[str, Mapping[str, str]] | None = None, pdbs: Iterable[PodDisruptionBudget] = (),
                  vectorised: bool = True, reuse_verdicts: bool = True):
         self.profile = profile or Profile()
-        if _tracing.ACTIVE is not None:
-            vectorised = False   # a traced cycle runs plugin by plugin (same answers: tests/scheduler/fastpath)
         #: the traced cycle's recorder (:mod:`kubetwin.tracing.scheduler`); None when not tracing
         self._recorder: Any = None
         self._open_cycle: Any = None
@@ -281,6 +279,10 @@ class Scheduler:
         if advance and cs.n:
             self.next_start = (self.next_start + advance) % cs.n
         self.reused_cycles += len(out) if times is None else sum(times)
+        if _tracing.ACTIVE is not None:
+            from ..tracing.scheduler import traced_kept_answers
+
+            traced_kept_answers(self, pods, out, times)
         return out
 
     def _reuse(self, pod: Pod) -> ScheduleResult | None:
@@ -360,7 +362,7 @@ class Scheduler:
             return ScheduleResult(pod, None, Code.UnschedulableAndUnresolvable, NO_NODES)
         state = CycleState()
         if self.vectorised:
-            found = self.fast.find_nodes_that_fit_pod(state, pod, self.next_start)
+            found = self.fast.find_nodes_that_fit_pod(state, pod, self.next_start, self._recorder)
         else:
             found = find_nodes_that_fit_pod(self.framework, state, pod, cs.infos, start=self.next_start,
                                             recorder=self._recorder)
@@ -377,7 +379,8 @@ class Scheduler:
             return ScheduleResult(pod, cs.names[int(feasible[0])], feasible=1, evaluated=found.processed)
         if self.vectorised:
             # the vectorised Filter's feasible nodes are an int64 array already
-            best = select_host_vector(self.fast.prioritize_nodes(state, pod, feasible), self.rng)  # type: ignore[arg-type]
+            best = select_host_vector(self.fast.prioritize_nodes(state, pod, feasible, self._recorder),  # type: ignore[arg-type]
+                                      self.rng)
         else:
             infos = [cs.infos[i] for i in feasible]
             scores = prioritize_nodes(self.framework, state, pod, infos)

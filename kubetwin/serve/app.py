@@ -12,6 +12,8 @@ Routes (all JSON):
     POST /api/v1/schedule                  what-if: one explained scheduling cycle + each node's kubelet verdict
     POST /api/v1/admit                     what-if: pods admitted on a copy of a node's kubelet
     POST /api/v1/explain                   what-if: a pod's QoS, cgroup and CRI values on a node
+    POST /api/v1/dra                       what-if: claims (or a pod's claims) allocated on a node (``dra allocate``/``explain``)
+    POST /api/v1/runtime                   what-if: pods created on a node below its kubelet (``kubetwin runtime``)
     POST /api/v1/simulations               a simulation job (202); GET .../{id} its status and results; DELETE cancels
     POST /extender/{filter,prioritize,preempt,bind}   the kube-scheduler extender (:mod:`.extender`)
     /ui/                                   the web UI (``kubetwin/serve/static``, docs/serve-ui.md); / redirects there
@@ -313,6 +315,35 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
             raise InputError("expected a node name (a string)", path="node")
         return respond(await worker.run(lambda: views.what_if_explain(cluster, data["node"],
                                                                       decode_pod(data["pod"], "pod"))))
+
+    @app.post("/api/v1/dra", openapi_extra=S.body(S.DRA_REQUEST),
+              responses=S.responses(S.OBJECT, 400, 404, 408, 413))
+    async def post_dra(request: Request) -> Response:
+        from .dra_views import FIELDS, what_if_dra
+
+        data = body_object(await read_json(request), FIELDS, ("node",))
+        if not isinstance(data["node"], str):
+            raise InputError("expected a node name (a string)", path="node")
+        if (data.get("pod") is None) == (data.get("claims") is None):
+            raise InputError("give either pod or claims", path="claims" if data.get("pod") is None else "pod")
+        seed = data.get("seed", 0)
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise InputError("expected an integer", path="seed")
+        if not isinstance(data.get("explain", False), bool):
+            raise InputError("expected a boolean", path="explain")
+
+        def run() -> Any:
+            pod = decode_pod(data["pod"], "pod") if data.get("pod") is not None else None
+            return what_if_dra(cluster, data, pod)
+        return respond(await worker.run(run))
+
+    @app.post("/api/v1/runtime", openapi_extra=S.body(S.RUNTIME_REQUEST),
+              responses=S.responses(S.OBJECT, 400, 404, 408, 413))
+    async def post_runtime(request: Request) -> Response:
+        from .runtime_views import FIELDS, what_if_runtime
+
+        data = body_object(await read_json(request), FIELDS, ("node",))
+        return respond(await worker.run(what_if_runtime, cluster, data, limits.data_dir))
 
     # --- simulations ---------------------------------------------------------------------
     @app.post("/api/v1/simulations", status_code=202, openapi_extra=S.body(S.SIMULATION_REQUEST),

@@ -79,6 +79,26 @@ EXPLAIN_REQUEST: dict[str, Any] = {
     "type": "object", "required": ["node", "pod"],
     "properties": {"node": {"type": "string"}, "pod": POD},
 }
+CLAIM: dict[str, Any] = {"type": "object", "description": "a resource.k8s.io ResourceClaim (any served version)"}
+DRA_REQUEST: dict[str, Any] = {
+    "type": "object", "required": ["node"],
+    "description": "either pod (its spec.resourceClaims, as dra allocate --pod) or claims",
+    "properties": {"node": {"type": "string"}, "pod": POD, "claims": {"type": "array", "items": CLAIM},
+                   "seed": {"type": "integer", "description": "of generated claim names (dra allocate --seed)"},
+                   "explain": {"type": "boolean", "description": "answer as dra explain (claims only)"}},
+}
+RUNTIME_REQUEST: dict[str, Any] = {
+    "type": "object", "required": ["node"],
+    "properties": {"node": {"type": "string"},
+                   "policy": {"type": "string", "description": "topology-aware, balloons, none, or a policy file "
+                                                               "inside --data-dir (default: the node group's)"},
+                   "helmValues": {"type": "string", "description": "a Helm values file inside --data-dir"},
+                   "rdt": {"type": "string", "description": "a goresctrl RDT configuration inside --data-dir"},
+                   "blockio": {"type": "string", "description": "a goresctrl Block I/O configuration inside --data-dir"},
+                   "isolatedCpus": {"type": "string"}, "pods": {"type": "array", "items": POD},
+                   "delete": {"type": "array", "items": {"type": "string"}},
+                   "explain": {"type": "boolean"}, "nrt": {"type": "boolean"}},
+}
 SIMULATION_REQUEST: dict[str, Any] = {
     "type": "object",
     "properties": {"variants": {"type": "array", "items": {"type": "string"},

@@ -139,9 +139,20 @@ def pod_detail(cluster: ServedCluster, namespace: str, name: str, *, seed: int =
 
             out["admission"]["hints"] = admission_hints(cluster, node, pod.key)
             out["cgroups"] = pod_cgroups(cluster, node, pod, kubelet)
+        _add_dra(out, cluster, pod, node, seed)
         return out
     out.update(what_if_schedule(cluster, pod, seed=seed))
+    _add_dra(out, cluster, pod, out["scheduling"].get("node") or None, seed)
     return out
+
+
+def _add_dra(out: dict[str, Any], cluster: ServedCluster, pod: Pod, node: str | None, seed: int) -> None:
+    """The ``dra`` key (docs/serve.md) for a pod with claims (:mod:`.dra_views`)."""
+    from .dra_views import pod_dra
+
+    dra = pod_dra(cluster, pod, node, seed=seed)
+    if dra is not None:
+        out["dra"] = dra
 
 
 def pending(cluster: ServedCluster) -> dict[str, Any]:

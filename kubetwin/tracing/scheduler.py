@@ -15,7 +15,8 @@ Not an upstream module: kubetwin's tracing of the scheduler.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections import Counter
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from ..scheduler.schedule_one import CycleRecorder
 from .attributes import CODE, EXTENSION_POINT, MAX_NODES, NODE_NAME, PLUGIN, REASONS, pod_attributes
@@ -29,9 +30,10 @@ if TYPE_CHECKING:
 
 
 class _PluginCalls:
-    """One plugin at one extension point: time spent, passes, rejections."""
+    """One plugin at one extension point: time spent, passes, rejections (the first
+    :data:`~.attributes.MAX_NODES` as events, all of them counted by reason)."""
 
-    __slots__ = ("ns", "passed", "rejected", "events", "status")
+    __slots__ = ("ns", "passed", "rejected", "events", "status", "reasons", "vectorised")
 
     def __init__(self) -> None:
         self.ns = 0
@@ -39,6 +41,8 @@ class _PluginCalls:
         self.rejected = 0
         self.events: list[tuple[str, Any]] = []
         self.status: Any = None
+        self.reasons: Counter[str] = Counter()
+        self.vectorised: bool | None = None
 
 
 class CycleTrace(CycleRecorder):
@@ -55,6 +59,8 @@ class CycleTrace(CycleRecorder):
         self.filter_end: int | None = None
         self.left_out_nodes = 0
         self.score_list: list[PluginScores] | None = None
+        #: the vectorised cycle's Score: (node names, the first scored positions, how many, parts)
+        self.vector_scores: tuple[Sequence[str], list[int], int, list[tuple[str, int, str, Any]]] | None = None
         self.score_end = 0
         self.post: tuple[Any, Any, list[str], int, int] | None = None
         #: DRA allocations made in the cycle (:mod:`.dra`): each makes its spans under a parent
@@ -82,9 +88,66 @@ class CycleTrace(CycleRecorder):
             calls.passed += 1
         else:
             calls.rejected += 1
+            calls.reasons.update(status.reasons)
             if len(calls.events) < MAX_NODES:
                 calls.events.append((node, status))
         self.filter_end = self.last
+
+    def filter_stages(self, names: Sequence[str], stages: Sequence[tuple[str, Any, int]], examined: Any,
+                      statuses: dict[int, "Status"], walk_ns: int) -> None:
+        """The vectorised Filter's verdicts turned into the plain cycle's per-plugin counts: each
+        examined node is rejected by the first plugin (in Filter order) that fails it — a vector
+        verdict's mask, or the status of a node walked node by node — and passed by the ones before."""
+        import numpy as np
+
+        ex = np.asarray(examined, dtype=np.int64)
+        undecided = np.zeros(len(names), dtype=bool)
+        undecided[ex] = True
+        by_plugin: dict[str, list[int]] = {}
+        for i, st in statuses.items():
+            by_plugin.setdefault(st.plugin, []).append(i)
+        walked = sum(1 for _, v, _ in stages if v is None)
+        for name, verdict, ns in stages:
+            calls = self.filter_calls.get(name)
+            if calls is None:
+                calls = self.filter_calls[name] = _PluginCalls()
+            calls.vectorised = verdict is not None
+            before = int(undecided.sum())
+            if verdict is not None:
+                calls.ns += ns
+                rejected = undecided & verdict.fail
+            else:  # the node-by-node walk's time, shared by the plugins it ran
+                calls.ns += walk_ns // walked
+                rejected = np.zeros(len(names), dtype=bool)
+                mine = by_plugin.get(name)
+                if mine:
+                    rejected[mine] = True
+                    rejected &= undecided
+            n_rejected = int(rejected.sum())
+            calls.passed += before - n_rejected
+            calls.rejected += n_rejected
+            if n_rejected:
+                order = ex[rejected[ex]]
+                if verdict is not None:
+                    verdict.settle()
+                    _count_vector_reasons(calls.reasons, verdict, rejected)
+                    for i in order[:MAX_NODES - len(calls.events)].tolist():
+                        calls.events.append((names[i], verdict.status(i)))
+                else:
+                    for i in order.tolist():
+                        st = statuses[i]
+                        calls.reasons.update(st.reasons)
+                        if len(calls.events) < MAX_NODES:
+                            calls.events.append((names[i], st))
+                undecided &= ~rejected
+        self._tick()
+        self.filter_end = self.last
+
+    def score_parts(self, names: Sequence[str], feasible: Any, parts: Sequence[tuple[str, int, str, Any]]) -> None:
+        """The vectorised Score's parts: per plugin what the fast path computed for it."""
+        self._tick()
+        self.vector_scores = (names, [int(i) for i in feasible[:MAX_NODES]], len(feasible), list(parts))
+        self.score_end = self.last
 
     def left_out(self, node: str, status: "Status") -> None:
         self.left_out_nodes += 1
@@ -99,7 +162,7 @@ class CycleTrace(CycleRecorder):
         self.post = (result, status, gave, started, self.last)
 
     # --- spans -------------------------------------------------------------------------------------
-    def finish(self, sched: "Scheduler", r: "ScheduleResult", *, reused: bool) -> Any:
+    def finish(self, sched: "Scheduler", r: "ScheduleResult", *, reused: bool, cycles: int = 1) -> Any:
         """The cycle's spans; returns the cycle span, left open when the pod was scheduled (its
         Reserve, Permit and Bind spans come with :func:`traced_bind`)."""
         t = self.tracing
@@ -118,6 +181,7 @@ class CycleTrace(CycleRecorder):
             "kubetwin.scheduler.nominated_node": r.nominated_node,
             "kubetwin.scheduler.victims": [f"{v.metadata.namespace}/{v.metadata.name}" for v in r.victims] or None,
             "kubetwin.scheduler.reused": reused,
+            "kubetwin.scheduler.cycles": cycles if cycles != 1 else None,
         })
         cycle = t.open("scheduling cycle", attrs, self.start)
         if not reused:
@@ -157,6 +221,8 @@ class CycleTrace(CycleRecorder):
                                                        for v in result.victims] or None
             t.span("PostFilter", attrs, at, stop, cycle)
             at = stop
+        if self.vector_scores is not None:
+            _vector_score_spans(t, cycle, self.vector_scores, at, self.score_end or at)
         if self.score_list is not None:
             stop = self.score_end or at
             fwk_scores = self.score_list
@@ -183,6 +249,61 @@ class CycleTrace(CycleRecorder):
             norm.end(end_time=stop)
 
 
+def _count_vector_reasons(counter: Counter[str], verdict: Any, rejected: Any) -> None:
+    """Every rejected node's reasons, counted from a vector verdict's reason keys."""
+    import numpy as np
+
+    n = int(rejected.sum())
+    if verdict.key is None:
+        for r in verdict.reasons_of(0):
+            counter[r] += n
+        return
+    keys, counts = np.unique(verdict.key[rejected], return_counts=True)
+    for k, c in zip(keys.tolist(), counts.tolist()):
+        for r in verdict.reasons_of(k):
+            counter[r] += c
+
+
+def _vector_score_spans(t: "Tracing", cycle: Any, got: tuple[Sequence[str], list[int], int, list[Any]],
+                        at: int, stop: int) -> None:
+    """PreScore, Score and NormalizeScore from the vectorised cycle's parts: per plugin its raw and
+    normalized scores, or ``skipped`` (its PreScore skips, or it scores every node alike: it moves
+    no total, and the fast path leaves it out)."""
+    names, first, total, parts = got
+    nodes = [names[i] for i in first]
+    left_out = max(0, total - len(first)) or None
+    t.span("PreScore", {EXTENSION_POINT: "PreScore"}, at, at, cycle)
+    score = t.open("Score", {EXTENSION_POINT: "Score"}, at, cycle)
+    norm_spans: list[tuple[str, dict[str, Any]]] = []
+    for plugin, weight, how, value in parts:
+        attrs: dict[str, Any] = {PLUGIN: plugin, EXTENSION_POINT: "Score", "kubetwin.scheduler.weight": weight,
+                                 "kubetwin.scheduler.score.how": how}
+        norm: dict[str, Any] = {PLUGIN: plugin, EXTENSION_POINT: "NormalizeScore",
+                                "kubetwin.scheduler.weight": weight, "kubetwin.scheduler.score.how": how}
+        if how == "vector":
+            k = len(first)
+            attrs.update({"kubetwin.scheduler.score.nodes": nodes,
+                          "kubetwin.scheduler.score.raw": [int(x) for x in value.raw[:k]],
+                          "kubetwin.scheduler.nodes_left_out": left_out})
+            normalized = [int(x) for x in value.normalized[:k]]
+            norm.update({"kubetwin.scheduler.score.nodes": nodes, "kubetwin.scheduler.score.normalized": normalized,
+                         "kubetwin.scheduler.score.weighted": [x * weight for x in normalized]})
+        elif how == "plain":
+            attrs.update({"kubetwin.scheduler.score.nodes": nodes,
+                          "kubetwin.scheduler.score.raw": [value.raw[n] for n in nodes],
+                          "kubetwin.scheduler.nodes_left_out": left_out})
+            norm.update({"kubetwin.scheduler.score.nodes": nodes,
+                         "kubetwin.scheduler.score.normalized": [value.normalized[n] for n in nodes],
+                         "kubetwin.scheduler.score.weighted": [value.normalized[n] * weight for n in nodes]})
+        t.span(f"Score {plugin}", attrs, at, stop, score)
+        norm_spans.append((plugin, norm))
+    score.end(end_time=stop)
+    normalize = t.open("NormalizeScore", {EXTENSION_POINT: "NormalizeScore"}, stop, cycle)
+    for plugin, norm in norm_spans:
+        t.span(f"NormalizeScore {plugin}", norm, stop, stop, normalize)
+    normalize.end(end_time=stop)
+
+
 def _plugin_spans(t: "Tracing", parent: Any, point: str, calls: dict[str, _PluginCalls], at: int) -> None:
     """One span per plugin, laid end to end in the order they first ran."""
     for plugin, c in calls.items():
@@ -190,6 +311,13 @@ def _plugin_spans(t: "Tracing", parent: Any, point: str, calls: dict[str, _Plugi
         if point == "Filter":
             attrs["kubetwin.scheduler.nodes_passed"] = c.passed
             attrs["kubetwin.scheduler.nodes_rejected"] = c.rejected
+            if c.reasons:
+                attrs["kubetwin.scheduler.rejection_reasons"] = list(c.reasons)
+                attrs["kubetwin.scheduler.rejection_counts"] = list(c.reasons.values())
+            if c.rejected > len(c.events):
+                attrs["kubetwin.scheduler.rejections_left_out"] = c.rejected - len(c.events)
+            if c.vectorised is not None:
+                attrs["kubetwin.scheduler.vectorised"] = c.vectorised
         elif c.status is not None:
             attrs[CODE] = c.status.code.name
             attrs[REASONS] = list(c.status.reasons) or None
@@ -229,6 +357,22 @@ def traced_schedule(sched: "Scheduler", pod: "Pod", schedule: Callable[["Pod"], 
     if cycle is not None:
         sched._open_cycle = (pod.uid, cycle, rec.clock)
     return r
+
+
+def traced_kept_answers(sched: "Scheduler", pods: Sequence["Pod"], answers: Sequence["ScheduleResult"],
+                        times: Sequence[int] | None) -> None:
+    """A cycle span for each pod of a batch answered from kept verdicts (:meth:`Scheduler.kept_answers`):
+    ``kubetwin.scheduler.reused`` and no children — no plugin ran — and, when the pod went through
+    several cycles at once, their number (``kubetwin.scheduler.cycles``)."""
+    from . import ACTIVE
+
+    assert ACTIVE is not None
+    _end_open_cycle(sched)
+    for k, (pod, r) in enumerate(zip(pods, answers)):
+        rec = CycleTrace(ACTIVE, pod)
+        span = rec.finish(sched, r, reused=True, cycles=1 if times is None else times[k])
+        if span is not None:  # a kept verdict is a failure: never left open
+            span.end(end_time=rec.clock())
 
 
 def _end_open_cycle(sched: "Scheduler") -> None:

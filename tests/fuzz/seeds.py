@@ -315,6 +315,11 @@ def example_seeds() -> Iterator[Seed]:
                                          "--variant", "none:kubelet.topologyManagerPolicy=none", "-o", "yaml"),
                {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
                referenced=("objects.yaml",))
+    # serve --check with DRA objects (POST /api/v1/dra and the pod drill-down read them)
+    from ..serve.dra_fixture import SCENARIO as DRA_SCENARIO
+
+    yield Seed("hand/serve-check-dra", ("serve", "--cluster", "scenario.yaml", "--check", "-o", "json"),
+               {"scenario.yaml": DRA_SCENARIO.encode()})
 
     plan = {"web.yaml": _read(EXAMPLES / "plan" / "web.yaml"), "kubelet.yaml": _read(EXAMPLES / "plan" / "kubelet-numa.yaml")}
     yield Seed("example/plan", ("plan", "web.yaml", "--node-type", "numa=1s2n4c2t:mem=64Gi,kubelet=kubelet.yaml",
@@ -342,6 +347,11 @@ def example_seeds() -> Iterator[Seed]:
     yield Seed("hand/serve-check-scenario", ("serve", "--cluster", "scenario.yaml", "--check"),
                {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
                referenced=("objects.yaml",))
+    # serve --check with DRA objects (POST /api/v1/dra and the pod drill-down read them)
+    from ..serve.dra_fixture import SCENARIO as DRA_SCENARIO
+
+    yield Seed("hand/serve-check-dra", ("serve", "--cluster", "scenario.yaml", "--check", "-o", "json"),
+               {"scenario.yaml": DRA_SCENARIO.encode()})
 
 
 def snapshot_seeds() -> Iterator[Seed]:

@@ -26,7 +26,7 @@ from ..framework.interface import CycleState
 from ..framework.runtime import Framework, plugin_list
 from ..framework.status import Code, Status
 from ..framework.types import NodeInfo, PodInfo
-from ..schedule_one import FeasibleNodes, num_feasible_nodes_to_find
+from ..schedule_one import CycleRecorder, FeasibleNodes, num_feasible_nodes_to_find
 from .vector import SKIPPED, FilterVerdict, Vectorised, vectorised
 
 if TYPE_CHECKING:
@@ -155,10 +155,14 @@ class VectorCycle:
 
     # --- findNodesThatFitPod -------------------------------------------------------------------
 
-    def find_nodes_that_fit_pod(self, state: CycleState, pod: Pod, start: int) -> FeasibleNodes:
+    def find_nodes_that_fit_pod(self, state: CycleState, pod: Pod, start: int,
+                                recorder: CycleRecorder | None = None) -> FeasibleNodes:
+        """``recorder`` (a traced cycle): handed each PreFilter status and, once the sampling is
+        done, every Filter stage's verdict over the nodes examined (:meth:`CycleRecorder.filter_stages`)."""
         cs, fwk = self.cs, self.fwk
         diag = VectorDiagnosis(cs.n)
-        pre = fwk.run_pre_filter_plugins(state, pod, cs.infos, shortcuts=self.pre_filter_shortcuts)
+        pre = fwk.run_pre_filter_plugins(state, pod, cs.infos, shortcuts=self.pre_filter_shortcuts,
+                                         record=recorder.pre_filter if recorder is not None else None)
         diag.skipped = pre.skipped
         if not pre.status.is_success:
             diag.all_nodes = pre.status
@@ -181,6 +185,11 @@ class VectorCycle:
             diag.absent = Status(Code.UnschedulableAndUnresolvable,
                                  (f"node(s) didn't satisfy plugin(s) {plugin_list(pre.restricting)}",))
             diag.absent_mask = ~inside
+        if recorder is not None:
+            from .traced import find_feasible_recorded
+
+            feasible, processed = find_feasible_recorded(self, state, pod, skipped, candidates, diag, start, recorder)
+            return FeasibleNodes(cast("Sequence[int]", feasible), processed, diag)
         feasible, processed = self._find_feasible(state, pod, skipped, candidates, diag, start)
         # an int64 array (a sequence of ints): the vectorised scores take it as is
         return FeasibleNodes(cast("Sequence[int]", feasible), processed, diag)
@@ -230,7 +239,10 @@ class VectorCycle:
         return None
 
     def _find_feasible(self, state: CycleState, pod: Pod, skipped: set[str], candidates: np.ndarray,
-                       diag: VectorDiagnosis, start: int) -> tuple[np.ndarray, int]:
+                       diag: VectorDiagnosis, start: int, stages: list[Stage] | None = None,
+                       keep_statuses: dict[int, Status] | None = None) -> tuple[np.ndarray, int]:
+        """``stages``: the Filter stages already made (a traced cycle times them); ``keep_statuses``
+        gets the rejections of the nodes walked node by node also when some node fits."""
         cs = self.cs
         m = len(candidates)
         if m == 0:
@@ -239,7 +251,8 @@ class VectorCycle:
         if to_find is None:
             to_find = self._to_find[m] = num_feasible_nodes_to_find(self.fwk.profile.percentage_of_nodes_to_score, m)
         start = start % m
-        stages = self._stages(state, pod, skipped)
+        if stages is None:
+            stages = self._stages(state, pod, skipped)
         nominated = self._nominated_here(pod)
         per_node = [k for k, (_, v) in enumerate(stages) if v is None]
         if not per_node and not nominated:
@@ -291,6 +304,8 @@ class VectorCycle:
             else:
                 statuses[i] = st
         feasible = np.array(found, dtype=np.int64)
+        if keep_statuses is not None:
+            keep_statuses.update(statuses)
         if len(feasible) == 0:
             seen = rot[:processed]
             prefix_seen = np.zeros(cs.n, dtype=bool)
@@ -301,16 +316,21 @@ class VectorCycle:
 
     # --- prioritizeNodes -------------------------------------------------------------------------
 
-    def prioritize_nodes(self, state: CycleState, pod: Pod, feasible: np.ndarray) -> np.ndarray:
+    def prioritize_nodes(self, state: CycleState, pod: Pod, feasible: np.ndarray,
+                         recorder: CycleRecorder | None = None) -> np.ndarray:
         """Weighted sum of the normalised scores, only as far as ``selectHost`` reads it (the
         highest total and the ties at it): a plugin whose score is the same on every node —
         taints with no PreferNoSchedule taint anywhere, pod affinity and spreading with nothing to
-        count — moves every total alike and is left out (its twin says ``SKIPPED``)."""
+        count — moves every total alike and is left out (its twin says ``SKIPPED``). ``recorder``
+        (a traced cycle) is handed each plugin's part (:meth:`CycleRecorder.score_parts`)."""
         cs = self.cs
         totals: np.ndarray | None = None
         infos: list[NodeInfo] | None = None
         done: set[str] = set()
-        for (plugin, weight), (partner, partner_weight), how in self.joint:
+        # traced: each plugin scored alone by its twin (the joint scores' arithmetic is theirs), so
+        # each has its own scores to show
+        parts: list[tuple[str, int, str, Any]] | None = [] if recorder is not None else None
+        for (plugin, weight), (partner, partner_weight), how in (self.joint if parts is None else ()):
             got = how(cs, pod, (plugin, weight), (partner, partner_weight), feasible)
             if got is not None:
                 totals = got if totals is None else totals + got
@@ -321,8 +341,12 @@ class VectorCycle:
             if twin is not None:
                 sv = twin(cs, pod, plugin, feasible)
                 if sv is SKIPPED:
+                    if parts is not None:
+                        parts.append((name, weight, "skipped", None))
                     continue
                 if sv is not None:
+                    if parts is not None:
+                        parts.append((name, weight, "vector", sv))
                     part = sv.normalized * weight if weight != 1 else sv.normalized
                     if totals is None:
                         totals = part.astype(np.int64, copy=True)
@@ -332,13 +356,19 @@ class VectorCycle:
             if infos is None:
                 infos = cs.infos_array[feasible].tolist()
             if self.fwk.run_pre_score_plugin(state, pod, infos, plugin):
+                if parts is not None:
+                    parts.append((name, weight, "skipped", None))
                 continue
             ps = self.fwk.run_score_plugin(state, pod, infos, plugin, weight)
+            if parts is not None:
+                parts.append((name, weight, "plain", ps))
             part = np.array([ps.normalized[ni.name] for ni in infos], dtype=np.int64) * weight
             if totals is None:
                 totals = part
             else:
                 totals += part
+        if parts is not None and recorder is not None:
+            recorder.score_parts(cs.names, feasible, parts)
         return totals if totals is not None else np.zeros(len(feasible), dtype=np.int64)
 
 

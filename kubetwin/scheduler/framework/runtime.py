@@ -38,7 +38,7 @@ from .interface import (
     ScoreExtensions,
     ScorePlugin,
 )
-from .status import SUCCESS, Code, Status
+from .status import SKIP, SUCCESS, Code, Status
 from .types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
@@ -176,10 +176,14 @@ class Framework:
                 known_skip, substitute = shortcuts[k]
                 if known_skip is not None and known_skip(pod, plugin):
                     skipped.add(plugin.name)
+                    if record is not None:
+                        record(plugin.name, SKIP)
                     continue
                 if substitute is not None:
                     got = substitute(pod, plugin, state)
                     if got is not None:
+                        if record is not None:
+                            record(plugin.name, got)
                         if got is SUCCESS:
                             continue
                         if got.is_skip:
