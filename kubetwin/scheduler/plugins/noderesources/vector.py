@@ -78,25 +78,50 @@ def filter_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
     """``fitsRequest`` over all nodes. Which nodes fail is all a successful cycle reads; the
     reasons (a bitmask per node: bit 0 'Too many pods', then one bit per resource) are worked
     out only when the cycle fails."""
+    plan = _plan(cs, pod, plugin, state)
+    fail = _fit_fail(cs, plan, _unindexed(cs, plan), 0, cs.n)
+    return FilterVerdict(plugin.name, fail, explain=lambda: _fit_reasons(cs, plan))
+
+
+def window_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any,
+                              state: CycleState) -> Callable[[int, int], np.ndarray]:
+    """:func:`filter_node_resources_fit`'s failures over the nodes ``lo`` to ``hi`` only (the
+    windowed Filter of :mod:`...fastpath.cycle`: the cycle stops once enough nodes fit)."""
+    plan = _plan(cs, pod, plugin, state)
+    unindexed = _unindexed(cs, plan)
+    return lambda lo, hi: _fit_fail(cs, plan, unindexed, lo, hi)
+
+
+def _plan(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> tuple[Wanted, ...]:
     req = state.get(plugin.name)
     if req is None:
         req = cs.amounts(pod).requests
-    plan = wanted_resources(cs, pod, plugin, req)
-    fail = cs.npods >= cs.pods_alloc
+    return wanted_resources(cs, pod, plugin, req)
+
+
+def _unindexed(cs: ClusterState, plan: Sequence[Wanted]) -> dict[str, np.ndarray]:
+    """What pods already bound asked for of the resources no node has (rare: usually empty)."""
+    return {name: _unindexed_requested(cs, name) for name, _, _, j in plan if j is None}
+
+
+def _fit_fail(cs: ClusterState, plan: Sequence[Wanted], unindexed: dict[str, np.ndarray], lo: int,
+              hi: int) -> np.ndarray:
+    """Nodes ``lo`` to ``hi`` (exclusive) short of pods or of a requested resource."""
+    fail = cs.npods[lo:hi] >= cs.pods_alloc[lo:hi]
     dra: bool | None = None
     for name, want, fixed, j in plan:
         if j is None:  # no node has it: only pods already bound may have asked for it
-            short = want > -_unindexed_requested(cs, name)
+            short = want > -unindexed[name][lo:hi]
         else:
-            short = want > cs.free[:, j]
+            short = want > cs.free[lo:hi, j]
         if not fixed:
             if dra is None:
                 dra = cs.gates.enabled("DRAExtendedResource")
             if dra and device_class_for(cs.handle, name) is not None:
                 # a DeviceClass backs it: only nodes that have it as a device plugin's count it here
-                short &= cs.alloc[:, j] > 0 if j is not None else False
+                short &= cs.alloc[lo:hi, j] > 0 if j is not None else False
         fail |= short
-    return FilterVerdict(plugin.name, fail, explain=lambda: _fit_reasons(cs, plan))
+    return fail
 
 
 def _fit_reasons(cs: ClusterState, plan: Sequence[Wanted]) -> tuple[np.ndarray, np.ndarray, Callable[[int], tuple[str, ...]]]:
@@ -447,6 +472,7 @@ def fit_node_filter(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) 
     return lambda i: node_resources_fit_on(cs, plugin, i, wanted, statuses)
 
 
-VECTORISED = Vectorised(filter=filter_node_resources_fit, score=score_node_resources_fit, pre_filter=pre_filter_fit,
+VECTORISED = Vectorised(filter=filter_node_resources_fit, filter_window=window_node_resources_fit,
+                        score=score_node_resources_fit, pre_filter=pre_filter_fit,
                         node_filter=fit_node_filter, score_with=(BALANCED_ALLOCATION, score_resources_together))
 BALANCED_ALLOCATION_VECTORISED = Vectorised(score=score_balanced_allocation)
