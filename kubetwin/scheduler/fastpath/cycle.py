@@ -272,7 +272,8 @@ class VectorCycle:
         parts: list[WindowPart] | None = None
         if self.windowed and m == cs.n and to_find < m and m >= self.window_min_nodes and not cs.nominated:
             parts = self._window_parts(state, pod, skipped)
-            if all(verdict is not None or window is not None for _, _, verdict, window in parts):
+            if all(verdict is not None or window is not None for _, _, verdict, window in parts) \
+                    and any(window is not None for *_, window in parts):
                 got = self._search_window(parts, start, to_find)
                 if got is not None:
                     return got
@@ -360,7 +361,8 @@ class VectorCycle:
                     fail |= w(lo, hi)
                 for f in whole:
                     fail |= f[lo:hi]
-                ok = np.flatnonzero(~fail)
+                np.logical_not(fail, out=fail)   # the window's own array: turned into 'fits'
+                ok = fail.nonzero()[0]
                 if len(ok):
                     ok += lo
                     found.append(ok)

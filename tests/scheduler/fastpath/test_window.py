@@ -99,3 +99,22 @@ def test_windowed_search_stops_reading_nodes_once_enough_fit():
     assert len(found.nodes) == 680   # adaptive: (50 - 2000 // 125) % of 2,000 nodes
     assert found.processed < 2000
     assert 0 < sum(read) < 2000
+
+
+def test_a_profile_whose_windowed_filters_are_all_skipped_takes_the_whole_pass(tmp_path):
+    from kubetwin.scheduler.profile import load_profile
+
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- plugins:
+    multiPoint:
+      disabled: [{name: NodeResourcesFit}]
+""")
+    rng, fast, slow = scheduler_pair(5, 150, load_profile(cfg))
+    _always_windowed(fast)
+    for k in range(10):   # pods without spread constraints: PodTopologySpread's Filter is skipped
+        pod = convert({"metadata": {"name": f"p{k}"}, "spec": {"containers": [{"name": "c"}]}}, Pod)
+        a, b = fast.schedule(pod), slow.schedule(pod)
+        assert (a.node, a.feasible, a.evaluated) == (b.node, b.feasible, b.evaluated)
