@@ -153,6 +153,8 @@ class VectorCycle:
         self.has_score_plugins = fwk.has_score_plugins
         #: ``numFeasibleNodesToFind`` per number of candidate nodes
         self._to_find: dict[int, int] = {}
+        #: nodes the last windowed search read per feasible node found, × 1024 (its first window's size)
+        self._window_per_found = 1024
 
     # --- PreFilter -----------------------------------------------------------------------------
 
@@ -351,7 +353,10 @@ class VectorCycle:
         found: list[np.ndarray] = []
         count = 0
         seen = 0
-        size = to_find + (to_find >> 3) + 32   # most nodes fit: one window usually does
+        # the first window: as many nodes as recent searches took per feasible node (cycles in a
+        # row are mostly pods of one shape; the largest recent ratio, decaying), so that one
+        # window usually does
+        size = to_find * self._window_per_found // 1024 + (to_find >> 3) + 32
         for seg_lo, seg_hi in ((start, m), (0, start)):
             lo = seg_lo
             while lo < seg_hi:
@@ -370,6 +375,9 @@ class VectorCycle:
                     if count >= to_find:
                         feasible = np.concatenate(found) if len(found) > 1 else found[0]
                         feasible = feasible[:to_find]
+                        read = seen + hi - lo
+                        self._window_per_found = min(max(read * 1024 // count, self._window_per_found * 3 // 4),
+                                                     16 * 1024)
                         return feasible, (int(feasible[-1]) - start) % m + 1
                 seen += hi - lo
                 lo = hi
