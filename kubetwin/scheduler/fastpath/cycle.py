@@ -27,7 +27,7 @@ from ..framework.runtime import Framework, plugin_list
 from ..framework.status import Code, Status
 from ..framework.types import NodeInfo, PodInfo
 from ..schedule_one import CycleRecorder, FeasibleNodes, num_feasible_nodes_to_find
-from .vector import SKIPPED, FilterVerdict, Vectorised, vectorised
+from .vector import SKIPPED, FilterVerdict, Vectorised, WindowFn, vectorised
 
 if TYPE_CHECKING:
     from ..backend.cache import ClusterState
@@ -106,10 +106,17 @@ class VectorDiagnosis(Diagnosis):
 
 
 Stage = tuple[Any, "FilterVerdict | None"]
+#: a Filter for the windowed search: (plugin, its vectorised Filter, its verdict over every node or
+#: None, its windowed Filter or None)
+WindowPart = tuple[Any, Any, "FilterVerdict | None", "WindowFn | None"]
 
 
 class VectorCycle:
     """The cycle's vectorised parts over one framework and the cache its handle holds."""
+
+    #: the windowed Filter runs on clusters of at least this many nodes; below, one pass over
+    #: every node costs no more than a window (the answers are the same either way)
+    window_min_nodes = 1000
 
     def __init__(self, fwk: Framework, cache: "ClusterState"):
         self.fwk = fwk
@@ -124,11 +131,14 @@ class VectorCycle:
             skip = _skip_on(tw.pre_filter_is_skip, cache) if tw and tw.pre_filter_is_skip else None
             run = _pre_filter_on(tw.pre_filter, cache) if tw and tw.pre_filter else None
             self.pre_filter_shortcuts.append((skip, run))
-        #: each Filter plugin with its name and vectorised Filter (None: node by node)
-        self.filters: list[tuple[Any, str, Any]] = []
+        #: each Filter plugin with its name, vectorised Filter (None: node by node) and windowed one
+        self.filters: list[tuple[Any, str, Any, Any]] = []
         for fp in fwk.filter_plugins:
             tw = self.twins.get(fp.name)
-            self.filters.append((fp, fp.name, tw.filter if tw is not None else None))
+            self.filters.append((fp, fp.name, tw.filter if tw is not None else None,
+                                 tw.filter_window if tw is not None else None))
+        #: some Filter has a windowed twin (the cycle may stop before it has read every node)
+        self.windowed = any(w is not None for *_, w in self.filters)
         #: each weighted Score plugin with its weight, name and vectorised Score (None: node by node)
         self.scores: list[tuple[Any, int, str, Any]] = []
         for sp, w in fwk.score_plugins:
@@ -143,6 +153,8 @@ class VectorCycle:
         self.has_score_plugins = fwk.has_score_plugins
         #: ``numFeasibleNodesToFind`` per number of candidate nodes
         self._to_find: dict[int, int] = {}
+        #: nodes the last windowed search read per feasible node found, × 1024 (its first window's size)
+        self._window_per_found = 1024
 
     # --- PreFilter -----------------------------------------------------------------------------
 
@@ -194,14 +206,34 @@ class VectorCycle:
         # an int64 array (a sequence of ints): the vectorised scores take it as is
         return FeasibleNodes(cast("Sequence[int]", feasible), processed, diag)
 
-    def _stages(self, state: CycleState, pod: Pod, skipped: set[str]) -> list[Stage]:
-        stages: list[Stage] = []
+    def _stages(self, state: CycleState, pod: Pod, skipped: set[str],
+                parts: list[WindowPart] | None = None) -> list[Stage]:
+        """Each Filter's verdict over every node (None: node by node). ``parts``: what
+        :meth:`_window_parts` computed already, completed with the windowed Filters' verdicts."""
         cs = self.cs
-        for plugin, name, twin in self.filters:
+        if parts is not None:
+            return [(plugin, verdict if window is None else twin(cs, pod, plugin, state))
+                    for plugin, twin, verdict, window in parts]
+        stages: list[Stage] = []
+        for plugin, name, twin, _ in self.filters:
             if name in skipped:
                 continue
             stages.append((plugin, twin(cs, pod, plugin, state) if twin is not None else None))
         return stages
+
+    def _window_parts(self, state: CycleState, pod: Pod, skipped: set[str]) -> list[WindowPart]:
+        """Each Filter as a windowed twin where it has one, else as its verdict over every node."""
+        cs = self.cs
+        parts: list[WindowPart] = []
+        for plugin, name, twin, window in self.filters:
+            if name in skipped:
+                continue
+            w = window(cs, pod, plugin, state) if window is not None else None
+            if w is not None:
+                parts.append((plugin, twin, None, w))
+            else:
+                parts.append((plugin, twin, twin(cs, pod, plugin, state) if twin is not None else None, None))
+        return parts
 
     def _nominated_here(self, pod: Pod) -> dict[int, list[Pod]]:
         """Nodes with pods nominated there of priority ≥ the pod's (other than the pod)."""
@@ -252,7 +284,16 @@ class VectorCycle:
             to_find = self._to_find[m] = num_feasible_nodes_to_find(self.fwk.profile.percentage_of_nodes_to_score, m)
         start = start % m
         if stages is None:
-            stages = self._stages(state, pod, skipped)
+            # a traced cycle hands its stages in (made over every node): no window then
+            parts: list[WindowPart] | None = None
+            if self.windowed and m == cs.n and to_find < m and m >= self.window_min_nodes and not cs.nominated:
+                parts = self._window_parts(state, pod, skipped)
+                if all(verdict is not None or window is not None for _, _, verdict, window in parts) \
+                        and any(window is not None for *_, window in parts):
+                    got = self._search_window(parts, start, to_find)
+                    if got is not None:
+                        return got
+            stages = self._stages(state, pod, skipped, parts)
         nominated = self._nominated_here(pod)
         per_node = [k for k, (_, v) in enumerate(stages) if v is None]
         if not per_node and not nominated:
@@ -313,6 +354,55 @@ class VectorCycle:
             record_vector(diag, stages[:first], np.flatnonzero(prefix_seen))
             diag.node_to_status.update(statuses)
         return feasible, processed
+
+    def _search_window(self, parts: list[WindowPart], start: int, to_find: int) -> tuple[np.ndarray, int] | None:
+        """``findNodesThatPassFilters`` over windows of nodes in rotation order from ``start``
+        (every node a candidate): each window is filtered whole, the feasible nodes gathered until
+        ``to_find`` fit. The answer is :func:`first_feasible`'s over every node — the first
+        ``to_find`` feasible nodes from ``start`` on and how many nodes that examined — while
+        reading only about as many nodes as that examined. None when no node fits (the caller
+        then records every node's rejection)."""
+        cs = self.cs
+        m = cs.n
+        windows = [w for _, _, _, w in parts if w is not None]
+        whole = [v.fail for _, _, v, w in parts if w is None and v is not None and v.fail is not cs.no_fail]
+        found: list[np.ndarray] = []
+        count = 0
+        seen = 0
+        # the first window: as many nodes as recent searches took per feasible node (cycles in a
+        # row are mostly pods of one shape; the largest recent ratio, decaying), so that one
+        # window usually does
+        size = to_find * self._window_per_found // 1024 + (to_find >> 3) + 32
+        for seg_lo, seg_hi in ((start, m), (0, start)):
+            lo = seg_lo
+            while lo < seg_hi:
+                hi = min(lo + size, seg_hi)
+                fail = windows[0](lo, hi)
+                for w in windows[1:]:
+                    fail |= w(lo, hi)
+                for f in whole:
+                    fail |= f[lo:hi]
+                np.logical_not(fail, out=fail)   # the window's own array: turned into 'fits'
+                ok = fail.nonzero()[0]
+                if len(ok):
+                    ok += lo
+                    found.append(ok)
+                    count += len(ok)
+                    if count >= to_find:
+                        feasible = np.concatenate(found) if len(found) > 1 else found[0]
+                        feasible = feasible[:to_find]
+                        read = seen + hi - lo
+                        self._window_per_found = min(max(read * 1024 // count, self._window_per_found * 3 // 4),
+                                                     16 * 1024)
+                        return feasible, (int(feasible[-1]) - start) % m + 1
+                seen += hi - lo
+                lo = hi
+                # the next window: as many nodes as the rate seen so far takes to find the rest
+                need = to_find - count
+                size = max(need * seen // count + (need >> 3) + 32 if count else 2 * size, 64)
+        if not count:
+            return None
+        return (np.concatenate(found) if len(found) > 1 else found[0]), m
 
     # --- prioritizeNodes -------------------------------------------------------------------------
 

@@ -128,6 +128,10 @@ def default_normalize(scores: np.ndarray, reverse: bool) -> np.ndarray:
 
 
 FilterFn = Callable[["ClusterState", "Pod", Any, CycleState], "FilterVerdict | None"]
+#: the nodes ``lo`` to ``hi`` (exclusive) a Filter rejects: a new boolean array of ``hi - lo`` (the caller may change it)
+WindowFn = Callable[[int, int], np.ndarray]
+#: a windowed Filter: ``(cluster, pod, plugin, state) -> WindowFn`` (None: use the whole-cluster Filter)
+FilterWindowFn = Callable[["ClusterState", "Pod", Any, CycleState], "WindowFn | None"]
 ScoreFn = Callable[["ClusterState", "Pod", Any, np.ndarray], "ScoreVector | None"]
 #: together with a partner: (cluster, pod, (plugin, weight), (partner, weight), scored nodes) -> weighted totals
 JointScoreFn = Callable[["ClusterState", "Pod", tuple[Any, int], tuple[Any, int], np.ndarray], "np.ndarray | None"]
@@ -139,6 +143,10 @@ class Vectorised:
 
     #: Filter over every node (None from the function: run the plugin's Filter node by node)
     filter: FilterFn | None = None
+    #: the same Filter over a window of nodes, for Filters that cost O(nodes) per cycle: the
+    #: cycle then reads only as many nodes as it takes to find enough that fit. Its failures
+    #: are exactly ``filter``'s on the window; where it answers None, ``filter`` is used
+    filter_window: FilterWindowFn | None = None
     #: Score (after NormalizeScore) over the scored nodes; :data:`SKIPPED` for PreScore's Skip
     score: ScoreFn | None = None
     #: PreFilter in the arrays' terms: writes its state and returns its status, or None (run the plugin's)

@@ -158,3 +158,30 @@ def test_resource_scorers_together_equal_the_two_plugins_weighted(seed, fit_w, b
         if bal_scores is not None:
             want += np.array(bal_scores, dtype=np.int64) * bal_w
         assert got.tolist() == want.tolist()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 10**9))
+def test_resource_scores_kept_between_cycles_equal_the_plugins_after_binds_and_removals(seed):
+    from kubetwin.scheduler.plugins.noderesources.vector import score_resources_together
+
+    rng, fast, _ = _pair(seed, 30)
+    fit = next(p for p, _ in fast.plugins if p.name == "NodeResourcesFit")
+    bal = next(p for p, _ in fast.plugins if p.name == "NodeResourcesBalancedAllocation")
+    shapes = [_pod(rng, f"shape{k}") for k in range(3)]
+    bound = []
+    for k in range(25):
+        pod = rng.choice(shapes)
+        idx = np.array(sorted(rng.sample(range(fast.cluster.n), rng.randint(1, fast.cluster.n))), dtype=np.int64)
+        got = score_resources_together(fast.cluster, pod, (fit, 1), (bal, 1), idx)
+        want = np.array(_plugin_scores(fast, "NodeResourcesFit", pod, idx), dtype=np.int64)
+        bal_scores = _plugin_scores(fast, "NodeResourcesBalancedAllocation", pod, idx)
+        if bal_scores is not None:
+            want += np.array(bal_scores, dtype=np.int64)
+        assert got is not None and got.tolist() == want.tolist(), f"seed {seed}, cycle {k}"
+        if bound and rng.random() < 0.3:
+            fast.remove(bound.pop(rng.randrange(len(bound))))
+        else:
+            new = _pod(rng, f"b{k}")
+            fast.bind(new, fast.cluster.names[rng.randrange(fast.cluster.n)])
+            bound.append(new)

@@ -19,6 +19,7 @@ from ...framework.status import SKIP, SUCCESS, Status
 from ...framework.types import PodInfo
 from . import NAME
 from . import plugin as ipa
+from .existing import PREFERRED_AFFINITY, REQUIRED_AFFINITY, existing_anti_affinity, existing_scoring_terms
 
 IPA_STATE = NAME + "/vector"
 #: selectors as bytes: the key under which matching pods are counted
@@ -43,12 +44,11 @@ def inter_pod_affinity_state(cs: ClusterState, pod: Pod) -> tuple | None:
     #: topology key -> the nodes (repeats allowed) whose domain for that key an existing pod's
     #: required anti-affinity term closes to the pod
     existing: dict[str, list[int]] = {}
-    for i in cs.nodes_with_anti:
-        ni = cs.infos[i]
-        for ep in ni.pods_with_required_anti_affinity:
-            for t in ep.required_anti_affinity_terms:
-                if t.matches(pod, ns_labels) and t.topology_key in ni.labels:
-                    existing.setdefault(t.topology_key, []).append(i)
+    if cs.nodes_with_anti:
+        # each distinct term of the bound pods matched once (replicas carry equal terms)
+        for t, nodes in existing_anti_affinity(cs).terms.values():
+            if t.matches(pod, ns_labels):   # nodes: those with the term's topology key
+                existing.setdefault(t.topology_key, []).extend(nodes)
     if not affinity and not anti and not existing:
         return None
     return affinity, raw_aff, anti, raw_anti, existing
@@ -164,30 +164,24 @@ def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
         ns_labels = snap.namespace_labels(pod.metadata.namespace)
         hard = args.hard_pod_affinity_weight
         existing_pref = not args.ignore_preferred_terms_of_existing_pods
-        for i in cs.nodes_with_affinity:
-            ni = cs.infos[i]
-            for ep in ni.pods_with_affinity:
-                if not (ep.required_affinity_terms or ep.preferred_affinity_terms
-                        or ep.preferred_anti_affinity_terms):
-                    continue   # only required anti-affinity: nothing here scores
-                found: list[tuple[Any, int]] = []
-                if hard > 0:
-                    found += [(t, hard) for t in ep.required_affinity_terms]
-                if existing_pref:
-                    found += [(t, t.weight) for t in ep.preferred_affinity_terms]
-                    found += [(t, -t.weight) for t in ep.preferred_anti_affinity_terms]
-                for t, w in found:
-                    if not t.matches(pod, ns_labels):
-                        continue
-                    v = ni.labels.get(t.topology_key)
-                    if v is None:
-                        continue
-                    code = cs.labels.code_of(t.topology_key, v)
-                    arr = domain_sums(t.topology_key)
-                    if code is None or arr is None:
-                        continue
-                    touched = True
-                    arr[code] += w
+        # each distinct term of the bound pods matched once, added on the nodes carrying it
+        for tk, (t, nodes) in existing_scoring_terms(cs).terms.items():
+            kind = tk[0]
+            if kind == REQUIRED_AFFINITY:
+                if hard <= 0:
+                    continue
+                w = hard
+            elif not existing_pref:
+                continue
+            else:
+                w = t.weight if kind == PREFERRED_AFFINITY else -t.weight
+            if not t.matches(pod, ns_labels):
+                continue
+            arr = domain_sums(t.topology_key)
+            assert arr is not None   # the nodes listed carry the key
+            touched = True
+            at = cs.labels.codes_of(t.topology_key)[np.fromiter(nodes, dtype=np.int64, count=len(nodes))]
+            np.add.at(arr, at, np.fromiter(nodes.values(), dtype=np.int64, count=len(nodes)) * w)
     if not touched:
         return SKIPPED
     for key, arr in per_key.items():

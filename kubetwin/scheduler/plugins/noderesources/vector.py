@@ -11,6 +11,7 @@ Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/fram
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -18,6 +19,7 @@ import numpy as np
 from ....model.pod import Pod, is_extended_resource
 from ...backend.cache import ClusterState
 from ...backend.columns import FIXED_RESOURCES
+from ...fastpath.nodescores import node_local_scores
 from ...fastpath.vector import SKIPPED, UU, FilterVerdict, ScoreVector, U, Vectorised, codes
 from ...framework.interface import MAX_NODE_SCORE, CycleState
 from ...framework.resources import is_scalar_resource_name
@@ -78,25 +80,50 @@ def filter_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
     """``fitsRequest`` over all nodes. Which nodes fail is all a successful cycle reads; the
     reasons (a bitmask per node: bit 0 'Too many pods', then one bit per resource) are worked
     out only when the cycle fails."""
+    plan = _plan(cs, pod, plugin, state)
+    fail = _fit_fail(cs, plan, _unindexed(cs, plan), 0, cs.n)
+    return FilterVerdict(plugin.name, fail, explain=lambda: _fit_reasons(cs, plan))
+
+
+def window_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any,
+                              state: CycleState) -> Callable[[int, int], np.ndarray]:
+    """:func:`filter_node_resources_fit`'s failures over the nodes ``lo`` to ``hi`` only (the
+    windowed Filter of :mod:`...fastpath.cycle`: the cycle stops once enough nodes fit)."""
+    plan = _plan(cs, pod, plugin, state)
+    unindexed = _unindexed(cs, plan)
+    return lambda lo, hi: _fit_fail(cs, plan, unindexed, lo, hi)
+
+
+def _plan(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> tuple[Wanted, ...]:
     req = state.get(plugin.name)
     if req is None:
         req = cs.amounts(pod).requests
-    plan = wanted_resources(cs, pod, plugin, req)
-    fail = cs.npods >= cs.pods_alloc
+    return wanted_resources(cs, pod, plugin, req)
+
+
+def _unindexed(cs: ClusterState, plan: Sequence[Wanted]) -> dict[str, np.ndarray]:
+    """What pods already bound asked for of the resources no node has (rare: usually empty)."""
+    return {name: _unindexed_requested(cs, name) for name, _, _, j in plan if j is None}
+
+
+def _fit_fail(cs: ClusterState, plan: Sequence[Wanted], unindexed: dict[str, np.ndarray], lo: int,
+              hi: int) -> np.ndarray:
+    """Nodes ``lo`` to ``hi`` (exclusive) short of pods or of a requested resource."""
+    fail = cs.npods[lo:hi] >= cs.pods_alloc[lo:hi]
     dra: bool | None = None
     for name, want, fixed, j in plan:
         if j is None:  # no node has it: only pods already bound may have asked for it
-            short = want > -_unindexed_requested(cs, name)
+            short = want > -unindexed[name][lo:hi]
         else:
-            short = want > cs.free[:, j]
+            short = want > cs.free[lo:hi, j]
         if not fixed:
             if dra is None:
                 dra = cs.gates.enabled("DRAExtendedResource")
             if dra and device_class_for(cs.handle, name) is not None:
                 # a DeviceClass backs it: only nodes that have it as a device plugin's count it here
-                short &= cs.alloc[:, j] > 0 if j is not None else False
+                short &= cs.alloc[lo:hi, j] > 0 if j is not None else False
         fail |= short
-    return FilterVerdict(plugin.name, fail, explain=lambda: _fit_reasons(cs, plan))
+    return fail
 
 
 def _fit_reasons(cs: ClusterState, plan: Sequence[Wanted]) -> tuple[np.ndarray, np.ndarray, Callable[[int], tuple[str, ...]]]:
@@ -419,17 +446,63 @@ def score_resources_together(cs: ClusterState, pod: Pod, fit_weighted: tuple[Any
     if fa.strategy != LEAST_ALLOCATED or not _cpu_memory_columns(cs, fa.resources) \
             or not _cpu_memory_columns(cs, ba.resources):
         return None
-    caps = _cpu_memory(cs.alloc, idx)
-    total = _least_cpu_memory(fa.resources, caps, _cpu_memory(cs.non_zero, idx),
-                              score_requests(cs, pod, fa.resources, False))
+    fit_reqs = score_requests(cs, pod, fa.resources, False)
+    bal_req = score_requests(cs, pod, ba.resources, True)
+
+    def compute(nodes: np.ndarray) -> np.ndarray:
+        if len(nodes) <= _FEW:   # the nodes changed since the last cycle: one at a time
+            return np.array([_joint_on(cs, int(i), fa.resources, fit_reqs, fit_weight, bal_req, balanced_weight)
+                             for i in nodes.tolist()], dtype=np.int64)
+        caps = _cpu_memory(cs.alloc, nodes)
+        total = _least_cpu_memory(fa.resources, caps, _cpu_memory(cs.non_zero, nodes), fit_reqs)
+        if fit_weight != 1:
+            total *= fit_weight
+        if any(bal_req):   # else Skip: a best-effort pod changes no balance
+            bal = _balanced_cpu_memory(caps, _cpu_memory(cs.requested, nodes), bal_req)
+            if balanced_weight != 1:
+                bal *= balanced_weight
+            total += bal
+        return total
+
+    # both scores read the node's own columns only: kept per pod shape until the node changes
+    # (the requests lists are the shape's, memoised with its amounts: their identities name it)
+    key = (_JOINT, id(fit), id(balanced), fit_weight, balanced_weight, id(fit_reqs), id(bal_req))
+    return node_local_scores(cs, key, (fit, balanced, fit_reqs, bal_req), idx, compute)
+
+
+_JOINT = "NodeResourcesFit+NodeResourcesBalancedAllocation"
+#: up to this many nodes are scored one by one in Python (fewer calls than the arrays' way)
+_FEW = 6
+
+
+def _joint_on(cs: ClusterState, i: int, resources: Sequence[ra.ResourceSpec], fit_reqs: Sequence[int],
+              fit_weight: int, bal_req: Sequence[int], balanced_weight: int) -> int:
+    """:func:`score_resources_together` on node ``i`` alone: the operations of
+    :func:`_least_cpu_memory` and :func:`_balanced_cpu_memory` in the same order, on Python ints
+    and floats (int64 and float64 give the same results: amounts below 2**63, and each float step
+    rounds as numpy's does)."""
+    alloc, non_zero, requested = cs.alloc, cs.non_zero, cs.requested
+    cap0, cap1 = alloc.item(i, 0), alloc.item(i, 1)
+    total = 0
+    for k, cap in ((0, cap0), (1, cap1)):
+        left = cap - non_zero.item(i, k) - fit_reqs[k]
+        if left < 0:
+            left = 0
+        left = left * MAX_NODE_SCORE // cap
+        w = resources[k].weight
+        total += left * w if w != 1 else left
+    wsum = resources[0].weight + resources[1].weight
+    if wsum:
+        total //= wsum
     if fit_weight != 1:
         total *= fit_weight
-    bal_req = score_requests(cs, pod, ba.resources, True)
-    if any(bal_req):   # else Skip: a best-effort pod changes no balance
-        bal = _balanced_cpu_memory(caps, _cpu_memory(cs.requested, idx), bal_req)
-        if balanced_weight != 1:
-            bal *= balanced_weight
-        total += bal
+    if any(bal_req):
+        f0 = float(requested.item(i, 0) + bal_req[0]) / float(cap0)
+        f0 = min(f0, 1.0)
+        f1 = float(requested.item(i, 1) + bal_req[1]) / float(cap1)
+        f1 = min(f1, 1.0)
+        bal = math.floor((1 - abs((f0 - f1) / 2)) * MAX_NODE_SCORE)
+        total += bal * balanced_weight if balanced_weight != 1 else bal
     return total
 
 
@@ -447,6 +520,7 @@ def fit_node_filter(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) 
     return lambda i: node_resources_fit_on(cs, plugin, i, wanted, statuses)
 
 
-VECTORISED = Vectorised(filter=filter_node_resources_fit, score=score_node_resources_fit, pre_filter=pre_filter_fit,
+VECTORISED = Vectorised(filter=filter_node_resources_fit, filter_window=window_node_resources_fit,
+                        score=score_node_resources_fit, pre_filter=pre_filter_fit,
                         node_filter=fit_node_filter, score_with=(BALANCED_ALLOCATION, score_resources_together))
 BALANCED_ALLOCATION_VECTORISED = Vectorised(score=score_balanced_allocation)

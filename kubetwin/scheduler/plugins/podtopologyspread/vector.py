@@ -7,7 +7,8 @@ Not an upstream module: upstream has only the plain plugin (``pkg/scheduler/fram
 from __future__ import annotations
 
 import math
-from typing import Any
+import weakref
+from typing import Any, Callable
 
 import msgspec
 import numpy as np
@@ -48,59 +49,184 @@ def spread_constraints(cs: ClusterState, pod: Pod, plugin: Any) -> list | None:
 
 
 def filter_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict | None:
-    """PreFilter's domain counts and Filter's skew check over all nodes at once."""
+    """PreFilter's domain counts and Filter's skew check over all nodes at once: per constraint,
+    a table over the key's values (plus the trailing 'absent' entry) of the domains that fail,
+    gathered per node. Codes and reasons are worked out only when no node fits."""
+    tables = spread_tables(cs, pod, plugin, state)
+    if tables is None:
+        return None
+    codes, table = tables[0]
+    fail = table[codes]
+    for codes, table in tables[1:]:
+        fail |= table[codes]
+    return FilterVerdict(plugin.name, fail, explain=lambda: _spread_reasons(cs, tables))
+
+
+def window_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any,
+                               state: CycleState) -> Callable[[int, int], np.ndarray] | None:
+    """:func:`filter_pod_topology_spread`'s failures over the nodes ``lo`` to ``hi`` only: the
+    domain tables are the whole cluster's, the gather per node is the window's."""
+    tables = spread_tables(cs, pod, plugin, state)
+    if tables is None:
+        return None
+
+    def fails(lo: int, hi: int) -> np.ndarray:
+        codes, table = tables[0]
+        fail = table[codes[lo:hi]]
+        for codes, table in tables[1:]:
+            fail |= table[codes[lo:hi]]
+        return fail
+
+    return fails
+
+
+def _spread_reasons(cs: ClusterState, tables: list[tuple[np.ndarray, np.ndarray]]) -> tuple[
+        np.ndarray, np.ndarray, Callable[[int], tuple[str, ...]]]:
+    """Each failing node's reason: the first constraint it fails, for a missing label (UU) or for
+    the skew (U)."""
+    n = cs.n
+    fail = np.zeros(n, dtype=bool)
+    key = np.zeros(n, dtype=np.int64)  # 1: missing label (UU), 2: skew (U)
+    for codes, table in tables:
+        missing = codes < 0
+        new_missing = missing & ~fail
+        key[new_missing] = 1
+        fail |= new_missing
+        new_skew = table[codes] & ~missing & ~fail
+        key[new_skew] = 2
+        fail |= new_skew
+    code = np.where(key == 1, UU, U).astype(np.int8)
+    reasons = ((), (pts.ERR_REASON_NODE_LABEL_NOT_MATCH,), (pts.ERR_REASON_CONSTRAINTS_NOT_MATCH,))
+    return code, key, lambda k: reasons[k]
+
+
+def spread_tables(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> list[
+        tuple[np.ndarray, np.ndarray]] | None:
+    """Per hard constraint: the nodes' codes for its topology key and the table, over the key's
+    values plus a trailing 'absent' entry, of where a node fails — its domain's matching pods plus
+    the pod's own match, less the fewest of any eligible domain, above ``maxSkew``; or no label
+    (the absent entry: True). None when the plugin must run node by node."""
     cons = state.get(SPREAD_STATE)
     if cons is None:
         return None
     n = cs.n
     ns = pod.metadata.namespace
-    has_all = np.ones(n, dtype=bool)
-    for c, _ in cons:
-        has_all &= cs.labels.codes_of(c.topology_key) >= 0
-    aff = taint_ok = None
-    fail = np.zeros(n, dtype=bool)
-    key = np.zeros(n, dtype=np.int64)  # 1: missing label (UU), 2: skew (U)
+    keys = tuple(c.topology_key for c, _ in cons)
+    has_all: np.ndarray | None = None
+    aff: np.ndarray | None = None
+    taint_fail: np.ndarray | None = None
+    out = []
     for c, sel_key in cons:
-        included = has_all.copy()
-        if c.node_affinity_policy == "Honor":
-            if aff is None:
-                aff = required_affinity_mask(cs, pod)
-            included &= aff
+        honour_aff = c.node_affinity_policy == "Honor" and _requires_nodes(pod)
+        honour_taints = False
         if c.node_taints_policy == "Honor":
-            if taint_ok is None:
-                taint_ok = ~filter_taint_toleration(cs, pod, plugin, state).fail
-            included &= taint_ok
+            if taint_fail is None:
+                taint_fail = filter_taint_toleration(cs, pod, plugin, state).fail
+            honour_taints = taint_fail is not cs.no_fail   # some node's taints are not tolerated
         codes = cs.labels.codes_of(c.topology_key)
         nvals = len(cs.labels.values.get(c.topology_key, ()))
         if c.selector.empty:
-            counts = np.zeros(n, dtype=np.int64)
+            counts = None
         else:
             counts = cs.match_counts(ns, sel_key, c.selector.matches)
-        inc_codes = codes[included]
-        present = np.bincount(inc_codes, minlength=nvals) > 0 if nvals else np.zeros(0, dtype=bool)
-        dom = np.bincount(inc_codes, weights=counts[included], minlength=nvals).astype(np.int64) \
-            if nvals else np.zeros(0, dtype=np.int64)
+        if not honour_aff and not honour_taints:
+            # eligible nodes: those with every constraint's key: domain sums kept between cycles
+            present, dom = _domains(cs, (ns, sel_key, keys, c.topology_key), keys, codes, nvals, counts)
+        else:
+            if has_all is None:
+                has_all = np.ones(n, dtype=bool)
+                for k in keys:
+                    has_all &= cs.labels.codes_of(k) >= 0
+            included = has_all.copy()
+            if honour_aff:
+                if aff is None:
+                    aff = required_affinity_mask(cs, pod)
+                included &= aff
+            if honour_taints:
+                assert taint_fail is not None
+                included &= ~taint_fail
+            present, dom = _domain_sums(codes[included], None if counts is None else counts[included], nvals)
         n_dom = int(present.sum())
         min_match = int(dom[present].min()) if n_dom else MAX_INT32
         if n_dom < c.min_domains:
             min_match = 0
         self_match = 1 if c.selector.matches(pod.metadata.labels) else 0
-        missing = codes < 0
-        # the skew check per domain, then gathered per node; the trailing entry is the 'absent'
-        # code -1 (a node without the label fails for that reason, not for skew)
-        dom_skew = np.zeros(nvals + 1, dtype=bool)
+        table = np.ones(nvals + 1, dtype=bool)   # the trailing entry: no label
         if nvals:
-            dom_skew[:nvals] = dom + self_match - min_match > c.max_skew
-        skew = dom_skew[codes]
-        new_missing = missing & ~fail
-        key[new_missing] = 1
-        fail |= new_missing
-        new_skew = skew & ~missing & ~fail
-        key[new_skew] = 2
-        fail |= new_skew
-    code = np.where(key == 1, UU, U).astype(np.int8)
-    reasons = ((), (pts.ERR_REASON_NODE_LABEL_NOT_MATCH,), (pts.ERR_REASON_CONSTRAINTS_NOT_MATCH,))
-    return FilterVerdict(plugin.name, fail, code, key, lambda k: reasons[k])
+            table[:nvals] = dom + self_match - min_match > c.max_skew
+        out.append((codes, table))
+    return out
+
+
+def _requires_nodes(pod: Pod) -> bool:
+    """The pod asks for some nodes (nodeSelector or required node affinity): honouring it may
+    leave nodes out of the domains."""
+    if pod.spec.node_selector:
+        return True
+    aff = pod.spec.affinity
+    return aff is not None and aff.node_affinity is not None \
+        and aff.node_affinity.required_during_scheduling_ignored_during_execution is not None
+
+
+def _domain_sums(inc_codes: np.ndarray, inc_counts: np.ndarray | None, nvals: int) -> tuple[np.ndarray, np.ndarray]:
+    """(domains with an eligible node, matching pods per domain) over the eligible nodes."""
+    if not nvals:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+    present = np.bincount(inc_codes, minlength=nvals) > 0
+    if inc_counts is None:
+        return present, np.zeros(nvals, dtype=np.int64)
+    return present, np.bincount(inc_codes, weights=inc_counts, minlength=nvals).astype(np.int64)
+
+
+class _Domains:
+    __slots__ = ("generation", "present", "dom", "counts", "eligible", "codes")
+
+    def __init__(self, generation: int, present: np.ndarray, dom: np.ndarray, counts: np.ndarray | None,
+                 eligible: np.ndarray, codes: np.ndarray):
+        self.generation = generation
+        self.present, self.dom = present, dom
+        self.counts = counts        # the matching pods per node the sums were taken from
+        self.eligible = eligible    # nodes with every constraint's key
+        self.codes = codes
+
+
+_DOMAINS: "weakref.WeakKeyDictionary[ClusterState, dict[Any, _Domains]]" = weakref.WeakKeyDictionary()
+
+
+def _domains(cs: ClusterState, key: Any, keys: tuple[str, ...], codes: np.ndarray, nvals: int,
+             counts: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_domain_sums` over the nodes with every key in ``keys``, kept from one cycle to the
+    next: a bind or removal changes one node's matching pods, added to its domain's sum; any
+    change that is not one node's own (labels) sums again."""
+    memo = _DOMAINS.get(cs)
+    if memo is None:
+        memo = _DOMAINS[cs] = {}
+    e = memo.get(key)
+    gen = cs.generation
+    if e is not None and e.generation != gen and e.codes is codes:
+        changed = cs.changed_since(e.generation)
+        if changed is None:
+            e = None
+        elif counts is not None and e.counts is not None:
+            for i in changed:
+                now = counts.item(i)
+                d = now - e.counts.item(i)
+                if d:
+                    e.counts[i] = now
+                    if e.eligible.item(i):
+                        e.dom[codes.item(i)] += d
+            e.generation = gen
+        else:
+            e.generation = gen
+    if e is None or e.codes is not codes or e.generation != gen:
+        eligible = np.ones(cs.n, dtype=bool)
+        for k in keys:
+            eligible &= cs.labels.codes_of(k) >= 0
+        present, dom = _domain_sums(codes[eligible], None if counts is None else counts[eligible], nvals)
+        if len(memo) > 256:
+            memo.clear()
+        e = memo[key] = _Domains(gen, present, dom, None if counts is None else counts.copy(), eligible, codes)
+    return e.present, e.dom
 
 
 def score_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
@@ -217,5 +343,6 @@ def pre_filter_spread(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState
     return SUCCESS
 
 
-VECTORISED = Vectorised(filter=filter_pod_topology_spread, score=score_pod_topology_spread,
+VECTORISED = Vectorised(filter=filter_pod_topology_spread, filter_window=window_pod_topology_spread,
+                        score=score_pod_topology_spread,
                         pre_filter=pre_filter_spread, pre_filter_is_skip=spread_is_skip)

@@ -1,0 +1,80 @@
+"""Scores that read only each node's own state, kept per pod shape from one cycle to the next.
+
+NodeResourcesFit's and NodeResourcesBalancedAllocation's scores of a node depend on the pod's
+requests and on that node's columns alone (allocatable, requested), and a bind or a removal
+changes one node. Pods of one shape — a Deployment's replicas — are scored again and again on
+mostly the same nodes, so a node's score is kept until the node changes (the cache's
+generations say which nodes did: :meth:`~..backend.cache.Cache.changed_since`; any change that is
+not one node's own forgets them all), and a cycle computes only the scored nodes it does not
+hold. Each value is the one the score's own function gives for the node, so the totals are those
+of scoring every node afresh.
+
+Not an upstream module: upstream scores every feasible node in each cycle
+(``pkg/scheduler/schedule_one.go``'s ``prioritizeNodes``); this is the fast path's memo of it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any, Callable, Hashable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ..backend.cache import ClusterState
+
+#: at most this many (score, pod shape) entries per cluster, and at most this many node values
+#: in all (about 9 bytes each): the least recently used entry goes first
+MAX_ENTRIES = 64
+MAX_VALUES = 4_000_000
+
+
+class _Entry:
+    __slots__ = ("values", "valid", "generation", "pins")
+
+    def __init__(self, n: int, generation: int, pins: tuple[Any, ...]):
+        self.values = np.zeros(n, dtype=np.int64)
+        self.valid = np.zeros(n, dtype=bool)
+        self.generation = generation
+        #: the objects whose identities the key holds, kept alive while the entry is
+        self.pins = pins
+
+
+_MEMOS: "weakref.WeakKeyDictionary[ClusterState, OrderedDict[Hashable, _Entry]]" = weakref.WeakKeyDictionary()
+
+
+def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], idx: np.ndarray,
+                      compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The scores of nodes ``idx`` (a new int64 array): those kept for ``key`` where the node has
+    not changed since they were computed, ``compute(nodes)`` for the others. ``compute`` must
+    give each node's score from that node's own state and the pod alone; ``key`` names the score
+    and the pod's shape (``pins``: objects the key refers to by identity)."""
+    memo = _MEMOS.get(cs)
+    if memo is None:
+        memo = _MEMOS[cs] = OrderedDict()
+    gen = cs.generation
+    e = memo.get(key)
+    if e is None or len(e.values) != cs.n:
+        e = memo[key] = _Entry(cs.n, gen, pins)
+        limit = max(1, min(MAX_ENTRIES, MAX_VALUES // max(cs.n, 1)))
+        while len(memo) > limit:
+            memo.popitem(last=False)
+    else:
+        memo.move_to_end(key)
+        if e.generation != gen:
+            changed = cs.changed_since(e.generation)
+            if changed is None:
+                e.valid[:] = False
+            elif len(changed) == 1:
+                for i in changed:
+                    e.valid[i] = False
+            else:
+                e.valid[list(changed)] = False
+            e.generation = gen
+    valid = e.valid.take(idx)
+    if not valid.all():
+        miss = idx[~valid]
+        e.values[miss] = compute(miss)
+        e.valid[miss] = True
+    return e.values.take(idx)
