@@ -33,8 +33,7 @@ values (``pkg/kubelet/cm``: ``MilliCPUToQuota``, ``MilliCPUToShares``) and the k
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -54,9 +53,9 @@ _EPS = 1e-9
 MAX_POD_SERIES = 200
 
 
-@dataclass(frozen=True, slots=True)
-class ContainerCPU:
-    """One container's CPU figures at the end of its run (or of the simulation)."""
+class ContainerCPU(NamedTuple):
+    """One container's CPU figures at the end of its run (or of the simulation). A named tuple:
+    the end of a run makes one per container, so it is built at the cost of a tuple."""
 
     container: str
     cpu_max: str                 # cgroup v2 cpu.max
@@ -419,22 +418,22 @@ class NodeCPU:
             return []
         idx = np.array(rows, dtype=np.int64)
         avg = self.psi.avg[:, idx, :]
-        shown = ((avg >> FSHIFT) * 100 + (((avg & (FIXED_1 - 1)) * 100) >> FSHIFT)).tolist()   # hundredths
-        totals = (self.psi.total_ns[:, idx] // 1000).tolist()
-        usage = self.usage_us[idx].astype(np.int64).tolist()
-        periods = np.round(self.periods[idx]).astype(np.int64).tolist()
-        thr = np.round(self.thr_periods[idx]).astype(np.int64).tolist()
-        thr_us = self.thr_us[idx].astype(np.int64).tolist()
-        peak = self.peak[idx].tolist()
-        out = []
-        for k, r in enumerate(rows):
-            name, quota_us, period, weight, kind = self.meta[r]
-            cpu_max = f"{quota_us or 'max'} {period}"
-            some, full = shown[0][k], shown[1][k]
-            out.append(ContainerCPU(name, cpu_max, weight, kind, usage[k], periods[k], thr[k], thr_us[k],
-                                    some[0] / 100, some[1] / 100, some[2] / 100, totals[0][k], full[0] / 100,
-                                    totals[1][k], peak[k]))
-        return out
+        shown = ((avg >> FSHIFT) * 100 + (((avg & (FIXED_1 - 1)) * 100) >> FSHIFT)) / 100   # two decimals
+        totals = self.psi.total_ns[:, idx] // 1000
+        meta = self.meta
+        names, cpu_max, weights, kinds = [], [], [], []
+        for r in rows:
+            name, quota_us, period, weight, kind = meta[r]
+            names.append(name)
+            cpu_max.append(f"{quota_us or 'max'} {period}")
+            weights.append(weight)
+            kinds.append(kind)
+        return list(map(ContainerCPU, names, cpu_max, weights, kinds, self.usage_us[idx].astype(np.int64).tolist(),
+                        np.round(self.periods[idx]).astype(np.int64).tolist(),
+                        np.round(self.thr_periods[idx]).astype(np.int64).tolist(),
+                        self.thr_us[idx].astype(np.int64).tolist(), shown[0, :, 0].tolist(), shown[0, :, 1].tolist(),
+                        shown[0, :, 2].tolist(), totals[0].tolist(), shown[1, :, 0].tolist(), totals[1].tolist(),
+                        self.peak[idx].tolist()))
 
     # --- results ---------------------------------------------------------------------------------
     def result(self) -> dict[str, Any]:
@@ -457,12 +456,16 @@ class NodeCPU:
     def pod_series(self, limit: int = MAX_POD_SERIES) -> dict[int, list[list[float]]]:
         """[time, throttled share, some avg10, cores] per sample for the ``limit`` pods whose some
         avg10 peaked highest (then the most throttled)."""
-        peak: dict[int, tuple[float, float]] = {}
-        for _, pods, thr, psi10, _ in self.pod_steps:
-            for p, a, b in zip(pods.tolist(), psi10.tolist(), thr.tolist()):
-                was = peak.get(p, (0.0, 0.0))
-                peak[p] = (max(a, was[0]), max(b, was[1]))
-        keep = sorted(peak, key=lambda p: (-peak[p][0], -peak[p][1], p))[:limit]
+        if not self.pod_steps:
+            return {}
+        every = np.concatenate([pods for _, pods, _, _, _ in self.pod_steps])
+        seen, at = np.unique(every, return_inverse=True)
+        peak_psi = np.zeros(len(seen))
+        peak_thr = np.zeros(len(seen))
+        np.maximum.at(peak_psi, at, np.concatenate([psi10 for _, _, _, psi10, _ in self.pod_steps]))
+        np.maximum.at(peak_thr, at, np.concatenate([thr for _, _, thr, _, _ in self.pod_steps]))
+        # highest peak avg10 first, then the most throttled, then by pod
+        keep = seen[np.lexsort((seen, -peak_thr, -peak_psi))[:limit]].tolist()
         wanted = np.array(sorted(keep), dtype=np.int64)
         out: dict[int, list[list[float]]] = {p: [] for p in keep}
         for t, pods, thr, psi10, cores in self.pod_steps:
