@@ -40,9 +40,9 @@ import numpy as np
 from ..kubelet.cgroups import QUOTA_PERIOD, milli_cpu_to_quota, milli_cpu_to_shares, runtime_cpu_weight
 from ..kubelet.oom import gate
 from ..kubelet.podlevel import guaranteed_cpus
-from ..model.pod import is_sidecar
 from .cfs import fair_share_pools, fluid_step
 from .psi import FIXED_1, FSHIFT, PSIAverages
+from .usage import _pick, curve_containers
 
 if TYPE_CHECKING:
     from ..model.summary import Summary
@@ -95,6 +95,8 @@ class NodeCPU:
         self.pod_level = gate(self.gates, "PodLevelResources")
         self.no_quota_on_exclusive = gate(self.gates, "DisableCPUQuotaWithExclusiveCPUs")
         self._weights: dict[int, int] = {}
+        #: id(kubelet configuration) -> (it, cpuCFSQuota, period µs, gates)
+        self._facts: dict[int, tuple[Any, bool, int, Any]] = {}
         #: rows started since the last sample: (row, node, pod, want, quota, period, weight, pool, start, request)
         self.pending: list[tuple[int, int, int, float, float, float, float, int, float, float]] = []
         self.n = 0                          # rows in use: [0, n)
@@ -209,35 +211,43 @@ class NodeCPU:
             self.pool_cap[self._shared_pool(i)] += self.pool_cap[p]
 
     # --- pods come and go ----------------------------------------------------------------------------
+    def _kubelet_facts(self, i: int) -> tuple[bool, int, Any]:
+        """What node ``i``'s kubelet configuration says of every container it starts: whether it
+        sets a quota (``cpuCFSQuota``), the quota period (µs), its feature gates — read once per
+        configuration (a frozen object, shared by a node group's nodes)."""
+        cfg = self.sim.sim_nodes[i].kubelet
+        if cfg is None:
+            return True, QUOTA_PERIOD, self.gates
+        got = self._facts.get(id(cfg))
+        if got is None or got[0] is not cfg:
+            # a Go duration: ns -> µs
+            period = int(cfg.cpu_cfs_quota_period) // 1000 if self.custom_period else QUOTA_PERIOD
+            got = self._facts[id(cfg)] = (cfg, cfg.cpu_cfs_quota, period, cfg.feature_gate_values)
+        return got[1], got[2], got[3]
+
     def started(self, i: int, sp: "SimPod") -> None:
         """The pod's containers start: one row each (written to the columns in bulk at the next sample)."""
-        from ..model.resources import quantity_milli_value
-
         pod = sp.pod
-        usage = sp.usage if sp.usage is not None and sp.usage.cpu else None
-        cfg = self.sim.sim_nodes[i].kubelet
-        quota_on = cfg.cpu_cfs_quota if cfg is not None else True
-        period = QUOTA_PERIOD
-        if cfg is not None and self.custom_period:
-            period = int(cfg.cpu_cfs_quota_period) // 1000   # a Go duration: ns -> µs
-        kubelet = self.sim.kubelets[i] or None
-        cpu_state = kubelet.cpu.state if kubelet is not None and kubelet.cpu.static is not None else None
-        kgates = cfg.feature_gate_values if cfg is not None else self.gates
+        curves = sp.usage.cpu if sp.usage is not None else ()
+        quota_on, period, kgates = self._kubelet_facts(i)
+        kubelet = self.sim.kubelets[i]
+        cpu_state = kubelet.cpu.state if kubelet and kubelet.cpu.static is not None else None
         pod_limit = 0
         if pod.spec.resources is not None and self.pod_level:
-            pod_limit = quantity_milli_value(pod.spec.resources.limits, "cpu")
-        rows = self.rows_of.setdefault(sp.i, [])
-        first = True
+            q = pod.spec.resources.limits.get("cpu")
+            pod_limit = q.milli_value() if q is not None else 0
+        rows = self.rows_of.get(sp.i)
+        if rows is None:
+            rows = self.rows_of[sp.i] = []
         now = self.sim.now
-        for c, init in pod.all_containers():
-            if init and not is_sidecar(c):
-                continue
-            curve = usage.cpu_of(c.name, first and not init) if usage is not None else None
-            if not init:
-                first = False
-            request = quantity_milli_value(c.resources.requests, "cpu")
-            limit = quantity_milli_value(c.resources.limits, "cpu") or pod_limit
-            shares = milli_cpu_to_shares(request if "cpu" in c.resources.requests or not limit else limit)
+        for c, lead in curve_containers(pod):
+            curve = _pick(curves, c.name, lead) if curves else None
+            requests = c.resources.requests
+            q = requests.get("cpu")
+            request = q.milli_value() if q is not None else 0
+            q = c.resources.limits.get("cpu")
+            limit = (q.milli_value() if q is not None else 0) or pod_limit
+            shares = milli_cpu_to_shares(request if "cpu" in requests or not limit else limit)
             cpus = cpu_state.get(pod.uid, c.name) if cpu_state is not None else None
             # exclusive: the static policy's own CPUs, or a pod-level pod's exclusive slice of its bubble
             exclusive = bool(cpus) and cpu_state is not None and (
@@ -261,7 +271,10 @@ class NodeCPU:
                                  quota_us / period if quota_us else math.inf, float(period), float(w), pool, now,
                                  request / 1000.0))
             if curve is not None and len(curve.times) > 1:
-                self.curves.setdefault(curve, {})[r] = sp
+                group = self.curves.get(curve)
+                if group is None:
+                    group = self.curves[curve] = {}
+                group[r] = sp
                 self.curve_of[r] = curve
             self.meta[r] = (c.name, quota_us, period, w, kind)
             rows.append(r)
