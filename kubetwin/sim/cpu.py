@@ -33,17 +33,16 @@ values (``pkg/kubelet/cm``: ``MilliCPUToQuota``, ``MilliCPUToShares``) and the k
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from ..kubelet.cgroups import QUOTA_PERIOD, milli_cpu_to_quota, milli_cpu_to_shares, runtime_cpu_weight
 from ..kubelet.oom import gate
 from ..kubelet.podlevel import guaranteed_cpus
-from ..model.pod import is_sidecar
 from .cfs import fair_share_pools, fluid_step
 from .psi import FIXED_1, FSHIFT, PSIAverages
+from .usage import _pick, curve_containers
 
 if TYPE_CHECKING:
     from ..model.summary import Summary
@@ -54,9 +53,9 @@ _EPS = 1e-9
 MAX_POD_SERIES = 200
 
 
-@dataclass(frozen=True, slots=True)
-class ContainerCPU:
-    """One container's CPU figures at the end of its run (or of the simulation)."""
+class ContainerCPU(NamedTuple):
+    """One container's CPU figures at the end of its run (or of the simulation). A named tuple:
+    the end of a run makes one per container, so it is built at the cost of a tuple."""
 
     container: str
     cpu_max: str                 # cgroup v2 cpu.max
@@ -96,6 +95,8 @@ class NodeCPU:
         self.pod_level = gate(self.gates, "PodLevelResources")
         self.no_quota_on_exclusive = gate(self.gates, "DisableCPUQuotaWithExclusiveCPUs")
         self._weights: dict[int, int] = {}
+        #: id(kubelet configuration) -> (it, cpuCFSQuota, period µs, gates)
+        self._facts: dict[int, tuple[Any, bool, int, Any]] = {}
         #: rows started since the last sample: (row, node, pod, want, quota, period, weight, pool, start, request)
         self.pending: list[tuple[int, int, int, float, float, float, float, int, float, float]] = []
         self.n = 0                          # rows in use: [0, n)
@@ -210,35 +211,43 @@ class NodeCPU:
             self.pool_cap[self._shared_pool(i)] += self.pool_cap[p]
 
     # --- pods come and go ----------------------------------------------------------------------------
+    def _kubelet_facts(self, i: int) -> tuple[bool, int, Any]:
+        """What node ``i``'s kubelet configuration says of every container it starts: whether it
+        sets a quota (``cpuCFSQuota``), the quota period (µs), its feature gates — read once per
+        configuration (a frozen object, shared by a node group's nodes)."""
+        cfg = self.sim.sim_nodes[i].kubelet
+        if cfg is None:
+            return True, QUOTA_PERIOD, self.gates
+        got = self._facts.get(id(cfg))
+        if got is None or got[0] is not cfg:
+            # a Go duration: ns -> µs
+            period = int(cfg.cpu_cfs_quota_period) // 1000 if self.custom_period else QUOTA_PERIOD
+            got = self._facts[id(cfg)] = (cfg, cfg.cpu_cfs_quota, period, cfg.feature_gate_values)
+        return got[1], got[2], got[3]
+
     def started(self, i: int, sp: "SimPod") -> None:
         """The pod's containers start: one row each (written to the columns in bulk at the next sample)."""
-        from ..model.resources import quantity_milli_value
-
         pod = sp.pod
-        usage = sp.usage if sp.usage is not None and sp.usage.cpu else None
-        cfg = self.sim.sim_nodes[i].kubelet
-        quota_on = cfg.cpu_cfs_quota if cfg is not None else True
-        period = QUOTA_PERIOD
-        if cfg is not None and self.custom_period:
-            period = int(cfg.cpu_cfs_quota_period) // 1000   # a Go duration: ns -> µs
-        kubelet = self.sim.kubelets[i] or None
-        cpu_state = kubelet.cpu.state if kubelet is not None and kubelet.cpu.static is not None else None
-        kgates = cfg.feature_gate_values if cfg is not None else self.gates
+        curves = sp.usage.cpu if sp.usage is not None else ()
+        quota_on, period, kgates = self._kubelet_facts(i)
+        kubelet = self.sim.kubelets[i]
+        cpu_state = kubelet.cpu.state if kubelet and kubelet.cpu.static is not None else None
         pod_limit = 0
         if pod.spec.resources is not None and self.pod_level:
-            pod_limit = quantity_milli_value(pod.spec.resources.limits, "cpu")
-        rows = self.rows_of.setdefault(sp.i, [])
-        first = True
+            q = pod.spec.resources.limits.get("cpu")
+            pod_limit = q.milli_value() if q is not None else 0
+        rows = self.rows_of.get(sp.i)
+        if rows is None:
+            rows = self.rows_of[sp.i] = []
         now = self.sim.now
-        for c, init in pod.all_containers():
-            if init and not is_sidecar(c):
-                continue
-            curve = usage.cpu_of(c.name, first and not init) if usage is not None else None
-            if not init:
-                first = False
-            request = quantity_milli_value(c.resources.requests, "cpu")
-            limit = quantity_milli_value(c.resources.limits, "cpu") or pod_limit
-            shares = milli_cpu_to_shares(request if "cpu" in c.resources.requests or not limit else limit)
+        for c, lead in curve_containers(pod):
+            curve = _pick(curves, c.name, lead) if curves else None
+            requests = c.resources.requests
+            q = requests.get("cpu")
+            request = q.milli_value() if q is not None else 0
+            q = c.resources.limits.get("cpu")
+            limit = (q.milli_value() if q is not None else 0) or pod_limit
+            shares = milli_cpu_to_shares(request if "cpu" in requests or not limit else limit)
             cpus = cpu_state.get(pod.uid, c.name) if cpu_state is not None else None
             # exclusive: the static policy's own CPUs, or a pod-level pod's exclusive slice of its bubble
             exclusive = bool(cpus) and cpu_state is not None and (
@@ -262,7 +271,10 @@ class NodeCPU:
                                  quota_us / period if quota_us else math.inf, float(period), float(w), pool, now,
                                  request / 1000.0))
             if curve is not None and len(curve.times) > 1:
-                self.curves.setdefault(curve, {})[r] = sp
+                group = self.curves.get(curve)
+                if group is None:
+                    group = self.curves[curve] = {}
+                group[r] = sp
                 self.curve_of[r] = curve
             self.meta[r] = (c.name, quota_us, period, w, kind)
             rows.append(r)
@@ -419,22 +431,22 @@ class NodeCPU:
             return []
         idx = np.array(rows, dtype=np.int64)
         avg = self.psi.avg[:, idx, :]
-        shown = ((avg >> FSHIFT) * 100 + (((avg & (FIXED_1 - 1)) * 100) >> FSHIFT)).tolist()   # hundredths
-        totals = (self.psi.total_ns[:, idx] // 1000).tolist()
-        usage = self.usage_us[idx].astype(np.int64).tolist()
-        periods = np.round(self.periods[idx]).astype(np.int64).tolist()
-        thr = np.round(self.thr_periods[idx]).astype(np.int64).tolist()
-        thr_us = self.thr_us[idx].astype(np.int64).tolist()
-        peak = self.peak[idx].tolist()
-        out = []
-        for k, r in enumerate(rows):
-            name, quota_us, period, weight, kind = self.meta[r]
-            cpu_max = f"{quota_us or 'max'} {period}"
-            some, full = shown[0][k], shown[1][k]
-            out.append(ContainerCPU(name, cpu_max, weight, kind, usage[k], periods[k], thr[k], thr_us[k],
-                                    some[0] / 100, some[1] / 100, some[2] / 100, totals[0][k], full[0] / 100,
-                                    totals[1][k], peak[k]))
-        return out
+        shown = ((avg >> FSHIFT) * 100 + (((avg & (FIXED_1 - 1)) * 100) >> FSHIFT)) / 100   # two decimals
+        totals = self.psi.total_ns[:, idx] // 1000
+        meta = self.meta
+        names, cpu_max, weights, kinds = [], [], [], []
+        for r in rows:
+            name, quota_us, period, weight, kind = meta[r]
+            names.append(name)
+            cpu_max.append(f"{quota_us or 'max'} {period}")
+            weights.append(weight)
+            kinds.append(kind)
+        return list(map(ContainerCPU, names, cpu_max, weights, kinds, self.usage_us[idx].astype(np.int64).tolist(),
+                        np.round(self.periods[idx]).astype(np.int64).tolist(),
+                        np.round(self.thr_periods[idx]).astype(np.int64).tolist(),
+                        self.thr_us[idx].astype(np.int64).tolist(), shown[0, :, 0].tolist(), shown[0, :, 1].tolist(),
+                        shown[0, :, 2].tolist(), totals[0].tolist(), shown[1, :, 0].tolist(), totals[1].tolist(),
+                        self.peak[idx].tolist()))
 
     # --- results ---------------------------------------------------------------------------------
     def result(self) -> dict[str, Any]:
@@ -457,12 +469,16 @@ class NodeCPU:
     def pod_series(self, limit: int = MAX_POD_SERIES) -> dict[int, list[list[float]]]:
         """[time, throttled share, some avg10, cores] per sample for the ``limit`` pods whose some
         avg10 peaked highest (then the most throttled)."""
-        peak: dict[int, tuple[float, float]] = {}
-        for _, pods, thr, psi10, _ in self.pod_steps:
-            for p, a, b in zip(pods.tolist(), psi10.tolist(), thr.tolist()):
-                was = peak.get(p, (0.0, 0.0))
-                peak[p] = (max(a, was[0]), max(b, was[1]))
-        keep = sorted(peak, key=lambda p: (-peak[p][0], -peak[p][1], p))[:limit]
+        if not self.pod_steps:
+            return {}
+        every = np.concatenate([pods for _, pods, _, _, _ in self.pod_steps])
+        seen, at = np.unique(every, return_inverse=True)
+        peak_psi = np.zeros(len(seen))
+        peak_thr = np.zeros(len(seen))
+        np.maximum.at(peak_psi, at, np.concatenate([psi10 for _, _, _, psi10, _ in self.pod_steps]))
+        np.maximum.at(peak_thr, at, np.concatenate([thr for _, _, thr, _, _ in self.pod_steps]))
+        # highest peak avg10 first, then the most throttled, then by pod
+        keep = seen[np.lexsort((seen, -peak_thr, -peak_psi))[:limit]].tolist()
         wanted = np.array(sorted(keep), dtype=np.int64)
         out: dict[int, list[list[float]]] = {p: [] for p in keep}
         for t, pods, thr, psi10, cores in self.pod_steps:

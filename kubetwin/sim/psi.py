@@ -124,10 +124,12 @@ class PSIAverages:
         if not len(rows):
             return
         every = len(rows) == n
-        # averages are at most 100 << 11 and calc_load's sum below 2**31: int32 holds every step
-        avg = np.ascontiguousarray(self.avg[:, :n, :] if every else self.avg[:, rows, :])
-        p = (pct if every else pct[:, rows]).astype(np.int32)[:, :, None]
-        exps = np.array(EXPS, dtype=np.int32)
+        # averages are at most 100 << 11 and calc_load's sum below 2**31: int32 holds every step.
+        # Worked on as [some|full, 10s|60s|300s, group]: each average's groups side by side in
+        # memory, so every operation below runs over long contiguous rows.
+        avg = (self.avg[:, :n, :] if every else self.avg[:, rows, :]).transpose(0, 2, 1).copy()
+        p = (pct if every else pct[:, rows]).astype(np.int32)[:, None, :]
+        exps = np.array(EXPS, dtype=np.int32)[None, :, None]
         # calc_load adds FIXED_1 - 1 while active >= load. With the same active every period the
         # average moves towards it and never crosses it (rising: at most active; falling: at
         # least active, and at active the rounding changes nothing), so which groups round up is
@@ -139,9 +141,9 @@ class PSIAverages:
             new += add
             np.right_shift(new, FSHIFT, out=avg)
         if every:
-            self.avg[:, :n, :] = avg
+            self.avg[:, :n, :] = avg.transpose(0, 2, 1)
         else:
-            self.avg[:, rows, :] = avg
+            self.avg[:, rows, :] = avg.transpose(0, 2, 1)
 
     def line(self, kind: int, row: int) -> PSILine:
         a = [int(x) for x in self.avg[kind, row]]

@@ -323,14 +323,21 @@ class RuntimePolicies:
 
 # --- placement figures ---------------------------------------------------------------------------
 class _Layout:
-    """What the figures read of a machine, computed once per machine: the NUMA node of each CPU,
-    the nodes with CPUs, their sizes largest first."""
+    """What the figures read of a machine, computed once per machine: the CPUs of each NUMA node
+    as one bit mask (by CPU: a CPU listed on two nodes counts on the last; and as the machine
+    lists them), the nodes with CPUs, their sizes largest first — so a CPU set's nodes are read
+    off its mask without walking its CPUs."""
 
-    __slots__ = ("machine", "numa", "with_cpus", "sizes")
+    __slots__ = ("machine", "masks", "node_masks", "with_cpus", "sizes")
 
     def __init__(self, machine: Any):
         self.machine = machine
-        self.numa = {cpu: n.id for n in machine.nodes for cpu in n.cpus}
+        numa = {cpu: n.id for n in machine.nodes for cpu in n.cpus}
+        masks: dict[int, int] = {}
+        for cpu, node in numa.items():
+            masks[node] = masks.get(node, 0) | 1 << cpu
+        self.masks = tuple(masks.items())
+        self.node_masks = tuple(n.cpus.mask for n in machine.nodes)
         self.with_cpus = frozenset(n.id for n in machine.nodes if n.cpus.size())
         self.sizes = sorted((n.cpus.size() for n in machine.nodes if n.cpus.size()), reverse=True)
 
@@ -363,8 +370,8 @@ def misaligned(machine: Any, cpus: CPUSet, mems: CPUSet, wanted_cpus: int) -> bo
     its CPUs need, or its ``cpuset.mems`` names a node with CPUs other than its CPUs' nodes
     (memory-only nodes — HBM, PMEM, CXL — count as local)."""
     lay = _layout(machine)
-    numa = lay.numa
-    nodes = {numa[c] for c in cpus if c in numa}
+    have = cpus.mask
+    nodes = {node for node, mask in lay.masks if have & mask}
     if len(nodes) > needed_numa_nodes(machine, wanted_cpus):
         return True
     return any(m in lay.with_cpus and m not in nodes for m in mems)
@@ -431,10 +438,11 @@ class _NodeFigures:
 def _stranded(machine: Any, exclusive: CPUSet, reserved: CPUSet) -> int:
     """Free CPUs of NUMA nodes that already hold exclusive CPUs (as :mod:`.metrics` counts them)."""
     out = 0
-    for n in machine.nodes:
-        total = n.cpus.size()
-        excl = (n.cpus & exclusive).size()
-        free = total - excl - (n.cpus & reserved).size()
+    exclusive_mask, reserved_mask = exclusive.mask, reserved.mask
+    for cpus in _layout(machine).node_masks:
+        total = cpus.bit_count()
+        excl = (cpus & exclusive_mask).bit_count()
+        free = total - excl - (cpus & reserved_mask).bit_count()
         if excl and free > 0:
             out += free
     return out
