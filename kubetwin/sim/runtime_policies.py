@@ -149,24 +149,34 @@ def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any
     done once. What never changes after start-up is shared — the machine, its sysfs view, the
     policy resource, the balloons' CPU tree —, the rest is copied. Python plugins are started
     afresh on every node (their state is theirs)."""
-    import copy
-
     if rp.plugin is not None:
         return new_runtime_node(machine, rp, config, kubelet)
     started, shared = _template(machine, rp, config, kubelet)
     memo = dict(shared)
     memo[id(started.kubelet)] = kubelet
-    return copy.deepcopy(started, memo)
+    return _deepcopy(started, memo)
 
 
 def clone_runtime_node(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> "RuntimeNode":
     """A copy of ``rn`` (a node forked by :func:`fork_runtime_node`) in its current state, below
     the same kubelet, sharing what the fork shares."""
-    import copy
-
     memo = dict(_template(rn.machine, rp, config, rn.kubelet)[1])
     memo[id(rn.kubelet)] = rn.kubelet
-    return copy.deepcopy(rn, memo)
+    return _deepcopy(rn, memo)
+
+
+#: copy runtime nodes with :func:`.runtime_copy.copy_state` (False: ``copy.deepcopy``, for A/B runs)
+FAST_COPY = True
+
+
+def _deepcopy(obj: Any, memo: dict[int, Any]) -> Any:
+    if FAST_COPY:
+        from .runtime_copy import copy_state
+
+        return copy_state(obj, memo)
+    import copy
+
+    return copy.deepcopy(obj, memo)
 
 
 def _template(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> tuple["RuntimeNode", dict[int, Any]]:
