@@ -465,7 +465,7 @@ def runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
             misplaced += 1
     reserved = CPUSet()
     if rn.resmgr is not None:
-        reserved = CPUSet.parse(rn.resmgr.policy.describe().get("reserved") or "")
+        reserved = rn.resmgr.policy.reserved_cpus()
     return containers, unpinned, misplaced, exclusive, reserved
 
 
