@@ -314,9 +314,9 @@ class RuntimePolicies:
             row["time"] = self.sim.now
             row["node"] = self.sim.cluster.names[i]
             rows.append(row)
-            exclusive = exclusive | CPUSet.parse(row["exclusive"])
+            exclusive = exclusive | _cpuset(row["exclusive"])
             if row["cpusetMems"]:
-                mems = mems | CPUSet.parse(row["cpusetMems"])
+                mems = mems | _cpuset(row["cpusetMems"])
         self.placed.extend(rows)
         sp.cpus = str(exclusive)
         sp.mems = ",".join(str(m) for m in mems) if exclusive else ""
@@ -336,11 +336,12 @@ class _Layout:
     """What the figures read of a machine, computed once per machine: the NUMA node of each CPU,
     the nodes with CPUs, their sizes largest first."""
 
-    __slots__ = ("machine", "numa", "with_cpus", "sizes")
+    __slots__ = ("machine", "masks", "with_cpus", "sizes")
 
     def __init__(self, machine: Any):
         self.machine = machine
-        self.numa = {cpu: n.id for n in machine.nodes for cpu in n.cpus}
+        #: each NUMA node with CPUs and the mask of its CPUs
+        self.masks = tuple((n.id, n.cpus.mask) for n in machine.nodes if n.cpus.size())
         self.with_cpus = frozenset(n.id for n in machine.nodes if n.cpus.size())
         self.sizes = sorted((n.cpus.size() for n in machine.nodes if n.cpus.size()), reverse=True)
 
@@ -373,8 +374,8 @@ def misaligned(machine: Any, cpus: CPUSet, mems: CPUSet, wanted_cpus: int) -> bo
     its CPUs need, or its ``cpuset.mems`` names a node with CPUs other than its CPUs' nodes
     (memory-only nodes — HBM, PMEM, CXL — count as local)."""
     lay = _layout(machine)
-    numa = lay.numa
-    nodes = {numa[c] for c in cpus if c in numa}
+    mask = cpus.mask
+    nodes = {nid for nid, m in lay.masks if mask & m}
     if len(nodes) > needed_numa_nodes(machine, wanted_cpus):
         return True
     return any(m in lay.with_cpus and m not in nodes for m in mems)
@@ -382,24 +383,43 @@ def misaligned(machine: Any, cpus: CPUSet, mems: CPUSet, wanted_cpus: int) -> bo
 
 def _wanted_cpus(pod: Any, name: str) -> int:
     """Whole CPUs a container asks for: its CPU request rounded up (at least one)."""
-    from ..model.quantity import parse_quantity
-
     for c, _ in pod.all_containers():
         if c.name == name:
             req = c.requests.get("cpu")
             if req is None:
                 return 1
-            milli = parse_quantity(req).milli_value()
-            return max(1, -(-milli // 1000))
+            whole = _WHOLE_CPUS.get(req)
+            if whole is None:
+                from ..model.quantity import parse_quantity
+
+                if len(_WHOLE_CPUS) > 4096:
+                    _WHOLE_CPUS.clear()
+                whole = _WHOLE_CPUS[req] = max(1, -(-parse_quantity(req).milli_value() // 1000))
+            return whole
     return 1
+
+
+#: CPU request -> whole CPUs, and cpuset text -> CPUSet (both immutable): the figures read the
+#: same few values for every container of the run
+_WHOLE_CPUS: dict[str, int] = {}
+_CPUSETS: dict[str, CPUSet] = {}
+
+
+def _cpuset(text: str) -> CPUSet:
+    got = _CPUSETS.get(text)
+    if got is None:
+        if len(_CPUSETS) > 4096:
+            _CPUSETS.clear()
+        got = _CPUSETS[text] = CPUSet.parse(text)
+    return got
 
 
 def container_row(rn: "RuntimeNode", pod: Any, rec: Any) -> dict[str, Any]:
     """One container on a runtime-policy node: what the runtime wrote and the policy granted."""
     res = rec.ctr.resources()
     pinned = bool(res.cpu.cpus)
-    cpus = CPUSet.parse(res.cpu.cpus) if pinned else rn.system.online_cpus
-    mems = CPUSet.parse(res.cpu.mems) if res.cpu.mems else CPUSet()
+    cpus = _cpuset(res.cpu.cpus) if pinned else rn.system.online_cpus
+    mems = _cpuset(res.cpu.mems) if res.cpu.mems else CPUSet()
     exclusive = CPUSet()
     grant = None
     if rn.resmgr is not None:
@@ -408,9 +428,9 @@ def container_row(rn: "RuntimeNode", pod: Any, rec: Any) -> dict[str, Any]:
     if grant is not None:
         for key in ("exclusive", "isolated"):
             if grant.get(key):
-                exclusive = exclusive | CPUSet.parse(grant[key])
+                exclusive = exclusive | _cpuset(grant[key])
         if grant.get("pods") == 1 and grant.get("cpus") and not str(grant.get("pool", "")).startswith("reserved["):
-            exclusive = CPUSet.parse(grant["cpus"])   # a balloon of one pod: its CPUs are the pod's alone
+            exclusive = _cpuset(grant["cpus"])   # a balloon of one pod: its CPUs are the pod's alone
     row: dict[str, Any] = {"pod": pod.key, "container": rec.name, "qosClass": rec.qos,
                            "cpusetCpus": res.cpu.cpus, "cpusetMems": res.cpu.mems,
                            "exclusive": str(exclusive), "pool": (grant or {}).get("pool", "")}
@@ -458,7 +478,7 @@ def runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
     for p, r in rn.running():
         row = container_row(rn, p.pod, r)
         containers += 1
-        exclusive = exclusive | CPUSet.parse(row["exclusive"])
+        exclusive = exclusive | _cpuset(row["exclusive"])
         if not row["cpusetCpus"]:
             unpinned += 1
         elif row["misaligned"]:
