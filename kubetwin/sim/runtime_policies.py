@@ -149,24 +149,34 @@ def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any
     done once. What never changes after start-up is shared — the machine, its sysfs view, the
     policy resource, the balloons' CPU tree —, the rest is copied. Python plugins are started
     afresh on every node (their state is theirs)."""
-    import copy
-
     if rp.plugin is not None:
         return new_runtime_node(machine, rp, config, kubelet)
     started, shared = _template(machine, rp, config, kubelet)
     memo = dict(shared)
     memo[id(started.kubelet)] = kubelet
-    return copy.deepcopy(started, memo)
+    return _deepcopy(started, memo)
 
 
 def clone_runtime_node(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> "RuntimeNode":
     """A copy of ``rn`` (a node forked by :func:`fork_runtime_node`) in its current state, below
     the same kubelet, sharing what the fork shares."""
-    import copy
-
     memo = dict(_template(rn.machine, rp, config, rn.kubelet)[1])
     memo[id(rn.kubelet)] = rn.kubelet
-    return copy.deepcopy(rn, memo)
+    return _deepcopy(rn, memo)
+
+
+#: copy runtime nodes with :func:`.runtime_copy.copy_state` (False: ``copy.deepcopy``, for A/B runs)
+FAST_COPY = True
+
+
+def _deepcopy(obj: Any, memo: dict[int, Any]) -> Any:
+    if FAST_COPY:
+        from .runtime_copy import copy_state
+
+        return copy_state(obj, memo)
+    import copy
+
+    return copy.deepcopy(obj, memo)
 
 
 def _template(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> tuple["RuntimeNode", dict[int, Any]]:
@@ -304,9 +314,9 @@ class RuntimePolicies:
             row["time"] = self.sim.now
             row["node"] = self.sim.cluster.names[i]
             rows.append(row)
-            exclusive = exclusive | CPUSet.parse(row["exclusive"])
+            exclusive = exclusive | _cpuset(row["exclusive"])
             if row["cpusetMems"]:
-                mems = mems | CPUSet.parse(row["cpusetMems"])
+                mems = mems | _cpuset(row["cpusetMems"])
         self.placed.extend(rows)
         sp.cpus = str(exclusive)
         sp.mems = ",".join(str(m) for m in mems) if exclusive else ""
@@ -379,24 +389,43 @@ def misaligned(machine: Any, cpus: CPUSet, mems: CPUSet, wanted_cpus: int) -> bo
 
 def _wanted_cpus(pod: Any, name: str) -> int:
     """Whole CPUs a container asks for: its CPU request rounded up (at least one)."""
-    from ..model.quantity import parse_quantity
-
     for c, _ in pod.all_containers():
         if c.name == name:
             req = c.requests.get("cpu")
             if req is None:
                 return 1
-            milli = parse_quantity(req).milli_value()
-            return max(1, -(-milli // 1000))
+            whole = _WHOLE_CPUS.get(req)
+            if whole is None:
+                from ..model.quantity import parse_quantity
+
+                if len(_WHOLE_CPUS) > 4096:
+                    _WHOLE_CPUS.clear()
+                whole = _WHOLE_CPUS[req] = max(1, -(-parse_quantity(req).milli_value() // 1000))
+            return whole
     return 1
+
+
+#: CPU request -> whole CPUs, and cpuset text -> CPUSet (both immutable): the figures read the
+#: same few values for every container of the run
+_WHOLE_CPUS: dict[str, int] = {}
+_CPUSETS: dict[str, CPUSet] = {}
+
+
+def _cpuset(text: str) -> CPUSet:
+    got = _CPUSETS.get(text)
+    if got is None:
+        if len(_CPUSETS) > 4096:
+            _CPUSETS.clear()
+        got = _CPUSETS[text] = CPUSet.parse(text)
+    return got
 
 
 def container_row(rn: "RuntimeNode", pod: Any, rec: Any) -> dict[str, Any]:
     """One container on a runtime-policy node: what the runtime wrote and the policy granted."""
     res = rec.ctr.resources()
     pinned = bool(res.cpu.cpus)
-    cpus = CPUSet.parse(res.cpu.cpus) if pinned else rn.system.online_cpus
-    mems = CPUSet.parse(res.cpu.mems) if res.cpu.mems else CPUSet()
+    cpus = _cpuset(res.cpu.cpus) if pinned else rn.system.online_cpus
+    mems = _cpuset(res.cpu.mems) if res.cpu.mems else CPUSet()
     exclusive = CPUSet()
     grant = None
     if rn.resmgr is not None:
@@ -405,9 +434,9 @@ def container_row(rn: "RuntimeNode", pod: Any, rec: Any) -> dict[str, Any]:
     if grant is not None:
         for key in ("exclusive", "isolated"):
             if grant.get(key):
-                exclusive = exclusive | CPUSet.parse(grant[key])
+                exclusive = exclusive | _cpuset(grant[key])
         if grant.get("pods") == 1 and grant.get("cpus") and not str(grant.get("pool", "")).startswith("reserved["):
-            exclusive = CPUSet.parse(grant["cpus"])   # a balloon of one pod: its CPUs are the pod's alone
+            exclusive = _cpuset(grant["cpus"])   # a balloon of one pod: its CPUs are the pod's alone
     row: dict[str, Any] = {"pod": pod.key, "container": rec.name, "qosClass": rec.qos,
                            "cpusetCpus": res.cpu.cpus, "cpusetMems": res.cpu.mems,
                            "exclusive": str(exclusive), "pool": (grant or {}).get("pool", "")}
@@ -456,14 +485,14 @@ def runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
     for p, r in rn.running():
         row = container_row(rn, p.pod, r)
         containers += 1
-        exclusive = exclusive | CPUSet.parse(row["exclusive"])
+        exclusive = exclusive | _cpuset(row["exclusive"])
         if not row["cpusetCpus"]:
             unpinned += 1
         elif row["misaligned"]:
             misplaced += 1
     reserved = CPUSet()
     if rn.resmgr is not None:
-        reserved = CPUSet.parse(rn.resmgr.policy.describe().get("reserved") or "")
+        reserved = rn.resmgr.policy.reserved_cpus()
     return containers, unpinned, misplaced, exclusive, reserved
 
 

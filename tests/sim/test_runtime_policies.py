@@ -334,3 +334,21 @@ def placement_totals(sim) -> dict:
     from kubetwin.sim.runtime_policies import placement_report
 
     return placement_report(sim, sim._result(0.0).node_reports)["totals"]
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+def test_the_reserved_cpus_the_figures_read_are_the_ones_the_policy_describes(policy: str) -> None:
+    from kubetwin.kubelet.admission import NodeAdmission
+    from kubetwin.machine import load_machine
+    from kubetwin.model.cpuset import CPUSet
+    from kubetwin.model.kubelet_config import KubeletConfiguration
+    from kubetwin.runtime.config import load_policy
+    from kubetwin.sim.runtime_policies import RuntimePolicy, fork_runtime_node
+
+    machine = load_machine("2s2n16c2t")
+    config = KubeletConfiguration.from_dict({"kubeReserved": {"cpu": "2", "memory": "2Gi"}})
+    rn = fork_runtime_node(machine, RuntimePolicy(policy, load_policy(policy)), config,
+                           NodeAdmission(machine, config))
+    assert rn.resmgr is not None
+    described = CPUSet.parse(rn.resmgr.policy.describe()["reserved"])
+    assert described and rn.resmgr.policy.reserved_cpus() == described

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .cache import Cache, CachedContainer
 
 if TYPE_CHECKING:
+    from ...model.cpuset import CPUSet
     from ..sysfs import System
 
 
@@ -90,6 +91,10 @@ class Backend(Protocol):
 
     def describe(self) -> dict[str, Any]:
         """kubetwin's own: the policy's pools and their free resources, for reports."""
+        ...
+
+    def reserved_cpus(self) -> CPUSet:
+        """kubetwin's own: the reserved CPUs, as ``reserved`` of :meth:`describe`."""
         ...
 
 

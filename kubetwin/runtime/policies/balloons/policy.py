@@ -675,6 +675,11 @@ class BalloonsPolicy:
         return {"pool": b.pretty_name(), "cpus": str(b.cpus), "sharedIdleCpus": str(b.shared_idle_cpus),
                 "pods": len(b.pod_ids)}
 
+    def reserved_cpus(self) -> CPUSet:
+        """The reserved CPUs as :meth:`describe` reports them: ``reservedResources``, or the
+        reserved balloons' CPUs when none are set aside."""
+        return self.reserved or CPUSet().union(*(b.cpus for b in self._balloons_of(self.reserved_def)))
+
     def describe(self) -> dict[str, Any]:
         """The balloons as the report's pools: CPUs, their free mCPU and the idle CPUs shared."""
         pools = []
@@ -685,8 +690,7 @@ class BalloonsPolicy:
                                        "memory": memset_string(b.mems) or "-"},
                           "free": {"cpu": _milli(free)}, "allocatableShared": str(b.shared_idle_cpus) or "-",
                           "cpuClass": b.defn.cpu_class, "containers": b.container_count()})
-        reserved = self.reserved or CPUSet().union(*(b.cpus for b in self._balloons_of(self.reserved_def)))
-        return {"policy": NAME, "reserved": str(reserved), "allowed": str(self.allowed),
+        return {"policy": NAME, "reserved": str(self.reserved_cpus()), "allowed": str(self.allowed),
                 "idle": str(self.free_cpus), "pools": pools}
 
     def topology_zones(self) -> list[TopologyZone]:

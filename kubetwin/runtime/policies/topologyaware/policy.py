@@ -480,6 +480,10 @@ class TopologyAwarePolicy:
     def explain(self, cid: str) -> dict[str, Any] | None:
         return self.last_scores.get(cid)
 
+    def reserved_cpus(self) -> CPUSet:
+        """The reserved CPUs (``reserved`` of :meth:`describe`)."""
+        return self.reserved
+
     def describe(self) -> dict[str, Any]:
         pools = []
         for n in self.pools:

@@ -1,0 +1,127 @@
+"""``kubetwin.sim.runtime_copy.copy_state``: the graph ``copy.deepcopy`` gives (every mutable object
+copied once, shared references and cycles kept, memo objects used as given), with immutable values
+shared; a copied runtime node answers the next pods exactly as the node it was copied from."""
+
+from __future__ import annotations
+
+import copy
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubetwin.kubelet.admission import NodeAdmission
+from kubetwin.machine import load_machine
+from kubetwin.model.cpuset import CPUSet
+from kubetwin.model.kubelet_config import KubeletConfiguration
+from kubetwin.model.pod import pod_from_dict
+from kubetwin.runtime.config import load_policy
+from kubetwin.sim.runtime_copy import copy_state
+from kubetwin.sim.runtime_policies import RuntimePolicy, clone_runtime_node, fork_runtime_node
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+
+
+@dataclass(eq=False)
+class _Box:
+    items: list[Any] = field(default_factory=list)
+    peer: Any = None
+
+
+class _Slotted:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a: Any) -> None:
+        self.a = a
+
+
+class _Colour(enum.IntEnum):
+    RED = 1
+
+
+def test_shared_references_stay_shared_in_the_copy() -> None:
+    inner = [1, 2]
+    box = _Box([inner, inner])
+    out = copy_state(box, {})
+    assert out.items[0] is out.items[1] and out.items[0] is not inner and out.items[0] == [1, 2]
+
+
+def test_cycles_are_copied_as_cycles() -> None:
+    a, b = _Box(), _Box()
+    a.peer, b.peer = b, a
+    out = copy_state(a, {})
+    assert out.peer.peer is out and out is not a
+
+
+def test_objects_in_the_memo_are_used_as_given() -> None:
+    keep = _Box([1])
+    box = _Box([keep])
+    out = copy_state(box, {id(keep): keep})
+    assert out.items[0] is keep
+
+
+def test_cpusets_and_frozen_model_structs_are_shared_mutable_objects_copied() -> None:
+    pod = pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                         "spec": {"containers": [{"name": "c"}]}})
+    cpus = CPUSet([1, 2])
+    box = _Box([pod, cpus, {"k": [3]}])
+    out = copy_state(box, {})
+    assert out.items[0] is pod and out.items[1] is cpus
+    assert out.items[2] == {"k": [3]} and out.items[2] is not box.items[2]
+
+
+def test_object_keys_of_dicts_are_copied_with_their_values() -> None:
+    key = _Box()
+    box = _Box([{key: 1}, key])
+    out = copy_state(box, {})
+    (copied_key,) = out.items[0]
+    assert copied_key is out.items[1] and copied_key is not key
+
+
+def test_slotted_objects_copy_their_set_slots_only() -> None:
+    obj = _Slotted([1])
+    out = copy_state(obj, {})
+    assert out.a == [1] and out.a is not obj.a and not hasattr(out, "b")
+
+
+def test_tuples_sets_and_enums_copy_as_deepcopy_does() -> None:
+    inner = _Box()
+    value = ((1, "x"), (inner,), {2, 3}, frozenset({4}), _Colour.RED)
+    out = copy_state(value, {})
+    ref = copy.deepcopy(value)
+    assert out[0] is value[0] and out[1][0] is not inner and out[2] == ref[2] and out[2] is not value[2]
+    assert out[3] == ref[3] and out[4] is _Colour.RED
+
+
+def _pod(k: int, cpu: str, guaranteed: bool) -> Any:
+    res: dict[str, Any] = {"requests": {"cpu": cpu, "memory": "1Gi"}}
+    if guaranteed:
+        res["limits"] = dict(res["requests"])
+    return pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{k}", "uid": f"u{k}"},
+                          "spec": {"containers": [{"name": "c", "resources": res}]}})
+
+
+def _placements(rn: Any) -> list[tuple[str, str, str]]:
+    return [(p.key, r.ctr.linux.resources.cpu.cpus, r.ctr.linux.resources.cpu.mems) for p, r in rn.running()]
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+def test_a_cloned_runtime_node_answers_the_next_pods_as_the_original(policy: str) -> None:
+    machine = load_machine(str(SHARED / "machines" / "dual-socket-multi-numa-per-socket-ht.json"))
+    config = KubeletConfiguration.from_dict({"kubeReserved": {"cpu": "1", "memory": "1Gi"}})
+    rp = RuntimePolicy(policy, load_policy(policy))
+    kubelet = NodeAdmission(machine, config)
+    rn = fork_runtime_node(machine, rp, config, kubelet)
+    for k in range(4):
+        assert rn.start_pod(_pod(k, ("1", "2", "3")[k % 3], k % 2 == 0)) is None
+    twin = clone_runtime_node(rn, rp, config)
+    rn.delete_pod("default/p1")
+    twin.delete_pod("default/p1")
+    for k in range(4, 9):
+        pod = _pod(k, ("2", "1", "4")[k % 3], k % 2 == 1)
+        assert rn.start_pod(pod) is None and twin.start_pod(pod) is None
+    assert _placements(twin) == _placements(rn)
+    assert twin.resmgr is not None and rn.resmgr is not None
+    assert twin.resmgr.policy is not rn.resmgr.policy
