@@ -335,7 +335,6 @@ class DynamicResources(Plugin):
             result = self._last[1].get(node)
             if result is None:  # nothing for DRA on this node (device plugins cover the requests)
                 return
-        from ....dra.api import parse_resource_claim
         from ....dra.podclaims import bind_claims
 
         bound = bind_claims(result.pod_claims, result.outcome, node)
@@ -346,8 +345,7 @@ class DynamicResources(Plugin):
             if self._verdicts is not None:
                 self._verdicts.devices_changed(devices)
         keys = self._reserved.setdefault(pod.uid, set())
-        for raw in bound.claims:
-            claim = parse_resource_claim(raw)
+        for claim in bound.parsed:
             self._claims[_key(claim)] = claim
             keys.add(_key(claim))
         if bound.resource_claim_statuses:
