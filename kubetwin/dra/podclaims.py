@@ -24,7 +24,6 @@ Three upstream actors meet here, and each rule below is theirs:
 from __future__ import annotations
 
 import copy
-import dataclasses
 import random
 import uuid
 from collections.abc import Container, MutableMapping
@@ -482,8 +481,8 @@ def _read_back(claim: ResourceClaim, raw: dict[str, Any], result: AllocationResu
         allocated, selector = claim.allocated, claim.node_selector
     else:
         allocated, selector = result.devices(), result.node_selector
-    return dataclasses.replace(claim, allocated=allocated, reserved_for=tuple(status["reservedFor"]), raw=raw,
-                               node_selector=selector)
+    return ResourceClaim(claim.name, claim.namespace, claim.uid, claim.requests, claim.constraints, claim.config,
+                         allocated, tuple(status["reservedFor"]), raw, selector)
 
 
 def allocate_for_pod(allocator: Allocator, node: Node, pod_claims: PodClaims,
