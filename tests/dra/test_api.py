@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from kubetwin.dra.allocator import Allocator
+from kubetwin.dra.allocator import AllocationError, Allocator
 from kubetwin.dra.api import Node, parse_device_class, parse_resource_claim, parse_resource_slice
 from kubetwin.dra.features import AllocatorFeatures
 from kubetwin.errors import InputError
@@ -54,3 +56,79 @@ def test_a_shared_device_is_judged_by_cel_with_the_driver_of_each_slice():
     out = Allocator(AllocatorFeatures(), {"gpu": cls}, [a, b]).allocate(Node("node-1", {}), [claim])
     assert out.allocated
     assert [(r.driver, r.pool) for r in out.results[0].results] == [("b.example.com", "pb")]
+
+
+# ---------------------------------------------------------------------------- property
+def _random_cluster(rng):
+    """Slices of two drivers on three nodes and a shared pool; many devices written alike."""
+    drivers = ("gpu.example.com", "nic.example.com")
+    slices = []
+    for n in range(3):
+        for driver in drivers:
+            devices = []
+            for j in range(rng.randint(0, 4)):
+                attrs = {"model": {"string": rng.choice(("a100", "h100"))}}
+                if rng.random() < 0.5:
+                    attrs["index"] = {"int": rng.randint(0, 1)}
+                if rng.random() < 0.3:
+                    attrs[f"{driver}/numa"] = {"int": rng.randint(0, 1)}
+                devices.append({"name": f"dev-{j}", "attributes": attrs,
+                                "capacity": {"memory": {"value": rng.choice(("40Gi", "80Gi"))}}})
+            slices.append(slice_(f"n{n}-{driver}", devices=devices, driver=driver, nodeName=f"node-{n}",
+                                 pool={"name": f"n{n}", "generation": 1, "resourceSliceCount": 1}))
+    return slices
+
+
+SELECTORS = ('device.driver == "gpu.example.com"', 'device.driver == "nic.example.com"',
+             'device.attributes["gpu.example.com"].model == "h100"',
+             '"index" in device.attributes[device.driver] && device.attributes[device.driver].index == 0',
+             'device.capacity[device.driver].memory.compareTo(quantity("64Gi")) > 0',
+             '"numa" in device.attributes[device.driver]')
+
+
+def _random_claims(rng):
+    claims = []
+    for c in range(rng.randint(1, 2)):
+        requests = []
+        for r in range(rng.randint(1, 2)):
+            exactly = {"deviceClassName": rng.choice(("any", "gpu", "nic")), "count": rng.randint(1, 2)}
+            if rng.random() < 0.6:
+                exactly["selectors"] = [{"cel": {"expression": rng.choice(SELECTORS)}}]
+            requests.append({"name": f"r{r}", "exactly": exactly})
+        claims.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+                       "metadata": {"name": f"c{c}", "namespace": "default"},
+                       "spec": {"devices": {"requests": requests}}})
+    return claims
+
+
+CLASSES = {"any": [], "gpu": [SELECTORS[0]], "nic": [SELECTORS[1]]}
+
+
+def _outcome(slices, claims, node):
+    from kubetwin.model.features import gates_for
+
+    classes = {name: parse_device_class({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+                                         "metadata": {"name": name},
+                                         "spec": {"selectors": [{"cel": {"expression": e}} for e in sel]}})
+               for name, sel in CLASSES.items()}
+    alloc = Allocator(AllocatorFeatures.from_gates(gates_for()), classes, slices)
+    try:
+        out = alloc.allocate(node, [parse_resource_claim(c) for c in claims])
+    except AllocationError as exc:   # a CEL runtime error: the same one, on the same device
+        return str(exc)
+    return out.allocated, out.reason, [[r.to_api() for r in res.results] for res in out.results]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_allocations_are_the_same_with_shared_devices_as_with_a_device_object_per_slice(seed, monkeypatch):
+    import kubetwin.dra.api as api
+
+    rng = random.Random(seed)
+    raw = _random_cluster(rng)
+    claims = _random_claims(rng)
+    node = Node(f"node-{rng.randint(0, 2)}", {})
+    shared = [parse_resource_slice(s) for s in raw]
+    monkeypatch.setattr(api, "_shared_device", api._device)   # the plain decoder: one object per device
+    plain = [parse_resource_slice(s) for s in raw]
+    monkeypatch.undo()
+    assert _outcome(shared, claims, node) == _outcome(plain, claims, node)
