@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import copy
 import random
-import uuid
 from collections.abc import Container, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -121,6 +120,15 @@ def random_suffix(rng: random.Random) -> str:
 def complete_generate_name(base: str, rng: random.Random) -> str:
     """``names.SimpleNameGenerator``: at most 58 characters of the base, then 5 random ones."""
     return base[:_MAX_GENERATED_BASE] + random_suffix(rng)
+
+
+def _uuid4_text(bits: int) -> str:
+    """``str(uuid.UUID(int=bits, version=4))`` without building the UUID: the variant and
+    version bits set, then the 8-4-4-4-12 hex groups."""
+    bits = (bits & ~(0xc000 << 48)) | (0x8000 << 48)
+    bits = (bits & ~(0xf000 << 64)) | (4 << 76)
+    h = "%032x" % bits
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _rng(seed: int, pod: Pod, pod_claim_name: str) -> random.Random:
@@ -353,7 +361,7 @@ def instantiate_template(template: ResourceClaimTemplate, pod: Pod, pod_claim_na
     name = complete_generate_name(base, rng)
     while name in taken:
         name = complete_generate_name(base, rng)
-    uid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    uid = _uuid4_text(rng.getrandbits(128))
     tmeta = template.metadata or {}
     annotations = dict(tmeta.get("annotations") or {})
     annotations[POD_CLAIM_NAME_ANNOTATION] = pod_claim_name

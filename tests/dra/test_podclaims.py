@@ -327,3 +327,15 @@ def test_cli_allocate_without_claims_or_pod_is_a_usage_error(tmp_path: Path):
     out = subprocess.run(KUBETWIN + ["dra", "allocate", "-f", "objects.yaml", "--node", "node.yaml"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 2
+
+
+def test_a_generated_claim_uid_is_the_version_4_uuid_of_the_drawn_bits():
+    import random
+    import uuid
+
+    from kubetwin.dra.podclaims import _uuid4_text
+
+    rng = random.Random(7)
+    for _ in range(1000):
+        bits = rng.getrandbits(128)
+        assert _uuid4_text(bits) == str(uuid.UUID(int=bits, version=4))

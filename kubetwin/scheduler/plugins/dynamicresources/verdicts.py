@@ -54,10 +54,16 @@ class VerdictCache:
 
     def devices_changed(self, devices: Iterable[Any]) -> None:
         """Devices (anything with ``driver`` and ``pool``) were taken or freed."""
-        for pool in {(d.driver, d.pool) for d in devices}:
+        pools = {(d.driver, d.pool) for d in devices}
+        version = self.version
+        for pool in pools:
             nodes = self._pool_nodes.get(pool)
-            if nodes:
-                self.version[nodes] += 1
+            if not nodes:
+                continue
+            if len(nodes) == 1:   # a node's own pool: no index array to build
+                version[nodes[0]] += 1
+            else:
+                version[nodes] += 1
 
     def node_changed(self, name: str) -> None:
         """A node's labels changed: its pools are gathered again, its verdicts recomputed."""
