@@ -25,9 +25,9 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Container, MutableMapping
+from collections.abc import Container, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..errors import KubetwinError
 from ..model.pod import Pod

@@ -24,8 +24,9 @@ unallocated claims (kubernetes#139017, 1.36.x) does; 1.36.0 failed such cycles i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ....errors import KubetwinError
 from ....model.loader import Document
