@@ -241,6 +241,7 @@ class Allocator:
         self.state = allocated_state or AllocatedState.from_claims(allocated_claims, features)
         self.cel_options = CELOptions(features.consumable_capacity, features.list_type_attributes)
         self._verdicts: dict[tuple[int, str, str], bool] = {}
+        self._fits_alone: dict[int, tuple[Device, bool]] = {}
         self._pools: dict[tuple, tuple[list[Pool], list[_Candidate]]] = {}
         self.last_attempts = 0
 
@@ -313,6 +314,14 @@ class Allocator:
         verdict = compile_selector(expression, self.cel_options).matches(device, driver)
         self._verdicts[key] = verdict
         return verdict
+
+    def fits_alone(self, device: Device) -> bool:
+        """``cap.fits`` for a request that names no capacity on a device nobody consumes:
+        a property of the (immutable) device alone, worked out once per device."""
+        hit = self._fits_alone.get(id(device))
+        if hit is None or hit[0] is not device:
+            hit = self._fits_alone[id(device)] = (device, cap.fits(device, None, None, None))
+        return hit[1]
 
     def available_counters(self, pool: Pool) -> dict[str, dict[str, Quantity]]:
         """Counter sets of the pool minus what already-allocated devices consume (any node)."""
@@ -588,8 +597,12 @@ class _Run:
         return self.claims[data.claim_index].ref if 0 <= data.claim_index < len(self.claims) else "?"
 
     def _capacity_fits(self, data: _Request, cand: _Candidate) -> bool:
-        return cap.fits(cand.device, data.spec.capacity, self.a.state.aggregated_capacity.get(cand.id),
-                        self.allocating_capacity.get(cand.id))
+        allocated = self.a.state.aggregated_capacity.get(cand.id)
+        allocating = self.allocating_capacity.get(cand.id)
+        requests = data.spec.capacity
+        if not requests and allocated is None and allocating is None:
+            return self.a.fits_alone(cand.device)
+        return cap.fits(cand.device, requests, allocated, allocating)
 
     def _allocate_device(self, ci: int, data: _Request, cand: _Candidate, must: bool):
         """Check availability, counters, taints and constraints; record the device.

@@ -294,10 +294,13 @@ class DynamicResources(Plugin):
         """False when this cycle left nothing to score (no claims, nothing allocated, gate
         off): every node scores 0 and the plugin adds nothing to the totals."""
         uid, per_node = self._last
-        if uid != pod.uid or not per_node or not self.handle.gates.enabled("DRAPrioritizedList"):
+        if uid != pod.uid or not self.handle.gates.enabled("DRAPrioritizedList"):
             return False
         pod_claims = getattr(per_node, "pod_claims", None)  # the same claims on every node (vector Filter)
-        return pod_claims is None or any(req.first_available for pc in pod_claims.claims for req in pc.claim.requests)
+        if pod_claims is not None and not any(req.first_available for pc in pod_claims.claims
+                                              for req in pc.claim.requests):
+            return False
+        return bool(per_node)
 
     def node_scores(self, pod: Pod, names: list[str]) -> list[int]:
         """Raw scores of ``names`` from this cycle's Filter results (``nodeAllocations``)."""
