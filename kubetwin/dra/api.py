@@ -632,13 +632,21 @@ _DEVICES_MAX: Final = 100_000
 
 def _shared_device(value: Any, path: str, per_device: bool) -> Device:
     """:func:`_device`, the same object for devices written alike. Only a device that decodes
-    is kept; one that does not raises its error with its own path, as without sharing."""
+    is kept; one that does not raises its error with its own path, as without sharing.
+
+    The key is the device's JSON text, taken only for a value that JSON gives back equal (plain
+    JSON types): msgspec would write a YAML date or an integer key as a string, and the text
+    would then stand for two values that decode differently."""
     import msgspec
 
     try:
-        key = (per_device, msgspec.json.encode(value))
-    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
-        return _device(value, path, per_device)   # not JSON (a YAML timestamp, a non-string key)
+        text = msgspec.json.encode(value)
+        plain = msgspec.json.decode(text) == value
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError, msgspec.DecodeError):
+        plain = False
+    if not plain:
+        return _device(value, path, per_device)
+    key = (per_device, text)
     hit = _DEVICES.get(key)
     if hit is None:
         hit = _device(value, path, per_device)

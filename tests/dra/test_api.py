@@ -132,3 +132,14 @@ def test_allocations_are_the_same_with_shared_devices_as_with_a_device_object_pe
     plain = [parse_resource_slice(s) for s in raw]
     monkeypatch.undo()
     assert _outcome(shared, claims, node) == _outcome(plain, claims, node)
+
+
+def test_a_value_json_would_write_like_a_string_is_not_taken_for_the_string():
+    """A YAML date where a string belongs is refused even after the string was decoded."""
+    import datetime
+
+    good = {"name": "gpu-0", "attributes": {"since": {"string": "2024-01-01"}}}
+    bad = {"name": "gpu-0", "attributes": {"since": {"string": datetime.date(2024, 1, 1)}}}
+    parse_resource_slice(slice_("a", devices=[good]))
+    with pytest.raises(InputError, match="must be a string"):
+        parse_resource_slice(slice_("b", devices=[bad]))
