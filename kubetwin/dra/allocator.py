@@ -199,6 +199,7 @@ class _Request:
     parent: str | None           # name of the request owning this subrequest
     cls: DeviceClass
     num_devices: int
+    claim_index: int = -1        # which of the run's claims asks (specs may be shared between claims)
     all_devices: list["_Candidate"] | None = None
     selected_sub: int = 0
 
@@ -239,7 +240,8 @@ class Allocator:
         self._index: SliceIndex | None = None   # built on first need
         self.state = allocated_state or AllocatedState.from_claims(allocated_claims, features)
         self.cel_options = CELOptions(features.consumable_capacity, features.list_type_attributes)
-        self._verdicts: dict[tuple[int, str], bool] = {}
+        self._verdicts: dict[tuple[int, str, str], bool] = {}
+        self._fits_alone: dict[int, tuple[Device, bool]] = {}
         self._pools: dict[tuple, tuple[list[Pool], list[_Candidate]]] = {}
         self.last_attempts = 0
 
@@ -305,13 +307,21 @@ class Allocator:
 
     # ---------------------------------------------------------------------------------------
     def selector_matches(self, expression: str, device: Device, driver: str) -> bool:
-        key = (id(device), expression)
+        key = (id(device), driver, expression)   # one device object may sit in several drivers' slices
         hit = self._verdicts.get(key)
         if hit is not None:
             return hit
         verdict = compile_selector(expression, self.cel_options).matches(device, driver)
         self._verdicts[key] = verdict
         return verdict
+
+    def fits_alone(self, device: Device) -> bool:
+        """``cap.fits`` for a request that names no capacity on a device nobody consumes:
+        a property of the (immutable) device alone, worked out once per device."""
+        hit = self._fits_alone.get(id(device))
+        if hit is None or hit[0] is not device:
+            hit = self._fits_alone[id(device)] = (device, cap.fits(device, None, None, None))
+        return hit[1]
 
     def available_counters(self, pool: Pool) -> dict[str, dict[str, Quantity]]:
         """Counter sets of the pool minus what already-allocated devices consume (any node)."""
@@ -428,7 +438,7 @@ class _Run:
             raise AllocationError(f"claim {claim.ref}, request {spec.name}: could not retrieve device class "
                                   f"{spec.device_class_name}: deviceclass.resource.k8s.io "
                                   f"\"{spec.device_class_name}\" not found")
-        data = _Request(spec, parent, cls, 0)
+        data = _Request(spec, parent, cls, 0, ci)
         if spec.allocation_mode == "ExactCount":
             data.num_devices = spec.count
         elif spec.allocation_mode == "All":
@@ -584,18 +594,15 @@ class _Run:
         return True
 
     def _claim_of(self, data: _Request) -> str:
-        for (ci, _, _), d in self.requests.items():
-            if d is data:
-                return self.claims[ci].ref
-        for claim in self.claims:  # during validation: not registered yet
-            for r in claim.requests:
-                if r.exactly is data.spec or data.spec in r.first_available:
-                    return claim.ref
-        return "?"
+        return self.claims[data.claim_index].ref if 0 <= data.claim_index < len(self.claims) else "?"
 
     def _capacity_fits(self, data: _Request, cand: _Candidate) -> bool:
-        return cap.fits(cand.device, data.spec.capacity, self.a.state.aggregated_capacity.get(cand.id),
-                        self.allocating_capacity.get(cand.id))
+        allocated = self.a.state.aggregated_capacity.get(cand.id)
+        allocating = self.allocating_capacity.get(cand.id)
+        requests = data.spec.capacity
+        if not requests and allocated is None and allocating is None:
+            return self.a.fits_alone(cand.device)
+        return cap.fits(cand.device, requests, allocated, allocating)
 
     def _allocate_device(self, ci: int, data: _Request, cand: _Candidate, must: bool):
         """Check availability, counters, taints and constraints; record the device.

@@ -146,7 +146,10 @@ class Device:
     """A device of a ResourceSlice (the v1 flattened shape).
 
     Compared by identity: the allocator keys caches by the object, which stays the same for
-    the lifetime of the slice.
+    the lifetime of the slice. A device is a value, not a place: devices written alike in
+    several slices (one machine model on many nodes) are one object
+    (:func:`parse_resource_slice`), so a cache keyed by the object must not depend on the
+    slice, pool or driver it was found in (key those separately, as CEL's ``device.driver``).
     """
 
     name: str
@@ -620,6 +623,39 @@ def _device(value: Any, path: str, per_device: bool) -> Device:
                                          join_path(path, "allowMultipleAllocations")))
 
 
+#: Devices decoded so far, by (perDeviceNodeSelection, the device's JSON text): the slices of
+#: one machine model publish the same devices on every node, so each distinct device is
+#: decoded, and later evaluated by CEL, once (see :class:`Device`: values, not places).
+_DEVICES: dict[tuple[bool, bytes], Device] = {}
+_DEVICES_MAX: Final = 100_000
+
+
+def _shared_device(value: Any, path: str, per_device: bool) -> Device:
+    """:func:`_device`, the same object for devices written alike. Only a device that decodes
+    is kept; one that does not raises its error with its own path, as without sharing.
+
+    The key is the device's JSON text, taken only for a value that JSON gives back equal (plain
+    JSON types): msgspec would write a YAML date or an integer key as a string, and the text
+    would then stand for two values that decode differently."""
+    import msgspec
+
+    try:
+        text = msgspec.json.encode(value)
+        plain = msgspec.json.decode(text) == value
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError, msgspec.DecodeError):
+        plain = False
+    if not plain:
+        return _device(value, path, per_device)
+    key = (per_device, text)
+    hit = _DEVICES.get(key)
+    if hit is None:
+        hit = _device(value, path, per_device)
+        if len(_DEVICES) >= _DEVICES_MAX:
+            _DEVICES.clear()
+        _DEVICES[key] = hit
+    return hit
+
+
 def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
     meta = _obj(obj.get("metadata"), "metadata")
     name = _name(meta)
@@ -657,7 +693,8 @@ def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
     limit = DEVICES_PER_SLICE_WITH_EXTRAS_MAX if extras else DEVICES_PER_SLICE_MAX
     _max(devices_raw, limit, "spec.devices")
     _max(counters_raw, COUNTER_SETS_MAX, "spec.sharedCounters")
-    devices = tuple(_device(d, join_path("spec.devices", i), bool(per_device)) for i, d in enumerate(devices_raw))
+    devices = tuple(_shared_device(d, join_path("spec.devices", i), bool(per_device))
+                    for i, d in enumerate(devices_raw))
     counter_sets = []
     for i, cs in enumerate(counters_raw):
         cp = join_path("spec.sharedCounters", i)

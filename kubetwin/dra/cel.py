@@ -431,12 +431,12 @@ class CompiledSelector:
             (attr if m.group(1) == "attributes" else cap).add(m.group(2)[1:-1])
         self.attr_domains = frozenset(attr)
         self.cap_domains = frozenset(cap)
-        #: id(device) -> (device, program, activation or None, error or None)
-        self._prepared: dict[int, tuple[Device, Any, Any, str | None]] = {}
+        #: (id(device), driver) -> (device, program, activation or None, error or None)
+        self._prepared: dict[tuple[int, str], tuple[Device, Any, Any, str | None]] = {}
 
     def matches(self, device: Device, driver: str) -> bool:
         """Evaluate on one device; a runtime error raises :class:`CELError`."""
-        hit = self._prepared.get(id(device))
+        hit = self._prepared.get((id(device), driver))
         if hit is None or hit[0] is not device:
             hit = self._prepare(device, driver)
         if hit[3] is not None:
@@ -473,7 +473,7 @@ class CompiledSelector:
                 prepared = (device, self.program, entry.activation_for(self.attr_domains, self.cap_domains), None)
         if len(self._prepared) > 100_000:
             self._prepared.clear()
-        self._prepared[id(device)] = prepared
+        self._prepared[(id(device), driver)] = prepared
         return prepared
 
 

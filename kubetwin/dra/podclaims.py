@@ -25,15 +25,24 @@ from __future__ import annotations
 
 import copy
 import random
-import uuid
-from collections.abc import Container, MutableMapping
+from collections.abc import Container, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..errors import KubetwinError
 from ..model.pod import Pod
 from .allocator import AllocationError, AllocationResult, Allocator, Outcome
-from .api import RESERVED_FOR_MAX, Node, ResourceClaim, ResourceClaimTemplate, parse_resource_claim
+from .api import (
+    RESERVED_FOR_MAX,
+    DeviceClaimConfiguration,
+    DeviceConstraint,
+    DeviceRequest,
+    Node,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    parse_claim_spec,
+    parse_resource_claim,
+)
 from .nodeselector import NodeSelectorError, selector_matches
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
@@ -111,6 +120,15 @@ def random_suffix(rng: random.Random) -> str:
 def complete_generate_name(base: str, rng: random.Random) -> str:
     """``names.SimpleNameGenerator``: at most 58 characters of the base, then 5 random ones."""
     return base[:_MAX_GENERATED_BASE] + random_suffix(rng)
+
+
+def _uuid4_text(bits: int) -> str:
+    """``str(uuid.UUID(int=bits, version=4))`` without building the UUID: the variant and
+    version bits set, then the 8-4-4-4-12 hex groups."""
+    bits = (bits & ~(0xc000 << 48)) | (0x8000 << 48)
+    bits = (bits & ~(0xf000 << 64)) | (4 << 76)
+    h = "%032x" % bits
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def _rng(seed: int, pod: Pod, pod_claim_name: str) -> random.Random:
@@ -303,15 +321,47 @@ def _find_orphan(claims: Iterable[ResourceClaim], pod: Pod, entry: str) -> Resou
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Prototype:
+    """What every claim of one template shares: the claim spec (one copy, which nothing writes
+    to) and its decoded requests, constraints and config. Claims from one template differ only
+    in their metadata, so the spec is decoded once per template, not once per claim."""
+
+    template: ResourceClaimTemplate
+    spec: Mapping[str, Any]
+    requests: tuple[DeviceRequest, ...]
+    constraints: tuple[DeviceConstraint, ...]
+    config: tuple[DeviceClaimConfiguration, ...]
+
+
+_PROTOTYPES: dict[int, _Prototype] = {}
+
+
+def _prototype(template: ResourceClaimTemplate) -> _Prototype:
+    hit = _PROTOTYPES.get(id(template))
+    if hit is not None and hit.template is template:
+        return hit
+    spec = copy.deepcopy(dict(template.spec))
+    # as parse_resource_claim reads a claim's ``spec`` (the template's own parse checked it)
+    requests, constraints, config = parse_claim_spec(spec if isinstance(spec, dict) else {})
+    proto = _Prototype(template, spec, requests, constraints, config)
+    if len(_PROTOTYPES) > 4096:
+        _PROTOTYPES.clear()
+    _PROTOTYPES[id(template)] = proto
+    return proto
+
+
 def instantiate_template(template: ResourceClaimTemplate, pod: Pod, pod_claim_name: str,
                          taken: Container[str] = frozenset(), *, seed: int = 0) -> ResourceClaim:
-    """The ResourceClaim the controller creates for one template entry of ``pod``."""
+    """The ResourceClaim the controller creates for one template entry of ``pod`` — what
+    ``parse_resource_claim`` reads from the object it creates, built without decoding the
+    template's spec again (:class:`_Prototype`)."""
     rng = _rng(seed, pod, pod_claim_name)
     base = generate_name_base(pod.name, pod_claim_name)
     name = complete_generate_name(base, rng)
     while name in taken:
         name = complete_generate_name(base, rng)
-    uid = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    uid = _uuid4_text(rng.getrandbits(128))
     tmeta = template.metadata or {}
     annotations = dict(tmeta.get("annotations") or {})
     annotations[POD_CLAIM_NAME_ANNOTATION] = pod_claim_name
@@ -321,9 +371,10 @@ def instantiate_template(template: ResourceClaimTemplate, pod: Pod, pod_claim_na
         meta["labels"] = dict(tmeta["labels"])
     meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid,
                                 "controller": True, "blockOwnerDeletion": True}]
-    raw = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta,
-           "spec": copy.deepcopy(dict(template.spec))}
-    return parse_resource_claim(raw)
+    proto = _prototype(template)
+    raw = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta, "spec": proto.spec}
+    return ResourceClaim(name=name, namespace=meta["namespace"], uid=uid, requests=proto.requests,
+                         constraints=proto.constraints, config=proto.config, raw=raw)
 
 
 # --------------------------------------------------------------------------------------------
@@ -340,6 +391,9 @@ class PodAllocation:
     claims: tuple[dict[str, Any], ...] = ()
     resource_claim_statuses: tuple[Mapping[str, Any], ...] = ()
     results: Mapping[str, AllocationResult] = field(default_factory=dict)  # pod claim name -> new allocation
+    #: :attr:`claims` as ``parse_resource_claim`` reads them, built without decoding them again
+    #: (after :func:`bind_claims`; empty otherwise)
+    parsed: tuple[ResourceClaim, ...] = ()
 
     @property
     def allocated(self) -> bool:
@@ -390,6 +444,7 @@ def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAlloca
     todo = pod_claims.to_allocate
     new = dict(zip((id(c) for c in todo), outcome.results))
     out: list[dict[str, Any]] = []
+    parsed: list[ResourceClaim] = []
     results: dict[str, AllocationResult] = {}
     for pc in pod_claims.claims:
         # copy on write: the containers written below (the object, status, reservedFor,
@@ -418,7 +473,24 @@ def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAlloca
         meta["finalizers"] = finalizers
         raw["metadata"] = meta
         out.append(raw)
-    return PodAllocation(outcome, node, tuple(out), pod_claims.resource_claim_statuses, results)
+        parsed.append(_read_back(pc.claim, raw, result))
+    return PodAllocation(outcome, node, tuple(out), pod_claims.resource_claim_statuses, results, tuple(parsed))
+
+
+def _read_back(claim: ResourceClaim, raw: dict[str, Any], result: AllocationResult | None) -> ResourceClaim:
+    """``parse_resource_claim(raw)`` for a claim :func:`bind_claims` just wrote from ``claim``:
+    only its status changed (the new allocation, if any, and ``reservedFor``), and every value
+    it holds is one the decoder would give back. Consumed capacity is decoded from its text
+    (the decoder's quantities), so such a result is decoded in full."""
+    if result is not None and any(r.consumed_capacity for r in result.results):
+        return parse_resource_claim(raw)
+    status = raw["status"]
+    if result is None:
+        allocated, selector = claim.allocated, claim.node_selector
+    else:
+        allocated, selector = result.devices(), result.node_selector
+    return ResourceClaim(claim.name, claim.namespace, claim.uid, claim.requests, claim.constraints, claim.config,
+                         allocated, tuple(status["reservedFor"]), raw, selector)
 
 
 def allocate_for_pod(allocator: Allocator, node: Node, pod_claims: PodClaims,

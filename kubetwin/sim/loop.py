@@ -430,11 +430,11 @@ class Simulator:
                 self._owner_lost(sp, failed=True)
                 return
         if self.dra is not None and bound.spec.resource_claims:
-            claims = self.dra.claims_of(bound)
-            sp.claims = [f"{(cl.get('metadata') or {}).get('namespace', 'default')}/"
-                         f"{(cl.get('metadata') or {}).get('name', '')}" for cl in claims]
+            claims = self.dra.resource_claims_of(bound)   # decoded, in claims_of's order
+            sp.claims = [f"{(cl.raw.get('metadata') or {}).get('namespace', 'default')}/"
+                         f"{(cl.raw.get('metadata') or {}).get('name', '')}" for cl in claims]
             if self.node_dra is not None:
-                self.node_dra.prepare(i, bound, self.dra.resource_claims_of(bound))
+                self.node_dra.prepare(i, bound, claims)
         c.bound += 1
         self.pending -= 1
         sp.phase, sp.start, sp.reason, sp.message = "Running", self.now, "", ""

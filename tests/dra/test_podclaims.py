@@ -185,6 +185,31 @@ def test_claims_of_another_namespace_are_not_seen():
         claims_for_pod(pod(claims=(("s", "shared", None),)), [other], [])
 
 
+def _fields(c):
+    import dataclasses
+
+    return {f.name: getattr(c, f.name) for f in dataclasses.fields(c)}
+
+
+def test_a_generated_claim_is_what_decoding_the_object_the_controller_creates_gives():
+    c = claims_for_pod(pod(), [], [template(count=2, labels={"app": "x"})]).claims[0].claim
+    assert _fields(c) == _fields(parse_resource_claim(c.raw))
+
+
+def test_claims_of_one_template_share_its_decoded_spec_and_differ_in_metadata():
+    t = template()
+    a = claims_for_pod(pod(), [], [t]).claims[0].claim
+    b = claims_for_pod(pod(name="other", uid="aaaaaaaa-0000-0000-0000-000000000002"), [], [t]).claims[0].claim
+    assert a.requests is b.requests and a.raw["spec"] is b.raw["spec"]
+    assert a.name != b.name and a.uid != b.uid
+
+
+def test_a_generated_claim_does_not_share_its_spec_with_the_template_object():
+    t = template()
+    c = claims_for_pod(pod(), [], [t]).claims[0].claim
+    assert c.raw["spec"] == t.spec and c.raw["spec"] is not t.spec
+
+
 # ---------------------------------------------------------------------------- allocation
 def test_all_claims_of_the_pod_are_allocated_together_and_reserved_for_it():
     shared = claim("shared")
@@ -196,6 +221,25 @@ def test_all_claims_of_the_pod_are_allocated_together_and_reserved_for_it():
     for c in result.claims:
         assert c["status"]["reservedFor"] == [{"resource": "pods", "name": "trainer", "uid": POD_UID}]
         assert DELETE_PROTECTION_FINALIZER in c["metadata"]["finalizers"]
+
+
+def test_bound_claims_are_read_back_as_decoding_what_prebind_writes_gives():
+    shared = claim("shared")
+    pc = claims_for_pod(pod(claims=(("gpu", None, "one-gpu"), ("s", "shared", None))), [shared], [template()])
+    result = allocate_for_pod(allocator([shared]), NODE_1, pc)
+    assert len(result.parsed) == len(result.claims) == 2
+    for typed, raw in zip(result.parsed, result.claims):
+        assert _fields(typed) == _fields(parse_resource_claim(raw))
+
+
+def test_an_allocated_shared_claim_read_back_keeps_its_allocation_and_gains_the_pod():
+    shared = claim("shared", allocated_device="gpu-0", reserved=("other-pod",))
+    pc = claims_for_pod(pod(claims=(("s", "shared", None),)), [shared], [])
+    result = allocate_for_pod(allocator([shared]), NODE_1, pc)
+    typed = result.parsed[0]
+    assert typed.allocated == shared.allocated and typed.node_selector == shared.node_selector
+    assert [r["uid"] for r in typed.reserved_for] == ["other-pod", POD_UID]
+    assert _fields(typed) == _fields(parse_resource_claim(result.claims[0]))
 
 
 def test_pod_claims_that_do_not_fit_together_are_unsatisfiable():
@@ -283,3 +327,15 @@ def test_cli_allocate_without_claims_or_pod_is_a_usage_error(tmp_path: Path):
     out = subprocess.run(KUBETWIN + ["dra", "allocate", "-f", "objects.yaml", "--node", "node.yaml"],
                          cwd=tmp_path, capture_output=True, text=True)
     assert out.returncode == 2
+
+
+def test_a_generated_claim_uid_is_the_version_4_uuid_of_the_drawn_bits():
+    import random
+    import uuid
+
+    from kubetwin.dra.podclaims import _uuid4_text
+
+    rng = random.Random(7)
+    for _ in range(1000):
+        bits = rng.getrandbits(128)
+        assert _uuid4_text(bits) == str(uuid.UUID(int=bits, version=4))

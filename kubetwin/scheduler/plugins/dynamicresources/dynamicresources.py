@@ -24,8 +24,9 @@ unallocated claims (kubernetes#139017, 1.36.x) does; 1.36.0 failed such cycles i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from ....errors import KubetwinError
 from ....model.loader import Document
@@ -293,10 +294,13 @@ class DynamicResources(Plugin):
         """False when this cycle left nothing to score (no claims, nothing allocated, gate
         off): every node scores 0 and the plugin adds nothing to the totals."""
         uid, per_node = self._last
-        if uid != pod.uid or not per_node or not self.handle.gates.enabled("DRAPrioritizedList"):
+        if uid != pod.uid or not self.handle.gates.enabled("DRAPrioritizedList"):
             return False
         pod_claims = getattr(per_node, "pod_claims", None)  # the same claims on every node (vector Filter)
-        return pod_claims is None or any(req.first_available for pc in pod_claims.claims for req in pc.claim.requests)
+        if pod_claims is not None and not any(req.first_available for pc in pod_claims.claims
+                                              for req in pc.claim.requests):
+            return False
+        return bool(per_node)
 
     def node_scores(self, pod: Pod, names: list[str]) -> list[int]:
         """Raw scores of ``names`` from this cycle's Filter results (``nodeAllocations``)."""
@@ -335,7 +339,6 @@ class DynamicResources(Plugin):
             result = self._last[1].get(node)
             if result is None:  # nothing for DRA on this node (device plugins cover the requests)
                 return
-        from ....dra.api import parse_resource_claim
         from ....dra.podclaims import bind_claims
 
         bound = bind_claims(result.pod_claims, result.outcome, node)
@@ -346,8 +349,7 @@ class DynamicResources(Plugin):
             if self._verdicts is not None:
                 self._verdicts.devices_changed(devices)
         keys = self._reserved.setdefault(pod.uid, set())
-        for raw in bound.claims:
-            claim = parse_resource_claim(raw)
+        for claim in bound.parsed:
             self._claims[_key(claim)] = claim
             keys.add(_key(claim))
         if bound.resource_claim_statuses:

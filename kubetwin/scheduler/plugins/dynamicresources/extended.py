@@ -173,8 +173,10 @@ def pod_extended_resources(handle: Any, pod: Pod, claims: Any = ()) -> PodExtend
     from ....model.resources import PodResourcesOptions, pod_requests
     from ...framework.types import resource_amounts
 
-    reqs = resource_amounts(pod_requests(pod, PodResourcesOptions()))
     mapping = _mapping(handle)
+    if not _names_any_of(pod, mapping):
+        return None
+    reqs = resource_amounts(pod_requests(pod, PodResourcesOptions()))
     if not any(v and is_dra_extended_resource_name(k) and k in mapping for k, v in reqs.items()):
         return None
     scalar = {k: v for k, v in reqs.items() if k not in ("cpu", "memory", "ephemeral-storage", "pods")}
@@ -188,6 +190,25 @@ def pod_extended_resources(handle: Any, pod: Pod, claims: Any = ()) -> PodExtend
             existing = c
             break
     return PodExtendedResources(pod, scalar, existing, {})
+
+
+def _names_any_of(pod: Pod, names: Mapping[str, Any]) -> bool:
+    """Whether a request the pod writes names one of ``names``: the resources ``PodRequests``
+    (default options) returns are among those of the containers' and init containers'
+    requests, the pod-level requests and the overhead, so a pod naming none of ``names``
+    needs no extended-resource claim, without summing its requests."""
+    if not names:
+        return False
+    for c in pod.spec.init_containers:
+        if any(k in names for k in c.resources.requests):
+            return True
+    for c in pod.spec.containers:
+        if any(k in names for k in c.resources.requests):
+            return True
+    res = pod.spec.resources
+    if res is not None and any(k in names for k in res.requests):
+        return True
+    return any(k in names for k in pod.spec.overhead or ())
 
 
 def node_claim(handle: Any, ext: PodExtendedResources, node: Any) -> tuple[Status, Any, tuple[Mapping[str, str], ...]]:

@@ -54,10 +54,16 @@ class VerdictCache:
 
     def devices_changed(self, devices: Iterable[Any]) -> None:
         """Devices (anything with ``driver`` and ``pool``) were taken or freed."""
-        for pool in {(d.driver, d.pool) for d in devices}:
+        pools = {(d.driver, d.pool) for d in devices}
+        version = self.version
+        for pool in pools:
             nodes = self._pool_nodes.get(pool)
-            if nodes:
-                self.version[nodes] += 1
+            if not nodes:
+                continue
+            if len(nodes) == 1:   # a node's own pool: no index array to build
+                version[nodes[0]] += 1
+            else:
+                version[nodes] += 1
 
     def node_changed(self, name: str) -> None:
         """A node's labels changed: its pools are gathered again, its verdicts recomputed."""
@@ -80,9 +86,23 @@ class VerdictCache:
 
 
 def claims_signature(namespace: str, claims: Sequence[Any]) -> str:
-    """What an allocation reads from the claims: their namespace and specs (not their names)."""
-    return json.dumps([namespace, [(c.raw.get("spec") if isinstance(c.raw, dict) else None) for c in claims]],
-                      sort_keys=True, default=str)
+    """What an allocation reads from the claims: their namespace and specs (not their names).
+
+    Claims from one template share one spec object, which nothing writes to: the text is kept
+    per (namespace, spec objects), so it is written once per template, not once per pod."""
+    specs = [(c.raw.get("spec") if isinstance(c.raw, dict) else None) for c in claims]
+    key = (namespace, *map(id, specs))
+    hit = _SIGNATURES.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], specs)):
+        return hit[1]
+    text = json.dumps([namespace, specs], sort_keys=True, default=str)
+    if len(_SIGNATURES) > 4096:
+        _SIGNATURES.clear()
+    _SIGNATURES[key] = (specs, text)   # the specs kept alive: their ids stay theirs
+    return text
+
+
+_SIGNATURES: dict[tuple, tuple[list, str]] = {}
 
 
 def reusable(outcome: Any) -> bool:
