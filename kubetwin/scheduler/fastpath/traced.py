@@ -30,7 +30,7 @@ def find_feasible_recorded(vc: VectorCycle, state: CycleState, pod: Pod, skipped
     stages: list[Stage] = []
     timed: list[tuple[str, Any, int]] = []
     cs = vc.cs
-    for plugin, name, twin in vc.filters:
+    for plugin, name, twin, _ in vc.filters:
         if name in skipped:
             continue
         t0 = clock()
