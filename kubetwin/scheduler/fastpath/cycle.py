@@ -242,6 +242,7 @@ class VectorCycle:
         stages = self._stages(state, pod, skipped)
         nominated = self._nominated_here(pod)
         per_node = [k for k, (_, v) in enumerate(stages) if v is None]
+        tell = any(v is not None and v.on_rejected is not None for _, v in stages)
         if not per_node and not nominated:
             fails = [v.fail for _, v in stages if v is not None and v.fail is not cs.no_fail]
             fail = fails[0] if fails else cs.no_fail
@@ -252,6 +253,8 @@ class VectorCycle:
             if m == cs.n:
                 quick = first_feasible(fail, start, to_find, m)
                 if quick is not None:
+                    if tell:
+                        tell_rejected(stages, (start + np.arange(quick[1])) % m, cs.n)
                     return quick
             rot = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
             ok = ~fail[rot]
@@ -265,6 +268,8 @@ class VectorCycle:
             feasible = rot[pos]
             if len(feasible) == 0:
                 record_vector(diag, stages, seen)
+            if tell:
+                tell_rejected(stages, seen, cs.n)
             return feasible, processed
         # node by node where some plugin needs it; vector stages before the first such plugin
         # settle most nodes in bulk
@@ -291,6 +296,8 @@ class VectorCycle:
             else:
                 statuses[i] = st
         feasible = np.array(found, dtype=np.int64)
+        if tell:
+            tell_rejected(stages, rot[:processed], cs.n, statuses, nominated)
         if len(feasible) == 0:
             seen = rot[:processed]
             prefix_seen = np.zeros(cs.n, dtype=bool)
@@ -370,6 +377,34 @@ def record_vector(diag: VectorDiagnosis, stages: list[Stage], seen: np.ndarray) 
         if mask.any():
             diag.vector.append((v.settle(), mask))
             undecided &= ~mask
+
+
+def tell_rejected(stages: list[Stage], seen: np.ndarray, n: int, statuses: dict[int, Status] | None = None,
+                  nominated: dict[int, list[Pod]] | None = None) -> None:
+    """Tell each vector Filter with an ``on_rejected`` the nodes it rejected among those the cycle
+    examined (``seen``): the plain cycle stops at a node's first rejecting Filter. Past the first
+    node-by-node stage, the rejections are the per-node ``statuses``; nodes with nominated pods
+    ran the plugins themselves (their Filters left their own traces) and are left out."""
+    undecided = np.zeros(n, dtype=bool)
+    undecided[seen] = True
+    if nominated:
+        undecided[list(nominated)] = False
+    for _, v in stages:
+        if v is None:
+            break
+        mask = undecided & v.fail
+        if v.on_rejected is not None and mask.any():
+            v.on_rejected(mask)
+        undecided &= ~mask
+    else:
+        return
+    told = {v.plugin: v.on_rejected for _, v in stages if v is not None and v.on_rejected is not None}
+    for i, st in (statuses or {}).items():
+        tell = told.get(st.plugin)
+        if tell is not None and not (nominated and i in nominated):
+            mask = np.zeros(n, dtype=bool)
+            mask[i] = True
+            tell(mask)
 
 
 def select_host_vector(totals: np.ndarray, rng: random.Random) -> int:
