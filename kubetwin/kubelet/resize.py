@@ -285,8 +285,10 @@ class ResizeManager:
         container's actuated resources differ from its allocation."""
         pod = self.allocated(uid)
         if pod is not None:
-            set_actuated_resources(self.actuated_state, pod, self.node.gates)
-            if is_pod_resize_in_progress(pod, self.actuated_state):
+            resizable = list(_resizable_containers(pod, self.node.gates))
+            for c in resizable:   # each container's UpdateContainerResources succeeded
+                set_actuated_resources(self.actuated_state, pod, self.node.gates, c)
+            if is_pod_resize_in_progress(pod, self.actuated_state, resizable=resizable):
                 return
         self._clear(uid, IN_PROGRESS)
 

@@ -18,7 +18,7 @@ Upstream: ``pkg/kubelet/allocation/allocation_manager.go`` (``actuatedPodsStateF
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -70,10 +70,13 @@ def _equal(a: Mapping[str, Quantity], b: Mapping[str, Quantity], name: str) -> b
 
 
 def is_pod_resize_in_progress(allocated: Pod, state: StateCheckpoint,
-                              running: Callable[[str], bool] = lambda name: True) -> bool:
+                              running: Callable[[str], bool] = lambda name: True,
+                              resizable: Iterable[Container] | None = None) -> bool:
     """``isPodResizeInProgress``: does some running resizable container's actuated cpu or memory
-    (requests, limits) differ from its allocation? A container without an entry reads as empty."""
-    for c in _resizable(allocated):
+    (requests, limits) differ from its allocation? A container without an entry reads as empty.
+    ``resizable``: the containers ``IsResizableContainer`` admits (default: app containers and
+    sidecars; a release with ``InPlacePodVerticalScalingInitContainers`` passes its own)."""
+    for c in (_resizable(allocated) if resizable is None else resizable):
         if not running(c.name):
             continue
         got = state.get_container_resources(allocated.uid, c.name)
