@@ -32,7 +32,7 @@ import numpy as np
 
 from ....model.quantity import Quantity
 from .nrt import NodeResourceTopology, topology_manager_config
-from .plugin import _node_allocatable_names, numa_nodes
+from .plugin import MAX_DISTANCE, _node_allocatable_names, numa_nodes
 
 if TYPE_CHECKING:
     from ...backend.cache import ClusterState
@@ -73,6 +73,13 @@ class NRTColumns:
         self.pod_scope = np.zeros(n, dtype=bool)    # scope pod
         self.regular = np.ones(n, dtype=bool)
         self.ncells = np.zeros(n, dtype=np.int64)
+        #: per node, its NUMA distance matrix's group (-1: none); per group, one node's cells
+        #: (LeastNUMANodes reads only their costs, the same in the whole group)
+        self.group = np.full(n, -1, dtype=np.int64)
+        self.groups: dict[tuple[tuple[int, ...], ...], int] = {}
+        self.group_cells: list[list[Any]] = []
+        #: per group, the twin's table of cell subsets (:mod:`.vector`)
+        self.combos: dict[int, Any] = {}
         self.width = 0
         #: resource name -> column index; per column (n, width) arrays
         self.rindex: dict[str, int] = {}
@@ -125,6 +132,7 @@ class NRTColumns:
         for arr in self.present:
             arr[i] = False
         self.ncells[i] = 0
+        self.group[i] = -1
         if self.width:
             self.valid[i] = False
         self.regular[i] = True
@@ -150,6 +158,12 @@ class NRTColumns:
             amounts.append(row)
         self._widen(len(cells))
         self.ncells[i] = len(cells)
+        key = tuple(tuple(c.costs.get(o.numa_id, MAX_DISTANCE) for o in cells) for c in cells)
+        g = self.groups.get(key)
+        if g is None:
+            g = self.groups[key] = len(self.group_cells)
+            self.group_cells.append(cells)
+        self.group[i] = g
         self.valid[i] = np.arange(self.width) < len(cells)
         for c, row in enumerate(amounts):
             for name, m, v in row:

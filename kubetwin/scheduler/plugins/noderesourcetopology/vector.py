@@ -8,11 +8,14 @@ plugin's. A node the Filter rejected is marked "maybe over-reserved" in the cach
 Filter does — but only if the cycle actually filtered it there, which only the cycle knows: the
 verdict's ``on_rejected`` is told the nodes it rejected among those examined.
 
-Score (``score.go``): ``LeastAllocated`` and ``MostAllocated`` (weighted, the smallest non-zero
-cell score; scope ``container``: the mean over the containers). Pods not Guaranteed score 100
-everywhere (:data:`~kubetwin.scheduler.fastpath.vector.SKIPPED`). ``BalancedAllocation`` (its
-variance is formed with ``**``, which numpy would round otherwise) and ``LeastNUMANodes`` score
-node by node through the plugin.
+Score (``score.go``, ``least_numa.go``): ``LeastAllocated`` and ``MostAllocated`` (weighted,
+the smallest non-zero cell score; scope ``container``: the mean over the containers);
+``LeastNUMANodes`` (the fewest cells that fit, lowest ids first, at the smallest average
+distance — subsets tried per group of nodes with one distance matrix, nodes of up to
+:data:`MAX_LEAST_NUMA_CELLS` cells; scope ``container``: each container taken off its cells).
+Pods not Guaranteed score 100 everywhere (:data:`~kubetwin.scheduler.fastpath.vector.SKIPPED`).
+``BalancedAllocation`` (its variance is formed with ``**``, which numpy would round otherwise)
+scores node by node through the plugin.
 
 The functions over rows (:func:`filter_rows`, :func:`score_rows`) take any index array of
 nodes, so a windowed cycle can ask for a window. The twin steps aside (None: the plugin runs
@@ -26,6 +29,7 @@ Not an upstream module: upstream has only the plain plugin (scheduler-plugins
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
@@ -36,7 +40,16 @@ from ...fastpath.vector import SKIPPED, FilterVerdict, ScoreVector, U, Vectorise
 from ...framework.interface import CycleState
 from ...framework.status import Code
 from .columns import NRTColumns, milli
-from .plugin import MAX_NODE_SCORE, is_host_level_resource, is_numa_affine_resource, pod_effective_request
+from .plugin import (
+    HIGHEST_NUMA_ID,
+    MAX_DISTANCE,
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    _avg_distance,
+    is_host_level_resource,
+    is_numa_affine_resource,
+    pod_effective_request,
+)
 
 if TYPE_CHECKING:
     from ...backend.cache import ClusterState
@@ -244,10 +257,191 @@ def _each_numa(cols: NRTColumns, sub: np.ndarray, req: Amounts, most: bool, weig
     return low
 
 
+# --- LeastNUMANodes -------------------------------------------------------------------------------
+
+#: cells above this and LeastNUMANodes goes node by node (the plugin tries every subset of cells)
+MAX_LEAST_NUMA_CELLS = 8
+
+
+class _Combos:
+    """A distance group's cell subsets by size, in ``itertools.combinations`` order, with their
+    average distances and each size's smallest (the plugin's own ``_avg_distance``)."""
+
+    def __init__(self, cells: list[Any]):
+        self.by_size: list[tuple[list[tuple[int, ...]], list[float], float]] = []
+        for k in range(1, len(cells) + 1):
+            combos = list(itertools.combinations(range(len(cells)), k))
+            dists = [_avg_distance(cells, c) for c in combos]
+            self.by_size.append((combos, dists, min(min(dists, default=float(MAX_DISTANCE)), float(MAX_DISTANCE))))
+
+
+def _combos(cols: NRTColumns, g: int) -> _Combos:
+    got: _Combos | None = cols.combos.get(g)
+    if got is None:
+        got = cols.combos[g] = _Combos(cols.group_cells[g])
+    return got
+
+
+def _required(cols: NRTColumns, sub: np.ndarray, req: Amounts, table: _Combos,
+              work: dict[int, np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``numaNodesRequired`` on rows ``sub`` of one distance group: (found, size, combo index,
+    minimal distance) — the first subset of the fewest cells that fits at the size's smallest
+    average distance, else the first at the smallest distance found."""
+    k = len(sub)
+    found = np.zeros(k, dtype=bool)
+    size = np.zeros(k, dtype=np.int64)
+    which = np.zeros(k, dtype=np.int64)
+    minimal = np.zeros(k, dtype=bool)
+    cols_of = [(cols.rindex.get(name), m) for name, m, _ in req]
+    for s, (subsets, dists, min_avg) in enumerate(table.by_size, start=1):
+        first_min = np.full(k, -1, dtype=np.int64)
+        best = np.full(k, -1, dtype=np.int64)
+        best_d = np.full(k, 256.0)
+        for j, combo in enumerate(subsets):
+            ok = ~found
+            for r, m in cols_of:
+                if r is None:
+                    ok = ok & False
+                    break
+                present = cols.present[r][sub]
+                amounts = work[r] if r in work else cols.milli[r][sub]
+                total = np.zeros(k, dtype=np.int64)
+                for c in combo:
+                    ok = ok & present[:, c]
+                    total += amounts[:, c]
+                if m:
+                    ok = ok & (total >= m)
+            if not ok.any():
+                continue
+            d = dists[j]
+            if d == min_avg:
+                first_min[ok & (first_min < 0)] = j
+            upd = ok & (d < best_d)
+            best[upd] = j
+            best_d[upd] = d
+        at_min = first_min >= 0
+        other = ~at_min & (best >= 0)
+        newly = at_min | other
+        if newly.any():
+            found |= newly
+            size[newly] = s
+            which[at_min] = first_min[at_min]
+            which[other] = best[other]
+            minimal[at_min] = True
+        if found.all():
+            break
+    return found, size, which, minimal
+
+
+def _only_non_numa_rows(cols: NRTColumns, sub: np.ndarray, req: Amounts) -> np.ndarray:
+    out = np.ones(len(sub), dtype=bool)
+    for name, _, _ in req:
+        r = cols.rindex.get(name)
+        if r is not None:
+            out &= ~cols.present[r][sub].any(axis=1)
+    return out
+
+
+def _subtract_from_numas(cols: NRTColumns, sub: np.ndarray, req: Amounts, cells: tuple[int, ...],
+                         work: dict[int, np.ndarray]) -> None:
+    """``subtractFromNUMAs`` on rows ``sub`` (all given the same cells, ascending)."""
+    for name, m, _ in req:
+        r = cols.rindex.get(name)
+        if r is None or m == 0:
+            continue
+        w = work.get(r)
+        if w is None:
+            w = work[r] = cols.milli[r][sub]
+        want = np.full(len(sub), m, dtype=np.int64)
+        present = cols.present[r][sub]
+        for c in cells:
+            here = present[:, c] & (want > 0)
+            have = w[:, c]
+            take = np.minimum(want, have)
+            all_of = here & (want >= have)
+            want = np.where(all_of, want - have, np.where(here, 0, want))
+            w[:, c] = np.where(all_of, 0, np.where(here, have - take, have))
+
+
+def _normalize_least_numa(count: np.ndarray, minimal: np.ndarray) -> np.ndarray:
+    per = MAX_NODE_SCORE // HIGHEST_NUMA_ID
+    return MAX_NODE_SCORE - count * per + np.where(minimal, per // 2, 0)
+
+
+def _least_numa_group(cols: NRTColumns, sub: np.ndarray, pod: Pod, pod_scope: bool, combos: _Combos) -> np.ndarray | None:
+    k = len(sub)
+    if pod_scope:
+        req = _amounts(pod_effective_request(pod))
+        if req is None:
+            return None
+        out = np.full(k, MAX_NODE_SCORE, dtype=np.int64)
+        numa = ~_only_non_numa_rows(cols, sub, req)
+        found, size, _, minimal = _required(cols, sub, req, combos, {})
+        out[numa & ~found] = MIN_NODE_SCORE
+        ok = numa & found
+        out[ok] = _normalize_least_numa(size[ok], minimal[ok])
+        return out
+    alive = np.ones(k, dtype=bool)      # not yet MIN
+    max_count = np.zeros(k, dtype=np.int64)
+    all_min = np.ones(k, dtype=bool)
+    work: dict[int, np.ndarray] = {}
+    for c in list(pod.spec.init_containers) + list(pod.spec.containers):
+        req = _amounts(c.resources.requests)
+        if req is None:
+            return None
+        act = alive & ~_only_non_numa_rows(cols, sub, req)
+        if not act.any():
+            continue
+        at = np.flatnonzero(act)
+        view = {r: w[at] for r, w in work.items()}
+        found, size, which, minimal = _required(cols, sub[at], req, combos, view)
+        alive[at[~found]] = False
+        ok = found
+        all_min[at[ok]] &= minimal[ok]
+        max_count[at[ok]] = np.maximum(max_count[at[ok]], size[ok])
+        for s, j in sorted(set(zip(size[ok].tolist(), which[ok].tolist()))):
+            rows = at[ok & (size == s) & (which == j)]
+            part = {r: w[rows] for r, w in work.items()}
+            _subtract_from_numas(cols, sub[rows], req, combos.by_size[s - 1][0][j], part)
+            for r, w in part.items():
+                if r not in work:
+                    work[r] = cols.milli[r][sub].copy()
+                work[r][rows] = w
+    out = np.where(max_count == 0, MAX_NODE_SCORE, _normalize_least_numa(max_count, all_min))
+    out[~alive] = MIN_NODE_SCORE
+    return out
+
+
+def _least_numa(cols: NRTColumns, pod: Pod, plugin: Any, rows: np.ndarray) -> np.ndarray | None:
+    """``leastNUMAContainerScopeScore`` / ``leastNUMAPodScopeScore`` (any policy) on ``rows``."""
+    out = np.zeros(len(rows), dtype=np.int64)
+    has = cols.has[rows]
+    groups = cols.group[rows]
+    infos = cols.cs.infos
+    plain = has & (~cols.regular[rows] | (cols.ncells[rows] > MAX_LEAST_NUMA_CELLS))
+    for j in np.flatnonzero(plain).tolist():
+        out[j] = plugin.score(None, pod, infos[int(rows[j])])[0]
+    vec = has & ~plain
+    pod_scope = cols.pod_scope[rows]
+    for g in np.unique(groups[vec]).tolist():
+        for scope in (True, False):
+            at = np.flatnonzero(vec & (groups == g) & (pod_scope == scope))
+            if len(at):
+                got = _least_numa_group(cols, rows[at], pod, scope, _combos(cols, g))
+                if got is None:
+                    return None
+                out[at] = got
+    empty = has & ~plain & (groups < 0)   # no cells: every request is off the NUMA nodes
+    out[empty] = MAX_NODE_SCORE
+    return out
+
+
 def score_rows(cols: NRTColumns, pod: Pod, plugin: Any, rows: np.ndarray) -> np.ndarray | None:
     """The raw Score of a Guaranteed pod on each node of ``rows``; None: run the plugin.
     The columns must be synced."""
     args = plugin.args
+    if args.strategy == "LeastNUMANodes":
+        return _least_numa(cols, pod, plugin, rows)
     if args.strategy not in ("LeastAllocated", "MostAllocated"):
         return None
     most = args.strategy == "MostAllocated"

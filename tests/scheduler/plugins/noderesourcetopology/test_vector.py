@@ -114,8 +114,8 @@ def random_pod(rng: random.Random, name: str) -> Pod:
     return convert({"metadata": {"name": name, "namespace": "ns", "uid": name}, "spec": spec}, Pod)
 
 
-def _profile(rng: random.Random) -> tuple:
-    strategy = rng.choice(STRATEGIES)
+def _profile(rng: random.Random, strategy: str | None = None) -> tuple:
+    strategy = strategy or rng.choice(STRATEGIES)
     args: dict = {"scoringStrategy": {"type": strategy}}
     if rng.random() < 0.5:
         args["scoringStrategy"]["resources"] = [{"name": "cpu", "weight": rng.randint(1, 3)},
@@ -135,13 +135,13 @@ def _profile(rng: random.Random) -> tuple:
 class World:
     """Two schedulers over one API server's NodeResourceTopology objects."""
 
-    def __init__(self, seed: int, n_nodes: int, fit_node_by_node: bool = False):
+    def __init__(self, seed: int, n_nodes: int, fit_node_by_node: bool = False, strategy: str | None = None):
         self.rng = rng = random.Random(seed)
         self.nodes = [random_node(rng, i) for i in range(n_nodes)]
         self.names = [n.metadata.name for n in self.nodes]
         self.published = {name: nrt_from_dict(random_nrt(rng, name, podfingerprint.sign([])))
                           for name in self.names if rng.random() < 0.9}
-        profile, self.strategy, self.kind = _profile(rng)
+        profile, self.strategy, self.kind = _profile(rng, strategy)
         gates = gates_for()
         self.fast = Scheduler(profile, self.nodes, gates, seed)
         self.slow = Scheduler(profile, self.nodes, gates, seed, vectorised=False)
@@ -215,8 +215,8 @@ class World:
             assert caches[0].maybe_over_reserved == caches[1].maybe_over_reserved
 
 
-def _run(seed: int, n_nodes: int, steps: int, fit_node_by_node: bool = False) -> None:
-    w = World(seed, n_nodes, fit_node_by_node)
+def _run(seed: int, n_nodes: int, steps: int, fit_node_by_node: bool = False, strategy: str | None = None) -> None:
+    w = World(seed, n_nodes, fit_node_by_node, strategy)
     for _ in range(steps):
         r = w.rng.random()
         if r < 0.6:
@@ -242,6 +242,12 @@ def test_vectorised_filter_and_score_match_the_plugin_node_by_node(seed):
 def test_the_nodes_marked_maybe_over_reserved_match_when_sampling_stops_early(seed):
     # 150 nodes: 100 feasible nodes are enough, so cycles examine only some nodes
     _run(seed, n_nodes=150, steps=40)
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("strategy", ["LeastNUMANodes", "MostAllocated"])
+def test_each_vectorised_scoring_strategy_picks_the_nodes_the_plugin_picks(seed, strategy):
+    _run(seed, n_nodes=12, steps=40, strategy=strategy)
 
 
 @pytest.mark.parametrize("seed", range(12))
