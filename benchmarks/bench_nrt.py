@@ -42,12 +42,13 @@ def main() -> None:
     for label, exporter, args in runs:
         sc = Scenario("nrt", _nodes(a.nodes), _pods(a.pods), profile=_profile(args))
         sc.settings = dataclasses.replace(sc.settings, node_resource_topology=exporter)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         r = simulate(sc)
-        dt = time.perf_counter() - t
+        dt, cpu = time.perf_counter() - t, time.process_time() - c
         s = r.summary()
         resyncs = sum(1 for e in r.events if e["type"] == "NodeResourceTopologyResync")
-        print(f"{label}: {a.nodes} nodes, {a.pods} pods: {dt:.2f} s, {a.pods / dt:,.0f} pods/s; bound {s['bound']}, "
+        print(f"{label}: {a.nodes} nodes, {a.pods} pods: {dt:.2f} s ({cpu:.2f} s CPU), {a.pods / dt:,.0f} pods/s "
+              f"({a.pods / cpu:,.0f} per CPU second); bound {s['bound']}, "
               f"pending {s['pending']}, kubelet rejections {dict(s['rejectedByKubelet'])}, resyncs {resyncs}")
 
 

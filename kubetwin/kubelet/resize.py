@@ -42,6 +42,8 @@ import msgspec
 from ..model.pod import Container, Pod, is_sidecar
 from ..model.resources import pod_requests, quantity_milli_value, quantity_value
 from .admission_errors import AdmissionError, KubeletHang, admit_result
+from .checkpoint.actuated_pods_state import is_pod_resize_in_progress, set_actuated_resources
+from .checkpoint.allocation_state import StateCheckpoint
 from .oom import is_critical_pod, is_static_pod
 from .qos import GUARANTEED, get_pod_qos
 
@@ -243,6 +245,8 @@ class ResizeManager:
     infeasible: dict[str, int] = field(default_factory=dict)
     #: ``kubelet_pod_deferred_accepted_resizes_total`` by retry trigger
     deferred_accepted: dict[str, int] = field(default_factory=dict)
+    #: ``actuated_pods_state``: what the runtime was last told per container
+    actuated_state: StateCheckpoint = field(default_factory=StateCheckpoint)
 
     # --- state -------------------------------------------------------------------------------
     def allocated(self, uid: str) -> Pod | None:
@@ -276,8 +280,25 @@ class ResizeManager:
                 del self.conditions[uid]
 
     def actuated(self, uid: str) -> None:
-        """The runtime reports the allocated resources: ``PodResizeInProgress`` is cleared."""
+        """The runtime took the allocated resources (``SetActuatedResources``); then
+        ``CheckPodResizeInProgress``: ``PodResizeInProgress`` is cleared once no running
+        container's actuated resources differ from its allocation."""
+        pod = self.allocated(uid)
+        if pod is not None:
+            resizable = list(_resizable_containers(pod, self.node.gates))
+            for c in resizable:   # each container's UpdateContainerResources succeeded
+                set_actuated_resources(self.actuated_state, pod, self.node.gates, c)
+            if is_pod_resize_in_progress(pod, self.actuated_state, resizable=resizable):
+                return
         self._clear(uid, IN_PROGRESS)
+
+    def remove_pod(self, uid: str) -> None:
+        """``RemovePod``: the pod's actuated entry goes (the file keeps it until the next set)."""
+        self.actuated_state.remove_pod(uid)
+
+    def remove_orphaned_pods(self, remaining: Iterable[str]) -> list[str]:
+        """``RemoveOrphanedPods`` (housekeeping): entries of pods the kubelet no longer knows go."""
+        return self.actuated_state.remove_orphaned_pods(remaining)
 
     # --- requests ----------------------------------------------------------------------------
     def request(self, desired: Pod, now: float = 0.0) -> list[ResizeResult]:
@@ -299,6 +320,7 @@ class ResizeManager:
 
     def pod_removed(self, uid: str, now: float = 0.0) -> list[ResizeResult]:
         """``HandlePodRemoves``: the pod's resize state goes; pending resizes are retried."""
+        self.remove_pod(uid)
         self.desired.pop(uid, None)
         self.conditions.pop(uid, None)
         if uid in self.pending:

@@ -151,6 +151,8 @@ class SimResizes:
         m = self.managers.get(i)
         if m is not None and (m.pending or sp.pod.uid in m.desired):
             self._settle(i, m.pod_removed(sp.pod.uid, self.sim.now))
+        elif m is not None:
+            m.remove_pod(sp.pod.uid)
 
     # --- one resize -------------------------------------------------------------------------------
     def _targets(self, ev: ResizeEvent) -> list[Any]:

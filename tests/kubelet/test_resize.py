@@ -343,3 +343,26 @@ def test_a_kubelet_with_in_place_resize_off_finds_every_resize_infeasible():
     assert n.admit(pod("a", cpu_mem("1", "1Gi"))).admitted
     r = request_resize(n, pod("a", cpu_mem("500m", "1Gi")))
     assert (r.status, r.message) == (INFEASIBLE, "InPlacePodVerticalScaling is disabled")
+
+
+def test_an_actuated_resize_is_recorded_in_the_actuated_state_and_no_longer_in_progress():
+    """``SetActuatedResources`` then ``CheckPodResizeInProgress``: the condition goes once the
+    actuated resources are the allocated ones."""
+    result, manager = resize_on_busy_node(cpu_mem("1", "1Gi"), cpu_mem("500m", "500Mi"))
+    manager.actuated("pod1")
+    got = manager.actuated_state.get_container_resources("pod1", "c1")
+    assert got == result.pod.spec.containers[0].resources
+    assert manager.conditions_of("pod1") == ()
+
+
+def test_a_removed_pod_leaves_the_actuated_state_but_not_yet_its_file():
+    result, manager = resize_on_busy_node(cpu_mem("1", "1Gi"), cpu_mem("500m", "500Mi"))
+    manager.actuated("pod1")
+    manager.pod_removed("pod1")
+    assert "pod1" not in manager.actuated_state.entries and "pod1" in manager.actuated_state.stored
+
+
+def test_remove_orphaned_pods_drops_the_actuated_entries_of_pods_gone():
+    result, manager = resize_on_busy_node(cpu_mem("1", "1Gi"), cpu_mem("500m", "500Mi"))
+    manager.actuated("pod1")
+    assert manager.remove_orphaned_pods({"pod2"}) == ["pod1"]

@@ -288,14 +288,19 @@ class VectorCycle:
             parts: list[WindowPart] | None = None
             if self.windowed and m == cs.n and to_find < m and m >= self.window_min_nodes and not cs.nominated:
                 parts = self._window_parts(state, pod, skipped)
+                # a Filter told of the nodes it rejected (NodeResourceTopologyMatch marking nodes
+                # maybe over-reserved) needs the nodes examined one by one: no window then
                 if all(verdict is not None or window is not None for _, _, verdict, window in parts) \
-                        and any(window is not None for *_, window in parts):
+                        and any(window is not None for *_, window in parts) \
+                        and not any(verdict is not None and verdict.on_rejected is not None
+                                    for _, _, verdict, _ in parts):
                     got = self._search_window(parts, start, to_find)
                     if got is not None:
                         return got
             stages = self._stages(state, pod, skipped, parts)
         nominated = self._nominated_here(pod)
         per_node = [k for k, (_, v) in enumerate(stages) if v is None]
+        tell = any(v is not None and v.on_rejected is not None for _, v in stages)
         if not per_node and not nominated:
             fails = [v.fail for _, v in stages if v is not None and v.fail is not cs.no_fail]
             fail = fails[0] if fails else cs.no_fail
@@ -306,6 +311,8 @@ class VectorCycle:
             if m == cs.n:
                 quick = first_feasible(fail, start, to_find, m)
                 if quick is not None:
+                    if tell:
+                        tell_rejected(stages, (start + np.arange(quick[1])) % m, cs.n)
                     return quick
             rot = np.concatenate((candidates[start:], candidates[:start])) if start else candidates
             ok = ~fail[rot]
@@ -319,6 +326,8 @@ class VectorCycle:
             feasible = rot[pos]
             if len(feasible) == 0:
                 record_vector(diag, stages, seen)
+            if tell:
+                tell_rejected(stages, seen, cs.n)
             return feasible, processed
         # node by node where some plugin needs it; vector stages before the first such plugin
         # settle most nodes in bulk
@@ -347,6 +356,8 @@ class VectorCycle:
         feasible = np.array(found, dtype=np.int64)
         if keep_statuses is not None:
             keep_statuses.update(statuses)
+        if tell:
+            tell_rejected(stages, rot[:processed], cs.n, statuses, nominated)
         if len(feasible) == 0:
             seen = rot[:processed]
             prefix_seen = np.zeros(cs.n, dtype=bool)
@@ -490,6 +501,34 @@ def record_vector(diag: VectorDiagnosis, stages: list[Stage], seen: np.ndarray) 
         if mask.any():
             diag.vector.append((v.settle(), mask))
             undecided &= ~mask
+
+
+def tell_rejected(stages: list[Stage], seen: np.ndarray, n: int, statuses: dict[int, Status] | None = None,
+                  nominated: dict[int, list[Pod]] | None = None) -> None:
+    """Tell each vector Filter with an ``on_rejected`` the nodes it rejected among those the cycle
+    examined (``seen``): the plain cycle stops at a node's first rejecting Filter. Past the first
+    node-by-node stage, the rejections are the per-node ``statuses``; nodes with nominated pods
+    ran the plugins themselves (their Filters left their own traces) and are left out."""
+    undecided = np.zeros(n, dtype=bool)
+    undecided[seen] = True
+    if nominated:
+        undecided[list(nominated)] = False
+    for _, v in stages:
+        if v is None:
+            break
+        mask = undecided & v.fail
+        if v.on_rejected is not None and mask.any():
+            v.on_rejected(mask)
+        undecided &= ~mask
+    else:
+        return
+    told = {v.plugin: v.on_rejected for _, v in stages if v is not None and v.on_rejected is not None}
+    for i, st in (statuses or {}).items():
+        tell = told.get(st.plugin)
+        if tell is not None and not (nominated and i in nominated):
+            mask = np.zeros(n, dtype=bool)
+            mask[i] = True
+            tell(mask)
 
 
 def select_host_vector(totals: np.ndarray, rng: random.Random) -> int:

@@ -40,18 +40,21 @@ class FilterVerdict:
     ``(code, key, reasons_of)`` from the cluster as it is, so it must be called before the
     cluster changes — :meth:`settle` does that when a failure is recorded."""
 
-    __slots__ = ("plugin", "fail", "_code", "_key", "_reasons_of", "_explain")
+    __slots__ = ("plugin", "fail", "_code", "_key", "_reasons_of", "_explain", "on_rejected")
 
     def __init__(self, plugin: str, fail: np.ndarray, code: np.ndarray | None = None, key: np.ndarray | None = None,
                  reasons_of: Callable[[int], tuple[str, ...]] | None = None, *,
                  explain: Callable[[], tuple[np.ndarray, np.ndarray | None, Callable[[int], tuple[str, ...]]]]
-                 | None = None):
+                 | None = None, on_rejected: Callable[[np.ndarray], None] | None = None):
         self.plugin = plugin
         self.fail = fail                  # bool[n]
         self._code = code                 # int8[n] (meaningful where fail)
         self._key = key                   # int64[n] reason key (None: one reason set for all)
         self._reasons_of = reasons_of
         self._explain = explain
+        #: told the nodes (bool[n]) this Filter rejected among those the cycle filtered, for a
+        #: plugin whose Filter leaves a trace (NodeResourceTopologyMatch marks its cache)
+        self.on_rejected = on_rejected
 
     def settle(self) -> "FilterVerdict":
         """Codes and reasons computed now (from an ``explain``), while the cluster is as filtered."""

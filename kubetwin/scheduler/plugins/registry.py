@@ -74,7 +74,8 @@ IN_TREE: dict[str, InTreePlugin] = {p.name: p for p in (
     _plugin(dynamicresources.NAME, "dynamicresources", "dynamicresources", "DynamicResources",
             vector=True, hints=True),
     _plugin(defaultpreemption.NAME, "defaultpreemption", "default_preemption", "DefaultPreemption"),
-    _plugin(noderesourcetopology.NAME, "noderesourcetopology", "plugin", "NodeResourceTopologyMatch"),
+    _plugin(noderesourcetopology.NAME, "noderesourcetopology", "plugin", "NodeResourceTopologyMatch",
+            vector=True),
     _plugin(defaultbinder.NAME, "defaultbinder", "default_binder", "DefaultBinder"),
 )}
 

@@ -146,8 +146,15 @@ class OverReserve:
     def reserve_node_resources(self, node: str, pod: Pod) -> None:
         from .plugin import pod_effective_request
 
-        self.assumed.setdefault(node, {})[f"{pod.namespace}/{pod.name}"] = pod_effective_request(pod)
-        self._views.pop(node, None)
+        assumed = self.assumed.setdefault(node, {})
+        key = f"{pod.namespace}/{pod.name}"
+        new = key not in assumed
+        request = assumed[key] = pod_effective_request(pod)
+        view = self._views.pop(node, None)
+        if view is not None and new:
+            # a new request is the last one taken off: the view so far minus it is the whole
+            # subtraction's answer (each step clamps at zero on the step before's amounts)
+            self._views[node] = _minus(view, (request,))
         self.maybe_over_reserved.pop(node, None)
 
     def unreserve_node_resources(self, node: str, pod: Pod) -> None:

@@ -314,6 +314,8 @@ class NodeResourceTopologyMatch(Plugin):
         self._nrts: dict[str, NodeResourceTopology] | None = None
         self._cache: Any = None
         self._last_qos: tuple[Pod, str] | None = None
+        #: the vectorised twin's NUMA cells across nodes (:mod:`.columns`), made by :mod:`.vector`
+        self.columns: Any = None
 
     def _object(self, node_name: str) -> NodeResourceTopology | None:
         """A node's NodeResourceTopology: the one its runtime policy publishes live (``handle.live_nrt``,

@@ -155,3 +155,26 @@ def test_filter_on_a_node_without_fresh_data_is_invalid_node_topology_data():
 
     status = plugin.filter(CycleState(), pod("b"), Node())  # type: ignore[arg-type]
     assert not status.is_success and "invalid node topology data" in status.message
+
+
+def test_overreserve_view_after_reserves_is_the_copy_minus_all_of_them_clamped_at_zero():
+    # the view kept current one reservation at a time equals the subtraction from the copy
+    api = API(**{"node-1": nrt(cpu="5")})
+    cache = OverReserve(api, ["node-1"])
+    cache.get_cached_nrt_copy("node-1", pod("a"))
+    for name in ("a", "b", "c"):
+        cache.reserve_node_resources("node-1", pod(name, cpu="2"))
+        cache.get_cached_nrt_copy("node-1", pod(name))
+    kept = cache.get_cached_nrt_copy("node-1", pod("a"))[0]
+    cache._views.clear()
+    assert kept == cache.get_cached_nrt_copy("node-1", pod("a"))[0]
+    assert available(kept) == ["0", "0"]
+
+
+def test_overreserve_reserving_a_pod_again_takes_its_request_off_once():
+    api = API(**{"node-1": nrt(cpu="8")})
+    cache = OverReserve(api, ["node-1"])
+    cache.reserve_node_resources("node-1", pod("a", cpu="2"))
+    cache.get_cached_nrt_copy("node-1", pod("a"))
+    cache.reserve_node_resources("node-1", pod("a", cpu="3"))
+    assert available(cache.get_cached_nrt_copy("node-1", pod("a"))[0]) == ["5", "5"]
