@@ -146,8 +146,8 @@ class World:
         self.fast = Scheduler(profile, self.nodes, gates, seed)
         self.slow = Scheduler(profile, self.nodes, gates, seed, vectorised=False)
         if fit_node_by_node:   # a Filter before NodeResourceTopologyMatch without a vectorised twin
-            self.fast.fast.filters = [(p, name, None if name == "NodeResourcesFit" else twin)
-                                      for p, name, twin in self.fast.fast.filters]
+            self.fast.fast.filters = [(p, name, None, None) if name == "NodeResourcesFit" else (p, name, twin, window)
+                                      for p, name, twin, window in self.fast.fast.filters]
         self.on_node: dict[str, dict[str, Pod]] = {name: {} for name in self.names}
         for s in (self.fast, self.slow):
             plugin = s.framework.plugin(NAME)
@@ -215,8 +215,11 @@ class World:
             assert caches[0].maybe_over_reserved == caches[1].maybe_over_reserved
 
 
-def _run(seed: int, n_nodes: int, steps: int, fit_node_by_node: bool = False, strategy: str | None = None) -> None:
+def _run(seed: int, n_nodes: int, steps: int, fit_node_by_node: bool = False, strategy: str | None = None,
+         window_from: int | None = None) -> None:
     w = World(seed, n_nodes, fit_node_by_node, strategy)
+    if window_from is not None:   # the windowed Filter offered on clusters this small
+        w.fast.fast.window_min_nodes = window_from
     for _ in range(steps):
         r = w.rng.random()
         if r < 0.6:
@@ -253,3 +256,9 @@ def test_each_vectorised_scoring_strategy_picks_the_nodes_the_plugin_picks(seed,
 @pytest.mark.parametrize("seed", range(12))
 def test_nodes_marked_match_when_an_earlier_filter_runs_node_by_node(seed):
     _run(seed, n_nodes=10 if seed % 3 else 120, steps=40, fit_node_by_node=True)
+
+
+@pytest.mark.parametrize("seed", [0, 2, 4, 5])   # 0 and 2 fail without the guard
+def test_the_nodes_marked_maybe_over_reserved_match_when_the_windowed_filter_is_on(seed):
+    # the windowed Filter must stand aside: the plugin is told of every node the cycle examined
+    _run(seed, n_nodes=150, steps=40, window_from=0)
