@@ -68,7 +68,7 @@ def test_prefilter_statuses_are_the_plain_cycles(seed):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_vector_scores_are_each_plugins_normalized_scores(seed):
-    for pod, r, (vec, plain) in _cycles(seed, n_nodes=12, n_pods=25):
+    for pod, _r, (vec, plain) in _cycles(seed, n_nodes=12, n_pods=25):
         if plain.score_list is None:
             continue
         assert vec.vector_scores is not None
