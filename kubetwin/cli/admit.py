@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 
 @click.command("admit")
-@click.option("--machine", "machine_source", required=True, metavar="SOURCE",
-              help="The node's hardware: MachineInfo JSON, sysfs (dir or tarball), hwloc XML or a spec like 2s2n8c2t.")
+@click.option("--machine", "machine_source", default=None, metavar="SOURCE",
+              help="The node's hardware: MachineInfo JSON, sysfs (dir or tarball), hwloc XML or a spec like 2s2n8c2t "
+                   "(default: a snapshot node folder's machine.json or machine.xml).")
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
               help="KubeletConfiguration (kubelet.config.k8s.io/v1beta1) YAML/JSON.")
 @click.option("--state-dir", "state_dir", type=click.Path(file_okay=False), default=None,
@@ -44,11 +45,14 @@ if TYPE_CHECKING:
 @filename_option("PODS.yaml", "The pods to admit, in order")
 @click.argument("pods_path", metavar="[PODS.yaml]", required=False)
 @click.pass_context
-def admit(ctx: click.Context, machine_source: str, config_path: str | None, state_dir: str | None,
+def admit(ctx: click.Context, machine_source: str | None, config_path: str | None, state_dir: str | None,
           write_state: str | None, metrics_path: str | None, devices_path: str | None, devices_from_machine: bool,
           explain: bool, resizes: tuple[str, ...], podresources_call: str | None, output: str,
           filename: str | None, pods_path: str | None) -> None:
     """Admit PODS.yaml in order on one node: Topology, CPU, Memory and Device Managers, then node allocatable.
+
+    PODS.yaml may be a snapshot's node folder (nodes/NAME): its pods.json, its kubelet.json (unless
+    --config) and its machine.json or machine.xml (unless --machine).
 
     ``-o cri`` prints the CRI calls the kubelet makes for the admitted pods (JSON) and what each
     container ends up with in its cgroup (docs/runtime.md).
@@ -68,6 +72,13 @@ def admit(ctx: click.Context, machine_source: str, config_path: str | None, stat
     from .admit_resize import parse_resize_options
 
     pods_path = main_input(pods_path, filename, "PODS.yaml")
+    if Path(pods_path).is_dir():  # a snapshot's node folder: its pods, kubelet.json and machine
+        from .admit_folder import node_folder_inputs
+
+        machine_source, config_path, pods_path = node_folder_inputs(pods_path, machine_source, config_path)
+    elif machine_source is None:
+        raise click.UsageError("missing --machine SOURCE (the node's hardware), or give a snapshot's node "
+                               "folder that holds it (nodes/NAME with machine.json)", ctx=ctx)
     if podresources_call is not None and output != "podresources":
         raise click.UsageError("--podresources is only valid with -o podresources", ctx=ctx)
     call = None

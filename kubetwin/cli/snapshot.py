@@ -74,6 +74,9 @@ def snapshot(ctx: click.Context, filenames: tuple[str, ...], out: str, kubeconfi
         cluster = load_cluster(kubeconfig, context, in_cluster=in_cluster)
         progress(f"reading {cluster.server} ({cluster.name}), read-only")
         client = Client(cluster, progress=progress)
+        from ..live.read import check_server_version
+
+        check_server_version(client, kubernetes_version(ctx))
         snap = read_cluster(client, namespace=namespace, configz=not no_configz,
                             comparison_operators=comparison, progress=progress)
         phases.mark(f"read ({client.requests} requests)")

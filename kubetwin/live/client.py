@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from urllib.parse import urlencode
 
 import msgspec
@@ -134,8 +134,19 @@ class Client:
 
     def list_pages(self, path: str) -> list[bytes]:
         """Every page of ``LIST path``, from one resourceVersion (a 410 ``Expired`` restarts)."""
+        pages: list[bytes] = []
+        for page in self.iter_pages(path):
+            if page is None:
+                pages.clear()
+            else:
+                pages.append(page)
+        return pages
+
+    def iter_pages(self, path: str) -> Iterator[bytes | None]:
+        """The pages of ``LIST path`` as they arrive, so a reader decodes each and lets it go. A
+        410 ``Expired`` between pages lists again from the start: None is yielded first, and what
+        the reader kept of this list is to be dropped."""
         for _ in range(MAX_RESTARTS + 1):
-            pages: list[bytes] = []
             token = ""
             try:
                 while True:
@@ -143,19 +154,44 @@ class Client:
                     if token:
                         query["continue"] = token
                     page = self.get(path, query)
-                    pages.append(page)
                     token = _continue_token(page)
+                    yield page
                     if not token:
-                        return pages
+                        return
             except StatusError as err:
                 if err.code == 410 and token:
                     if self.progress:
                         self.progress(f"{path}: the list expired between pages (410 {err.reason}): "
                                       "listing again from the start")
+                    yield None
                     continue
                 raise
         raise StatusError(410, "Expired", f"the list expired {MAX_RESTARTS + 1} times in a row",
                           self.cluster.server + path)
+
+    def server_version(self) -> str | None:
+        """``GET /version``'s ``major.minor`` (None when the server does not say)."""
+        try:
+            body = self.get("/version")
+        except StatusError:
+            return None
+        try:
+            info = msgspec.json.decode(body)
+        except msgspec.DecodeError:
+            return None
+        if not isinstance(info, dict):
+            return None
+        major = str(info.get("major", "")).rstrip("+")
+        minor = str(info.get("minor", "")).rstrip("+")
+        if major.isdigit() and minor.isdigit():
+            return f"{int(major)}.{int(minor)}"
+        git = info.get("gitVersion")
+        if isinstance(git, str):
+            parts = git.lstrip("v").split(".")
+            if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+                return f"{int(parts[0])}.{int(parts[1])}"
+        return None
+
 
 
 class _ListHead(msgspec.Struct):

@@ -122,6 +122,29 @@ def _decode_page(page: bytes, res: Resource, url: str, first: int) -> list[Any]:
     return out
 
 
+def check_server_version(client: Client, version: str | None) -> str | None:
+    """``GET /version`` against the release kubetwin reads the snapshot as (``--kubernetes-version``,
+    or the default): a difference is a warning naming the flag (an error under ``--strict``) —
+    defaults, feature gates and the API fields a release knows all follow that one version.
+    Returns the server's ``major.minor`` (None when it does not say)."""
+    from ..diagnostics import warn
+    from ..model.features import KNOWN_VERSIONS, normalize_version
+
+    server = client.server_version()
+    wanted = normalize_version(version)
+    if server is None or server == wanted:
+        return server
+    how = "--kubernetes-version" if version is not None else "the default release (no --kubernetes-version)"
+    if server in KNOWN_VERSIONS:
+        fix = f"give --kubernetes-version {server} to snapshot and to every command that reads the snapshot"
+    else:
+        fix = (f"Kubernetes {server} is not modelled (kubetwin models {', '.join(KNOWN_VERSIONS)}): give "
+               "--kubernetes-version with the nearest one")
+    warn(InputError(f"the API server runs Kubernetes {server}, the snapshot is read as {wanted} ({how})",
+                    file=client.cluster.server + "/version", path="--kubernetes-version", fix=fix))
+    return server
+
+
 def read_cluster(client: Client, *, namespace: str | None = None, configz: bool = True,
                  comparison_operators: bool = False,
                  progress: Callable[[str], None] | None = None) -> Snapshot:
@@ -134,8 +157,19 @@ def read_cluster(client: Client, *, namespace: str | None = None, configz: bool 
     node_names: list[str] = []
     for res in RESOURCES:
         path = res.path(namespace)
+        url = cluster.server + path
+        n = pages = 0
+        items_of_res: list[Any] = []
         try:
-            pages = client.list_pages(path)
+            # each page decoded as it arrives (the raw page let go), dropped if the list restarts
+            for page in client.iter_pages(path):
+                if page is None:
+                    items_of_res, n, pages = [], 0, 0
+                    continue
+                items = _decode_page(page, res, url, n)
+                n += len(items)
+                pages += 1
+                items_of_res.extend(items)
         except StatusError as err:
             if err.code in (401, 403):
                 raise refused(err, "list", res.plural, res.group, cluster=cluster.name,
@@ -146,15 +180,10 @@ def read_cluster(client: Client, *, namespace: str | None = None, configz: bool 
                 say(f"{res.plural}: not served ({res.api_version})")
                 continue
             raise InputError(f"cannot list {res.plural}: {err}", file=err.url) from None
-        url = cluster.server + path
-        n = 0
-        for page in pages:
-            items = _decode_page(page, res, url, n)
-            n += len(items)
-            docs.extend(items)
-            if res.kind == "Node":
-                node_names.extend(_name(i) for i in items)
-        say(f"{res.plural}: {n} ({len(pages)} page{'s' if len(pages) != 1 else ''})")
+        docs.extend(items_of_res)
+        if res.kind == "Node":
+            node_names.extend(_name(i) for i in items_of_res)
+        say(f"{res.plural}: {n} ({pages} page{'s' if pages != 1 else ''})")
     if namespace:
         snap.extra_notes.append(f'only the namespace "{namespace}" was read: pods of other namespaces hold '
                                 "resources on the nodes too, and are not in this snapshot")

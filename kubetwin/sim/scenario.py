@@ -897,11 +897,27 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
         d = FOREVER
     from .load import load_of
 
-    return Controller(f"{kind}/{ns}/{name}", kind, template, replicas, completions, backoff, t, d,
-                      sc.settings.max_recreations, meta={"name": name, "namespace": ns,
-                                                         "selector": (spec.get("selector") or {}),
-                                                         "owner": _controller_ref(meta), "object": obj},
-                      usage=_usage(obj, where, template), load=load_of(obj, where))
+    c = Controller(f"{kind}/{ns}/{name}", kind, template, replicas, completions, backoff, t, d,
+                   sc.settings.max_recreations, meta={"name": name, "namespace": ns,
+                                                      "selector": (spec.get("selector") or {}),
+                                                      "owner": _controller_ref(meta), "object": obj},
+                   usage=_usage(obj, where, template), load=load_of(obj, where))
+    if kind == "Job":  # a Job part done (a snapshot, an end state): only its remaining completions run
+        c.succeeded, c.failed = _job_counts(obj.get("status"), where)
+    return c
+
+
+def _job_counts(status: Any, where: str) -> tuple[int, int]:
+    """``status.succeeded`` and ``status.failed`` of a Job (0 when absent): the pods the Job
+    controller counts as done, which it does not create again."""
+    if status is None:
+        return 0, 0
+    st = _mapping(status, "status", where)
+    try:
+        return (_int(st.get("succeeded", 0) or 0, "status.succeeded"),
+                _int(st.get("failed", 0) or 0, "status.failed"))
+    except InputError as exc:
+        raise exc.in_file(where) from None
 
 
 def _controller_ref(meta: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -3,11 +3,14 @@ extension point — PreFilter, Filter, PostFilter, PreScore, Score, NormalizeSco
 Permit and Bind when the pod is bound — and one per plugin under each, with the verdicts and
 scores as attributes (``pkg/scheduler/schedule_one.go``, ``framework/runtime/framework.go``).
 
-:class:`CycleTrace` is a :class:`~kubetwin.scheduler.schedule_one.CycleRecorder`: the plain cycle
-(the path a traced scheduler takes, answers equal to the vectorised one's) hands it each plugin's
-status as it goes; the spans are made when the cycle ends. A plugin's span under Filter lasts the
-time its Filter took summed over the nodes it ran on, its rejections are span events (at most
-:data:`~.attributes.MAX_NODES`). A cycle answered from a kept verdict is a span with
+:class:`CycleTrace` is a :class:`~kubetwin.scheduler.schedule_one.CycleRecorder`. The vectorised
+cycle (the path a traced scheduler takes) hands it each PreFilter status, every Filter stage's
+verdict over the nodes its sampling examined (:meth:`CycleTrace.filter_stages` turns them into the
+plain cycle's per-plugin counts: each node rejected by the first plugin that fails it) and each
+Score plugin's scores; the plain cycle (``vectorised=False``) hands it each plugin's status node by
+node. The spans are made when the cycle ends. Rejections are counted by reason and the first
+:data:`~.attributes.MAX_NODES` are span events. A cycle answered from a kept verdict — one by one,
+or a batch of parked pods (:func:`traced_kept_answers`) — is a span with
 ``kubetwin.scheduler.reused`` and no children: no plugin ran.
 
 Not an upstream module: kubetwin's tracing of the scheduler.
@@ -108,11 +111,13 @@ class CycleTrace(CycleRecorder):
             by_plugin.setdefault(st.plugin, []).append(i)
         walked = sum(1 for _, v, _ in stages if v is None)
         for name, verdict, ns in stages:
+            before = int(undecided.sum())
+            if not before:   # every examined node already rejected: the plugin ran on none
+                break
             calls = self.filter_calls.get(name)
             if calls is None:
                 calls = self.filter_calls[name] = _PluginCalls()
             calls.vectorised = verdict is not None
-            before = int(undecided.sum())
             if verdict is not None:
                 calls.ns += ns
                 rejected = undecided & verdict.fail

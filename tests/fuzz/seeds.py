@@ -315,11 +315,6 @@ def example_seeds() -> Iterator[Seed]:
                                          "--variant", "none:kubelet.topologyManagerPolicy=none", "-o", "yaml"),
                {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
                referenced=("objects.yaml",))
-    # serve --check with DRA objects (POST /api/v1/dra and the pod drill-down read them)
-    from ..serve.dra_fixture import SCENARIO as DRA_SCENARIO
-
-    yield Seed("hand/serve-check-dra", ("serve", "--cluster", "scenario.yaml", "--check", "-o", "json"),
-               {"scenario.yaml": DRA_SCENARIO.encode()})
 
     plan = {"web.yaml": _read(EXAMPLES / "plan" / "web.yaml"), "kubelet.yaml": _read(EXAMPLES / "plan" / "kubelet-numa.yaml")}
     yield Seed("example/plan", ("plan", "web.yaml", "--node-type", "numa=1s2n4c2t:mem=64Gi,kubelet=kubelet.yaml",
@@ -347,6 +342,16 @@ def example_seeds() -> Iterator[Seed]:
     yield Seed("hand/serve-check-scenario", ("serve", "--cluster", "scenario.yaml", "--check"),
                {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
                referenced=("objects.yaml",))
+    # admit on a snapshot's node folder: its pods.json, kubelet.json and machine.json
+    from kubetwin.machine import load_machine
+    from kubetwin.machine.machineinfo import to_machineinfo
+
+    yield Seed("hand/admit-node-folder", ("admit", "node", "-o", "json"),
+               {"node/pods.json": _json({"apiVersion": "v1", "kind": "List", "items": [running]}),
+                "node/kubelet.json": _json({"apiVersion": "kubelet.config.k8s.io/v1beta1",
+                                            "kind": "KubeletConfiguration", "cpuManagerPolicy": "static",
+                                            "reservedSystemCPUs": "0"}),
+                "node/machine.json": _json(to_machineinfo(load_machine("1s2n4c1t")))})
     # serve --check with DRA objects (POST /api/v1/dra and the pod drill-down read them)
     from ..serve.dra_fixture import SCENARIO as DRA_SCENARIO
 

@@ -58,6 +58,9 @@ class FakeAPI:
     retry_after: str = "0"
     requests: list[str] = field(default_factory=list)
     user: str = "system:serviceaccount:default:reader"
+    #: ``GET /version``'s answer (None: 404)
+    version: dict[str, Any] | None = field(default_factory=lambda: {"major": "1", "minor": "36",
+                                                                     "gitVersion": "v1.36.0"})
 
     def serve(self, tls: tuple[str, str] | None = None, client_ca: str | None = None) -> tuple[ThreadingHTTPServer, str]:
         """Serve on 127.0.0.1 (https with ``tls`` = (cert, key); a client certificate signed by
@@ -99,6 +102,8 @@ class FakeAPI:
                     group = "" if parts[0] == "api" else parts[1]
                     ns = parts[parts.index("namespaces") + 1] if "namespaces" in parts else None
                     return self.send(403, forbidden(api.user, "list", parts[-1], group, ns))
+                if path == "/version":
+                    return self.send(200, api.version) if api.version is not None else self.send(404, NOT_FOUND)
                 if path.endswith("/proxy/configz"):
                     node = path.split("/")[-3]
                     if node not in api.configz:

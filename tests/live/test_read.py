@@ -179,3 +179,58 @@ def test_the_shipped_cluster_role_grants_exactly_what_a_snapshot_reads():
                for v in rule["verbs"]}
     needed = {(res.group, res.plural, "list") for res in RESOURCES} | {("", "nodes/proxy", "get")}
     assert granted == needed
+
+
+def test_a_server_of_the_release_read_gives_no_warning(api, tmp_path):
+    from kubetwin.diagnostics import collecting
+    from kubetwin.live.read import check_server_version
+
+    server, client = connect(api, tmp_path)
+    with collecting() as warnings:
+        assert check_server_version(client, "1.36") == "1.36"
+    server.shutdown()
+    assert not warnings
+
+
+def test_a_server_of_another_release_is_a_warning_naming_the_flag(api, tmp_path):
+    from kubetwin.diagnostics import collecting
+    from kubetwin.live.read import check_server_version
+
+    api.version = {"major": "1", "minor": "35+", "gitVersion": "v1.35.2-eks-1"}
+    server, client = connect(api, tmp_path)
+    with collecting() as warnings:
+        check_server_version(client, None)
+    server.shutdown()
+    [text] = [str(w) for w in warnings]
+    assert "runs Kubernetes 1.35" in text and "--kubernetes-version 1.35" in text
+
+
+def test_a_server_of_another_release_is_refused_under_strict(api, tmp_path):
+    from kubetwin.diagnostics import strict_mode
+    from kubetwin.live.read import check_server_version
+
+    api.version = {"major": "1", "minor": "34"}
+    server, client = connect(api, tmp_path)
+    try:
+        with strict_mode(True), pytest.raises(InputError) as err:
+            check_server_version(client, "1.36")
+    finally:
+        server.shutdown()
+    assert err.value.path == "--kubernetes-version"
+
+
+def test_a_server_without_version_is_not_checked(api, tmp_path):
+    from kubetwin.live.read import check_server_version
+
+    api.version = None
+    server, client = connect(api, tmp_path)
+    assert check_server_version(client, "1.36") is None
+    server.shutdown()
+
+
+def test_each_page_is_decoded_as_it_arrives_and_a_restart_drops_the_pages_before(api, tmp_path):
+    api.expire_once.add("/api/v1/pods")
+    server, client = connect(api, tmp_path)
+    snap = read_cluster(client)
+    server.shutdown()
+    assert len(snap.pods) == 6 and names(snap.pending) == ["web-6"]
