@@ -13,7 +13,8 @@ runs); the figure that counts is CPU time (the machine is shared, wall time is n
 * kubelet none + the runtime policy: every admitted pod through NRI and the policy.
 
 ``--plain`` keeps every runtime node on the plain NRI path (no table of node histories,
-:mod:`kubetwin.sim.runtime_memo`), for A/B runs.
+:mod:`kubetwin.sim.runtime_memo`; nodes copied with ``copy.deepcopy``, not
+:mod:`kubetwin.sim.runtime_copy`), for A/B runs.
 
 The target (issue 12): the runtime step adds at most 30 % to the kubelet-none run. **Not met.**
 5,000 nodes x 50,000 pods, topology-aware, one run each, CPU seconds (load average ~11):
@@ -103,12 +104,14 @@ def main() -> None:
     ap.add_argument("--policy", default="topology-aware")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--plain", action="store_true",
-                    help="every runtime node on the plain NRI path (no table of node histories: A/B runs)")
+                    help="every runtime node on the plain NRI path (no table of node histories, nodes copied with "
+                         "copy.deepcopy: A/B runs)")
     a = ap.parse_args()
     if a.plain:
-        from kubetwin.sim import runtime_memo
+        from kubetwin.sim import runtime_memo, runtime_policies
 
         runtime_memo.ENABLED = False
+        runtime_policies.FAST_COPY = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     _time("kubelet static + single-numa-node", lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)),
           a.repeat)
