@@ -13,27 +13,32 @@ runs); the figure that counts is CPU time (the machine is shared, wall time is n
 * kubelet none + the runtime policy: every admitted pod through NRI and the policy.
 
 ``--plain`` keeps every runtime node on the plain NRI path (no table of node histories,
-:mod:`kubetwin.sim.runtime_memo`), for A/B runs.
+:mod:`kubetwin.sim.runtime_memo`; nodes copied with ``copy.deepcopy``, not
+:mod:`kubetwin.sim.runtime_copy`), for A/B runs.
 
 The target (issue 12): the runtime step adds at most 30 % to the kubelet-none run. **Not met.**
-5,000 nodes x 50,000 pods, topology-aware, one run each, CPU seconds (load average ~11):
+5,000 nodes x 50,000 pods, one run each, CPU seconds (shared machine, load average 8 to 13):
 
-    main, plain path only          kubelet none 11.5 s   kubelet none + topology-aware 97.1 s   (+742 %)
-    with the history table         kubelet none 10.6 s   kubelet none + topology-aware 56.1 s   (+429 %)
+    topology-aware, main c303a8c    kubelet none 10.9 s   + topology-aware 54.3 s   (+397 %)
+    topology-aware, now             kubelet none 11.3 s   + topology-aware 41.1 s   (+262 %)
+    balloons, main c303a8c          kubelet none 10.6 s   + balloons       98.6 s   (+834 %)
+    balloons, now                   kubelet none 11.1 s   + balloons       65.6 s   (+491 %)
 
-(the runtime step itself: 85.6 s -> 45.5 s of CPU; every placement figure identical.)
+(every placement figure identical). What changed: runtime nodes are copied by
+:mod:`kubetwin.sim.runtime_copy` instead of ``copy.deepcopy`` (a node start 1.24 -> 0.19 ms, a
+node of 10 pods 6.1 -> 2.9 ms); nodes parked in shallow states of the table of histories stay
+there (a miss below takes a copy, no replay from the start); each state's end-of-run figures
+are taken when the state is made (3,897 replays at the end gone); the figures read cpusets
+through a cache (0.43 -> 0.15 ms per node).
 
-Where the time goes now: the table answers 42,418 of the 50,000 creations (85 %), but the
-7,582 it misses each need a real node in the missing state, and most misses happen on nodes
-that reached their state through the table: their history is replayed on a fresh or parked node
-(~23,000 replayed creations). So ~31,000 creations still run the plain path (~1.3 ms each:
-topology-aware's pool scoring with Go's sort.Slice order ~27 %, the CPU allocator's
-idle-core/thread picking ~16 %, cloning and merging NRI messages ~15 %, starting a node by
-copying the started template ~12 %). What would meet the target: states merged across histories
-(this workload's 7,582 (history, pod) pairs are only 807 distinct (set of pods, pod) pairs), which
-needs a canonical form of everything the policies keep (pool grants, libmem's zones and its
-creation order, the cache) proven complete — or far cheaper copies of a node state than
-``copy.deepcopy`` (parking a copy at every state would make replays unnecessary).
+Where the time goes now: the table answers 42,418 of the 50,000 creations; the 7,582 it misses
+(each the first of its history) and the replays of histories onto parked nodes run the plain
+path, ~1.3 ms a creation of nri-plugins' policy in Python (topology-aware's pool scoring with
+Go's sort.Slice order, the CPU allocator's idle-core picking, cloning NRI messages). Merging
+states across histories (a canonical, name-free form of the policy state) would help less than
+it seemed: with an optimistic digest of the policy's grants this workload's 7,582 (history, pod)
+pairs are still 4,163 (state, pod) pairs, and the target leaves room for ~2,500 plain creations;
+meeting it needs the plain policy itself several times faster as well.
 """
 
 from __future__ import annotations
@@ -103,12 +108,14 @@ def main() -> None:
     ap.add_argument("--policy", default="topology-aware")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--plain", action="store_true",
-                    help="every runtime node on the plain NRI path (no table of node histories: A/B runs)")
+                    help="every runtime node on the plain NRI path (no table of node histories, nodes copied with "
+                         "copy.deepcopy: A/B runs)")
     a = ap.parse_args()
     if a.plain:
-        from kubetwin.sim import runtime_memo
+        from kubetwin.sim import runtime_memo, runtime_policies
 
         runtime_memo.ENABLED = False
+        runtime_policies.FAST_COPY = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     _time("kubelet static + single-numa-node", lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)),
           a.repeat)

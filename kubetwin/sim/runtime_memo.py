@@ -8,10 +8,13 @@ shares a table of *states* (a trie of histories): an edge ``(state, event)`` hol
 plain path answered the first time — the next state, the new pod's placement rows, its CPUs and
 memory nodes — and every later node that takes the same edge reads it instead of running the
 policy. A node only holds a history and its state; a real :class:`..runtime.node.RuntimeNode`
-is needed for an edge the table does not know (a *miss*) and for the node's figures at the end
-of the run. Such a real node is kept with the state it is in ("parked"); a miss takes the one
-parked at the node's state, or the one parked nearest on the node's own path, and replays the
-rest of the node's history on it — the plain path, the same calls in the same order.
+is needed for an edge the table does not know (a *miss*), and a new state's node figures (for
+the end of the run) are taken from it then. Such a real node is kept with the state it is in
+("parked"); a miss takes the one parked at the node's state, or the one parked nearest on the
+node's own path, and replays the rest of the node's history on it — the plain path, the same
+calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
+the start, met by many nodes) stay there: a miss below them takes a copy
+(:mod:`.runtime_copy`).
 
 The answer is the plain path's answer, by construction, as long as nothing the policy reads
 differs between two nodes with the same history. That holds only where the key spells it out,
@@ -89,7 +92,7 @@ class Edge:
 @dataclass
 class State:
     parked: Real | None = None
-    figures: Any = None                       # the node figures of this state, once computed
+    figures: Any = None                       # the node figures of this state (set when it is made)
 
 
 @dataclass
@@ -200,6 +203,14 @@ def pod_event(pod: "Pod", layout: Any, kubelet: Any) -> Hashable | None:
 _ROW_IDENTITY = ("pod", "time", "node")
 
 
+def _figures(rn: "RuntimeNode") -> Any:
+    """A new state's node figures, while a real node is in it: cheaper than a replay to the
+    state at the end of the run (a state never changes, so its figures do not either)."""
+    from .runtime_policies import runtime_figures
+
+    return runtime_figures(rn)
+
+
 class MemoNodes:
     """The runtime-policy nodes of a run that are on the table (see the module docstring).
     :class:`.runtime_policies.RuntimePolicies` asks it first; a node it does not take (or lets
@@ -278,6 +289,7 @@ class MemoNodes:
         templates = tuple({k: val for k, val in row.items() if k not in _ROW_IDENTITY} for row in rows)
         nxt = table.new_state()
         table.edges[(v.state, ev)] = Edge(nxt, templates, sp.cpus, sp.mems)
+        table.states[nxt].figures = _figures(real.rn)
         real.keys.append(pod.key)
         self._advance(v, nxt, ("c", pod), pod.key)
         v.real = real
@@ -307,6 +319,7 @@ class MemoNodes:
         real.rn.delete_pod(real.keys[slot])
         nxt = table.new_state()
         table.edges[(v.state, ev)] = Edge(nxt)
+        table.states[nxt].figures = _figures(real.rn)
         self._advance(v, nxt, ev, None)
         v.real = real
         return True
@@ -366,7 +379,13 @@ class MemoNodes:
         while k >= 0 and table.states[v.path[k]].parked is None:
             k -= 1
         parked = table.states[v.path[k]].parked if k >= 0 else None
-        if parked is not None:
+        if parked is not None and k <= CLONE_DEPTH:
+            # a shallow state keeps its node for the many later misses below it: a copy goes on
+            from .runtime_policies import clone_runtime_node
+
+            sn = table.node
+            real = Real(clone_runtime_node(parked.rn, sn.runtime, sn.kubelet), list(parked.keys))
+        elif parked is not None:
             table.states[v.path[k]].parked = None
             real = parked
         else:

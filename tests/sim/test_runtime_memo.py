@@ -19,7 +19,7 @@ from kubetwin.model.kubelet_config import KubeletConfiguration
 from kubetwin.model.node import node_from_dict
 from kubetwin.model.pod import pod_from_dict
 from kubetwin.runtime.config import decode_policy, load_policy
-from kubetwin.sim import runtime_memo
+from kubetwin.sim import runtime_memo, runtime_policies
 from kubetwin.sim.loop import Simulator
 from kubetwin.sim.runtime_policies import RuntimePolicy
 from kubetwin.sim.scenario import Scenario, SimNode, node_resources, parse_scheduler_config
@@ -71,12 +71,14 @@ def _pods(rng: random.Random, count: int, annotations: list[dict[str, str]]) -> 
 
 
 def _run(nodes: list[SimNode], arrivals: list[Arrival], enabled: bool) -> tuple[str, Any]:
-    runtime_memo.ENABLED = enabled
+    """``enabled``: the fast paths (the table, nodes copied by ``runtime_copy``); else the plain
+    path with ``copy.deepcopy``."""
+    runtime_memo.ENABLED = runtime_policies.FAST_COPY = enabled
     try:
         sim = Simulator(Scenario("memo", nodes, arrivals, profile=parse_scheduler_config(None)))
         result = sim.run()
     finally:
-        runtime_memo.ENABLED = True
+        runtime_memo.ENABLED = runtime_policies.FAST_COPY = True
     out = result.to_json()
     out["summary"] = {k: v for k, v in out["summary"].items()
                       if k not in ("wallSeconds", "schedulingAttemptsPerSecond")}
