@@ -239,6 +239,8 @@ class NodeCPU:
         quota_on, period, kgates = self._kubelet_facts(i)
         kubelet = self.sim.kubelets[i]
         cpu_state = kubelet.cpu.state if kubelet and kubelet.cpu.static is not None else None
+        uid = pod.uid
+        assigned = cpu_state.entries.get(uid) if cpu_state is not None else None   # CPUState.get, per pod
         pod_limit = 0
         if pod.spec.resources is not None and self.pod_level:
             q = pod.spec.resources.limits.get("cpu")
@@ -255,10 +257,10 @@ class NodeCPU:
             q = c.resources.limits.get("cpu")
             limit = (q.milli_value() if q is not None else 0) or pod_limit
             shares = milli_cpu_to_shares(request if "cpu" in requests or not limit else limit)
-            cpus = cpu_state.get(pod.uid, c.name) if cpu_state is not None else None
+            cpus = assigned.get(c.name) if assigned is not None else None
             # exclusive: the static policy's own CPUs, or a pod-level pod's exclusive slice of its bubble
             exclusive = bool(cpus) and cpu_state is not None and (
-                pod.uid not in cpu_state.pod_entries or guaranteed_cpus(pod, c, kgates) > 0)
+                uid not in cpu_state.pod_entries or guaranteed_cpus(pod, c, kgates) > 0)
             quota_us = milli_cpu_to_quota(limit, period) if quota_on and limit else 0
             if exclusive and self.no_quota_on_exclusive:
                 quota_us = 0
