@@ -232,3 +232,12 @@ def test_a_container_restarted_after_an_oom_kill_reads_its_cpu_curve_from_the_st
     r = simulate(sc)
     assert [e["time"] for e in r.events if e["type"] == "OOMKilled"] == [20.0, 40.0, 60.0, 80.0, 100.0]
     assert container(r)["cpu.stat"]["usage_usec"] == 15_000_000
+
+
+def test_a_throttled_node_has_one_series_point_per_sample_and_its_peak_pressure(tmp_path, kit):
+    r = simulate(one_pod(tmp_path, kit, {"cpu": "1500m"}))
+    (node,) = r.node_cpu["nodes"].values()
+    times = [p[0] for p in node["series"]]
+    assert times == sorted(times) and times[0] == 10.0                 # [time, cores, some avg10, throttled]
+    assert all(p[1] == 1.0 and p[3] == 1 for p in node["series"][:-1])  # one CPU used, one container throttled
+    assert node["peakCpuSomeAvg10"] == max(p[2] for p in node["series"]) > 0
