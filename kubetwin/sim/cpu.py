@@ -97,15 +97,17 @@ class NodeCPU:
         self._weights: dict[int, int] = {}
         #: id(kubelet configuration) -> (it, cpuCFSQuota, period µs, gates)
         self._facts: dict[int, tuple[Any, bool, int, Any]] = {}
-        #: rows started since the last sample: (row, node, pod, want, quota, period, weight, pool, start, request)
-        self.pending: list[tuple[int, int, int, float, float, float, float, int, float, float]] = []
+        #: rows started since the last sample: (row, node, pod, want, quota, period, weight, pool, start,
+        #: request, curve id, origin) — numbers only, written to the columns as one array
+        self.pending: list[tuple[float, ...]] = []
         self.n = 0                          # rows in use: [0, n)
         self._alloc(capacity)
         self.free: list[int] = []
         self.rows_of: dict[int, list[int]] = {}
-        #: rows with a moving CPU curve, grouped by curve (equal curves read in one vectorised pass)
-        self.curves: dict[Any, dict[int, "SimPod"]] = {}
-        self.curve_of: dict[int, Any] = {}
+        #: moving CPU curves by id (a row's ``curve_id`` column; -1: a steady want); equal curves share
+        #: an id, so their rows are read in one vectorised pass
+        self.curve_ids: dict[Any, int] = {}
+        self.curve_list: list[Any] = []
         #: row -> (container, cpu.max quota µs (0: max), period µs, weight, pool kind)
         self.meta: dict[int, tuple[str, int, int, int, str]] = {}
         # pools: one shared pool per node, one per distinct cpuset given out on a node
@@ -117,13 +119,15 @@ class NodeCPU:
         self.pool_key: dict[int, tuple[int, int]] = {}     # cpuset pool -> its key in cpuset_pool
         self.last = 0.0
         self.interval = st.sample_interval
-        #: cluster figures per sample; per-node figures per sample for nodes with throttling or stalls
+        #: cluster figures per sample; per-node figures per sample for nodes with throttling or stalls:
+        #: (time, nodes, cores used, some avg10, containers throttled), made into series by :meth:`node_series`
         self.series: list[dict[str, float]] = []
-        self.node_series: dict[int, list[tuple[float, float, float, int]]] = {}
+        self.node_steps: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         #: per sample, the pods throttled or stalled: (time, pods, throttled share, some avg10, cores)
         self.pod_steps: list[tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self.finished: dict[int, list[ContainerCPU]] = {}
-        self.peak_node: dict[int, float] = {}
+        #: each node's highest some avg10 at a sample
+        self.peak_node = np.zeros(0)
         self.last_grant = np.zeros(0)
         #: each node's cpu.pressure some avg10 at the last sample (its worst container's)
         self.node_psi = np.zeros(len(sim.sim_nodes))
@@ -141,6 +145,8 @@ class NodeCPU:
         self.pool = np.zeros(cap, dtype=np.int64)
         self.start = np.zeros(cap)
         self.end = np.full(cap, math.inf)
+        self.curve_id = np.full(cap, -1, dtype=np.int64)
+        self.origin = np.zeros(cap)        # the pod's SimPod.origin: its curve's time zero
         self.used = np.zeros(cap, dtype=bool)
         self.usage_us = np.zeros(cap)
         self.periods = np.zeros(cap)
@@ -153,11 +159,12 @@ class NodeCPU:
         old = self.cap
         new = old * 2
         for name in ("node", "pod", "want_const", "request", "quota", "period", "weight", "pool", "start", "end", "used",
-                     "usage_us", "periods", "thr_periods", "thr_us", "peak"):
+                     "usage_us", "periods", "thr_periods", "thr_us", "peak", "curve_id", "origin"):
             a = getattr(self, name)
             b = np.empty(new, dtype=a.dtype)
             b[:old] = a
-            fill = {"quota": math.inf, "end": math.inf, "period": float(QUOTA_PERIOD), "weight": 1.0}.get(name, 0)
+            fill = {"quota": math.inf, "end": math.inf, "period": float(QUOTA_PERIOD), "weight": 1.0,
+                    "curve_id": -1}.get(name, 0)
             b[old:] = fill
             setattr(self, name, b)
         self.psi.grow(new)
@@ -232,6 +239,8 @@ class NodeCPU:
         quota_on, period, kgates = self._kubelet_facts(i)
         kubelet = self.sim.kubelets[i]
         cpu_state = kubelet.cpu.state if kubelet and kubelet.cpu.static is not None else None
+        uid = pod.uid
+        assigned = cpu_state.entries.get(uid) if cpu_state is not None else None   # CPUState.get, per pod
         pod_limit = 0
         if pod.spec.resources is not None and self.pod_level:
             q = pod.spec.resources.limits.get("cpu")
@@ -248,10 +257,10 @@ class NodeCPU:
             q = c.resources.limits.get("cpu")
             limit = (q.milli_value() if q is not None else 0) or pod_limit
             shares = milli_cpu_to_shares(request if "cpu" in requests or not limit else limit)
-            cpus = cpu_state.get(pod.uid, c.name) if cpu_state is not None else None
+            cpus = assigned.get(c.name) if assigned is not None else None
             # exclusive: the static policy's own CPUs, or a pod-level pod's exclusive slice of its bubble
             exclusive = bool(cpus) and cpu_state is not None and (
-                pod.uid not in cpu_state.pod_entries or guaranteed_cpus(pod, c, kgates) > 0)
+                uid not in cpu_state.pod_entries or guaranteed_cpus(pod, c, kgates) > 0)
             quota_us = milli_cpu_to_quota(limit, period) if quota_on and limit else 0
             if exclusive and self.no_quota_on_exclusive:
                 quota_us = 0
@@ -267,15 +276,16 @@ class NodeCPU:
             self.pool_users[pool] += 1
             r = self._row()
             self.end[r] = math.inf
-            self.pending.append((r, i, sp.i, (curve.values[0] if curve is not None else request) / 1000.0,
-                                 quota_us / period if quota_us else math.inf, float(period), float(w), pool, now,
-                                 request / 1000.0))
+            cid = -1
             if curve is not None and len(curve.times) > 1:
-                group = self.curves.get(curve)
-                if group is None:
-                    group = self.curves[curve] = {}
-                group[r] = sp
-                self.curve_of[r] = curve
+                got = self.curve_ids.get(curve)
+                if got is None:
+                    got = self.curve_ids[curve] = len(self.curve_list)
+                    self.curve_list.append(curve)
+                cid = got
+            self.pending.append((r, i, sp.i, (curve.values[0] if curve is not None else request) / 1000.0,
+                                 quota_us / period if quota_us else math.inf, period, w, pool, now,
+                                 request / 1000.0, cid, sp.origin))
             self.meta[r] = (c.name, quota_us, period, w, kind)
             rows.append(r)
 
@@ -283,9 +293,9 @@ class NodeCPU:
         """Write the rows of the containers started since the last sample into the columns."""
         if not self.pending:
             return
-        cols = list(zip(*self.pending))
+        cols = np.array(self.pending, dtype=float).T   # whole numbers below 2**53: exact as floats
         self.pending = []
-        r = np.array(cols[0], dtype=np.int64)
+        r = cols[0].astype(np.int64)
         self.used[r] = True
         self.node[r] = cols[1]
         self.pod[r] = cols[2]
@@ -296,6 +306,8 @@ class NodeCPU:
         self.pool[r] = cols[7]
         self.start[r] = cols[8]
         self.request[r] = cols[9]
+        self.curve_id[r] = cols[10]
+        self.origin[r] = cols[11]
         for a in (self.usage_us, self.periods, self.thr_periods, self.thr_us, self.peak):
             a[r] = 0.0
         self.last_grant[r[r < len(self.last_grant)]] = 0.0   # a reused row: not the previous pod's rate
@@ -304,10 +316,22 @@ class NodeCPU:
     def busy(self, now: float, psi_eviction: Any = None) -> bool:
         """Whether a later sample could still change something: a CPU curve still moving, or a node
         at the what-if PSI eviction threshold (:mod:`.whatif_psi`)."""
-        for curve, rows in self.curves.items():
-            if any(now - sp.origin < curve.settles_at for sp in rows.values()):
+        self._flush()
+        n = self.n
+        moving = np.flatnonzero(self.used[:n] & (self.curve_id[:n] >= 0))
+        if len(moving):
+            settles = np.array([c.settles_at for c in self.curve_list], dtype=float)
+            if ((now - self.origin[moving]) < settles[self.curve_id[moving]]).any():
                 return True
         return psi_eviction is not None and bool((self.node_psi >= psi_eviction.threshold).any())
+
+    def restarted(self, sp: "SimPod") -> None:
+        """The pod's containers started again (an OOM kill, restartPolicy): its curves count from
+        its new origin."""
+        self._flush()
+        rows = self.rows_of.get(sp.i)
+        if rows:
+            self.origin[np.array(rows, dtype=np.int64)] = sp.origin
 
     def forget(self, i: int, sp: "SimPod") -> None:
         """The pod stopped: its rows are accounted up to now at the next sample, then let go."""
@@ -330,10 +354,8 @@ class NodeCPU:
         span = np.where(used, np.clip(hi - lo, 0.0, None), 0.0)
         frac = span / dt
         want = self.want_const[:n].copy()
-        for curve, group in self.curves.items():
-            at = np.fromiter(group, dtype=np.int64, count=len(group))
-            origin = np.fromiter((sp.origin for sp in group.values()), dtype=float, count=len(group))
-            want[at] = curve_at(curve, np.minimum(t, self.end[at]) - origin) / 1000.0
+        for curve, at in self._curve_groups(n):
+            want[at] = curve_at(curve, np.minimum(t, self.end[at]) - self.origin[at]) / 1000.0
         want = np.where(span > 0, want, 0.0)
         quota = self.quota[:n]
         capped, periods, thr_periods, thr_us = fluid_step(want, quota, self.period[:n], span * 1e6)
@@ -371,6 +393,17 @@ class NodeCPU:
         self.last = t
         self._let_go(t)
 
+    def _curve_groups(self, n: int) -> list[tuple[Any, np.ndarray]]:
+        """The rows in use with a moving curve, grouped by curve."""
+        cid = self.curve_id[:n]
+        moving = np.flatnonzero(self.used[:n] & (cid >= 0))
+        if not len(moving):
+            return []
+        order = moving[np.argsort(cid[moving], kind="stable")]
+        ids = cid[order]
+        cuts = np.flatnonzero(ids[1:] != ids[:-1]) + 1
+        return [(self.curve_list[int(group[0])], rows) for group, rows in zip(np.split(ids, cuts), np.split(order, cuts))]
+
     def _record(self, t: float, n: int, span: np.ndarray, want: np.ndarray, grant: np.ndarray,
                 throttled: np.ndarray, avg10: np.ndarray) -> None:
         live = span > 0
@@ -386,10 +419,12 @@ class NodeCPU:
                             "throttledContainers": int((live & (throttled > 0)).sum()),
                             "nodesWithCpuPressure": int((node_psi >= 10.0).sum()),
                             "maxNodeCpuSomeAvg10": float(node_psi.max()) if n_nodes else 0.0})
-        for i in np.nonzero((node_thr > 0) | (node_psi > 0))[0]:
-            k = int(i)
-            self.node_series.setdefault(k, []).append((t, float(used_cores[k]), float(node_psi[k]), int(node_thr[k])))
-            self.peak_node[k] = max(self.peak_node.get(k, 0.0), float(node_psi[k]))
+        shown = np.flatnonzero((node_thr > 0) | (node_psi > 0))
+        if len(shown):
+            self.node_steps.append((t, shown, used_cores[shown], node_psi[shown], node_thr[shown]))
+            if len(self.peak_node) < n_nodes:
+                self.peak_node = np.concatenate([self.peak_node, np.zeros(n_nodes - len(self.peak_node))])
+            np.maximum.at(self.peak_node, shown, node_psi[shown])
         hot = np.nonzero(live & ((throttled > 0) | (avg10 > 0)))[0]
         if len(hot):   # per pod: its worst container's throttled share and avg10, its CPU
             pods, inv = np.unique(self.pod[hot], return_inverse=True)
@@ -410,12 +445,7 @@ class NodeCPU:
             p = int(self.pod[r])
             self.finished.setdefault(p, []).append(figures)
             self.used[r] = False
-            curve = self.curve_of.pop(r, None)
-            if curve is not None:
-                group = self.curves[curve]
-                del group[r]
-                if not group:
-                    del self.curves[curve]
+            self.curve_id[r] = -1
             self.meta.pop(r, None)
             self._release_pool(int(self.pool[r]))
             mine = self.rows_of.get(p)
@@ -459,12 +489,30 @@ class NodeCPU:
         series = self.pod_series()
         return {
             "series": list(self.series),
-            "nodes": {names[i]: {"peakCpuSomeAvg10": self.peak_node.get(i, 0.0),
-                                 "series": [list(x) for x in s]} for i, s in sorted(self.node_series.items())},
+            "nodes": {names[i]: {"peakCpuSomeAvg10": peak, "series": s} for i, (peak, s) in self.node_series().items()},
             "pods": {pods[p].pod.key: {"containers": [c.to_json() for c in figs],
                                        "series": series.get(p, [])}
                      for p, figs in sorted(figures.items())},
         }
+
+    def node_series(self) -> dict[int, tuple[float, list[list[float]]]]:
+        """Per node that was throttled or stalled at some sample (by index, in order): its highest
+        some avg10 and its [time, cores used, some avg10, containers throttled] per such sample."""
+        if not self.node_steps:
+            return {}
+        nodes = np.concatenate([k for _, k, _, _, _ in self.node_steps])
+        order = np.argsort(nodes, kind="stable")          # by node, each node's samples in time order
+        times = np.concatenate([np.full(len(k), t) for t, k, _, _, _ in self.node_steps])[order].tolist()
+        used = np.concatenate([u for _, _, u, _, _ in self.node_steps])[order].tolist()
+        psi = np.concatenate([p for _, _, _, p, _ in self.node_steps])[order].tolist()
+        thr = np.concatenate([h for _, _, _, _, h in self.node_steps])[order].astype(np.int64).tolist()
+        nodes = nodes[order]
+        starts = np.flatnonzero(np.r_[True, nodes[1:] != nodes[:-1]]).tolist()
+        peaks = self.peak_node[nodes[starts]].tolist()
+        out = {}
+        for k, (a, b) in enumerate(zip(starts, starts[1:] + [len(order)])):
+            out[int(nodes[a])] = (peaks[k], [[times[j], used[j], psi[j], thr[j]] for j in range(a, b)])
+        return out
 
     def pod_series(self, limit: int = MAX_POD_SERIES) -> dict[int, list[list[float]]]:
         """[time, throttled share, some avg10, cores] per sample for the ``limit`` pods whose some

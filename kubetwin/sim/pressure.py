@@ -236,6 +236,8 @@ class NodePressure:
         if restarts:
             sp.restarts += 1
             sp.origin = t    # the container starts again: its curve starts over
+            if sim.cpu is not None:
+                sim.cpu.restarted(sp)
             return
         sim._finish(sp, "Failed", "OOMKilled", f"container {container} was OOM-killed ({where})")
 

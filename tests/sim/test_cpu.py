@@ -221,3 +221,23 @@ def test_the_vectorised_curve_reading_gives_the_curves_own_amounts():
                             lambda v, p: int(str(v)[:-1]))
         ages = [rng.uniform(-100, 11_000) for _ in range(200)] + [float(t) for t in pts]
         assert curve_at(curve, np.array(ages)).tolist() == [float(curve.at(a)) for a in ages]
+
+
+def test_a_container_restarted_after_an_oom_kill_reads_its_cpu_curve_from_the_start_again(tmp_path, kit):
+    # memory limit 1Gi, working set 0 -> 2Gi over 35 s: OOM-killed at every second 10 s sample (20, 40, ...)
+    # and restarted; its CPU curve (0 -> 1 CPU over 100 s) starts over each time, so over the 100 s it
+    # wants 0.1 then 0.2 CPU per 10 s interval, five times (15 CPU-seconds), not the 55 of one long ramp
+    usage = {"memory": [["0s", "0"], ["35s", "2Gi"]], "cpu": [["0s", "0"], ["100s", "1"]]}
+    sc = one_pod(tmp_path, kit, usage, limits=True, horizon="100s")
+    r = simulate(sc)
+    assert [e["time"] for e in r.events if e["type"] == "OOMKilled"] == [20.0, 40.0, 60.0, 80.0, 100.0]
+    assert container(r)["cpu.stat"]["usage_usec"] == 15_000_000
+
+
+def test_a_throttled_node_has_one_series_point_per_sample_and_its_peak_pressure(tmp_path, kit):
+    r = simulate(one_pod(tmp_path, kit, {"cpu": "1500m"}))
+    (node,) = r.node_cpu["nodes"].values()
+    times = [p[0] for p in node["series"]]
+    assert times == sorted(times) and times[0] == 10.0                 # [time, cores, some avg10, throttled]
+    assert all(p[1] == 1.0 and p[3] == 1 for p in node["series"][:-1])  # one CPU used, one container throttled
+    assert node["peakCpuSomeAvg10"] == max(p[2] for p in node["series"]) > 0
