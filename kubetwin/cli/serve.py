@@ -12,8 +12,13 @@ from .common import emit_data, kubernetes_version, output_option
 
 
 @click.command("serve")
-@click.option("--cluster", "clusters", multiple=True, required=True, metavar="DIR|FILE",
+@click.option("--cluster", "clusters", multiple=True, metavar="DIR|FILE",
               help="A scenario folder from kubetwin snapshot, or the files simulate reads (repeatable).")
+@click.option("--kubeconfig", metavar="PATH", help="Serve this live cluster instead (read-only, as kubetwin snapshot reads it).")
+@click.option("--context", metavar="NAME", help="The kubeconfig context to use (default: its current context).")
+@click.option("--in-cluster", "in_cluster", is_flag=True, help="Serve the live cluster of the pod's service account.")
+@click.option("--resync-interval", "resync_interval", default=None, metavar="DURATION",
+              help="Re-read the live cluster this often (30s, 5m) and swap the new model in (default: never).")
 @click.option("--kubelets", "kubelets", default=None, metavar="KUBELETS.yaml",
               help="NodeKubelets: the machine and KubeletConfiguration of nodes, by label selector (docs/extender.md).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
@@ -32,7 +37,8 @@ from .common import emit_data, kubernetes_version, output_option
 @click.option("--check", is_flag=True, help="Read and check the cluster and --kubelets, print what would be served, exit.")
 @output_option()
 @click.pass_context
-def serve(ctx: click.Context, clusters: tuple[str, ...], kubelets: str | None, host: str, port: int,
+def serve(ctx: click.Context, clusters: tuple[str, ...], kubeconfig: str | None, context: str | None,
+          in_cluster: bool, resync_interval: str | None, kubelets: str | None, host: str, port: int,
           token_file: str | None, allow_writes: bool, data_dir: str | None, max_body: int, request_timeout: float,
           max_concurrent: int, check: bool, output: str) -> None:
     """Serve a cluster over HTTP until interrupted: /api/v1 (what-if schedule, admit, explain,
@@ -53,10 +59,17 @@ def serve(ctx: click.Context, clusters: tuple[str, ...], kubelets: str | None, h
         root = Path(data_dir)
         if not root.is_dir():
             raise InputError("no such folder", file=data_dir, path="--data-dir")
-    cluster = load_cluster(list(clusters), kubelets_file=kubelets, version=kubernetes_version(ctx))
-    from ..serve.dra_views import served_objects
+    from ..serve.resync import live_loader
 
-    served_objects(cluster)  # DRA objects read now: a bad one is refused at start, not in a drill-down
+    loader, interval = live_loader(clusters, kubeconfig, context, in_cluster, resync_interval, kubelets,
+                                   kubernetes_version(ctx))
+    if loader is not None:
+        cluster = loader()  # the first read: a failure here is an error, later ones keep the model
+    else:
+        cluster = load_cluster(list(clusters), kubelets_file=kubelets, version=kubernetes_version(ctx))
+        from ..serve.dra_views import served_objects
+
+        served_objects(cluster)  # DRA objects read now: a bad one is refused at start, not in a drill-down
     limits = ServeLimits(max_body=max_body, request_timeout=request_timeout, max_concurrent=max_concurrent,
                          token=token, data_dir=root, allow_writes=allow_writes)
     from ..serve.server import run, summary
@@ -71,4 +84,4 @@ def serve(ctx: click.Context, clusters: tuple[str, ...], kubelets: str | None, h
             emit_data({k: v for k, v in data.items() if k != "nodes"} | {"nodes": len(data["nodes"]),
                       "kubeletModelledNodes": sum(1 for n in data["nodes"] if n["kubeletModelled"])}, output)
         return
-    run(cluster, limits, host, port)
+    run(cluster, limits, host, port, (loader, interval) if loader is not None and interval is not None else None)

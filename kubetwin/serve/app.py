@@ -168,9 +168,13 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if app.state.resync is not None:
+            app.state.resync.start()
         try:
             yield
         finally:
+            if app.state.resync is not None:
+                app.state.resync.stop()
             jobs.close()
             worker.shutdown()
 
@@ -179,6 +183,15 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
                               "and a kubelet-aware kube-scheduler extender.",
                   docs_url=None, redoc_url=None)
     app.state.cluster, app.state.limits, app.state.metrics, app.state.jobs = cluster, limits, metrics, jobs
+    app.state.resync = None  # a .resync.Resync when the model follows a live cluster (attach_resync)
+
+    def swap_cluster(new: ServedCluster) -> None:
+        """Put ``new`` in service: each request reads ``cluster`` once, so one in flight keeps its model."""
+        nonlocal cluster
+        cluster = new
+        app.state.cluster = new
+
+    app.state.swap_cluster = swap_cluster
 
     async def read_json(request: Request) -> Any:
         try:
@@ -244,7 +257,7 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
     # --- service -------------------------------------------------------------------------
     @app.get("/healthz", responses=S.responses({"type": "object"}))
     async def healthz() -> Response:
-        return respond({"ok": True})
+        return respond({"ok": True} | (app.state.resync.health() if app.state.resync is not None else {}))
 
     @app.get("/metrics", response_class=PlainTextResponse,
              responses={200: {"description": "Prometheus text format", "content": {"text/plain": {}}}})
@@ -284,12 +297,12 @@ def create_app(cluster: ServedCluster, limits: ServeLimits | None = None) -> Fas
         config = str(in_data_dir(limits.data_dir, data["config"], "config")) if "config" in data else None
 
         def run() -> Any:
-            pod = decode_pod(data["pod"], "pod")
+            pod, served = decode_pod(data["pod"], "pod"), cluster
             if config is None:
-                return views.what_if_schedule(cluster, pod, seed=seed)
+                return views.what_if_schedule(served, pod, seed=seed)
             from ..scheduler.run import run_cycle
 
-            return {"scheduling": run_cycle(cluster.inputs(), pod, cluster.gates, config_path=config,
+            return {"scheduling": run_cycle(served.inputs(), pod, served.gates, config_path=config,
                                             seed=seed).to_json()}
         return respond(await worker.run(run))
 

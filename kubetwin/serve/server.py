@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import socket
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import InputError
 
@@ -42,7 +42,9 @@ def summary(cluster: ServedCluster) -> str:
             f"{len(cluster.pending)} pending")
 
 
-def run(cluster: ServedCluster, limits: ServeLimits, host: str, port: int) -> None:
+def run(cluster: ServedCluster, limits: ServeLimits, host: str, port: int,
+        resync: tuple[Callable[[], ServedCluster], float] | None = None) -> None:
+    """Serve until interrupted; ``resync`` = (a loader, seconds): the model reloaded that often (:mod:`.resync`)."""
     import uvicorn
 
     from .app import create_app
@@ -50,6 +52,10 @@ def run(cluster: ServedCluster, limits: ServeLimits, host: str, port: int) -> No
     sock = listen(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     app = create_app(cluster, limits)
+    if resync is not None:
+        from .resync import attach
+
+        attach(app, *resync)
     print(f"kubetwin serve: {summary(cluster)}; listening on http://{bound_host}:{bound_port}"
           f"{' (read-only)' if not limits.allow_writes else ''}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_keep_alive=5,
