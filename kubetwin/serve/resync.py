@@ -68,7 +68,7 @@ def live_loader(clusters: tuple[str, ...], kubeconfig: str | None, context: str 
                          fix="kubetwin serve --cluster SNAPSHOT_DIR, or --kubeconfig PATH for a live cluster")
     seconds = parse_interval(interval) if interval is not None else None
     if seconds is not None and not live:
-        raise InputError("--resync-interval re-reads a live cluster: give --kubeconfig (or --context, --in-cluster)",
+        raise InputError("only a live cluster is re-read: give --kubeconfig (or --context, --in-cluster)",
                          path="--resync-interval", fix="drop it for --cluster, or serve the live cluster")
     if not live:
         return None, None

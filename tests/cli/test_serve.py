@@ -78,3 +78,19 @@ def test_check_prints_what_would_be_served_and_exits(tmp_path):
 
     data = json.loads(r.stdout)
     assert (data["nodes"], data["kubeletModelledNodes"], data["runningPods"], data["pendingPods"]) == (3, 2, 1, 1)
+
+
+def test_a_malformed_resync_interval_exits_1_naming_the_flag(tmp_path):
+    r = _run("--kubeconfig", str(tmp_path / "kubeconfig"), "--resync-interval", "5x", "--port", "0")
+    assert r.returncode == 1 and r.stderr.startswith("error: --resync-interval:") and 'unknown unit "x"' in r.stderr
+
+
+def test_a_live_cluster_is_read_at_start(tmp_path):
+    from tests.live.fakeapi import cluster, kubeconfig
+
+    server, url = cluster(nodes=2, pods=3).serve()
+    try:
+        r = _run("--kubeconfig", str(kubeconfig(tmp_path, url)), "--resync-interval", "30s", "--check")
+    finally:
+        server.shutdown()
+    assert r.returncode == 0 and "2 nodes" in r.stdout and "2 running pods, 1 pending" in r.stdout

@@ -182,7 +182,7 @@ def test_an_interval_below_a_second_is_refused():
 
 
 def test_a_resync_interval_needs_a_live_cluster(tmp_path):
-    with pytest.raises(InputError, match="re-reads a live cluster") as err:
+    with pytest.raises(InputError, match="only a live cluster is re-read") as err:
         live_loader(("snap",), None, None, False, "30s", None, None)
     assert err.value.path == "--resync-interval"
 
