@@ -98,3 +98,11 @@ def test_a_pod_its_node_would_no_longer_take_is_placed_elsewhere(tainted):
     r = views.pod_detail(tainted, "default", "web")["rescheduled"]
     assert r["chosenNode"] == "new-0" and r["runsOn"] == "old-0" and r["sameNode"] is False
     assert r["scheduling"]["nodes"]["old-0"]["filter"]["TaintToleration"]["code"] == "UnschedulableAndUnresolvable"
+
+
+def test_a_pod_no_node_would_take_now_has_no_chosen_node(tmp_path):
+    path = tmp_path / "only-old.yaml"
+    path.write_text(TAINTED.replace('  - name: new\n    count: 1\n    capacity: {cpu: "8", memory: 32Gi, pods: "110"}\n', ""))
+    r = views.pod_detail(load_cluster([str(path)]), "default", "web")["rescheduled"]
+    assert r["chosenNode"] is None and r["scheduling"]["node"] is None and r["sameNode"] is False
+    assert r["runsOn"] == "old-0"
