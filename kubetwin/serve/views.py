@@ -122,8 +122,9 @@ def pod_cgroups(cluster: ServedCluster, node: str, pod: Pod, kubelet: Any) -> di
 
 
 def pod_detail(cluster: ServedCluster, namespace: str, name: str, *, seed: int = 0) -> dict[str, Any]:
-    """A pod's drill-down: for a running pod its node's kubelet admission and cgroup values; for a
-    pending pod each plugin's Filter verdict and Score per node, and each node's kubelet verdict."""
+    """A pod's drill-down: for a running pod its node's kubelet admission and cgroup values, and
+    its cycle as if scheduled now without itself (:mod:`.pod_cycle`); for a pending pod each
+    plugin's Filter verdict and Score per node, and each node's kubelet verdict."""
     from ..kubelet.report import pod_report
 
     pod, node = _find_pod(cluster, namespace, name)
@@ -139,6 +140,9 @@ def pod_detail(cluster: ServedCluster, namespace: str, name: str, *, seed: int =
 
             out["admission"]["hints"] = admission_hints(cluster, node, pod.key)
             out["cgroups"] = pod_cgroups(cluster, node, pod, kubelet)
+        from .pod_cycle import rescheduled
+
+        out["rescheduled"] = rescheduled(cluster, pod, node, seed=seed)
         _add_dra(out, cluster, pod, node, seed)
         return out
     out.update(what_if_schedule(cluster, pod, seed=seed))

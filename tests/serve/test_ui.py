@@ -309,6 +309,24 @@ def test_a_running_pods_drill_down_shows_the_hints_per_manager_and_the_cgroup_va
         assert f["file"] in p.inner_text("#cgroups")
 
 
+def test_a_running_pods_drill_down_shows_its_cycle_as_if_scheduled_now_without_itself(page, served):
+    p = page.open("/pods/default/running")
+    r = served.json("/api/v1/pods/default/running")["rescheduled"]
+    assert p.inner_text("[data-role=rescheduled-note]") == r["note"]
+    assert sorted(first_cells(page, "filter")) == sorted(r["scheduling"]["nodes"])
+    assert p.inner_text("#score tr.chosen td:first-child").startswith(r["chosenNode"])
+    # numa-0 is the node it runs on; without the pod, numa-0's kubelet admits it again
+    assert "admits" in next(row for row in page.rows("filter") if row.startswith("numa-0"))
+
+
+def test_a_running_pods_page_says_whether_the_scheduler_would_pick_its_node_again(page, served):
+    p = page.open("/pods/default/running")
+    r = served.json("/api/v1/pods/default/running")["rescheduled"]
+    text = p.inner_text("[data-role=same-node]")
+    assert r["runsOn"] in text and r["chosenNode"] in text
+    assert ("again" in text) == r["sameNode"]
+
+
 DRA = {"claims": [{"claim": "default/running-gpu", "allocated": [{"request": "gpu", "driver": "gpu.example.com",
                                                                 "pool": "numa-0", "device": "gpu-1"}],
                    "passedOver": [{"device": "gpu-0", "why": "attribute memory 16Gi < 40Gi (the request's selector)"}]}]}

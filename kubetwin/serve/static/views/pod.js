@@ -2,7 +2,9 @@
 // explained scheduling cycle — each Filter plugin's verdict per node with its reasons, each Score
 // plugin's score per node with the total and the chosen node — and each node's kubelet verdict;
 // for a running pod its kubelet's admission (the Topology Manager's hints per hint provider, each
-// container's CRI resources) and the pod's cgroup values; DRA devices when the API gives them.
+// container's CRI resources) and the pod's cgroup values, then the scheduling cycle it would get
+// now with itself removed from its node (the API's `rescheduled`, not the cycle that placed it);
+// DRA devices when the API gives them.
 
 import { get } from "../lib/api.js";
 import { badge, facts, fmtBytes, h, link, nodeRoute, section, stat } from "../lib/dom.js";
@@ -67,11 +69,11 @@ function scoreTable(sched) {
 }
 
 /** The scheduling cycle's sections (shared with the what-if page). */
-export function scheduling(d) {
+export function scheduling(d, title = "Scheduling cycle") {
   const sched = d.scheduling;
   const pre = Object.entries(sched.preFilter || {});
   return [
-    section("Scheduling cycle",
+    section(title,
       h("p", { class: sched.node ? "notice ok" : "notice bad", "data-role": "message" }, sched.message || (sched.node ? `→ ${sched.node}` : "unschedulable")),
       facts([
         ["would bind to", sched.node ? link(nodeRoute(sched.node), sched.node) : "no node"],
@@ -84,6 +86,19 @@ export function scheduling(d) {
     section("Filter — each plugin's verdict per node", filterTable(sched, d.kubelet || {})),
     section("Score — each plugin's weighted score per node (normalized in brackets)", scoreTable(sched)),
   ];
+}
+
+/** A running pod's cycle as if scheduled now without itself, with the API's note and whether
+ * the pick is the node the pod runs on. */
+function rescheduled(r) {
+  const verdict = !r.chosenNode ? [`No node would take it now, not even ${r.runsOn}, where it runs.`, "bad"]
+    : r.sameNode ? [`kube-scheduler would pick ${r.runsOn} again, the node it runs on.`, "ok"]
+      : [`kube-scheduler would pick ${r.chosenNode}, not ${r.runsOn}, where it runs.`, "warn"];
+  return h("div", { "data-role": "rescheduled" },
+    section("Scheduled now? — kube-scheduler's view of this pod today",
+      h("p", { class: "notice", "data-role": "rescheduled-note" }, r.note),
+      h("p", { class: `notice ${verdict[1]}`, "data-role": "same-node" }, verdict[0])),
+    scheduling(r, "Scheduling cycle (this pod removed from its node)"));
 }
 
 function hintText(hint) {
@@ -172,6 +187,7 @@ export async function podView(namespace, name) {
     d.scheduling ? scheduling(d) : null,
     d.admission ? admission(d) : null,
     d.cgroups ? cgroups(d.cgroups) : null,
+    d.rescheduled ? rescheduled(d.rescheduled) : null,
     d.dra ? section("DRA — allocated devices, and why others were passed over", h("div", { "data-role": "dra" }, jsonView(d.dra))) : null,
     d.node && !d.admission ? h("p", { class: "notice" }, `${d.node} has no modelled kubelet: no admission or cgroup values to show.`) : null);
 }
