@@ -29,6 +29,7 @@ Not an upstream module: kubetwin's glue between its event loop and containerd's 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
@@ -394,30 +395,22 @@ def _wanted_cpus(pod: Any, name: str) -> int:
             req = c.requests.get("cpu")
             if req is None:
                 return 1
-            whole = _WHOLE_CPUS.get(req)
-            if whole is None:
-                from ..model.quantity import parse_quantity
-
-                if len(_WHOLE_CPUS) > 4096:
-                    _WHOLE_CPUS.clear()
-                whole = _WHOLE_CPUS[req] = max(1, -(-parse_quantity(req).milli_value() // 1000))
-            return whole
+            return _whole_cpus(req)
     return 1
 
 
-#: CPU request -> whole CPUs, and cpuset text -> CPUSet (both immutable): the figures read the
-#: same few values for every container of the run
-_WHOLE_CPUS: dict[str, int] = {}
-_CPUSETS: dict[str, CPUSet] = {}
+# CPU request -> whole CPUs, and cpuset text -> CPUSet (both immutable): the figures read the
+# same few values for every container of the run
+@functools.lru_cache(maxsize=4096)
+def _whole_cpus(request: str) -> int:
+    from ..model.quantity import parse_quantity
+
+    return max(1, -(-parse_quantity(request).milli_value() // 1000))
 
 
+@functools.lru_cache(maxsize=4096)
 def _cpuset(text: str) -> CPUSet:
-    got = _CPUSETS.get(text)
-    if got is None:
-        if len(_CPUSETS) > 4096:
-            _CPUSETS.clear()
-        got = _CPUSETS[text] = CPUSet.parse(text)
-    return got
+    return CPUSet.parse(text)
 
 
 def container_row(rn: "RuntimeNode", pod: Any, rec: Any) -> dict[str, Any]:
