@@ -200,6 +200,12 @@ class Simulator:
             from .runtime_policies import RuntimePolicies
 
             self.runtime = RuntimePolicies(self)
+        #: the runtime's Block I/O classes on nodes whose group has a configuration (:mod:`.blockio`)
+        self.blockio: Any = None
+        if any(n.blockio is not None for n in scenario.nodes):
+            from .blockio import BlockIOClasses
+
+            self.blockio = BlockIOClasses(self)
         #: the nodes' kubelet DRA managers: prepare at admission, unprepare at the end (:mod:`.dra_kubelet`)
         self.node_dra: Any = None
         if self.dra is not None and (objects.get("ResourceClaim") or objects.get("ResourceClaimTemplate")):
@@ -459,12 +465,14 @@ class Simulator:
                 return got
         kubelet = self._kubelet(i)
         if kubelet is None:
-            return None
+            return self.blockio.create_containers(i, sp, None) if self.blockio is not None else None
         decision = kubelet.admit(sp.pod)
         if self.nrt is not None:
             self.nrt.state_changed(i)
         if not decision.admitted:
             return decision.reason, decision.message
+        if self.blockio is not None:   # containerd's Block I/O class, then the NRI plugins' (:mod:`.blockio`)
+            return self.blockio.create_containers(i, sp, kubelet)
         if self.runtime is not None and self.sim_nodes[i].runtime is not None:
             return self.runtime.start(i, sp, kubelet)
         self._record_allocation(sp, kubelet)
@@ -520,6 +528,8 @@ class Simulator:
                 self.nrt.state_changed(i)
         if self.pressure is not None:
             self.pressure.forget(i, sp)
+        if self.blockio is not None:
+            self.blockio.forget(sp)
         if self.resizes is not None:
             self.resizes.pod_removed(i, sp)
         if self.cpu is not None:
@@ -641,6 +651,8 @@ class Simulator:
         from .runtime_policies import placement_report
 
         result.placement = placement_report(self, result.node_reports)
+        if self.blockio is not None:
+            result.blockio = self.blockio.result()
         if self.autoscalers is not None:
             result.autoscaling = self.autoscalers.result()
         if self.sc.want_end_state:

@@ -245,9 +245,13 @@ class NodePressure:
         rows, total = self._working_sets(i, n, t)
         self._memory_pressure(i, n, t, rows, total)
         if n.disk is not None and n.disk.spec.io_bandwidth is not None:
-            from .io_psi import io_stalls, io_wants
+            bio = getattr(self.sim, "blockio", None)
+            if bio is not None and bio.node(i) is not None:   # Block I/O classes (:mod:`.blockio`)
+                stalls, node_full = bio.stalls(i, [sp for sp, _ in rows], t, n.disk.spec.io_bandwidth)
+            else:
+                from .io_psi import io_stalls, io_wants
 
-            stalls, node_full = io_stalls(n.disk.spec.io_bandwidth, io_wants([sp for sp, _ in rows], t))
+                stalls, node_full = io_stalls(n.disk.spec.io_bandwidth, io_wants([sp for sp, _ in rows], t))
             self.io_psi.step(self.sim.cluster.names[i], t, stalls, node_full)
         summary = self._summary(n, t, rows, total, self.sim.cluster.names[i])
         active = [sp.pod for sp, _ in rows]

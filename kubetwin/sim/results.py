@@ -104,6 +104,8 @@ class SimResult:
     node_psi: dict[str, Any] | None = None
     #: CPU placement per node and the containers runtime policies placed (:mod:`.runtime_policies`)
     placement: dict[str, Any] | None = None
+    #: Block I/O classes per pod and throttling by class per node (:mod:`kubetwin.sim.blockio`), None without
+    blockio: dict[str, Any] | None = None
     #: what the autoscalers did (:mod:`kubetwin.sim.autoscalers`), None without autoscalers
     autoscaling: dict[str, Any] | None = None
     #: the cluster at the end as manifests (:mod:`kubetwin.sim.end_state`), only when asked for
@@ -198,6 +200,7 @@ class SimResult:
             **({"pressure": self.node_psi} if self.node_psi is not None else {}),
             **({"placement": self.placement} if self.placement is not None else {}),
             **({"autoscaling": self.autoscaling} if self.autoscaling is not None else {}),
+            **({"blockio": self.blockio} if self.blockio is not None else {}),
         }
 
 

@@ -434,6 +434,8 @@ def container_row(rn: "RuntimeNode", pod: Any, rec: Any) -> dict[str, Any]:
                            "cpusetCpus": res.cpu.cpus, "cpusetMems": res.cpu.mems,
                            "exclusive": str(exclusive), "pool": (grant or {}).get("pool", "")}
     row["misaligned"] = pinned and misaligned(rn.machine, cpus, mems, _wanted_cpus(pod, rec.name))
+    if res.blockio_class is not None:   # an NRI plugin set the Block I/O class (:mod:`.blockio`)
+        row["blockioClass"] = res.blockio_class
     return row
 
 

@@ -84,6 +84,8 @@ class SimNode:
     runtime: Any = None
     #: what its device plugins advertise (:class:`kubetwin.kubelet.devices.DeviceInventory`), None: none
     devices: Any = None
+    #: its runtime's Block I/O classes (:class:`kubetwin.sim.blockio.NodeBlockIO`), None: none
+    blockio: Any = None
 
 
 @dataclass
@@ -230,6 +232,7 @@ def _simulation_spec() -> Any:
         obj,
     )
     from .autoscaling_config import AUTOSCALING_SPEC
+    from .blockio import SPEC as BLOCKIO_SPEC
 
     duration = STRING_OR_NUMBER  # a Go duration string or a number of seconds
     node_group = obj(
@@ -242,7 +245,7 @@ def _simulation_spec() -> Any:
         disk=obj(nodefs=STRING_OR_NUMBER, nodefsUsed=STRING_OR_NUMBER, imagefs=STRING_OR_NUMBER,
                  writableLayers=STRING, images=list_of(STRING_OR_NUMBER), imagesInUse=STRING_OR_NUMBER,
                  maxPID=INTEGER, pids=INTEGER, ioBandwidth=STRING_OR_NUMBER),
-        runtime=obj(policy=STRING, config=STRING), devices=STRING)
+        runtime=obj(policy=STRING, config=STRING), devices=STRING, blockio=BLOCKIO_SPEC)
     workload = obj(name=STRING, count=INTEGER, template=OPEN_OBJECT, priorityClassName=STRING, usage=ANY,
                    arrival=obj(at=duration, start=duration, interval=duration, rate=NUMBER),
                    duration=ANY)
@@ -468,6 +471,11 @@ def _node_group(g: Any, path: str, root: Path, st: Settings, sc: Scenario | None
 
     disk = parse_disk(g.get("disk"), f"{path}.disk",   # the gates its kubelet runs with
                       cfg.feature_gate_values if cfg is not None else gates_for(st.kubernetes_version, st.feature_gates))
+    blockio = None
+    if g.get("blockio") is not None:   # goresctrl Block I/O classes (kubetwin/sim/blockio.py)
+        from .blockio import parse_node_group_blockio
+
+        blockio = parse_node_group_blockio(g["blockio"], f"{path}.blockio", root, machine, disk)
     runtime = None
     if g.get("runtime") is not None:
         from .runtime_policies import parse_node_group_runtime
@@ -499,7 +507,7 @@ def _node_group(g: Any, path: str, root: Path, st: Settings, sc: Scenario | None
         if k == 0:
             check_amounts(node.status.capacity, f"{path}.capacity")
         sn = SimNode(node, name, machine, cfg, ngpu, model, raw_cfg or {}, extra_capacity=extra, disk=disk,
-                     runtime=runtime, devices=devices)
+                     runtime=runtime, devices=devices, blockio=blockio)
         for d in drivers:
             sn.slices.extend(_publish(machine, d, node_name))
         out.append(sn)
@@ -983,6 +991,10 @@ def _finish(sc: Scenario) -> None:
     for c in sc.controllers:
         c.max_recreations = sc.settings.max_recreations
     _adopt(sc)
+    if any(n.blockio is not None for n in sc.nodes):
+        from .blockio import check_classes
+
+        check_classes(sc)
     sc.arrivals.sort(key=lambda a: a.time)
     from .autoscaling_config import resolve_autoscalers
 

@@ -13,7 +13,9 @@ annotation ``kubetwin.io/usage`` of a Pod, Deployment, ReplicaSet or Job)::
       rootfs: [[0s, 0], [1h, 5Gi]]           # the container's writable layer (bytes)
       logs: 200Mi                            # its log files (bytes)
       pids: [[0s, 10], [10m, 900]]           # its processes and threads
-      io: [[0s, 0], [5m, 80Mi]]              # bytes per second it reads and writes (kubetwin.sim.io_psi)
+      io: [[0s, 0], [5m, 80Mi]]              # bytes per second it reads and writes (kubetwin.sim.io_psi):
+                                             # half reads, half writes unless split as
+      io: {read: 60Mi, write: [[0s, 0], [5m, 20Mi]]}   # (either may be left out: none of it)
       emptyDir: {scratch: [[0s, 0], [5m, 3Gi]]}   # per emptyDir volume of the pod (bytes; kubetwin.sim.disk)
       containers:                            # per container (otherwise the first app container
         sidecar: {memory: 64Mi, cpu: 50m}    # carries the pod's curve)
@@ -78,6 +80,9 @@ class Usage:
     empty_dir: tuple[tuple[str, Curve], ...] = ()
     #: bytes per second read and written (:mod:`.io_psi`)
     io: tuple[tuple[str, Curve], ...] = ()
+    #: the written part of an ``io`` curve given split (``{read, write}``), under the same name;
+    #: an ``io`` curve without one is half reads, half writes (:mod:`.blockio`)
+    io_write: tuple[tuple[str, Curve], ...] = ()
 
     def curve(self, kind: str, container: str, first: bool) -> Curve | None:
         """A container's ``rootfs``, ``logs`` or ``pids`` curve."""
@@ -205,9 +210,38 @@ _AMOUNT: dict[str, Callable[[Any, str], int]] = {"memory": _bytes, "cpu": _milli
                                                  "logs": _bytes, "pids": _count, "io": _bytes}
 
 
+#: the keys of a split ``io`` curve
+IO_SPLIT = ("read", "write")
+_NO_BYTES = Curve((0.0,), (0,))
+
+
+def sum_curves(a: Curve, b: Curve) -> Curve:
+    """``a + b`` as one curve: both are linear between their points and flat outside, so their
+    sum is linear between the union of their points."""
+    times = tuple(sorted(set(a.times) | set(b.times)))
+    return Curve(times, tuple(a.at(t) + b.at(t) for t in times))
+
+
+def parse_io_split(raw: Mapping[str, Any], path: str) -> tuple[Curve, Curve]:
+    """``io: {read: CURVE, write: CURVE}`` → (the total curve, the written part)."""
+    for k in raw:
+        if k not in IO_SPLIT:
+            raise unknown_key_error(str(k), IO_SPLIT, path=f"{path}.{k}")
+    if raw.get("read") is None and raw.get("write") is None:
+        raise InputError("Required value: read or write (bytes per second)", path=path)
+    read = parse_curve(raw["read"], f"{path}.read") if raw.get("read") is not None else _NO_BYTES
+    write = parse_curve(raw["write"], f"{path}.write") if raw.get("write") is not None else _NO_BYTES
+    return sum_curves(read, write), write
+
+
 def _curves_of(raw: Mapping[str, Any], name: str, path: str, out: dict[str, list[tuple[str, Curve]]]) -> None:
     for key in KEYS:
         if raw.get(key) is not None:
+            if key == "io" and isinstance(raw[key], Mapping):
+                total, write = parse_io_split(raw[key], f"{path}.io")
+                out["io"].append((name, total))
+                out.setdefault("io_write", []).append((name, write))
+                continue
             out[key].append((name, parse_curve(raw[key], f"{path}.{key}", _AMOUNT[key])))
 
 
@@ -244,7 +278,7 @@ def parse_usage(raw: Any, path: str) -> Usage | None:
     if not any(out.values()) and not empty_dir:
         raise InputError(f"Required value: one of {', '.join(KEYS)}, emptyDir", path=path)
     return Usage(tuple(out["memory"]), tuple(out["cpu"]), tuple(out["rootfs"]), tuple(out["logs"]),
-                 tuple(out["pids"]), empty_dir, tuple(out["io"]))
+                 tuple(out["pids"]), empty_dir, tuple(out["io"]), tuple(out.get("io_write", ())))
 
 
 def check_usage_against_pod(usage: Usage | None, pod: Any, path: str) -> None:
