@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Sequence
 from .autoscaling import autoscaling_section
 from .markup import escape
 from .placement import placement_section
+from .sections.blockio import render_blockio
 from .sections.cpu import render_cpu
 from .sections.disk import render_disk
 from .sections.glance import glance_section
@@ -87,6 +88,7 @@ def render_html(results: Sequence[SimResult], title: str = "kubetwin simulation"
         parts.append(render_cpu(r))
         parts.append(render_disk(r))
         parts.append(render_stalls(r))
+        parts.append(render_blockio(r))
         parts.append(nodes_section(r))
         parts.append(pods_section(r))
     parts.append("<footer style='padding:8px 32px;color:#6b7280'>kubetwin · self-contained report, no network needed"
