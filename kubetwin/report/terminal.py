@@ -152,6 +152,7 @@ def pod_rows(r: SimResult, limit: int | None = None) -> list[dict[str, str]]:
     if limit is not None:
         pods = pods[:limit]
     rows = []
+    blockio = (getattr(r, "blockio", None) or {}).get("pods") or {}   # Block I/O classes (kubetwin.sim.blockio)
     for p in pods:
         place = p.node
         extra = []
@@ -164,6 +165,10 @@ def pod_rows(r: SimResult, limit: int | None = None) -> list[dict[str, str]]:
                                             for g in p.gpus))
         if p.claims:
             extra.append("claims " + ",".join(p.claims))
+        for c in blockio.get(f"{p.namespace}/{p.name}", ()):
+            if c["blockioClass"]:
+                lines = "; ".join(f"{f}: {t}".replace("\n", ", ") for f, t in (c.get("files") or {}).items())
+                extra.append(f"blockio {c['container']}={c['blockioClass']}" + (f" ({lines})" if lines else ""))
         rows.append({"pod": f"{p.namespace}/{p.name}", "node": place, "placement": "; ".join(extra),
                      "phase": p.phase, "reason": p.reason, "message": p.message})
     return rows

@@ -253,8 +253,8 @@ class _ClassFigures:
 
     def to_json(self, name: str) -> dict[str, Any]:
         return {"class": name, "weight": self.weight, "ioMax": self.io_max, "containers": self.containers,
-                "throttledSeconds": round(self.throttled_seconds, 3), "throttledBytes": int(self.throttled_bytes),
-                "contendedBytes": int(self.contended_bytes)}
+                "throttledSeconds": round(self.throttled_seconds, 3), "throttledBytes": round(self.throttled_bytes),
+                "contendedBytes": round(self.contended_bytes)}
 
 
 class BlockIOClasses:

@@ -287,3 +287,12 @@ def test_without_a_blockio_configuration_the_results_have_no_blockio(tmp_path):
              blockio=False)
     assert r.blockio is None and "blockio" not in r.to_json()
     assert r.node_psi["io"]["pods"]["default/w-0"]["containers"][0]["io.pressure"]["some"]["avg10"] > 0
+
+
+def test_the_worked_example_gives_the_figures_the_docs_show():
+    root = Path(__file__).resolve().parents[2]
+    r = simulate(load_scenario(root / "examples/simulate/blockio/scenario.yaml"))
+    avg10 = {p: v["containers"][0]["io.pressure"]["some"]["avg10"] for p, v in r.node_psi["io"]["pods"].items()}
+    assert avg10 == {"default/db-0": 33.0, "default/etl-0": 83.94, "default/etl-1": 83.94, "default/web-0": 44.0}
+    doc = (root / "docs/pressure-stalls.md").read_text()
+    assert "etl 83.94 io.max of class throttled let 52428800 of 115343360 B/s through" in doc

@@ -44,3 +44,20 @@ def test_the_report_page_carries_the_section(tmp_path):
 
     r = _run(tmp_path, [_workload("w", "80Mi", {"blockio.resources.beta.kubernetes.io/pod": "throttled"})])
     assert "I/O pressure by Block I/O class — bio" in render_html([r])
+
+
+def test_the_per_pod_table_shows_each_containers_class_and_cgroup_lines():
+    from kubetwin.report.terminal import pod_rows
+
+    class _Pod:
+        name, namespace, node, phase, reason, message, arrival = "etl-0", "default", "io-0", "Running", "", "", 0.0
+        cpus = mems = ""
+        gpus = None
+        claims: list = []
+
+    class _Run(_Result):
+        pods = [_Pod()]
+
+    row = pod_rows(_Run())[0]
+    assert row["placement"] == ("blockio etl=throttled (io.max: 8:0 rbps=41943040 wbps=10485760 riops=max "
+                                "wiops=max)")
