@@ -216,29 +216,26 @@ _FIELDS = {"ThrottleReadIOPS": "throttle_read_iops", "ThrottleWriteIOPS": "throt
 
 
 # --- the scenario's pods ----------------------------------------------------------------------------
-def check_classes(sc: "Scenario") -> None:
-    """A class no node group's configuration defines is refused now, with the annotation's path;
-    one some groups define fails the container on the others, during the run."""
-    groups = {n.group: n.blockio for n in sc.nodes if getattr(n, "blockio", None) is not None}
-    if not groups:
+def check_pod_classes(sc: "Scenario", pod: Any, file: str | None, prefix: str = "") -> None:
+    """A class no node group's configuration defines is refused when the scenario is read, with
+    the annotation's path; one only some groups define fails the container on the others, during
+    the run (as containerd does)."""
+    ann = {k: v for k, v in pod.metadata.annotations.items()
+           if k == BLOCKIO_POD_ANNOTATION or k.startswith(BLOCKIO_POD_ANNOTATION_CONTAINER_PREFIX)}
+    if not ann:
         return
-    known = sorted({c for b in groups.values() for c in b.config.class_names()})
-    seen: set[tuple[tuple[str, str], ...]] = set()
-    pods = [(a.pod, a.source or sc.source) for a in sc.arrivals] + [(c.template, c.key) for c in sc.controllers]
-    for pod, where in pods:
-        ann = {k: v for k, v in pod.metadata.annotations.items()
-               if k == BLOCKIO_POD_ANNOTATION or k.startswith(BLOCKIO_POD_ANNOTATION_CONTAINER_PREFIX)}
-        key = tuple(sorted(ann.items()))
-        if not ann or key in seen:
-            continue
-        seen.add(key)
-        for c, _ in pod.all_containers():
-            choice = blockio_class_choice(c.name, ann)
-            if choice.name and choice.name not in known:
-                near = suggest(choice.name, known)
-                raise InputError(f"no OCI BlockIO parameters for class \"{choice.name}\": no node group's Block I/O "
-                                 "configuration defines it", path=annotation_path(choice), file=where,
-                                 fix=f'did you mean "{near}"?' if near else f"one of: {', '.join(known)}")
+    configs = {id(n.blockio): n.blockio for n in sc.nodes if getattr(n, "blockio", None) is not None}
+    if not configs:
+        return   # no node group reads the annotations (as before Block I/O classes in simulate)
+    known = sorted({c for b in configs.values() for c in b.config.class_names()})
+    for c, _ in pod.all_containers():
+        choice = blockio_class_choice(c.name, ann)
+        if choice.name and choice.name not in known:
+            near = suggest(choice.name, known)
+            path = annotation_path(choice)
+            raise InputError(f"no OCI BlockIO parameters for class \"{choice.name}\": no node group's Block I/O "
+                             "configuration defines it", path=f"{prefix}.{path}" if prefix else path, file=file,
+                             fix=f'did you mean "{near}"?' if near else f"one of: {', '.join(known)}")
 
 
 # --- during the run ---------------------------------------------------------------------------------

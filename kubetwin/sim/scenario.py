@@ -691,6 +691,7 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
         raise exc.within(f"{path}.template") from None
     not_modelled_pod(base, None, prefix=f"{path}.template", reader=SIMULATION)
     check_usage_against_pod(usage, check, f"{path}.usage")
+    _check_blockio(sc, check, None, f"{path}.template")
     del check
     for k, t in enumerate(times):
         obj = copy.deepcopy(base)
@@ -805,6 +806,7 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
             not_modelled_pod(obj, where, reader=SIMULATION)
             t, d = _timing(obj, where)
             sc.arrivals.append(Arrival(t, pod, d.sample(_rng(sc, pod.name)), None, where, _usage(obj, where, pod)))
+            _check_blockio(sc, pod, where)
         elif kind == "Node":
             node = node_from_dict(obj, where, checked=True)
             check_node_amounts(node, where)
@@ -815,6 +817,7 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
         elif kind in _CONTROLLERS:
             not_modelled_object(obj, where)
             sc.controllers.append(_controller(obj, where, sc))
+            _check_blockio(sc, sc.controllers[-1].template, where, "spec.template")
         elif kind == "KubeSchedulerConfiguration":
             sc.profile = parse_scheduler_config(obj, where)
         elif kind == "Simulation":
@@ -968,6 +971,14 @@ def _adopt(sc: Scenario) -> None:
         sc.arrivals[i] = replace(a, owner=owner.key)
 
 
+def _check_blockio(sc: Scenario, pod: Pod, file: str | None, prefix: str = "") -> None:
+    """A Block I/O class annotated on a pod must be one some node group defines (kubetwin/sim/blockio.py)."""
+    if pod.metadata.annotations:
+        from .blockio import check_pod_classes
+
+        check_pod_classes(sc, pod, file, prefix)
+
+
 def _finish(sc: Scenario) -> None:
     """Names must be unique: the API server would refuse a second object with the same name."""
     seen: dict[str, str] = {}
@@ -991,10 +1002,6 @@ def _finish(sc: Scenario) -> None:
     for c in sc.controllers:
         c.max_recreations = sc.settings.max_recreations
     _adopt(sc)
-    if any(n.blockio is not None for n in sc.nodes):
-        from .blockio import check_classes
-
-        check_classes(sc)
     sc.arrivals.sort(key=lambda a: a.time)
     from .autoscaling_config import resolve_autoscalers
 

@@ -316,6 +316,10 @@ def example_seeds() -> Iterator[Seed]:
                {"scenario.yaml": _yaml(*_scenario()), "objects.yaml": _read(DEFAULT_SIM / "objects.yaml")},
                referenced=("objects.yaml",))
 
+    bio = {n: _read(EXAMPLES / "simulate" / "blockio" / n) for n in ("scenario.yaml", "blockio.yaml")}
+    yield Seed("example/simulate-blockio", ("simulate", "scenario.yaml", "--no-progress", "--pods", "--json",
+                                            "results.json", "-j", "1"), bio, outputs=("results.json",),
+               referenced=("blockio.yaml",))
     plan = {"web.yaml": _read(EXAMPLES / "plan" / "web.yaml"), "kubelet.yaml": _read(EXAMPLES / "plan" / "kubelet-numa.yaml")}
     yield Seed("example/plan", ("plan", "web.yaml", "--node-type", "numa=1s2n4c2t:mem=64Gi,kubelet=kubelet.yaml",
                                 "--no-progress", "-o", "json"), plan, referenced=("kubelet.yaml",))

@@ -197,8 +197,18 @@ def test_device_globs_resolve_against_the_listed_devices(tmp_path):
 
 def test_a_class_no_node_group_defines_is_refused_with_the_annotation_path(tmp_path):
     err = _refusal(tmp_path, [_workload("w", "1Mi", {"blockio.resources.beta.kubernetes.io/pod": "throtled"})])
-    assert err.path == 'metadata.annotations["blockio.resources.beta.kubernetes.io/pod"]'
-    assert "throtled" in err.message and err.fix == 'did you mean "throttled"?' and err.file == "w"
+    assert err.path == 'spec.workloads[0].template.metadata.annotations["blockio.resources.beta.kubernetes.io/pod"]'
+    assert "throtled" in err.message and err.fix == 'did you mean "throttled"?' and "sim.yaml" in err.file
+
+
+def test_a_pod_object_with_a_class_no_node_group_defines_is_refused_with_its_file(tmp_path):
+    (tmp_path / "pods.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "p", "annotations": {"blockio.resources.beta.kubernetes.io/container.app": "gold"}},
+        "spec": {"containers": [{"name": "app"}]}}))
+    err = _refusal(tmp_path, [], objects=["pods.yaml"])
+    assert "pods.yaml" in err.file
+    assert err.path == 'metadata.annotations["blockio.resources.beta.kubernetes.io/container.app"]'
 
 
 def test_a_class_only_another_group_defines_fails_the_container(tmp_path):
