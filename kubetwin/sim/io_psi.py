@@ -7,7 +7,8 @@ saturated device by ``io.weight`` (the same water-filling as CFS, :func:`kubetwi
 each gets at most ``bandwidth × weight / Σ weight`` of the still hungry, what one does not want
 goes to the others. Every container has the cgroup v2 default ``io.weight`` of 100: the kubelet
 writes none, and the runtime writes one (or ``io.max``) only for a goresctrl Block I/O class
-(:mod:`kubetwin.runtime.blockio`), which ``simulate`` does not assign — so the split is even.
+(:mod:`kubetwin.runtime.blockio`) — so the split is even, unless the node group has a Block I/O
+configuration: then :mod:`.blockio` splits the disk by each container's class (weights, ``io.max``).
 
 Pressure (``kernel/sched/psi.c``: a task waiting for I/O is in ``TSK_IOWAIT``, ``PSI_IO_SOME`` /
 ``PSI_IO_FULL``):

@@ -306,3 +306,17 @@ def test_the_worked_example_gives_the_figures_the_docs_show():
     assert avg10 == {"default/db-0": 33.0, "default/etl-0": 83.94, "default/etl-1": 83.94, "default/web-0": 44.0}
     doc = (root / "docs/pressure-stalls.md").read_text()
     assert "etl 83.94 io.max of class throttled let 52428800 of 115343360 B/s through" in doc
+
+
+def test_containers_the_runtime_memo_places_get_the_policys_class_too(tmp_path):
+    (tmp_path / "ta.yaml").write_text(yaml.safe_dump({
+        "apiVersion": "config.nri/v1alpha1", "kind": "TopologyAwarePolicy", "metadata": {"name": "default"},
+        "spec": {"reservedResources": {"cpu": "1"},
+                 "control": {"blockio": {"enable": True, "usePodQoSAsDefaultClass": True}}}}))
+    config = {"Classes": {**CONFIG["Classes"], "Burstable": [{"Weight": "200"}]}}
+    disk = {"nodefs": "100Gi", "ioBandwidth": "100Mi"}
+    r = _run(tmp_path, [_workload("w", "1Mi", count=4)], config=config,
+             groups=[{"name": "io", "count": 2, "machine": "1s1n8c2t", "disk": disk,
+                      "blockio": {"config": "blockio.yaml", "devices": [SDA]},
+                      "runtime": {"policy": "topology-aware", "config": "ta.yaml"}}])
+    assert [(c[0]["blockioClass"], c[0]["origin"]) for c in r.blockio["pods"].values()] == [("Burstable", "policy")] * 4
