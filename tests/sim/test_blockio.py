@@ -320,3 +320,24 @@ def test_containers_the_runtime_memo_places_get_the_policys_class_too(tmp_path):
                       "blockio": {"config": "blockio.yaml", "devices": [SDA]},
                       "runtime": {"policy": "topology-aware", "config": "ta.yaml"}}])
     assert [(c[0]["blockioClass"], c[0]["origin"]) for c in r.blockio["pods"].values()] == [("Burstable", "policy")] * 4
+
+
+def test_without_devices_a_machine_that_lists_no_disks_is_refused(tmp_path):
+    err = _refusal(tmp_path, [_workload("w", "1Mi")], blockio={"config": "blockio.yaml"})
+    assert err.path == "spec.nodeGroups[0].blockio.devices" and "lists none" in err.message
+
+
+def test_without_devices_the_machines_disk_map_gives_them(tmp_path):
+    import json
+
+    from kubetwin.machine import load_machine
+    from kubetwin.machine.machineinfo import to_machineinfo
+
+    info = to_machineinfo(load_machine("1s1n8c2t"))
+    info["disk_map"] = {"8:0": {"name": "sda", "major": 8, "minor": 0, "size": 1 << 40, "scheduler": "bfq"}}
+    (tmp_path / "machine.json").write_text(json.dumps(info))
+    groups = [{"name": "io", "machine": "machine.json", "disk": {"nodefs": "100Gi", "ioBandwidth": "100Mi"},
+               "blockio": {"config": "blockio.yaml"}}]
+    r = _run(tmp_path, [_workload("w", "1Mi", {"blockio.resources.beta.kubernetes.io/pod": "throttled"})],
+             groups=groups)
+    assert r.blockio["nodes"]["io-0"]["disk"] == {"name": "sda", "device": "8:0", "scheduler": "bfq"}
