@@ -341,3 +341,10 @@ def test_without_devices_the_machines_disk_map_gives_them(tmp_path):
     r = _run(tmp_path, [_workload("w", "1Mi", {"blockio.resources.beta.kubernetes.io/pod": "throttled"})],
              groups=groups)
     assert r.blockio["nodes"]["io-0"]["disk"] == {"name": "sda", "device": "8:0", "scheduler": "bfq"}
+
+
+def test_block_io_classes_need_kubelet_admission(tmp_path):
+    sc = load_scenario(_scenario(tmp_path, [_workload("w", "1Mi")], kubeletAdmission=False))
+    with pytest.raises(InputError) as exc:
+        simulate(sc)
+    assert exc.value.path == "spec.kubeletAdmission"
