@@ -117,7 +117,9 @@ class NodeBlockIO:
         return self.devices[0]
 
 
-def _device(raw: Mapping[str, Any], path: str) -> BlockDevice:
+def _device(raw: Any, path: str) -> BlockDevice:
+    if not isinstance(raw, Mapping):
+        raise InputError("expected {name, major, minor, scheduler, links}", path=path)
     name = raw.get("name")
     if not isinstance(name, str) or not name.removeprefix("/dev/"):
         raise InputError("Required value: name (the device's name in /sys/block, or its /dev path)", path=f"{path}.name")
@@ -170,6 +172,9 @@ def parse_node_group_blockio(raw: Any, path: str, root: Path, machine: Any, disk
     if not devices:
         raise InputError("Required value: devices (the node's block devices: the first is the simulated disk); "
                          "the machine description lists none", path=f"{path}.devices")
+    if not (root / str(raw["config"])).is_file():
+        raise InputError(f"no such file: {root / str(raw['config'])}", path=f"{path}.config",
+                         fix="the path is relative to the scenario's folder")
     config = load_blockio_config(root / str(raw["config"]))
     node = NodeBlockIO(config, devices, config.file or str(raw["config"]))
     classes = {name: _class_io(node, name) for name in config.class_names()}
@@ -228,6 +233,17 @@ def check_pod_classes(sc: "Scenario", pod: Any, file: str | None, prefix: str = 
     if not configs:
         return   # no node group reads the annotations (as before Block I/O classes in simulate)
     known = sorted({c for b in configs.values() for c in b.config.class_names()})
+    names = [c.name for c, _ in pod.all_containers()]
+    for key in ann:
+        ctr = key.removeprefix(BLOCKIO_POD_ANNOTATION_CONTAINER_PREFIX)
+        if key != BLOCKIO_POD_ANNOTATION and ctr not in names:
+            from ..diagnostics import warn
+
+            near = suggest(ctr, names)
+            at = f'metadata.annotations["{key}"]'
+            warn(InputError(f'no container "{ctr}" in the pod: the annotation applies to nothing',
+                            path=f"{prefix}.{at}" if prefix else at, file=file,
+                            fix=f'did you mean "container.{near}"?' if near else None))
     for c, _ in pod.all_containers():
         choice = blockio_class_choice(c.name, ann)
         if choice.name and choice.name not in known:

@@ -348,3 +348,22 @@ def test_block_io_classes_need_kubelet_admission(tmp_path):
     with pytest.raises(InputError) as exc:
         simulate(sc)
     assert exc.value.path == "spec.kubeletAdmission"
+
+
+def test_a_class_annotation_for_a_container_the_pod_lacks_is_warned_about(tmp_path):
+    from kubetwin.diagnostics import collecting
+
+    with collecting() as seen:
+        load_scenario(_scenario(tmp_path, [_workload("w", "1Mi", {
+            "blockio.resources.beta.kubernetes.io/container.ap": "throttled"})]))
+    assert any('no container "ap"' in str(w) and 'did you mean "container.app"?' in str(w) for w in seen)
+
+
+def test_a_missing_configuration_file_is_refused_with_the_field_path(tmp_path):
+    err = _refusal(tmp_path, [_workload("w", "1Mi")], blockio={"config": "nope.yaml", "devices": [SDA]})
+    assert err.path == "spec.nodeGroups[0].blockio.config" and "no such file" in err.message
+
+
+def test_a_device_that_is_not_a_mapping_is_refused(tmp_path):
+    err = _refusal(tmp_path, [_workload("w", "1Mi")], blockio={"config": "blockio.yaml", "devices": [None]})
+    assert err.path == "spec.nodeGroups[0].blockio.devices[0]"
