@@ -27,8 +27,9 @@ charges nothing and is not throttled (as in the kernel: the penalty is paid on c
 
 **Pod-level memory.high** (``pkg/kubelet/cm/helpers_linux.go``: ``ResourceConfigForPod``, via
 :func:`kubetwin.kubelet.cgroups.resource_config_for_pod`). With MemoryQoS and pod-level resources
-(``PodLevelResources``) the kubelet also writes ``memory.high`` on the *pod* cgroup when the pod has a
-pod-level memory limit (same formula over the pod's request and limit). The kernel throttles on the
+(``PodLevelResources``) the kubelet of v1.37 on also writes ``memory.high`` on the *pod* cgroup when
+the pod has a pod-level memory limit (``ApplyPodLevelMemoryHigh`` in the pod container manager's
+``EnsureExists``: same formula over the pod's request and limit; v1.36 writes none there). The kernel throttles on the
 whole way up: the sleep is computed from the largest overage of the charging cgroup and its
 ancestors (``mem_find_max_overage``), so a container with no ``memory.high`` of its own (no
 container limit: the pod-level limit applies) sleeps when the pod's summed working set is over the

@@ -160,8 +160,8 @@ def test_the_summary_api_has_no_memory_psi_while_the_kubelet_psi_gate_is_off(tmp
     assert summary_at(tmp_path, kit, "1.34", {"KubeletPSI": False}).pods[0].memory.psi is None
 
 
-def pod_level(tmp_path, kit, gates=None):
-    """A pod with pod-level resources (requests 1Gi, limits 2Gi memory: the pod cgroup's
+def pod_level(tmp_path, kit, gates=None, version="1.37"):
+    """A pod (Kubernetes ``version``: the pod cgroup's memory.high comes in v1.37) with pod-level resources (requests 1Gi, limits 2Gi memory: the pod cgroup's
     memory.high = floor((1Gi + 0.9 * (2Gi - 1Gi)) / 4096) * 4096 = 2040107008) and two containers
     requesting 512Mi each without a limit of their own (theirs: 512Mi + 0.9 * (2Gi - 512Mi), about
     1894Mi). ``a`` grows to 1500Mi while ``b`` stays at 500Mi: the pod is over its memory.high
@@ -172,9 +172,9 @@ def pod_level(tmp_path, kit, gates=None):
     spec = w["template"]["spec"]
     spec["containers"] = [{"name": n, "resources": {"requests": {"memory": "512Mi"}}} for n in ("a", "b")]
     spec["resources"] = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}
-    cfg = {"featureGates": {"MemoryQoS": True, **(gates or {})}}
+    cfg = {"featureGates": {"MemoryQoS": True, **(gates or {})}, "memoryThrottlingFactor": 0.9}
     return kit.scenario(tmp_path, {"nodeGroups": [kit.group(kubeletConfig=cfg)], "sampleInterval": "10s",
-                                   "workloads": [w]})
+                                   "workloads": [w], "kubernetesVersion": version})
 
 
 def test_a_pod_growing_past_its_pod_level_memory_high_stalls_on_memory(tmp_path, kit):
@@ -186,6 +186,11 @@ def test_a_pod_growing_past_its_pod_level_memory_high_stalls_on_memory(tmp_path,
 
 def test_with_pod_level_resources_off_at_the_kubelet_the_pod_cgroup_has_no_memory_high(tmp_path, kit):
     r = simulate(pod_level(tmp_path, kit, gates={"PodLevelResources": False}))
+    assert r.node_psi is None
+
+
+def test_v1_36_writes_no_pod_level_memory_high_so_the_pod_is_not_throttled_by_it(tmp_path, kit):
+    r = simulate(pod_level(tmp_path, kit, version="1.36"))
     assert r.node_psi is None
 
 

@@ -68,7 +68,8 @@ def test_the_report_names_the_pod_level_memory_high_a_pod_is_throttled_by(tmp_pa
                                "containers": [{"name": n, "resources": {"requests": {"memory": "512Mi"}}}
                                               for n in ("a", "b")]}}}
     g = {"name": "n", "count": 1, "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
-         "kubeletConfig": {"featureGates": {"MemoryQoS": True}}}
-    r = simulate(_scenario(tmp_path, {"nodeGroups": [g], "sampleInterval": "10s", "workloads": [w]}))
+         "kubeletConfig": {"featureGates": {"MemoryQoS": True}, "memoryThrottlingFactor": 0.9}}
+    r = simulate(_scenario(tmp_path, {"nodeGroups": [g], "sampleInterval": "10s", "workloads": [w],
+                                      "kubernetesVersion": "1.37"}))
     page = render_stalls(r)
     assert "<td>default/p-0</td><td>a</td>" in page and "pod memory.high 2040107008" in page
