@@ -183,7 +183,8 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
     verdicts = []
     # resizes (and pending resizes restored from allocated_pods_state, and pods running with other
     # resources than allocated) are actuated through it
-    sequence = _cri_sequence(node, machine) if cri or resizes or allocation.pending or actuation.restored else None
+    resizing = actuation.resizing(pods)
+    sequence = _cri_sequence(node, machine) if cri or resizes or allocation.pending or resizing else None
     for pod in pods:
         n_explain = len(node.topology.explain) if node.topology.explain is not None else 0
         d = node.admit(pod)

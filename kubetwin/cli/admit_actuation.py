@@ -96,6 +96,12 @@ class ActuationState:
             info = self.state.entries[pod.uid]
             self.state.set_pod_resource_info(pod.uid, PodResourceInfo(info.container_resources, pod.spec.resources))
 
+    def resizing(self, pods: list[Pod]) -> set[str]:
+        """The UIDs of the (allocated) pods the file knows whose actuated resources differ."""
+        if not self.kept or not self.restored:
+            return set()
+        return {p.uid for p in pods if p.uid in self.restored and self.in_progress(p)}
+
     def in_progress(self, allocated: Pod) -> bool:
         """``isPodResizeInProgress`` for a pod running since before the restart: its app containers
         and sidecars run (regular init containers ran to completion)."""
