@@ -26,7 +26,7 @@ if TYPE_CHECKING:
               help="KubeletConfiguration (kubelet.config.k8s.io/v1beta1) YAML/JSON.")
 @click.option("--state-dir", "state_dir", type=click.Path(file_okay=False), default=None,
               help="Directory with the kubelet's checkpoints (cpu_manager_state, memory_manager_state, "
-                   "allocated_pods_state, ...) to start from.")
+                   "allocated_pods_state, actuated_pods_state, ...) to start from.")
 @click.option("--write-state", "write_state", type=click.Path(file_okay=False), default=None,
               help="Write the checkpoints after admission into this directory (atomically).")
 @click.option("--metrics", "metrics_path", type=click.Path(dir_okay=False), default=None,
@@ -97,10 +97,10 @@ def admit(ctx: click.Context, machine_source: str | None, config_path: str | Non
         emit_data(data["podresources"], "json")
     elif output == "table":
         render_table(data, explain=explain)
-        if "resizes" in data or "restoredResizes" in data:
+        if "resizes" in data or "restoredResizes" in data or "actuatedResizes" in data:
             from .admit_resize import render_resizes
 
-            render_resizes(data.get("restoredResizes", []) + data.get("resizes", []))
+            render_resizes(data.get("actuatedResizes", []) + data.get("restoredResizes", []) + data.get("resizes", []))
     else:
         emit_data(data, output)
     rejected(f"pod {p['namespace']}/{p['name']}: {p['reason']}" for p in data["pods"] if not p["admitted"])
@@ -173,37 +173,50 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
             exc.file = _culprit(exc, config_path, state_dir)
         raise
     dra_state = _load_dra_state(state_dir) if podresources is not None else []
+    from .admit_actuation import load_actuation_state, sync_restored
     from .admit_allocation import load_allocation_state
 
     allocation = load_allocation_state(state_dir, node.gates)  # allocated_pods_state
+    actuation = load_actuation_state(state_dir, node.gates)  # actuated_pods_state
     pods = [allocation.admit_view(p, node.gates) for p in pods]  # AddPod: admitted as allocated
     decisions = []
     verdicts = []
-    # resizes (and pending resizes restored from allocated_pods_state) are actuated through it
-    sequence = _cri_sequence(node, machine) if cri or resizes or allocation.pending else None
+    # resizes (and pending resizes restored from allocated_pods_state, and pods running with other
+    # resources than allocated) are actuated through it
+    resizing = actuation.resizing(pods)
+    sequence = _cri_sequence(node, machine) if cri or resizes or allocation.pending or resizing else None
     for pod in pods:
         n_explain = len(node.topology.explain) if node.topology.explain is not None else 0
         d = node.admit(pod)
         verdicts.append(d)
+        running = d.admitted and actuation.restored_entry(d.pod.uid) is not None  # started before the restart
         if sequence is not None:
-            sequence.admitted(d)
+            if running:
+                sequence.start_pod(actuation.running_view(d.pod, node.gates))
+            else:
+                sequence.admitted(d)
+        if d.admitted and not running:
+            actuation.started(d.pod, node.gates)
         entry = pod_report(node, d)
         if explain and node.topology.explain is not None:
             entry["explain"] = [_explain_record(r) for r in node.topology.explain[n_explain:]]
         decisions.append(entry)
+    actuated_records = sync_restored(node, actuation, sequence)  # each running pod's first SyncPod
     resize_records = resize_manager = restored_records = None
-    if allocation.pending:
+    if allocation.pending or resizes:
         from ..kubelet.resize import ResizeManager
+
+        resize_manager = ResizeManager(node, actuated_state=actuation.state)
+    if allocation.pending:
         from .admit_resize import retry_restored
 
-        resize_manager = ResizeManager(node)
         restored_records = retry_restored(node, sequence, list(allocation.pending.values()), resize_manager)
     if resizes:
         from .admit_resize import run_resizes
 
         resize_records, resize_manager = run_resizes(node, sequence, resizes, version, resize_manager)
     if write_state:
-        write_checkpoints(node, Path(write_state), allocation)
+        write_checkpoints(node, Path(write_state), allocation, actuation)
     if metrics_path:
         from ..kubelet.metrics import render_metrics, render_resize_metrics
         from ..outputs import write_atomic
@@ -215,6 +228,8 @@ def run_admit(machine_source: str, config_path: str | None, state_dir: str | Non
         data["resizes"] = resize_records
     if restored_records:
         data["restoredResizes"] = restored_records
+    if actuated_records:
+        data["actuatedResizes"] = actuated_records
     if podresources is not None:
         from ..kubelet.podresources import PodResourcesServer, answer, known_pods
 
@@ -254,9 +269,10 @@ def _inventory(machine, devices_path: str | None, from_machine: bool):
     return inv
 
 
-def write_checkpoints(node, out: Path, allocation=None) -> None:
+def write_checkpoints(node, out: Path, allocation=None, actuation=None) -> None:
     """The kubelet's state files after admission, in the formats this Kubernetes version writes
-    (``allocated_pods_state`` too when ``allocation``, the run's allocation state, is given)."""
+    (``allocated_pods_state`` too when ``allocation``, the run's allocation state, is given, and
+    ``actuated_pods_state`` when ``actuation``, the runtime manager's store, is)."""
     from ..kubelet.checkpoint.cpu_manager_state import write_cpu_manager_state
     from ..kubelet.checkpoint.device_manager_state import write_device_manager_state
     from ..model.features import default_for
@@ -279,6 +295,10 @@ def write_checkpoints(node, out: Path, allocation=None) -> None:
         from .admit_allocation import write_allocation_state
 
         write_allocation_state(allocation, node, out)
+    if actuation is not None:
+        from .admit_actuation import write_actuation_state
+
+        write_actuation_state(actuation, node.gates, out)
 
 
 def _size(b: int) -> str:

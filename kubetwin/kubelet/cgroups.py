@@ -242,6 +242,13 @@ def _limits_declared(pod: Pod, resource: str) -> bool:
                else quantity_milli_value(c.resources.limits, resource) != 0 for c, _ in pod.all_containers())
 
 
+def _pod_level_memory_high(gates: Any) -> bool:
+    """Does this release write the pod cgroup's ``memory.high`` (``ApplyPodLevelMemoryHigh``, v1.37)?"""
+    from ..model.features import default_for
+
+    return bool(default_for("podLevelMemoryHigh", getattr(gates, "version", None)))
+
+
 def resource_config_for_pod(pod: Pod, settings: CgroupSettings) -> ResourceConfig:
     """``ResourceConfigForPod`` plus the pod PID limit and MemoryQoS ``memory.high``."""
     g = settings.gates
@@ -295,7 +302,8 @@ def resource_config_for_pod(pod: Pod, settings: CgroupSettings) -> ResourceConfi
                 unified["memory.min"] = str(mem_req)
             elif qos == BURSTABLE:
                 unified["memory.low"] = str(mem_req)
-        if settings.memory_throttling_factor is not None and plr and is_pod_level_limits_set(pod):
+        if settings.memory_throttling_factor is not None and plr and is_pod_level_limits_set(pod) and \
+                _pod_level_memory_high(g):
             pod_mem_limit = quantity_value(pod_level_limits(pod), MEMORY)
             if pod_mem_limit > 0:
                 limit = quantity_value(lims, MEMORY)

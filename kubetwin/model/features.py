@@ -197,6 +197,14 @@ VERSIONED_DEFAULTS: Final[dict[str, tuple[tuple[str, Any], ...]]] = {
     # not modelled (None).
     "allocatedPodsStateFields": (("1.22", None), ("1.35", ("ContainerResources", "PodLevelResources")),
                                  ("1.37", ("ContainerResources", "PodLevelResources", "EmptyDirVolumeLimits"))),
+    # MemoryQoS on the pod cgroup: memory.high for pods with a pod-level memory limit
+    # (ApplyPodLevelMemoryHigh, called from the pod container manager's EnsureExists) from v1.37;
+    # v1.36 and earlier write only memory.min/memory.low there.
+    "podLevelMemoryHigh": (("1.22", False), ("1.37", True)),
+    # actuated_pods_state: the resources the kubelet last sent the runtime per container, in the
+    # allocated_pods_state format; kept since kubernetes#130599 (v1.33), by the runtime manager
+    # (kuberuntime) since kubernetes#132873 (v1.35). Before v1.33 the file did not exist.
+    "actuatedPodsStateFile": (("1.22", False), ("1.33", True)),
     # dra_manager_state: {"Data": <DRACheckpoint JSON string>, "Checksum": crc32} with this apiVersion.
     "draManagerCheckpointAPIVersion": (("1.32", "checkpoint.dra.kubelet.k8s.io/v1"),),
     # In-place resize (pods/resize, ValidatePodResize): a memory limit may be lowered (or added)

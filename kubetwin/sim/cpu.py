@@ -33,6 +33,7 @@ values (``pkg/kubelet/cm``: ``MilliCPUToQuota``, ``MilliCPUToShares``) and the k
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -46,6 +47,7 @@ from .usage import _pick, curve_containers
 
 if TYPE_CHECKING:
     from ..model.summary import Summary
+    from .cpu_result import CPUResult
     from .loop import SimPod, Simulator
 
 _EPS = 1e-9
@@ -479,40 +481,24 @@ class NodeCPU:
                         self.peak[idx].tolist()))
 
     # --- results ---------------------------------------------------------------------------------
-    def result(self) -> dict[str, Any]:
-        """Plain data for :class:`~kubetwin.sim.results.SimResult`: cluster figures per sample,
-        per-node and per-pod series (only where something was throttled or stalled), and every
-        pod's per-container ``cpu.max``, ``cpu.stat`` and ``cpu.pressure``."""
-        names = self.sim.cluster.names
+    def result(self) -> "CPUResult":
+        """For :class:`~kubetwin.sim.results.SimResult`: cluster figures per sample, per-node and
+        per-pod series (only where something was throttled or stalled), and every pod's
+        per-container ``cpu.max``, ``cpu.stat`` and ``cpu.pressure`` — as a mapping built when read
+        (:class:`~kubetwin.sim.cpu_result.CPUResult`: the figures stay tuples and arrays)."""
+        from .cpu_result import CPUResult
+
         pods = self.sim.pods
         figures = self.pod_figures()
         series = self.pod_series()
-        return {
-            "series": list(self.series),
-            "nodes": {names[i]: {"peakCpuSomeAvg10": peak, "series": s} for i, (peak, s) in self.node_series().items()},
-            "pods": {pods[p].pod.key: {"containers": [c.to_json() for c in figs],
-                                       "series": series.get(p, [])}
-                     for p, figs in sorted(figures.items())},
-        }
+        return CPUResult(list(self.series), self.sim.cluster.names, list(self.node_steps), self.peak_node.copy(),
+                         [(pods[p].pod.key, figs, series.get(p, [])) for p, figs in sorted(figures.items())])
 
     def node_series(self) -> dict[int, tuple[float, list[list[float]]]]:
-        """Per node that was throttled or stalled at some sample (by index, in order): its highest
-        some avg10 and its [time, cores used, some avg10, containers throttled] per such sample."""
-        if not self.node_steps:
-            return {}
-        nodes = np.concatenate([k for _, k, _, _, _ in self.node_steps])
-        order = np.argsort(nodes, kind="stable")          # by node, each node's samples in time order
-        times = np.concatenate([np.full(len(k), t) for t, k, _, _, _ in self.node_steps])[order].tolist()
-        used = np.concatenate([u for _, _, u, _, _ in self.node_steps])[order].tolist()
-        psi = np.concatenate([p for _, _, _, p, _ in self.node_steps])[order].tolist()
-        thr = np.concatenate([h for _, _, _, _, h in self.node_steps])[order].astype(np.int64).tolist()
-        nodes = nodes[order]
-        starts = np.flatnonzero(np.r_[True, nodes[1:] != nodes[:-1]]).tolist()
-        peaks = self.peak_node[nodes[starts]].tolist()
-        out = {}
-        for k, (a, b) in enumerate(zip(starts, starts[1:] + [len(order)])):
-            out[int(nodes[a])] = (peaks[k], [[times[j], used[j], psi[j], thr[j]] for j in range(a, b)])
-        return out
+        """Per node that was throttled or stalled at some sample: :func:`.cpu_result.node_series`."""
+        from .cpu_result import node_series
+
+        return node_series(self.node_steps, self.peak_node)
 
     def pod_series(self, limit: int = MAX_POD_SERIES) -> dict[int, list[list[float]]]:
         """[time, throttled share, some avg10, cores] per sample for the ``limit`` pods whose some
@@ -606,24 +592,29 @@ class NodeCPU:
         return float(self.last_grant[r]) if r < len(self.last_grant) else 0.0
 
 
-def summary_figures(cpu: dict[str, Any]) -> dict[str, Any]:
+def summary_figures(cpu: Mapping[str, Any]) -> dict[str, Any]:
     """The run's CPU figures for ``SimResult.summary()``: throttling over the whole run, the worst
     CPU pressure seen on a node and a pod."""
     periods = throttled = 0
     throttled_us = 0
     pods = containers = 0
     worst_pod = 0.0
-    for p in cpu["pods"].values():
+    if hasattr(cpu, "pod_containers"):   # a CPUResult: the figures as tuples, no dicts built
+        per_pod: Any = ([(c.nr_periods, c.nr_throttled, c.throttled_usec, c.peak_some_avg10) for c in figs]
+                        for figs in cpu.pod_containers())
+    else:
+        per_pod = ([(c["cpu.stat"]["nr_periods"], c["cpu.stat"]["nr_throttled"], c["cpu.stat"]["throttled_usec"],
+                     c["peakSomeAvg10"]) for c in p["containers"]] for p in cpu["pods"].values())
+    for conts in per_pod:
         hit = False
-        for c in p["containers"]:
-            st = c["cpu.stat"]
-            periods += st["nr_periods"]
-            throttled += st["nr_throttled"]
-            throttled_us += st["throttled_usec"]
-            if st["nr_throttled"]:
+        for nr_periods, nr_throttled, thr_usec, peak in conts:
+            periods += nr_periods
+            throttled += nr_throttled
+            throttled_us += thr_usec
+            if nr_throttled:
                 containers += 1
                 hit = True
-            worst_pod = max(worst_pod, c["peakSomeAvg10"])
+            worst_pod = max(worst_pod, peak)
         pods += hit
     series = cpu["series"]
     return {"throttledPods": pods, "throttledContainers": containers,

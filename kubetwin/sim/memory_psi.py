@@ -25,6 +25,26 @@ is all in use and the kubelet's default ``NoSwap`` leaves anonymous memory unrec
 the retries before the sleep take no time. A working set that stays flat above ``memory.high``
 charges nothing and is not throttled (as in the kernel: the penalty is paid on charges).
 
+**Pod-level memory.high** (``pkg/kubelet/cm/helpers_linux.go``: ``ResourceConfigForPod``, via
+:func:`kubetwin.kubelet.cgroups.resource_config_for_pod`). With MemoryQoS and pod-level resources
+(``PodLevelResources``) the kubelet of v1.37 on also writes ``memory.high`` on the *pod* cgroup when
+the pod has a pod-level memory limit (``ApplyPodLevelMemoryHigh`` in the pod container manager's
+``EnsureExists``: same formula over the pod's request and limit; v1.36 writes none there). The kernel throttles on the
+whole way up: the sleep is computed from the largest overage of the charging cgroup and its
+ancestors (``mem_find_max_overage``), so a container with no ``memory.high`` of its own (no
+container limit: the pod-level limit applies) sleeps when the pod's summed working set is over the
+pod's ``memory.high`` and the container's working set grows. The pod's usage is read as the sum
+of its containers' working sets (the pod cgroup's own page cache and kernel memory are not seen).
+
+**memory.max** (``try_charge_memcg``: reclaim up to ``MAX_RECLAIM_RETRIES`` times, then
+``mem_cgroup_oom``). Above ``memory.high`` a container is throttled, never killed; a working set that
+reaches its cgroup's ``memory.max`` is reclaimed first, and with an all-anonymous working set and
+``NoSwap`` reclaim frees nothing, so the OOM kill follows in the same sample (:mod:`.pressure`,
+:func:`kubetwin.kubelet.eviction.oom_kill.oom_report`); the retries take no modelled time. The
+usage curves are fixed, so the throttling does not slow the growth it penalises: a curve that climbs
+through ``memory.high`` to ``memory.max`` is stalled on the way and then killed, where a real task
+slowed by the penalty might take longer to get there.
+
 **Global reclaim** (``mm/page_alloc.c``: ``calculate_min_free_kbytes``,
 ``__setup_per_zone_wmarks``; ``mm/vmscan.c``). ``min_free_kbytes = int_sqrt(lowmem_kB × 16)``,
 between 128 and 262144; the low watermark is ``min + max(min / 4, memory × watermark_scale_factor
@@ -35,9 +55,9 @@ which every running container and the node's ``full`` line take: memory short on
 makes every task refault. Approximation: the kernel's watermarks are per zone and summed here over
 one zone of the node's whole memory; the ramp stands for thrashing the model cannot see page by page.
 
-Not modelled: ``memory.max`` reclaim (a container reaching it is OOM-killed at that sample,
-:mod:`.pressure`), pod-level ``memory.high`` (pod-level resources), swap and ``memory.swap.high``,
-refaults of page cache, compaction.
+Not modelled: swap and ``memory.swap.high`` (``swap_find_max_overage``), refaults of page cache,
+compaction, the QoS-tier cgroups (the kubelet writes no ``memory.high`` there, only
+``memory.min``/``memory.low`` protection).
 
 Not an upstream module: kubetwin's own model of the stalled share, over the kernel's arithmetic
 (``mm/memcontrol.c``, ``mm/page_alloc.c``) and averages (``kernel/sched/psi.c``, :mod:`.psi`).
@@ -47,6 +67,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .psi import HZ
@@ -82,19 +103,33 @@ def calculate_high_delay(nr_pages: int, max_overage: int) -> int:
     return penalty * nr_pages // MEMCG_CHARGE_BATCH
 
 
-def over_high_sleep(usage: int, high: int, nr_pages: int = MEMCG_CHARGE_BATCH) -> int:
-    """``mem_cgroup_handle_over_high``: the jiffies the task sleeps (clamped to 2 s; none when at
-    most ``HZ / 100``). Bytes in, pages inside."""
-    penalty = calculate_high_delay(nr_pages, calculate_overage(usage // PAGE_SIZE, high // PAGE_SIZE))
+def max_overage(levels: Iterable[tuple[int, int]]) -> int:
+    """``mem_find_max_overage``: the largest overage of a cgroup and its ancestors below the root,
+    each level given as (usage, memory.high) in bytes."""
+    return max((calculate_overage(usage // PAGE_SIZE, high // PAGE_SIZE) for usage, high in levels), default=0)
+
+
+def hierarchy_sleep(levels: Iterable[tuple[int, int]], nr_pages: int = MEMCG_CHARGE_BATCH) -> int:
+    """``mem_cgroup_handle_over_high``: the jiffies the task sleeps for the largest overage on its
+    way up (clamped to 2 s; none when at most ``HZ / 100``). Bytes in, pages inside."""
+    penalty = calculate_high_delay(nr_pages, max_overage(levels))
     penalty = min(penalty, MEMCG_MAX_HIGH_DELAY_JIFFIES)
     return 0 if penalty <= HZ // 100 else penalty
 
 
-def high_stall_share(working_set: int, high: int, growth: float) -> float:
-    """The share of time a container growing ``growth`` bytes/s above ``memory.high`` sleeps."""
-    if growth <= 0 or working_set <= high:
+def over_high_sleep(usage: int, high: int, nr_pages: int = MEMCG_CHARGE_BATCH) -> int:
+    """:func:`hierarchy_sleep` of one cgroup."""
+    return hierarchy_sleep(((usage, high),), nr_pages)
+
+
+def high_stall_share(working_set: int, high: int | None, growth: float,
+                     ancestors: tuple[tuple[int, int], ...] = ()) -> float:
+    """The share of time a container growing ``growth`` bytes/s sleeps, over its own
+    ``memory.high`` (None: not written) or an ancestor's (the pod cgroup's: (usage, high))."""
+    levels = ((working_set, high),) + ancestors if high is not None else ancestors
+    if growth <= 0 or not any(usage > h for usage, h in levels):
         return 0.0
-    sleep = over_high_sleep(working_set, high)
+    sleep = hierarchy_sleep(levels)
     if not sleep:
         return 0.0
     returns = growth / (MEMCG_CHARGE_BATCH * PAGE_SIZE)
@@ -142,8 +177,8 @@ def growth_rate(curve: Any, age: float) -> float:
 
 
 class MemoryHigh:
-    """Each container's ``memory.high`` on one node (None: not written), from the kubelet's
-    cgroup values for its configuration (cached per pod object)."""
+    """Each container's ``memory.high`` on one node (None: not written), and its pod cgroup's,
+    from the kubelet's cgroup values for its configuration (cached per pod object)."""
 
     def __init__(self, config: Any, capacity: int, gates: Any):
         from ..kubelet.cgroups import CgroupSettings
@@ -158,23 +193,30 @@ class MemoryHigh:
                 swap_behavior=config.memory_swap.swap_behavior or "NoSwap", memory_capacity=capacity,
                 node_allocatable_memory=alloc.value() if alloc is not None else capacity)
             self.on = self.settings.enforce_memory_qos
-        self._cache: dict[str, tuple[Any, dict[str, int | None]]] = {}
+        self._cache: dict[str, tuple[Any, dict[str, int | None], int | None]] = {}
 
-    def of(self, pod: Any) -> dict[str, int | None]:
-        if not self.on:
-            return {}
+    def _entry(self, pod: Any) -> tuple[Any, dict[str, int | None], int | None]:
         got = self._cache.get(pod.uid)
         if got is not None and got[0] is pod:
-            return got[1]
-        from ..kubelet.cgroups import container_resources
+            return got
+        from ..kubelet.cgroups import container_resources, resource_config_for_pod
 
         assert self.settings is not None
         out: dict[str, int | None] = {}
         for c, _ in pod.all_containers():
             high = container_resources(pod, c, self.settings).resources.get("unified", {}).get("memory.high")
             out[c.name] = int(high) if high is not None else None
-        self._cache[pod.uid] = (pod, out)
-        return out
+        level = resource_config_for_pod(pod, self.settings).unified.get("memory.high")
+        entry = self._cache[pod.uid] = (pod, out, int(level) if level is not None else None)
+        return entry
+
+    def of(self, pod: Any) -> dict[str, int | None]:
+        """Each container's ``memory.high`` (container cgroups)."""
+        return self._entry(pod)[1] if self.on else {}
+
+    def pod_high(self, pod: Any) -> int | None:
+        """The pod cgroup's ``memory.high`` (pod-level memory limits only: ``ResourceConfigForPod``)."""
+        return self._entry(pod)[2] if self.on else None
 
     def forget(self, uid: str) -> None:
         self._cache.pop(uid, None)
@@ -190,14 +232,24 @@ def memory_stalls(highs: MemoryHigh, rows: list[tuple["SimPod", dict[str, int]]]
     for sp, ws in rows:
         usage = sp.usage if sp.usage is not None and sp.usage.memory else None
         high = highs.of(sp.pod) if usage is not None else {}
+        pod_high = highs.pod_high(sp.pod) if usage is not None else None
+        pod_ws = sum(ws.values())
+        ancestors = ((pod_ws, pod_high),) if pod_high is not None else ()
+        pod_over = pod_high is not None and pod_ws > pod_high
         for c, lead in curve_containers(sp.pod):
             share, why = 0.0, ""
             h = high.get(c.name)
-            if h is not None and usage is not None and ws.get(c.name, 0) > h:
+            own_over = h is not None and ws.get(c.name, 0) > h
+            if usage is not None and (own_over or pod_over):
                 curve = usage.of(c.name, lead)
-                share = high_stall_share(ws[c.name], h, growth_rate(curve, t - sp.origin)) if curve else 0.0
+                share = high_stall_share(ws.get(c.name, 0), h, growth_rate(curve, t - sp.origin),
+                                         ancestors) if curve else 0.0
                 if share:
-                    why = f"memory.high {h}: working set {ws[c.name]} growing"
+                    own = calculate_overage(ws.get(c.name, 0) // PAGE_SIZE, h // PAGE_SIZE) if h is not None else 0
+                    if pod_over and max_overage(ancestors) > own:
+                        why = f"pod memory.high {pod_high}: pod working set {pod_ws} growing"
+                    else:
+                        why = f"memory.high {h}: working set {ws[c.name]} growing"
             if g > share:
                 share, why = g, "node memory below the low watermark (global reclaim)"
             if share > 0:

@@ -7,6 +7,7 @@ Not an upstream module: kubetwin's own results.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -95,8 +96,9 @@ class SimResult:
     #: the ``--variant`` this run is (its name) and what it changed from the baseline run
     variant: str = ""
     changes: tuple[str, ...] = ()
-    #: CPU usage, throttling and CPU pressure (:meth:`kubetwin.sim.cpu.NodeCPU.result`); None without CPU curves
-    node_cpu: dict[str, Any] | None = None
+    #: CPU usage, throttling and CPU pressure (:meth:`kubetwin.sim.cpu.NodeCPU.result`, a mapping built when
+    #: read: :class:`kubetwin.sim.cpu_result.CPUResult`); None without CPU curves
+    node_cpu: Mapping[str, Any] | None = None
     #: filesystems and processes per node over time (:meth:`kubetwin.sim.pressure.NodePressure.disk_result`)
     node_disk: dict[str, Any] | None = None
     #: memory and I/O pressure (PSI) per node and pod over time, by resource
@@ -195,13 +197,19 @@ class SimResult:
             "timeSeries": [asdict(s) for s in self.samples],
             "nodes": [asdict(n) for n in self.node_reports],
             "events": list(self.events),
-            **({"cpu": self.node_cpu} if self.node_cpu is not None else {}),
+            **({"cpu": _plain(self.node_cpu)} if self.node_cpu is not None else {}),
             **({"disk": self.node_disk} if self.node_disk is not None else {}),
             **({"pressure": self.node_psi} if self.node_psi is not None else {}),
             **({"placement": self.placement} if self.placement is not None else {}),
             **({"autoscaling": self.autoscaling} if self.autoscaling is not None else {}),
             **({"blockio": self.blockio} if self.blockio is not None else {}),
         }
+
+
+def _plain(m: Mapping[str, Any]) -> Any:
+    """A mapping built when read (``CPUResult``) as the plain data it stands for."""
+    to_json = getattr(m, "to_json", None)
+    return to_json() if to_json is not None else m
 
 
 def baseline_of(results: list[SimResult]) -> list[SimResult | None]:

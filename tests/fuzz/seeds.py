@@ -250,7 +250,8 @@ def example_seeds() -> Iterator[Seed]:
                                         "-f", "pods.yaml", "--resize", "web=grow-web.yaml", "--resize",
                                         "db=grow-db.yaml", "-o", "json"), resize)
 
-    restart = {**resize, "state/allocated_pods_state": _allocated_pods_state()}
+    restart = {**resize, "state/allocated_pods_state": _allocated_pods_state(),
+               "state/actuated_pods_state": _allocated_pods_state("200m")}
     yield Seed("hand/admit-resize-restart", ("admit", "--machine", "1s1n4c1t:mem=8Gi", "--config", "kubelet.yaml",
                                              "--state-dir", "state", "--write-state", "out", "-f", "pods.yaml",
                                              "--resize", "db=grow-db.yaml", "-o", "json"), restart,
@@ -415,14 +416,15 @@ def _autoscaling_scenario(spread: bool = False) -> list[dict[str, Any]]:
     return [sim, dep, hpa, vpa]
 
 
-def _allocated_pods_state() -> bytes:
+def _allocated_pods_state(cpu: str = "250m") -> bytes:
     """``allocated_pods_state`` of a kubelet that admitted examples/resize's web pod at 250m cpu
-    (its spec now asks for 500m: a pending resize after the restart)."""
+    (its spec now asks for 500m: a pending resize after the restart); with another ``cpu``, the
+    ``actuated_pods_state`` of a runtime that still runs it at that (a resize in progress)."""
     from kubetwin.kubelet.checkpoint.allocated_pods_state import PodResourceInfo, checkpoint_bytes, fields_for
     from kubetwin.model.pod import ResourceRequirements
     from kubetwin.model.quantity import parse_quantity
 
-    web = ResourceRequirements(requests={"cpu": parse_quantity("250m"), "memory": parse_quantity("256Mi")},
+    web = ResourceRequirements(requests={"cpu": parse_quantity(cpu), "memory": parse_quantity("256Mi")},
                                limits={"cpu": parse_quantity("1"), "memory": parse_quantity("512Mi")})
     fields = fields_for("1.36")
     assert fields is not None

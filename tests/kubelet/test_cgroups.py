@@ -168,3 +168,18 @@ def test_memory_qos_container_memory_high_uses_allocatable_without_limit():
     assert container_resources(p, p.spec.containers[0], s).resources["unified"]["memory.high"] == "255012864"
     assert container_resources(p, p.spec.containers[1], s).resources["unified"]["memory.high"] == str(
         memory_high(0, 1 << 30, 0.9))
+
+
+def _pod_level_memory_high_at(version):
+    s = CgroupSettings(gates=gates_for(version, {"MemoryQoS": True}), memory_throttling_factor=0.9)
+    p = make_pod([c("a", {"memory": "512Mi"})], resources={"requests": {"memory": "1Gi"}, "limits": {"memory": "2Gi"}})
+    return resource_config_for_pod(p, s).unified.get("memory.high")
+
+
+def test_the_pod_cgroup_gets_memory_high_from_v1_37_on():
+    # ApplyPodLevelMemoryHigh: floor((1Gi + 0.9 * (2Gi - 1Gi)) / 4096) * 4096
+    assert _pod_level_memory_high_at("1.37") == "2040107008"
+
+
+def test_v1_36_writes_no_memory_high_on_the_pod_cgroup():
+    assert _pod_level_memory_high_at("1.36") is None

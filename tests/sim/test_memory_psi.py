@@ -13,7 +13,9 @@ from kubetwin.sim.memory_psi import (
     calculate_high_delay,
     calculate_overage,
     global_share,
+    hierarchy_sleep,
     high_stall_share,
+    max_overage,
     min_free_kbytes,
     over_high_sleep,
     watermarks,
@@ -50,6 +52,19 @@ def test_a_growing_container_sleeps_one_penalty_per_charge_batch():
 
 def test_a_working_set_that_stays_flat_above_memory_high_is_not_throttled():
     assert high_stall_share(1050 * PAGE, 1000 * PAGE, 0.0) == 0.0
+
+
+def test_the_sleep_takes_the_largest_overage_of_the_cgroup_and_its_ancestors():
+    # mem_find_max_overage: the container is 1 % over its memory.high, its pod 10 % over the pod's
+    container, pod = (101 * PAGE * 1000, 100 * PAGE * 1000), (110 * PAGE * 1000, 100 * PAGE * 1000)
+    assert max_overage([container, pod]) == calculate_overage(110_000, 100_000)
+    assert hierarchy_sleep([container, pod]) == over_high_sleep(*pod) > over_high_sleep(*container)
+
+
+def test_a_container_without_memory_high_is_throttled_by_its_pods():
+    pod = (110 * PAGE * 1000, 100 * PAGE * 1000)
+    assert high_stall_share(PAGE * 1000, None, 1 << 30, (pod,)) > 0
+    assert high_stall_share(PAGE * 1000, None, 1 << 30, ((90 * PAGE * 1000, 100 * PAGE * 1000),)) == 0
 
 
 def test_min_free_kbytes_is_the_square_root_of_sixteen_times_lowmem_clamped():
@@ -143,3 +158,48 @@ def test_the_summary_api_carries_memory_psi_while_kubelet_psi_is_on(tmp_path, ki
 
 def test_the_summary_api_has_no_memory_psi_while_the_kubelet_psi_gate_is_off(tmp_path, kit):
     assert summary_at(tmp_path, kit, "1.34", {"KubeletPSI": False}).pods[0].memory.psi is None
+
+
+def pod_level(tmp_path, kit, gates=None, version="1.37"):
+    """A pod (Kubernetes ``version``: the pod cgroup's memory.high comes in v1.37) with pod-level resources (requests 1Gi, limits 2Gi memory: the pod cgroup's
+    memory.high = floor((1Gi + 0.9 * (2Gi - 1Gi)) / 4096) * 4096 = 2040107008) and two containers
+    requesting 512Mi each without a limit of their own (theirs: 512Mi + 0.9 * (2Gi - 512Mi), about
+    1894Mi). ``a`` grows to 1500Mi while ``b`` stays at 500Mi: the pod is over its memory.high
+    (2000Mi), ``a`` is not over its own."""
+    w = kit.workload("w", cpu="1", memory="512Mi", duration="12m",
+                     usage={"containers": {"a": {"memory": [["0s", "512Mi"], ["10m", "1500Mi"]]},
+                                           "b": {"memory": "500Mi"}}})
+    spec = w["template"]["spec"]
+    spec["containers"] = [{"name": n, "resources": {"requests": {"memory": "512Mi"}}} for n in ("a", "b")]
+    spec["resources"] = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}
+    cfg = {"featureGates": {"MemoryQoS": True, **(gates or {})}, "memoryThrottlingFactor": 0.9}
+    return kit.scenario(tmp_path, {"nodeGroups": [kit.group(kubeletConfig=cfg)], "sampleInterval": "10s",
+                                   "workloads": [w], "kubernetesVersion": version})
+
+
+def test_a_pod_growing_past_its_pod_level_memory_high_stalls_on_memory(tmp_path, kit):
+    r = simulate(pod_level(tmp_path, kit))
+    [a] = r.node_psi["memory"]["pods"]["default/w-0"]["containers"]   # b does not grow: it charges nothing
+    assert a["container"] == "a" and a["why"].startswith("pod memory.high 2040107008:")
+    assert a["memory.pressure"]["some"]["total"] > 0
+
+
+def test_with_pod_level_resources_off_at_the_kubelet_the_pod_cgroup_has_no_memory_high(tmp_path, kit):
+    r = simulate(pod_level(tmp_path, kit, gates={"PodLevelResources": False}))
+    assert r.node_psi is None
+
+
+def test_v1_36_writes_no_pod_level_memory_high_so_the_pod_is_not_throttled_by_it(tmp_path, kit):
+    r = simulate(pod_level(tmp_path, kit, version="1.36"))
+    assert r.node_psi is None
+
+
+def test_a_container_above_memory_high_is_throttled_not_oom_killed(tmp_path, kit):
+    r = simulate(memory_qos(tmp_path, kit, GROWING))
+    assert r.counters.oom_killed == 0 and r.node_psi["memory"]["pods"]["default/w-0"]["peakSomeAvg10"] > 0
+
+
+def test_a_container_reaching_memory_max_is_throttled_on_the_way_then_oom_killed(tmp_path, kit):
+    r = simulate(memory_qos(tmp_path, kit, [["0s", "1Gi"], ["10m", "2Gi"]]))
+    assert r.counters.oom_killed >= 1
+    assert r.node_psi["memory"]["pods"]["default/w-0"]["containers"][0]["why"].startswith("memory.high")

@@ -11,6 +11,13 @@ only their cpu and memory requests and limits. ``PodResizeInProgress`` is cleare
 differs. Pods leave it as they leave the allocated store (``RemovePod``, ``RemoveOrphanedPods``:
 :class:`.allocation_state.StateCheckpoint`).
 
+Since kubernetes#132873 (v1.35) the store belongs to the runtime manager (``kuberuntime``: the
+entry of a container is set when ``startContainer`` creates it and after each successful
+``UpdateContainerResources`` in ``doPodResizeAction``; pod-level resources by
+``UpdateActuatedPodLevelResources``; terminated pods leave it in ``GarbageCollect``); the file,
+its format and the in-progress comparison are unchanged. The file exists from v1.33
+(kubernetes#130599; ``actuatedPodsStateFile`` in :mod:`kubetwin.model.features`).
+
 Upstream: ``pkg/kubelet/allocation/allocation_manager.go`` (``actuatedPodsStateFile``,
 ``SetActuatedResources``, ``GetActuatedResources``, ``CheckPodResizeInProgress``,
 ``isPodResizeInProgress``, ``IsResizableContainer``, ``RemovePod``, ``RemoveOrphanedPods``), v1.36.
@@ -22,12 +29,14 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ...errors import InputError
 from ...model.pod import Container, Pod, is_sidecar
 from ...model.quantity import Quantity
 from .allocated_pods_state import (
     PodResourceInfo,
     PodResourceInfoMap,
     allocation_from_pod,
+    fields_for,
     read_allocated_pods_state,
     write_allocated_pods_state,
 )
@@ -39,8 +48,18 @@ FILE_NAME = "actuated_pods_state"
 _ZERO = Quantity.from_int(0)
 
 
+def kept_by(version: str | None) -> bool:
+    """Does this release's kubelet keep the file (``actuatedPodsStateFile``, kubernetes#130599, v1.33)?"""
+    from ...model.features import default_for
+
+    return bool(default_for("actuatedPodsStateFile", version))
+
+
 def read_actuated_pods_state(path: str | Path, version: str | None) -> PodResourceInfoMap:
     """The file's entries (the allocated store's format and refusals)."""
+    if fields_for(version) is None:
+        raise InputError(f"the {FILE_NAME} format of Kubernetes v{version} is not modelled by kubetwin",
+                         file=str(path), fix="use --kubernetes-version 1.35 or later, or leave the file out")
     return read_allocated_pods_state(path, version)
 
 
@@ -88,5 +107,5 @@ def is_pod_resize_in_progress(allocated: Pod, state: StateCheckpoint,
     return False
 
 
-__all__ = ["FILE_NAME", "is_pod_resize_in_progress", "read_actuated_pods_state", "set_actuated_resources",
+__all__ = ["FILE_NAME", "is_pod_resize_in_progress", "kept_by", "read_actuated_pods_state", "set_actuated_resources",
            "write_actuated_pods_state"]

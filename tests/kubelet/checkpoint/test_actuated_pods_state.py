@@ -81,3 +81,34 @@ def test_the_file_reads_back_what_was_written(tmp_path):
     entries = {"p": allocation_from_pod(pod(), GATES)}
     write_actuated_pods_state(path, entries, fields_for("1.36"))
     assert read_actuated_pods_state(path, "1.36") == entries
+
+
+#: Test_stateCheckpoint_formatUpgraded's checkpoint (state_checkpoint_test.go): the actuated store has
+#: the allocated store's format, so the same bytes with the same checksum
+UPSTREAM_FILE = (b'{"data":"{\\"entries\\":{\\"pod1\\":{\\"ContainerResources\\":{\\"container1\\":{\\"requests\\":'
+                 b'{\\"cpu\\":\\"1Ki\\",\\"memory\\":\\"1Ki\\"}}}}}}","checksum":1178570812}')
+
+
+def test_an_upstream_checkpoint_is_read_back_and_written_byte_for_byte(tmp_path):
+    (tmp_path / FILE_NAME).write_bytes(UPSTREAM_FILE)
+    entries = read_actuated_pods_state(tmp_path / FILE_NAME, "1.36")
+    write_actuated_pods_state(tmp_path / "again", entries, ("ContainerResources",))
+    assert (tmp_path / "again").read_bytes() == UPSTREAM_FILE
+
+
+def test_the_file_exists_from_v1_33_on():
+    from kubetwin.kubelet.checkpoint.actuated_pods_state import kept_by
+    from kubetwin.model.features import KNOWN_VERSIONS, VERSIONED_DEFAULTS
+
+    assert VERSIONED_DEFAULTS["actuatedPodsStateFile"] == (("1.22", False), ("1.33", True))
+    assert all(kept_by(v) for v in KNOWN_VERSIONS)
+
+
+def test_a_release_whose_format_is_not_modelled_is_refused_naming_the_actuated_file(tmp_path):
+    import pytest
+
+    from kubetwin.errors import InputError
+
+    (tmp_path / FILE_NAME).write_bytes(UPSTREAM_FILE)
+    with pytest.raises(InputError, match="actuated_pods_state format of Kubernetes v1.34"):
+        read_actuated_pods_state(tmp_path / FILE_NAME, "1.34")

@@ -59,3 +59,17 @@ def test_the_terminal_summary_has_a_row_for_peak_memory_and_io_pressure():
     f, kind = rows["peak node memory.pressure some avg10"]
     assert (f({"memoryPressure": {"peakNodeMemorySomeAvg10": 12.5}}), kind) == (0.125, "%")
     assert rows["peak node io.pressure some avg10"][0]({"ioPressure": {"peakNodeIOSomeAvg10": 37.0}}) == 0.37
+
+
+def test_the_report_names_the_pod_level_memory_high_a_pod_is_throttled_by(tmp_path):
+    w = {"name": "p", "count": 1, "duration": "12m",
+         "usage": {"containers": {"a": {"memory": [["0s", "512Mi"], ["10m", "1500Mi"]]}, "b": {"memory": "500Mi"}}},
+         "template": {"spec": {"resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
+                               "containers": [{"name": n, "resources": {"requests": {"memory": "512Mi"}}}
+                                              for n in ("a", "b")]}}}
+    g = {"name": "n", "count": 1, "capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"},
+         "kubeletConfig": {"featureGates": {"MemoryQoS": True}, "memoryThrottlingFactor": 0.9}}
+    r = simulate(_scenario(tmp_path, {"nodeGroups": [g], "sampleInterval": "10s", "workloads": [w],
+                                      "kubernetesVersion": "1.37"}))
+    page = render_stalls(r)
+    assert "<td>default/p-0</td><td>a</td>" in page and "pod memory.high 2040107008" in page
