@@ -100,6 +100,8 @@ class NodeGroupSize:
     min_size: int
     max_size: int
     template: Any   # kubetwin.sim.scenario.SimNode: what a new node of the group looks like
+    #: the group's DRA drivers (``kubetwin.sim.scenario.DRADriver``): a new node publishes its slices
+    drivers: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -282,9 +284,6 @@ def resolve_autoscalers(sc: Any) -> None:
         raise InputError("the Cluster Autoscaler has no node group to resize", path="spec.nodeGroups", file=sc.source,
                          fix="give a node group minSize and maxSize")
     if a.ca is not None:
-        if any(sc.objects.get(k) for k in ("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")):
-            raise InputError("the Cluster Autoscaler together with DRA objects is not modelled by kubetwin",
-                             path="spec.autoscaling.clusterAutoscaler", file=sc.source)
         if any(n.gpus for n in sc.nodes):
             raise InputError("the Cluster Autoscaler together with GPU-share nodes is not modelled by kubetwin",
                              path="spec.autoscaling.clusterAutoscaler", file=sc.source)

@@ -56,6 +56,7 @@ import numpy as np
 
 from ..autoscale import clusterautoscaler as CA
 from ..model.node import node_from_dict
+from .ca_dra import has_claims, node_local_slices
 from .ca_drain import DrainScan
 from .ca_filter import SnapshotFilter, estimator_predicates, has_inter_pod_constraints
 from .ca_planner import Planner, crop, order_candidates
@@ -104,6 +105,10 @@ class ClusterAutoscalerLoop:
         pri = parse_priorities(self.flags.priorities) if self.flags.priorities is not None else None
         self.expander = build_expander(self.flags.expander, priorities=pri, seed=sim.sc.settings.seed)
         self.templates = {g: template_of(g, s.template) for g, s in self.groups.items()}
+        #: per template node name, the node-local ResourceSlices its group's drivers publish
+        self.template_slices = {s.template.node.metadata.name: node_local_slices(s.template.slices,
+                                                                                   s.template.node.metadata.name)
+                                for s in self.groups.values() if s.template.slices}
         self.upcoming: dict[str, list[tuple[float, SimNode]]] = {g: [] for g in self.groups}
         self.next_index = {g: sum(1 for n in sim.sc.nodes if n.group == g) for g in self.groups}
         self.last_scale_up = -math.inf
@@ -145,13 +150,17 @@ class ClusterAutoscalerLoop:
         if got is None:
             if len(self._routed_memo) > 100_000:
                 self._routed_memo.clear()
-            got = self._routed_memo[sp.pod.uid] = has_inter_pod_constraints(sp.pod, self.sim.sched.framework)
+            got = self._routed_memo[sp.pod.uid] = (
+                has_inter_pod_constraints(sp.pod, self.sim.sched.framework)
+                or (self.sim.dra is not None and has_claims(sp.pod)))
         return got
 
     def _fork(self, base: SnapshotFilter | None = None) -> SnapshotFilter:
-        """A fork of the simulated cluster (or of ``base``) with the scheduler's profile over it."""
+        """A fork of the simulated cluster (or of ``base``) with the scheduler's profile over it,
+        DynamicResources over a fork of the live plugin and the groups' template slices."""
         sched = self.sim.sched
-        return SnapshotFilter(self.sim.cluster, sched.profile, sched.handle, base)
+        return SnapshotFilter(self.sim.cluster, sched.profile, sched.handle, base, dra=self.sim.dra,
+                              template_slices=self.template_slices)
 
     def _predicate(self, group: str, *, with_filter: bool = False,
                    base: SnapshotFilter | None = None) -> tuple[CA.FitPredicate, CA.Elsewhere | None]:
@@ -309,7 +318,13 @@ class ClusterAutoscalerLoop:
         meta["labels"] = {**(meta.get("labels") or {}), "kubernetes.io/hostname": name}
         obj["metadata"] = meta
         self.added.add(name)
-        return dataclasses.replace(tmpl, node=node_from_dict(obj, checked=True), slices=[])
+        slices: list[dict[str, Any]] = []
+        if tmpl.machine is not None:
+            from .scenario import publish_slices
+
+            for d in self.groups[group].drivers:
+                slices.extend(publish_slices(tmpl.machine, d, name))
+        return dataclasses.replace(tmpl, node=node_from_dict(obj, checked=True), slices=slices)
 
     def node_ready(self, now: float) -> None:
         add: list[SimNode] = []
@@ -558,6 +573,7 @@ def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> Non
         sim.retire_node(name)
     nodes = [sn for sn in sim.sc.nodes if sn.node.metadata.name not in gone] + list(add)
     sim.sc.nodes = nodes
+    dra_slices = _published_slices(sim, add, gone)
     for sn in add:
         state[sn.node.metadata.name] = (sn, None, {})
     new = Scheduler(old.profile, [n.node for n in nodes], old.gates, old.handle.seed,
@@ -574,10 +590,17 @@ def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> Non
     from .gpushare import NAME as GPU_SHARE
 
     sim.gpu = new.framework.plugin(GPU_SHARE)
+    old_dra = sim.dra
     sim.dra = new.framework.plugin(DYNAMIC_RESOURCES)
+    if old_dra is not None and sim.dra is not None:
+        from .ca_dra import carry_over
+
+        carry_over(old_dra, sim.dra, dra_slices if dra_slices is not None else new.handle.objects.get("ResourceSlice", []))
     sim.sim_nodes = [state[n][0] for n in names]
     sim.kubelets = [state[n][1] for n in names]
     sim.residents = [state[n][2] for n in names]
+    if sim.node_dra is not None:
+        sim.node_dra.reindex(old_names, names)
     index = new.cluster.index
     for sp in sim.pods:
         if sp.node >= 0:
@@ -600,3 +623,24 @@ def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> Non
                 pressure[index[name]] = n
     for sn in add:
         sim.queue.on_event(NODE_ADD, sim.now, new=sn.node)
+
+
+def _published_slices(sim: Simulator, add: list[SimNode], gone: set[str]) -> list[Any] | None:
+    """The cluster's ResourceSlices after nodes join (their drivers publish) and leave (the
+    slices a deleted node's drivers published are garbage-collected with it, their owner being
+    the Node); ``sim.dra_devices`` follows. None when nothing changed."""
+    objects = sim.sched.handle.objects   # the scheduler's objects, handed to the next one
+    new = [s for sn in add for s in sn.slices]
+    had = objects.get("ResourceSlice")
+    if not new and not (had and gone):
+        return None
+    kept_idx = [i for i, s in enumerate(had or ()) if ((s.get("spec") or {}).get("nodeName")) not in gone]
+    origins = sim.sc.origins.get("ResourceSlice")
+    slices = [had[i] for i in kept_idx] + new if had else list(new)
+    objects["ResourceSlice"] = slices
+    if origins is not None or new:
+        old_origins = origins or []
+        sim.sc.origins["ResourceSlice"] = ([old_origins[i] if i < len(old_origins) else "-" for i in kept_idx]
+                                           + ["the Cluster Autoscaler's new node"] * len(new))
+    sim.dra_devices = sum(len((o.get("spec") or {}).get("devices") or ()) for o in slices)
+    return slices

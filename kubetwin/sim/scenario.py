@@ -506,14 +506,14 @@ def _node_group(g: Any, path: str, root: Path, st: Settings, sc: Scenario | None
     if size is not None:
         from .autoscaling_config import Autoscaling, NodeGroupSize
 
-        if drivers or ngpu:
-            raise InputError("the Cluster Autoscaler is not modelled for node groups with DRA drivers or GPUs",
-                             path=f"{path}.maxSize", fix="autoscale a node group without draDrivers and gpus")
+        if ngpu:
+            raise InputError("the Cluster Autoscaler is not modelled for node groups with GPU-share GPUs",
+                             path=f"{path}.maxSize", fix="autoscale a node group without gpus (draDrivers work)")
         if sc is None:
             raise InputError("minSize/maxSize are read in a Simulation's nodeGroups only", path=f"{path}.maxSize")
         if sc.autoscaling is None:
             sc.autoscaling = Autoscaling()
-        sc.autoscaling.groups[name] = NodeGroupSize(name, size[0], size[1], out[0])
+        sc.autoscaling.groups[name] = NodeGroupSize(name, size[0], size[1], out[0], tuple(drivers))
     return out[:count]
 
 

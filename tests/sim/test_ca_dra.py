@@ -1,0 +1,134 @@
+"""DRA in the Cluster Autoscaler's simulation (kubetwin/sim/ca_dra.py): template slices renamed
+as upstream's ``SanitizedNodeResourceSlices`` renames them, the DRA snapshot's claims forked,
+and ``simulate`` scaling up the node group whose devices the pods claim."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubetwin.sim import simulate
+from kubetwin.sim.ca_dra import node_local_slices, sanitized_node_resource_slices
+
+DEVICE_CLASS = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}
+TEMPLATE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": "default"},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}}
+SLICE = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n1-gpu", "uid": "u1"},
+         "spec": {"driver": "gpu.example.com", "nodeName": "n1", "pool": {"name": "n1", "generation": 1,
+                                                                          "resourceSliceCount": 1},
+                  "devices": [{"name": "gpu-0"}]}}
+
+
+# --- utils/sanitize.go SanitizedNodeResourceSlices (cluster-autoscaler 1.36.1, TestSanitizedNodeResourceSlices)
+def test_sanitized_slices_point_at_the_new_node_with_suffixed_slice_and_pool_names():
+    (s,) = sanitized_node_resource_slices([SLICE], "new-node", "abc")
+    assert s["metadata"]["name"] == "n1-gpu-abc" and "uid" not in s["metadata"]
+    assert s["spec"]["pool"] == {"name": "n1-abc", "generation": 1, "resourceSliceCount": 1}
+    assert s["spec"]["nodeName"] == "new-node"
+    assert s["spec"]["devices"] == SLICE["spec"]["devices"]
+
+
+def test_sanitizing_leaves_the_original_slice_unchanged():
+    sanitized_node_resource_slices([SLICE], "new-node", "abc")
+    assert SLICE["spec"]["nodeName"] == "n1" and SLICE["metadata"]["name"] == "n1-gpu"
+
+
+def test_a_slice_that_is_not_node_local_cannot_be_sanitized():
+    shared = {**SLICE, "spec": {**SLICE["spec"], "nodeName": None, "allNodes": True}}
+    with pytest.raises(ValueError, match="isn't node-local"):
+        sanitized_node_resource_slices([shared], "new-node", "abc")
+
+
+def test_node_local_slices_are_those_published_for_the_node():
+    other = {**SLICE, "spec": {**SLICE["spec"], "nodeName": "n2"}}
+    assert node_local_slices([SLICE, other], "n2") == [other]
+
+
+# --- simulate ---------------------------------------------------------------------------------------
+def groups(gpus=2, gpu_max=5):
+    return [{"name": "cpu", "count": 1, "minSize": 1, "maxSize": 5,
+             "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+            {"name": "gpu", "count": 0, "minSize": 0, "maxSize": gpu_max, "machine": f"1s1n4c1t:gpus={gpus}",
+             "draDrivers": [{"driver": "gpu.example.com", "kinds": ["gpu"]}]}]
+
+
+def claiming(name, count=1, **kw):
+    return {"name": name, "count": count, "template": {"spec": {
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}, "claims": [{"name": "gpu"}]}}]}},
+        **kw}
+
+
+def ca_spec(workloads, **ca):
+    return {"horizon": "30m", "nodeGroups": groups(**ca.pop("groups", {})), "workloads": workloads,
+            "autoscaling": {"clusterAutoscaler": {"expander": "least-waste", **ca}}}
+
+
+def test_pending_gpu_pods_scale_up_the_group_whose_drivers_publish_gpus(tmp_path, kit):
+    r = simulate(kit.scenario(tmp_path, ca_spec([claiming("w", 4)]), DEVICE_CLASS, TEMPLATE))
+    (up,) = r.autoscaling["clusterAutoscaler"]["scaleUps"]
+    assert up["nodeGroup"] == "gpu"
+    assert [o["nodeGroup"] for o in up["options"]] == ["gpu"]   # the CPU group's template has no devices
+
+
+def test_devices_of_a_template_node_are_not_counted_twice(tmp_path, kit):
+    # two GPUs per node: four one-GPU pods need two nodes, not one
+    r = simulate(kit.scenario(tmp_path, ca_spec([claiming("w", 4)]), DEVICE_CLASS, TEMPLATE))
+    assert r.autoscaling["clusterAutoscaler"]["scaleUps"][0]["nodes"] == 2
+
+
+def test_pods_run_on_the_added_nodes_with_devices_from_their_slices(tmp_path, kit):
+    r = simulate(kit.scenario(tmp_path, ca_spec([claiming("w", 4)]), DEVICE_CLASS, TEMPLATE))
+    assert [p.phase for p in r.pods] == ["Running"] * 4
+    assert sorted(p.node for p in r.pods) == ["gpu-0", "gpu-0", "gpu-1", "gpu-1"]
+    assert all(len(p.claims) == 1 for p in r.pods)
+
+
+def test_the_group_maximum_bounds_a_dra_scale_up(tmp_path, kit):
+    r = simulate(kit.scenario(tmp_path, ca_spec([claiming("w", 4), ], groups={"gpu_max": 1}),
+                              DEVICE_CLASS, TEMPLATE))
+    assert r.autoscaling["clusterAutoscaler"]["finalSizes"]["gpu"] == 1
+    assert sum(p.phase == "Running" for p in r.pods) == 2
+
+
+def test_a_drained_gpu_node_goes_when_its_pod_ended_and_its_devices_are_free(tmp_path, kit):
+    spec = ca_spec([claiming("w", 1, duration="2m")], scaleDownUnneededTime="1m", scaleDownDelayAfterAdd="1m")
+    r = simulate(kit.scenario(tmp_path, spec, DEVICE_CLASS, TEMPLATE))
+    ca = r.autoscaling["clusterAutoscaler"]
+    assert ca["scaleUps"][0]["nodeGroup"] == "gpu"
+    assert [d["nodeGroup"] for d in ca["scaleDowns"]] == ["gpu"] and ca["finalSizes"]["gpu"] == 0
+
+
+def gpu_deployment(replicas=2):
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "w"}},
+                     "template": {"metadata": {"labels": {"app": "w"}}, "spec": {
+                         "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+                         "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"},
+                                                                    "claims": [{"name": "gpu"}]}}]}}}}
+
+
+def drain_spec(gpus):
+    spec = ca_spec([], scaleDownUnneededTime="1m", groups={"gpus": gpus})
+    del spec["workloads"]
+    spec["nodeGroups"][1]["count"] = 2
+    return spec
+
+
+def test_a_gpu_node_whose_pod_finds_a_free_device_elsewhere_is_drained(tmp_path, kit):
+    # one pod per node; the drain simulation releases the pod's claim and allocates it again on
+    # the other node's free GPU (UnreservePodClaims, then Filter and Reserve in the snapshot)
+    r = simulate(kit.scenario(tmp_path, drain_spec(gpus=2), DEVICE_CLASS, TEMPLATE, gpu_deployment()))
+    ca = r.autoscaling["clusterAutoscaler"]
+    assert len(ca["scaleDowns"]) == 1 and not ca["scaleDowns"][0]["empty"]
+    assert ca["finalSizes"]["gpu"] == 1
+    running = [p for p in r.pods if p.phase == "Running"]
+    assert len(running) == 2 and len({p.node for p in running}) == 1
+
+
+def test_a_gpu_node_is_kept_when_its_pod_finds_no_free_device_elsewhere(tmp_path, kit):
+    # one GPU per node, both taken: the other node's device is not counted free twice
+    r = simulate(kit.scenario(tmp_path, drain_spec(gpus=1), DEVICE_CLASS, TEMPLATE, gpu_deployment()))
+    ca = r.autoscaling["clusterAutoscaler"]
+    assert ca["scaleDowns"] == [] and ca["finalSizes"]["gpu"] == 2
