@@ -164,3 +164,82 @@ def carry_over(old: DynamicResources, new: DynamicResources, slices: Iterable[Ma
 
     parsed = collect([Document(dict(s), "-", i) for i, s in enumerate(slices)], checked=True).slices
     _with_slices(new, parsed, state)
+
+
+# --- utilization (simulator/dynamicresources/utils/utilization.go, simulator/utilization/info.go) ----
+class UtilizationError(ValueError):
+    """A pool whose newest generation is not complete (``allCurrentGenSlices``)."""
+
+
+def _current_gen(slices: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``allCurrentGenSlices``: the slices of the pool's newest generation, all of them."""
+    best: list[Mapping[str, Any]] = []
+    top = 0
+    for s in slices:
+        gen = int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0)
+        if gen > top:
+            top, best = gen, [s]
+        elif gen == top:
+            best.append(s)
+    if not best:
+        return []
+    want = int(((best[0].get("spec") or {}).get("pool") or {}).get("resourceSliceCount") or 0)
+    if len(best) != want:
+        raise UtilizationError(f"newest generation: {top}, slice count: {want} - found only {len(best)} slices")
+    return best
+
+
+def _counter_value(c: Any) -> float:
+    from ..model.quantity import parse_quantity
+
+    return parse_quantity((c or {}).get("value", "0")).as_float()
+
+
+def _pool_util(slices: list[Mapping[str, Any]], allocated: set[str]) -> float:
+    """``calculatePoolUtil``: allocated over all devices, or for a pool with shared counters the
+    highest counter use of each counter set averaged over the partitionable devices."""
+    devices = [d for s in slices for d in ((s.get("spec") or {}).get("devices") or ())]
+    used = [d for d in devices if d.get("name") in allocated]
+    counter_sets = [cs for s in slices for cs in ((s.get("spec") or {}).get("sharedCounters") or ())]
+    if not counter_sets:
+        return len(used) / len(devices) if devices else 0.0
+    unique = {cc.get("counterSet") for d in devices for cc in (d.get("consumesCounters") or ())}
+    if not unique:
+        return 0.0
+    consumed: dict[str, dict[str, float]] = {}
+    for d in used:
+        for cc in d.get("consumesCounters") or ():
+            into = consumed.setdefault(cc.get("counterSet"), {})
+            for name, c in (cc.get("counters") or {}).items():
+                into[name] = into.get(name, 0.0) + _counter_value(c)
+    total = 0.0
+    for cs in counter_sets:
+        top = 0.0
+        for name, c in (cs.get("counters") or {}).items():
+            value = _counter_value(c)
+            if value == 0:
+                continue
+            got = consumed.get(cs.get("name"), {}).get(name)
+            if got is not None and got / value > top:
+                top = got / value
+        total += top / len(unique)
+    return total
+
+
+def highest_dynamic_resource_utilization(local_slices: Iterable[Mapping[str, Any]], claims: Iterable[Any]) -> float:
+    """``HighestDynamicResourceUtilization``: the highest utilization of the node's pools (by
+    driver and pool), the devices in use being those the node's pods' claims allocated
+    (admin access excluded). Raises :class:`UtilizationError` for an incomplete pool."""
+    in_use: dict[tuple[str, str], set[str]] = {}
+    for claim in claims:
+        for r in claim.allocated or ():
+            if not r.admin_access:
+                in_use.setdefault((r.driver, r.pool), set()).add(r.device)
+    pools: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for s in local_slices:
+        spec = s.get("spec") or {}
+        pools.setdefault((spec.get("driver", ""), (spec.get("pool") or {}).get("name", "")), []).append(s)
+    top = 0.0
+    for key, slices in pools.items():
+        top = max(top, _pool_util(_current_gen(slices), in_use.get(key, set())))
+    return top

@@ -375,8 +375,10 @@ class ClusterAutoscalerLoop:
             if j is not None:
                 a = cs.alloc[:, j]
                 util = np.maximum(util, np.divide(cs.requested[:, j], a, out=np.zeros(cs.n), where=a > 0))
+        # a node with node-local ResourceSlices: the highest utilization of its device pools instead
+        unknown = self._dra_utilization(util) if sim.dra is not None else set()
         threshold = self.flags.scale_down_utilization_threshold
-        eligible = [i for i, sn in enumerate(sim.sim_nodes) if sn.group in self.groups
+        eligible = [i for i, sn in enumerate(sim.sim_nodes) if sn.group in self.groups and i not in unknown
                     and not planner.recently_unremovable(cs.names[i]) and util[i] <= threshold]
         order = order_candidates(eligible, lambda i: not sim.residents[i], lambda i: cs.names[i] in planner.unneeded)
         limit = planner.limit()
@@ -445,6 +447,37 @@ class ClusterAutoscalerLoop:
             self.scale_downs.append({"time": now, "node": name, "nodeGroup": sim.sim_nodes[cs.index[name]].group,
                                      "empty": name in empty_names})
         resize_cluster(sim, [], remove)
+
+    def _dra_utilization(self, util: Any) -> set[int]:
+        """``utilization.Calculate`` with DRA (always on in 1.36): an autoscaled node with
+        node-local ResourceSlices is as utilized as its most used device pool, whatever its cpu
+        and memory (:func:`.ca_dra.highest_dynamic_resource_utilization`, the devices of its
+        pods' claims). Returns the nodes whose utilization cannot be worked out (a pool's
+        newest generation incomplete): upstream leaves them unremovable."""
+        from .ca_dra import UtilizationError, highest_dynamic_resource_utilization
+
+        sim = self.sim
+        by_node: dict[str, list[Any]] = {}
+        for s in sim.sched.handle.objects.get("ResourceSlice", ()):
+            name = (s.get("spec") or {}).get("nodeName")
+            if name:
+                by_node.setdefault(name, []).append(s)
+        unknown: set[int] = set()
+        if not by_node:
+            return unknown
+        for i, name in enumerate(sim.cluster.names):
+            local = by_node.get(name)
+            if not local or sim.sim_nodes[i].group not in self.groups:
+                continue
+            claims: dict[tuple[str, str], Any] = {}
+            for sp in sim.residents[i].values():
+                for c in sim.dra.resource_claims_of(sp.pod):
+                    claims[(c.namespace or "default", c.name)] = c
+            try:
+                util[i] = highest_dynamic_resource_utilization(local, claims.values())
+            except UtilizationError:
+                unknown.add(i)
+        return unknown
 
     def _local_fit(self) -> Any:
         """:func:`node_local_fit` by node index, answering at once for a pod without node selector

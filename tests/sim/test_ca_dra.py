@@ -132,3 +132,38 @@ def test_a_gpu_node_is_kept_when_its_pod_finds_no_free_device_elsewhere(tmp_path
     r = simulate(kit.scenario(tmp_path, drain_spec(gpus=1), DEVICE_CLASS, TEMPLATE, gpu_deployment()))
     ca = r.autoscaling["clusterAutoscaler"]
     assert ca["scaleDowns"] == [] and ca["finalSizes"]["gpu"] == 2
+
+
+# --- core/static_autoscaler_dra_test.go (cluster-autoscaler 1.36.1) -------------------------------------
+def test_scale_down_empty_single_device_nodes_but_not_the_one_whose_device_is_in_use(tmp_path, kit):
+    # "scale-down: empty single-device nodes": the node whose only GPU a pod holds is 100 %
+    # utilized (its device pool, not its idle cpu), the two empty ones go
+    spec = ca_spec([], scaleDownUnneededTime="1m", groups={"gpus": 1})
+    del spec["workloads"]
+    spec["nodeGroups"][1]["count"] = 3
+    r = simulate(kit.scenario(tmp_path, spec, DEVICE_CLASS, TEMPLATE, gpu_deployment(replicas=1)))
+    ca = r.autoscaling["clusterAutoscaler"]
+    busy = next(p.node for p in r.pods if p.phase == "Running")
+    assert sorted(d["node"] for d in ca["scaleDowns"]) == sorted({"gpu-0", "gpu-1", "gpu-2"} - {busy})
+    assert all(d["empty"] for d in ca["scaleDowns"]) and ca["finalSizes"]["gpu"] == 1
+
+
+def test_scale_up_one_pod_per_node_one_device_per_node(tmp_path, kit):
+    # "scale-up: one pod per node, one device per node": 1 scheduled, 3 unschedulable -> 3 nodes
+    spec = ca_spec([], groups={"gpus": 1})
+    del spec["workloads"]
+    spec["nodeGroups"][1]["count"] = 1
+    r = simulate(kit.scenario(tmp_path, spec, DEVICE_CLASS, TEMPLATE, gpu_deployment(replicas=4)))
+    (up,) = r.autoscaling["clusterAutoscaler"]["scaleUps"]
+    assert (up["nodeGroup"], up["nodes"]) == ("gpu", 3)
+
+
+def test_scale_up_multiple_pods_per_node_one_device_each(tmp_path, kit):
+    # "scale-up: multiple pods per node, pods requesting one device": 3-GPU nodes, 12 pods, the
+    # existing node takes 3, the 9 unschedulable ones -> 3 nodes
+    spec = ca_spec([], groups={"gpus": 3})
+    del spec["workloads"]
+    spec["nodeGroups"][1]["count"] = 1
+    r = simulate(kit.scenario(tmp_path, spec, DEVICE_CLASS, TEMPLATE, gpu_deployment(replicas=12)))
+    ups = r.autoscaling["clusterAutoscaler"]["scaleUps"]
+    assert sum(u["nodes"] for u in ups if u["nodeGroup"] == "gpu") == 3
