@@ -60,6 +60,7 @@ from .ca_dra import has_claims, node_local_slices
 from .ca_drain import DrainScan
 from .ca_filter import SnapshotFilter, estimator_predicates, has_inter_pod_constraints
 from .ca_planner import Planner, crop, order_candidates
+from .daemonset_controller import TemplatePod, is_daemon_set_pod, is_mirror_pod
 
 if TYPE_CHECKING:
     from .loop import SimPod, Simulator
@@ -120,6 +121,8 @@ class ClusterAutoscalerLoop:
         self._fit_memo: dict[tuple[str, str], bool] = {}
         #: per pod shape, the nodes that fit it at the start of the current scan (:meth:`_first_fit`)
         self._fits: dict[bytes, Any] = {}
+        #: per pod uid, whether the drain skips it (DaemonSet and mirror pods, :meth:`_to_move`)
+        self._skip_memo: dict[str, bool] = {}
         #: per pod uid, whether it has inter-pod constraints of its own (:meth:`_routed`)
         self._routed_memo: dict[str, bool] = {}
 
@@ -186,6 +189,8 @@ class ClusterAutoscalerLoop:
                 k = kubelets.get(node.name)
                 if k is None:
                     k = kubelets[node.name] = kubelet_for(sn)
+                    for tp in node.template.pods:   # its DaemonSet pods start first
+                        k.admit(tp.payload.pod)
             else:
                 if node not in existing:
                     i = self.sim.cluster.index[node]
@@ -233,10 +238,32 @@ class ClusterAutoscalerLoop:
             groups.setdefault(key, []).append(p)
         return list(groups.values())
 
+    def _template_pods(self) -> None:
+        """Each group's template with the pods a fresh node of it starts with
+        (:meth:`.daemonset_controller.DaemonSetController.template_pods`), from the group's
+        first schedulable node when it has one."""
+        import dataclasses
+
+        ds = self.sim.daemonsets
+        cs = self.sim.cluster
+        for g, size in self.groups.items():
+            example = next((i for i, sn in enumerate(self.sim.sim_nodes)
+                            if sn.group == g and not cs.unschedulable[i]), None)
+            pods = ds.template_pods(size.template.node, example, self.flags.force_daemon_sets)
+            self.templates[g] = dataclasses.replace(self.templates[g], pods=tuple(
+                CA.CAPod(p.key, self._requests(p), TemplatePod(p)) for p in pods))
+
+    def _requests(self, pod: Any) -> dict[str, int]:
+        from ..scheduler.framework.resources import pod_request_amounts
+
+        return pod_request_amounts(pod, self.sim.gates, status=False)
+
     def scale_up(self, now: float) -> None:
         pending = self._unschedulable()
         if not pending:
             return
+        if self.sim.daemonsets is not None:
+            self._template_pods()
         # FilterOutSchedulable: pods that fit an existing node's free room wait for the scheduler
         cs = self.sim.cluster
         free, npods = cs.free.copy(), cs.npods.copy()
@@ -338,6 +365,8 @@ class ClusterAutoscalerLoop:
             self.upcoming[g] = keep
         if add:
             resize_cluster(self.sim, add, [])
+            if self.sim.daemonsets is not None:   # the DaemonSet controller sees the new nodes
+                self.sim.daemonsets.manage(sn.node for sn in add)
 
     # --- scale-down ----------------------------------------------------------------------------
     def _blocks(self, sp: SimPod, everyone: list[tuple[Any, bool]]) -> str | None:
@@ -375,12 +404,14 @@ class ClusterAutoscalerLoop:
             if j is not None:
                 a = cs.alloc[:, j]
                 util = np.maximum(util, np.divide(cs.requested[:, j], a, out=np.zeros(cs.n), where=a > 0))
+        if self.flags.ignore_daemon_sets_utilization:
+            self._without_daemon_sets(util)
         # a node with node-local ResourceSlices: the highest utilization of its device pools instead
         unknown = self._dra_utilization(util) if sim.dra is not None else set()
         threshold = self.flags.scale_down_utilization_threshold
         eligible = [i for i, sn in enumerate(sim.sim_nodes) if sn.group in self.groups and i not in unknown
                     and not planner.recently_unremovable(cs.names[i]) and util[i] <= threshold]
-        order = order_candidates(eligible, lambda i: not sim.residents[i], lambda i: cs.names[i] in planner.unneeded)
+        order = order_candidates(eligible, lambda i: not self._to_move(i), lambda i: cs.names[i] in planner.unneeded)
         limit = planner.limit()
         busy: set[int] = set()   # the nodes found removable in this scan are no destination
         trials: DrainScan | None = None
@@ -397,7 +428,7 @@ class ClusterAutoscalerLoop:
             if len(removable) >= limit:
                 break
             name = cs.names[i]
-            residents = list(sim.residents[i].values())
+            residents = self._to_move(i)
             ok = True
             if residents:
                 if everyone is None:   # only a PDB reads it
@@ -426,7 +457,7 @@ class ClusterAutoscalerLoop:
         for want_empty in (True, False):
             for name in removable:
                 i = cs.index[name]
-                if (not sim.residents[i]) != want_empty or not planner.unneeded_long_enough(name, now):
+                if (not self._to_move(i)) != want_empty or not planner.unneeded_long_enough(name, now):
                     continue
                 g = sim.sim_nodes[i].group
                 if sizes[g] <= self.groups[g].min_size:
@@ -439,14 +470,54 @@ class ClusterAutoscalerLoop:
             return
         for name in drain_names:
             i = cs.index[name]
-            for sp in list(sim.residents[i].values()):
+            for sp in self._to_move(i):
                 sim.delete_pod(sp, "DrainedByClusterAutoscaler",
                                f"evicted by the cluster autoscaler to scale down node {name}")
+        for name in remove:   # DaemonSet and mirror pods go with their node
+            for sp in list(sim.residents[cs.index[name]].values()):
+                sim.delete_pod(sp, "NodeDeleted", f"node {name} deleted by the cluster autoscaler")
         for name in remove:
             planner.unneeded.pop(name, None)
             self.scale_downs.append({"time": now, "node": name, "nodeGroup": sim.sim_nodes[cs.index[name]].group,
                                      "empty": name in empty_names})
         resize_cluster(sim, [], remove)
+
+    def _to_move(self, i: int) -> list[SimPod]:
+        """The pods of node ``i`` a drain moves: all but DaemonSet and mirror pods (drainability
+        rules ``daemonset`` and ``mirror``: skipped — they neither block nor move)."""
+        res = self.sim.residents[i]
+        if not res:
+            return []
+        memo = self._skip_memo
+        out = []
+        for sp in res.values():
+            skip = memo.get(sp.pod.uid)
+            if skip is None:
+                if len(memo) > 100_000:
+                    memo.clear()
+                skip = memo[sp.pod.uid] = _skipped_in_drain(sp.pod)
+            if not skip:
+                out.append(sp)
+        return out
+
+    def _without_daemon_sets(self, util: Any) -> None:
+        """``--ignore-daemonsets-utilization``: a node's DaemonSet pods leave both its requests
+        and its allocatable (``CalculateUtilizationOfResource``), for cpu and memory."""
+        cs = self.sim.cluster
+        for i, res in enumerate(self.sim.residents):
+            ds = [sp for sp in res.values() if is_daemon_set_pod(sp.pod)]
+            if not ds or self.sim.sim_nodes[i].group not in self.groups:
+                continue
+            top = 0.0
+            for r in ("cpu", "memory"):
+                j = cs.rindex.get(r)
+                if j is None:
+                    continue
+                skip = sum(int(cs.amounts(sp.pod).bound[j]) for sp in ds)
+                room = int(cs.alloc[i, j]) - skip
+                if room > 0:
+                    top = max(top, (int(cs.requested[i, j]) - skip) / room)
+            util[i] = top
 
     def _dra_utilization(self, util: Any) -> set[int]:
         """``utilization.Calculate`` with DRA (always on in 1.36): an autoscaled node with
@@ -562,7 +633,8 @@ class ClusterAutoscalerLoop:
         if self.sim.cluster.pods_with_required_anti_affinity:
             return True
         residents = self.sim.residents
-        return any(self._routed(sp) for i in candidates for sp in residents[i].values())
+        return any(self._routed(sp) for i in candidates for sp in residents[i].values()
+                   if not _skipped_in_drain(sp.pod))
 
     # --- the loop ------------------------------------------------------------------------------
     def run_once(self, now: float) -> None:
@@ -677,3 +749,8 @@ def _published_slices(sim: Simulator, add: list[SimNode], gone: set[str]) -> lis
                                            + ["the Cluster Autoscaler's new node"] * len(new))
     sim.dra_devices = sum(len((o.get("spec") or {}).get("devices") or ()) for o in slices)
     return slices
+
+
+def _skipped_in_drain(pod: Any) -> bool:
+    """DaemonSet and mirror pods: the drain neither moves them nor is blocked by them."""
+    return is_daemon_set_pod(pod) or is_mirror_pod(pod)

@@ -55,7 +55,7 @@ API_VERSION = "kubetwin.io/v1alpha1"
 ARRIVAL = "kubetwin.io/arrival"
 DURATION = "kubetwin.io/duration"
 _CONTROLLERS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1"}
-_PASSED_ON = ("HorizontalPodAutoscaler", "VerticalPodAutoscaler", "Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology", "PodDisruptionBudget",
+_PASSED_ON = ("DaemonSet", "HorizontalPodAutoscaler", "VerticalPodAutoscaler", "Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology", "PodDisruptionBudget",
               "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "ResourceQuota", "LimitRange")
 #: Every kind a scenario takes (a misspelt one is refused with the nearest of these).
 _SCENARIO_KINDS = frozenset({"Pod", "Node", "PriorityClass", "KubeSchedulerConfiguration", "Simulation",
@@ -816,6 +816,10 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
                 limit_range_from_dict(obj, where, checked=True)
             elif kind == "ResourceQuota":
                 resource_quota_from_dict(obj, where, checked=True)
+            elif kind == "DaemonSet":   # its pod template: amounts as for every pod
+                from .daemonset_controller import check_daemon_set
+
+                check_daemon_set(obj, where)
             not_modelled_object(obj, where)
             sc.objects.setdefault(kind, []).append(obj)
             sc.origins.setdefault(kind, []).append(where)

@@ -167,3 +167,11 @@ def test_scale_up_multiple_pods_per_node_one_device_each(tmp_path, kit):
     r = simulate(kit.scenario(tmp_path, spec, DEVICE_CLASS, TEMPLATE, gpu_deployment(replicas=12)))
     ups = r.autoscaling["clusterAutoscaler"]["scaleUps"]
     assert sum(u["nodes"] for u in ups if u["nodeGroup"] == "gpu") == 3
+
+
+def test_the_kubelet_aware_estimator_checks_devices_in_the_snapshot_before_the_kubelet(tmp_path, kit):
+    spec = ca_spec([claiming("w", 4)], estimator="kubelet-aware")
+    r = simulate(kit.scenario(tmp_path, spec, DEVICE_CLASS, TEMPLATE))
+    ca = r.autoscaling["clusterAutoscaler"]
+    assert (ca["scaleUps"][0]["nodeGroup"], ca["scaleUps"][0]["nodes"]) == ("gpu", 2)
+    assert ca["podsRejectedOnAddedNodes"] == {} and all(p.phase == "Running" for p in r.pods)
