@@ -28,6 +28,14 @@ asked through a copy of its own kubelet, and the retry goes on to the next passi
 refuses. Upstream has no such estimator; the comparison with
 ``binpacking`` shows how many pods upstream's choice leaves failed (``TopologyAffinityError``).
 
+With DRA (always on in 1.36) pods with ResourceClaims take the Filter-plugin path over a fork
+that also holds the DynamicResources plugin's claims and devices and the groups' template slices
+(:mod:`.ca_dra`); a node with node-local slices is as utilized as its busiest device pool
+(``utilization.Calculate``). DaemonSet objects (:mod:`.daemonset_controller`) put their pods on
+the template node (``podsExpectedOnFreshNode``, ``--force-ds``) and on every node that joins;
+DaemonSet and mirror pods are skipped by the drain (drainability rules ``daemonset``, ``mirror``)
+and left out of utilization with ``--ignore-daemonsets-utilization``.
+
 New nodes join the simulation after ``nodeProvisioningTime`` (the cloud's boot time, kubetwin's
 default 2 min); the scheduler starts again over the new node list in upstream's node-tree order
 (:func:`resize_cluster`) and its cache takes the bound pods over by node name
@@ -411,7 +419,7 @@ class ClusterAutoscalerLoop:
         threshold = self.flags.scale_down_utilization_threshold
         eligible = [i for i, sn in enumerate(sim.sim_nodes) if sn.group in self.groups and i not in unknown
                     and not planner.recently_unremovable(cs.names[i]) and util[i] <= threshold]
-        order = order_candidates(eligible, lambda i: not self._to_move(i), lambda i: cs.names[i] in planner.unneeded)
+        order = order_candidates(eligible, self._empty, lambda i: cs.names[i] in planner.unneeded)
         limit = planner.limit()
         busy: set[int] = set()   # the nodes found removable in this scan are no destination
         trials: DrainScan | None = None
@@ -457,7 +465,7 @@ class ClusterAutoscalerLoop:
         for want_empty in (True, False):
             for name in removable:
                 i = cs.index[name]
-                if (not self._to_move(i)) != want_empty or not planner.unneeded_long_enough(name, now):
+                if self._empty(i) != want_empty or not planner.unneeded_long_enough(name, now):
                     continue
                 g = sim.sim_nodes[i].group
                 if sizes[g] <= self.groups[g].min_size:
@@ -488,17 +496,21 @@ class ClusterAutoscalerLoop:
         res = self.sim.residents[i]
         if not res:
             return []
+        return [sp for sp in res.values() if not self._skipped(sp)]
+
+    def _empty(self, i: int) -> bool:
+        """Node ``i`` has no pod a drain would move (upstream's empty node)."""
+        return not any(not self._skipped(sp) for sp in self.sim.residents[i].values())
+
+    def _skipped(self, sp: SimPod) -> bool:
+        """:func:`_skipped_in_drain`, kept by pod uid."""
         memo = self._skip_memo
-        out = []
-        for sp in res.values():
-            skip = memo.get(sp.pod.uid)
-            if skip is None:
-                if len(memo) > 100_000:
-                    memo.clear()
-                skip = memo[sp.pod.uid] = _skipped_in_drain(sp.pod)
-            if not skip:
-                out.append(sp)
-        return out
+        skip = memo.get(sp.pod.uid)
+        if skip is None:
+            if len(memo) > 100_000:
+                memo.clear()
+            skip = memo[sp.pod.uid] = _skipped_in_drain(sp.pod)
+        return skip
 
     def _without_daemon_sets(self, util: Any) -> None:
         """``--ignore-daemonsets-utilization``: a node's DaemonSet pods leave both its requests
@@ -633,8 +645,7 @@ class ClusterAutoscalerLoop:
         if self.sim.cluster.pods_with_required_anti_affinity:
             return True
         residents = self.sim.residents
-        return any(self._routed(sp) for i in candidates for sp in residents[i].values()
-                   if not _skipped_in_drain(sp.pod))
+        return any(self._routed(sp) and not self._skipped(sp) for i in candidates for sp in residents[i].values())
 
     # --- the loop ------------------------------------------------------------------------------
     def run_once(self, now: float) -> None:
