@@ -170,8 +170,16 @@ class ClusterAutoscalerLoop:
         """A fork of the simulated cluster (or of ``base``) with the scheduler's profile over it,
         DynamicResources over a fork of the live plugin and the groups' template slices."""
         sched = self.sim.sched
-        return SnapshotFilter(self.sim.cluster, sched.profile, sched.handle, base, dra=self.sim.dra,
-                              template_slices=self.template_slices)
+        return SnapshotFilter(self.sim.cluster, sched.profile, sched.handle, base,
+                              dra=self.sim.dra if self._with_dra() else None, template_slices=self.template_slices)
+
+    def _with_dra(self) -> bool:
+        """Does the cluster have DRA objects (or a group whose drivers will publish slices)?
+        Without any, DynamicResources has nothing to say and stays out of the fork."""
+        if self.template_slices:
+            return True
+        objects = self.sim.sched.handle.objects
+        return any(objects.get(k) for k in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"))
 
     def _predicate(self, group: str, *, with_filter: bool = False,
                    base: SnapshotFilter | None = None) -> tuple[CA.FitPredicate, CA.Elsewhere | None]:
@@ -708,7 +716,7 @@ def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> Non
     sim.gpu = new.framework.plugin(GPU_SHARE)
     old_dra = sim.dra
     sim.dra = new.framework.plugin(DYNAMIC_RESOURCES)
-    if old_dra is not None and sim.dra is not None:
+    if old_dra is not None and sim.dra is not None and old_dra._dra is not None:   # it had read the objects
         from .ca_dra import carry_over
 
         carry_over(old_dra, sim.dra, dra_slices if dra_slices is not None else new.handle.objects.get("ResourceSlice", []))
@@ -754,6 +762,7 @@ def _published_slices(sim: Simulator, add: list[SimNode], gone: set[str]) -> lis
     origins = sim.sc.origins.get("ResourceSlice")
     slices = [had[i] for i in kept_idx] + new if had else list(new)
     objects["ResourceSlice"] = slices
+    sim.sc.objects["ResourceSlice"] = list(slices)   # the per-node figures read the scenario's
     if origins is not None or new:
         old_origins = origins or []
         sim.sc.origins["ResourceSlice"] = ([old_origins[i] if i < len(old_origins) else "-" for i in kept_idx]

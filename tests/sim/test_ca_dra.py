@@ -175,3 +175,9 @@ def test_the_kubelet_aware_estimator_checks_devices_in_the_snapshot_before_the_k
     ca = r.autoscaling["clusterAutoscaler"]
     assert (ca["scaleUps"][0]["nodeGroup"], ca["scaleUps"][0]["nodes"]) == ("gpu", 2)
     assert ca["podsRejectedOnAddedNodes"] == {} and all(p.phase == "Running" for p in r.pods)
+
+
+def test_an_added_nodes_devices_are_in_its_node_report(tmp_path, kit):
+    r = simulate(kit.scenario(tmp_path, ca_spec([claiming("w", 4)]), DEVICE_CLASS, TEMPLATE))
+    reports = {n.name: n for n in r.node_reports}
+    assert reports["gpu-0"].dra_devices == {"gpu": 2} and reports["gpu-1"].dra_devices == {"gpu": 2}
