@@ -181,3 +181,67 @@ def test_an_added_nodes_devices_are_in_its_node_report(tmp_path, kit):
     r = simulate(kit.scenario(tmp_path, ca_spec([claiming("w", 4)]), DEVICE_CLASS, TEMPLATE))
     reports = {n.name: n for n in r.node_reports}
     assert reports["gpu-0"].dra_devices == {"gpu": 2} and reports["gpu-1"].dra_devices == {"gpu": 2}
+
+
+# --- simulator/dynamicresources/snapshot/snapshot_test.go (cluster-autoscaler 1.36.1,
+# TestSnapshotResourceClaims "UnreservePodClaims(): correctly clears allocations from pod-owned and
+# unused shared claims"), on the autoscaler's fork of the simulated cluster
+SHARED = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "shared", "namespace": "default"},
+          "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}
+
+
+def _pod(name, own):
+    claims = [{"name": "shared", "resourceClaimName": "shared"}]
+    if own:
+        claims.append({"name": "own", "resourceClaimTemplateName": "one-gpu"})
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"resourceClaims": claims, "containers": [{"name": "c", "resources": {
+                "requests": {"cpu": "100m"}, "claims": [{"name": c["name"]} for c in claims]}}]}}
+
+
+@pytest.fixture
+def forked(tmp_path, kit):
+    from kubetwin.sim.ca_filter import SnapshotFilter
+    from kubetwin.sim.loop import Simulator
+
+    spec = {"nodeGroups": [{"name": "g", "count": 1, "machine": "1s1n4c1t:gpus=2",
+                            "draDrivers": [{"driver": "gpu.example.com", "kinds": ["gpu"]}]}]}
+    sim = Simulator(kit.scenario(tmp_path, spec, DEVICE_CLASS, TEMPLATE, SHARED, _pod("a", True), _pod("b", False)))
+    sim.run()
+    pods = {sp.pod.name: sp.pod for sp in sim.pods}
+    fork = SnapshotFilter(sim.cluster, sim.sched.profile, sim.sched.handle, dra=sim.dra)
+    return sim, fork, pods
+
+
+def _allocated(plugin):
+    return {k.split("/")[1].split("-")[0] for k in plugin.allocations()}
+
+
+def test_a_removed_pod_keeps_a_shared_claim_another_pod_reserves_and_loses_its_own(forked):
+    sim, fork, pods = forked
+    assert _allocated(fork.dra) == {"shared", "a"}
+    fork.remove_pod(pods["a"], "g-0")
+    assert _allocated(fork.dra) == {"shared"}            # the pod-owned claim's allocation is gone
+    assert fork.dra.allocator().state.dedicated and len(fork.dra.allocator().state.dedicated) == 1
+
+
+def test_a_shared_claim_nobody_reserves_any_more_is_deallocated(forked):
+    sim, fork, pods = forked
+    fork.remove_pod(pods["a"], "g-0")
+    fork.remove_pod(pods["b"], "g-0")
+    assert _allocated(fork.dra) == set() and not fork.dra.allocator().state.dedicated
+
+
+def test_the_fork_leaves_the_live_claims_as_they_are(forked):
+    sim, fork, pods = forked
+    fork.remove_pod(pods["a"], "g-0")
+    fork.remove_pod(pods["b"], "g-0")
+    assert _allocated(sim.dra) == {"shared", "a"} and len(sim.dra.allocator().state.dedicated) == 2
+
+
+def test_a_failed_drain_trial_restores_the_claims(forked):
+    sim, fork, pods = forked
+    mark = fork.mark()
+    fork.remove_pod(pods["a"], "g-0")
+    fork.revert(mark)
+    assert _allocated(fork.dra) == {"shared", "a"} and len(fork.dra.allocator().state.dedicated) == 2
