@@ -68,7 +68,7 @@ from .ca_dra import has_claims, node_local_slices
 from .ca_drain import DrainScan
 from .ca_filter import SnapshotFilter, estimator_predicates, has_inter_pod_constraints
 from .ca_planner import Planner, crop, order_candidates
-from .daemonset_controller import TemplatePod, is_daemon_set_pod, is_mirror_pod
+from .daemonset_controller import TemplatePod, is_daemon_set_pod, is_mirror_pod, pods_expected_on_fresh_node
 
 if TYPE_CHECKING:
     from .loop import SimPod, Simulator
@@ -265,9 +265,15 @@ class ClusterAutoscalerLoop:
         for g, size in self.groups.items():
             example = next((i for i, sn in enumerate(self.sim.sim_nodes)
                             if sn.group == g and not cs.unschedulable[i]), None)
-            pods = ds.template_pods(size.template.node, example, self.flags.force_daemon_sets)
-            self.templates[g] = dataclasses.replace(self.templates[g], pods=tuple(
-                CA.CAPod(p.key, self._requests(p), TemplatePod(p)) for p in pods))
+            if ds is not None:
+                pods = ds.template_pods(size.template.node, example, self.flags.force_daemon_sets)
+            else:   # no DaemonSet objects: the example node's own DaemonSet and mirror pods
+                pods = pods_expected_on_fresh_node(
+                    None if example is None else [sp.pod for sp in self.sim.residents[example].values()],
+                    (), size.template.node, self.flags.force_daemon_sets)
+            if pods or self.templates[g].pods:
+                self.templates[g] = dataclasses.replace(self.templates[g], pods=tuple(
+                    CA.CAPod(p.key, self._requests(p), TemplatePod(p)) for p in pods))
 
     def _requests(self, pod: Any) -> dict[str, int]:
         from ..scheduler.framework.resources import pod_request_amounts
@@ -278,8 +284,7 @@ class ClusterAutoscalerLoop:
         pending = self._unschedulable()
         if not pending:
             return
-        if self.sim.daemonsets is not None:
-            self._template_pods()
+        self._template_pods()
         # FilterOutSchedulable: pods that fit an existing node's free room wait for the scheduler
         cs = self.sim.cluster
         free, npods = cs.free.copy(), cs.npods.copy()

@@ -132,31 +132,38 @@ class DaemonSetController:
 
     # --- the Cluster Autoscaler's template node -----------------------------------------------
     def template_pods(self, template_node: Any, example: int | None, force: bool) -> list[Pod]:
-        """``podsExpectedOnFreshNode``: the pods a new node of a group starts with. ``example``:
-        the index of a node of the group (its DaemonSet and mirror pods are taken, and the other
-        DaemonSets only with ``force`` or for a preempting ``system-node-critical`` pod); None:
-        the group has no node, every DaemonSet that should run on the template is added."""
-        out: list[Pod] = []
-        have: set[str] = set()
-        if example is not None:
-            for sp in self.sim.residents[example].values():
-                if sp.pod.metadata.deletion_timestamp:
-                    continue
-                if is_mirror_pod(sp.pod) or is_daemon_set_pod(sp.pod):
-                    out.append(sp.pod)
-                uid = daemon_set_uid(sp.pod)
-                if uid is not None:
-                    have.add(uid)
-            force_all = force
-        else:
-            force_all = True
-        for ds in self.sets:
-            if ds.uid in have:
+        """:func:`pods_expected_on_fresh_node` with this controller's DaemonSets; ``example``:
+        the index of a node of the group, None when the group has none."""
+        pods = None if example is None else [sp.pod for sp in self.sim.residents[example].values()]
+        return pods_expected_on_fresh_node(pods, self.sets, template_node, force, self.ops)
+
+
+def pods_expected_on_fresh_node(example: Iterable[Pod] | None, sets: Iterable[DaemonSet], template_node: Any,
+                                force: bool, comparison_operators: bool = False) -> list[Pod]:
+    """``podsExpectedOnFreshNode``: the pods a new node of a group starts with. ``example``: the
+    pods of a node of the group (its DaemonSet and mirror pods are taken; the other DaemonSets
+    only with ``force`` or for a preempting ``system-node-critical`` pod); None: the group has
+    no node (``SanitizedTemplateNodeInfoFromNodeGroup``), every DaemonSet that should run on
+    the template is added."""
+    out: list[Pod] = []
+    have: set[str] = set()
+    if example is not None:
+        for pod in example:
+            if pod.metadata.deletion_timestamp:
                 continue
-            for pod in _pods(daemon_pods(ds, [template_node], set(), comparison_operators=self.ops)):
-                if force_all or _preempting_system_node_critical(pod):
-                    out.append(pod)
-        return out
+            if is_mirror_pod(pod) or is_daemon_set_pod(pod):
+                out.append(pod)
+            uid = daemon_set_uid(pod)
+            if uid is not None:
+                have.add(uid)
+    force_all = force or example is None
+    for ds in sets:
+        if ds.uid in have:
+            continue
+        for pod in _pods(daemon_pods(ds, [template_node], set(), comparison_operators=comparison_operators)):
+            if force_all or _preempting_system_node_critical(pod):
+                out.append(pod)
+    return out
 
 
 def check_daemon_set(obj: Mapping[str, Any], where: str) -> None:

@@ -144,3 +144,13 @@ def test_ignore_daemon_sets_utilization_leaves_daemon_pods_out_of_the_utilizatio
                                                    scaleDownUtilizationThreshold=0.4,
                                                    ignoreDaemonSetsUtilization=True), *objs))
     assert len(gone.autoscaling["clusterAutoscaler"]["scaleDowns"]) == 1
+
+
+def test_the_example_nodes_daemon_pods_are_on_the_template_without_daemon_set_objects(tmp_path, kit):
+    # a snapshot's daemon pod (owned by a DaemonSet the scenario does not list) on the group's
+    # node: upstream's template from that node keeps it
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "agent-x", "ownerReferences": [
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "agent", "uid": "u1", "controller": True}]},
+        "spec": {"nodeName": "pool-0", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+    r = simulate(kit.scenario(tmp_path, ca_spec(), pod, deployment(5, "2")))
+    assert r.autoscaling["clusterAutoscaler"]["scaleUps"][0]["nodes"] == 4
