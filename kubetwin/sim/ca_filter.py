@@ -22,7 +22,9 @@ over a fork of the live plugin's claims and devices, estimator nodes carry their
 ResourceSlices, and pods placed in or removed from the fork reserve or release their claims
 there (:mod:`.ca_dra`, upstream's DRA snapshot). Stated differences: the "first passing node"
 walk starts at the first node each time (upstream rotates its start after each success);
-kubetwin's GPUShare is left out of the fork (:data:`NOT_IN_FORK`).
+kubetwin's GPUShare is left out of the fork (:data:`NOT_IN_FORK`); a template node's DaemonSet
+pods hold no devices in the fork (upstream's forced DaemonSet pods do not either; an example
+node's pods with allocated claims would have them sanitized onto the template).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from ..scheduler.framework.types import NodeInfo, PodInfo, Snapshot
 from ..scheduler.plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
 from ..scheduler.plugins.podtopologyspread import NAME as POD_TOPOLOGY_SPREAD
 from ..scheduler.plugins.podtopologyspread.plugin import ERR_REASON_CONSTRAINTS_NOT_MATCH
+from .daemonset_controller import TemplatePod
 from .gpushare import NAME as GPU_SHARE
 
 if TYPE_CHECKING:
@@ -186,7 +189,7 @@ class SnapshotFilter:
         if self.dra is not None:
             from .ca_dra import checkpoint
 
-            self._dra_marks[at] = checkpoint(self.dra)
+            self._dra_marks = {at: checkpoint(self.dra)}   # trials do not nest: the latest only
         return at
 
     def revert(self, mark: int) -> None:
@@ -235,7 +238,9 @@ class SnapshotFilter:
                 add_slices(self.dra, sanitized_node_resource_slices(raw, name, name))
         done = self._synced[name]
         for p in node.pods[done:]:
-            self._add(ni, p.payload.pod)
+            # a template node's own pods (DaemonSet pods) join without claims allocated here:
+            # upstream's podsExpectedOnFreshNode adds them without their ResourceClaims
+            self._add(ni, p.payload.pod, reserve=not isinstance(p.payload, TemplatePod))
         self._synced[name] = len(node.pods)
         return ni
 
