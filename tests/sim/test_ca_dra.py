@@ -29,6 +29,15 @@ def test_sanitized_slices_point_at_the_new_node_with_suffixed_slice_and_pool_nam
     assert s["spec"]["devices"] == SLICE["spec"]["devices"]
 
 
+def test_sanitized_slices_from_several_pools_each_get_their_pool_suffixed():
+    # TestSanitizedNodeResourceSlices "multiple node-local slices from multiple pools"
+    other = {**SLICE, "metadata": {"name": "n1-nic"}, "spec": {**SLICE["spec"], "pool": {
+        "name": "n1-nics", "generation": 1, "resourceSliceCount": 1}}}
+    out = sanitized_node_resource_slices([SLICE, other], "new-node", "abc")
+    assert [(s["metadata"]["name"], s["spec"]["pool"]["name"]) for s in out] == [
+        ("n1-gpu-abc", "n1-abc"), ("n1-nic-abc", "n1-nics-abc")]
+
+
 def test_sanitizing_leaves_the_original_slice_unchanged():
     sanitized_node_resource_slices([SLICE], "new-node", "abc")
     assert SLICE["spec"]["nodeName"] == "n1" and SLICE["metadata"]["name"] == "n1-gpu"
