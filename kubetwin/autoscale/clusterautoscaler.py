@@ -48,6 +48,8 @@ class NodeTemplate:
     allocatable: Mapping[str, int]
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Mapping[str, str], ...] = ()
+    #: the pods a new node starts with (``podsExpectedOnFreshNode``: DaemonSet and mirror pods)
+    pods: tuple["CAPod", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,11 @@ class NewNode:
     pods: list[CAPod] = field(default_factory=list)
     #: the placed pods' summed requests (kept by the estimator as it places pods)
     used: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for pod in self.template.pods:   # the template node's own pods are there from the start
+            if pod not in self.pods:
+                self.place(pod)
 
     def place(self, pod: CAPod) -> None:
         self.pods.append(pod)

@@ -43,7 +43,8 @@ _VPA = obj(recommenderInterval=_DURATION, updaterInterval=_DURATION, minReplicas
 _CA = obj(scanInterval=_DURATION, expander=STRING, estimator=STRING, scaleDownUtilizationThreshold=NUMBER,
           scaleDownUnneededTime=_DURATION, scaleDownDelayAfterAdd=_DURATION, nodeProvisioningTime=_DURATION,
           maxNodesTotal=INTEGER, maxNodesPerScaleUp=INTEGER, scaleDownEnabled=BOOLEAN, priorities=STRING,
-          maxScaleDownParallelism=INTEGER, maxDrainParallelism=INTEGER, unremovableNodeRecheckTimeout=_DURATION)
+          maxScaleDownParallelism=INTEGER, maxDrainParallelism=INTEGER, unremovableNodeRecheckTimeout=_DURATION,
+          ignoreDaemonSetsUtilization=BOOLEAN, forceDaemonSets=BOOLEAN)
 #: the ``spec.autoscaling`` field spec (also read by the Simulation's strict decoding)
 AUTOSCALING_SPEC = obj(horizontalPodAutoscaler=_HPA, verticalPodAutoscaler=_VPA, clusterAutoscaler=_CA)
 
@@ -90,6 +91,11 @@ class CAFlags:
     priorities: str | None = None
     #: ``--max-scale-down-parallelism``, ``--max-drain-parallelism``, ``--unremovable-node-recheck-timeout``
     planner: PlannerLimits = field(default_factory=PlannerLimits)
+    #: ``--ignore-daemonsets-utilization``: DaemonSet pods left out of a node's utilization
+    ignore_daemon_sets_utilization: bool = False
+    #: ``--force-ds``: a template built from a node of the group gets the pods of every DaemonSet
+    #: that should run on it, not only those running on that node
+    force_daemon_sets: bool = False
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,8 @@ class NodeGroupSize:
     min_size: int
     max_size: int
     template: Any   # kubetwin.sim.scenario.SimNode: what a new node of the group looks like
+    #: the group's DRA drivers (``kubetwin.sim.scenario.DRADriver``): a new node publishes its slices
+    drivers: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -201,7 +209,8 @@ def parse_ca_flags(c: Mapping[str, Any], p: str) -> CAFlags:
         None if priorities is None else str(priorities),
         PlannerLimits(_int(c.get("maxScaleDownParallelism", 10), f"{p}.maxScaleDownParallelism"),
                       _int(c.get("maxDrainParallelism", 1), f"{p}.maxDrainParallelism"),
-                      seconds(c.get("unremovableNodeRecheckTimeout", 300), f"{p}.unremovableNodeRecheckTimeout")))
+                      seconds(c.get("unremovableNodeRecheckTimeout", 300), f"{p}.unremovableNodeRecheckTimeout")),
+        bool(c.get("ignoreDaemonSetsUtilization", False)), bool(c.get("forceDaemonSets", False)))
 
 
 def node_group_size(g: Mapping[str, Any], path: str, count: int) -> tuple[int, int] | None:
@@ -282,9 +291,6 @@ def resolve_autoscalers(sc: Any) -> None:
         raise InputError("the Cluster Autoscaler has no node group to resize", path="spec.nodeGroups", file=sc.source,
                          fix="give a node group minSize and maxSize")
     if a.ca is not None:
-        if any(sc.objects.get(k) for k in ("ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")):
-            raise InputError("the Cluster Autoscaler together with DRA objects is not modelled by kubetwin",
-                             path="spec.autoscaling.clusterAutoscaler", file=sc.source)
         if any(n.gpus for n in sc.nodes):
             raise InputError("the Cluster Autoscaler together with GPU-share nodes is not modelled by kubetwin",
                              path="spec.autoscaling.clusterAutoscaler", file=sc.source)

@@ -17,14 +17,19 @@ set to it), ``estimator/binpacking_estimator.go`` (``isPodUsingHostNameTopologyK
 constraint is tried on every other node of the snapshot, existing nodes included).
 
 Only pods whose placement depends on other pods come here (:func:`needs_filter`); the rest keep
-the node-local fast path. Stated differences: the "first passing node" walk starts at the first
-node each time (upstream rotates its start after each success); DynamicResources and kubetwin's
-GPUShare are left out of the fork (:data:`NOT_IN_FORK`).
+the node-local fast path. Pods with ResourceClaims come here too: the fork runs DynamicResources
+over a fork of the live plugin's claims and devices, estimator nodes carry their group's
+ResourceSlices, and pods placed in or removed from the fork reserve or release their claims
+there (:mod:`.ca_dra`, upstream's DRA snapshot). Stated differences: the "first passing node"
+walk starts at the first node each time (upstream rotates its start after each success);
+kubetwin's GPUShare is left out of the fork (:data:`NOT_IN_FORK`); a template node's DaemonSet
+pods hold no devices in the fork (upstream's forced DaemonSet pods do not either; an example
+node's pods with allocated claims would have them sanitized onto the template).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..autoscale import clusterautoscaler as CA
 from ..model.meta import to_builtins
@@ -37,6 +42,7 @@ from ..scheduler.framework.types import NodeInfo, PodInfo, Snapshot
 from ..scheduler.plugins.dynamicresources import NAME as DYNAMIC_RESOURCES
 from ..scheduler.plugins.podtopologyspread import NAME as POD_TOPOLOGY_SPREAD
 from ..scheduler.plugins.podtopologyspread.plugin import ERR_REASON_CONSTRAINTS_NOT_MATCH
+from .daemonset_controller import TemplatePod
 from .gpushare import NAME as GPU_SHARE
 
 if TYPE_CHECKING:
@@ -73,18 +79,24 @@ def has_inter_pod_constraints(pod: Pod, framework: Framework) -> bool:
 
 
 #: plugins left out of the fork's framework: their state is the devices allocated in the live
-#: cluster, which a fresh instance over the fork would not know (kubetwin's CA leaves devices to
-#: the kubelet-aware estimator, as before)
-NOT_IN_FORK = frozenset({DYNAMIC_RESOURCES, GPU_SHARE})
+#: cluster, which a fresh instance over the fork would not know (GPU share is refused together
+#: with the Cluster Autoscaler; DynamicResources joins as a fork of the live plugin, :mod:`.ca_dra`)
+NOT_IN_FORK = frozenset({GPU_SHARE})
 
 
-def _fork_plugins(profile: Any, handle: Handle) -> list[tuple[Any, int]]:
-    """The profile's modelled plugins, but :data:`NOT_IN_FORK`, instantiated over ``handle``."""
+def _fork_plugins(profile: Any, handle: Handle, dra: Any = None) -> list[tuple[Any, int]]:
+    """The profile's modelled plugins, but :data:`NOT_IN_FORK`, instantiated over ``handle``;
+    DynamicResources as a fork of ``dra`` (left out without one)."""
     from ..scheduler.plugins.registry import NOT_MODELLED, plugin_class
+    from .ca_dra import fork_plugin
 
-    out = []
+    out: list[tuple[Any, int]] = []
     for name, weight in profile.plugins:
         if name in NOT_MODELLED or name in NOT_IN_FORK:
+            continue
+        if name == DYNAMIC_RESOURCES:
+            if dra is not None:
+                out.append((fork_plugin(dra, handle), weight))
             continue
         cls = plugin_class(name, path="profile")
         out.append((cls(profile.args_of(name, cls), handle), weight))
@@ -114,15 +126,24 @@ class SnapshotFilter:
     taken from the estimator's :class:`~kubetwin.autoscale.clusterautoscaler.NewNode` (the
     estimator places, the fork follows)."""
 
-    def __init__(self, cluster: ClusterState, profile: Any, handle: Handle, base: SnapshotFilter | None = None):
-        """``base``: a fork to start from (its node infos are shared until changed here)."""
+    def __init__(self, cluster: ClusterState, profile: Any, handle: Handle, base: SnapshotFilter | None = None,
+                 dra: Any = None, template_slices: Mapping[str, Sequence[Mapping[str, Any]]] | None = None):
+        """``base``: a fork to start from (its node infos are shared until changed here);
+        ``dra``: the live DynamicResources plugin the fork's own starts from (``base``'s when
+        given); ``template_slices``: per template node name, the slices its group publishes."""
         self.cluster = cluster
         infos = list(base.handle.snapshot.node_infos) if base is not None else list(cluster.infos)
         self.handle: Handle = Handle(snapshot=Snapshot(infos, dict(cluster.snapshot.namespaces)),
                              gates=handle.gates, accounting=cluster.accounting, objects=handle.objects,
                              seed=handle.seed, origins=handle.origins, pdbs=handle.pdbs,
                              live_nrt=handle.live_nrt)
-        self.framework = Framework(profile, self.handle, _fork_plugins(profile, self.handle))
+        source = base.dra if base is not None else dra
+        self.framework = Framework(profile, self.handle, _fork_plugins(profile, self.handle, source))
+        #: the fork's DynamicResources (None: no DRA in the cluster)
+        self.dra: Any = self.framework.plugin(DYNAMIC_RESOURCES)
+        self.template_slices: Mapping[str, Sequence[Mapping[str, Any]]] = (
+            (base.template_slices if base is not None else template_slices) or {})
+        self._dra_marks: dict[int, Any] = {}
         self._mine: set[str] = set()   # node infos of the fork (copied or added): safe to change
         self._synced: dict[str, int] = {}   # estimator node -> how many of its pods the fork holds
         #: the last Filter failure (:meth:`fits`), for the hostname-spread retry
@@ -152,14 +173,24 @@ class SnapshotFilter:
         self._log.append((True, name, pod))
 
     def remove_pod(self, pod: Pod, name: str) -> None:
-        """The pod leaves the cluster's node ``name`` in the fork (a drained node's pods)."""
+        """The pod leaves the cluster's node ``name`` in the fork (a drained node's pods); its
+        claims lose the reservation, and their allocation when the pod owns them or nobody
+        else uses them (``UnreservePodClaims``)."""
         self._writable(name).remove_pod(pod)
         self._gen += 1
         self._log.append((False, name, pod))
+        if self.dra is not None and pod.spec.resource_claims:
+            self.dra.unreserve(pod)
 
     def mark(self) -> int:
-        """A point :meth:`revert` goes back to (pods added to or removed from cluster nodes)."""
-        return len(self._log)
+        """A point :meth:`revert` goes back to (pods added to or removed from cluster nodes,
+        and the DRA snapshot's claims)."""
+        at = len(self._log)
+        if self.dra is not None:
+            from .ca_dra import checkpoint
+
+            self._dra_marks = {at: checkpoint(self.dra)}   # trials do not nest: the latest only
+        return at
 
     def revert(self, mark: int) -> None:
         """Undo the pod changes on cluster nodes made since ``mark`` (a failed drain trial)."""
@@ -170,14 +201,23 @@ class SnapshotFilter:
                 ni.remove_pod(pod)
                 self._gen += 1
             else:
-                self._add(ni, pod)
+                self._add(ni, pod, reserve=False)
+        cp = self._dra_marks.pop(mark, None)
+        if cp is not None:
+            from .ca_dra import restore
 
-    def _add(self, ni: NodeInfo, pod: Pod) -> None:
+            restore(self.dra, cp)
+            self._gen += 1
+
+    def _add(self, ni: NodeInfo, pod: Pod, reserve: bool = True) -> None:
         pi = PodInfo(pod)
         ni.add_pod(pi)
         self._gen += 1
         if pi.has_required_anti_affinity:
             self.anti = True
+        if reserve and self.dra is not None and pod.spec.resource_claims:
+            # Reserve in the snapshot: the claims take the devices Filter found on this node
+            self.dra.reserve(pod, ni.name)
 
     def _sync(self, node: CA.NewNode, template: Node, fork_name: Callable[[CA.NewNode], str]) -> NodeInfo:
         snap = self.handle.snapshot
@@ -191,9 +231,16 @@ class SnapshotFilter:
             self._mine.add(name)
             self._synced[name] = 0
             self._gen += 1
+            raw = self.template_slices.get(template.metadata.name)
+            if raw and self.dra is not None:
+                from .ca_dra import add_slices, sanitized_node_resource_slices
+
+                add_slices(self.dra, sanitized_node_resource_slices(raw, name, name))
         done = self._synced[name]
         for p in node.pods[done:]:
-            self._add(ni, p.payload.pod)
+            # a template node's own pods (DaemonSet pods) join without claims allocated here:
+            # upstream's podsExpectedOnFreshNode adds them without their ResourceClaims
+            self._add(ni, p.payload.pod, reserve=not isinstance(p.payload, TemplatePod))
         self._synced[name] = len(node.pods)
         return ni
 

@@ -28,6 +28,14 @@ asked through a copy of its own kubelet, and the retry goes on to the next passi
 refuses. Upstream has no such estimator; the comparison with
 ``binpacking`` shows how many pods upstream's choice leaves failed (``TopologyAffinityError``).
 
+With DRA (always on in 1.36) pods with ResourceClaims take the Filter-plugin path over a fork
+that also holds the DynamicResources plugin's claims and devices and the groups' template slices
+(:mod:`.ca_dra`); a node with node-local slices is as utilized as its busiest device pool
+(``utilization.Calculate``). DaemonSet objects (:mod:`.daemonset_controller`) put their pods on
+the template node (``podsExpectedOnFreshNode``, ``--force-ds``) and on every node that joins;
+DaemonSet and mirror pods are skipped by the drain (drainability rules ``daemonset``, ``mirror``)
+and left out of utilization with ``--ignore-daemonsets-utilization``.
+
 New nodes join the simulation after ``nodeProvisioningTime`` (the cloud's boot time, kubetwin's
 default 2 min); the scheduler starts again over the new node list in upstream's node-tree order
 (:func:`resize_cluster`) and its cache takes the bound pods over by node name
@@ -56,9 +64,11 @@ import numpy as np
 
 from ..autoscale import clusterautoscaler as CA
 from ..model.node import node_from_dict
+from .ca_dra import has_claims, node_local_slices
 from .ca_drain import DrainScan
 from .ca_filter import SnapshotFilter, estimator_predicates, has_inter_pod_constraints
 from .ca_planner import Planner, crop, order_candidates
+from .daemonset_controller import TemplatePod, is_daemon_set_pod, is_mirror_pod, pods_expected_on_fresh_node
 
 if TYPE_CHECKING:
     from .loop import SimPod, Simulator
@@ -104,6 +114,10 @@ class ClusterAutoscalerLoop:
         pri = parse_priorities(self.flags.priorities) if self.flags.priorities is not None else None
         self.expander = build_expander(self.flags.expander, priorities=pri, seed=sim.sc.settings.seed)
         self.templates = {g: template_of(g, s.template) for g, s in self.groups.items()}
+        #: per template node name, the node-local ResourceSlices its group's drivers publish
+        self.template_slices = {s.template.node.metadata.name: node_local_slices(s.template.slices,
+                                                                                   s.template.node.metadata.name)
+                                for s in self.groups.values() if s.template.slices}
         self.upcoming: dict[str, list[tuple[float, SimNode]]] = {g: [] for g in self.groups}
         self.next_index = {g: sum(1 for n in sim.sc.nodes if n.group == g) for g in self.groups}
         self.last_scale_up = -math.inf
@@ -115,6 +129,8 @@ class ClusterAutoscalerLoop:
         self._fit_memo: dict[tuple[str, str], bool] = {}
         #: per pod shape, the nodes that fit it at the start of the current scan (:meth:`_first_fit`)
         self._fits: dict[bytes, Any] = {}
+        #: per pod uid, whether the drain skips it (DaemonSet and mirror pods, :meth:`_to_move`)
+        self._skip_memo: dict[str, bool] = {}
         #: per pod uid, whether it has inter-pod constraints of its own (:meth:`_routed`)
         self._routed_memo: dict[str, bool] = {}
 
@@ -145,13 +161,25 @@ class ClusterAutoscalerLoop:
         if got is None:
             if len(self._routed_memo) > 100_000:
                 self._routed_memo.clear()
-            got = self._routed_memo[sp.pod.uid] = has_inter_pod_constraints(sp.pod, self.sim.sched.framework)
+            got = self._routed_memo[sp.pod.uid] = (
+                has_inter_pod_constraints(sp.pod, self.sim.sched.framework)
+                or (self.sim.dra is not None and has_claims(sp.pod)))
         return got
 
     def _fork(self, base: SnapshotFilter | None = None) -> SnapshotFilter:
-        """A fork of the simulated cluster (or of ``base``) with the scheduler's profile over it."""
+        """A fork of the simulated cluster (or of ``base``) with the scheduler's profile over it,
+        DynamicResources over a fork of the live plugin and the groups' template slices."""
         sched = self.sim.sched
-        return SnapshotFilter(self.sim.cluster, sched.profile, sched.handle, base)
+        return SnapshotFilter(self.sim.cluster, sched.profile, sched.handle, base,
+                              dra=self.sim.dra if self._with_dra() else None, template_slices=self.template_slices)
+
+    def _with_dra(self) -> bool:
+        """Does the cluster have DRA objects (or a group whose drivers will publish slices)?
+        Without any, DynamicResources has nothing to say and stays out of the fork."""
+        if self.template_slices:
+            return True
+        objects = self.sim.sched.handle.objects
+        return any(objects.get(k) for k in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate"))
 
     def _predicate(self, group: str, *, with_filter: bool = False,
                    base: SnapshotFilter | None = None) -> tuple[CA.FitPredicate, CA.Elsewhere | None]:
@@ -177,6 +205,8 @@ class ClusterAutoscalerLoop:
                 k = kubelets.get(node.name)
                 if k is None:
                     k = kubelets[node.name] = kubelet_for(sn)
+                    for tp in node.template.pods:   # its DaemonSet pods start first
+                        k.admit(tp.payload.pod)
             else:
                 if node not in existing:
                     i = self.sim.cluster.index[node]
@@ -224,10 +254,37 @@ class ClusterAutoscalerLoop:
             groups.setdefault(key, []).append(p)
         return list(groups.values())
 
+    def _template_pods(self) -> None:
+        """Each group's template with the pods a fresh node of it starts with
+        (:meth:`.daemonset_controller.DaemonSetController.template_pods`), from the group's
+        first schedulable node when it has one."""
+        import dataclasses
+
+        ds = self.sim.daemonsets
+        cs = self.sim.cluster
+        for g, size in self.groups.items():
+            example = next((i for i, sn in enumerate(self.sim.sim_nodes)
+                            if sn.group == g and not cs.unschedulable[i]), None)
+            if ds is not None:
+                pods = ds.template_pods(size.template.node, example, self.flags.force_daemon_sets)
+            else:   # no DaemonSet objects: the example node's own DaemonSet and mirror pods
+                pods = pods_expected_on_fresh_node(
+                    None if example is None else [sp.pod for sp in self.sim.residents[example].values()],
+                    (), size.template.node, self.flags.force_daemon_sets)
+            if pods or self.templates[g].pods:
+                self.templates[g] = dataclasses.replace(self.templates[g], pods=tuple(
+                    CA.CAPod(p.key, self._requests(p), TemplatePod(p)) for p in pods))
+
+    def _requests(self, pod: Any) -> dict[str, int]:
+        from ..scheduler.framework.resources import pod_request_amounts
+
+        return pod_request_amounts(pod, self.sim.gates, status=False)
+
     def scale_up(self, now: float) -> None:
         pending = self._unschedulable()
         if not pending:
             return
+        self._template_pods()
         # FilterOutSchedulable: pods that fit an existing node's free room wait for the scheduler
         cs = self.sim.cluster
         free, npods = cs.free.copy(), cs.npods.copy()
@@ -309,7 +366,13 @@ class ClusterAutoscalerLoop:
         meta["labels"] = {**(meta.get("labels") or {}), "kubernetes.io/hostname": name}
         obj["metadata"] = meta
         self.added.add(name)
-        return dataclasses.replace(tmpl, node=node_from_dict(obj, checked=True), slices=[])
+        slices: list[dict[str, Any]] = []
+        if tmpl.machine is not None:
+            from .scenario import publish_slices
+
+            for d in self.groups[group].drivers:
+                slices.extend(publish_slices(tmpl.machine, d, name))
+        return dataclasses.replace(tmpl, node=node_from_dict(obj, checked=True), slices=slices)
 
     def node_ready(self, now: float) -> None:
         add: list[SimNode] = []
@@ -323,6 +386,8 @@ class ClusterAutoscalerLoop:
             self.upcoming[g] = keep
         if add:
             resize_cluster(self.sim, add, [])
+            if self.sim.daemonsets is not None:   # the DaemonSet controller sees the new nodes
+                self.sim.daemonsets.manage(sn.node for sn in add)
 
     # --- scale-down ----------------------------------------------------------------------------
     def _blocks(self, sp: SimPod, everyone: list[tuple[Any, bool]]) -> str | None:
@@ -360,10 +425,14 @@ class ClusterAutoscalerLoop:
             if j is not None:
                 a = cs.alloc[:, j]
                 util = np.maximum(util, np.divide(cs.requested[:, j], a, out=np.zeros(cs.n), where=a > 0))
+        if self.flags.ignore_daemon_sets_utilization:
+            self._without_daemon_sets(util)
+        # a node with node-local ResourceSlices: the highest utilization of its device pools instead
+        unknown = self._dra_utilization(util) if sim.dra is not None else set()
         threshold = self.flags.scale_down_utilization_threshold
-        eligible = [i for i, sn in enumerate(sim.sim_nodes) if sn.group in self.groups
+        eligible = [i for i, sn in enumerate(sim.sim_nodes) if sn.group in self.groups and i not in unknown
                     and not planner.recently_unremovable(cs.names[i]) and util[i] <= threshold]
-        order = order_candidates(eligible, lambda i: not sim.residents[i], lambda i: cs.names[i] in planner.unneeded)
+        order = order_candidates(eligible, self._empty, lambda i: cs.names[i] in planner.unneeded)
         limit = planner.limit()
         busy: set[int] = set()   # the nodes found removable in this scan are no destination
         trials: DrainScan | None = None
@@ -380,7 +449,7 @@ class ClusterAutoscalerLoop:
             if len(removable) >= limit:
                 break
             name = cs.names[i]
-            residents = list(sim.residents[i].values())
+            residents = self._to_move(i)
             ok = True
             if residents:
                 if everyone is None:   # only a PDB reads it
@@ -409,7 +478,7 @@ class ClusterAutoscalerLoop:
         for want_empty in (True, False):
             for name in removable:
                 i = cs.index[name]
-                if (not sim.residents[i]) != want_empty or not planner.unneeded_long_enough(name, now):
+                if self._empty(i) != want_empty or not planner.unneeded_long_enough(name, now):
                     continue
                 g = sim.sim_nodes[i].group
                 if sizes[g] <= self.groups[g].min_size:
@@ -422,14 +491,89 @@ class ClusterAutoscalerLoop:
             return
         for name in drain_names:
             i = cs.index[name]
-            for sp in list(sim.residents[i].values()):
+            for sp in self._to_move(i):
                 sim.delete_pod(sp, "DrainedByClusterAutoscaler",
                                f"evicted by the cluster autoscaler to scale down node {name}")
+        for name in remove:   # DaemonSet and mirror pods go with their node
+            for sp in list(sim.residents[cs.index[name]].values()):
+                sim.delete_pod(sp, "NodeDeleted", f"node {name} deleted by the cluster autoscaler")
         for name in remove:
             planner.unneeded.pop(name, None)
             self.scale_downs.append({"time": now, "node": name, "nodeGroup": sim.sim_nodes[cs.index[name]].group,
                                      "empty": name in empty_names})
         resize_cluster(sim, [], remove)
+
+    def _to_move(self, i: int) -> list[SimPod]:
+        """The pods of node ``i`` a drain moves: all but DaemonSet and mirror pods (drainability
+        rules ``daemonset`` and ``mirror``: skipped — they neither block nor move)."""
+        res = self.sim.residents[i]
+        if not res:
+            return []
+        return [sp for sp in res.values() if not self._skipped(sp)]
+
+    def _empty(self, i: int) -> bool:
+        """Node ``i`` has no pod a drain would move (upstream's empty node)."""
+        return not any(not self._skipped(sp) for sp in self.sim.residents[i].values())
+
+    def _skipped(self, sp: SimPod) -> bool:
+        """:func:`_skipped_in_drain`, kept by pod uid."""
+        memo = self._skip_memo
+        skip = memo.get(sp.pod.uid)
+        if skip is None:
+            if len(memo) > 100_000:
+                memo.clear()
+            skip = memo[sp.pod.uid] = _skipped_in_drain(sp.pod)
+        return skip
+
+    def _without_daemon_sets(self, util: Any) -> None:
+        """``--ignore-daemonsets-utilization``: a node's DaemonSet pods leave both its requests
+        and its allocatable (``CalculateUtilizationOfResource``), for cpu and memory."""
+        cs = self.sim.cluster
+        for i, res in enumerate(self.sim.residents):
+            ds = [sp for sp in res.values() if is_daemon_set_pod(sp.pod)]
+            if not ds or self.sim.sim_nodes[i].group not in self.groups:
+                continue
+            top = 0.0
+            for r in ("cpu", "memory"):
+                j = cs.rindex.get(r)
+                if j is None:
+                    continue
+                skip = sum(int(cs.amounts(sp.pod).bound[j]) for sp in ds)
+                room = int(cs.alloc[i, j]) - skip
+                if room > 0:
+                    top = max(top, (int(cs.requested[i, j]) - skip) / room)
+            util[i] = top
+
+    def _dra_utilization(self, util: Any) -> set[int]:
+        """``utilization.Calculate`` with DRA (always on in 1.36): an autoscaled node with
+        node-local ResourceSlices is as utilized as its most used device pool, whatever its cpu
+        and memory (:func:`.ca_dra.highest_dynamic_resource_utilization`, the devices of its
+        pods' claims). Returns the nodes whose utilization cannot be worked out (a pool's
+        newest generation incomplete): upstream leaves them unremovable."""
+        from .ca_dra import UtilizationError, highest_dynamic_resource_utilization
+
+        sim = self.sim
+        by_node: dict[str, list[Any]] = {}
+        for s in sim.sched.handle.objects.get("ResourceSlice", ()):
+            name = (s.get("spec") or {}).get("nodeName")
+            if name:
+                by_node.setdefault(name, []).append(s)
+        unknown: set[int] = set()
+        if not by_node:
+            return unknown
+        for i, name in enumerate(sim.cluster.names):
+            local = by_node.get(name)
+            if not local or sim.sim_nodes[i].group not in self.groups:
+                continue
+            claims: dict[tuple[str, str], Any] = {}
+            for sp in sim.residents[i].values():
+                for c in sim.dra.resource_claims_of(sp.pod):
+                    claims[(c.namespace or "default", c.name)] = c
+            try:
+                util[i] = highest_dynamic_resource_utilization(local, claims.values())
+            except UtilizationError:
+                unknown.add(i)
+        return unknown
 
     def _local_fit(self) -> Any:
         """:func:`node_local_fit` by node index, answering at once for a pod without node selector
@@ -514,7 +658,7 @@ class ClusterAutoscalerLoop:
         if self.sim.cluster.pods_with_required_anti_affinity:
             return True
         residents = self.sim.residents
-        return any(self._routed(sp) for i in candidates for sp in residents[i].values())
+        return any(self._routed(sp) and not self._skipped(sp) for i in candidates for sp in residents[i].values())
 
     # --- the loop ------------------------------------------------------------------------------
     def run_once(self, now: float) -> None:
@@ -558,6 +702,7 @@ def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> Non
         sim.retire_node(name)
     nodes = [sn for sn in sim.sc.nodes if sn.node.metadata.name not in gone] + list(add)
     sim.sc.nodes = nodes
+    dra_slices = _published_slices(sim, add, gone)
     for sn in add:
         state[sn.node.metadata.name] = (sn, None, {})
     new = Scheduler(old.profile, [n.node for n in nodes], old.gates, old.handle.seed,
@@ -574,10 +719,17 @@ def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> Non
     from .gpushare import NAME as GPU_SHARE
 
     sim.gpu = new.framework.plugin(GPU_SHARE)
+    old_dra = sim.dra
     sim.dra = new.framework.plugin(DYNAMIC_RESOURCES)
+    if old_dra is not None and sim.dra is not None and old_dra._dra is not None:   # it had read the objects
+        from .ca_dra import carry_over
+
+        carry_over(old_dra, sim.dra, dra_slices if dra_slices is not None else new.handle.objects.get("ResourceSlice", []))
     sim.sim_nodes = [state[n][0] for n in names]
     sim.kubelets = [state[n][1] for n in names]
     sim.residents = [state[n][2] for n in names]
+    if sim.node_dra is not None:
+        sim.node_dra.reindex(old_names, names)
     index = new.cluster.index
     for sp in sim.pods:
         if sp.node >= 0:
@@ -600,3 +752,30 @@ def resize_cluster(sim: Simulator, add: list[SimNode], remove: list[str]) -> Non
                 pressure[index[name]] = n
     for sn in add:
         sim.queue.on_event(NODE_ADD, sim.now, new=sn.node)
+
+
+def _published_slices(sim: Simulator, add: list[SimNode], gone: set[str]) -> list[Any] | None:
+    """The cluster's ResourceSlices after nodes join (their drivers publish) and leave (the
+    slices a deleted node's drivers published are garbage-collected with it, their owner being
+    the Node); ``sim.dra_devices`` follows. None when nothing changed."""
+    objects = sim.sched.handle.objects   # the scheduler's objects, handed to the next one
+    new = [s for sn in add for s in sn.slices]
+    had = objects.get("ResourceSlice")
+    if not new and not (had and gone):
+        return None
+    kept_idx = [i for i, s in enumerate(had or ()) if ((s.get("spec") or {}).get("nodeName")) not in gone]
+    origins = sim.sc.origins.get("ResourceSlice")
+    slices = [had[i] for i in kept_idx] + new if had else list(new)
+    objects["ResourceSlice"] = slices
+    sim.sc.objects["ResourceSlice"] = list(slices)   # the per-node figures read the scenario's
+    if origins is not None or new:
+        old_origins = origins or []
+        sim.sc.origins["ResourceSlice"] = ([old_origins[i] if i < len(old_origins) else "-" for i in kept_idx]
+                                           + ["the Cluster Autoscaler's new node"] * len(new))
+    sim.dra_devices = sum(len((o.get("spec") or {}).get("devices") or ()) for o in slices)
+    return slices
+
+
+def _skipped_in_drain(pod: Any) -> bool:
+    """DaemonSet and mirror pods: the drain neither moves them nor is blocked by them."""
+    return is_daemon_set_pod(pod) or is_mirror_pod(pod)

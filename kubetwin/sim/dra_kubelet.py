@@ -86,3 +86,11 @@ class NodeDRA:
             if key in allocated:
                 self.mismatches.append(f"claim {key} unprepared on node {self.sim.cluster.names[i]} but still "
                                        "allocated by the scheduler")
+
+    def reindex(self, old_names: list[str], names: list[str]) -> None:
+        """Nodes joined or left (the Cluster Autoscaler): per-node state follows the nodes by
+        name; a new node starts with nothing prepared, a removed node's state is gone."""
+        state = dict(zip(old_names, self.state))
+        cdi = dict(zip(old_names, self.cdi))
+        self.state = [state.get(n, []) for n in names]
+        self.cdi = [cdi.get(n, {}) for n in names]

@@ -218,6 +218,12 @@ class Simulator:
             from .nrt_exporter import TopologyExporters
 
             self.nrt = TopologyExporters(self, st.node_resource_topology)
+        #: the DaemonSet controller (:mod:`.daemonset_controller`), None without DaemonSets
+        self.daemonsets: Any = None
+        if objects.get("DaemonSet"):
+            from .daemonset_controller import DaemonSetController
+
+            self.daemonsets = DaemonSetController(self, objects["DaemonSet"])
         #: names of nodes the Cluster Autoscaler removed (pods that ran there keep them)
         self.retired: list[str] = []
         self.autoscalers: Any = None
@@ -246,6 +252,8 @@ class Simulator:
             self.push(a.time, ARRIVE, sp)
         for c in self.sc.controllers:
             self.push(c.start, CONTROLLER, c)
+        if self.daemonsets is not None:
+            self.daemonsets.manage(info.node for info in self.cluster.infos)
         if self.sc.resizes:
             from .resize import schedule as schedule_resizes
 

@@ -55,7 +55,7 @@ API_VERSION = "kubetwin.io/v1alpha1"
 ARRIVAL = "kubetwin.io/arrival"
 DURATION = "kubetwin.io/duration"
 _CONTROLLERS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1"}
-_PASSED_ON = ("HorizontalPodAutoscaler", "VerticalPodAutoscaler", "Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology", "PodDisruptionBudget",
+_PASSED_ON = ("DaemonSet", "HorizontalPodAutoscaler", "VerticalPodAutoscaler", "Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology", "PodDisruptionBudget",
               "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "ResourceQuota", "LimitRange")
 #: Every kind a scenario takes (a misspelt one is refused with the nearest of these).
 _SCENARIO_KINDS = frozenset({"Pod", "Node", "PriorityClass", "KubeSchedulerConfiguration", "Simulation",
@@ -514,14 +514,14 @@ def _node_group(g: Any, path: str, root: Path, st: Settings, sc: Scenario | None
     if size is not None:
         from .autoscaling_config import Autoscaling, NodeGroupSize
 
-        if drivers or ngpu:
-            raise InputError("the Cluster Autoscaler is not modelled for node groups with DRA drivers or GPUs",
-                             path=f"{path}.maxSize", fix="autoscale a node group without draDrivers and gpus")
+        if ngpu:
+            raise InputError("the Cluster Autoscaler is not modelled for node groups with GPU-share GPUs",
+                             path=f"{path}.maxSize", fix="autoscale a node group without gpus (draDrivers work)")
         if sc is None:
             raise InputError("minSize/maxSize are read in a Simulation's nodeGroups only", path=f"{path}.maxSize")
         if sc.autoscaling is None:
             sc.autoscaling = Autoscaling()
-        sc.autoscaling.groups[name] = NodeGroupSize(name, size[0], size[1], out[0])
+        sc.autoscaling.groups[name] = NodeGroupSize(name, size[0], size[1], out[0], tuple(drivers))
     return out[:count]
 
 
@@ -827,6 +827,10 @@ def _apply_objects(sc: Scenario, docs: list[Document]) -> None:
                 limit_range_from_dict(obj, where, checked=True)
             elif kind == "ResourceQuota":
                 resource_quota_from_dict(obj, where, checked=True)
+            elif kind == "DaemonSet":   # its pod template: amounts as for every pod
+                from .daemonset_controller import check_daemon_set
+
+                check_daemon_set(obj, where)
             not_modelled_object(obj, where)
             sc.objects.setdefault(kind, []).append(obj)
             sc.origins.setdefault(kind, []).append(where)

@@ -333,6 +333,8 @@ def example_seeds() -> Iterator[Seed]:
                {"scenario.yaml": _yaml(*_autoscaling_scenario())})
     yield Seed("hand/simulate-autoscaling-spread", ("simulate", "scenario.yaml", "--no-progress", "-j", "1", "-o", "json"),
                {"scenario.yaml": _yaml(*_autoscaling_scenario(spread=True))})
+    yield Seed("hand/simulate-autoscaling-dra", ("simulate", "scenario.yaml", "--no-progress", "-j", "1", "-o", "json"),
+               {"scenario.yaml": _yaml(*_autoscaling_dra_scenario())})
 
     # serve --check: the cluster and the NodeKubelets file read as serve reads them, nothing served
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"pool": pool}},
@@ -414,6 +416,34 @@ def _autoscaling_scenario(spread: bool = False) -> list[dict[str, Any]]:
            "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
                     "updatePolicy": {"updateMode": "Off"}}}
     return [sim, dep, hpa, vpa]
+
+
+def _autoscaling_dra_scenario() -> list[dict[str, Any]]:
+    """Half an hour of the Cluster Autoscaler with a GPU node group (DRA drivers, scale from
+    zero), GPU pods from a claim template and a DaemonSet on every node."""
+    sim = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "autoscaling-dra"},
+           "spec": {"horizon": "30m", "sampleInterval": "5m",
+                    "autoscaling": {"clusterAutoscaler": {"expander": "least-waste", "scanInterval": "1m",
+                                                          "scaleDownUnneededTime": "5m", "forceDaemonSets": True,
+                                                          "ignoreDaemonSetsUtilization": True}},
+                    "nodeGroups": [{"name": "cpu", "count": 1, "minSize": 1, "maxSize": 3,
+                                    "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+                                   {"name": "gpu", "count": 0, "minSize": 0, "maxSize": 3, "machine": "1s1n4c1t:gpus=2",
+                                    "draDrivers": [{"driver": "gpu.example.com", "kinds": ["gpu"]}]}],
+                    "workloads": [{"name": "train", "count": 3, "duration": "10m", "template": {"spec": {
+                        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+                        "containers": [{"name": "t", "resources": {"requests": {"cpu": "100m"},
+                                                                   "claims": [{"name": "gpu"}]}}]}}}]}}
+    dc = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+          "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}}
+    rct = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+           "metadata": {"name": "one-gpu", "namespace": "default"},
+           "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}}}
+    ds = {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
+          "spec": {"selector": {"matchLabels": {"app": "agent"}},
+                   "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [
+                       {"name": "a", "resources": {"requests": {"cpu": "200m", "memory": "128Mi"}}}]}}}}
+    return [sim, dc, rct, ds]
 
 
 def _allocated_pods_state(cpu: str = "250m") -> bytes:
