@@ -903,8 +903,12 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
                                                       "owner": _controller_ref(meta), "object": obj},
                    usage=_usage(obj, where, template), load=load_of(obj, where))
     if kind == "StatefulSet":   # its controller (:mod:`.statefulset_loop`) reads the set's identity and policy
-        from .statefulset import statefulset_spec
+        from .statefulset import check_statefulset, statefulset_spec
 
+        try:
+            check_statefulset(obj)
+        except InputError as exc:
+            raise exc.in_file(where) from None
         c.meta["statefulset"] = statefulset_spec(obj)
     if kind == "Job":  # a Job part done (a snapshot, an end state): only its remaining completions run
         c.succeeded, c.failed = _job_counts(obj.get("status"), where)

@@ -112,8 +112,33 @@ def revision_name(set_name: str, template: Mapping[str, Any]) -> str:
     return f"{set_name}-{''.join(out)}"
 
 
+_POLICIES = (ORDERED_READY, PARALLEL)
+_UPDATE_STRATEGIES = ("RollingUpdate", "OnDelete")
+
+
+def check_statefulset(obj: Mapping[str, Any]) -> None:
+    """The values ``ValidateStatefulSetSpec`` refuses that strict decoding lets through (the
+    policies' names, negative counts), in the API server's words."""
+    from ..errors import InputError
+
+    spec = obj.get("spec") or {}
+    policy = spec.get("podManagementPolicy")
+    if policy is not None and policy not in _POLICIES:
+        raise InputError(f'Unsupported value: "{policy}": supported values: "OrderedReady", "Parallel"',
+                         path="spec.podManagementPolicy")
+    kind = (spec.get("updateStrategy") or {}).get("type")
+    if kind is not None and kind not in _UPDATE_STRATEGIES:
+        raise InputError(f'Unsupported value: "{kind}": supported values: "OnDelete", "RollingUpdate"',
+                         path="spec.updateStrategy.type")
+    for path, value in (("spec.minReadySeconds", spec.get("minReadySeconds")),
+                        ("spec.ordinals.start", (spec.get("ordinals") or {}).get("start"))):
+        if value is not None and value < 0:
+            raise InputError(f"Invalid value: {value}: must be greater than or equal to 0", path=path)
+
+
 def statefulset_spec(obj: Mapping[str, Any]) -> StatefulSetSpec:
-    """The spec of a StatefulSet the API server accepted (strictly decoded before)."""
+    """The spec of a StatefulSet the API server accepted (strictly decoded and
+    :func:`check_statefulset` before)."""
     meta = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     status = obj.get("status") or {}

@@ -214,3 +214,14 @@ def test_a_plain_statefulset_is_read_without_warnings(tmp_path, kit):
     with collecting() as warnings:
         kit.scenario(tmp_path, {"nodeGroups": [big(kit)]}, statefulset())
     assert warnings == []
+
+
+@pytest.mark.parametrize("field,value,message", [
+    ("podManagementPolicy", "Ordered", 'spec.podManagementPolicy: Unsupported value: "Ordered"'),
+    ("updateStrategy", {"type": "Rolling"}, 'spec.updateStrategy.type: Unsupported value: "Rolling"'),
+    ("minReadySeconds", -1, "spec.minReadySeconds: Invalid value: -1"),
+    ("ordinals", {"start": -2}, "spec.ordinals.start: Invalid value: -2")])
+def test_values_the_api_server_refuses_are_refused(tmp_path, kit, field, value, message):
+    with pytest.raises(InputError) as exc:
+        kit.scenario(tmp_path, {"nodeGroups": [big(kit)]}, statefulset(**{field: value}))
+    assert message in str(exc.value) or message in f"{exc.value.path}: {exc.value.message}"
