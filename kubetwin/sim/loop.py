@@ -584,6 +584,9 @@ class Simulator:
                 c.failed += 1
             else:
                 c.succeeded += 1
+        if c.kind == "StatefulSet":
+            self.statefulsets.pod_lost(c, sp)
+            return
         self.push(self.now + self.sc.settings.controller_delay, CONTROLLER, c)
 
     def _reconcile(self, c: Controller) -> None:

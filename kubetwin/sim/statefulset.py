@@ -38,7 +38,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
@@ -152,9 +152,8 @@ def statefulset_spec(obj: Mapping[str, Any]) -> StatefulSetSpec:
                            str(revision))
 
 
-@dataclass(frozen=True)
-class Member:
-    """One live pod of the set as the controller sees it."""
+class Member(NamedTuple):
+    """One live pod of the set as the controller sees it (a tuple: one is built per pod per sync)."""
 
     ordinal: int
     running: bool = False     # phase Running, and so Ready: no readiness probes are simulated
@@ -186,24 +185,27 @@ def sync(spec: StatefulSetSpec, replicas: int, members: Mapping[int, Member], no
     create: list[int] = []
     delete: list[int] = []
     blocked = False
-    # processReplica over [start, end], ascending; a missing pod is created
-    for ordinal in range(spec.start, spec.start + replicas):
-        m = members.get(ordinal)
+    start, end = spec.start, spec.start + replicas
+    get = members.get
+    # processReplica over [start, end), ascending; a missing pod is created
+    for ordinal in range(start, end):
+        m = get(ordinal)
         if m is None:
             create.append(ordinal)
             if monotonic:   # "if the set does not allow bursting, return immediately"
                 blocked = True
                 break
             continue
-        if monotonic and not available(m, ready_gap, now):   # not Running and Ready, or not Available
+        # not Running and Ready, or not Available (isRunningAndAvailable, inlined: the hot loop)
+        if monotonic and not (m.running and (ready_gap == 0 or m.ready_since + ready_gap < now)):
             blocked = True
             break
     if not blocked:
-        condemned = sorted((o for o in members if o >= 0 and not spec.in_range(o, replicas)), reverse=True)
-        # the first unavailable pod: replicas ascending, then condemned from the lowest ordinal
-        first_unavailable = next((o for o in range(spec.start, spec.start + replicas)
-                                  if not available(members.get(o), ready_gap, now)), None)
-        if first_unavailable is None:
+        condemned = sorted((o for o in members if o >= 0 and (o < start or o >= end)), reverse=True)
+        # the first unavailable pod: replicas ascending, then condemned from the lowest ordinal;
+        # only monotonic mode reads it, and there every replica is available once we are here
+        first_unavailable = None
+        if monotonic:
             first_unavailable = next((o for o in reversed(condemned)
                                       if not available(members[o], ready_gap, now)), None)
         for ordinal in condemned:   # processCondemned, highest ordinal first

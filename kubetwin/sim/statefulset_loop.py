@@ -9,7 +9,8 @@ controller syncs when it is told of a change, as its informers tell it: a pod of
 (failed, evicted, deleted: :meth:`Simulator._owner_lost`), a pod turned Running and Ready
 (:meth:`pod_started`), its scale changed (an HPA), and ``minReadySeconds`` later while pods are
 not yet available. Each sync comes ``controllerDelay`` after the change, as for the other
-controllers of the simulation. Re-creations of lost pods are capped by ``maxRecreations`` as the
+controllers of the simulation; changes at one instant make one sync (the workqueue holds a set's
+key once). Re-creations of lost pods are capped by ``maxRecreations`` as the
 ReplicaSet's are (issue 84869's loop of pods the kubelet rejects).
 
 Not an upstream module: kubetwin's glue between the clock (:mod:`.loop`) and :mod:`.statefulset`.
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from .workload import Controller
 
 KIND = "StatefulSet"
-_LIVE = ("Pending", "Running")
 
 
 def new_pod(c: Controller, spec: StatefulSetSpec, ordinal: int, instance: int) -> Pod:
@@ -44,56 +44,76 @@ def new_pod(c: Controller, spec: StatefulSetSpec, ordinal: int, instance: int) -
     return msgspec.structs.replace(c.template, metadata=meta)
 
 
+class _SetPods:
+    """One set's live pods by ordinal, and the controller's view of them, kept as pods come and go."""
+
+    __slots__ = ("pods", "view")
+
+    def __init__(self) -> None:
+        self.pods: dict[int, SimPod] = {}
+        self.view: dict[int, Member] = {}
+
+    def put(self, ordinal: int, sp: SimPod) -> None:
+        self.pods[ordinal] = sp
+        self.view[ordinal] = Member(ordinal, True, sp.start) if sp.phase == "Running" else Member(ordinal)
+
+
 class StatefulSetControl:
     """Every StatefulSet of one run."""
 
     def __init__(self, sim: Simulator):
         self.sim = sim
         #: per controller key: live pods by ordinal (adopted ones found at the first sync)
-        self.members: dict[str, dict[int, SimPod]] = {}
+        self.sets: dict[str, _SetPods] = {}
+        #: ordinal of every pod a set holds, by the simulation's pod index
+        self.ordinal_of: dict[int, int] = {}
         #: per controller key: the time of the minReadySeconds requeue on the clock
         self.requeued: dict[str, float] = {}
+        #: per controller key: the time of the sync a change already put on the clock (the
+        #: workqueue holds a key once: changes at one instant make one sync)
+        self.due: dict[str, float] = {}
 
-    def _members(self, c: Controller) -> dict[int, SimPod]:
-        got = self.members.get(c.key)
+    def _pods(self, c: Controller) -> _SetPods:
+        got = self.sets.get(c.key)
         if got is None:   # the pods of the scenario adopted by ordinal (a snapshot's running pods)
             spec: StatefulSetSpec = c.meta["statefulset"]
-            got = self.members[c.key] = {}
+            got = self.sets[c.key] = _SetPods()
             for sp in self.sim.pods:
-                if sp.owner == c.key:
+                if sp.owner == c.key and sp.phase in ("Pending", "Running"):
                     parent, ordinal = parent_and_ordinal(sp.pod.name)
                     if parent == spec.name and ordinal >= 0:
-                        got[ordinal] = sp
-        for o in [o for o, sp in got.items() if sp.phase not in _LIVE]:
-            del got[o]
+                        got.put(ordinal, sp)
+                        self.ordinal_of[sp.i] = ordinal
         return got
 
     def sync(self, c: Controller) -> None:
         """One ``updateStatefulSet`` of ``c`` at the simulation's now."""
         sim = self.sim
         now = sim.now
-        if self.requeued.get(c.key, -1.0) <= now:
-            self.requeued.pop(c.key, None)
+        key = c.key
+        if self.requeued.get(key, -1.0) <= now:
+            self.requeued.pop(key, None)
+        if self.due.get(key) == now:
+            del self.due[key]
         spec: StatefulSetSpec = c.meta["statefulset"]
-        members = self._members(c)
-        view = {o: Member(o, sp.phase == "Running", sp.start) for o, sp in members.items()}
-        d = sync(spec, c.replicas, view, now)
+        pods = self._pods(c)
+        d = sync(spec, c.replicas, pods.view, now)
         for ordinal in d.create:
             if c.created - c.retired - c.replicas >= c.max_recreations:
                 break   # the cap on replacements of lost pods (as the ReplicaSet's)
-            if not self._create(c, spec, ordinal):
+            if not self._create(c, spec, pods, ordinal):
                 break
         for ordinal in d.delete:
             c.retired += 1
-            sim.delete_pod(members[ordinal], "ScaledDown",
+            sim.delete_pod(pods.pods[ordinal], "ScaledDown",
                            f"deleted by the StatefulSet controller: {c.key} scaled to {c.replicas}")
-        if d.requeue_at is not None and c.key not in self.requeued:
+        if d.requeue_at is not None and key not in self.requeued:
             from .loop import CONTROLLER
 
-            self.requeued[c.key] = d.requeue_at
+            self.requeued[key] = d.requeue_at
             sim.push(d.requeue_at, CONTROLLER, c)
 
-    def _create(self, c: Controller, spec: StatefulSetSpec, ordinal: int) -> bool:
+    def _create(self, c: Controller, spec: StatefulSetSpec, pods: _SetPods, ordinal: int) -> bool:
         """``CreateStatefulPod``; False when the API server refused the pod."""
         from .loop import SimPod, _rng
 
@@ -105,7 +125,8 @@ class StatefulSetControl:
         pod = new_pod(c, spec, ordinal, c.created)
         sp = SimPod(len(sim.pods), pod, sim.now, c.duration.sample(_rng(sim.sc, c.key, c.created)), c.key, c.usage)
         sim.pods.append(sp)
-        self.members.setdefault(c.key, {})[ordinal] = sp
+        pods.put(ordinal, sp)
+        self.ordinal_of[sp.i] = ordinal
         sim._arrive(sp, sim.autoscalers.vpa_webhook(c) if sim.autoscalers is not None else None)
         return sp.phase != "Rejected"
 
@@ -113,14 +134,31 @@ class StatefulSetControl:
         """A pod of a set turned Running and Ready: its controller syncs."""
         c = self.sim.controllers.get(sp.owner or "")
         if c is not None and c.kind == KIND:
+            got = self.sets.get(c.key)
+            ordinal = self.ordinal_of.get(sp.i)
+            if got is not None and ordinal is not None and got.pods.get(ordinal) is sp:
+                got.put(ordinal, sp)
             self.wake(c)
 
+    def pod_lost(self, c: Controller, sp: SimPod) -> None:
+        """A pod of ``c`` ended (failed, evicted, deleted, finished, refused): its controller syncs."""
+        got = self.sets.get(c.key)
+        ordinal = self.ordinal_of.pop(sp.i, None)
+        if got is not None and ordinal is not None and got.pods.get(ordinal) is sp:
+            del got.pods[ordinal], got.view[ordinal]
+        self.wake(c)
+
     def wake(self, c: Controller) -> None:
-        """A change the set's informers report: a sync ``controllerDelay`` later."""
+        """A change the set's informers report: a sync ``controllerDelay`` later (one for every
+        change at the same instant)."""
         from .loop import CONTROLLER
 
         sim = self.sim
-        sim.push(sim.now + sim.sc.settings.controller_delay, CONTROLLER, c)
+        t = sim.now + sim.sc.settings.controller_delay
+        if self.due.get(c.key) == t:
+            return
+        self.due[c.key] = t
+        sim.push(t, CONTROLLER, c)
 
 
 def statefulset_objects(controllers: list[Any]) -> list[dict[str, Any]]:
