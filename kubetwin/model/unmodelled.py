@@ -29,8 +29,12 @@ Job ``spec.suspend``, ``managedBy``,      simulation           the Job controlle
 ``backoffLimitPerIndex``,
 ``maxFailedIndexes``,
 ``podReplacementPolicy``
-StatefulSet, ReplicationController        simulation           their pods are not created (only the
-                                                               default spread selector reads them)
+StatefulSet ``spec.volumeClaimTemplates``, simulation           PersistentVolumeClaims are not simulated:
+``persistentVolumeClaimRetentionPolicy``                       the pods are created without their claims
+StatefulSet ``status`` with                simulation           a rolling update under way: pods keep the
+``currentRevision`` != ``updateRevision``                       revision they run, none is replaced
+ReplicationController                     simulation           its pods are not created (only the
+                                                               default spread selector reads it)
 PodDisruptionBudget without ``status``    kube-scheduler       preemption reads ``disruptionsAllowed``
                                                                as given; the disruption controller that
                                                                computes it is not modelled
@@ -127,15 +131,32 @@ def object_findings(obj: Mapping[str, Any]) -> Iterator[Finding]:
             if spec.get(name) is not None:
                 yield (f"spec.{name}", "the Job controller's handling of this field is not modelled "
                                        "(parallelism, completions and backoffLimit are)", sim)
-    elif kind in ("StatefulSet", "ReplicationController"):
-        yield ("kind", f"the simulation creates no pods for a {kind} (it runs the Deployment, ReplicaSet and "
-                       "Job controllers); only the scheduler's default spread selector reads it", sim)
+    elif kind == "StatefulSet":
+        yield from _statefulset_findings(spec, _mapping(obj.get("status")))
+    elif kind == "ReplicationController":
+        yield ("kind", f"the simulation creates no pods for a {kind} (it runs the Deployment, ReplicaSet, "
+                       "StatefulSet and Job controllers); only the scheduler's default spread selector reads it", sim)
     elif kind == "PodDisruptionBudget" and not _mapping(obj.get("status")) and (
             spec.get("minAvailable") is not None or spec.get("maxUnavailable") is not None):
         yield ("status.disruptionsAllowed", "preemption takes the budget's status as given and the disruption "
                                             "controller that computes it is not modelled: without a status, "
                                             "no disruption is allowed — give status as kubectl get -o yaml shows it",
                frozenset({SCHEDULER, SIMULATION}))
+
+
+def _statefulset_findings(spec: Mapping[str, Any], status: Mapping[str, Any]) -> Iterator[Finding]:
+    """What the simulation's StatefulSet controller (:mod:`kubetwin.sim.statefulset`) does not do."""
+    sim = frozenset({SIMULATION})
+    if spec.get("volumeClaimTemplates"):
+        yield ("spec.volumeClaimTemplates", "PersistentVolumeClaims are not simulated: the set's pods are created "
+                                            "without their claims (no volume binding, no storage limits)", sim)
+    if spec.get("persistentVolumeClaimRetentionPolicy") is not None:
+        yield ("spec.persistentVolumeClaimRetentionPolicy", "PersistentVolumeClaims are not simulated, so neither "
+                                                            "is their retention when the set scales down", sim)
+    current, update = status.get("currentRevision"), status.get("updateRevision")
+    if current and update and current != update:
+        yield ("status.updateRevision", f"a rolling update is under way ({current} to {update}): the simulation "
+                                        "replaces no pod for it, pods keep the revision they run", sim)
 
 
 def _report(findings: Iterator[Finding], file: str | None, prefix: str, reader: Reader) -> None:

@@ -323,6 +323,9 @@ class Autoscalers:
         sim = self.sim
         old = c.replicas
         c.replicas = replicas
+        if c.kind == "StatefulSet":   # the StatefulSet controller scales in its own order (:mod:`.statefulset`)
+            sim.statefulsets.wake(c)
+            return
         if replicas > old:
             sim.push(sim.now + sim.sc.settings.controller_delay, CONTROLLER, c)
             return

@@ -229,14 +229,11 @@ def node_group_size(g: Mapping[str, Any], path: str, count: int) -> tuple[int, i
     return lo, hi
 
 
-_SCALABLE = ("Deployment", "ReplicaSet")
+_SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet")
 
 
 def _target(sc: Any, kind: str, ns: str, name: str, path: str, file: str) -> Any:
     """The simulated controller an autoscaler's target reference names."""
-    if kind == "StatefulSet":
-        raise InputError(f"StatefulSet {ns}/{name}: StatefulSets are not simulated by kubetwin, so nothing would "
-                         "scale", path=path, file=file, fix="target a Deployment or ReplicaSet of the scenario")
     if kind not in _SCALABLE:
         raise unknown_key_error(kind, _SCALABLE, path=path, file=file, what="target kind")
     key = f"{kind}/{ns}/{name}"

@@ -121,7 +121,7 @@ def end_state(sim: Any) -> Snapshot:
 
     snap.objects.extend(to_builtins(pc) for pc in sim.sc.priority_classes.values())
     for kind, objs in sim.sc.objects.items():
-        if kind in ("ReplicaSet", "Deployment", "Job"):
+        if kind in ("ReplicaSet", "Deployment", "Job", "StatefulSet"):
             continue
         snap.objects.extend(o for o in objs if isinstance(o, dict))
     return snap

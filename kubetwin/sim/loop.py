@@ -122,6 +122,13 @@ class Simulator:
                     {"apiVersion": "apps/v1", "kind": "ReplicaSet",
                      "metadata": {"name": _rs_name(c), "namespace": c.meta["namespace"]},
                      "spec": {"selector": c.meta["selector"] or {"matchLabels": dict(c.template.metadata.labels)}}})
+        #: the StatefulSet controller (:mod:`.statefulset_loop`), None without StatefulSets
+        self.statefulsets: Any = None
+        if any(c.kind == "StatefulSet" for c in scenario.controllers):
+            from .statefulset_loop import StatefulSetControl, statefulset_objects
+
+            objects.setdefault("StatefulSet", []).extend(statefulset_objects(scenario.controllers))
+            self.statefulsets = StatefulSetControl(self)
         from ..scheduler.profile import Profile
 
         profile = scenario.profile or Profile()
@@ -462,6 +469,8 @@ class Simulator:
         self.running += 1
         if sp.duration is not None:
             self.push(self.now + sp.duration, COMPLETE, (sp, sp.run))
+        if self.statefulsets is not None and sp.owner is not None:
+            self.statefulsets.pod_started(sp)
         self.queue.on_event(ASSIGNED_POD_ADD, self.now, bound,
                             self.cluster.snapshot.namespace_labels(bound.metadata.namespace))
 
@@ -593,9 +602,15 @@ class Simulator:
                 c.failed += 1
             else:
                 c.succeeded += 1
+        if c.kind == "StatefulSet":
+            self.statefulsets.pod_lost(c, sp)
+            return
         self.push(self.now + self.sc.settings.controller_delay, CONTROLLER, c)
 
     def _reconcile(self, c: Controller) -> None:
+        if c.kind == "StatefulSet":
+            self.statefulsets.sync(c)
+            return
         n = c.wanted()
         for _ in range(n):
             pod = _controller_pod(c, c.created)

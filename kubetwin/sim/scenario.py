@@ -54,8 +54,8 @@ if TYPE_CHECKING:
 API_VERSION = "kubetwin.io/v1alpha1"
 ARRIVAL = "kubetwin.io/arrival"
 DURATION = "kubetwin.io/duration"
-_CONTROLLERS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1"}
-_PASSED_ON = ("DaemonSet", "HorizontalPodAutoscaler", "VerticalPodAutoscaler", "Service", "Namespace", "ReplicationController", "StatefulSet", "NodeResourceTopology", "PodDisruptionBudget",
+_CONTROLLERS = {"Deployment": "apps/v1", "ReplicaSet": "apps/v1", "Job": "batch/v1", "StatefulSet": "apps/v1"}
+_PASSED_ON = ("DaemonSet", "HorizontalPodAutoscaler", "VerticalPodAutoscaler", "Service", "Namespace", "ReplicationController", "NodeResourceTopology", "PodDisruptionBudget",
               "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim", "ResourceQuota", "LimitRange")
 #: Every kind a scenario takes (a misspelt one is refused with the nearest of these).
 _SCENARIO_KINDS = frozenset({"Pod", "Node", "PriorityClass", "KubeSchedulerConfiguration", "Simulation",
@@ -917,6 +917,14 @@ def _controller(obj: Mapping[str, Any], where: str, sc: Scenario) -> Controller:
                                                       "selector": (spec.get("selector") or {}),
                                                       "owner": _controller_ref(meta), "object": obj},
                    usage=_usage(obj, where, template), load=load_of(obj, where))
+    if kind == "StatefulSet":   # its controller (:mod:`.statefulset_loop`) reads the set's identity and policy
+        from .statefulset import check_statefulset, statefulset_spec
+
+        try:
+            check_statefulset(obj)
+        except InputError as exc:
+            raise exc.in_file(where) from None
+        c.meta["statefulset"] = statefulset_spec(obj)
     if kind == "Job":  # a Job part done (a snapshot, an end state): only its remaining completions run
         c.succeeded, c.failed = _job_counts(obj.get("status"), where)
     return c
@@ -970,6 +978,8 @@ def _adopt(sc: Scenario) -> None:
         owner = by_key.get(alias.get(key, key))
         if owner is None:
             continue
+        if owner.kind == "StatefulSet" and not _stateful_member(owner, a.pod):
+            continue
         owner.created += 1
         owner.active += 1
         sc.arrivals[i] = replace(a, owner=owner.key)
@@ -981,6 +991,14 @@ def _check_blockio(sc: Scenario, pod: Pod, file: str | None, prefix: str = "") -
         from .blockio import check_pod_classes
 
         check_pod_classes(sc, pod, file, prefix)
+
+
+def _stateful_member(c: Controller, pod: Pod) -> bool:
+    """``isMemberOf``: a StatefulSet claims only pods named ``<set>-<ordinal>`` (others it releases)."""
+    from .statefulset import parent_and_ordinal
+
+    parent, ordinal = parent_and_ordinal(pod.name)
+    return parent == c.meta["name"] and ordinal >= 0
 
 
 def _finish(sc: Scenario) -> None:

@@ -17,7 +17,7 @@ The folder (written to a temporary folder, then renamed into place):
     nodes.json       Nodes                          (schedule --nodes)
     pods.json        Pods bound to a node            (schedule --pods, admit)
     pending.json     Pods not bound yet, incl. daemon pods created here
-    workloads.json   Deployments, ReplicaSets, Jobs (controllers simulate plays)
+    workloads.json   Deployments, ReplicaSets, StatefulSets, Jobs (controllers simulate plays)
     objects.json     PriorityClasses, quotas, LimitRanges, PDBs, DRA, NRT, ... (schedule -f, dra -f)
     nodes/NAME/        kubelet.json: the node's KubeletConfiguration, when read from a live cluster's
                        /configz; with --per-node also node.json and pods.json (the pods bound to it):
@@ -46,12 +46,12 @@ from ..model.loader import Document, load_documents
 from ..model.pod import is_qualified_name
 
 #: kinds whose controller ``simulate`` plays (``sim.scenario``)
-WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "Job"})
+WORKLOAD_KINDS = frozenset({"Deployment", "ReplicaSet", "Job", "StatefulSet"})
 #: kinds passed on as they are: the scheduler, admission controllers or DRA read them
 #: (Services and ReplicationControllers: the selectors PodTopologySpread's default constraints spread by)
 OBJECT_KINDS = frozenset({"PriorityClass", "ResourceQuota", "LimitRange", "PodDisruptionBudget", "Namespace",
                           "Service", "ReplicationController",
-                          "StatefulSet", "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
+                          "DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate",
                           "NodeResourceTopology"})
 #: why a kind is left out, for its note
 _WHY_IGNORED = {
@@ -107,10 +107,10 @@ class Snapshot:
             out.append(f"{n} {kind} object(s) ignored: {why}")
         for phase, n in sorted(self.terminal.items()):
             out.append(f"{n} {phase} pod(s) left out: they hold no resources")
-        sets = sum(1 for o in self.objects if get(o, "kind") == "StatefulSet")
+        sets = sum(1 for o in self.workloads if get(o, "kind") == "StatefulSet")
         if sets:
-            out.append(f"{sets} StatefulSet(s) kept as objects: their pods in the dump are kept, their "
-                       "controller is not simulated (a lost pod is not replaced)")
+            out.append(f"{sets} StatefulSet(s) kept as workloads: simulate adopts their pods in the dump by "
+                       "ordinal and plays their controller")
         for ds, n in sorted(self.daemon_pods.items()):
             out.append(f"DaemonSet {ds}: {n} pod(s) created for eligible nodes without one")
         return out + self.extra_notes

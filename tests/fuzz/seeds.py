@@ -335,6 +335,12 @@ def example_seeds() -> Iterator[Seed]:
                {"scenario.yaml": _yaml(*_autoscaling_scenario(spread=True))})
     yield Seed("hand/simulate-autoscaling-dra", ("simulate", "scenario.yaml", "--no-progress", "-j", "1", "-o", "json"),
                {"scenario.yaml": _yaml(*_autoscaling_dra_scenario())})
+    yield Seed("example/simulate-statefulset", ("simulate", "-f", "db.yaml", "--pods"),
+               {n: _read(ex / "statefulset" / n) for n in ("db.yaml", "set.yaml")}, referenced=("set.yaml",))
+    yield Seed("hand/simulate-statefulset", ("simulate", "scenario.yaml", "--no-progress", "-j", "1", "-o", "json"),
+               {"scenario.yaml": _yaml(*_statefulset_scenario())})
+    yield Seed("hand/snapshot-statefulset", ("snapshot", "dumps", "-o", "out"),
+               {"dumps/all.yaml": _yaml(*_statefulset_dump())}, outputs=("out",))
 
     # serve --check: the cluster and the NodeKubelets file read as serve reads them, nothing served
     nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"pool": pool}},
@@ -444,6 +450,46 @@ def _autoscaling_dra_scenario() -> list[dict[str, Any]]:
                    "template": {"metadata": {"labels": {"app": "agent"}}, "spec": {"containers": [
                        {"name": "a", "resources": {"requests": {"cpu": "200m", "memory": "128Mi"}}}]}}}}
     return [sim, dc, rct, ds]
+
+
+def _statefulset_scenario() -> list[dict[str, Any]]:
+    """Half an hour of an OrderedReady StatefulSet (start ordinal, minReadySeconds) under an HPA
+    and a VPA in Recreate mode, two of its pods already running."""
+    sim = {"apiVersion": "kubetwin.io/v1alpha1", "kind": "Simulation", "metadata": {"name": "statefulset"},
+           "spec": {"horizon": "30m", "sampleInterval": "5m",
+                    "nodeGroups": [{"name": "pool", "count": 2,
+                                    "capacity": {"cpu": "16", "memory": "32Gi", "pods": "110"}}]}}
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+           "metadata": {"name": "db", "annotations": {"kubetwin.io/load": "{cpu: [[0s, 1], [10m, 6]]}"}},
+           "spec": {"replicas": 3, "serviceName": "db", "podManagementPolicy": "OrderedReady",
+                    "minReadySeconds": 10, "ordinals": {"start": 1},
+                    "selector": {"matchLabels": {"app": "db"}},
+                    "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [
+                        {"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}}}
+    pods = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"db-{i}", "labels": {"app": "db"},
+                          "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db",
+                                               "uid": "u", "controller": True}]},
+             "spec": {"nodeName": "pool-0", "containers": [
+                 {"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}} for i in (1, 2)]
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "db"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db"},
+                    "minReplicas": 2, "maxReplicas": 8}}
+    vpa = {"apiVersion": "autoscaling.k8s.io/v1", "kind": "VerticalPodAutoscaler", "metadata": {"name": "db"},
+           "spec": {"targetRef": {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db"},
+                    "updatePolicy": {"updateMode": "Recreate"}}}
+    return [sim, sts, *pods, hpa, vpa]
+
+
+def _statefulset_dump() -> list[dict[str, Any]]:
+    """A ``kubectl get -o yaml`` of a node, a StatefulSet and one of its pods."""
+    cap = {"cpu": "8", "memory": "16Gi", "pods": "110"}
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "a"}, "status": {"capacity": cap,
+                                                                                       "allocatable": cap}}
+    _, sts, pod, *_ = _statefulset_scenario()
+    sts = {**sts, "status": {"replicas": 1, "currentRevision": "db-5d8f", "updateRevision": "db-5d8f"}}
+    pod = {**pod, "spec": {**pod["spec"], "nodeName": "a"}, "status": {"phase": "Running"}}
+    return [node, sts, pod]
 
 
 def _allocated_pods_state(cpu: str = "250m") -> bytes:

@@ -111,11 +111,30 @@ def test_job_controller_fields_that_are_not_modelled_are_reported(field, value):
     assert f"spec.{field}: field is not modelled by kubetwin" in w
 
 
-@pytest.mark.parametrize("kind", ["StatefulSet", "ReplicationController"])
-def test_controllers_without_pods_in_the_simulation_are_reported(kind):
-    (w,) = object_warnings({"apiVersion": "apps/v1", "kind": kind, "spec": {}}, SIMULATION)
+def test_a_replication_controller_is_reported_as_getting_no_pods_in_the_simulation():
+    kind = "ReplicationController"
+    (w,) = object_warnings({"apiVersion": "v1", "kind": kind, "spec": {}}, SIMULATION)
     assert f"the simulation creates no pods for a {kind}" in w
-    assert object_warnings({"apiVersion": "apps/v1", "kind": kind, "spec": {}}, SCHEDULER) == []
+    assert object_warnings({"apiVersion": "v1", "kind": kind, "spec": {}}, SCHEDULER) == []
+
+
+def test_a_statefulset_without_claims_or_an_update_under_way_is_silent():
+    assert object_warnings({"apiVersion": "apps/v1", "kind": "StatefulSet", "spec": {}}, SIMULATION) == []
+
+
+@pytest.mark.parametrize("field,value", [("volumeClaimTemplates", [{"metadata": {"name": "data"}}]),
+                                         ("persistentVolumeClaimRetentionPolicy", {"whenScaled": "Delete"})])
+def test_statefulset_claim_fields_are_reported_as_not_modelled(field, value):
+    (w,) = object_warnings({"apiVersion": "apps/v1", "kind": "StatefulSet", "spec": {field: value}}, SIMULATION)
+    assert f"spec.{field}: field is not modelled by kubetwin" in w
+    assert object_warnings({"apiVersion": "apps/v1", "kind": "StatefulSet", "spec": {field: value}}, SCHEDULER) == []
+
+
+def test_a_statefulset_rolling_update_under_way_is_reported_as_not_modelled():
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "spec": {},
+           "status": {"currentRevision": "db-1", "updateRevision": "db-2"}}
+    (w,) = object_warnings(sts, SIMULATION)
+    assert "status.updateRevision: field is not modelled by kubetwin" in w and "db-1 to db-2" in w
 
 
 def test_a_disruption_budget_without_status_is_reported_to_the_scheduler():

@@ -89,10 +89,10 @@ def test_pods_metric_from_the_load_curve_drives_the_hpa(tmp_path, kit):
     assert replicas_over_time(simulate(sc))[-1] == 10
 
 
-def test_an_hpa_on_a_statefulset_is_refused_as_not_simulated(tmp_path, kit):
+def test_an_hpa_on_a_statefulset_missing_from_the_scenario_is_refused(tmp_path, kit):
     h = hpa()
     h["spec"]["scaleTargetRef"]["kind"] = "StatefulSet"
-    with pytest.raises(InputError, match="StatefulSets are not simulated"):
+    with pytest.raises(InputError, match="StatefulSet default/web is not in the scenario"):
         kit.scenario(tmp_path, {"horizon": "1h", "nodeGroups": [kit.group()]}, deployment(), h)
 
 

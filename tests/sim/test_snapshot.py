@@ -144,6 +144,23 @@ def test_a_deployments_running_pods_are_not_created_twice(tmp_path):
     assert len(r.pods) == 3 and len(web) == 3
 
 
+def test_a_statefulsets_pods_are_adopted_by_ordinal_and_the_missing_one_created(tmp_path):
+    objs = [node("a"), controller("StatefulSet", "web", 3),
+            pod("web-0", "a", owner=("StatefulSet", "web")), pod("web-2", "a", owner=("StatefulSet", "web"))]
+    snap = load([dump(tmp_path / "d.json", *objs)])
+    assert [snapshot_kind(o) for o in snap.workloads] == ["StatefulSet"]
+    assert any("StatefulSet(s) kept as workloads" in n for n in snap.notes())
+    r = simulate(load_scenario(write(snap, tmp_path / "out") / "scenario.yaml"))
+    assert sorted((p.name, p.owner) for p in r.pods) == [(f"web-{i}", "StatefulSet/default/web") for i in range(3)]
+    assert [p.name for p in r.pods if p.arrival > 0] == ["web-1"]
+
+
+def snapshot_kind(obj):
+    from kubetwin.sim.snapshot import get
+
+    return get(obj, "kind")
+
+
 def test_a_replica_set_of_its_own_keeps_its_replicas(tmp_path):
     objs = [node("a"), controller("ReplicaSet", "rs", 2), pod("rs-1", "a", owner=("ReplicaSet", "rs"))]
     out = write(load([dump(tmp_path / "d.json", *objs)]), tmp_path / "out")

@@ -29,14 +29,15 @@ def test_a_misspelt_kind_in_a_scenario_is_refused_with_the_nearest_kind(tmp_path
         kit.scenario(tmp_path, {"nodeGroups": [kit.group()]}, deploy)
 
 
-def test_a_statefulset_in_a_scenario_is_reported_as_creating_no_pods(tmp_path, kit):
+def test_a_statefulsets_volume_claim_templates_are_reported_as_not_modelled(tmp_path, kit):
     sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
            "spec": {"selector": {"matchLabels": {"app": "db"}}, "serviceName": "db",
+                    "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}],
                     "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [{"name": "c"}]}}}}
     with collecting() as warnings:
         kit.scenario(tmp_path, {"nodeGroups": [kit.group()]}, sts)
-    assert any("StatefulSet db): kind: field is not modelled by kubetwin: the simulation creates no pods" in w
-               for w in warnings)
+    assert any("StatefulSet db): spec.volumeClaimTemplates: field is not modelled by kubetwin" in w for w in warnings)
 
 
 def test_a_workload_templates_deadline_is_reported_once_for_all_replicas(tmp_path, kit):
