@@ -41,7 +41,7 @@ from .api import Node, ResourceClaim
 from .cdi import CDIDevice, CDISpec, ContainerEdits, validate_device_name, validate_kind
 from .checkpoint import CheckpointDevice, ClaimInfoState
 from .nodeselector import NodeSelectorError, selector_matches
-from .podclaims import PodClaimError, claims_for_pod, is_reserved_for
+from .podclaims import PodClaimError, PodClaims, claims_for_pod, is_reserved_for
 
 
 class PrepareError(KubetwinError):
@@ -91,9 +91,24 @@ def _base_request(request: str) -> str:
 _ENV_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
-def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = None, *,
-                state: Iterable[ClaimInfoState] = (), cdi_class: str = "device") -> PreparedPod:
-    """Prepare ``pod``'s claims (from ``claims``, the cluster's ResourceClaims) on ``node``."""
+@dataclass(frozen=True, slots=True)
+class PreparedClaims:
+    """Steps 1 to 3 of the module doc for one pod: what the node's DRA manager keeps."""
+
+    pod_claims: PodClaims
+    #: the whole checkpoint after preparing (earlier entries first, in their order)
+    state: tuple[ClaimInfoState, ...]
+    #: pod claim name -> its checkpoint entry
+    entries: Mapping[str, ClaimInfoState]
+    #: CDI spec files the model driver writes: file name -> spec (new preparations only)
+    cdi_specs: Mapping[str, CDISpec]
+
+
+def prepare_claims(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = None, *,
+                   state: Iterable[ClaimInfoState] = (), cdi_class: str = "device") -> PreparedClaims:
+    """``PrepareResources`` for ``pod``'s claims (from ``claims``, the cluster's ResourceClaims)
+    on ``node``: the checkpoint and CDI specs after it, without the containers' views
+    (:func:`prepare_pod` adds those)."""
     try:
         pod_claims = claims_for_pod(pod, claims, (), generate=False)
     except PodClaimError as exc:
@@ -122,6 +137,14 @@ def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = N
         entries.append(entry)
         mine[pc.name] = entry
         specs.update(claim_specs)
+    return PreparedClaims(pod_claims, tuple(entries), mine, specs)
+
+
+def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = None, *,
+                state: Iterable[ClaimInfoState] = (), cdi_class: str = "device") -> PreparedPod:
+    """Prepare ``pod``'s claims (from ``claims``, the cluster's ResourceClaims) on ``node``."""
+    done = prepare_claims(pod, claims, node, state=state, cdi_class=cdi_class)
+    pod_claims, mine = done.pod_claims, done.entries
     containers = []
     for container, _ in pod.all_containers():
         cdi: list[str] = []
@@ -134,7 +157,7 @@ def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = N
                 cdi.extend(_cdi_devices(entry, ref.request))
                 dynamic.append(dynamic_resource(entry))
         containers.append(ContainerDRA(container.name, tuple(cdi), tuple(dynamic)))
-    return PreparedPod(pod, tuple(entries), tuple(mine[pc.name] for pc in pod_claims.claims), specs,
+    return PreparedPod(pod, done.state, tuple(mine[pc.name] for pc in pod_claims.claims), done.cdi_specs,
                        tuple(containers))
 
 
