@@ -30,7 +30,6 @@ Nothing here writes files: :func:`prepare_pod` returns everything, the CLI write
 
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -86,9 +85,6 @@ def claim_uid(claim: ResourceClaim) -> str:
 
 def _base_request(request: str) -> str:
     return request.split("/", 1)[0]
-
-
-_ENV_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +182,7 @@ def _driver_prepare(claim: ResourceClaim, uid: str, pod_uid: str, cdi_class: str
         qualified = f"{r.driver}/{cdi_class}={name}"
         per_driver.setdefault(r.driver, []).append(CheckpointDevice(
             r.pool, r.device, (_base_request(r.request),), (qualified,), r.share_id))
-        env_key = _ENV_UNSAFE.sub("_", f"DRA_DEVICE_{len(cdi_devices.get(r.driver, ()))}")
+        env_key = f"DRA_DEVICE_{len(cdi_devices.get(r.driver, ()))}"   # letters, digits and '_' only
         cdi_devices.setdefault(r.driver, []).append(CDIDevice(name, ContainerEdits(
             env=(f"{env_key}={r.pool}/{r.device}",))))
     specs = {}

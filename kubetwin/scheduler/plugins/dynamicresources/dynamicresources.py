@@ -440,6 +440,18 @@ class DynamicResources(Plugin):
             out["extendedResourceClaimStatus"] = msgspec.to_builtins(ext_status)
         return out
 
+    def allocated_devices(self) -> int:
+        """How many devices the allocated claims hold: the length of every ``status.allocation``
+        :meth:`allocations` lists, counted from the decoded claims."""
+        self._objects()
+        return sum(len(c.allocated) for c in self._claims.values() if c.allocated is not None)
+
+    def allocated_results(self) -> list[Any]:
+        """Every ``status.allocation.devices.results`` entry of the allocated claims, decoded
+        (``AllocatedDevice``: driver, pool, device), claims in :meth:`allocations` order."""
+        self._objects()
+        return [r for c in self._claims.values() if c.allocated is not None for r in c.allocated]
+
     def allocations(self) -> Mapping[str, Any]:
         """Claim → ``status.allocation`` of every allocated claim the scheduler knows."""
         self._objects()
