@@ -656,6 +656,36 @@ def _shared_device(value: Any, path: str, per_device: bool) -> Device:
     return hit
 
 
+#: Device lists decoded so far, by (perDeviceNodeSelection, the list's JSON text): one lookup
+#: per slice where every node of a machine model publishes the same list.
+_DEVICE_LISTS: dict[tuple[bool, bytes], tuple[Device, ...]] = {}
+_DEVICE_LISTS_MAX: Final = 10_000
+
+
+def _shared_devices(devices_raw: list[Any], per_device: bool) -> tuple[Device, ...]:
+    """A slice's ``spec.devices`` decoded as :func:`_shared_device` decodes each, in one lookup
+    for a list written alike before (kept only once every device of it decoded; the same plain
+    JSON rule as :func:`_shared_device`)."""
+    import msgspec
+
+    try:
+        text = msgspec.json.encode(devices_raw)
+        plain = msgspec.json.decode(text) == devices_raw
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError, msgspec.DecodeError):
+        plain = False
+    key = (per_device, text) if plain else None
+    if key is not None:
+        hit = _DEVICE_LISTS.get(key)
+        if hit is not None:
+            return hit
+    devices = tuple(_shared_device(d, join_path("spec.devices", i), per_device) for i, d in enumerate(devices_raw))
+    if key is not None:
+        if len(_DEVICE_LISTS) >= _DEVICE_LISTS_MAX:
+            _DEVICE_LISTS.clear()
+        _DEVICE_LISTS[key] = devices
+    return devices
+
+
 def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
     meta = _obj(obj.get("metadata"), "metadata")
     name = _name(meta)
@@ -693,8 +723,7 @@ def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
     limit = DEVICES_PER_SLICE_WITH_EXTRAS_MAX if extras else DEVICES_PER_SLICE_MAX
     _max(devices_raw, limit, "spec.devices")
     _max(counters_raw, COUNTER_SETS_MAX, "spec.sharedCounters")
-    devices = tuple(_shared_device(d, join_path("spec.devices", i), bool(per_device))
-                    for i, d in enumerate(devices_raw))
+    devices = _shared_devices(devices_raw, bool(per_device))
     counter_sets = []
     for i, cs in enumerate(counters_raw):
         cp = join_path("spec.sharedCounters", i)

@@ -23,6 +23,19 @@ def test_devices_written_alike_in_two_slices_are_one_object():
     assert a.devices[0] is b.devices[0]
 
 
+def test_device_lists_written_alike_in_two_slices_are_decoded_once():
+    a = parse_resource_slice(slice_("a", devices=[dict(GPU), {"name": "gpu-1"}], nodeName="node-1"))
+    b = parse_resource_slice(slice_("b", devices=[dict(GPU), {"name": "gpu-1"}], nodeName="node-2"))
+    assert a.devices is b.devices and a.node_name == "node-1" and b.node_name == "node-2"
+
+
+def test_a_device_list_that_differs_shares_only_the_devices_written_alike():
+    a = parse_resource_slice(slice_("a", devices=[dict(GPU), {"name": "gpu-1"}]))
+    b = parse_resource_slice(slice_("b", devices=[dict(GPU), {"name": "gpu-2"}]))
+    assert a.devices is not b.devices and a.devices[0] is b.devices[0]
+    assert [d.name for d in b.devices] == ["gpu-0", "gpu-2"]
+
+
 def test_devices_that_differ_in_any_field_are_separate_objects():
     other = {**GPU, "attributes": {"model": {"string": "a100"}, "index": {"int": 1}}}
     a = parse_resource_slice(slice_("a", devices=[dict(GPU)]))
@@ -129,6 +142,8 @@ def test_allocations_are_the_same_with_shared_devices_as_with_a_device_object_pe
     node = Node(f"node-{rng.randint(0, 2)}", {})
     shared = [parse_resource_slice(s) for s in raw]
     monkeypatch.setattr(api, "_shared_device", api._device)   # the plain decoder: one object per device
+    monkeypatch.setattr(api, "_shared_devices", lambda devices, per_device: tuple(
+        api._device(d, f"spec.devices[{i}]", per_device) for i, d in enumerate(devices)))
     plain = [parse_resource_slice(s) for s in raw]
     monkeypatch.undo()
     assert _outcome(shared, claims, node) == _outcome(plain, claims, node)
