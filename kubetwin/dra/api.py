@@ -656,6 +656,27 @@ def _shared_device(value: Any, path: str, per_device: bool) -> Device:
     return hit
 
 
+#: Device lists decoded so far, by (perDeviceNodeSelection, the list's JSON text): one lookup
+#: per slice where every node of a machine model publishes the same list.
+_DEVICE_LISTS: dict[tuple[bool, bytes], tuple[Device, ...]] = {}
+_DEVICE_LISTS_MAX: Final = 10_000
+
+
+def _device_list_key(devices_raw: list[Any], per_device: bool) -> tuple[bool, bytes] | None:
+    """The key a slice's ``spec.devices`` is kept under (None: not plain JSON; the same rule as
+    :func:`_shared_device`). A list is kept only once it passed the slice's device limit and
+    every device of it decoded, so a list found kept needs neither again."""
+    import msgspec
+
+    try:
+        text = msgspec.json.encode(devices_raw)
+        if msgspec.json.decode(text) == devices_raw:
+            return (per_device, text)
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError, msgspec.DecodeError):
+        pass
+    return None
+
+
 def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
     meta = _obj(obj.get("metadata"), "metadata")
     name = _name(meta)
@@ -686,15 +707,23 @@ def parse_resource_slice(obj: Mapping[str, Any]) -> ResourceSlice:
     if node_sel is not None and len(node_sel.get("nodeSelectorTerms") or []) != 1:
         raise InputError("Invalid value: must have exactly one node selector term",
                          path="spec.nodeSelector.nodeSelectorTerms")
-    extras = any(isinstance(d, dict) and (d.get("taints") or d.get("consumesCounters")
-                                          or any(isinstance(a, dict) and set(a) & set(LIST_KINDS)
-                                                 for a in _mapping_values(d.get("attributes"))))
-                 for d in devices_raw)
-    limit = DEVICES_PER_SLICE_WITH_EXTRAS_MAX if extras else DEVICES_PER_SLICE_MAX
-    _max(devices_raw, limit, "spec.devices")
+    key = _device_list_key(devices_raw, bool(per_device))
+    devices = _DEVICE_LISTS.get(key) if key is not None else None
+    if devices is None:
+        extras = any(isinstance(d, dict) and (d.get("taints") or d.get("consumesCounters")
+                                              or any(isinstance(a, dict) and set(a) & set(LIST_KINDS)
+                                                     for a in _mapping_values(d.get("attributes"))))
+                     for d in devices_raw)
+        limit = DEVICES_PER_SLICE_WITH_EXTRAS_MAX if extras else DEVICES_PER_SLICE_MAX
+        _max(devices_raw, limit, "spec.devices")
     _max(counters_raw, COUNTER_SETS_MAX, "spec.sharedCounters")
-    devices = tuple(_shared_device(d, join_path("spec.devices", i), bool(per_device))
-                    for i, d in enumerate(devices_raw))
+    if devices is None:
+        devices = tuple(_shared_device(d, join_path("spec.devices", i), bool(per_device))
+                        for i, d in enumerate(devices_raw))
+        if key is not None:
+            if len(_DEVICE_LISTS) >= _DEVICE_LISTS_MAX:
+                _DEVICE_LISTS.clear()
+            _DEVICE_LISTS[key] = devices
     counter_sets = []
     for i, cs in enumerate(counters_raw):
         cp = join_path("spec.sharedCounters", i)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Container, Iterable, Mapping, MutableMapping
+from collections.abc import Container, ItemsView, Iterable, Mapping, MutableMapping, ValuesView
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -206,6 +206,13 @@ class ClaimIndex(MutableMapping[str, ResourceClaim]):
 
     def __len__(self) -> int:
         return len(self._all)
+
+    def values(self) -> ValuesView[ResourceClaim]:
+        """The claims in insertion order (the dict's own view: no lookup per key)."""
+        return self._all.values()
+
+    def items(self) -> ItemsView[str, ResourceClaim]:
+        return self._all.items()
 
     def in_namespace(self, namespace: str) -> Mapping[str, ResourceClaim]:
         return self._by_ns.get(_namespace(namespace), {})

@@ -30,7 +30,6 @@ Nothing here writes files: :func:`prepare_pod` returns everything, the CLI write
 
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
@@ -41,7 +40,7 @@ from .api import Node, ResourceClaim
 from .cdi import CDIDevice, CDISpec, ContainerEdits, validate_device_name, validate_kind
 from .checkpoint import CheckpointDevice, ClaimInfoState
 from .nodeselector import NodeSelectorError, selector_matches
-from .podclaims import PodClaimError, claims_for_pod, is_reserved_for
+from .podclaims import PodClaimError, PodClaims, claims_for_pod, is_reserved_for
 
 
 class PrepareError(KubetwinError):
@@ -88,12 +87,24 @@ def _base_request(request: str) -> str:
     return request.split("/", 1)[0]
 
 
-_ENV_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+@dataclass(frozen=True, slots=True)
+class PreparedClaims:
+    """Steps 1 to 3 of the module doc for one pod: what the node's DRA manager keeps."""
+
+    pod_claims: PodClaims
+    #: the whole checkpoint after preparing (earlier entries first, in their order)
+    state: tuple[ClaimInfoState, ...]
+    #: pod claim name -> its checkpoint entry
+    entries: Mapping[str, ClaimInfoState]
+    #: CDI spec files the model driver writes: file name -> spec (new preparations only)
+    cdi_specs: Mapping[str, CDISpec]
 
 
-def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = None, *,
-                state: Iterable[ClaimInfoState] = (), cdi_class: str = "device") -> PreparedPod:
-    """Prepare ``pod``'s claims (from ``claims``, the cluster's ResourceClaims) on ``node``."""
+def prepare_claims(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = None, *,
+                   state: Iterable[ClaimInfoState] = (), cdi_class: str = "device") -> PreparedClaims:
+    """``PrepareResources`` for ``pod``'s claims (from ``claims``, the cluster's ResourceClaims)
+    on ``node``: the checkpoint and CDI specs after it, without the containers' views
+    (:func:`prepare_pod` adds those)."""
     try:
         pod_claims = claims_for_pod(pod, claims, (), generate=False)
     except PodClaimError as exc:
@@ -122,6 +133,14 @@ def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = N
         entries.append(entry)
         mine[pc.name] = entry
         specs.update(claim_specs)
+    return PreparedClaims(pod_claims, tuple(entries), mine, specs)
+
+
+def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = None, *,
+                state: Iterable[ClaimInfoState] = (), cdi_class: str = "device") -> PreparedPod:
+    """Prepare ``pod``'s claims (from ``claims``, the cluster's ResourceClaims) on ``node``."""
+    done = prepare_claims(pod, claims, node, state=state, cdi_class=cdi_class)
+    pod_claims, mine = done.pod_claims, done.entries
     containers = []
     for container, _ in pod.all_containers():
         cdi: list[str] = []
@@ -134,7 +153,7 @@ def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = N
                 cdi.extend(_cdi_devices(entry, ref.request))
                 dynamic.append(dynamic_resource(entry))
         containers.append(ContainerDRA(container.name, tuple(cdi), tuple(dynamic)))
-    return PreparedPod(pod, tuple(entries), tuple(mine[pc.name] for pc in pod_claims.claims), specs,
+    return PreparedPod(pod, done.state, tuple(mine[pc.name] for pc in pod_claims.claims), done.cdi_specs,
                        tuple(containers))
 
 
@@ -163,7 +182,7 @@ def _driver_prepare(claim: ResourceClaim, uid: str, pod_uid: str, cdi_class: str
         qualified = f"{r.driver}/{cdi_class}={name}"
         per_driver.setdefault(r.driver, []).append(CheckpointDevice(
             r.pool, r.device, (_base_request(r.request),), (qualified,), r.share_id))
-        env_key = _ENV_UNSAFE.sub("_", f"DRA_DEVICE_{len(cdi_devices.get(r.driver, ()))}")
+        env_key = f"DRA_DEVICE_{len(cdi_devices.get(r.driver, ()))}"   # letters, digits and '_' only
         cdi_devices.setdefault(r.driver, []).append(CDIDevice(name, ContainerEdits(
             env=(f"{env_key}={r.pool}/{r.device}",))))
     specs = {}

@@ -2,7 +2,7 @@
 unprepared when it ends, so the scheduler's claim deallocation is checked against the node's side.
 
 At admission the node prepares the pod's claims as the API holds them after PreBind
-(:func:`kubetwin.dra.prepare.prepare_pod`: ``dra_manager_state`` entries, CDI spec files); when
+(:func:`kubetwin.dra.prepare.prepare_claims`: ``dra_manager_state`` entries, CDI spec files); when
 the pod leaves its node, after the resourceclaim controller released its claims,
 ``UnprepareResources`` (:func:`kubetwin.dra.unprepare.unprepare_pod`) removes the entries no
 other pod uses and their CDI specs. A claim the node unprepared must have lost its allocation on
@@ -17,10 +17,15 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import msgspec
+
 from ..dra.api import ResourceClaim
 from ..dra.cdi import CDISpec
 from ..dra.checkpoint import ClaimInfoState
-from ..model.pod import Pod
+from ..dra.prepare import PrepareError, prepare_claims
+from ..dra.unprepare import UnprepareError, unprepare_pod
+from ..errors import InputError
+from ..model.pod import Pod, PodResourceClaimStatus
 
 
 class NodeDRA:
@@ -35,10 +40,6 @@ class NodeDRA:
         self.pods: dict[str, Pod] = {}
 
     def _with_claim_statuses(self, pod: Pod) -> Pod:
-        import msgspec
-
-        from ..model.pod import PodResourceClaimStatus
-
         written = (self.sim.dra.pod_status(pod) if self.sim.dra is not None else {}).get("resourceClaimStatuses")
         if not written:
             return pod
@@ -48,13 +49,11 @@ class NodeDRA:
                                                                            resource_claim_statuses=statuses))
 
     def prepare(self, i: int, pod: Pod, claims: Sequence[ResourceClaim]) -> None:
-        """NodePrepareResources for a bound pod's claims (the scheduler's decoded objects)."""
-        from ..dra.prepare import PrepareError, prepare_pod
-        from ..errors import InputError
-
+        """NodePrepareResources for a bound pod's claims (the scheduler's decoded objects); the
+        containers' views of them (:func:`~kubetwin.dra.prepare.prepare_pod`) are not kept."""
         pod = self._with_claim_statuses(pod)
         try:
-            prepared = prepare_pod(pod, claims, None, state=self.state[i])
+            prepared = prepare_claims(pod, claims, None, state=self.state[i])
         except (PrepareError, InputError) as exc:
             self.sim.events.append({"time": self.sim.now, "type": "DRAPrepareFailed", "pod": pod.key,
                                     "node": self.sim.cluster.names[i], "message": str(exc)})
@@ -64,8 +63,6 @@ class NodeDRA:
         self.pods[pod.uid] = pod
 
     def unprepare(self, i: int, pod: Pod) -> None:
-        from ..dra.unprepare import UnprepareError, unprepare_pod
-
         if not pod.spec.resource_claims:
             return
         prepared = self.pods.pop(pod.uid, None)

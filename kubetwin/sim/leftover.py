@@ -54,19 +54,22 @@ class LeftoverFlushes:
         plugins: dict[str, frozenset[str]] = {}
         tick = t
         ticks = 0
+        # bound once: a run is ~9 ticks of a few pods each, so the lookups would weigh
+        due_leftover, retry_parked, oldest_unschedulable = q.due_leftover, q.retry_parked, q.oldest_unschedulable
+        flush_due, answer_first = self.sim.flush_due, self._answer_first
         while True:
-            due = q.due_leftover(tick, max_parked)
+            due = due_leftover(tick, max_parked)
             if due is None:
                 break
             if due:
-                if not self._answer_first(due, retried, plugins):
+                if not answer_first(due, retried, plugins):
                     break
-                q.retry_parked(due, plugins, tick)
+                retry_parked(due, plugins, tick)
             ticks += 1
-            oldest = q.oldest_unschedulable()
+            oldest = oldest_unschedulable()
             if oldest is None:
                 break
-            tick = self.sim.flush_due(oldest)
+            tick = flush_due(oldest)
             if until is None:
                 until = self._until()
             if tick >= until:

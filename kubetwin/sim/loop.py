@@ -644,7 +644,7 @@ class Simulator:
             util["gpu"] = self.gpu.allocated_milli() / cap if cap else 0.0
             gpu_frag = self.gpu.fragmentation_milli() / cap if cap else 0.0
         if self.dra is not None and self.dra_devices:
-            taken = sum(len(((a or {}).get("devices") or {}).get("results") or ()) for a in self.dra.allocations().values())
+            taken = self.dra.allocated_devices()
             util["devices"] = taken / self.dra_devices
         pressure = self.pressure.nodes_under_pressure() if self.pressure is not None else {}
         if self.autoscalers is not None:

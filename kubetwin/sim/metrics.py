@@ -68,12 +68,11 @@ def dra_devices_per_node(sim: Any) -> tuple[dict[str, dict[str, int]], dict[str,
             per[kind] = per.get(kind, 0) + 1
     allocated: dict[str, dict[str, int]] = {}
     if sim.dra is not None:
-        for alloc in sim.dra.allocations().values():
-            for r in ((alloc or {}).get("devices") or {}).get("results") or ():
-                hit = where.get((r.get("driver"), r.get("pool"), r.get("device")))
-                if hit is not None:
-                    per = allocated.setdefault(hit[0], {})
-                    per[hit[1]] = per.get(hit[1], 0) + 1
+        for r in sim.dra.allocated_results():
+            hit = where.get((r.driver, r.pool, r.device))
+            if hit is not None:
+                per = allocated.setdefault(hit[0], {})
+                per[hit[1]] = per.get(hit[1], 0) + 1
     return published, allocated
 
 

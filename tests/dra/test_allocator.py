@@ -149,3 +149,69 @@ def test_consumable_capacity_rounds_up_to_valid_values():
     out = allocator(slice_(devices=devices)).allocate(NODE, [parse_resource_claim(c)])
     r = out.results[0].results[0]
     assert str(r.consumed_capacity["bw"]) == "5" and r.share_id
+
+
+# --- the one-pass first fit (``_Run._first_fit``) gives the search's answer -------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from kubetwin.dra import allocator as allocator_module  # noqa: E402
+
+_SELECTORS = ('device.attributes["gpu.example.com"].model == "a"', "device.attributes[\"gpu.example.com\"].numa >= 1",
+              'device.driver == "gpu.example.com"')
+
+
+def _searched(a, claims):
+    """The allocation as the depth-first search alone finds it."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(allocator_module._Run, "_first_fit", lambda self: None)
+        return a.allocate(NODE, claims)
+
+
+@st.composite
+def _simple_runs(draw):
+    n = draw(st.integers(0, 8))
+    devices = []
+    for i in range(n):
+        d = {"name": f"gpu-{i}", "attributes": {"model": {"string": draw(st.sampled_from("ab"))},
+                                                "numa": {"int": draw(st.integers(0, 2))}}}
+        if draw(st.integers(0, 5)) == 0:
+            d["taints"] = [{"key": "broken", "effect": "NoSchedule"}]
+        devices.append(d)
+    in_use = draw(st.sets(st.integers(0, max(n - 1, 0)), max_size=n)) if n else set()
+    selectors = draw(st.lists(st.sampled_from(_SELECTORS), max_size=2, unique=True))
+    return devices, in_use, draw(st.integers(1, 4)), selectors
+
+
+@settings(max_examples=150, deadline=None)
+@given(_simple_runs())
+def test_first_fit_answers_as_the_search_does(run):
+    devices, in_use, count, selectors = run
+    state = AllocatedState()
+    for i in in_use:
+        state.add(AllocatedDevice("r", "gpu.example.com", "pool-1", f"gpu-{i}"), AllocatorFeatures())
+    c = [parse_resource_claim(claim(count=count, selectors=selectors))]
+    fast = allocator(slice_(devices=devices), state=state).allocate(NODE, c)
+    assert fast == _searched(allocator(slice_(devices=devices), state=state), c)
+
+
+def test_first_fit_is_taken_for_one_request_of_one_claim(monkeypatch):
+    calls = []
+    monkeypatch.setattr(allocator_module._Run, "_allocate_one",
+                        lambda self, *a: calls.append(a) or False)
+    out = allocator(slice_()).allocate(NODE, [parse_resource_claim(claim())])
+    assert devices_of(out) == ["gpu-0"] and out.attempts == 4 and calls == []
+
+
+def test_first_fit_leaves_devices_that_consume_counters_to_the_search():
+    counters = slice_("counters", devices=None, sharedCounters=[{"name": "cs", "counters": {
+        "memory": {"value": "4Gi"}}}])
+    del counters["spec"]["devices"]
+    del counters["spec"]["nodeName"]
+    counters["spec"]["allNodes"] = True
+    counters["spec"]["pool"]["resourceSliceCount"] = 2
+    parts = slice_("parts", devices=[{"name": f"part-{i}", "consumesCounters": [
+        {"counterSet": "cs", "counters": {"memory": {"value": "4Gi"}}}]} for i in range(2)])
+    parts["spec"]["pool"]["resourceSliceCount"] = 2
+    assert not allocator(counters, parts).allocate(NODE, [parse_resource_claim(claim(count=2))]).allocated

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from kubetwin.dra import api
 from kubetwin.dra.allocator import AllocationError, Allocator
 from kubetwin.dra.api import Node, parse_device_class, parse_resource_claim, parse_resource_slice
 from kubetwin.dra.features import AllocatorFeatures
@@ -21,6 +22,27 @@ def test_devices_written_alike_in_two_slices_are_one_object():
     a = parse_resource_slice(slice_("a", devices=[dict(GPU)], nodeName="node-1"))
     b = parse_resource_slice(slice_("b", devices=[dict(GPU)], nodeName="node-2"))
     assert a.devices[0] is b.devices[0]
+
+
+def test_device_lists_written_alike_in_two_slices_are_decoded_once():
+    a = parse_resource_slice(slice_("a", devices=[dict(GPU), {"name": "gpu-1"}], nodeName="node-1"))
+    b = parse_resource_slice(slice_("b", devices=[dict(GPU), {"name": "gpu-1"}], nodeName="node-2"))
+    assert a.devices is b.devices and a.node_name == "node-1" and b.node_name == "node-2"
+
+
+def test_a_device_list_that_differs_shares_only_the_devices_written_alike():
+    a = parse_resource_slice(slice_("a", devices=[dict(GPU), {"name": "gpu-1"}]))
+    b = parse_resource_slice(slice_("b", devices=[dict(GPU), {"name": "gpu-2"}]))
+    assert a.devices is not b.devices and a.devices[0] is b.devices[0]
+    assert [d.name for d in b.devices] == ["gpu-0", "gpu-2"]
+
+
+def test_a_device_list_over_the_limit_is_refused_every_time():
+    devices = [{"name": f"gpu-{i}"} for i in range(api.DEVICES_PER_SLICE_MAX + 1)]
+    for _ in range(2):
+        with pytest.raises(InputError) as err:
+            parse_resource_slice(slice_("a", devices=devices))
+        assert err.value.path == "spec.devices"
 
 
 def test_devices_that_differ_in_any_field_are_separate_objects():
@@ -129,6 +151,7 @@ def test_allocations_are_the_same_with_shared_devices_as_with_a_device_object_pe
     node = Node(f"node-{rng.randint(0, 2)}", {})
     shared = [parse_resource_slice(s) for s in raw]
     monkeypatch.setattr(api, "_shared_device", api._device)   # the plain decoder: one object per device
+    monkeypatch.setattr(api, "_device_list_key", lambda devices, per_device: None)   # no list kept either
     plain = [parse_resource_slice(s) for s in raw]
     monkeypatch.undo()
     assert _outcome(shared, claims, node) == _outcome(plain, claims, node)

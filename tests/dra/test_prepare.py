@@ -256,3 +256,15 @@ def test_a_null_node_selector_term_is_the_empty_term_and_matches_no_node():
     by_name = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}
     assert not selector_matches({"nodeSelectorTerms": [None]}, node)
     assert selector_matches({"nodeSelectorTerms": [None, by_name]}, node)
+
+
+def test_prepare_claims_keeps_what_prepare_pod_keeps_without_the_containers_views():
+    from kubetwin.dra.prepare import prepare_claims
+
+    p = pod([("c", [{"name": "a"}])])
+    whole, claims_only = prepare_pod(p, [A, B]), prepare_claims(p, [A, B])
+    assert claims_only.state == whole.state and claims_only.cdi_specs == whole.cdi_specs
+    assert tuple(claims_only.entries[pc.name] for pc in claims_only.pod_claims.claims) == whole.claims
+    # the env key of a second device of one driver is DRA_DEVICE_1, as before
+    gpu_spec = next(s for s in whole.cdi_specs.values() if s.vendor == "gpu.example.com")
+    assert [d.edits.env for d in gpu_spec.devices] == [("DRA_DEVICE_0=pool-1/gpu-0",), ("DRA_DEVICE_1=pool-1/gpu-1",)]

@@ -24,6 +24,8 @@ unallocated claims (kubernetes#139017, 1.36.x) does; 1.36.0 failed such cycles i
 
 from __future__ import annotations
 
+import functools
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -64,6 +66,28 @@ class _NodeResult:
 
 def _key(claim: Any) -> str:
     return f"{claim.namespace or 'default'}/{claim.name}"
+
+
+@functools.cache
+def _dra() -> Any:
+    """The DRA library the extension points call, imported on first use: a scheduler whose
+    pods claim nothing never loads it, and a cycle that does pays no import statement."""
+    from ....dra.allocator import AllocationError
+    from ....dra.api import Node
+    from ....dra.podclaims import (
+        CLAIM_NOT_AVAILABLE,
+        PodClaimError,
+        bind_claims,
+        claims_for_pod,
+        filter_on_node,
+        release_for_pod,
+    )
+    from . import verdicts
+
+    return types.SimpleNamespace(
+        AllocationError=AllocationError, Node=Node, CLAIM_NOT_AVAILABLE=CLAIM_NOT_AVAILABLE,
+        PodClaimError=PodClaimError, bind_claims=bind_claims, claims_for_pod=claims_for_pod,
+        filter_on_node=filter_on_node, release_for_pod=release_for_pod, verdicts=verdicts)
 
 
 class DynamicResources(Plugin):
@@ -170,12 +194,11 @@ class DynamicResources(Plugin):
             extended = ext.pod_extended_resources(self.handle, pod, self._claims.controlled_by(pod.uid))
         if not pod.spec.resource_claims and extended is None:
             return None, SKIP
-        from ....dra.podclaims import PodClaimError, claims_for_pod
-
+        lib = _dra()
         dra = self._objects()
         try:
-            pod_claims = claims_for_pod(pod, self._claims, dra.templates, seed=self.seed)
-        except PodClaimError as exc:
+            pod_claims = lib.claims_for_pod(pod, self._claims, dra.templates, seed=self.seed)
+        except lib.PodClaimError as exc:
             return None, unresolvable(str(exc))
         for pc in pod_claims.claims:
             c = pc.claim
@@ -210,18 +233,16 @@ class DynamicResources(Plugin):
                 pod_claims = ext.with_claim(pod_claims, claim)
         if not pod_claims.claims:
             return SUCCESS
-        from ....dra.allocator import AllocationError
-        from ....dra.api import Node as DRANode
-        from ....dra.podclaims import CLAIM_NOT_AVAILABLE, filter_on_node
-
+        lib = _dra()
         try:
-            outcome = filter_on_node(self._alloc(), DRANode(node.name, dict(node.labels)), pod_claims)
-        except AllocationError as exc:
+            outcome = lib.filter_on_node(self._alloc(), lib.Node(node.name, dict(node.labels)), pod_claims)
+        except lib.AllocationError as exc:
             if exc.node_local:
                 return unresolvable(str(exc))
             return Status(Code.Error, (str(exc),))
         if not outcome.allocated:
-            return unresolvable(ERR_NOT_AVAILABLE if outcome.reason == CLAIM_NOT_AVAILABLE else ERR_CANNOT_ALLOCATE)
+            return unresolvable(ERR_NOT_AVAILABLE if outcome.reason == lib.CLAIM_NOT_AVAILABLE
+                                else ERR_CANNOT_ALLOCATE)
         if self._last[0] != pod.uid:
             self._last = (pod.uid, {})
         self._last[1][node.name] = _NodeResult(pod_claims, outcome, mappings)
@@ -240,32 +261,28 @@ class DynamicResources(Plugin):
         pod_claims = s.pod_claims
         if not pod_claims.claims or any(pc.claim.allocated is not None for pc in pod_claims.claims):
             return None
-        from ....dra.allocator import AllocationError
-        from ....dra.api import Node as DRANode
-        from ....dra.podclaims import filter_on_node
-        from .verdicts import CycleResults, VerdictCache, claims_signature, reusable
-
+        lib = _dra()
+        v = lib.verdicts
         cache = self._verdicts
         if cache is None or len(cache.names) != len(nodes):
-            cache = self._verdicts = VerdictCache([ni.name for ni in nodes])
-        entry = cache.verdicts(claims_signature(pod.namespace or "default", [pc.claim for pc in pod_claims.claims]))
+            cache = self._verdicts = v.VerdictCache([ni.name for ni in nodes])
+        entry = cache.verdicts(v.claims_signature(pod.namespace or "default", [pc.claim for pc in pod_claims.claims]))
         stale = (entry.seen != cache.version).nonzero()[0]
         if len(stale):
             alloc = self._alloc()
             for i in stale.tolist():
                 ni = nodes[i]
-                node = DRANode(ni.name, dict(ni.labels))
+                node = lib.Node(ni.name, dict(ni.labels))
                 try:
                     if not cache.registered[i]:
                         cache.watch(i, alloc.pools_for(node))
-                    outcome = filter_on_node(alloc, node, pod_claims)
-                except AllocationError:
+                    outcome = lib.filter_on_node(alloc, node, pod_claims)
+                except lib.AllocationError:
                     return None
                 entry.fits[i] = outcome.allocated
                 entry.outcomes[i] = outcome if outcome.allocated else None
-                entry.seen[i] = cache.version[i] if not outcome.allocated or reusable(outcome) else -1
-        self._last = (pod.uid, CycleResults(pod_claims, entry, cache.index,
-                                            lambda pc, outcome: _NodeResult(pc, outcome)))
+                entry.seen[i] = cache.version[i] if not outcome.allocated or v.reusable(outcome) else -1
+        self._last = (pod.uid, v.CycleResults(pod_claims, entry, cache.index, _NodeResult))
         return ~entry.fits
 
     def node_changed(self, name: str) -> None:
@@ -339,9 +356,7 @@ class DynamicResources(Plugin):
             result = self._last[1].get(node)
             if result is None:  # nothing for DRA on this node (device plugins cover the requests)
                 return
-        from ....dra.podclaims import bind_claims
-
-        bound = bind_claims(result.pod_claims, result.outcome, node)
+        bound = _dra().bind_claims(result.pod_claims, result.outcome, node)
         alloc = self._alloc()
         for res in bound.results.values():
             devices = res.devices()
@@ -372,8 +387,7 @@ class DynamicResources(Plugin):
         self._claim_statuses.pop(pod.uid, None)
         if not keys:
             return
-        from ....dra.podclaims import release_for_pod
-
+        release_for_pod = _dra().release_for_pod
         alloc = self._allocator
         for key in sorted(keys):
             claim = self._claims.get(key)
@@ -425,6 +439,18 @@ class DynamicResources(Plugin):
 
             out["extendedResourceClaimStatus"] = msgspec.to_builtins(ext_status)
         return out
+
+    def allocated_devices(self) -> int:
+        """How many devices the allocated claims hold: the length of every ``status.allocation``
+        :meth:`allocations` lists, counted from the decoded claims."""
+        self._objects()
+        return sum(len(c.allocated) for c in self._claims.values() if c.allocated is not None)
+
+    def allocated_results(self) -> list[Any]:
+        """Every ``status.allocation.devices.results`` entry of the allocated claims, decoded
+        (``AllocatedDevice``: driver, pool, device), claims in :meth:`allocations` order."""
+        self._objects()
+        return [r for c in self._claims.values() if c.allocated is not None for r in c.allocated]
 
     def allocations(self) -> Mapping[str, Any]:
         """Claim → ``status.allocation`` of every allocated claim the scheduler knows."""

@@ -170,12 +170,12 @@ class PodExtendedResources:
 
 def pod_extended_resources(handle: Any, pod: Pod, claims: Any = ()) -> PodExtendedResources | None:
     """``preFilterExtendedResources``: None unless some non-zero request maps to a DeviceClass."""
-    from ....model.resources import PodResourcesOptions, pod_requests
-    from ...framework.types import resource_amounts
-
     mapping = _mapping(handle)
     if not _names_any_of(pod, mapping):
         return None
+    from ....model.resources import PodResourcesOptions, pod_requests
+    from ...framework.types import resource_amounts
+
     reqs = resource_amounts(pod_requests(pod, PodResourcesOptions()))
     if not any(v and is_dra_extended_resource_name(k) and k in mapping for k, v in reqs.items()):
         return None

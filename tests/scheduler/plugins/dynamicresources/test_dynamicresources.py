@@ -267,3 +267,15 @@ def test_running_pods_extended_resource_claim_is_released_with_the_pod():
     assert s.schedule(ext_pod("b")).node is None
     s.remove(running)
     assert s.schedule(ext_pod("b")).node == "n1"
+
+
+def test_allocated_devices_and_results_count_what_the_allocations_list():
+    s = Scheduler(None, [node("n1"), node("n2")], GATES, objects=objects({"n1": 2, "n2": 1}))
+    for name in ("a", "b", "c"):
+        p = gpu_pod(name)
+        s.bind(p, s.schedule(p).node)
+    plugin = plugin_of(s)
+    listed = [r for a in plugin.allocations().values() for r in a["devices"]["results"]]
+    assert plugin.allocated_devices() == len(listed) == 3
+    assert [(r.driver, r.pool, r.device) for r in plugin.allocated_results()] == \
+        [(r["driver"], r["pool"], r["device"]) for r in listed]
