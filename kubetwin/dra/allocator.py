@@ -407,14 +407,12 @@ class _Run:
                                           "constraint type?)")
             self.constraints.append(constraints)
 
-        done = self._first_fit()
-        if done is None:
-            try:
-                done = self._allocate_one(0, 0, 0, 0, False, 0)
-            except _Stop:
-                done = False
-            except _MaxSizeExceeded:
-                done = False
+        try:
+            done = self._allocate_one(0, 0, 0, 0, False, 0)
+        except _Stop:
+            done = False
+        except _MaxSizeExceeded:
+            done = False
         if not done:
             for pool in self.pools:
                 if pool.invalid:
@@ -548,57 +546,6 @@ class _Run:
                 return True
             undo()
         return False
-
-    def _first_fit(self) -> bool | None:
-        """The search's success for the commonest run — one claim asking for ``count`` devices
-        of one request (``ExactCount``, no subrequests, no admin access, no constraint) — found
-        in one pass over the candidates; None when the run is not of that kind or no
-        allocation exists (the search then runs: its failure and count of attempts are its own).
-
-        Why this is the search's answer: :meth:`_allocate_one` takes, at each depth, the first
-        candidate from ``start`` that passes its checks (not in use, selectors, capacity,
-        :meth:`_allocate_device`) and goes on from the next one. Without constraints and
-        without devices that consume counters (the pass hands those to the search), whether a
-        candidate passes depends on the candidate alone: nothing a deeper level takes is
-        another device's business (``allocating`` and consumed capacity are per device, and a
-        deeper level never comes back to a device). So no deeper level fails after a take
-        that it would not fail after any take, the search never backtracks on its way to a
-        success, and that success is the first ``count`` candidates that pass, in order,
-        having made ``count + 3`` calls (one per device taken, one past the last device, one
-        past the request, one past the claim). Checks raise on the same candidate too: the
-        search visits them in the same order up to there."""
-        if self.trace is not None or self.deadline is not None or len(self.claims) != 1:
-            return None
-        claim = self.claims[0]
-        if len(claim.requests) != 1 or self.constraints[0]:
-            return None
-        data = self.requests.get((0, 0, 0))
-        if data is None or data.parent is not None or data.spec.allocation_mode != "ExactCount" or data.admin:
-            return None
-        need = data.num_devices
-        key = (0, 0, 0)
-        undos = []
-        consumable = self.f.consumable_capacity
-        if need > 0:
-            for cand in self.candidates:
-                if cand.device.consumes_counters:
-                    break
-                if self._in_use(cand.id) or not self._selectable(key, data, cand):
-                    continue
-                if consumable and not self._capacity_fits(data, cand):
-                    continue
-                undo = self._allocate_device(0, data, cand, must=False)
-                if undo is None:
-                    continue
-                undos.append(undo)
-                if len(undos) == need:
-                    break
-        if len(undos) < need:
-            for undo in reversed(undos):
-                undo()
-            return None
-        self.attempts += need + 3
-        return True
 
     def _in_use(self, did: DeviceID) -> bool:
         return did in self.a.state.dedicated or bool(self.allocating.get(did))
