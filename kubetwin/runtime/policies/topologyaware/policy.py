@@ -29,6 +29,7 @@ from ...resmgr.cache import UNLIMITED_BURSTABLE_KEY, Affinity, Cache, CachedCont
 from ...resmgr.expression import ALWAYS_TRUE, EQUALS, Expression
 from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource, sync_allocations
 from ...sysfs import System
+from . import fastscore
 from .node import Node
 from .pools import build_pools, sort_pools_by_score
 from .preferences import (
@@ -306,7 +307,8 @@ class TopologyAwarePolicy:
                 aff = self.calculate_pool_affinities(c)
             except Exception as exc:  # noqa: BLE001 - malformed affinity annotations
                 raise PolicyError(f"failed to calculate affinity for container {c.pretty_name()}: {exc}") from None
-            scores, pools = sort_pools_by_score(self, req, aff)
+            scores, pools = (fastscore.sort_pools_by_score if fastscore.ENABLED else sort_pools_by_score)(
+                self, req, aff)
             hinted = next((p for p in pools if p.name == pool_hint), None) if pool_hint else None
             pool = hinted if hinted is not None else pools[0]
             self.last_scores[c.id] = {
