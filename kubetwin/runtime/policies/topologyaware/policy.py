@@ -479,6 +479,12 @@ class TopologyAwarePolicy:
         g = self.allocations.get(c.id)
         return None if g is None else g.describe()
 
+    def container_placement(self, c: CachedContainer) -> tuple[str, CPUSet] | None:
+        """The grant's pool and its exclusive and isolated CPUs (``exclusive`` and ``isolated`` of
+        :meth:`describe_container`)."""
+        g = self.allocations.get(c.id)
+        return None if g is None else (g.node.name, g.exclusive)
+
     def explain(self, cid: str) -> dict[str, Any] | None:
         return self.last_scores.get(cid)
 
