@@ -105,6 +105,8 @@ class RuntimeNode:
             control = policy.control
             try:
                 backend = new_policy(policy.policy)
+                if not traced and hasattr(backend, "explaining"):
+                    setattr(backend, "explaining", False)   # no pool scores kept for explain
                 self.resmgr = ResourceManager(backend, self.system, policy.config,
                                               memory_capacity=machine.memory_capacity,
                                               rdt=control.get("rdt"), blockio=control.get("blockio"),

@@ -19,14 +19,16 @@ Not an upstream module: a kubetwin fast path over containers/nri-plugins v0.14.0
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
+from ... import libmem_offers
 from ...cpuallocator import PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NORMAL
 from ...gosort import sort_slice
+from ...libmem import MemoryError_, Offer, container_request, mask_of
 from ...resmgr.policy import PolicyError
 from ...sysfs import EFFICIENT_CORE, PERFORMANCE_CORE
 from .pools import affinity_score, compare_scores
-from .preferences import CPU_RESERVED
+from .preferences import CPU_RESERVED, MEMORY_PRESERVE
 from .resources import Score
 
 if TYPE_CHECKING:
@@ -100,6 +102,29 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[dict[int, int
     return reserved, shared, colo
 
 
+def _offers(p: "TopologyAwarePolicy", req: Any) -> Callable[["Node"], Offer]:
+    """``p.get_mem_offer(pool, req)`` for the pools of one request, the allocator's free memory
+    summed once (:mod:`...libmem_offers`)."""
+    free = libmem_offers.FreeMemory(p.mem_allocator)
+    c = req.container
+    amount = req.mem_amount_to_allocate()
+
+    def offer(pool: "Node") -> Offer:
+        if req.mem_type == MEMORY_PRESERVE:
+            zone = mask_of(pool.memset(7))
+            mtyp = p.mem_allocator.zone_type(zone)
+        else:
+            zone = mask_of(pool.memset(req.mem_type))
+            mtyp = req.mem_type
+        r = container_request(c.id, c.pretty_name(), c.qos_class, amount, zone, mtyp)
+        try:
+            return free.get_offer(r)
+        except MemoryError_ as exc:
+            raise PolicyError(str(exc)) from None
+
+    return offer
+
+
 def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
                         ) -> tuple[dict[int, Score], list["Node"]]:
     """:func:`.pools.sort_pools_by_score`, the pools' figures computed once."""
@@ -118,6 +143,7 @@ def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
     root = p.root_pool()
     mem_root = req.mem_type == 8   # memoryPreserve: the offer comes from the root
     scores: dict[int, Score] = {}
+    mem_offer = _offers(p, req) if libmem_offers.ENABLED else None
 
     def score(n: "Node") -> bool:
         supply = n.free_supply()
@@ -139,7 +165,8 @@ def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
         for provider, hint in hints.items():
             s.hints[provider] = n.hint_score(hint)
         try:
-            s.mem = p.get_mem_offer(root if mem_root else n, req)
+            s.mem = mem_offer(root if mem_root else n) if mem_offer is not None else p.get_mem_offer(
+                root if mem_root else n, req)
         except PolicyError as exc:
             s.mem = None
             s.mem_error = str(exc)

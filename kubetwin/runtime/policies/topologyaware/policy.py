@@ -80,6 +80,9 @@ class TopologyAwarePolicy:
         self.default_prio = PRIORITY_NONE
         self.unlimited_burstable = "package"
         self.last_scores: dict[str, Any] = {}
+        #: keep each placement's pool scores in ``last_scores`` for :meth:`explain` (kubetwin's
+        #: own; ``simulate``'s untraced nodes never explain, so they keep none)
+        self.explaining = True
         self.cpu_class_of: dict[int, str] = {}
 
     # --- setup ---------------------------------------------------------------------------------
@@ -301,7 +304,8 @@ class TopologyAwarePolicy:
                 offer = self.get_mem_offer(pool, req)
             except PolicyError as exc:
                 raise PolicyError(f"failed to get offer for request {req.describe()}: {exc}") from None
-            self.last_scores[c.id] = {"request": req.describe(), "pool": pool.name, "reason": "reserved/preserve"}
+            if self.explaining:
+                self.last_scores[c.id] = {"request": req.describe(), "pool": pool.name, "reason": "reserved/preserve"}
         else:
             try:
                 aff = self.calculate_pool_affinities(c)
@@ -311,12 +315,13 @@ class TopologyAwarePolicy:
                 self, req, aff)
             hinted = next((p for p in pools if p.name == pool_hint), None) if pool_hint else None
             pool = hinted if hinted is not None else pools[0]
-            self.last_scores[c.id] = {
-                "request": req.describe(),
-                "pools": [{"pool": p.name, "rank": i + 1, "affinity": aff.get(p.id, 0), **scores[p.id].describe()}
-                          for i, p in enumerate(pools)],
-                "pool": pool.name,
-            }
+            if self.explaining:
+                self.last_scores[c.id] = {
+                    "request": req.describe(),
+                    "pools": [{"pool": p.name, "rank": i + 1, "affinity": aff.get(p.id, 0), **scores[p.id].describe()}
+                              for i, p in enumerate(pools)],
+                    "pool": pool.name,
+                }
             offer = scores[pool.id].mem
             if offer is None:
                 raise PolicyError(f"failed to get offer for request {req.describe()}")

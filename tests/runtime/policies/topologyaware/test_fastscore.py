@@ -51,3 +51,21 @@ def test_a_run_with_the_fast_scorer_places_as_the_plain_scorer(machine: str, mon
     monkeypatch.setattr(fastscore, "ENABLED", False)
     plain = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
     assert fast == plain
+
+
+@pytest.mark.parametrize("traced", (True, False))
+def test_only_traced_nodes_keep_the_pool_scores_explain_reads(traced: bool) -> None:
+    from kubetwin.machine import load_machine
+    from kubetwin.model.kubelet_config import load_kubelet_config
+    from kubetwin.runtime.config import load_policy
+    from kubetwin.runtime.node import RuntimeNode
+
+    from ...test_update_container import guaranteed
+
+    n = RuntimeNode(load_machine("1s1n8c2t"), load_policy("topology-aware"), load_kubelet_config(None, None),
+                    traced=traced)
+    assert n.create_pod(guaranteed("p", "2")) is None
+    assert n.resmgr is not None
+    cid = n.pods["default/p"].containers[0].ctr.id
+    why = n.resmgr.policy.explain(cid)  # type: ignore[attr-defined]
+    assert (why is not None and why["pools"][0]["rank"] == 1) if traced else why is None
