@@ -175,6 +175,7 @@ def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
 
     root.depth_first(score)
     pools = list(p.pools)
-    aff_scores = {n.id: affinity_score(aff, n) for n in pools}
+    # without affinities every pool's affinity score is 0.0
+    aff_scores = {n.id: affinity_score(aff, n) for n in pools} if aff else dict.fromkeys((n.id for n in pools), 0.0)
     sort_slice(pools, lambda n1, n2: compare_scores(p, req, scores, aff_scores, n1, n2))
     return scores, pools
