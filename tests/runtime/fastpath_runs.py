@@ -60,7 +60,9 @@ def nodes(machine_file: str, count: int, rp: RuntimePolicy) -> list[SimNode]:
                     "g", machine, config, runtime=rp) for i in range(count)]
 
 
-def _template(rng: random.Random, annotations: list[dict[str, str]]) -> dict[str, Any]:
+def pod_doc(rng: random.Random, annotations: list[dict[str, str]]) -> dict[str, Any]:
+    """A random pod manifest (no name): QoS class, CPU and memory sizes, a second container,
+    namespace and annotations drawn at random."""
     cpu = rng.choice(("100m", "250m", "500m", "1", "1", "1500m", "2", "2", "3", "4", "6"))
     mem = rng.choice(("64Mi", "256Mi", "1Gi", "3Gi"))
     qos = rng.choice(("guaranteed", "guaranteed", "burstable", "burstable-nocpu", "besteffort"))
@@ -88,7 +90,7 @@ def arrivals(seed: int, count: int, annotations: list[dict[str, str]]) -> list[A
     rng = random.Random(seed)
     out = []
     for k in range(count):
-        doc = _template(rng, annotations)
+        doc = pod_doc(rng, annotations)
         doc["metadata"].update(name=f"p{k}", uid=f"uid-{k}")
         out.append(Arrival(k * 0.5, pod_from_dict(doc), duration=rng.choice((None, 2.0, 5.0, 11.0, 30.0))))
     return out
