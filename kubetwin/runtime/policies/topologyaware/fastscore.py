@@ -62,43 +62,42 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[dict[int, int
             colocated[nid] = colocated.get(nid, 0) + 1
         if nid not in zero and _zero_cpu_request(g):
             zero.add(nid)
+    # ``p.pools`` lists children before parents: subtree sums forward, the ancestors' minimums
+    # backward (parents first)
+    sub: dict[int, list[Any]] = {}
+    for n in p.pools:
+        fs = n.freeres
+        assert fs is not None
+        mine = sub.get(n.id)
+        if mine is None:
+            mine = sub[n.id] = [0, 0, False]
+        mine[0] += fs.granted_reserved
+        mine[1] += fs.granted_shared
+        mine[2] = mine[2] or id(n) in zero
+        if n.parent is not None:
+            up = sub.get(n.parent.id)
+            if up is None:
+                up = sub[n.parent.id] = [0, 0, False]
+            up[0] += mine[0]
+            up[1] += mine[1]
+            up[2] = up[2] or mine[2]
     reserved: dict[int, int] = {}
     shared: dict[int, int] = {}
     colo: dict[int, int] = {}
-
-    # subtree sums (children first), then the ancestors' minimums (parents first)
-    sub: dict[int, tuple[int, int, bool]] = {}
-
-    def up(n: "Node") -> tuple[int, int, bool]:
+    least: dict[int, tuple[int, int]] = {}   # per pool: the least of it and its ancestors
+    for n in reversed(p.pools):
         fs = n.freeres
         assert fs is not None
-        gr, gs, z = fs.granted_reserved, fs.granted_shared, id(n) in zero
-        for c in n.children:
-            cr, cs, cz = up(c)
-            gr += cr
-            gs += cs
-            z = z or cz
-        sub[id(n)] = (gr, gs, z)
-        return gr, gs, z
-
-    root = p.root_pool()
-    up(root)
-
-    def down(n: "Node", min_res: int | None, min_sh: int | None) -> None:
-        fs = n.freeres
-        assert fs is not None
-        gr, gs, z = sub[id(n)]
-        own_res = 1000 * fs.reserved.size() - gr
-        own_sh = 1000 * fs.sharable.size() - gs
-        res = own_res if min_res is None or own_res < min_res else min_res
-        sh = own_sh if min_sh is None or own_sh < min_sh else min_sh
+        gr, gs, z = sub[n.id]
+        res = 1000 * fs.reserved.size() - gr
+        sh = 1000 * fs.sharable.size() - gs
+        if n.parent is not None:
+            pres, psh = least[n.parent.id]
+            res, sh = min(res, pres), min(sh, psh)
+        least[n.id] = (res, sh)
         reserved[n.id] = -1 if fs.reserved.size() == 0 else res
         shared[n.id] = sh - 1 if z else sh
         colo[n.id] = colocated.get(id(n), 0)
-        for c in n.children:
-            down(c, res, sh)
-
-    down(root, None, None)
     return reserved, shared, colo
 
 
