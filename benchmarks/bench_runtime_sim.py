@@ -14,31 +14,35 @@ runs); the figure that counts is CPU time (the machine is shared, wall time is n
 
 ``--plain`` keeps every runtime node on the plain NRI path (no table of node histories,
 :mod:`kubetwin.sim.runtime_memo`; nodes copied with ``copy.deepcopy``, not
-:mod:`kubetwin.sim.runtime_copy`), for A/B runs.
+:mod:`kubetwin.sim.runtime_copy`; none of the placement fast paths below), for A/B runs.
 
 The target (issue 12): the runtime step adds at most 30 % to the kubelet-none run. **Not met.**
-5,000 nodes x 50,000 pods, one run each, CPU seconds (shared machine, load average 8 to 13):
+5,000 nodes x 50,000 pods, one run each, CPU seconds (shared machine, load average 10 to 12; the
+two runs of a line one after the other):
 
-    topology-aware, main c303a8c    kubelet none 10.9 s   + topology-aware 54.3 s   (+397 %)
-    topology-aware, now             kubelet none 11.3 s   + topology-aware 41.1 s   (+262 %)
-    balloons, main c303a8c          kubelet none 10.6 s   + balloons       98.6 s   (+834 %)
-    balloons, now                   kubelet none 11.1 s   + balloons       65.6 s   (+491 %)
+    topology-aware, main 6774502    kubelet none 10.67 s   + topology-aware 42.05 s   (+294 %)
+    topology-aware, now             kubelet none 10.81 s   + topology-aware 34.68 s   (+221 %)
 
-(every placement figure identical). What changed: runtime nodes are copied by
-:mod:`kubetwin.sim.runtime_copy` instead of ``copy.deepcopy`` (a node start 1.24 -> 0.19 ms, a
-node of 10 pods 6.1 -> 2.9 ms); nodes parked in shallow states of the table of histories stay
-there (a miss below takes a copy, no replay from the start); each state's end-of-run figures
-are taken when the state is made (3,897 replays at the end gone); the figures read cpusets
-through a cache (0.43 -> 0.15 ms per node).
+and balloons at 1,000 nodes x 10,000 pods (the full size did not fit the session):
 
-Where the time goes now: the table answers 42,418 of the 50,000 creations; the 7,582 it misses
-(each the first of its history) and the replays of histories onto parked nodes run the plain
-path, ~1.3 ms a creation of nri-plugins' policy in Python (topology-aware's pool scoring with
-Go's sort.Slice order, the CPU allocator's idle-core picking, cloning NRI messages). Merging
-states across histories (a canonical, name-free form of the policy state) would help less than
-it seemed: with an optimistic digest of the policy's grants this workload's 7,582 (history, pod)
-pairs are still 4,163 (state, pod) pairs, and the target leaves room for ~2,500 plain creations;
-meeting it needs the plain policy itself several times faster as well.
+    balloons, main 6774502          kubelet none 2.21 s    + balloons 26.57 s         (+1,103 %)
+    balloons, now                   kubelet none 2.31 s    + balloons 20.42 s         (+784 %)
+ Every placement figure is identical. What changed: fast paths for the policies'
+placement, kept apart from the plain nri-plugins code — the CPU allocator's answers kept per
+machine (:mod:`kubetwin.runtime.cpuallocator_memo`), balloons' tree resizes per CPU tree
+(:mod:`kubetwin.runtime.policies.balloons.cputree_memo`), topology-aware's pool figures once per
+request (:mod:`kubetwin.runtime.policies.topologyaware.fastscore`) with libmem offers checked
+against zones' free memory summed once (:mod:`kubetwin.runtime.libmem_offers`), NRI messages the
+resource manager only reads passed uncopied, no pool scores kept for ``--explain`` in simulate.
+
+Where the time goes now (topology-aware): the table of histories answers 42,418 of the 50,000
+creations; 17,237 plain creations remain (7,582 misses, 9,655 replayed onto parked nodes) at
+~0.75 ms each — about half NRI and runtime plumbing (sandbox and container messages and their
+copies, merging the adjustment and the shared-pool updates, the kubelet's CRI resources), half
+the policy (pool scores and memory offers, the Go-order sort, rebalancing the shared pools);
+then copies of parked nodes (~3 s), keying the 50,000 creations (~1.8 s) and garbage collection
+of the larger heap (~10 %). Meeting the target needs far fewer plain creations (a name-free
+state key, or a cheaper replay than the full NRI path), not only faster ones.
 """
 
 from __future__ import annotations
@@ -116,6 +120,14 @@ def main() -> None:
 
         runtime_memo.ENABLED = False
         runtime_policies.FAST_COPY = False
+        from kubetwin.runtime import cpuallocator_memo, libmem_offers
+        from kubetwin.runtime.policies.balloons import cputree_memo
+        from kubetwin.runtime.policies.topologyaware import fastscore
+        from kubetwin.runtime.resmgr.manager import ResourceManager
+
+        for module in (cpuallocator_memo, cputree_memo, fastscore, libmem_offers):
+            module.ENABLED = False   # type: ignore[attr-defined]
+        ResourceManager._nri_readonly_events = frozenset()
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     _time("kubelet static + single-numa-node", lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)),
           a.repeat)

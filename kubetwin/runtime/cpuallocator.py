@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..model.cpuset import CPUSet
+from . import cpuallocator_memo
 from .gosort import sort_func, sort_slice
 from .sysfs import EFFICIENT_CORE, PERFORMANCE_CORE, System
 
@@ -522,11 +523,18 @@ class CPUAllocator:
         """``AllocateCpus``: (the CPUs taken, what remains of ``frm``).
 
         Raises :class:`AllocationError` when ``frm`` has fewer than ``cnt`` CPUs. When the helper
-        cannot find ``cnt`` CPUs the result is empty but ``frm`` keeps what it took, as upstream."""
+        cannot find ``cnt`` CPUs the result is empty but ``frm`` keeps what it took, as upstream.
+        Answers already computed on the same machine come from :mod:`.cpuallocator_memo`."""
         if frm.size() < cnt:
             raise AllocationError(f"cpuset {frm} does not have {cnt} CPUs")
         if frm.size() == cnt:
             return frm, CPUSet()
+        if cpuallocator_memo.ENABLED:
+            return cpuallocator_memo.allocate_cpus(self, frm, cnt, prefer)
+        return self.plain_allocate_cpus(frm, cnt, prefer)
+
+    def plain_allocate_cpus(self, frm: CPUSet, cnt: int, prefer: int = PRIORITY_NONE) -> tuple[CPUSet, CPUSet]:
+        """The allocator's own walk, for ``frm`` holding more than ``cnt`` CPUs."""
         helper = _Helper(self.sys, self.topology, frm, cnt, prefer)
         result = helper.allocate()
         return result, helper.frm

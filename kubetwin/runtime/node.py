@@ -105,6 +105,11 @@ class RuntimeNode:
             control = policy.control
             try:
                 backend = new_policy(policy.policy)
+                if not traced:   # no pool scores kept for explain
+                    from .policies.topologyaware.policy import TopologyAwarePolicy
+
+                    if isinstance(backend, TopologyAwarePolicy):
+                        backend.explaining = False
                 self.resmgr = ResourceManager(backend, self.system, policy.config,
                                               memory_capacity=machine.memory_capacity,
                                               rdt=control.get("rdt"), blockio=control.get("blockio"),

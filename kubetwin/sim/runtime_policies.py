@@ -413,6 +413,11 @@ def _cpuset(text: str) -> CPUSet:
     return CPUSet.parse(text)
 
 
+@functools.lru_cache(maxsize=4096)
+def _cpuset_text(cpus: CPUSet) -> str:
+    return str(cpus)
+
+
 def container_row(rn: "RuntimeNode", pod: Any, rec: Any) -> dict[str, Any]:
     """One container on a runtime-policy node: what the runtime wrote and the policy granted."""
     res = rec.ctr.resources()
@@ -420,19 +425,16 @@ def container_row(rn: "RuntimeNode", pod: Any, rec: Any) -> dict[str, Any]:
     cpus = _cpuset(res.cpu.cpus) if pinned else rn.system.online_cpus
     mems = _cpuset(res.cpu.mems) if res.cpu.mems else CPUSet()
     exclusive = CPUSet()
-    grant = None
+    pool = ""
     if rn.resmgr is not None:
+        # the policy's exclusive and isolated CPUs; a balloon of one pod: its CPUs are the pod's alone
         c = rn.resmgr.cache.lookup_container(rec.ctr.id)
-        grant = rn.resmgr.policy.describe_container(c) if c is not None else None
-    if grant is not None:
-        for key in ("exclusive", "isolated"):
-            if grant.get(key):
-                exclusive = exclusive | _cpuset(grant[key])
-        if grant.get("pods") == 1 and grant.get("cpus") and not str(grant.get("pool", "")).startswith("reserved["):
-            exclusive = _cpuset(grant["cpus"])   # a balloon of one pod: its CPUs are the pod's alone
+        placement = rn.resmgr.policy.container_placement(c) if c is not None else None
+        if placement is not None:
+            pool, exclusive = placement
     row: dict[str, Any] = {"pod": pod.key, "container": rec.name, "qosClass": rec.qos,
                            "cpusetCpus": res.cpu.cpus, "cpusetMems": res.cpu.mems,
-                           "exclusive": str(exclusive), "pool": (grant or {}).get("pool", "")}
+                           "exclusive": _cpuset_text(exclusive), "pool": pool}
     row["misaligned"] = pinned and misaligned(rn.machine, cpus, mems, _wanted_cpus(pod, rec.name))
     if res.blockio_class is not None:   # an NRI plugin set the Block I/O class (:mod:`.blockio`)
         row["blockioClass"] = res.blockio_class

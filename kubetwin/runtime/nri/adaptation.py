@@ -67,6 +67,10 @@ class Registered:
     idx: str
     base: str
     events: int
+    #: events whose messages the plugin only reads (kubetwin's own plugins declare them as
+    #: ``_nri_readonly_events``): it gets the runtime's messages, not copies — a fast path, the
+    #: plugin neither keeps nor changes them, so what it sees is the same
+    readonly: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -131,7 +135,7 @@ class Adaptation:
             raise PluginError(f"failed to configure plugin: invalid plugin events: 0x{events & ~VALID_EVENTS:x}")
         if events == 0:
             events = VALID_EVENTS
-        reg = Registered(plugin, idx, base, events)
+        reg = Registered(plugin, idx, base, events, frozenset(getattr(type(plugin), "_nri_readonly_events", ())))
         self.plugins.append(reg)
         # sort.Slice over a handful of plugins: an insertion sort, stable for equal indexes
         self.plugins.sort(key=lambda r: r.idx)
@@ -155,7 +159,10 @@ class Adaptation:
         for r in self.plugins:
             if not r.wants(event):
                 continue
-            args = (clone(pod),) + ((clone(container),) if container is not None else ()) + extra
+            if event in r.readonly:
+                args = (pod,) + ((container,) if container is not None else ()) + extra
+            else:
+                args = (clone(pod),) + ((clone(container),) if container is not None else ()) + extra
             try:
                 _call(getattr(r.plugin, method), *args)
             except PluginError as exc:
@@ -249,7 +256,9 @@ class Adaptation:
             if not r.wants("STOP_CONTAINER"):
                 continue
             try:
-                reply = _call(r.plugin.stop_container, clone(pod), clone(container))
+                readonly = "STOP_CONTAINER" in r.readonly
+                reply = _call(r.plugin.stop_container, pod if readonly else clone(pod),
+                              container if readonly else clone(container))
                 updates, _ = _update_reply(reply, r.name, "stop_container")
                 if self.traced or _tracing.ACTIVE is not None:
                     entry.replies.append(_reply_json(r.name, None, updates, []))

@@ -463,6 +463,6 @@ class Result:
             self._merge_resources(src, resources, None, cid, plugin, creating=False)
         except ConflictError as exc:  # a conflict: nothing applied
             raise RequestError(str(exc)) from None
-        reply.ensure_linux().resources = clone(resources)
+        reply.ensure_linux().resources = resources   # already a copy, nothing else holds it
         if requested:
             self.update_resources = clone(resources)

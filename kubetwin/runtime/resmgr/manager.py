@@ -45,6 +45,10 @@ class ResourceManager(Plugin):
 
     name = "resource-manager"
     index = "90"
+    #: the events whose messages it reads only by id (never kept, never changed): the runtime
+    #: passes its own messages instead of copies (:class:`..nri.adaptation.Registered`)
+    _nri_readonly_events = frozenset({"START_CONTAINER", "STOP_CONTAINER", "REMOVE_CONTAINER", "STOP_POD_SANDBOX",
+                                      "REMOVE_POD_SANDBOX"})
 
     def __init__(self, policy: Backend, system: System, config: Any, *, memory_capacity: int,
                  rdt: dict[str, Any] | None = None, blockio: dict[str, Any] | None = None, index: str = "90", name: str = "resource-manager"):

@@ -89,6 +89,11 @@ class Backend(Protocol):
         """kubetwin's own: the container's grant (pool, exclusive/shared CPUs, memory zone)."""
         ...
 
+    def container_placement(self, c: CachedContainer) -> tuple[str, CPUSet] | None:
+        """kubetwin's own, for the simulation's figures: the container's pool and the CPUs it
+        holds alone (what :meth:`describe_container` says, without building its text)."""
+        ...
+
     def describe(self) -> dict[str, Any]:
         """kubetwin's own: the policy's pools and their free resources, for reports."""
         ...

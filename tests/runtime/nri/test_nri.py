@@ -191,3 +191,65 @@ def test_notifications_reach_subscribed_plugins_only() -> None:
     r.register(Pinner())
     r.start_container(pod(), ctr())
     assert w.events == ["start c1"]
+
+
+class _Keeper(Plugin):
+    """Keeps the messages it is sent (``readonly``: declares the start event read-only)."""
+
+    name, index = "keeper", "30"
+
+    def __init__(self) -> None:
+        self.kept: list[Container] = []
+
+    def start_container(self, pod, container):
+        self.kept.append(container)
+
+
+class _ReadOnlyKeeper(_Keeper):
+    _nri_readonly_events = frozenset({"START_CONTAINER"})
+
+
+def test_a_plugin_gets_copies_of_the_runtimes_messages() -> None:
+    r = Adaptation()
+    k = _Keeper()
+    r.register(k)
+    c = ctr()
+    r.start_container(pod(), c)
+    assert k.kept[0] is not c and k.kept[0] == c
+
+
+def test_events_a_kubetwin_plugin_reads_only_get_the_runtimes_own_messages() -> None:
+    r = Adaptation()
+    k = _ReadOnlyKeeper()
+    r.register(k)
+    c = ctr()
+    r.start_container(pod(), c)
+    assert k.kept[0] is c
+
+
+def test_the_resource_manager_neither_keeps_nor_changes_the_messages_of_its_read_only_events(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import copy
+
+    from kubetwin.runtime.resmgr.manager import ResourceManager
+
+    from .. import fastpath_runs as runs
+
+    seen: list[str] = []
+    for event in sorted(ResourceManager._nri_readonly_events):
+        method = event.lower()
+        plain = getattr(ResourceManager, method)
+
+        def checked(self, *args, _plain=plain, _method=method):
+            before = copy.deepcopy(args)
+            out = _plain(self, *args)
+            assert args == before
+            kept = [c.ctr for c in self.cache.containers.values()] + [p.sandbox for p in self.cache.pods.values()]
+            assert not any(k is a for k in kept for a in args)
+            seen.append(_method)
+            return out
+
+        monkeypatch.setattr(ResourceManager, method, checked)
+    runs.run(runs.nodes(runs.MACHINES[1], 2, runs.topology_aware()),
+             runs.arrivals(41, 40, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert set(seen) == {e.lower() for e in ResourceManager._nri_readonly_events}

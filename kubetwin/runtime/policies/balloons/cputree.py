@@ -24,6 +24,7 @@ from typing import Callable, TypeVar
 
 from ....model.cpuset import CPUSet
 from ...sysfs import System
+from . import cputree_memo
 
 LEVEL_SYSTEM = "system"
 LEVEL_PACKAGE = "package"
@@ -162,6 +163,8 @@ class CpuTreeAllocator:
                 raise TreeError(f"not enough current CPUs ({current.size()}) to release {-delta} CPUs")
             if current.size() == -delta:
                 return CPUSet(), current
+        if cputree_memo.ENABLED:   # the same resize on the same tree: answered before
+            return cputree_memo.resize(self, current, free, delta)
         return self._with_devices(current, free, delta)
 
     def _with_devices(self, current: CPUSet, free: CPUSet, delta: int) -> tuple[CPUSet, CPUSet]:

@@ -675,6 +675,16 @@ class BalloonsPolicy:
         return {"pool": b.pretty_name(), "cpus": str(b.cpus), "sharedIdleCpus": str(b.shared_idle_cpus),
                 "pods": len(b.pod_ids)}
 
+    def container_placement(self, c: CachedContainer) -> tuple[str, CPUSet] | None:
+        """The balloon (``pool`` of :meth:`describe_container`) and the CPUs the container holds
+        alone: its balloon's CPUs when the balloon holds its pod only (not a reserved balloon)."""
+        b = self._balloon_of(c)
+        if b is None:
+            return None
+        pool = b.pretty_name()
+        alone = len(b.pod_ids) == 1 and not b.cpus.is_empty() and not pool.startswith("reserved[")
+        return pool, b.cpus if alone else CPUSet()
+
     def reserved_cpus(self) -> CPUSet:
         """The reserved CPUs as :meth:`describe` reports them: ``reservedResources``, or the
         reserved balloons' CPUs when none are set aside."""

@@ -29,6 +29,7 @@ from ...resmgr.cache import UNLIMITED_BURSTABLE_KEY, Affinity, Cache, CachedCont
 from ...resmgr.expression import ALWAYS_TRUE, EQUALS, Expression
 from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource, sync_allocations
 from ...sysfs import System
+from . import fastscore
 from .node import Node
 from .pools import build_pools, sort_pools_by_score
 from .preferences import (
@@ -79,6 +80,9 @@ class TopologyAwarePolicy:
         self.default_prio = PRIORITY_NONE
         self.unlimited_burstable = "package"
         self.last_scores: dict[str, Any] = {}
+        #: keep each placement's pool scores in ``last_scores`` for :meth:`explain` (kubetwin's
+        #: own; ``simulate``'s untraced nodes never explain, so they keep none)
+        self.explaining = True
         self.cpu_class_of: dict[int, str] = {}
 
     # --- setup ---------------------------------------------------------------------------------
@@ -300,21 +304,24 @@ class TopologyAwarePolicy:
                 offer = self.get_mem_offer(pool, req)
             except PolicyError as exc:
                 raise PolicyError(f"failed to get offer for request {req.describe()}: {exc}") from None
-            self.last_scores[c.id] = {"request": req.describe(), "pool": pool.name, "reason": "reserved/preserve"}
+            if self.explaining:
+                self.last_scores[c.id] = {"request": req.describe(), "pool": pool.name, "reason": "reserved/preserve"}
         else:
             try:
                 aff = self.calculate_pool_affinities(c)
             except Exception as exc:  # noqa: BLE001 - malformed affinity annotations
                 raise PolicyError(f"failed to calculate affinity for container {c.pretty_name()}: {exc}") from None
-            scores, pools = sort_pools_by_score(self, req, aff)
+            scores, pools = (fastscore.sort_pools_by_score if fastscore.ENABLED else sort_pools_by_score)(
+                self, req, aff)
             hinted = next((p for p in pools if p.name == pool_hint), None) if pool_hint else None
             pool = hinted if hinted is not None else pools[0]
-            self.last_scores[c.id] = {
-                "request": req.describe(),
-                "pools": [{"pool": p.name, "rank": i + 1, "affinity": aff.get(p.id, 0), **scores[p.id].describe()}
-                          for i, p in enumerate(pools)],
-                "pool": pool.name,
-            }
+            if self.explaining:
+                self.last_scores[c.id] = {
+                    "request": req.describe(),
+                    "pools": [{"pool": p.name, "rank": i + 1, "affinity": aff.get(p.id, 0), **scores[p.id].describe()}
+                              for i, p in enumerate(pools)],
+                    "pool": pool.name,
+                }
             offer = scores[pool.id].mem
             if offer is None:
                 raise PolicyError(f"failed to get offer for request {req.describe()}")
@@ -476,6 +483,12 @@ class TopologyAwarePolicy:
     def describe_container(self, c: CachedContainer) -> dict[str, Any] | None:
         g = self.allocations.get(c.id)
         return None if g is None else g.describe()
+
+    def container_placement(self, c: CachedContainer) -> tuple[str, CPUSet] | None:
+        """The grant's pool and its exclusive and isolated CPUs (``exclusive`` and ``isolated`` of
+        :meth:`describe_container`)."""
+        g = self.allocations.get(c.id)
+        return None if g is None else (g.node.name, g.exclusive)
 
     def explain(self, cid: str) -> dict[str, Any] | None:
         return self.last_scores.get(cid)

@@ -277,7 +277,7 @@ def compare_scores(p: "TopologyAwarePolicy", request, scores: dict[int, Score], 
 
     if request.container.qos_class == "Burstable":
         limit = request.limit
-        b1, b2 = s1.supply.allocatable_shared_cpu(), s2.supply.allocatable_shared_cpu()
+        b1, b2 = s1.allocatable_shared, s2.allocatable_shared   # Supply().AllocatableSharedCPU() when scored
         r1, r2 = b1 - limit, b2 - limit
         from .preferences import UNLIMITED_CPU
 

@@ -226,7 +226,7 @@ class Supply:
         if full == 0 and part == 0:
             part = 1
         score.reserved = self.allocatable_reserved_cpu()
-        score.shared = self.allocatable_shared_cpu()
+        score.shared = score.allocatable_shared = self.allocatable_shared_cpu()
         policy = self.node.policy
         if req.cpu_type == CPU_RESERVED:
             score.reserved -= part
@@ -406,6 +406,9 @@ class Score:
     prio: dict[int, int] = field(default_factory=dict)
     colocated: int = 0
     hints: dict[str, float] = field(default_factory=dict)
+    #: the supply's ``allocatable_shared_cpu()`` when scored (the burstable comparison reads it
+    #: again: nothing changes while the pools are sorted)
+    allocatable_shared: int = 0
 
     def describe(self) -> dict[str, Any]:
         from ...libmem import memset_string

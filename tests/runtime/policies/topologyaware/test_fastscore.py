@@ -1,0 +1,71 @@
+"""The topology-aware policy's fast pool scorer (``fastscore``) against the plain per-pool
+``supply.get_score``: at every placement of random workloads (creations and deletions, all QoS
+classes, fractional and whole CPUs, isolated/shared/reserved preferences) over the conformance
+machines, the same scores, the same memory offers and the same ranking of pools — and so runs
+with and without it give the same placements."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubetwin.runtime.policies.topologyaware import fastscore, pools
+
+from ... import fastpath_runs as runs
+
+
+def _compare_every_ranking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each fast ranking checked against the plain one; returns a list counting them."""
+    fast = fastscore.sort_pools_by_score
+    seen: list[int] = []
+
+    def both(p: Any, req: Any, aff: dict[int, int]) -> Any:
+        fast_scores, fast_pools = fast(p, req, aff)
+        plain_scores, plain_pools = pools.sort_pools_by_score(p, req, aff)
+        assert [n.id for n in fast_pools] == [n.id for n in plain_pools]
+        assert {i: s.describe() for i, s in fast_scores.items()} == {i: s.describe() for i, s in plain_scores.items()}
+        assert {i: (s.prio, s.allocatable_shared) for i, s in fast_scores.items()} == {
+            i: (s.prio, s.allocatable_shared) for i, s in plain_scores.items()}
+        seen.append(1)
+        return fast_scores, fast_pools
+
+    monkeypatch.setattr(fastscore, "sort_pools_by_score", both)
+    return seen
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+@pytest.mark.parametrize("seed", (11, 12))
+def test_fast_pool_scores_rank_as_the_plain_scores_at_every_placement(machine: str, seed: int,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _compare_every_ranking(monkeypatch)
+    result = runs.run(runs.nodes(machine, 4, runs.topology_aware()),
+                      runs.arrivals(seed, 120, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert len(seen) > 50 and runs.placed(result) > 0
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_a_run_with_the_fast_scorer_places_as_the_plain_scorer(machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    arrivals = runs.arrivals(13, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS)
+    fast = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    monkeypatch.setattr(fastscore, "ENABLED", False)
+    plain = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    assert fast == plain
+
+
+@pytest.mark.parametrize("traced", (True, False))
+def test_only_traced_nodes_keep_the_pool_scores_explain_reads(traced: bool) -> None:
+    from kubetwin.machine import load_machine
+    from kubetwin.model.kubelet_config import load_kubelet_config
+    from kubetwin.runtime.config import load_policy
+    from kubetwin.runtime.node import RuntimeNode
+
+    from ...test_update_container import guaranteed
+
+    n = RuntimeNode(load_machine("1s1n8c2t"), load_policy("topology-aware"), load_kubelet_config(None, None),
+                    traced=traced)
+    assert n.create_pod(guaranteed("p", "2")) is None
+    assert n.resmgr is not None
+    cid = n.pods["default/p"].containers[0].ctr.id
+    why = n.resmgr.policy.explain(cid)  # type: ignore[attr-defined]
+    assert (why is not None and why["pools"][0]["rank"] == 1) if traced else why is None

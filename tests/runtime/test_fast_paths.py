@@ -1,0 +1,80 @@
+"""All of the runtime policies' placement fast paths at once against the plain code, below the
+simulation: random create/delete sequences of random pods (QoS classes, sizes, annotations,
+namespaces) on runtime nodes of the conformance machines, for both nri-plugins policies — every
+container's final NRI resources (cpusets, memory nodes, classes), the adjustments and updates
+each plugin replied, the field owners, and the NodeResourceTopology the policy exports after
+every step are the same with the fast paths on and off."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pytest
+
+from kubetwin.model.kubelet_config import KubeletConfiguration
+from kubetwin.model.pod import pod_from_dict
+from kubetwin.runtime import cpuallocator_memo, libmem_offers
+from kubetwin.runtime.node import RuntimeNode
+from kubetwin.runtime.nri.api import to_json
+from kubetwin.runtime.nrt import export
+from kubetwin.runtime.policies.balloons import cputree_memo
+from kubetwin.runtime.policies.topologyaware import fastscore
+from kubetwin.runtime.resmgr.manager import ResourceManager
+
+from . import fastpath_runs as runs
+
+
+def _steps(seed: int, annotations: list[dict[str, str]], count: int) -> list[tuple[str, Any]]:
+    rng = random.Random(seed)
+    steps: list[tuple[str, Any]] = []
+    live: list[str] = []
+    for k in range(count):
+        if live and rng.random() < 0.35:
+            steps.append(("delete", live.pop(rng.randrange(len(live)))))
+            continue
+        doc = runs.pod_doc(rng, annotations)
+        doc["metadata"].update(name=f"p{k}", uid=f"uid-{k}")
+        pod = pod_from_dict(doc)
+        steps.append(("create", pod))
+        live.append(pod.key)
+    return steps
+
+
+def _trace(machine: str, rp: Any, steps: list[tuple[str, Any]]) -> str:
+    from kubetwin.machine import load_machine
+
+    rn = RuntimeNode(load_machine(str(runs.SHARED / "machines" / machine)), rp.resource,
+                     KubeletConfiguration.from_dict(runs.NONE))
+    out: list[Any] = []
+    for op, arg in steps:
+        if op == "create":
+            refused = rn.create_pod(arg)
+            out.append(["create", arg.key, None if refused is None else [refused.reason, refused.message]])
+        else:
+            out.append(["delete", arg, rn.delete_pod(arg)])
+        out.append({f"{p.key}/{r.name}": [r.state, to_json(r.ctr.resources()), r.replies, r.owners]
+                    for p, r in rn.running()})
+        out.append(export(rn, "node"))
+    return json.dumps(out, sort_keys=True, default=str)
+
+
+def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
+    for module in (cpuallocator_memo, fastscore, libmem_offers, cputree_memo):
+        monkeypatch.setattr(module, "ENABLED", False)
+    monkeypatch.setattr(ResourceManager, "_nri_readonly_events", frozenset())
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+def test_the_fast_paths_give_the_plain_codes_containers_replies_and_topology(
+        machine: str, policy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    rp = runs.topology_aware() if policy == "topology-aware" else runs.balloons()
+    annotations = runs.TOPOLOGY_AWARE_ANNOTATIONS if policy == "topology-aware" else runs.BALLOONS_ANNOTATIONS
+    steps = _steps(71, annotations, 80)
+    fast = _trace(machine, rp, steps)
+    _plain(monkeypatch)
+    plain = _trace(machine, rp, steps)
+    assert fast == plain
+    assert '"cpusetCpus"' in plain or '"cpus"' in plain

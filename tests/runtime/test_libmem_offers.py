@@ -1,0 +1,69 @@
+"""libmem's offers made in one allocator state (``libmem_offers.FreeMemory``) against the plain
+``Allocator.get_offer``: random states (requests of every QoS class committed over the
+conformance machines' NUMA nodes, up to overcommit) and random requests give the same offer,
+the same error, and leave the allocator as the plain offer leaves it."""
+
+from __future__ import annotations
+
+import copy
+import random
+from typing import Any
+
+import pytest
+
+from kubetwin.machine import load_machine
+from kubetwin.model.cpuset import CPUSet
+from kubetwin.runtime.libmem import Allocator, MemoryError_, container_request
+from kubetwin.runtime.libmem_offers import FreeMemory
+from kubetwin.runtime.sysfs import System
+
+from . import fastpath_runs as runs
+
+GI = 1 << 30
+
+
+def _request(rng: random.Random, a: Allocator, k: int) -> Any:
+    ids = list(a.nodes)
+    affinity = 0
+    for nid in rng.sample(ids, rng.randint(1, min(3, len(ids)))):
+        affinity |= 1 << nid
+    qos = rng.choice(("Guaranteed", "Burstable", "BestEffort"))
+    limit = 0 if qos == "BestEffort" else rng.choice((GI // 4, GI, 4 * GI, 16 * GI, 64 * GI))
+    return container_request(f"r{k}", f"c{k}", qos, limit, affinity, rng.choice((0, 1, 2, 3, 4, 7)))
+
+
+def _state(a: Allocator) -> Any:
+    return ({z: (zone.types, zone.capacity, sorted(zone.users)) for z, zone in a.zones.items()},
+            sorted(a.requests), sorted(a.users.items()), a.version)
+
+
+def _offer(make: Any, req: Any) -> Any:
+    try:
+        o = make(req)
+    except MemoryError_ as exc:
+        return "error", str(exc)
+    return o.updates, o.node_mask(), o.version, req.zone, req.types
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+@pytest.mark.parametrize("seed", (51, 52, 53))
+def test_offers_in_one_state_are_the_plain_allocators(machine: str, seed: int) -> None:
+    rng = random.Random(seed)
+    a = Allocator(System(load_machine(str(runs.SHARED / "machines" / machine)), CPUSet()))
+    compared = 0
+    for k in range(60):
+        plain_a = copy.deepcopy(a)
+        free = FreeMemory(a)
+        for j in range(4):   # several offers in the same state, as a policy scoring its pools makes them
+            req = _request(rng, a, 1000 * k + j)
+            assert _offer(free.get_offer, copy.deepcopy(req)) == _offer(plain_a.get_offer, copy.deepcopy(req))
+            assert _state(a) == _state(plain_a)
+            compared += 1
+        req = _request(rng, a, 1000 * k + 999)
+        try:
+            a.get_offer(req).commit()
+        except MemoryError_:
+            pass
+        if a.requests and rng.random() < 0.2:
+            a.release(rng.choice(sorted(a.requests)))
+    assert compared == 240
