@@ -149,6 +149,8 @@ class Scheduler:
         self.cluster.touch(-1)
 
     def clear_nomination(self, pod: Pod) -> None:
+        if not self.cluster.nominated:
+            return
         uid = pod.uid
         for node, pods in list(self.cluster.nominated.items()):
             kept = [p for p in pods if p.uid != uid]

@@ -42,6 +42,9 @@ class _Entry:
 
 
 _MEMOS: "weakref.WeakKeyDictionary[ClusterState, OrderedDict[Hashable, _Entry]]" = weakref.WeakKeyDictionary()
+#: the last cluster asked about and its memo (a simulation asks about one cluster cycle after
+#: cycle: a weak reference called is cheaper than the weak dictionary's lookup)
+_last: list[Any] = [None, None]
 
 
 def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], idx: np.ndarray,
@@ -50,9 +53,14 @@ def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], 
     not changed since they were computed, ``compute(nodes)`` for the others. ``compute`` must
     give each node's score from that node's own state and the pod alone; ``key`` names the score
     and the pod's shape (``pins``: objects the key refers to by identity)."""
-    memo = _MEMOS.get(cs)
-    if memo is None:
-        memo = _MEMOS[cs] = OrderedDict()
+    ref = _last[0]
+    if ref is not None and ref() is cs:
+        memo = _last[1]
+    else:
+        memo = _MEMOS.get(cs)
+        if memo is None:
+            memo = _MEMOS[cs] = OrderedDict()
+        _last[0], _last[1] = weakref.ref(cs), memo
     gen = cs.generation
     e = memo.get(key)
     if e is None or len(e.values) != cs.n:
@@ -73,8 +81,12 @@ def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], 
                 e.valid[list(changed)] = False
             e.generation = gen
     valid = e.valid.take(idx)
-    if not valid.all():
+    if not _all(valid):
         miss = idx[~valid]
         e.values[miss] = compute(miss)
         e.valid[miss] = True
     return e.values.take(idx)
+
+
+#: ``ndarray.all`` without its Python wrapper
+_all = np.logical_and.reduce

@@ -104,6 +104,16 @@ class HostPort:
 
 def host_ports(pod: Pod) -> list[HostPort]:
     """Host ports a pod takes: app containers and sidecars; regular init containers end before."""
+    spec = pod.spec
+    for c in spec.containers:
+        if c.ports:
+            break
+    else:
+        for c in spec.init_containers:
+            if c.ports:
+                break
+        else:
+            return []   # no container declares a port (most pods): nothing to look at
     out = []
     containers = [c for c in pod.spec.init_containers if is_sidecar(c)] + list(pod.spec.containers)
     for c in containers:

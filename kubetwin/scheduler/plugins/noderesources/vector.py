@@ -51,11 +51,13 @@ def _wanted(cs: ClusterState, req: dict[str, int], args: Any) -> tuple[Wanted, .
 def score_requests(cs: ClusterState, pod: Pod, resources: Any, use_requested: bool) -> list[int]:
     """``calculatePodResourceRequestList`` for the scored resources, once per pod shape."""
     a = cs.amounts(pod)
-    k = (resources, use_requested)
+    # keyed by the resources' identity (the plugin's args, fixed while it runs), held in the entry:
+    # hashing the specs themselves costs more than the lookup
+    k = (id(resources), use_requested)
     got = a.memo.get(k)
-    if got is None:
-        got = a.memo[k] = ra.pod_request_list(pod, cs.gates, resources, use_requested)
-    return got
+    if got is None or got[0] is not resources:
+        got = a.memo[k] = (resources, ra.pod_request_list(pod, cs.gates, resources, use_requested))
+    return got[1]
 
 
 def wanted_resources(cs: ClusterState, pod: Pod, plugin: Any, req: dict[str, int] | None = None) -> tuple[Wanted, ...]:
