@@ -378,7 +378,7 @@ class Scheduler:
         if len(feasible) == 0:
             return self._unschedulable(pod, state, diag, evaluated=found.processed)
         if len(feasible) == 1:
-            return ScheduleResult(pod, cs.names[int(feasible[0])], feasible=1, evaluated=found.processed)
+            return ScheduleResult.placed(pod, cs.names[int(feasible[0])], 1, found.processed)
         if self.vectorised:
             # the vectorised Filter's feasible nodes are an int64 array already
             best = select_host_vector(self.fast.prioritize_nodes(state, pod, feasible, self._recorder),  # type: ignore[arg-type]
@@ -389,7 +389,7 @@ class Scheduler:
             if self._recorder is not None:
                 self._recorder.scores(scores)
             best = select_host(totals_of(infos, scores), self.rng)
-        return ScheduleResult(pod, cs.names[int(feasible[best])], feasible=len(feasible), evaluated=found.processed)
+        return ScheduleResult.placed(pod, cs.names[int(feasible[best])], len(feasible), found.processed)
 
     # --- failure -------------------------------------------------------------------------------
 
