@@ -295,8 +295,11 @@ class NodeColumns:
     def add_pod(self, i: int, pod: Pod, a: PodAmounts, has_ports: bool) -> None:
         """Node ``i`` runs ``pod`` now (its amounts ``a``)."""
         vec, nzt = a.bound, a.non_zero
-        self.requested[i] += vec
-        self.free[i] -= vec
+        # the rows as views changed in place (``requested[i] += vec`` would also write the row back)
+        row = self.requested[i]
+        row += vec
+        row = self.free[i]
+        row -= vec
         self.non_zero[i, 0] += nzt[0]
         self.non_zero[i, 1] += nzt[1]
         self.npods[i] += 1
@@ -309,8 +312,10 @@ class NodeColumns:
                    has_ports: bool) -> None:
         """Node ``i`` no longer runs ``pod``, which took ``requested`` / ``non_zero`` when added
         (its NodeInfo has already let it go)."""
-        self.requested[i] -= requested
-        self.free[i] += requested
+        row = self.requested[i]
+        row -= requested
+        row = self.free[i]
+        row += requested
         self.non_zero[i, 0] -= non_zero[0]
         self.non_zero[i, 1] -= non_zero[1]
         self.npods[i] -= 1
