@@ -110,8 +110,10 @@ class Scheduler:
             state = CycleState()
             fwk.run_permit_plugins(state, pod, node)
             fwk.run_bind_plugins(state, pod, node)
-        self._verdicts.pop(pod.uid, None)
-        self._signatures.pop(pod.uid, None)
+        if self._verdicts or self._signatures:
+            uid = pod.uid
+            self._verdicts.pop(uid, None)
+            self._signatures.pop(uid, None)
 
     def remove(self, pod: Pod) -> str | None:
         """A bound pod is gone (deleted, finished, preempted); returns its node."""
