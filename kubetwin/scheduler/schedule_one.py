@@ -50,6 +50,16 @@ class ScheduleResult:
     def scheduled(self) -> bool:
         return self.node is not None
 
+    @classmethod
+    def placed(cls, pod: Pod, node: str, feasible: int, evaluated: int) -> "ScheduleResult":
+        """A cycle that found a node: built without the frozen dataclass's field-by-field
+        ``__init__`` (a simulation makes one per pod)."""
+        out = object.__new__(cls)
+        d = out.__dict__
+        d.update(_PLACED)
+        d["pod"], d["node"], d["feasible"], d["evaluated"] = pod, node, feasible, evaluated
+        return out
+
     def for_pod(self, pod: Pod) -> "ScheduleResult":
         """The same answer for another pod of the same shape: a kept verdict handed out to
         thousands of pods, so copied without ``dataclasses.replace``'s field-by-field rebuild."""
@@ -58,6 +68,11 @@ class ScheduleResult:
         d.update(self.__dict__)
         d["pod"] = pod
         return out
+
+
+#: the fields of a placed pod's result besides its pod, node and counts (the defaults)
+_PLACED = {"code": Code.Success, "message": "", "unschedulable_plugins": frozenset(), "nominated_node": None,
+           "victims": ()}
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:

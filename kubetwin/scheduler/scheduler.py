@@ -110,8 +110,10 @@ class Scheduler:
             state = CycleState()
             fwk.run_permit_plugins(state, pod, node)
             fwk.run_bind_plugins(state, pod, node)
-        self._verdicts.pop(pod.uid, None)
-        self._signatures.pop(pod.uid, None)
+        if self._verdicts or self._signatures:
+            uid = pod.uid
+            self._verdicts.pop(uid, None)
+            self._signatures.pop(uid, None)
 
     def remove(self, pod: Pod) -> str | None:
         """A bound pod is gone (deleted, finished, preempted); returns its node."""
@@ -149,6 +151,8 @@ class Scheduler:
         self.cluster.touch(-1)
 
     def clear_nomination(self, pod: Pod) -> None:
+        if not self.cluster.nominated:
+            return
         uid = pod.uid
         for node, pods in list(self.cluster.nominated.items()):
             kept = [p for p in pods if p.uid != uid]
@@ -376,7 +380,7 @@ class Scheduler:
         if len(feasible) == 0:
             return self._unschedulable(pod, state, diag, evaluated=found.processed)
         if len(feasible) == 1:
-            return ScheduleResult(pod, cs.names[int(feasible[0])], feasible=1, evaluated=found.processed)
+            return ScheduleResult.placed(pod, cs.names[int(feasible[0])], 1, found.processed)
         if self.vectorised:
             # the vectorised Filter's feasible nodes are an int64 array already
             best = select_host_vector(self.fast.prioritize_nodes(state, pod, feasible, self._recorder),  # type: ignore[arg-type]
@@ -387,7 +391,7 @@ class Scheduler:
             if self._recorder is not None:
                 self._recorder.scores(scores)
             best = select_host(totals_of(infos, scores), self.rng)
-        return ScheduleResult(pod, cs.names[int(feasible[best])], feasible=len(feasible), evaluated=found.processed)
+        return ScheduleResult.placed(pod, cs.names[int(feasible[best])], len(feasible), found.processed)
 
     # --- failure -------------------------------------------------------------------------------
 

@@ -22,3 +22,11 @@ def test_result_for_another_pod_differs_only_in_its_pod():
     assert got.pod is other
     assert got == dataclasses.replace(r, pod=other)
     assert r.pod.metadata.name == "a"
+
+
+def test_a_placed_result_is_the_one_the_constructor_gives():
+    from kubetwin.scheduler.schedule_one import ScheduleResult
+
+    placed = ScheduleResult.placed("pod", "node-1", 3, 7)
+    assert placed == ScheduleResult("pod", "node-1", feasible=3, evaluated=7)
+    assert placed.scheduled and placed.unschedulable_plugins == frozenset() and placed.victims == ()

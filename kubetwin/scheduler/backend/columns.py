@@ -29,6 +29,7 @@ from ...model.node import Node, Taint
 from ...model.pod import Pod
 from ..framework.resources import is_scalar_resource_name, pod_request_amounts
 from ..framework.types import NodeInfo, ResourceAccounting
+from .labelsets import LabelSets, label_set_key
 
 FIXED_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 _KEY_ENCODER = msgspec.json.Encoder(enc_hook=enc_hook)
@@ -76,9 +77,22 @@ class LabelIndex:
                 self.codes[k][i] = c
         self._n = n
         self._absent = np.full(n, -1, dtype=np.int32)
+        #: key -> (every node has the label, no two nodes share a value), worked out when first asked
+        self._shape: dict[str, tuple[bool, bool]] = {}
 
     def codes_of(self, key: str) -> np.ndarray:
         return self.codes.get(key, self._absent)
+
+    def shape(self, key: str) -> tuple[bool, bool]:
+        """(every node has the label ``key``, each of its values is on one node only). A key
+        with both — ``kubernetes.io/hostname`` — makes every node its own topology domain, so a
+        sum per domain is the node's own figure and needs no ``bincount``."""
+        got = self._shape.get(key)
+        if got is None:
+            nvals = len(self.values.get(key, ()))
+            complete = bool(nvals) and bool((self.codes_of(key) >= 0).all())
+            got = self._shape[key] = (complete, nvals == int((self.codes_of(key) >= 0).sum()))
+        return got
 
     def code_of(self, key: str, value: str) -> int | None:
         ids = self._value_ids.get(key)
@@ -164,10 +178,12 @@ class NodeColumns:
         self._amounts_by_spec: dict[int, tuple[Any, PodAmounts]] = {}
         #: selector key -> (namespace, terminating?, pod matcher, matching pods per node)
         self._match_counts: dict[Any, tuple[str | None, bool, PodMatcher, np.ndarray]] = {}
-        #: (namespace, live?, labels) -> the namespaced counts such a pod is in (their matchers
-        #: read the namespace and labels only); ``()`` -> the unscoped counts. Forgotten whenever
-        #: the table of counts changes.
-        self._count_memo: dict[tuple[Any, ...], list[Any]] = {}
+        #: a pod's label set (:func:`.labelsets.label_set_key`) -> the counts such a pod is in (their
+        #: matchers read the namespace and labels only). Forgotten whenever the table of counts changes.
+        self._count_memo: dict[bytes, list[Any]] = {}
+        #: the bound pods grouped by label set (:mod:`.labelsets`), kept from the first pod on;
+        #: None once given up (too many distinct label sets)
+        self._label_sets: LabelSets | None = LabelSets()
 
     def amounts(self, pod: Pod) -> PodAmounts:
         """The pod's requests, computed once per distinct resource-relevant part of the pod.
@@ -217,7 +233,9 @@ class NodeColumns:
         ``matcher`` takes labels (pods of ``namespace`` only, terminating ones excluded unless
         ``terminating``); ``pod_matcher`` instead takes the whole pod (``namespace`` None). This
         lets the spreading and inter-pod affinity plugins count without walking every pod each cycle.
-        ``key`` names the selector (any hashable value the caller derives from it).
+        ``key`` names the selector (any hashable value the caller derives from it). Either
+        matcher must read the pod's namespace and labels only: it is asked once per label set of
+        the bound pods (:mod:`.labelsets`).
         """
         full = (namespace, key, terminating)
         hit = self._match_counts.get(full)
@@ -230,12 +248,16 @@ class NodeColumns:
             def by_labels(p: Pod, ns: str | None = namespace, m: LabelMatcher = matcher) -> bool:
                 return p.metadata.namespace == ns and m(p.metadata.labels)
             pod_matcher = by_labels
-        arr = np.zeros(self.n, dtype=np.int64)
-        for ni_index, ni in enumerate(self.infos):
-            for pi in ni.pods:
-                p = pi.pod
-                if (terminating or p.metadata.deletion_timestamp is None) and pod_matcher(p):
-                    arr[ni_index] += 1
+        sets = self._label_sets
+        if sets is not None:
+            arr = sets.counts(self.n, namespace, terminating, pod_matcher)
+        else:
+            arr = np.zeros(self.n, dtype=np.int64)
+            for ni_index, ni in enumerate(self.infos):
+                for pi in ni.pods:
+                    p = pi.pod
+                    if (terminating or p.metadata.deletion_timestamp is None) and pod_matcher(p):
+                        arr[ni_index] += 1
         if len(self._match_counts) > 512:
             self._match_counts.clear()
         self._match_counts[full] = (namespace, terminating, pod_matcher, arr)
@@ -243,54 +265,63 @@ class NodeColumns:
         return arr
 
     def _count(self, pod: Pod, i: int, delta: int) -> None:
-        """Keep every count in step with one pod. A namespaced count's matcher reads the pod's
-        namespace and labels only, so which of them a pod is in is worked out once per label set."""
-        live = pod.metadata.deletion_timestamp is None
-        ns = pod.metadata.namespace
-        key = (ns, live, tuple(sorted(pod.metadata.labels.items())))
+        """Keep the label-set groups and every count in step with one pod. A count's matcher
+        reads the pod's namespace and labels only, so which counts a pod is in is worked out
+        once per label set."""
+        key = label_set_key(pod)
+        sets = self._label_sets
+        if sets is not None:
+            if delta > 0:
+                sets.add(key, pod, i)
+                if sets.too_many():
+                    self._label_sets = None
+            else:
+                sets.remove(key, i)
+        if not self._match_counts:
+            return
         hits = self._count_memo.get(key)
         if hits is None:
+            ns, live = pod.metadata.namespace, pod.metadata.deletion_timestamp is None
             hits = [arr for cns, terminating, pod_matcher, arr in self._match_counts.values()
-                    if cns is not None and cns == ns and (terminating or live) and pod_matcher(pod)]
+                    if (cns is None or cns == ns) and (terminating or live) and pod_matcher(pod)]
             if len(self._count_memo) > 50_000:
                 self._count_memo.clear()
             self._count_memo[key] = hits
         for arr in hits:
             arr[i] += delta
-        unscoped = self._count_memo.get(())
-        if unscoped is None:
-            unscoped = self._count_memo[()] = [e for e in self._match_counts.values() if e[0] is None]
-        for _, terminating, pod_matcher, arr in unscoped:
-            if (terminating or live) and pod_matcher(pod):
-                arr[i] += delta
 
     # --- one node's change ---------------------------------------------------------------------
 
     def add_pod(self, i: int, pod: Pod, a: PodAmounts, has_ports: bool) -> None:
         """Node ``i`` runs ``pod`` now (its amounts ``a``)."""
         vec, nzt = a.bound, a.non_zero
-        self.requested[i] += vec
-        self.free[i] -= vec
+        # the rows as views changed in place (``requested[i] += vec`` would also write the row back)
+        row = self.requested[i]
+        row += vec
+        row = self.free[i]
+        row -= vec
         self.non_zero[i, 0] += nzt[0]
         self.non_zero[i, 1] += nzt[1]
         self.npods[i] += 1
         if has_ports:
             self.nodes_with_ports.add(i)
-        if self._match_counts:
+        if self._match_counts or self._label_sets is not None:
             self._count(pod, i, 1)
 
     def remove_pod(self, i: int, pod: Pod, requested: np.ndarray, non_zero: tuple[int, int],
                    has_ports: bool) -> None:
         """Node ``i`` no longer runs ``pod``, which took ``requested`` / ``non_zero`` when added
         (its NodeInfo has already let it go)."""
-        self.requested[i] -= requested
-        self.free[i] += requested
+        row = self.requested[i]
+        row -= requested
+        row = self.free[i]
+        row += requested
         self.non_zero[i, 0] -= non_zero[0]
         self.non_zero[i, 1] -= non_zero[1]
         self.npods[i] -= 1
         if has_ports and not self.infos[i].used_ports:
             self.nodes_with_ports.discard(i)
-        if self._match_counts:
+        if self._match_counts or self._label_sets is not None:
             self._count(pod, i, -1)
 
     def node_changed(self, i: int, old: Node, node: Node) -> list[str]:
@@ -360,3 +391,4 @@ class NodeColumns:
             moved[kept] = counts[src[kept]]
             self._match_counts[key] = (ns, terminating, matcher, moved)
         self._count_memo.clear()
+        self._label_sets = LabelSets.of(self.infos)   # made again over the new node list

@@ -288,12 +288,7 @@ class VectorCycle:
             parts: list[WindowPart] | None = None
             if self.windowed and m == cs.n and to_find < m and m >= self.window_min_nodes and not cs.nominated:
                 parts = self._window_parts(state, pod, skipped)
-                # a Filter told of the nodes it rejected (NodeResourceTopologyMatch marking nodes
-                # maybe over-reserved) needs the nodes examined one by one: no window then
-                if all(verdict is not None or window is not None for _, _, verdict, window in parts) \
-                        and any(window is not None for *_, window in parts) \
-                        and not any(verdict is not None and verdict.on_rejected is not None
-                                    for _, _, verdict, _ in parts):
+                if _windowable(parts):
                     got = self._search_window(parts, start, to_find)
                     if got is not None:
                         return got
@@ -471,6 +466,19 @@ class VectorCycle:
         if parts is not None and recorder is not None:
             recorder.score_parts(cs.names, feasible, parts)
         return totals if totals is not None else np.zeros(len(feasible), dtype=np.int64)
+
+
+def _windowable(parts: list[WindowPart]) -> bool:
+    """Can the windowed search answer: every Filter a whole-cluster verdict or a window, at least
+    one window, and no Filter told of the nodes it rejected (NodeResourceTopologyMatch marking
+    nodes maybe over-reserved needs the nodes examined one by one)?"""
+    some_window = False
+    for _, _, verdict, window in parts:
+        if window is not None:
+            some_window = True
+        elif verdict is None or verdict.on_rejected is not None:
+            return False
+    return some_window
 
 
 def first_feasible(fail: np.ndarray, start: int, to_find: int, m: int) -> tuple[np.ndarray, int] | None:

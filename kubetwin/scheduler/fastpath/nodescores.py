@@ -6,8 +6,9 @@ changes one node. Pods of one shape — a Deployment's replicas — are scored a
 mostly the same nodes, so a node's score is kept until the node changes (the cache's
 generations say which nodes did: :meth:`~..backend.cache.Cache.changed_since`; any change that is
 not one node's own forgets them all), and a cycle computes only the scored nodes it does not
-hold. Each value is the one the score's own function gives for the node, so the totals are those
-of scoring every node afresh.
+hold: the few nodes changed since the last read at once, the others when first scored. Each
+value is the one the score's own function gives for the node, so the totals are those of
+scoring every node afresh.
 
 Not an upstream module: upstream scores every feasible node in each cycle
 (``pkg/scheduler/schedule_one.go``'s ``prioritizeNodes``); this is the fast path's memo of it.
@@ -31,17 +32,27 @@ MAX_VALUES = 4_000_000
 
 
 class _Entry:
-    __slots__ = ("values", "valid", "generation", "pins")
+    __slots__ = ("values", "valid", "n_valid", "generation", "pins")
 
     def __init__(self, n: int, generation: int, pins: tuple[Any, ...]):
         self.values = np.zeros(n, dtype=np.int64)
         self.valid = np.zeros(n, dtype=bool)
+        #: how many nodes are valid (all of them: no node to look up)
+        self.n_valid = 0
         self.generation = generation
         #: the objects whose identities the key holds, kept alive while the entry is
         self.pins = pins
 
 
+#: up to this many nodes changed since an entry was last read are scored again at once (a bind
+#: changes one node), more are marked to be scored when next asked for
+EAGER = 4
+
+
 _MEMOS: "weakref.WeakKeyDictionary[ClusterState, OrderedDict[Hashable, _Entry]]" = weakref.WeakKeyDictionary()
+#: the last cluster asked about and its memo (a simulation asks about one cluster cycle after
+#: cycle: a weak reference called is cheaper than the weak dictionary's lookup)
+_last: list[Any] = [None, None]
 
 
 def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], idx: np.ndarray,
@@ -50,9 +61,14 @@ def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], 
     not changed since they were computed, ``compute(nodes)`` for the others. ``compute`` must
     give each node's score from that node's own state and the pod alone; ``key`` names the score
     and the pod's shape (``pins``: objects the key refers to by identity)."""
-    memo = _MEMOS.get(cs)
-    if memo is None:
-        memo = _MEMOS[cs] = OrderedDict()
+    ref = _last[0]
+    if ref is not None and ref() is cs:
+        memo = _last[1]
+    else:
+        memo = _MEMOS.get(cs)
+        if memo is None:
+            memo = _MEMOS[cs] = OrderedDict()
+        _last[0], _last[1] = weakref.ref(cs), memo
     gen = cs.generation
     e = memo.get(key)
     if e is None or len(e.values) != cs.n:
@@ -64,17 +80,30 @@ def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], 
         memo.move_to_end(key)
         if e.generation != gen:
             changed = cs.changed_since(e.generation)
+            e.generation = gen
             if changed is None:
                 e.valid[:] = False
-            elif len(changed) == 1:
-                for i in changed:
-                    e.valid[i] = False
+                e.n_valid = 0
+            elif len(changed) <= EAGER:
+                nodes = sorted(changed)
+                valid, values = e.valid, e.values
+                for i, v in zip(nodes, compute(np.array(nodes, dtype=np.int64)).tolist()):
+                    values[i] = v
+                    if not valid[i]:
+                        valid[i] = True
+                        e.n_valid += 1
             else:
                 e.valid[list(changed)] = False
-            e.generation = gen
-    valid = e.valid.take(idx)
-    if not valid.all():
-        miss = idx[~valid]
-        e.values[miss] = compute(miss)
-        e.valid[miss] = True
+                e.n_valid = int(np.count_nonzero(e.valid))
+    if e.n_valid != len(e.values):
+        valid = e.valid.take(idx)
+        if not _all(valid):
+            miss = idx[~valid]
+            e.values[miss] = compute(miss)
+            e.valid[miss] = True
+            e.n_valid += len(miss)
     return e.values.take(idx)
+
+
+#: ``ndarray.all`` without its Python wrapper
+_all = np.logical_and.reduce

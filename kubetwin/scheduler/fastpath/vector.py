@@ -99,15 +99,28 @@ def codes(n: int, code: np.int8) -> np.ndarray:
 
 
 _ONE_REASON: dict[str, Callable[[int], tuple[str, ...]]] = {}
+#: verdicts that reject no node, shared (nothing changes a verdict once made): (plugin, code, reason) ->
+#: the verdict over the shared all-False array it was made with
+_NO_FAIL: dict[tuple[str, int, str], FilterVerdict] = {}
 
 
 def single_reason(plugin: str, fail: np.ndarray, code: np.int8, reason: str) -> FilterVerdict:
-    """A verdict whose failing nodes all share one code and one reason."""
+    """A verdict whose failing nodes all share one code and one reason. One that rejects no
+    node (``fail`` the cache's shared ``no_fail``, read-only) is made once and handed out again."""
+    if not fail.flags.writeable:
+        got = _NO_FAIL.get((plugin, int(code), reason))
+        if got is not None and got.fail is fail:
+            return got
     reasons_of = _ONE_REASON.get(reason)
     if reasons_of is None:
         reasons = (reason,)
         reasons_of = _ONE_REASON[reason] = lambda _k: reasons
-    return FilterVerdict(plugin, fail, codes(len(fail), code), None, reasons_of)
+    verdict = FilterVerdict(plugin, fail, codes(len(fail), code), None, reasons_of)
+    if not fail.flags.writeable:
+        if len(_NO_FAIL) > 64:
+            _NO_FAIL.clear()
+        _NO_FAIL[(plugin, int(code), reason)] = verdict
+    return verdict
 
 
 @dataclass

@@ -69,9 +69,18 @@ class PodInfo:
     __slots__ = ("pod", "required_affinity_terms", "required_anti_affinity_terms",
                  "preferred_affinity_terms", "preferred_anti_affinity_terms")
 
+    required_affinity_terms: tuple[AffinityTerm, ...]
+    required_anti_affinity_terms: tuple[AffinityTerm, ...]
+    preferred_affinity_terms: tuple[AffinityTerm, ...]
+    preferred_anti_affinity_terms: tuple[AffinityTerm, ...]
+
     def __init__(self, pod: Pod):
         self.pod = pod
         aff = pod.spec.affinity
+        if aff is None or (aff.pod_affinity is None and aff.pod_anti_affinity is None):   # most pods
+            self.required_affinity_terms = self.required_anti_affinity_terms = ()
+            self.preferred_affinity_terms = self.preferred_anti_affinity_terms = ()
+            return
         pa = aff.pod_affinity if aff else None
         paa = aff.pod_anti_affinity if aff else None
         self.required_affinity_terms = tuple(
@@ -104,6 +113,16 @@ class HostPort:
 
 def host_ports(pod: Pod) -> list[HostPort]:
     """Host ports a pod takes: app containers and sidecars; regular init containers end before."""
+    spec = pod.spec
+    for c in spec.containers:
+        if c.ports:
+            break
+    else:
+        for c in spec.init_containers:
+            if c.ports:
+                break
+        else:
+            return []   # no container declares a port (most pods): nothing to look at
     out = []
     containers = [c for c in pod.spec.init_containers if is_sidecar(c)] + list(pod.spec.containers)
     for c in containers:

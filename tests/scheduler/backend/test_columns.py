@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import numpy as np
 
 from kubetwin.model.features import gates_for
@@ -102,3 +103,59 @@ def test_label_index_codes_absent_labels_as_minus_one():
     assert isinstance(cols.labels, LabelIndex)
     assert cols.labels.codes_of("zone").tolist() == [0, -1]
     assert cols.labels.codes_of("rack").tolist() == [-1, -1]
+
+
+def test_label_index_shape_tells_complete_keys_and_keys_with_one_node_per_value():
+    cols = _columns([_node("a", labels={"host": "a", "zone": "z1"}), _node("b", labels={"host": "b", "zone": "z1"}),
+                     _node("c", labels={"zone": "z2"})])
+    assert cols.labels.shape("host") == (False, True)
+    assert cols.labels.shape("zone") == (True, False)
+    assert cols.labels.shape("rack") == (False, True)
+
+
+def test_a_selector_is_asked_once_per_label_set_of_the_bound_pods():
+    cols = _columns([_node("a"), _node("b")])
+    for k in range(6):
+        _add(cols, k % 2, _pod(k, labels={"app": "x" if k < 4 else "y"}))
+    asked = []
+
+    def matcher(labels):
+        asked.append(dict(labels))
+        return labels.get("app") == "x"
+
+    assert cols.match_counts("default", "app=x", matcher).tolist() == [2, 2]
+    assert sorted(a["app"] for a in asked) == ["x", "y"]
+
+
+def test_counts_by_label_set_leave_out_other_namespaces_and_terminating_pods():
+    cols = _columns([_node("a"), _node("b")])
+    _add(cols, 0, _pod(0, labels={"app": "x"}))
+    _add(cols, 1, _pod(1, labels={"app": "x"}, namespace="other"))
+    gone = _pod(2, labels={"app": "x"})
+    gone = msgspec.structs.replace(gone, metadata=msgspec.structs.replace(
+        gone.metadata, deletion_timestamp="2024-01-01T00:00:00Z"))
+    _add(cols, 1, gone)
+    assert cols.match_counts("default", "app=x", lambda labels: labels.get("app") == "x").tolist() == [1, 0]
+    assert cols.match_counts("default", "app=x", None, terminating=True,
+                             pod_matcher=lambda p: p.metadata.namespace == "default" and p.metadata.labels.get("app") == "x"
+                             ).tolist() == [1, 1]
+
+
+def test_label_set_counts_follow_removals():
+    cols = _columns([_node("a"), _node("b")])
+    a = _add(cols, 0, _pod(0, labels={"app": "x"}))
+    _add(cols, 1, _pod(1, labels={"app": "x"}))
+    cols.infos[0].remove_pod(_pod(0, labels={"app": "x"}))
+    cols.remove_pod(0, _pod(0, labels={"app": "x"}), a.bound, a.non_zero, False)
+    assert cols.match_counts("default", "app=x", lambda labels: labels.get("app") == "x").tolist() == [0, 1]
+
+
+def test_too_many_distinct_label_sets_fall_back_to_walking_the_pods(monkeypatch):
+    from kubetwin.scheduler.backend import labelsets
+
+    monkeypatch.setattr(labelsets, "MAX_GROUPS", 2)
+    cols = _columns([_node("a"), _node("b")])
+    for k in range(4):
+        _add(cols, k % 2, _pod(k, labels={"app": f"x{k}"}))
+    assert cols._label_sets is None
+    assert cols.match_counts("default", "app=x1", lambda labels: labels.get("app") == "x1").tolist() == [0, 1]

@@ -69,3 +69,23 @@ def test_the_least_recently_used_key_goes_first_when_full(monkeypatch):
     assert len(score.asked) == 3
     node_local_scores(cs, "b", (), np.array([0]), score)
     assert len(score.asked) == 4
+
+
+def test_a_few_changed_nodes_are_scored_again_at_once_even_outside_the_nodes_asked_for():
+    cs, score = _cluster(6), Counting()
+    node_local_scores(cs, "k", (), np.array([0, 1, 2]), score)
+    cs.touch(4)
+    assert node_local_scores(cs, "k", (), np.array([0, 1]), score).tolist() == [0, 10]
+    assert score.asked[-1] == [4]
+    assert node_local_scores(cs, "k", (), np.array([4]), score).tolist() == [41]
+    assert len(score.asked) == 2
+
+
+def test_many_changed_nodes_are_scored_again_when_asked_for(monkeypatch):
+    monkeypatch.setattr(nodescores, "EAGER", 1)
+    cs, score = _cluster(6), Counting()
+    node_local_scores(cs, "k", (), np.array([0, 1, 2]), score)
+    cs.touch(1)
+    cs.touch(2)
+    assert node_local_scores(cs, "k", (), np.array([0, 1]), score).tolist() == [0, 11]
+    assert score.asked[-1] == [1]

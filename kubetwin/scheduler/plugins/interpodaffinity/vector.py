@@ -56,10 +56,14 @@ def inter_pod_affinity_state(cs: ClusterState, pod: Pod) -> tuple | None:
 
 def _domain_hits(cs: ClusterState, key: str, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(node's code for ``key``, does the node's domain hold a counted pod)."""
-    codes = cs.labels.codes_of(key)
-    nvals = len(cs.labels.values.get(key, ()))
+    labels = cs.labels
+    codes = labels.codes_of(key)
+    nvals = len(labels.values.get(key, ()))
     if not nvals:
         return codes, np.zeros(cs.n, dtype=bool)
+    complete, unique = labels.shape(key)
+    if unique:   # every node its own domain (the hostname): the node's own count
+        return codes, (counts > 0) if complete else (counts > 0) & (codes >= 0)
     has = codes >= 0
     dom = np.bincount(codes[has], weights=counts[has], minlength=nvals) > 0
     return codes, has & dom[np.where(has, codes, 0)]
@@ -72,7 +76,8 @@ def filter_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
     affinity, raw_aff, anti, raw_anti, existing = st
     n = cs.n
     fail = np.zeros(n, dtype=bool)
-    key = np.zeros(n, dtype=np.int64)
+    #: (reason key, the nodes it rejects first), for the codes and reasons of a failed cycle
+    rejected: list[tuple[int, np.ndarray]] = []
     if affinity:
         k = ("affinity-all",) + tuple(_term_key(t, r) for t, r in zip(affinity, raw_aff))
         counts = cs.match_counts(None, k, None, terminating=True,
@@ -87,28 +92,44 @@ def filter_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
             any_counted |= bool(counts[codes >= 0].sum() > 0)
         first_pod = not any_counted and ipa.matches_all(affinity, pod)
         bad = missing | (~exist & (not first_pod))
-        key[bad] = 1
+        rejected.append((1, bad))
         fail |= bad
     for t, r in zip(anti, raw_anti):
         counts = cs.match_counts(None, ("anti",) + _term_key(t, r), None, terminating=True,
                                  pod_matcher=lambda p, term=t: term.matches(p, {}))
         _, hit = _domain_hits(cs, t.topology_key, counts)
         bad = hit & ~fail
-        key[bad] = 2
+        rejected.append((2, bad))
         fail |= bad
     for tkey, at in existing.items():
-        # the closed domains as a table over the key's values plus the trailing 'absent' entry
-        # (code -1, never closed: every node listed has the label), gathered per node
         codes = cs.labels.codes_of(tkey)
-        hit_domain = np.zeros(len(cs.labels.values.get(tkey, ())) + 1, dtype=bool)
-        hit_domain[codes[at]] = True
-        hit_domain[-1] = False
-        bad = hit_domain[codes] & ~fail
-        key[bad] = 3
+        if cs.labels.shape(tkey)[1]:   # every node its own domain: the nodes listed are closed
+            bad = np.zeros(n, dtype=bool)
+            bad[at] = True
+        else:
+            # the closed domains as a table over the key's values plus the trailing 'absent'
+            # entry (code -1, never closed: every node listed has the label), gathered per node
+            hit_domain = np.zeros(len(cs.labels.values.get(tkey, ())) + 1, dtype=bool)
+            hit_domain[codes[at]] = True
+            hit_domain[-1] = False
+            bad = hit_domain[codes]
+        bad &= ~fail
+        rejected.append((3, bad))
         fail |= bad
+    return FilterVerdict(plugin.name, fail, explain=lambda: _reasons(n, rejected))
+
+
+_REASONS = ((), (ipa.ERR_REASON_AFFINITY,), (ipa.ERR_REASON_ANTI_AFFINITY,), (ipa.ERR_REASON_EXISTING_ANTI_AFFINITY,))
+
+
+def _reasons(n: int, rejected: list[tuple[int, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, Any]:
+    """The Filter's codes and reason keys: each node's first rejecting part (the masks are the
+    Filter's own, disjoint, fixed when it ran)."""
+    key = np.zeros(n, dtype=np.int64)
+    for k, bad in rejected:
+        key[bad] = k
     code_arr = np.where(key == 1, UU, U).astype(np.int8)
-    reasons = ((), (ipa.ERR_REASON_AFFINITY,), (ipa.ERR_REASON_ANTI_AFFINITY,), (ipa.ERR_REASON_EXISTING_ANTI_AFFINITY,))
-    return FilterVerdict(plugin.name, fail, code_arr, key, lambda kk: reasons[kk])
+    return code_arr, key, _REASONS.__getitem__
 
 
 def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.ndarray) -> ScoreVector | None:
@@ -135,11 +156,14 @@ def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
     m = len(idx)
     raw = np.zeros(m, dtype=np.int64)
     touched = False
+    labels = cs.labels
     #: per topology key: weighted sum per label code
     per_key: dict[str, np.ndarray] = {}
+    #: the sums of keys every node has with a value of its own (the hostname): per node
+    own_domain: np.ndarray | None = None
 
     def domain_sums(key: str) -> np.ndarray | None:
-        nvals = len(cs.labels.values.get(key, ()))
+        nvals = len(labels.values.get(key, ()))
         if not nvals:
             return None
         arr = per_key.get(key)
@@ -151,7 +175,20 @@ def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
         for t, r in zip(terms, raws):
             counts = cs.match_counts(None, ("pref",) + _term_key(t, r), None, terminating=True,
                                      pod_matcher=lambda p, term=t: term.matches(p, {}))
-            codes = cs.labels.codes_of(t.topology_key)
+            codes = labels.codes_of(t.topology_key)
+            complete, unique = labels.shape(t.topology_key)
+            if complete:   # every node has the key: no mask
+                if not counts.any():
+                    continue
+                touched = True
+                if unique:
+                    own_domain = counts * (t.weight * sign) if own_domain is None \
+                        else own_domain + counts * (t.weight * sign)
+                    continue
+                arr = domain_sums(t.topology_key)
+                assert arr is not None
+                arr += np.bincount(codes, weights=counts, minlength=len(arr)).astype(np.int64) * (t.weight * sign)
+                continue
             has = codes >= 0
             if not has.any() or not counts[has].any():
                 continue
@@ -177,17 +214,28 @@ def score_inter_pod_affinity(cs: ClusterState, pod: Pod, plugin: Any, idx: np.nd
                 w = t.weight if kind == PREFERRED_AFFINITY else -t.weight
             if not t.matches(pod, ns_labels):
                 continue
+            touched = True   # the nodes listed carry the key
+            at = np.fromiter(nodes, dtype=np.int64, count=len(nodes))
+            add = np.fromiter(nodes.values(), dtype=np.int64, count=len(nodes)) * w
+            if labels.shape(t.topology_key) == (True, True):
+                if own_domain is None:
+                    own_domain = np.zeros(cs.n, dtype=np.int64)
+                np.add.at(own_domain, at, add)
+                continue
             arr = domain_sums(t.topology_key)
-            assert arr is not None   # the nodes listed carry the key
-            touched = True
-            at = cs.labels.codes_of(t.topology_key)[np.fromiter(nodes, dtype=np.int64, count=len(nodes))]
-            np.add.at(arr, at, np.fromiter(nodes.values(), dtype=np.int64, count=len(nodes)) * w)
+            assert arr is not None
+            np.add.at(arr, labels.codes_of(t.topology_key)[at], add)
     if not touched:
         return SKIPPED
     for key, arr in per_key.items():
-        codes = cs.labels.codes_of(key)[idx]
+        codes = labels.codes_of(key)[idx]
+        if labels.shape(key)[0]:
+            raw += arr[codes]
+            continue
         has = codes >= 0
         raw += np.where(has, arr[np.where(has, codes, 0)], 0)
+    if own_domain is not None:
+        raw += own_domain[idx]
     if m == 0:
         return ScoreVector(raw, raw.copy())
     lo, hi = int(raw.min()), int(raw.max())

@@ -51,11 +51,13 @@ def _wanted(cs: ClusterState, req: dict[str, int], args: Any) -> tuple[Wanted, .
 def score_requests(cs: ClusterState, pod: Pod, resources: Any, use_requested: bool) -> list[int]:
     """``calculatePodResourceRequestList`` for the scored resources, once per pod shape."""
     a = cs.amounts(pod)
-    k = (resources, use_requested)
+    # keyed by the resources' identity (the plugin's args, fixed while it runs), held in the entry:
+    # hashing the specs themselves costs more than the lookup
+    k = (id(resources), use_requested)
     got = a.memo.get(k)
-    if got is None:
-        got = a.memo[k] = ra.pod_request_list(pod, cs.gates, resources, use_requested)
-    return got
+    if got is None or got[0] is not resources:
+        got = a.memo[k] = (resources, ra.pod_request_list(pod, cs.gates, resources, use_requested))
+    return got[1]
 
 
 def wanted_resources(cs: ClusterState, pod: Pod, plugin: Any, req: dict[str, int] | None = None) -> tuple[Wanted, ...]:
@@ -442,19 +444,22 @@ def score_resources_together(cs: ClusterState, pod: Pod, fit_weighted: tuple[Any
     :func:`_balanced_cpu_memory`). None when either reads more (another strategy or resource, a
     node without cpu or memory): each plugin then scores alone."""
     (fit, fit_weight), (balanced, balanced_weight) = fit_weighted, balanced_weighted
-    fa, ba = fit.args, balanced.args
-    if fa.strategy != LEAST_ALLOCATED or not _cpu_memory_columns(cs, fa.resources) \
-            or not _cpu_memory_columns(cs, ba.resources):
+    # what depends on the plugins and the pod's shape only is worked out once per shape
+    a = cs.amounts(pod)
+    k = (_JOINT, id(fit), id(balanced), fit_weight, balanced_weight)
+    plan = a.memo.get(k)
+    if plan is None or plan.fit is not fit or plan.balanced is not balanced:
+        plan = a.memo[k] = _JointPlan(cs, pod, fit, fit_weight, balanced, balanced_weight)
+    if not plan.cpu_memory or not (cs.alloc_nonzero[0] and cs.alloc_nonzero[1]):
         return None
-    fit_reqs = score_requests(cs, pod, fa.resources, False)
-    bal_req = score_requests(cs, pod, ba.resources, True)
+    fit_resources, fit_reqs, bal_req = plan.fit.args.resources, plan.fit_reqs, plan.bal_req
 
     def compute(nodes: np.ndarray) -> np.ndarray:
         if len(nodes) <= _FEW:   # the nodes changed since the last cycle: one at a time
-            return np.array([_joint_on(cs, int(i), fa.resources, fit_reqs, fit_weight, bal_req, balanced_weight)
+            return np.array([_joint_on(cs, int(i), fit_resources, fit_reqs, fit_weight, bal_req, balanced_weight)
                              for i in nodes.tolist()], dtype=np.int64)
         caps = _cpu_memory(cs.alloc, nodes)
-        total = _least_cpu_memory(fa.resources, caps, _cpu_memory(cs.non_zero, nodes), fit_reqs)
+        total = _least_cpu_memory(fit_resources, caps, _cpu_memory(cs.non_zero, nodes), fit_reqs)
         if fit_weight != 1:
             total *= fit_weight
         if any(bal_req):   # else Skip: a best-effort pod changes no balance
@@ -465,9 +470,28 @@ def score_resources_together(cs: ClusterState, pod: Pod, fit_weighted: tuple[Any
         return total
 
     # both scores read the node's own columns only: kept per pod shape until the node changes
-    # (the requests lists are the shape's, memoised with its amounts: their identities name it)
-    key = (_JOINT, id(fit), id(balanced), fit_weight, balanced_weight, id(fit_reqs), id(bal_req))
-    return node_local_scores(cs, key, (fit, balanced, fit_reqs, bal_req), idx, compute)
+    # (the plan is the shape's, memoised with its amounts: its identity names it)
+    return node_local_scores(cs, plan, (plan,), idx, compute)
+
+
+class _JointPlan:
+    """:func:`score_resources_together`'s reading of the plugins' args and the pod's requests."""
+
+    __slots__ = ("fit", "balanced", "cpu_memory", "fit_reqs", "bal_req")
+
+    def __init__(self, cs: ClusterState, pod: Pod, fit: Any, fit_weight: int, balanced: Any, balanced_weight: int):
+        self.fit, self.balanced = fit, balanced
+        fa, ba = fit.args, balanced.args
+        #: both plugins read cpu and memory only, Fit with LeastAllocated (the nodes' side —
+        #: every node has cpu and memory — is checked per cycle)
+        self.cpu_memory = fa.strategy == LEAST_ALLOCATED and _cpu_and_memory(fa.resources) \
+            and _cpu_and_memory(ba.resources)
+        self.fit_reqs = score_requests(cs, pod, fa.resources, False)
+        self.bal_req = score_requests(cs, pod, ba.resources, True)
+
+
+def _cpu_and_memory(resources: Sequence[ra.ResourceSpec]) -> bool:
+    return len(resources) == 2 and resources[0].name == "cpu" and resources[1].name == "memory"
 
 
 _JOINT = "NodeResourcesFit+NodeResourcesBalancedAllocation"

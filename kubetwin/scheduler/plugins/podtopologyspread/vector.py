@@ -34,18 +34,37 @@ MAX_INT32 = 2**31 - 1
 def spread_constraints(cs: ClusterState, pod: Pod, plugin: Any) -> list | None:
     """The pod's hard spread constraints with a cache key per selector — its own, or the
     profile's default ones on the selector of the Services and controllers selecting it."""
-    if not pod.spec.topology_spread_constraints:
+    written = pod.spec.topology_spread_constraints
+    if not written:
         got = plugin.default_constraints(pod, "DoNotSchedule")
         return [] if got is None else [(c, got[1]) for c in got[0]]
-    cons = plugin.constraints(pod, "DoNotSchedule")
-    raws = [c for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule"]
-    mlk = cs.gates.enabled("MatchLabelKeysInPodTopologySpread")
+    # pods of one template write the same constraints: parsed once per plugin and text (with the
+    # pod's labels when some constraint reads them through matchLabelKeys)
+    memo = _PARSED.get(plugin)
+    if memo is None:
+        memo = _PARSED[plugin] = {}
     labels = pod.metadata.labels
+    text = SEL_ENCODER.encode(written)
+    key = (text, SEL_ENCODER.encode(labels)) if any(c.match_label_keys for c in written) else text
+    out = memo.get(key)
+    if out is not None:
+        return out
+    cons = plugin.constraints(pod, "DoNotSchedule")
+    raws = [c for c in written if c.when_unsatisfiable == "DoNotSchedule"]
+    mlk = cs.gates.enabled("MatchLabelKeysInPodTopologySpread")
     out = []
     for c, raw in zip(cons, raws):
         extra = tuple(sorted((k, labels[k]) for k in raw.match_label_keys if k in labels)) if mlk else ()
         out.append((c, (SEL_ENCODER.encode(raw.label_selector), extra)))
+    if len(memo) > 1024:
+        memo.clear()
+    memo[key] = out
     return out
+
+
+#: per plugin: the hard constraints :func:`spread_constraints` parsed, by the pod's constraints
+#: as written (the plugin's args and gates are fixed while it runs; callers never change the list)
+_PARSED: "weakref.WeakKeyDictionary[Any, dict[Any, list]]" = weakref.WeakKeyDictionary()
 
 
 def filter_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) -> FilterVerdict | None:
@@ -146,8 +165,8 @@ def spread_tables(cs: ClusterState, pod: Pod, plugin: Any, state: CycleState) ->
                 assert taint_fail is not None
                 included &= ~taint_fail
             present, dom = _domain_sums(codes[included], None if counts is None else counts[included], nvals)
-        n_dom = int(present.sum())
-        min_match = int(dom[present].min()) if n_dom else MAX_INT32
+        n_dom = np.count_nonzero(present)
+        min_match = int(np.minimum.reduce(dom[present])) if n_dom else MAX_INT32
         if n_dom < c.min_domains:
             min_match = 0
         self_match = 1 if c.selector.matches(pod.metadata.labels) else 0

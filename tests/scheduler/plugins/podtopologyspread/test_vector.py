@@ -29,6 +29,8 @@ def _spread_shape(rng: random.Random) -> dict:
             tsc["nodeTaintsPolicy"] = "Honor"
         if rng.random() < 0.2:
             tsc["nodeAffinityPolicy"] = "Ignore"
+        if rng.random() < 0.3:   # the selector takes the pod's own value (pods of one shape differ)
+            tsc["matchLabelKeys"] = ["app"]
         cons.append(tsc)
     spec: dict = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}],
                   "topologySpreadConstraints": cons}
