@@ -6,14 +6,16 @@ policy spends most of its time in the tree allocator (``resizeCpusMaxLocalSet``:
 node per tree node, every one a pair of CPU sets, then a sort by a comparison function) and in
 linear walks over balloons and their containers. What is here gives the same answers:
 
-* :class:`FlatTree`: the CPU tree once as flat tuples (pre-order): each node's CPU mask, depth,
-  parent, its name's rank. The best branch of ``resizeCpusMaxLocalSet``
+* :class:`FlatTree`: the CPU tree once as flat tuples, level by level: each node's CPU mask,
+  parent and name's rank. The best branch of ``resizeCpusMaxLocalSet``
   is then a minimum over the deepest nodes that qualify, by the key the plain comparison
   spells (the plain sort is stable and its first element is the minimum, the first in
   pre-order among equals). Answers are remembered per (balancing, delta, current CPUs, free
   CPUs): a pure function of the tree, shared by every node built from it.
 * :class:`FastCpuTreeAllocator`: the plain allocator with that search; it never changes after
   it is made, so copies of a runtime node share it.
+* :class:`RememberingCPUAllocator`: the CPU allocator's answers remembered per (CPUs to pick
+  from, count, priority) — a pure function of the machine — and shared by copies of a node.
 * :class:`FastBalloonsPolicy`: the plain policy with those allocators.
 
 ``ENABLED`` (False: the plain policy) is for equivalence tests and A/B runs;
@@ -29,6 +31,10 @@ from __future__ import annotations
 from typing import Any
 
 from ....model.cpuset import CPUSet
+from ...config import BalloonsConfig
+from ...cpuallocator import PRIORITY_NONE, CPUAllocator
+from ...resmgr.cache import Cache
+from ...sysfs import System
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import BalloonsPolicy
 
@@ -40,42 +46,39 @@ MAX_ANSWERS = 1 << 16
 
 
 class FlatTree:
-    """A CPU tree as flat tuples in pre-order (the plain walk's order), and the answers of
-    ``resizeCpusMaxLocalSet`` found on it."""
+    """A CPU tree as flat tuples, level by level (nodes of one depth in the plain walk's
+    pre-order), and the answers of ``resizeCpusMaxLocalSet`` found on it."""
 
-    __slots__ = ("root", "masks", "depths", "parents", "base", "ranks", "answers")
+    __slots__ = ("root", "masks", "parents", "ranks", "base", "answers")
 
     def __init__(self, root: CpuTreeNode):
-        masks: list[int] = []
-        depths: list[int] = []
-        parents: list[int] = []
-        names: list[str] = []
+        masks: list[list[int]] = []
+        parents: list[list[int]] = []
+        names: list[list[str]] = []
 
         def visit(t: CpuTreeNode, depth: int, parent: int) -> None:
-            i = len(masks)
-            masks.append(t.cpus.mask)
-            depths.append(depth)
-            parents.append(parent)
-            names.append(t.name)
+            if len(masks) == depth:
+                masks.append([])
+                parents.append([])
+                names.append([])
+            k = len(masks[depth])
+            masks[depth].append(t.cpus.mask)
+            parents[depth].append(parent)
+            names[depth].append(t.name)
             for child in t.children:
-                visit(child, depth + 1, i)
+                visit(child, depth + 1, k)
 
         visit(root, 0, -1)
         self.root = root
-        self.masks = tuple(masks)
-        self.depths = tuple(depths)
-        self.parents = tuple(parents)
+        #: per depth: each node's CPU mask, the position of its parent one level up, its name's
+        #: rank among all names (equal names share a rank: the plain comparison finds them equal)
+        self.masks = tuple(tuple(level) for level in masks)
+        self.parents = tuple(tuple(level) for level in parents)
+        ordered = sorted({n for level in names for n in level})
+        rank = {n: r for r, n in enumerate(ordered)}
+        self.ranks = tuple(tuple(rank[n] for n in level) for level in names)
         #: larger than any count of CPUs in a node: the digit of one level in the packed counts
         self.base = root.cpus.size() + 1
-        order = sorted(range(len(names)), key=names.__getitem__)
-        ranks = [0] * len(names)
-        for r, i in enumerate(order):
-            ranks[i] = r
-        # equal names share a rank: the plain comparison finds them equal too
-        for a, b in zip(order, order[1:]):
-            if names[a] == names[b]:
-                ranks[b] = ranks[a]
-        self.ranks = tuple(ranks)
         self.answers: dict[tuple[bool, int, int, int], int] = {}
 
     def best(self, balancing: bool, current: int, free: int, delta: int) -> int:
@@ -90,49 +93,44 @@ class FlatTree:
             self.answers[key] = got
         if got < 0:
             raise TreeError("not enough free CPUs")
-        return self.masks[got]
+        return got
 
     def _search(self, balancing: bool, current: int, free: int, delta: int) -> int:
-        masks, depths, parents = self.masks, self.depths, self.parents
-        base = self.base
-        # per node, its and its ancestors' counts of current and free CPUs packed into one int
-        # (root first): between nodes of one depth, the order of the ints is the order of the
-        # plain comparison's count vectors
-        n = len(masks)
-        cur = [0] * n
-        fr = [0] * n
-        packed_cur = [0] * n
-        packed_fr = [0] * n
-        for i in range(n):
-            m = masks[i]
-            c = cur[i] = (m & current).bit_count()
-            f = fr[i] = (m & free).bit_count()
-            p = parents[i]
-            if p >= 0:
-                packed_cur[i] = packed_cur[p] * base + c
-                packed_fr[i] = packed_fr[p] * base + f
-            else:
-                packed_cur[i], packed_fr[i] = c, f
-        # a node qualifies when it has room; its ancestors then have too, so the plain walk's
-        # pruning of subtrees below a node without room leaves exactly the qualifying nodes
-        if delta > 0:
-            qualified = [i for i in range(n) if fr[i] >= delta]
+        masks = self.masks
+        # a node has room when it has ``delta`` free CPUs (or ``-delta`` current ones); its
+        # ancestors then have too, so the plain walk (which skips the subtree of a node without
+        # room) attributes exactly the nodes with room, and its sort puts the deepest first
+        need, within = (delta, free) if delta > 0 else (-delta, current)
+        depth = len(masks) - 1
+        while depth >= 0:
+            room = [k for k, m in enumerate(masks[depth]) if (m & within).bit_count() >= need]
+            if room:
+                break
+            depth -= 1
         else:
-            qualified = [i for i in range(n) if cur[i] + delta >= 0]
-        if not qualified:
             return -1
-        deepest = max(depths[i] for i in qualified)
-        candidates = [i for i in qualified if depths[i] == deepest]
-        if len(candidates) == 1:
-            return candidates[0]
-        ranks = self.ranks
+        if len(room) == 1:
+            return masks[depth][room[0]]
+        # per node of that depth, its ancestors' and its own counts of current and of free CPUs
+        # packed into one int each (root first): their order is the order of the plain
+        # comparison's count vectors
+        base, parents = self.base, self.parents
+        packed_cur = [(masks[0][0] & current).bit_count()]
+        packed_free = [(masks[0][0] & free).bit_count()]
+        for d in range(1, depth + 1):
+            up_cur, up_free = packed_cur, packed_free
+            packed_cur = [up_cur[p] * base + (m & current).bit_count() for m, p in zip(masks[d], parents[d])]
+            packed_free = [up_free[p] * base + (m & free).bit_count() for m, p in zip(masks[d], parents[d])]
+        ranks = self.ranks[depth]
         if delta > 0:
             # sorterAllocate: more of the balloon's CPUs first, then (with balancing) more free
             # CPUs first or (without) fewer, then by name
             sign = -1 if balancing else 1
-            return min(candidates, key=lambda i: (-packed_cur[i], sign * packed_fr[i], ranks[i]))
-        # sorterRelease: fewer of the balloon's CPUs first, then fewer free, then by name descending
-        return min(candidates, key=lambda i: (packed_cur[i], packed_fr[i], -ranks[i]))
+            k = min(room, key=lambda k: (-packed_cur[k], sign * packed_free[k], ranks[k]))
+        else:
+            # sorterRelease: fewer of the balloon's CPUs first, then fewer free, then by name descending
+            k = min(room, key=lambda k: (packed_cur[k], packed_free[k], -ranks[k]))
+        return masks[depth][k]
 
 
 _FLAT: dict[int, FlatTree] = {}
@@ -166,10 +164,50 @@ class FastCpuTreeAllocator(CpuTreeAllocator):
         return CPUSet.from_mask(mask & fr), CPUSet.from_mask(mask & cur)
 
 
+class RememberingCPUAllocator(CPUAllocator):
+    """The policy's CPU allocator (:class:`...cpuallocator.CPUAllocator`, or whatever the policy
+    was given) with its answers remembered: ``AllocateCpus`` and ``ReleaseCpus`` read nothing
+    but their arguments and the machine's topology, fixed when the allocator was made, and
+    return immutable CPU sets. Refusals are not remembered (the allocator raises them again).
+    Copies of a runtime node share it, and so its answers."""
+
+    def __init__(self, inner: CPUAllocator):
+        self.inner = inner
+        self.sys, self.topology = inner.sys, inner.topology
+        self.answers: dict[tuple[int, int, int, int], tuple[CPUSet, CPUSet]] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "RememberingCPUAllocator":
+        return self
+
+    def allocate_cpus(self, frm: CPUSet, cnt: int, prefer: int = PRIORITY_NONE) -> tuple[CPUSet, CPUSet]:
+        key = (0, frm.mask, cnt, prefer)
+        got = self.answers.get(key)
+        if got is None:
+            got = self._remember(key, self.inner.allocate_cpus(frm, cnt, prefer))
+        return got
+
+    def release_cpus(self, frm: CPUSet, cnt: int, prefer: int = PRIORITY_NONE) -> tuple[CPUSet, CPUSet]:
+        key = (1, frm.mask, cnt, prefer)
+        got = self.answers.get(key)
+        if got is None:
+            got = self._remember(key, self.inner.release_cpus(frm, cnt, prefer))
+        return got
+
+    def _remember(self, key: tuple[int, int, int, int], answer: tuple[CPUSet, CPUSet]) -> tuple[CPUSet, CPUSet]:
+        if len(self.answers) >= MAX_ANSWERS:
+            self.answers.clear()
+        self.answers[key] = answer
+        return answer
+
+
 class FastBalloonsPolicy(BalloonsPolicy):
     """The balloons policy with the fast paths above (same answers as :class:`.policy.BalloonsPolicy`)."""
 
     tree_allocator = FastCpuTreeAllocator
+
+    def setup(self, system: System, cache: Cache, config: BalloonsConfig) -> None:
+        super().setup(system, cache, config)
+        self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
 
 
 def new_policy() -> BalloonsPolicy:

@@ -21,6 +21,14 @@ from kubetwin.model.kubelet_config import KubeletConfiguration
 from kubetwin.model.pod import pod_from_dict
 from kubetwin.runtime import nrt
 from kubetwin.runtime.config import decode_policy
+from kubetwin.runtime.cpuallocator import (
+    PRIORITY_HIGH,
+    PRIORITY_LOW,
+    PRIORITY_NONE,
+    PRIORITY_NORMAL,
+    AllocationError,
+    CPUAllocator,
+)
 from kubetwin.runtime.node import RuntimeNode
 from kubetwin.runtime.nri import api
 from kubetwin.runtime.policies.balloons import fast
@@ -96,6 +104,36 @@ def test_copies_of_a_node_share_the_fast_tree_allocator() -> None:
     system = System(_machine(MACHINE_FILES[1]))
     alloc = fast.FastCpuTreeAllocator(cpu_tree_from_system(system), False)
     assert copy.deepcopy([alloc])[0] is alloc
+
+
+def test_the_remembering_cpu_allocator_answers_as_the_allocator_it_wraps() -> None:
+    system = System(_machine(MACHINE_FILES[0]))
+    plain = CPUAllocator(system)
+    remembering = fast.RememberingCPUAllocator(CPUAllocator(system))
+    cpus = list(system.cpu_set)
+    rng = random.Random(11)
+    for _ in range(200):
+        frm = _random_cpus(rng, cpus, rng.random())
+        cnt = rng.randint(0, frm.size())
+        prio = rng.choice((PRIORITY_HIGH, PRIORITY_NORMAL, PRIORITY_LOW, PRIORITY_NONE))
+        for _ in range(2):   # the second answer is the remembered one
+            assert remembering.allocate_cpus(frm, cnt, prio) == plain.allocate_cpus(frm, cnt, prio)
+            assert remembering.release_cpus(frm, cnt, prio) == plain.release_cpus(frm, cnt, prio)
+
+
+def test_the_remembering_cpu_allocator_refuses_each_time_and_remembers_no_refusal() -> None:
+    remembering = fast.RememberingCPUAllocator(CPUAllocator(System(_machine(MACHINE_FILES[1]))))
+    for _ in range(2):
+        with pytest.raises(AllocationError, match="does not have 3 CPUs"):
+            remembering.allocate_cpus(CPUSet([0, 1]), 3)
+    assert not remembering.answers
+
+
+def test_copies_of_a_node_share_the_remembering_cpu_allocator() -> None:
+    import copy
+
+    remembering = fast.RememberingCPUAllocator(CPUAllocator(System(_machine(MACHINE_FILES[1]))))
+    assert copy.deepcopy([remembering])[0] is remembering
 
 
 def test_the_registry_starts_the_fast_policy_unless_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
