@@ -16,7 +16,10 @@ linear walks over balloons and their containers. What is here gives the same ans
   it is made, so copies of a runtime node share it.
 * :class:`RememberingCPUAllocator`: the CPU allocator's answers remembered per (CPUs to pick
   from, count, priority) — a pure function of the machine — and shared by copies of a node.
-* :class:`FastBalloonsPolicy`: the plain policy with those allocators.
+* :class:`MachineTexts`: cpuset texts, local memory nodes, one hyperthread per core and
+  memset texts by mask, for pinning containers (every container of a balloon is pinned again
+  whenever the balloon or the idle CPUs it shares change) and for reports.
+* :class:`FastBalloonsPolicy`: the plain policy with those allocators and texts.
 
 ``ENABLED`` (False: the plain policy) is for equivalence tests and A/B runs;
 ``tests/runtime/policies/balloons/test_fast.py`` holds the fast answers against the plain ones.
@@ -33,10 +36,12 @@ from typing import Any
 from ....model.cpuset import CPUSet
 from ...config import BalloonsConfig
 from ...cpuallocator import PRIORITY_NONE, CPUAllocator
-from ...resmgr.cache import Cache
+from ...kubernetes import milli_cpu_to_shares
+from ...libmem import memset_string, parse_type_mask
+from ...resmgr.cache import Cache, CachedContainer
 from ...sysfs import System
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
-from .policy import BalloonsPolicy
+from .policy import MEMORY_TYPE_KEY, Balloon, BalloonsPolicy, _error, _without_hyperthreads
 
 #: the fast policy (False: :func:`new_policy` gives the plain one, for equivalence tests and A/B runs)
 ENABLED = True
@@ -200,14 +205,108 @@ class RememberingCPUAllocator(CPUAllocator):
         return answer
 
 
+class MachineTexts:
+    """What the policy derives from CPU sets and memory-node masks of its machine alone — a
+    cpuset's text, the memory nodes local to CPUs, one hyperthread per core —, remembered by
+    mask. Copies of a runtime node share it."""
+
+    __slots__ = ("sys", "texts", "mems", "memsets", "singles")
+
+    def __init__(self, sys: System):
+        self.sys = sys
+        self.texts: dict[int, str] = {}
+        self.mems: dict[int, int] = {}
+        self.memsets: dict[int, str] = {}
+        self.singles: dict[int, CPUSet] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "MachineTexts":
+        return self
+
+    def text(self, cpus: CPUSet) -> str:
+        got = self.texts.get(cpus.mask)
+        if got is None:
+            if len(self.texts) >= MAX_ANSWERS:
+                self.texts.clear()
+            got = self.texts[cpus.mask] = str(cpus)
+        return got
+
+    def memset(self, mask: int) -> str:
+        got = self.memsets.get(mask)
+        if got is None:
+            if len(self.memsets) >= MAX_ANSWERS:
+                self.memsets.clear()
+            got = self.memsets[mask] = memset_string(mask)
+        return got
+
+    def single_threads(self, cpus: CPUSet) -> CPUSet:
+        got = self.singles.get(cpus.mask)
+        if got is None:
+            if len(self.singles) >= MAX_ANSWERS:
+                self.singles.clear()
+            got = self.singles[cpus.mask] = self.sys.single_thread_for_cpus(cpus)
+        return got
+
+
 class FastBalloonsPolicy(BalloonsPolicy):
-    """The balloons policy with the fast paths above (same answers as :class:`.policy.BalloonsPolicy`)."""
+    """The balloons policy with the fast paths above (same answers as :class:`.policy.BalloonsPolicy`):
+    its allocators, and the texts and masks of :class:`MachineTexts` in pinning and reports."""
 
     tree_allocator = FastCpuTreeAllocator
 
     def setup(self, system: System, cache: Cache, config: BalloonsConfig) -> None:
+        self.machine_texts = MachineTexts(system)
         super().setup(system, cache, config)
         self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
+
+    def _closest_mems(self, cpus: CPUSet) -> int:
+        mems = self.machine_texts.mems
+        got = mems.get(cpus.mask)
+        if got is None:
+            if len(mems) >= MAX_ANSWERS:
+                mems.clear()
+            got = mems[cpus.mask] = super()._closest_mems(cpus)
+        return got
+
+    def _update_pinning(self, blns: list[Balloon]) -> None:
+        texts, lookup = self.machine_texts, self.cache.lookup_container
+        for bln in blns:
+            pinnable = bln.cpus | bln.shared_idle_cpus
+            bln.mems = self._closest_mems(pinnable)
+            for cid in bln.container_ids():
+                c = lookup(cid)
+                if c is None:
+                    continue
+                cpus = texts.single_threads(pinnable) if _without_hyperthreads(c, bln) else pinnable
+                self._pin_cpu_mem(c, cpus, bln.mems, bln.defn.pin_memory)
+
+    def _pin_cpu_mem(self, c: CachedContainer, cpus: CPUSet, mems: int, def_pin_memory: bool | None) -> None:
+        texts = self.machine_texts
+        if self.pin_cpu:
+            c.set_cpuset_cpus(texts.text(cpus))
+            req = c.resource_requirements().cpu_request
+            if req is not None:
+                c.set_cpu_shares(milli_cpu_to_shares(req))
+        pin = self.pin_memory if def_pin_memory is None else def_pin_memory
+        if not pin:
+            return
+        if c.preserve_memory_resources():
+            raise _error(f"{c.pretty_name()}: memory.preserve is not modelled by kubetwin's balloons policy")
+        value, ok = c.effective_annotation(MEMORY_TYPE_KEY)
+        types = 0
+        if ok:
+            try:
+                types = parse_type_mask(value)
+            except Exception:  # noqa: BLE001 - as the plain policy: the bad annotation is ignored
+                types = 0
+        c.set_cpuset_mems(texts.memset(self._alloc_mem(c, mems, types)))
+
+    def describe_container(self, c: CachedContainer) -> dict[str, Any] | None:
+        b = self._balloon_of(c)
+        if b is None:
+            return None
+        texts = self.machine_texts
+        return {"pool": b.pretty_name(), "cpus": texts.text(b.cpus), "sharedIdleCpus": texts.text(b.shared_idle_cpus),
+                "pods": len(b.pod_ids)}
 
 
 def new_policy() -> BalloonsPolicy:
