@@ -292,3 +292,20 @@ def test_random_balloon_types_and_pods_run_as_on_the_plain_policy(machine: str, 
     for i, (a, b) in enumerate(zip(plain, quick)):
         assert b == a, f"step {i}: {steps[i][0]} {getattr(steps[i][1], 'key', steps[i][1])}"
     assert len(quick) == len(plain)
+
+
+@pytest.mark.parametrize("machine", MACHINE_FILES[:3])
+def test_the_charts_default_policy_runs_as_the_plain_policy(machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the Helm chart's config: Guaranteed pods in balloons of their own (preferNewBalloons,
+    # preferSpreadingPods), the others in up to two balloons sharing idle CPUs in their package
+    from kubetwin.runtime.config import load_policy
+
+    m = _machine(machine)
+    resource = load_policy("balloons")
+    doc = {"apiVersion": "config.nri/v1alpha1", "kind": "BalloonsPolicy", "metadata": {"name": "default"},
+           "spec": resource.spec}
+    steps = list(_steps(random.Random(machine), 60, []))
+    plain = _run(m, doc, steps, CPUSet(), False, monkeypatch)
+    quick = _run(m, doc, steps, CPUSet(), True, monkeypatch)
+    assert quick == plain
+    assert sum('"outcome": null' in s for s in quick) > 20
