@@ -7,10 +7,10 @@ node per tree node, every one a pair of CPU sets, then a sort by a comparison fu
 linear walks over balloons and their containers. What is here gives the same answers:
 
 * :class:`FlatTree`: the CPU tree once as flat tuples, level by level: each node's CPU mask,
-  parent and name's rank. The best branch of ``resizeCpusMaxLocalSet``
-  is then a minimum over the deepest nodes that qualify, by the key the plain comparison
-  spells (the plain sort is stable and its first element is the minimum, the first in
-  pre-order among equals). Answers are remembered per (balancing, delta, current CPUs, free
+  parent and name's rank. The best branch of ``resizeCpusMaxLocalSet`` is then a minimum over
+  the nodes with room at the deepest level that has any, by the key the plain comparison
+  spells, its count vectors packed into ints (the plain sort is stable and its first element
+  is the minimum, the first in pre-order among equals). Answers are remembered per (balancing, delta, current CPUs, free
   CPUs): a pure function of the tree, shared by every node built from it.
 * :class:`FastCpuTreeAllocator`: the plain allocator with that search; it never changes after
   it is made, so copies of a runtime node share it.
@@ -19,7 +19,9 @@ linear walks over balloons and their containers. What is here gives the same ans
 * :class:`MachineTexts`: cpuset texts, local memory nodes, one hyperthread per core and
   memset texts by mask, for pinning containers (every container of a balloon is pinned again
   whenever the balloon or the idle CPUs it shares change) and for reports.
-* :class:`FastBalloonsPolicy`: the plain policy with those allocators and texts.
+* :class:`FastBalloonsPolicy`: the plain policy with those allocators and texts, the idle CPUs
+  of a level read off the flat tree, and a namespace's match against a type's patterns
+  remembered.
 
 ``ENABLED`` (False: the plain policy) is for equivalence tests and A/B runs;
 ``tests/runtime/policies/balloons/test_fast.py`` holds the fast answers against the plain ones.
@@ -31,6 +33,7 @@ Upstream: containers/nri-plugins v0.14.0 ``cmd/plugins/balloons/policy/cputree.g
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from ....model.cpuset import CPUSet
@@ -41,7 +44,16 @@ from ...libmem import memset_string, parse_type_mask
 from ...resmgr.cache import Cache, CachedContainer
 from ...sysfs import System
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
-from .policy import MEMORY_TYPE_KEY, Balloon, BalloonsPolicy, _error, _without_hyperthreads
+from .policy import (
+    BALLOON_KEY,
+    MEMORY_TYPE_KEY,
+    Balloon,
+    BalloonDef,
+    BalloonsPolicy,
+    _error,
+    _namespace_matches,
+    _without_hyperthreads,
+)
 
 #: the fast policy (False: :func:`new_policy` gives the plain one, for equivalence tests and A/B runs)
 ENABLED = True
@@ -54,7 +66,7 @@ class FlatTree:
     """A CPU tree as flat tuples, level by level (nodes of one depth in the plain walk's
     pre-order), and the answers of ``resizeCpusMaxLocalSet`` found on it."""
 
-    __slots__ = ("root", "masks", "parents", "ranks", "base", "answers")
+    __slots__ = ("root", "masks", "parents", "ranks", "base", "answers", "branches")
 
     def __init__(self, root: CpuTreeNode):
         masks: list[list[int]] = []
@@ -85,6 +97,32 @@ class FlatTree:
         #: larger than any count of CPUs in a node: the digit of one level in the packed counts
         self.base = root.cpus.size() + 1
         self.answers: dict[tuple[bool, int, int, int], int] = {}
+        self.branches: dict[str, tuple[int, ...]] = {}
+
+    def level_branches(self, level: str) -> tuple[int, ...]:
+        """The CPU masks of the ``level`` nodes the plain walk of ``cpus_in_level`` stops at."""
+        got = self.branches.get(level)
+        if got is None:
+            found: list[int] = []
+
+            def visit(t: CpuTreeNode) -> bool:
+                if t.level != level:
+                    return True
+                found.append(t.cpus.mask)
+                return False
+
+            self.root.walk(visit)
+            got = self.branches[level] = tuple(found)
+        return got
+
+    def cpus_in_level(self, level: str, balloon_cpus: CPUSet, candidates: CPUSet) -> CPUSet:
+        """``cpus_in_level`` of :mod:`.cputree` on the masks of the level's branches."""
+        have, cand = balloon_cpus.mask, candidates.mask
+        out = 0
+        for m in self.level_branches(level):
+            if m & have:
+                out |= m & cand
+        return CPUSet.from_mask(out)
 
     def best(self, balancing: bool, current: int, free: int, delta: int) -> int:
         """The mask of the branch ``resizeCpusMaxLocalSet`` picks (``delta`` > 0: to add CPUs
@@ -258,6 +296,43 @@ class FastBalloonsPolicy(BalloonsPolicy):
         super().setup(system, cache, config)
         self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
 
+    def _share_idle_cpus(self, add: CPUSet, remove: CPUSet) -> list[Balloon]:
+        """``shareIdleCpus`` as the plain policy, the level's branches read off the flat tree."""
+        changed: set[int] = set()
+        if remove:
+            for i, b in enumerate(self.balloons):
+                if b.shared_idle_cpus & remove:
+                    b.shared_idle_cpus = b.shared_idle_cpus - remove
+                    changed.add(i)
+        add = add - self.sys.isolated
+        if add:
+            flat = flat_tree(self.tree)
+            for i, b in enumerate(self.balloons):
+                level = b.defn.share_idle_cpus_in_same
+                if not level:
+                    continue
+                idle = flat.cpus_in_level(level, b.cpus, add)
+                if not idle:
+                    continue
+                before = b.shared_idle_cpus.size()
+                b.shared_idle_cpus = b.shared_idle_cpus | idle
+                if b.shared_idle_cpus.size() != before:
+                    changed.add(i)
+        return [self.balloons[i] for i in sorted(changed)]
+
+    def _choose_def(self, c: CachedContainer) -> BalloonDef:
+        """As the plain policy; a namespace's match against a type's patterns is remembered."""
+        _, annotated = c.effective_annotation(BALLOON_KEY)
+        if annotated:
+            return super()._choose_def(c)
+        for d in self.defs:
+            for e in d.match_expressions:
+                if e.evaluate(c):
+                    return d
+            if d.namespaces and _namespace_matches_remembered(c.namespace, tuple(d.namespaces)):
+                return d
+        return self.default_def
+
     def _closest_mems(self, cpus: CPUSet) -> int:
         mems = self.machine_texts.mems
         got = mems.get(cpus.mask)
@@ -307,6 +382,11 @@ class FastBalloonsPolicy(BalloonsPolicy):
         texts = self.machine_texts
         return {"pool": b.pretty_name(), "cpus": texts.text(b.cpus), "sharedIdleCpus": texts.text(b.shared_idle_cpus),
                 "pods": len(b.pod_ids)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _namespace_matches_remembered(namespace: str, patterns: tuple[str, ...]) -> bool:
+    return _namespace_matches(namespace, list(patterns))
 
 
 def new_policy() -> BalloonsPolicy:

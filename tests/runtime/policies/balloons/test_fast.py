@@ -32,7 +32,7 @@ from kubetwin.runtime.cpuallocator import (
 from kubetwin.runtime.node import RuntimeNode
 from kubetwin.runtime.nri import api
 from kubetwin.runtime.policies.balloons import fast
-from kubetwin.runtime.policies.balloons.cputree import CpuTreeAllocator, TreeError, cpu_tree_from_system
+from kubetwin.runtime.policies.balloons.cputree import CpuTreeAllocator, TreeError, cpu_tree_from_system, cpus_in_level
 from kubetwin.runtime.resmgr.policy import PolicyError, new_policy
 from kubetwin.runtime.sysfs import System
 
@@ -79,6 +79,19 @@ def test_the_flat_tree_picks_the_plain_allocators_branch(machine: str) -> None:
         plain = _resize(CpuTreeAllocator(tree, balancing, **hints), current, free, delta)
         quick = _resize(fast.FastCpuTreeAllocator(tree, balancing, **hints), current, free, delta)
         assert quick == plain, (str(current), str(free), delta, balancing)
+
+
+@pytest.mark.parametrize("machine", MACHINE_FILES)
+def test_the_flat_tree_finds_the_idle_cpus_of_a_level_as_the_plain_walk(machine: str) -> None:
+    system = System(_machine(machine))
+    tree = cpu_tree_from_system(system)
+    flat = fast.flat_tree(tree)
+    cpus = list(system.cpu_set)
+    rng = random.Random(machine)
+    for _ in range(200):
+        balloon, candidates = _random_cpus(rng, cpus, 0.1), _random_cpus(rng, cpus, 0.5)
+        level = rng.choice(LEVELS)
+        assert flat.cpus_in_level(level, balloon, candidates) == cpus_in_level(tree, level, balloon, candidates)
 
 
 def test_the_flat_tree_remembers_answers_per_current_and_free_cpus() -> None:
