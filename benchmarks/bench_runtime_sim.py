@@ -23,7 +23,7 @@ The target (issue 12): the runtime step adds at most 30 % to the kubelet-none ru
     topology-aware, now             kubelet none 11.3 s   + topology-aware 41.1 s   (+262 %)
     balloons, main c303a8c          kubelet none 10.6 s   + balloons       98.6 s   (+834 %)
     balloons, now                   kubelet none 11.1 s   + balloons       65.6 s   (+491 %)
-    balloons, fast path (A/B)       kubelet none 10.3 s   + balloons       29.4 s   (+185 %; plain 65.7 s, +549 %)
+    balloons, fast path (A/B)       kubelet none 10.1 s   + balloons       29.1-29.8 s (+185-196 %; plain 65.7 s, +549 %)
 
 (every placement figure identical). What changed: runtime nodes are copied by
 :mod:`kubetwin.sim.runtime_copy` instead of ``copy.deepcopy`` (a node start 1.24 -> 0.19 ms, a
