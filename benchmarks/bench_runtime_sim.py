@@ -22,6 +22,8 @@ two runs of a line one after the other):
 
     topology-aware, main 6774502    kubelet none 10.67 s   + topology-aware 42.05 s   (+294 %)
     topology-aware, now             kubelet none 10.81 s   + topology-aware 34.68 s   (+221 %)
+    balloons, balloons' fast path   kubelet none 10.1 s   + balloons       29.1-29.8 s (+185-196 %; plain 65.7 s, +549 %;
+                                    s7-balloons12 alone, before the two branches were merged)
 
 and balloons at 1,000 nodes x 10,000 pods (the full size did not fit the session):
 

@@ -106,7 +106,7 @@ class Backend(Protocol):
 # name -> (module, class); the config kind each one reads
 POLICIES: dict[str, tuple[str, str]] = {
     "topology-aware": ("kubetwin.runtime.policies.topologyaware.policy", "TopologyAwarePolicy"),
-    "balloons": ("kubetwin.runtime.policies.balloons", "BalloonsPolicy"),
+    "balloons": ("kubetwin.runtime.policies.balloons.fast", "new_policy"),
 }
 CONFIG_KINDS = {"TopologyAwarePolicy": "topology-aware", "BalloonsPolicy": "balloons"}
 

@@ -150,6 +150,8 @@ class BalloonsPolicy:
 
     name = NAME
     description = "Flexible pools with per-pool CPU parameters"
+    #: the tree allocator each balloon gets (:mod:`.fast` puts its own here)
+    tree_allocator: type[CpuTreeAllocator] = CpuTreeAllocator
 
     def __init__(self) -> None:
         self.sys: System
@@ -328,7 +330,7 @@ class BalloonsPolicy:
         balancing = self.topology_balancing if d.allocator_topology_balancing is None \
             else d.allocator_topology_balancing
         close = [[self.reserved]] if d.close_to_reserved else []
-        bln = Balloon(d, instance, CpuTreeAllocator(self.tree, balancing, close, self._far_from(d)))
+        bln = Balloon(d, instance, self.tree_allocator(self.tree, balancing, close, self._far_from(d)))
         self._resize(bln, d.min_cpus * 1000)
         bln.mems = self._closest_mems(bln.cpus)
         return bln

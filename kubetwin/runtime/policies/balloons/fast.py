@@ -1,0 +1,394 @@
+"""Fast paths of the balloons policy, kept apart from the plain code in :mod:`.policy` and
+:mod:`.cputree` (which read against nri-plugins' ``cmd/plugins/balloons``).
+
+``simulate`` runs the balloons policy on thousands of nodes; per container creation the plain
+policy spends most of its time in the tree allocator (``resizeCpusMaxLocalSet``: one attributed
+node per tree node, every one a pair of CPU sets, then a sort by a comparison function) and in
+linear walks over balloons and their containers. What is here gives the same answers:
+
+* :class:`FlatTree`: the CPU tree once as flat tuples, level by level: each node's CPU mask,
+  parent and name's rank. The best branch of ``resizeCpusMaxLocalSet`` is then a minimum over
+  the nodes with room at the deepest level that has any, by the key the plain comparison
+  spells, its count vectors packed into ints (the plain sort is stable and its first element
+  is the minimum, the first in pre-order among equals). Answers are remembered per (balancing, delta, current CPUs, free
+  CPUs): a pure function of the tree, shared by every node built from it.
+* :class:`FastCpuTreeAllocator`: the plain allocator with that search; it never changes after
+  it is made, so copies of a runtime node share it.
+* :class:`RememberingCPUAllocator`: the CPU allocator's answers remembered per (CPUs to pick
+  from, count, priority) — a pure function of the machine — and shared by copies of a node.
+* :class:`MachineTexts`: cpuset texts, local memory nodes, one hyperthread per core and
+  memset texts by mask, for pinning containers (every container of a balloon is pinned again
+  whenever the balloon or the idle CPUs it shares change) and for reports.
+* :class:`FastBalloonsPolicy`: the plain policy with those allocators and texts, the idle CPUs
+  of a level read off the flat tree, and a namespace's match against a type's patterns
+  remembered.
+
+``ENABLED`` (False: the plain policy) is for equivalence tests and A/B runs;
+``tests/runtime/policies/balloons/test_fast.py`` holds the fast answers against the plain ones.
+
+Upstream: containers/nri-plugins v0.14.0 ``cmd/plugins/balloons/policy/cputree.go``
+(``resizeCpusMaxLocalSet``, ``sorterAllocate``, ``sorterRelease``) and
+``balloons-policy.go``, modelled plainly in :mod:`.cputree` and :mod:`.policy`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ....model.cpuset import CPUSet
+from ...config import BalloonsConfig
+from ...cpuallocator import PRIORITY_NONE, CPUAllocator
+from ...kubernetes import milli_cpu_to_shares
+from ...libmem import memset_string, parse_type_mask
+from ...resmgr.cache import Cache, CachedContainer
+from ...sysfs import System
+from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
+from .policy import (
+    BALLOON_KEY,
+    MEMORY_TYPE_KEY,
+    Balloon,
+    BalloonDef,
+    BalloonsPolicy,
+    _error,
+    _namespace_matches,
+    _without_hyperthreads,
+)
+
+#: the fast policy (False: :func:`new_policy` gives the plain one, for equivalence tests and A/B runs)
+ENABLED = True
+
+#: remembered answers per tree before the table starts afresh
+MAX_ANSWERS = 1 << 16
+
+
+class FlatTree:
+    """A CPU tree as flat tuples, level by level (nodes of one depth in the plain walk's
+    pre-order), and the answers of ``resizeCpusMaxLocalSet`` found on it."""
+
+    __slots__ = ("root", "masks", "parents", "ranks", "base", "answers", "branches")
+
+    def __init__(self, root: CpuTreeNode):
+        masks: list[list[int]] = []
+        parents: list[list[int]] = []
+        names: list[list[str]] = []
+
+        def visit(t: CpuTreeNode, depth: int, parent: int) -> None:
+            if len(masks) == depth:
+                masks.append([])
+                parents.append([])
+                names.append([])
+            k = len(masks[depth])
+            masks[depth].append(t.cpus.mask)
+            parents[depth].append(parent)
+            names[depth].append(t.name)
+            for child in t.children:
+                visit(child, depth + 1, k)
+
+        visit(root, 0, -1)
+        self.root = root
+        #: per depth: each node's CPU mask, the position of its parent one level up, its name's
+        #: rank among all names (equal names share a rank: the plain comparison finds them equal)
+        self.masks = tuple(tuple(level) for level in masks)
+        self.parents = tuple(tuple(level) for level in parents)
+        ordered = sorted({n for level in names for n in level})
+        rank = {n: r for r, n in enumerate(ordered)}
+        self.ranks = tuple(tuple(rank[n] for n in level) for level in names)
+        #: larger than any count of CPUs in a node: the digit of one level in the packed counts
+        self.base = root.cpus.size() + 1
+        self.answers: dict[tuple[bool, int, int, int], int] = {}
+        self.branches: dict[str, tuple[int, ...]] = {}
+
+    def level_branches(self, level: str) -> tuple[int, ...]:
+        """The CPU masks of the ``level`` nodes the plain walk of ``cpus_in_level`` stops at."""
+        got = self.branches.get(level)
+        if got is None:
+            found: list[int] = []
+
+            def visit(t: CpuTreeNode) -> bool:
+                if t.level != level:
+                    return True
+                found.append(t.cpus.mask)
+                return False
+
+            self.root.walk(visit)
+            got = self.branches[level] = tuple(found)
+        return got
+
+    def cpus_in_level(self, level: str, balloon_cpus: CPUSet, candidates: CPUSet) -> CPUSet:
+        """``cpus_in_level`` of :mod:`.cputree` on the masks of the level's branches."""
+        have, cand = balloon_cpus.mask, candidates.mask
+        out = 0
+        for m in self.level_branches(level):
+            if m & have:
+                out |= m & cand
+        return CPUSet.from_mask(out)
+
+    def best(self, balancing: bool, current: int, free: int, delta: int) -> int:
+        """The mask of the branch ``resizeCpusMaxLocalSet`` picks (``delta`` > 0: to add CPUs
+        from, else to remove CPUs from); TreeError when no branch has room."""
+        key = (balancing, delta, current, free)
+        got = self.answers.get(key)
+        if got is None:
+            got = self._search(balancing, current, free, delta)
+            if len(self.answers) >= MAX_ANSWERS:
+                self.answers.clear()
+            self.answers[key] = got
+        if got < 0:
+            raise TreeError("not enough free CPUs")
+        return got
+
+    def _search(self, balancing: bool, current: int, free: int, delta: int) -> int:
+        masks = self.masks
+        # a node has room when it has ``delta`` free CPUs (or ``-delta`` current ones); its
+        # ancestors then have too, so the plain walk (which skips the subtree of a node without
+        # room) attributes exactly the nodes with room, and its sort puts the deepest first
+        need, within = (delta, free) if delta > 0 else (-delta, current)
+        depth = len(masks) - 1
+        while depth >= 0:
+            room = [k for k, m in enumerate(masks[depth]) if (m & within).bit_count() >= need]
+            if room:
+                break
+            depth -= 1
+        else:
+            return -1
+        if len(room) == 1:
+            return masks[depth][room[0]]
+        # per node of that depth, its ancestors' and its own counts of current and of free CPUs
+        # packed into one int each (root first): their order is the order of the plain
+        # comparison's count vectors
+        base, parents = self.base, self.parents
+        packed_cur = [(masks[0][0] & current).bit_count()]
+        packed_free = [(masks[0][0] & free).bit_count()]
+        for d in range(1, depth + 1):
+            up_cur, up_free = packed_cur, packed_free
+            packed_cur = [up_cur[p] * base + (m & current).bit_count() for m, p in zip(masks[d], parents[d])]
+            packed_free = [up_free[p] * base + (m & free).bit_count() for m, p in zip(masks[d], parents[d])]
+        ranks = self.ranks[depth]
+        if delta > 0:
+            # sorterAllocate: more of the balloon's CPUs first, then (with balancing) more free
+            # CPUs first or (without) fewer, then by name
+            sign = -1 if balancing else 1
+            k = min(room, key=lambda k: (-packed_cur[k], sign * packed_free[k], ranks[k]))
+        else:
+            # sorterRelease: fewer of the balloon's CPUs first, then fewer free, then by name descending
+            k = min(room, key=lambda k: (packed_cur[k], packed_free[k], -ranks[k]))
+        return masks[depth][k]
+
+
+_FLAT: dict[int, FlatTree] = {}
+
+
+def flat_tree(root: CpuTreeNode) -> FlatTree:
+    """The flat form of ``root`` (made once per tree: a tree never changes once built)."""
+    got = _FLAT.get(id(root))
+    if got is None or got.root is not root:
+        if len(_FLAT) > 64:
+            _FLAT.clear()
+        got = _FLAT[id(root)] = FlatTree(root)
+    return got
+
+
+class FastCpuTreeAllocator(CpuTreeAllocator):
+    """The tree allocator of :mod:`.cputree` with ``resizeCpusMaxLocalSet`` on a :class:`FlatTree`.
+    Nothing of it changes once made: copies of a runtime node share it."""
+
+    def __init__(self, root: CpuTreeNode, topology_balancing: bool,
+                 close: list[list[CPUSet]] | None = None, far: list[list[CPUSet]] | None = None):
+        super().__init__(root, topology_balancing, close, far)
+        self.flat = flat_tree(root)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "FastCpuTreeAllocator":
+        return self
+
+    def _max_local_set(self, current: CPUSet, free: CPUSet, delta: int) -> tuple[CPUSet, CPUSet]:
+        cur, fr = current.mask, free.mask
+        mask = self.flat.best(self.topology_balancing, cur, fr, delta)
+        return CPUSet.from_mask(mask & fr), CPUSet.from_mask(mask & cur)
+
+
+class RememberingCPUAllocator(CPUAllocator):
+    """The policy's CPU allocator (:class:`...cpuallocator.CPUAllocator`, or whatever the policy
+    was given) with its answers remembered: ``AllocateCpus`` and ``ReleaseCpus`` read nothing
+    but their arguments and the machine's topology, fixed when the allocator was made, and
+    return immutable CPU sets. Refusals are not remembered (the allocator raises them again).
+    Copies of a runtime node share it, and so its answers."""
+
+    def __init__(self, inner: CPUAllocator):
+        self.inner = inner
+        self.sys, self.topology = inner.sys, inner.topology
+        self.answers: dict[tuple[int, int, int, int], tuple[CPUSet, CPUSet]] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "RememberingCPUAllocator":
+        return self
+
+    def allocate_cpus(self, frm: CPUSet, cnt: int, prefer: int = PRIORITY_NONE) -> tuple[CPUSet, CPUSet]:
+        key = (0, frm.mask, cnt, prefer)
+        got = self.answers.get(key)
+        if got is None:
+            got = self._remember(key, self.inner.allocate_cpus(frm, cnt, prefer))
+        return got
+
+    def release_cpus(self, frm: CPUSet, cnt: int, prefer: int = PRIORITY_NONE) -> tuple[CPUSet, CPUSet]:
+        key = (1, frm.mask, cnt, prefer)
+        got = self.answers.get(key)
+        if got is None:
+            got = self._remember(key, self.inner.release_cpus(frm, cnt, prefer))
+        return got
+
+    def _remember(self, key: tuple[int, int, int, int], answer: tuple[CPUSet, CPUSet]) -> tuple[CPUSet, CPUSet]:
+        if len(self.answers) >= MAX_ANSWERS:
+            self.answers.clear()
+        self.answers[key] = answer
+        return answer
+
+
+class MachineTexts:
+    """What the policy derives from CPU sets and memory-node masks of its machine alone — a
+    cpuset's text, the memory nodes local to CPUs, one hyperthread per core —, remembered by
+    mask. Copies of a runtime node share it."""
+
+    __slots__ = ("sys", "texts", "mems", "memsets", "singles")
+
+    def __init__(self, sys: System):
+        self.sys = sys
+        self.texts: dict[int, str] = {}
+        self.mems: dict[int, int] = {}
+        self.memsets: dict[int, str] = {}
+        self.singles: dict[int, CPUSet] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "MachineTexts":
+        return self
+
+    def text(self, cpus: CPUSet) -> str:
+        got = self.texts.get(cpus.mask)
+        if got is None:
+            if len(self.texts) >= MAX_ANSWERS:
+                self.texts.clear()
+            got = self.texts[cpus.mask] = str(cpus)
+        return got
+
+    def memset(self, mask: int) -> str:
+        got = self.memsets.get(mask)
+        if got is None:
+            if len(self.memsets) >= MAX_ANSWERS:
+                self.memsets.clear()
+            got = self.memsets[mask] = memset_string(mask)
+        return got
+
+    def single_threads(self, cpus: CPUSet) -> CPUSet:
+        got = self.singles.get(cpus.mask)
+        if got is None:
+            if len(self.singles) >= MAX_ANSWERS:
+                self.singles.clear()
+            got = self.singles[cpus.mask] = self.sys.single_thread_for_cpus(cpus)
+        return got
+
+
+class FastBalloonsPolicy(BalloonsPolicy):
+    """The balloons policy with the fast paths above (same answers as :class:`.policy.BalloonsPolicy`):
+    its allocators, and the texts and masks of :class:`MachineTexts` in pinning and reports."""
+
+    tree_allocator = FastCpuTreeAllocator
+
+    def setup(self, system: System, cache: Cache, config: BalloonsConfig) -> None:
+        self.machine_texts = MachineTexts(system)
+        super().setup(system, cache, config)
+        self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
+
+    def _share_idle_cpus(self, add: CPUSet, remove: CPUSet) -> list[Balloon]:
+        """``shareIdleCpus`` as the plain policy, the level's branches read off the flat tree."""
+        changed: set[int] = set()
+        if remove:
+            for i, b in enumerate(self.balloons):
+                if b.shared_idle_cpus & remove:
+                    b.shared_idle_cpus = b.shared_idle_cpus - remove
+                    changed.add(i)
+        add = add - self.sys.isolated
+        if add:
+            flat = flat_tree(self.tree)
+            for i, b in enumerate(self.balloons):
+                level = b.defn.share_idle_cpus_in_same
+                if not level:
+                    continue
+                idle = flat.cpus_in_level(level, b.cpus, add)
+                if not idle:
+                    continue
+                before = b.shared_idle_cpus.size()
+                b.shared_idle_cpus = b.shared_idle_cpus | idle
+                if b.shared_idle_cpus.size() != before:
+                    changed.add(i)
+        return [self.balloons[i] for i in sorted(changed)]
+
+    def _choose_def(self, c: CachedContainer) -> BalloonDef:
+        """As the plain policy; a namespace's match against a type's patterns is remembered."""
+        _, annotated = c.effective_annotation(BALLOON_KEY)
+        if annotated:
+            return super()._choose_def(c)
+        for d in self.defs:
+            for e in d.match_expressions:
+                if e.evaluate(c):
+                    return d
+            if d.namespaces and _namespace_matches_remembered(c.namespace, tuple(d.namespaces)):
+                return d
+        return self.default_def
+
+    def _closest_mems(self, cpus: CPUSet) -> int:
+        mems = self.machine_texts.mems
+        got = mems.get(cpus.mask)
+        if got is None:
+            if len(mems) >= MAX_ANSWERS:
+                mems.clear()
+            got = mems[cpus.mask] = super()._closest_mems(cpus)
+        return got
+
+    def _update_pinning(self, blns: list[Balloon]) -> None:
+        texts, lookup = self.machine_texts, self.cache.lookup_container
+        for bln in blns:
+            pinnable = bln.cpus | bln.shared_idle_cpus
+            bln.mems = self._closest_mems(pinnable)
+            for cid in bln.container_ids():
+                c = lookup(cid)
+                if c is None:
+                    continue
+                cpus = texts.single_threads(pinnable) if _without_hyperthreads(c, bln) else pinnable
+                self._pin_cpu_mem(c, cpus, bln.mems, bln.defn.pin_memory)
+
+    def _pin_cpu_mem(self, c: CachedContainer, cpus: CPUSet, mems: int, def_pin_memory: bool | None) -> None:
+        texts = self.machine_texts
+        if self.pin_cpu:
+            c.set_cpuset_cpus(texts.text(cpus))
+            req = c.resource_requirements().cpu_request
+            if req is not None:
+                c.set_cpu_shares(milli_cpu_to_shares(req))
+        pin = self.pin_memory if def_pin_memory is None else def_pin_memory
+        if not pin:
+            return
+        if c.preserve_memory_resources():
+            raise _error(f"{c.pretty_name()}: memory.preserve is not modelled by kubetwin's balloons policy")
+        value, ok = c.effective_annotation(MEMORY_TYPE_KEY)
+        types = 0
+        if ok:
+            try:
+                types = parse_type_mask(value)
+            except Exception:  # noqa: BLE001 - as the plain policy: the bad annotation is ignored
+                types = 0
+        c.set_cpuset_mems(texts.memset(self._alloc_mem(c, mems, types)))
+
+    def describe_container(self, c: CachedContainer) -> dict[str, Any] | None:
+        b = self._balloon_of(c)
+        if b is None:
+            return None
+        texts = self.machine_texts
+        return {"pool": b.pretty_name(), "cpus": texts.text(b.cpus), "sharedIdleCpus": texts.text(b.shared_idle_cpus),
+                "pods": len(b.pod_ids)}
+
+
+@functools.lru_cache(maxsize=4096)
+def _namespace_matches_remembered(namespace: str, patterns: tuple[str, ...]) -> bool:
+    return _namespace_matches(namespace, list(patterns))
+
+
+def new_policy() -> BalloonsPolicy:
+    """The policy the registry starts for ``balloons``: the fast one unless :data:`ENABLED` is off."""
+    return FastBalloonsPolicy() if ENABLED else BalloonsPolicy()
