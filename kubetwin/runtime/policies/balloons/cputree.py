@@ -3,8 +3,9 @@
 The tree is system → package → die → NUMA node → L2 cache → core → thread, built from the
 machine. When a balloon inflates by ``delta`` CPUs the allocator narrows the free CPUs to one
 branch: the deepest branch with room for ``delta`` CPUs, ranked by how many of the balloon's
-CPUs each level above already holds (more first), then by free CPUs per level (fewer first with
-``allocatorTopologyBalancing``, more first without it), then by name. Deflating picks the
+CPUs each level above already holds (more first), then by free CPUs per level (more first with
+``allocatorTopologyBalancing``, which spreads balloons, fewer first without it, which packs them),
+then by name. Deflating picks the
 branch with the fewest balloon CPUs and the fewest free CPUs. CPUs close to preferred
 (virtual) devices are kept or taken first. The generic CPU allocator then picks the CPUs from
 the returned set.
