@@ -523,8 +523,9 @@ def parse_vpa(o: Mapping[str, Any], file: str | None = None) -> VPASpec:
                          f"{o.get('kind')}", file=file)
     check(o, _vpa_spec(), file=file)
     spec = o.get("spec") or {}
-    if "targetRef" not in spec:
-        raise InputError("Required value", path="spec.targetRef", file=file)
+    if not spec.get("targetRef"):   # absent or null (a truncated `targetRef:`): the CRD requires it
+        raise InputError("Required value", path="spec.targetRef", file=file,
+                         fix="name the workload: targetRef: {apiVersion: apps/v1, kind: Deployment, name: NAME}")
     up = spec.get("updatePolicy") or {}
     mode = up.get("updateMode", "Recreate")
     if mode not in UPDATE_MODES:

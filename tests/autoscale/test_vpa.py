@@ -143,6 +143,13 @@ def test_update_mode_defaults_to_recreate() -> None:
     assert vpa.parse_vpa(_vpa_obj()).update_mode == "Recreate"
 
 
+def test_null_target_ref_is_refused_as_required() -> None:
+    """A truncated `targetRef:` (null) is a missing field, not a crash (found by the fuzzer)."""
+    with pytest.raises(InputError) as e:
+        vpa.parse_vpa(_vpa_obj(targetRef=None), "vpa.yaml")
+    assert e.value.path == "spec.targetRef" and "Required value" in str(e.value)
+
+
 def test_unknown_update_mode_is_refused() -> None:
     with pytest.raises(InputError, match="updateMode"):
         vpa.parse_vpa(_vpa_obj(updatePolicy={"updateMode": "Sometimes"}))
