@@ -410,12 +410,13 @@ def take(docs: Iterable[Document | tuple[Item, str]], *, comparison_operators: b
                 raise exc.in_file(_where(seen[_key(n)][1])) from None
         running: dict[tuple[str, str], set[str]] = {}
         for pod in snap.pods + snap.pending:
-            for ref in get(pod, "metadata", "ownerReferences") or ():
-                if get(ref, "kind") == "DaemonSet" and get(ref, "controller"):
-                    node = daemon_pod_node(builtins(pod))
-                    if node:
-                        running.setdefault((str(get(pod, "metadata", "namespace") or "default"),
-                                            str(get(ref, "name"))), set()).add(node)
+            # metav1.GetControllerOf: the first reference with controller set (the API server allows one)
+            ref = next((r for r in get(pod, "metadata", "ownerReferences") or () if get(r, "controller")), None)
+            if ref is not None and get(ref, "kind") == "DaemonSet":
+                node = daemon_pod_node(builtins(pod))
+                if node:
+                    running.setdefault((str(get(pod, "metadata", "namespace") or "default"),
+                                        str(get(ref, "name"))), set()).add(node)
         for obj in daemon_sets:
             ds = daemon_set(builtins(obj))
             try:

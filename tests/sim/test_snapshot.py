@@ -127,6 +127,17 @@ def test_a_daemon_set_gets_a_pod_on_each_eligible_node_without_one(tmp_path):
             ["nodeSelectorTerms"][0]["matchFields"][0]["values"] for p in new] == [["b"]]
 
 
+def test_a_daemon_pod_is_read_by_its_controller_reference_only_once(tmp_path):
+    """metav1.GetControllerOf: the first controller reference decides; a pod listing it 100,000 times
+    is read once, not once per reference (the fuzzer found the quadratic walk as a hang)."""
+    ds = controller("DaemonSet", "agent", 0)
+    del ds["spec"]["replicas"]
+    running = pod("agent-x", "a", owner=("DaemonSet", "agent"))
+    running["metadata"]["ownerReferences"] *= 100_000
+    snap = load([dump(tmp_path / "d.json", node("a"), node("b"), ds, running)])
+    assert snap.daemon_pods["default/agent"] == 1
+
+
 def test_the_folder_is_a_scenario_simulate_reads(tmp_path):
     snap = load([dump(tmp_path / "d.json", node("a"), pod("p", "a"), pod("q"))])
     out = write(snap, tmp_path / "out")
