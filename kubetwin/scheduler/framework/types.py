@@ -10,7 +10,9 @@ devices) — the ``framework.Resource`` convention.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
+
+import msgspec
 
 from ...model.features import FeatureGates
 from ...model.node import Node
@@ -63,6 +65,45 @@ def affinity_term(owner: Pod, term: PodAffinityTerm, weight: int = 0) -> Affinit
     return AffinityTerm(namespaces, label_selector_matcher(term.label_selector), term.topology_key, ns_sel, weight)
 
 
+_TERM_ENCODER = msgspec.json.Encoder()
+
+
+def distinct_terms(terms: Sequence[PodAffinityTerm]) -> list[PodAffinityTerm]:
+    """``terms`` without repeats, first occurrences in order.
+
+    For required anti-affinity only: its terms are a conjunction checked for "any matching pod
+    in the domain" (counts compared with zero) and never scored, so a repeated term changes no
+    answer — while 100,000 copies of one term (a pod the API server would refuse as too large)
+    cost 100,000 matches per pod per cycle. Required affinity is not deduplicated: an existing
+    pod's required affinity terms each add ``hardPodAffinityWeight`` in Score."""
+    if len(terms) < _CACHED_FROM:
+        return _distinct(terms)
+    # a long list is met again every cycle (PodInfo is rebuilt): its answer kept by identity,
+    # the list itself held so its id is not reused
+    hit = _LONG_DISTINCT.get(id(terms))
+    if hit is None or hit[0] is not terms:
+        if len(_LONG_DISTINCT) >= 64:
+            _LONG_DISTINCT.clear()
+        hit = _LONG_DISTINCT[id(terms)] = (terms, _distinct(terms))
+    return list(hit[1])
+
+
+#: term lists at least this long have their distinct terms kept (see distinct_terms)
+_CACHED_FROM = 64
+_LONG_DISTINCT: dict[int, tuple[Sequence[PodAffinityTerm], list[PodAffinityTerm]]] = {}
+
+
+def _distinct(terms: Sequence[PodAffinityTerm]) -> list[PodAffinityTerm]:
+    seen: set[bytes] = set()
+    out = []
+    for t in terms:
+        k = _TERM_ENCODER.encode(t)
+        if k not in seen:
+            seen.add(k)
+            out.append(t)
+    return out
+
+
 class PodInfo:
     """A pod with its affinity terms parsed once."""
 
@@ -86,7 +127,8 @@ class PodInfo:
         self.required_affinity_terms = tuple(
             affinity_term(pod, t) for t in (pa.required_during_scheduling_ignored_during_execution if pa else ()))
         self.required_anti_affinity_terms = tuple(
-            affinity_term(pod, t) for t in (paa.required_during_scheduling_ignored_during_execution if paa else ()))
+            affinity_term(pod, t)
+            for t in distinct_terms(paa.required_during_scheduling_ignored_during_execution if paa else ()))
         self.preferred_affinity_terms = tuple(
             affinity_term(pod, w.pod_affinity_term, w.weight)
             for w in (pa.preferred_during_scheduling_ignored_during_execution if pa else ()))

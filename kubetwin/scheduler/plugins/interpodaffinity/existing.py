@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ...framework.types import AffinityTerm, PodInfo
+from ...framework.types import AffinityTerm, PodInfo, distinct_terms
 
 if TYPE_CHECKING:
     from ...backend.cache import ClusterState
@@ -52,6 +52,8 @@ def _raw(info: PodInfo, anti: bool, preferred: bool) -> list[Any]:
         return []
     if preferred:
         return [w.pod_affinity_term for w in pa.preferred_during_scheduling_ignored_during_execution]
+    if anti:   # as PodInfo holds them: repeats dropped (see distinct_terms)
+        return distinct_terms(pa.required_during_scheduling_ignored_during_execution)
     return list(pa.required_during_scheduling_ignored_during_execution)
 
 

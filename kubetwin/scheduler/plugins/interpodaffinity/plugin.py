@@ -15,7 +15,7 @@ from typing import Any, Mapping
 from ....model.pod import Pod
 from ...framework.interface import MAX_NODE_SCORE, CycleState, Plugin
 from ...framework.status import SKIP, SUCCESS, Status, unresolvable, unschedulable
-from ...framework.types import AffinityTerm, NodeInfo, PodInfo
+from ...framework.types import AffinityTerm, NodeInfo, PodInfo, distinct_terms
 from ..helpers import pre_filter_state
 from . import NAME
 from .args import InterPodAffinityArgs, parse_inter_pod_affinity_args
@@ -61,6 +61,8 @@ def raw_terms(pod: Pod, anti: bool, preferred: bool) -> list[Any]:
         return []
     if preferred:
         return [w.pod_affinity_term for w in pa.preferred_during_scheduling_ignored_during_execution]
+    if anti:   # as PodInfo holds them: repeats dropped (see distinct_terms)
+        return distinct_terms(pa.required_during_scheduling_ignored_during_execution)
     return list(pa.required_during_scheduling_ignored_during_execution)
 
 
