@@ -13,7 +13,6 @@ Upstream: ``Pod`` in ``staging/src/k8s.io/api/core/v1/types.go``; the rules of
 from __future__ import annotations
 
 import re
-from collections import Counter
 from typing import Any, Callable, Iterator
 
 import msgspec
@@ -474,19 +473,6 @@ def validate_pod(pod: Pod, *, warn: Callable[[InputError], None] | None = None) 
         raise InputError("priority must fit in a 32-bit integer", path="spec.priority")
     if spec.termination_grace_period_seconds is not None and spec.termination_grace_period_seconds < 0:
         raise InputError("must be greater than or equal to 0", path="spec.terminationGracePeriodSeconds")
-    validate_spread_constraints_not_repeated(spec.topology_spread_constraints)
-
-
-def validate_spread_constraints_not_repeated(constraints: list[TopologySpreadConstraint]) -> None:
-    """``ValidateSpreadConstraintNotRepeat``: a {topologyKey, whenUnsatisfiable} pair is one kind
-    of constraint and may appear once; the first entry repeated later is reported."""
-    pairs = [(c.topology_key, c.when_unsatisfiable) for c in constraints]
-    times = Counter(pairs)
-    for i, (key, when) in enumerate(pairs):
-        if times[(key, when)] > 1:
-            raise InputError(f'Duplicate value: "{{{key}, {when}}}"',
-                             path=f"spec.topologySpreadConstraints[{i}].{{topologyKey, whenUnsatisfiable}}",
-                             fix="give each constraint its own topologyKey and whenUnsatisfiable pair")
 
 
 def validate_resource_requirements(res: ResourceRequirements, path: str, *,

@@ -119,25 +119,3 @@ def test_one_claim_used_through_two_requests_is_accepted():
     obj = pod([{"name": "a", "resources": {"claims": [{"name": "gpu", "request": "a"}, {"name": "gpu", "request": "b"}]}}],
               resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
     assert len(pod_from_dict(obj).spec.containers[0].resources.claims) == 2
-
-
-def _spread_pod(constraints: list[dict]) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
-            "spec": {"containers": [{"name": "c"}], "topologySpreadConstraints": constraints}}
-
-
-def _spread(key: str, when: str) -> dict:
-    return {"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": when,
-            "labelSelector": {"matchLabels": {"app": "web"}}}
-
-
-def test_100000_copies_of_one_spread_constraint_are_refused_as_a_duplicate_pair() -> None:
-    with pytest.raises(InputError) as e:
-        pod_from_dict(_spread_pod([_spread("zone", "DoNotSchedule")] * 100_000))
-    assert e.value.path == "spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}"
-    assert 'Duplicate value: "{zone, DoNotSchedule}"' in str(e.value)
-
-
-def test_spread_constraints_on_one_key_with_different_when_unsatisfiable_are_accepted() -> None:
-    pod = pod_from_dict(_spread_pod([_spread("zone", "DoNotSchedule"), _spread("zone", "ScheduleAnyway")]))
-    assert len(pod.spec.topology_spread_constraints) == 2
