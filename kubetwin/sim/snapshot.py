@@ -7,7 +7,9 @@ cluster — unlike ``simulate A.yaml B.yaml``, which runs two scenarios. Every o
 decoded (``model.kinds.check_object``); ``managedFields`` are dropped; ownerReferences are kept,
 so ``simulate`` ties each pod to its controller and does not create it twice
 (``sim.scenario``'s adoption). DaemonSets are played here, once, by the DaemonSet controller's
-node eligibility (``sim.daemonset``): a pod per eligible node that has none in the dump. Kinds
+node eligibility (``sim.daemonset``): a pod per eligible node that has none in the dump; the
+DaemonSet itself goes to ``workloads.json`` so that ``simulate``'s controller gives nodes that join
+later (the Cluster Autoscaler's) their daemon pods. Kinds
 that do not bear on resources (Secrets, ConfigMaps, Events, ...) are left out with one
 note per kind.
 
@@ -17,7 +19,7 @@ The folder (written to a temporary folder, then renamed into place):
     nodes.json       Nodes                          (schedule --nodes)
     pods.json        Pods bound to a node            (schedule --pods, admit)
     pending.json     Pods not bound yet, incl. daemon pods created here
-    workloads.json   Deployments, ReplicaSets, StatefulSets, Jobs (controllers simulate plays)
+    workloads.json   Deployments, ReplicaSets, StatefulSets, Jobs, DaemonSets (controllers simulate plays)
     objects.json     PriorityClasses, quotas, LimitRanges, PDBs, DRA, NRT, ... (schedule -f, dra -f)
     nodes/NAME/        kubelet.json: the node's KubeletConfiguration, when read from a live cluster's
                        /configz; with --per-node also node.json and pods.json (the pods bound to it):
@@ -426,6 +428,9 @@ def take(docs: Iterable[Document | tuple[Item, str]], *, comparison_operators: b
                 raise exc.within("spec.template").in_file(_where(seen[_key(obj)][1])) from None
             snap.pending.extend(new)
             snap.daemon_pods[f"{ds.namespace}/{ds.name}"] = len(new)
+            # kept for simulate's DaemonSet controller: nodes that join later (the Cluster
+            # Autoscaler's) get their daemon pods; the pods above and the dump's count as its own
+            snap.workloads.append(obj)
     return snap
 
 

@@ -138,6 +138,19 @@ def test_a_daemon_pod_is_read_by_its_controller_reference_only_once(tmp_path):
     assert snap.daemon_pods["default/agent"] == 1
 
 
+def test_a_daemon_set_is_kept_so_simulate_runs_no_second_pod_on_a_node(tmp_path):
+    """The DaemonSet goes to workloads.json: simulate's controller counts the dump's pod and the
+    pod the snapshot created as its own and creates none more (nodes that join later get theirs)."""
+    ds = controller("DaemonSet", "agent", 0)
+    del ds["spec"]["replicas"]
+    ds["metadata"]["uid"] = "u"   # the UID its pod's controller reference names, as in a real cluster
+    running = pod("agent-x", "a", owner=("DaemonSet", "agent"))
+    snap = load([dump(tmp_path / "d.json", node("a"), node("b"), ds, running)])
+    assert [builtins(w)["kind"] for w in snap.workloads] == ["DaemonSet"]
+    r = simulate(load_scenario(write(snap, tmp_path / "out") / "scenario.yaml"))
+    assert sorted(p.node for p in r.pods) == ["a", "b"]
+
+
 def test_the_folder_is_a_scenario_simulate_reads(tmp_path):
     snap = load([dump(tmp_path / "d.json", node("a"), pod("p", "a"), pod("q"))])
     out = write(snap, tmp_path / "out")
