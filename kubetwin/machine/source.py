@@ -56,11 +56,15 @@ def _load(source: str) -> Machine:
     if source == "-":
         return _from_bytes(sys.stdin.buffer.read(MAX_BYTES + 1), "<stdin>")
     p = Path(source)
-    if source in ("/", "/sys") or p.is_dir():
+    try:
+        is_dir, is_file = p.is_dir(), p.is_file()
+    except OSError:   # e.g. a name too long for a path (ENAMETOOLONG): not a file, maybe a spec
+        is_dir = is_file = False
+    if source in ("/", "/sys") or is_dir:
         from .sysfs import load_sysfs
 
         return load_sysfs(source)
-    if p.is_file():
+    if is_file:
         try:
             is_tar = tarfile.is_tarfile(source)
         except OSError:

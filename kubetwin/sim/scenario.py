@@ -348,7 +348,7 @@ def _parse_spec(sc: Scenario, spec: Mapping[str, Any], root: Path) -> None:
         if not isinstance(p, str):
             raise InputError("expected a path to a manifest file", path=f"spec.objects[{i}]")
         path = root / p
-        if not path.exists():
+        if not _exists(path):
             raise InputError(f"no such file: {path}", path=f"spec.objects[{i}]")
         # A file listed twice would create each of its objects twice (the API server answers
         # AlreadyExists), and a list of 100,000 copies would read the file 100,000 times.
@@ -594,20 +594,29 @@ def _publish(machine: Any, d: DRADriver, node: str) -> list[dict[str, Any]]:
                                     partitions=d.partitions, partitionable_devices=d.partitionable).slices)
 
 
+def _exists(p: Path) -> bool:
+    """``Path.exists`` that answers False where the OS refuses the name itself (a value too long
+    to be a path, ENAMETOOLONG): such a value names no file, so it is judged as a spec."""
+    try:
+        return p.exists()
+    except OSError:
+        return False
+
+
 def _machine(src: Any, path: str, root: Path) -> Any:
     from ..machine import load_machine
 
     if not isinstance(src, str) or not src:
         raise InputError("expected a machine source: a spec like 2s2n8c2t, or a path", path=path)
     candidate = root / src
-    if candidate.exists():
+    if _exists(candidate):
         src = str(candidate)
     elif src.startswith("hwloc:"):
         src = str(Path(__file__).parent / "default" / "machines" / src.split(":", 1)[1])
     try:
         return load_machine(src)
     except InputError as exc:
-        if not Path(src).exists():  # a spec or a missing path: the scenario's value is at fault, not a file
+        if not _exists(Path(src)):  # a spec or a missing path: the scenario's value is at fault, not a file
             exc.file = None
         raise exc.within(path) from None
 

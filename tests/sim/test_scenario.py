@@ -183,7 +183,7 @@ def test_a_scenario_file_with_no_objects_is_refused(tmp_path, text):
     assert e.value.file and e.value.file.endswith("scenario.yaml")
 
 
-@pytest.mark.parametrize("machine", ["-1", "2s2n8c2t:nonsense", "missing.json"])
+@pytest.mark.parametrize("machine", ["-1", "2s2n8c2t:nonsense", "missing.json", "a" * 5000])  # the last: too long for a path
 def test_a_bad_machine_source_names_the_scenario_file(tmp_path, kit, machine):
     with pytest.raises(InputError) as e:
         kit.scenario(tmp_path, {"nodeGroups": [{"name": "g", "machine": machine}]})
