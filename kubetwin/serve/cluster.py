@@ -137,6 +137,7 @@ def load_cluster(paths: list[str], *, kubelets_file: str | None = None, version:
     nodes = {n.node.metadata.name: n for n in sc.nodes}
     models = KubeletModels()
     devices: dict[str, Any] = {}
+    config_sources: dict[str, tuple[str, str]] = {}
     if entries:
         from .node_kubelets import select
 
@@ -146,11 +147,18 @@ def load_cluster(paths: list[str], *, kubelets_file: str | None = None, version:
                 if e is not None:
                     n.machine, n.kubelet = e.machine, e.config
                     devices[name] = e.devices
+                    config_sources[name] = e.config_source
                     _check_capacity(n, e.where)
     if sc.settings.kubelet_admission:
         for name, n in nodes.items():
             if n.machine is not None and n.kubelet is not None:
-                models.add_node(name, n.machine, n.kubelet, devices.get(name))
+                try:
+                    models.add_node(name, n.machine, n.kubelet, devices.get(name))
+                except InputError as exc:
+                    if exc.file is None and name in config_sources:   # the NodeKubelets entry's configuration
+                        file, prefix = config_sources[name]
+                        raise exc.within(prefix).in_file(file) from None
+                    raise
     bound: dict[str, list[Any]] = {}
     pending: dict[str, Any] = {}
     disagreements: dict[str, list[tuple[str, str, str]]] = {}

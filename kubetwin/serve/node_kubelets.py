@@ -47,6 +47,9 @@ class NodeKubelet:
     config: Any             # kubetwin.model.kubelet_config.KubeletConfiguration
     where: str              # field path of the entry, for messages
     devices: Any = None     # kubetwin.kubelet.devices.DeviceInventory: what the device plugins advertise
+    #: where the kubelet configuration was written (file, field path prefix): a kubelet that cannot
+    #: start from it (e.g. static CPU manager without reserved CPUs) names it
+    config_source: tuple[str, str] = ("", "")
 
 
 def load_node_kubelets(path: str, version: str | None) -> list[NodeKubelet]:
@@ -98,6 +101,7 @@ def load_node_kubelets(path: str, version: str | None) -> list[NodeKubelet]:
         if "kubeletConfigFile" in e:
             cdoc = load_one(root / str(e["kubeletConfigFile"]), "KubeletConfiguration")
             config = KubeletConfiguration.from_dict(cdoc.obj, version, file=cdoc.where)
+            config_source = (cdoc.where, "")
         else:
             try:
                 config = KubeletConfiguration.from_dict(e.get("kubeletConfig"), version,
@@ -105,6 +109,7 @@ def load_node_kubelets(path: str, version: str | None) -> list[NodeKubelet]:
             except InputError as exc:
                 exc.file = None
                 raise exc.within(f"{where}.kubeletConfig").in_file(doc.where) from None
+            config_source = (doc.where, f"{where}.kubeletConfig")
         devices = None
         if e.get("devicesFromMachine") or e.get("devices"):
             from ..kubelet.devices import (
@@ -117,7 +122,8 @@ def load_node_kubelets(path: str, version: str | None) -> list[NodeKubelet]:
             devices = devices_from_machine(machine) if e.get("devicesFromMachine") else EMPTY_INVENTORY
             if e.get("devices"):
                 devices = merge_inventories(devices, load_device_inventory(str(root / str(e["devices"])), machine))
-        out.append(NodeKubelet(label_selector_matcher(selector), machine, config, f"{doc.where}: {where}", devices))
+        out.append(NodeKubelet(label_selector_matcher(selector), machine, config, f"{doc.where}: {where}", devices,
+                               config_source))
     return out
 
 

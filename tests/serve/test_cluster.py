@@ -65,3 +65,18 @@ def test_a_machine_without_the_nodes_capacity_is_warned_about(tmp_path):
     with collecting() as warnings:
         load_cluster([str(out)], kubelets_file=str(kubelets))
     assert any("gpu-0: capacity differs from its machine" in str(w) for w in warnings)
+
+
+def test_a_kubelet_that_cannot_start_from_its_node_kubelets_entry_names_the_entry(tmp_path):
+    """A static CPU manager without reserved CPUs stops the kubelet; the error names the
+    NodeKubelets file and the entry's kubeletConfig (found by the fuzzer: it named no file)."""
+    out = tmp_path / "snap"
+    subprocess.run([sys.executable, "-m", "kubetwin", "snapshot", "-f", str(ROOT / "examples/snapshot"), "-o", str(out)],
+                   check=True, capture_output=True)
+    kubelets = tmp_path / "k.yaml"
+    kubelets.write_text("apiVersion: kubetwin.io/v1alpha1\nkind: NodeKubelets\n"
+                        "spec: {nodes: [{selector: {}, machine: 1s1n4c, kubeletConfig: {cpuManagerPolicy: static}}]}\n")
+    with pytest.raises(InputError) as e:
+        load_cluster([str(out)], kubelets_file=str(kubelets))
+    assert e.value.file and e.value.file.startswith(str(kubelets))
+    assert e.value.path.startswith("spec.nodes[0].kubeletConfig") and "reserved CPU" in e.value.message
