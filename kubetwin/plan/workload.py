@@ -10,8 +10,9 @@ are left out — the plan chooses the nodes — and every pod is scheduled afres
   (``pkg/controller/statefulset/stateful_set_utils.go``'s ``newStatefulSetPod``), a pod of that
   name already in the input standing for its ordinal;
 * a DaemonSet runs one pod on every node of the mix its controller finds eligible
-  (``pkg/controller/daemon``, :mod:`kubetwin.sim.daemonset`). A snapshot keeps no DaemonSet
-  objects, only their pods: the DaemonSet is rebuilt from one of its pods, whose node affinity
+  (``pkg/controller/daemon``, :mod:`kubetwin.sim.daemonset`). A snapshot keeps the DaemonSet
+  objects (``workloads.json``) beside their pods; where the object is missing (a snapshot from
+  before it kept them, or dumps without it) the DaemonSet is rebuilt from one of its pods, whose node affinity
   the controller replaced by a node-name term — that term is dropped, so the rebuilt DaemonSet
   runs wherever its nodeSelector and tolerations allow (said in a note);
 * a HorizontalPodAutoscaler's target is planned at ``spec.maxReplicas``, the most replicas the

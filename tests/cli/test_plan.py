@@ -88,7 +88,8 @@ def test_a_bad_workload_file_is_named(tmp_path: Path) -> None:
 
 def test_a_snapshot_folder_is_planned(tmp_path: Path) -> None:
     assert run("snapshot", str(ROOT / "examples" / "snapshot"), "-o", str(tmp_path / "snap")).returncode == 0
-    r = run("plan", str(tmp_path / "snap"), "--node-type", "std=2s1n8c2t:mem=64Gi", "-o", "json")
+    # the node type carries the label the snapshot's DaemonSet selects (nodeSelector pool: general)
+    r = run("plan", str(tmp_path / "snap"), "--node-type", "std=2s1n8c2t:mem=64Gi,labels=pool=general", "-o", "json")
     doc = json.loads(r.stdout)
     assert r.returncode == 0, r.stderr
     assert doc["mix"] == {"std": 1} and doc["pods"] == 4

@@ -96,9 +96,10 @@ def test_a_snapshot_folder_is_read_whole(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "kubetwin", "snapshot", str(root / "examples" / "snapshot"), "-o", str(out)],
                    check=True, capture_output=True)
     wl = read_workload([out])
-    sc = scenario_for(wl, parse_node_type("std=2s1n8c2t:mem=64Gi").nodes(1))
+    sc = scenario_for(wl, parse_node_type("std=2s1n8c2t:mem=64Gi,labels=pool=general").nodes(1))
     assert [c.key for c in sc.controllers] == ["Deployment/default/web"]
-    assert any("rebuilt from one of its pods" in n for n in wl.notes)
+    assert [(ds.namespace, ds.name) for ds in wl.daemon_sets] == [("monitoring", "node-exporter")]
+    assert not any("rebuilt from one of its pods" in n for n in wl.notes)   # the snapshot kept the object
     assert any(a.pod.metadata.owner_references[0].kind == "DaemonSet" for a in sc.arrivals
                if a.pod.metadata.owner_references)
 
