@@ -39,20 +39,16 @@ from typing import Any
 from ....model.cpuset import CPUSet
 from ...config import BalloonsConfig
 from ...cpuallocator import PRIORITY_NONE, CPUAllocator
-from ...kubernetes import milli_cpu_to_shares
-from ...libmem import memset_string, parse_type_mask
+from ...libmem import memset_string
 from ...resmgr.cache import Cache, CachedContainer
 from ...sysfs import System
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import (
     BALLOON_KEY,
-    MEMORY_TYPE_KEY,
     Balloon,
     BalloonDef,
     BalloonsPolicy,
-    _error,
     _namespace_matches,
-    _without_hyperthreads,
 )
 
 #: the fast policy (False: :func:`new_policy` gives the plain one, for equivalence tests and A/B runs)
@@ -342,46 +338,14 @@ class FastBalloonsPolicy(BalloonsPolicy):
             got = mems[cpus.mask] = super()._closest_mems(cpus)
         return got
 
-    def _update_pinning(self, blns: list[Balloon]) -> None:
-        texts, lookup = self.machine_texts, self.cache.lookup_container
-        for bln in blns:
-            pinnable = bln.cpus | bln.shared_idle_cpus
-            bln.mems = self._closest_mems(pinnable)
-            for cid in bln.container_ids():
-                c = lookup(cid)
-                if c is None:
-                    continue
-                cpus = texts.single_threads(pinnable) if _without_hyperthreads(c, bln) else pinnable
-                self._pin_cpu_mem(c, cpus, bln.mems, bln.defn.pin_memory)
+    def _cpus_text(self, cpus: CPUSet) -> str:
+        return self.machine_texts.text(cpus)
 
-    def _pin_cpu_mem(self, c: CachedContainer, cpus: CPUSet, mems: int, def_pin_memory: bool | None) -> None:
-        texts = self.machine_texts
-        if self.pin_cpu:
-            c.set_cpuset_cpus(texts.text(cpus))
-            req = c.resource_requirements().cpu_request
-            if req is not None:
-                c.set_cpu_shares(milli_cpu_to_shares(req))
-        pin = self.pin_memory if def_pin_memory is None else def_pin_memory
-        if not pin:
-            return
-        if c.preserve_memory_resources():
-            raise _error(f"{c.pretty_name()}: memory.preserve is not modelled by kubetwin's balloons policy")
-        value, ok = c.effective_annotation(MEMORY_TYPE_KEY)
-        types = 0
-        if ok:
-            try:
-                types = parse_type_mask(value)
-            except Exception:  # noqa: BLE001 - as the plain policy: the bad annotation is ignored
-                types = 0
-        c.set_cpuset_mems(texts.memset(self._alloc_mem(c, mems, types)))
+    def _mems_text(self, mask: int) -> str:
+        return self.machine_texts.memset(mask)
 
-    def describe_container(self, c: CachedContainer) -> dict[str, Any] | None:
-        b = self._balloon_of(c)
-        if b is None:
-            return None
-        texts = self.machine_texts
-        return {"pool": b.pretty_name(), "cpus": texts.text(b.cpus), "sharedIdleCpus": texts.text(b.shared_idle_cpus),
-                "pods": len(b.pod_ids)}
+    def _single_threads(self, cpus: CPUSet) -> CPUSet:
+        return self.machine_texts.single_threads(cpus)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -424,6 +424,16 @@ class BalloonsPolicy:
         """``CPUSetAffinity``: the memory nodes local to any of ``cpus``."""
         return mask_of(n.id for n in self.sys.nodes.values() if n.cpus & cpus)
 
+    # The texts and sets pinning writes, one hook each (the fast policy remembers them per mask).
+    def _cpus_text(self, cpus: CPUSet) -> str:
+        return str(cpus)
+
+    def _mems_text(self, mask: int) -> str:
+        return memset_string(mask)
+
+    def _single_threads(self, cpus: CPUSet) -> CPUSet:
+        return self.sys.single_thread_for_cpus(cpus)
+
     def _update_pinning(self, blns: list[Balloon]) -> None:
         for bln in blns:
             pinnable = bln.cpus | bln.shared_idle_cpus
@@ -432,12 +442,12 @@ class BalloonsPolicy:
                 c = self.cache.lookup_container(cid)
                 if c is None:
                     continue
-                cpus = self.sys.single_thread_for_cpus(pinnable) if _without_hyperthreads(c, bln) else pinnable
+                cpus = self._single_threads(pinnable) if _without_hyperthreads(c, bln) else pinnable
                 self._pin_cpu_mem(c, cpus, bln.mems, bln.defn.pin_memory)
 
     def _pin_cpu_mem(self, c: CachedContainer, cpus: CPUSet, mems: int, def_pin_memory: bool | None) -> None:
         if self.pin_cpu:
-            c.set_cpuset_cpus(str(cpus))
+            c.set_cpuset_cpus(self._cpus_text(cpus))
             req = c.resource_requirements().cpu_request
             if req is not None:
                 c.set_cpu_shares(milli_cpu_to_shares(req))
@@ -453,7 +463,7 @@ class BalloonsPolicy:
                 types = parse_type_mask(value)
             except Exception:  # noqa: BLE001 - upstream logs the bad annotation and uses the balloon's types
                 types = 0
-        c.set_cpuset_mems(memset_string(self._alloc_mem(c, mems, types)))
+        c.set_cpuset_mems(self._mems_text(self._alloc_mem(c, mems, types)))
 
     def _alloc_mem(self, c: CachedContainer, nodes: int, types: int) -> int:
         """``allocMem``: the container's memory zone, falling back to ``nodes`` on failure."""
@@ -674,8 +684,8 @@ class BalloonsPolicy:
         b = self._balloon_of(c)
         if b is None:
             return None
-        return {"pool": b.pretty_name(), "cpus": str(b.cpus), "sharedIdleCpus": str(b.shared_idle_cpus),
-                "pods": len(b.pod_ids)}
+        return {"pool": b.pretty_name(), "cpus": self._cpus_text(b.cpus),
+                "sharedIdleCpus": self._cpus_text(b.shared_idle_cpus), "pods": len(b.pod_ids)}
 
     def container_placement(self, c: CachedContainer) -> tuple[str, CPUSet] | None:
         """The balloon (``pool`` of :meth:`describe_container`) and the CPUs the container holds

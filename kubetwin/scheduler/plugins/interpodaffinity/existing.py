@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from ...framework.types import AffinityTerm, PodInfo, distinct_terms
+from ...framework.types import AffinityTerm, PodInfo
+from .plugin import raw_terms
 
 if TYPE_CHECKING:
     from ...backend.cache import ClusterState
@@ -45,32 +46,20 @@ def term_key(kind: str, term: AffinityTerm, raw: Any) -> TermKey:
             _ENCODER.encode(raw.namespace_selector))
 
 
-def _raw(info: PodInfo, anti: bool, preferred: bool) -> list[Any]:
-    aff = info.pod.spec.affinity
-    pa = (aff.pod_anti_affinity if anti else aff.pod_affinity) if aff else None
-    if pa is None:
-        return []
-    if preferred:
-        return [w.pod_affinity_term for w in pa.preferred_during_scheduling_ignored_during_execution]
-    if anti:   # as PodInfo holds them: repeats dropped (see distinct_terms)
-        return distinct_terms(pa.required_during_scheduling_ignored_during_execution)
-    return list(pa.required_during_scheduling_ignored_during_execution)
-
-
 def required_anti_affinity_terms(info: PodInfo) -> list[tuple[TermKey, AffinityTerm]]:
     """The terms the PreFilter matches: required anti-affinity."""
     return [(term_key(REQUIRED_ANTI_AFFINITY, t, r), t)
-            for t, r in zip(info.required_anti_affinity_terms, _raw(info, True, False))]
+            for t, r in zip(info.required_anti_affinity_terms, raw_terms(info.pod, True, False))]
 
 
 def scoring_terms(info: PodInfo) -> list[tuple[TermKey, AffinityTerm]]:
     """The terms the Score adds: required affinity, preferred affinity and anti-affinity."""
     return ([(term_key(REQUIRED_AFFINITY, t, r), t)
-             for t, r in zip(info.required_affinity_terms, _raw(info, False, False))]
+             for t, r in zip(info.required_affinity_terms, raw_terms(info.pod, False, False))]
             + [(term_key(PREFERRED_AFFINITY, t, r), t)
-               for t, r in zip(info.preferred_affinity_terms, _raw(info, False, True))]
+               for t, r in zip(info.preferred_affinity_terms, raw_terms(info.pod, False, True))]
             + [(term_key(PREFERRED_ANTI_AFFINITY, t, r), t)
-               for t, r in zip(info.preferred_anti_affinity_terms, _raw(info, True, True))])
+               for t, r in zip(info.preferred_anti_affinity_terms, raw_terms(info.pod, True, True))])
 
 
 class ExistingTerms:
