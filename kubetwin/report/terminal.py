@@ -56,7 +56,8 @@ def summary_rows(sums: Sequence[dict[str, Any]]) -> list[tuple[str, Callable[[di
         rows.append(("OOM kills", lambda s: s["oomKilled"], "n"))
     rows.append(("re-created by controllers", lambda s: s["recreated"], "n"))
     for res in ("cpu", "memory", "gpu", "devices"):
-        if any(res in s["utilization"] for s in sums):
+        # held at some time of the run: DRA devices of nodes the Cluster Autoscaler added and removed
+        if any(res in s["utilization"] or res in s.get("utilizationAverage", {}) for s in sums):
             label = "DRA devices allocated" if res == "devices" else f"{res} requested / allocatable"
             rows.append((f"{label}, at the end", _share("utilization", res), "%"))
             rows.append((f"{label}, time average", _share("utilizationAverage", res), "%"))

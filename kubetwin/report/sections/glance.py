@@ -24,7 +24,7 @@ def glance_section(results: Sequence[SimResult], sums: Sequence[dict[str, Any]])
              ("stranded CPUs at the end", s0["strandedCpus"])]
     if "gpu" in s0["utilization"]:
         cards.append(("gpu allocated, time average", pct(s0.get("utilizationAverage", {}).get("gpu", 0))))
-    if "devices" in s0["utilization"]:
+    if "devices" in s0["utilization"] or "devices" in s0.get("utilizationAverage", {}):
         cards.append(("DRA devices allocated, time average",
                       pct(s0.get("utilizationAverage", {}).get("devices", 0))))
     return ("<section><h2>At a glance" + (f" — {escape(results[0].scenario)}" if len(results) > 1 else "")

@@ -21,7 +21,7 @@ def over_time_section(results: Sequence[SimResult]) -> str:
     charts = [line_chart("running pods", [(r.scenario, [(s.time, s.running) for s in r.samples]) for r in results]),
               line_chart("pending pods", [(r.scenario, [(s.time, s.pending) for s in r.samples]) for r in results])]
     for res in ("cpu", "memory", "gpu", "devices"):
-        if any(res in s.utilization for r in results for s in r.samples[:1]):
+        if any(res in s.utilization for r in results for s in r.samples):   # devices may come with added nodes
             charts.append(line_chart("DRA devices allocated" if res == "devices" else f"{res} requested / allocatable",
                                      [(r.scenario, [(s.time, s.utilization.get(res, 0.0)) for s in r.samples])
                                       for r in results], percent=True))
