@@ -298,6 +298,9 @@ def example_seeds() -> Iterator[Seed]:
                                  "pods.yaml", "-o", "json"), ev)
     yield Seed("example/evict-table", ("evict", "--signal", "memory.available", "--summary", "summary.json",
                                        "pods.yaml"), ev)
+    timeline = {n: _read(ex / "evict" / n) for n in ("kubelet.yaml", "timeline.yaml", "pods.yaml")}
+    yield Seed("example/evict-timeline", ("evict", "--config", "kubelet.yaml", "--timeline", "timeline.yaml",
+                                          "pods.yaml"), timeline)
 
     xml = {n: _read(DEFAULT_SIM / "machines" / n) for n in ("24em64t-2n6c2t-pci.xml",)}
     yield Seed("hand/topology-xml", ("topology", "24em64t-2n6c2t-pci.xml", "-o", "json"), xml)
@@ -335,6 +338,9 @@ def example_seeds() -> Iterator[Seed]:
                {"scenario.yaml": _yaml(*_autoscaling_scenario(spread=True))})
     yield Seed("hand/simulate-autoscaling-dra", ("simulate", "scenario.yaml", "--no-progress", "-j", "1", "-o", "json"),
                {"scenario.yaml": _yaml(*_autoscaling_dra_scenario())})
+    yield Seed("example/simulate-autoscale-dra", ("simulate", "-f", "gpu-jobs.yaml", "--no-progress", "-o", "json"),
+               {n: _read(ex / "autoscale" / n) for n in ("gpu-jobs.yaml", "gpu-claims.yaml")},
+               referenced=("gpu-claims.yaml",))
     yield Seed("example/simulate-statefulset", ("simulate", "-f", "db.yaml", "--pods"),
                {n: _read(ex / "statefulset" / n) for n in ("db.yaml", "set.yaml")}, referenced=("set.yaml",))
     yield Seed("hand/simulate-statefulset", ("simulate", "scenario.yaml", "--no-progress", "-j", "1", "-o", "json"),
