@@ -73,41 +73,46 @@ def run_flushes(queue: SchedulingQueue, t: float, until: Callable[[], float], ma
     when the queue sort is not ``PrioritySort`` (whose order a group keeps)."""
     if queue.sort_key is not PrioritySort.sort_key:
         return None
-    heap, parked = queue.parked_groups()
-    record = queue.record
-    taken: set[float] = set()
+    heap, parked, records = queue.parked_groups()
     groups: deque[_Group] = deque()
     seq = queue.next_seq()
     tick = t
+    last = -math.inf   # the latest instant whose pods were taken (the heap copy pops in order)
     ticks = 0
     end: float | None = None
     while True:
         fresh: list[QueuedPod] = []
         while heap:
             ts = heap[0]
-            if ts in taken or not parked.get(ts):
-                heapq.heappop(heap)
+            if ts <= last or not parked.get(ts):
+                heapq.heappop(heap)   # taken already (a repeated entry), or stale
                 continue
             if not tick - ts > max_parked:
                 break
             heapq.heappop(heap)
-            taken.add(ts)
-            fresh.extend(record(uid) for uid in parked[ts])
+            last = ts
+            fresh.extend(map(records.__getitem__, parked[ts]))
         due: list[_Group] = []
         while groups and tick - groups[0].ts > max_parked:
             due.append(groups.popleft())
         if fresh or due:
             window = math.floor(tick)
-            if (any(qp.attempts > 0 and qp.backoff_until >= window for qp in fresh)
-                    or any(g.backing_off(tick) for g in due)):
+            backing_off = False
+            for qp in fresh:
+                if qp.attempts > 0 and qp.backoff_until >= window:
+                    backing_off = True
+                    break
+            if backing_off or any(g.backing_off(tick) for g in due):
                 groups.extendleft(reversed(due))
                 break
-            if len(fresh) > 1:
-                fresh.sort(key=PrioritySort.sort_key)
-            if fresh and not answer(fresh):
-                groups.extendleft(reversed(due))
-                break
-            if fresh or len(due) > 1:
+            if fresh:
+                if len(fresh) > 1:
+                    fresh.sort(key=PrioritySort.sort_key)
+                if not answer(fresh):
+                    groups.extendleft(reversed(due))
+                    break
+                g = _merge(fresh, due, tick, seq) if due else _Group(fresh, [0] * len(fresh), tick, seq)
+            elif len(due) > 1:
                 g = _merge(fresh, due, tick, seq)
             else:
                 g = due[0]
@@ -119,7 +124,7 @@ def run_flushes(queue: SchedulingQueue, t: float, until: Callable[[], float], ma
         oldest = groups[0].ts if groups else None
         while heap:
             ts = heap[0]
-            if ts in taken or not parked.get(ts):
+            if ts <= last or not parked.get(ts):
                 heapq.heappop(heap)
                 continue
             if oldest is None or ts < oldest:
@@ -133,8 +138,9 @@ def run_flushes(queue: SchedulingQueue, t: float, until: Callable[[], float], ma
         if tick >= end:
             break
     for g in groups:
-        queue.park_retried(g.pods, plugins, g.ts, g.seq, [d + g.ticks for d in g.done])
-    assert queue.next_seq() == seq
+        n = g.ticks
+        queue.park_retried(g.pods, plugins, g.ts, g.seq, [d + n for d in g.done])
+    queue.continue_seq(seq)
     return ticks
 
 

@@ -278,21 +278,22 @@ class SchedulingQueue:
         self._seq = itertools.count(first)
         return first
 
-    def parked_groups(self) -> tuple[list[float], Mapping[float, Mapping[str, None]]]:
-        """The unschedulable pool as it stands: a copy of its heap of ``Timestamp`` values (may
-        hold stale and repeated entries) and the uids parked at each, in the order parked."""
-        return list(self._parked_times), self._parked_at
+    def continue_seq(self, n: int) -> None:
+        """The sequence numbers before ``n`` are taken (given out by :meth:`park_retried`)."""
+        self._seq = itertools.count(max(n, self.next_seq()))
 
-    def record(self, uid: str) -> QueuedPod:
-        """The queue's record of a pod it holds."""
-        return self._pods[uid]
+    def parked_groups(self) -> tuple[list[float], Mapping[float, Mapping[str, None]], Mapping[str, QueuedPod]]:
+        """The unschedulable pool as it stands: a copy of its heap of ``Timestamp`` values (may
+        hold stale and repeated entries), the uids parked at each in the order parked, and the
+        queue's records by uid."""
+        return list(self._parked_times), self._parked_at, self._pods
 
     def park_retried(self, pods: Sequence[QueuedPod], plugins: Mapping[str, frozenset[str]], now: float,
                      first_seq: int, retries: Sequence[int]) -> None:
         """:meth:`retry_parked` for a run of flushes worked out elsewhere: each pod of ``pods``
         (in the order the flush at ``now`` popped them) failed ``retries`` more times, the last at
-        ``now``, where it took sequence number ``first_seq`` + its position. Those numbers must be
-        the next ones (:meth:`next_seq`): the counter moves past them."""
+        ``now``, where it took sequence number ``first_seq`` + its position. Those numbers are
+        taken from the counter by the caller (:meth:`next_seq`, :meth:`continue_seq`)."""
         at = self._parked_at.get(now)
         if at is None:
             at = self._parked_at[now] = {}
@@ -313,8 +314,6 @@ class SchedulingQueue:
                 self._index(uid, pl)
             qp.unschedulable_plugins = pl
             at[uid] = None
-        if seq > self.next_seq():
-            self._seq = itertools.count(seq)
 
     def drop(self, uid: str) -> None:
         """Forget a pod the queue holds (it was deleted or bound elsewhere)."""
