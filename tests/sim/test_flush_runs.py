@@ -12,6 +12,7 @@ import pytest
 
 from kubetwin.scheduler.backend.queue import SchedulingQueue
 from kubetwin.sim import flush_runs
+from kubetwin.sim.leftover import LeftoverFlushes
 from kubetwin.sim.loop import Simulator
 
 PCS = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": f"p{v}"}, "value": v}
@@ -73,14 +74,13 @@ def test_pods_parked_at_different_instants_merge_in_pop_order(tmp_path, kit, mon
             + [kit.workload("late", count=1, cpu="1", arrival={"start": "5000s"})]}
     sc = kit.scenario(tmp_path, spec, *PCS)
     merged: list[int] = []
-    merge = flush_runs._merge
+    answer = LeftoverFlushes._answer_first
 
-    def counting(fresh, due, tick, seq):
-        g = merge(fresh, due, tick, seq)
-        merged.append(len({qp.timestamp for qp in fresh}))
-        return g
+    def counting(self, due, retried, plugins):
+        merged.append(len({qp.timestamp for qp in due}))
+        return answer(self, due, retried, plugins)
 
-    monkeypatch.setattr(flush_runs, "_merge", counting)
+    monkeypatch.setattr(LeftoverFlushes, "_answer_first", counting)
     fast = _run(sc, monkeypatch, True)
     assert any(n > 1 for n in merged)   # pods parked at different instants, first retried together
     assert fast == _run(sc, monkeypatch, False)
