@@ -60,11 +60,12 @@ def main() -> None:
         from kubetwin.sim.sweep import RunSpec, load_run
 
         t = time.perf_counter()
+        c = time.process_time()
         sc = load_run(RunSpec(("alibaba", "/work/shared/data/traces/alibaba-gpu-v2023",
                                "openb_pod_list_default.csv", False)))
         r = simulate(sc)
         print(f"alibaba-gpu-v2023 (load + replay): {len(sc.nodes)} nodes, {len(sc.arrivals)} pods: "
-              f"{time.perf_counter() - t:.2f} s; bound {r.counters.bound}; max RSS "
+              f"{time.perf_counter() - t:.2f} s wall, {time.process_time() - c:.2f} s CPU; bound {r.counters.bound}; max RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if "gpu" in only:
         _run("gpu (500 nodes x 10 GPUs, one GPU per pod)", _scenario("gpu", _nodes(500, 10), _pods(5000, gpu=True)))

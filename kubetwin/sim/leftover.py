@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..model.pod import Pod
 from ..scheduler.backend.queue import QueuedPod
+from . import flush_runs
 
 if TYPE_CHECKING:
     from .loop import SimPod, Simulator
@@ -43,7 +44,9 @@ class LeftoverFlushes:
         flush is planned here: the caller plans the next from the oldest parked pod, as each
         tick did. A pod's first retry of the run takes its kept answer (:meth:`_answer_first`);
         its later ones, the same answer at the same generation, are counted once at the end
-        (:meth:`_settle`)."""
+        (:meth:`_settle`). The ticks are worked out per group of pods parked together
+        (:func:`.flush_runs.run_flushes`); the loop below, one tick at a time, is the plain
+        version of the same (``flush_runs.ENABLED`` off, or a queue sort other than PrioritySort)."""
         q = self.sim.queue
         if not q.idle:
             return False
@@ -52,6 +55,13 @@ class LeftoverFlushes:
         #: uid -> (pod, its queue record, attempts before this run); the answer's plugins
         retried: dict[str, tuple[SimPod, QueuedPod, int]] = {}
         plugins: dict[str, frozenset[str]] = {}
+        if flush_runs.ENABLED:
+            got = flush_runs.run_flushes(q, t, self._until, max_parked, self.sim.flush_due,
+                                         lambda due: self._answer_first(due, retried, plugins), plugins)
+            if got is not None:
+                if retried:
+                    self._settle(retried)
+                return got > 0
         tick = t
         ticks = 0
         # bound once: a run is ~9 ticks of a few pods each, so the lookups would weigh

@@ -272,6 +272,49 @@ class SchedulingQueue:
             qp.unschedulable_plugins = pl
             at[uid] = None
 
+    def next_seq(self) -> int:
+        """The sequence number the next record will get (none is taken)."""
+        first = next(self._seq)
+        self._seq = itertools.count(first)
+        return first
+
+    def continue_seq(self, n: int) -> None:
+        """The sequence numbers before ``n`` are taken (given out by :meth:`park_retried`)."""
+        self._seq = itertools.count(max(n, self.next_seq()))
+
+    def parked_groups(self) -> tuple[list[float], Mapping[float, Mapping[str, None]], Mapping[str, QueuedPod]]:
+        """The unschedulable pool as it stands: a copy of its heap of ``Timestamp`` values (may
+        hold stale and repeated entries), the uids parked at each in the order parked, and the
+        queue's records by uid."""
+        return list(self._parked_times), self._parked_at, self._pods
+
+    def park_retried(self, pods: Sequence[QueuedPod], plugins: Mapping[str, frozenset[str]], now: float,
+                     first_seq: int, retries: Sequence[int]) -> None:
+        """:meth:`retry_parked` for a run of flushes worked out elsewhere: each pod of ``pods``
+        (in the order the flush at ``now`` popped them) failed ``retries`` more times, the last at
+        ``now``, where it took sequence number ``first_seq`` + its position. Those numbers are
+        taken from the counter by the caller (:meth:`next_seq`, :meth:`continue_seq`)."""
+        at = self._parked_at.get(now)
+        if at is None:
+            at = self._parked_at[now] = {}
+            heapq.heappush(self._parked_times, now)
+        seq = first_seq
+        for qp, k in zip(pods, retries):
+            uid = qp.pod.uid
+            pl = plugins[uid]
+            self._unpark_index(uid, qp.timestamp)
+            n = qp.attempts + k
+            qp.timestamp = qp.unschedulable_since = now
+            qp.seq = seq
+            seq += 1
+            qp.attempts = n
+            qp.backoff_until = backoff_expiry(now, n)
+            if pl != qp.unschedulable_plugins:
+                self._unindex(uid)
+                self._index(uid, pl)
+            qp.unschedulable_plugins = pl
+            at[uid] = None
+
     def drop(self, uid: str) -> None:
         """Forget a pod the queue holds (it was deleted or bound elsewhere)."""
         qp = self._pods.pop(uid, None)
