@@ -130,12 +130,11 @@ class NodeDRA:
 
     def _check_released(self, i: int, gone: Sequence[tuple[str, str]]) -> None:
         """A claim the node unprepared must no longer be allocated on the scheduler's side."""
-        if not gone:
+        if not gone or self.sim.dra is None:
             return
-        allocated = self.sim.dra.allocations() if self.sim.dra is not None else {}
         for namespace, name in gone:
             key = f"{namespace}/{name}"
-            if key in allocated:
+            if self.sim.dra.is_allocated(key):
                 self.mismatches.append(f"claim {key} unprepared on node {self.sim.cluster.names[i]} but still "
                                        "allocated by the scheduler")
 
