@@ -8,6 +8,7 @@ Not an upstream module: kubetwin's own figures.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .results import NodeReport, NUMAReport
@@ -76,9 +77,22 @@ def dra_devices_per_node(sim: Any) -> tuple[dict[str, dict[str, int]], dict[str,
     return published, allocated
 
 
+def _started_report(sn: Any, started: dict[int, tuple[Any, list[NUMAReport], int]]) -> tuple[list[NUMAReport], int]:
+    """:func:`numa_report` of ``kubelet_for(sn)`` (a copy of the started kubelet of the node's
+    machine and configuration), worked out once per started kubelet and copied per node."""
+    from .kubelets import template_for
+
+    tmpl = template_for(sn.machine, sn.kubelet, sn.devices)
+    hit = started.get(id(tmpl))
+    if hit is None or hit[0] is not tmpl:
+        hit = started[id(tmpl)] = (tmpl, *numa_report(tmpl.kubelet))
+    return [dataclasses.replace(r) for r in hit[1]], hit[2]
+
+
 def node_reports(sim: Any) -> list[NodeReport]:
     s = sim.cluster
     out = []
+    started: dict[int, tuple[Any, list[NUMAReport], int]] = {}
     dra_published, dra_allocated = dra_devices_per_node(sim) if sim.dra_devices else ({}, {})
     for i, name in enumerate(s.names):
         sn = sim.sim_nodes[i]
@@ -95,10 +109,9 @@ def node_reports(sim: Any) -> list[NodeReport]:
             rep.policies = {"cpuManager": k.cpu.policy_name, "memoryManager": k.memory.policy_name,
                             "topologyManager": k.topology.policy.name, "scope": k.topology.scope}
         elif sn.kubelet is not None and sn.machine is not None:
-            from .kubelets import kubelet_for
-
-            # a node no pod reached: its kubelet as it starts (reserved CPUs, reservedMemory)
-            rep.numa, rep.stranded_cpus = numa_report(kubelet_for(sn))
+            # a node no pod reached: its kubelet as it starts (reserved CPUs, reservedMemory) — the
+            # report of its group's started kubelet, which every such node's copy would give
+            rep.numa, rep.stranded_cpus = _started_report(sn, started)
         rep.dra_devices = dra_published.get(name, {})
         rep.dra_allocated = dra_allocated.get(name, {})
         gpu = sim.gpu

@@ -458,6 +458,12 @@ class DynamicResources(Plugin):
         return {k: (c.raw.get("status") or {}).get("allocation") for k, c in self._claims.items()
                 if c.allocated is not None}
 
+    def is_allocated(self, key: str) -> bool:
+        """``key in allocations()`` for one claim (``namespace/name``), without building the mapping."""
+        self._objects()
+        claim = self._claims.get(key)
+        return claim is not None and claim.allocated is not None
+
 
 def prioritized_list_score(pod_claims: Any, outcome: Any) -> int:
     """``computeScore``: ``8 - i`` for every allocated subrequest at index ``i`` of a

@@ -279,3 +279,16 @@ def test_allocated_devices_and_results_count_what_the_allocations_list():
     assert plugin.allocated_devices() == len(listed) == 3
     assert [(r.driver, r.pool, r.device) for r in plugin.allocated_results()] == \
         [(r["driver"], r["pool"], r["device"]) for r in listed]
+
+
+def test_one_claim_is_allocated_exactly_when_the_allocations_list_it():
+    objs = objects({"n1": 1})
+    objs["ResourceClaim"] = [shared_claim()]
+    s = Scheduler(None, [node("n1")], GATES, objects=objs)
+    plugin = plugin_of(s)
+    a = shared_pod("a")
+    assert not plugin.is_allocated("default/shared") and not plugin.is_allocated("default/missing")
+    s.bind(a, "n1")
+    assert plugin.is_allocated("default/shared") and "default/shared" in plugin.allocations()
+    s.remove(a)
+    assert not plugin.is_allocated("default/shared") and "default/shared" not in plugin.allocations()
