@@ -243,6 +243,8 @@ class Allocator:
         self._verdicts: dict[tuple[int, str, str], bool] = {}
         self._fits_alone: dict[int, tuple[Device, bool]] = {}
         self._pools: dict[tuple, tuple[list[Pool], list[_Candidate]]] = {}
+        #: the same, by Node object (a caller that keeps its Node objects skips sorting labels)
+        self._pools_by_node: dict[int, tuple[Node, tuple[list[Pool], list[_Candidate]]]] = {}
         self.last_attempts = 0
 
     @property
@@ -280,6 +282,16 @@ class Allocator:
 
     def _pools_for(self, node: Node) -> tuple[list[Pool], list["_Candidate"]]:
         """Pools and candidates in search order; cached per node (slices never change here)."""
+        same = self._pools_by_node.get(id(node))
+        if same is not None and same[0] is node:
+            return same[1]
+        got = self._pools_for_labels(node)
+        if len(self._pools_by_node) > 4096:
+            self._pools_by_node.clear()
+        self._pools_by_node[id(node)] = (node, got)   # the entry keeps the node: its id stays its own
+        return got
+
+    def _pools_for_labels(self, node: Node) -> tuple[list[Pool], list["_Candidate"]]:
         key = (node.name, tuple(sorted(node.labels.items())))
         hit = self._pools.get(key)
         if hit is not None:
