@@ -431,7 +431,7 @@ class _Run:
                     raise AllocationError(f"invalid resource pools were encountered: {pool.id}: "
                                           f"{pool.invalid_reason}", node_local=True)
             return Outcome(False, reason=self._unsatisfiable_reason(), attempts=self.attempts)
-        return Outcome(True, tuple(self._result(ci) for ci in range(len(self.claims))), attempts=self.attempts)
+        return Outcome(True, tuple([self._result(ci) for ci in range(len(self.claims))]), attempts=self.attempts)
 
     def _validate(self, ci: int, spec: DeviceSubRequest, parent: str | None, key: tuple[int, int, int]) -> _Request:
         claim = self.claims[ci]
@@ -535,16 +535,18 @@ class _Run:
 
         key = (ci, ri, si)
         admin = data.admin
-        for index in range(start, len(self.candidates)):
-            cand = self.candidates[index]
+        candidates, allocating, dedicated = self.candidates, self.allocating, self.a.state.dedicated
+        capacity = self.f.consumable_capacity
+        for index in range(start, len(candidates)):
+            cand = candidates[index]
             if admin:
-                if ci in self.allocating.get(cand.id, ()):
+                if ci in allocating.get(cand.id, ()):
                     continue
-            elif self._in_use(cand.id):
+            elif cand.id in dedicated or allocating.get(cand.id):   # _in_use, the loop's hot test
                 continue
             if not self._selectable(key, data, cand):
                 continue
-            if self.f.consumable_capacity and not self._capacity_fits(data, cand):
+            if capacity and not self._capacity_fits(data, cand):
                 continue
             undo = self._allocate_device(ci, data, cand, must=False)
             if undo is None:
@@ -670,7 +672,7 @@ class _Run:
                 cap.add_into(self.allocating_capacity.setdefault(cand.id, {}), consumed)
         result = DeviceResult(
             request=data.name, driver=cand.id[0], pool=cand.id[1], device=cand.id[2], admin_access=admin,
-            tolerations=tuple(t.raw for t in data.spec.tolerations),
+            tolerations=tuple([t.raw for t in data.spec.tolerations]) if data.spec.tolerations else (),
             binding_conditions=device.binding_conditions if self.f.device_binding_and_status else (),
             binding_failure_conditions=(device.binding_failure_conditions
                                         if self.f.device_binding_and_status else ()),

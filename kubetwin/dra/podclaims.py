@@ -297,14 +297,14 @@ def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterabl
     result: list[PodClaim] = []
     seen: set[str] = set()
     for i, entry in enumerate(pod.spec.resource_claims):
-        where = f"spec.resourceClaims[{i}]"
         if entry.name in seen:
-            raise PodClaimError(f'pod {pod.key}: {where}.name: Duplicate value: "{entry.name}"', unschedulable=False)
+            raise PodClaimError(f'pod {pod.key}: spec.resourceClaims[{i}].name: Duplicate value: "{entry.name}"',
+                                unschedulable=False)
         seen.add(entry.name)
         by_name, by_template = entry.resource_claim_name, entry.resource_claim_template_name
         if bool(by_name) == bool(by_template):
-            raise PodClaimError(f"pod {pod.key}: {where}: Invalid value: exactly one of resourceClaimName or "
-                                "resourceClaimTemplateName must be set", unschedulable=False)
+            raise PodClaimError(f"pod {pod.key}: spec.resourceClaims[{i}]: Invalid value: exactly one of "
+                                "resourceClaimName or resourceClaimTemplateName must be set", unschedulable=False)
         if by_name:
             claim = existing.get(by_name)
             if claim is None:

@@ -377,12 +377,14 @@ class DynamicResources(Plugin):
                 self._verdicts.devices_changed(devices)
         keys = self._reserved.setdefault(pod.uid, set())
         for claim in bound.parsed:
-            self._claims[_key(claim)] = claim
-            keys.add(_key(claim))
+            key = _key(claim)
+            self._claims[key] = claim
+            keys.add(key)
         if bound.resource_claim_statuses:
             self._claim_statuses[pod.uid] = [dict(x) for x in bound.resource_claim_statuses]
-        ext_claim = next((pc.claim for pc in result.pod_claims.claims if pc.name == ext.POD_CLAIM_NAME), None)
-        if ext_claim is not None and result.mappings:
+        ext_claim = None if not result.mappings else next(
+            (pc.claim for pc in result.pod_claims.claims if pc.name == ext.POD_CLAIM_NAME), None)
+        if ext_claim is not None:
             self._extended_status[pod.uid] = PodExtendedResourceClaimStatus(
                 request_mappings=[ContainerExtendedResourceRequest(
                     container_name=m["containerName"], resource_name=m["resourceName"], request_name=m["requestName"])
