@@ -243,6 +243,8 @@ class Allocator:
         self._verdicts: dict[tuple[int, str, str], bool] = {}
         self._fits_alone: dict[int, tuple[Device, bool]] = {}
         self._pools: dict[tuple, tuple[list[Pool], list[_Candidate]]] = {}
+        #: the same, by Node object (a caller that keeps its Node objects skips sorting labels)
+        self._pools_by_node: dict[int, tuple[Node, tuple[list[Pool], list[_Candidate]]]] = {}
         self.last_attempts = 0
 
     @property
@@ -280,6 +282,16 @@ class Allocator:
 
     def _pools_for(self, node: Node) -> tuple[list[Pool], list["_Candidate"]]:
         """Pools and candidates in search order; cached per node (slices never change here)."""
+        same = self._pools_by_node.get(id(node))
+        if same is not None and same[0] is node:
+            return same[1]
+        got = self._pools_for_labels(node)
+        if len(self._pools_by_node) > 4096:
+            self._pools_by_node.clear()
+        self._pools_by_node[id(node)] = (node, got)   # the entry keeps the node: its id stays its own
+        return got
+
+    def _pools_for_labels(self, node: Node) -> tuple[list[Pool], list["_Candidate"]]:
         key = (node.name, tuple(sorted(node.labels.items())))
         hit = self._pools.get(key)
         if hit is not None:
@@ -419,7 +431,7 @@ class _Run:
                     raise AllocationError(f"invalid resource pools were encountered: {pool.id}: "
                                           f"{pool.invalid_reason}", node_local=True)
             return Outcome(False, reason=self._unsatisfiable_reason(), attempts=self.attempts)
-        return Outcome(True, tuple(self._result(ci) for ci in range(len(self.claims))), attempts=self.attempts)
+        return Outcome(True, tuple([self._result(ci) for ci in range(len(self.claims))]), attempts=self.attempts)
 
     def _validate(self, ci: int, spec: DeviceSubRequest, parent: str | None, key: tuple[int, int, int]) -> _Request:
         claim = self.claims[ci]
@@ -523,16 +535,18 @@ class _Run:
 
         key = (ci, ri, si)
         admin = data.admin
-        for index in range(start, len(self.candidates)):
-            cand = self.candidates[index]
+        candidates, allocating, dedicated = self.candidates, self.allocating, self.a.state.dedicated
+        capacity = self.f.consumable_capacity
+        for index in range(start, len(candidates)):
+            cand = candidates[index]
             if admin:
-                if ci in self.allocating.get(cand.id, ()):
+                if ci in allocating.get(cand.id, ()):
                     continue
-            elif self._in_use(cand.id):
+            elif cand.id in dedicated or allocating.get(cand.id):   # _in_use, the loop's hot test
                 continue
             if not self._selectable(key, data, cand):
                 continue
-            if self.f.consumable_capacity and not self._capacity_fits(data, cand):
+            if capacity and not self._capacity_fits(data, cand):
                 continue
             undo = self._allocate_device(ci, data, cand, must=False)
             if undo is None:
@@ -658,7 +672,7 @@ class _Run:
                 cap.add_into(self.allocating_capacity.setdefault(cand.id, {}), consumed)
         result = DeviceResult(
             request=data.name, driver=cand.id[0], pool=cand.id[1], device=cand.id[2], admin_access=admin,
-            tolerations=tuple(t.raw for t in data.spec.tolerations),
+            tolerations=tuple([t.raw for t in data.spec.tolerations]) if data.spec.tolerations else (),
             binding_conditions=device.binding_conditions if self.f.device_binding_and_status else (),
             binding_failure_conditions=(device.binding_failure_conditions
                                         if self.f.device_binding_and_status else ()),

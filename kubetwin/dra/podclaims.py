@@ -34,6 +34,7 @@ from ..model.pod import Pod
 from .allocator import AllocationError, AllocationResult, Allocator, Outcome
 from .api import (
     RESERVED_FOR_MAX,
+    AllocatedDevice,
     DeviceClaimConfiguration,
     DeviceConstraint,
     DeviceRequest,
@@ -113,8 +114,28 @@ def generate_name_base(pod_name: str, pod_claim_name: str) -> str:
     return base
 
 
-def random_suffix(rng: random.Random) -> str:
+def random_suffix_plain(rng: random.Random) -> str:
+    """``rand.String(5)``'s characters drawn one by one with ``Random.choice``."""
     return "".join(rng.choice(NAME_SUFFIX_ALPHABET) for _ in range(NAME_SUFFIX_LENGTH))
+
+
+_SUFFIX_BITS = len(NAME_SUFFIX_ALPHABET).bit_length()
+
+
+def random_suffix(rng: random.Random) -> str:
+    """:func:`random_suffix_plain` with ``Random.choice`` unrolled: ``choice`` draws
+    ``getrandbits(k)`` (``k`` the alphabet length's bit length) until the value falls inside the
+    alphabet, so drawing the same way gives the same characters from the same generator state,
+    without two method calls per character."""
+    draw = rng.getrandbits
+    size = len(NAME_SUFFIX_ALPHABET)
+    out = ""
+    for _ in range(NAME_SUFFIX_LENGTH):
+        r = draw(_SUFFIX_BITS)
+        while r >= size:
+            r = draw(_SUFFIX_BITS)
+        out += NAME_SUFFIX_ALPHABET[r]
+    return out
 
 
 def complete_generate_name(base: str, rng: random.Random) -> str:
@@ -276,14 +297,14 @@ def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterabl
     result: list[PodClaim] = []
     seen: set[str] = set()
     for i, entry in enumerate(pod.spec.resource_claims):
-        where = f"spec.resourceClaims[{i}]"
         if entry.name in seen:
-            raise PodClaimError(f'pod {pod.key}: {where}.name: Duplicate value: "{entry.name}"', unschedulable=False)
+            raise PodClaimError(f'pod {pod.key}: spec.resourceClaims[{i}].name: Duplicate value: "{entry.name}"',
+                                unschedulable=False)
         seen.add(entry.name)
         by_name, by_template = entry.resource_claim_name, entry.resource_claim_template_name
         if bool(by_name) == bool(by_template):
-            raise PodClaimError(f"pod {pod.key}: {where}: Invalid value: exactly one of resourceClaimName or "
-                                "resourceClaimTemplateName must be set", unschedulable=False)
+            raise PodClaimError(f"pod {pod.key}: spec.resourceClaims[{i}]: Invalid value: exactly one of "
+                                "resourceClaimName or resourceClaimTemplateName must be set", unschedulable=False)
         if by_name:
             claim = existing.get(by_name)
             if claim is None:
@@ -401,6 +422,9 @@ class PodAllocation:
     #: :attr:`claims` as ``parse_resource_claim`` reads them, built without decoding them again
     #: (after :func:`bind_claims`; empty otherwise)
     parsed: tuple[ResourceClaim, ...] = ()
+    #: pod claim name -> the devices its new allocation takes (``AllocationResult.devices()``,
+    #: worked out once for :attr:`parsed` and the caller that marks them in use)
+    devices: Mapping[str, tuple[AllocatedDevice, ...]] = field(default_factory=dict)
 
     @property
     def allocated(self) -> bool:
@@ -453,6 +477,7 @@ def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAlloca
     out: list[dict[str, Any]] = []
     parsed: list[ResourceClaim] = []
     results: dict[str, AllocationResult] = {}
+    taken: dict[str, tuple[AllocatedDevice, ...]] = {}
     for pc in pod_claims.claims:
         # copy on write: the containers written below (the object, status, reservedFor,
         # metadata, finalizers) are new; the rest (spec, annotations, owner references, an
@@ -461,9 +486,11 @@ def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAlloca
         raw["apiVersion"] = "resource.k8s.io/v1"
         status = dict(raw.get("status") or {})
         result = new.get(id(pc.claim))
+        devices = None
         if result is not None:
             status["allocation"] = result.to_api()
             results[pc.name] = result
+            devices = taken[pc.name] = result.devices()
         reserved = list(status.get("reservedFor") or [])
         if not is_reserved_for(pc.claim, pod):
             if len(reserved) >= RESERVED_FOR_MAX:
@@ -480,11 +507,13 @@ def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAlloca
         meta["finalizers"] = finalizers
         raw["metadata"] = meta
         out.append(raw)
-        parsed.append(_read_back(pc.claim, raw, result))
-    return PodAllocation(outcome, node, tuple(out), pod_claims.resource_claim_statuses, results, tuple(parsed))
+        parsed.append(_read_back(pc.claim, raw, result, devices))
+    return PodAllocation(outcome, node, tuple(out), pod_claims.resource_claim_statuses, results, tuple(parsed),
+                         taken)
 
 
-def _read_back(claim: ResourceClaim, raw: dict[str, Any], result: AllocationResult | None) -> ResourceClaim:
+def _read_back(claim: ResourceClaim, raw: dict[str, Any], result: AllocationResult | None,
+               devices: tuple[AllocatedDevice, ...] | None = None) -> ResourceClaim:
     """``parse_resource_claim(raw)`` for a claim :func:`bind_claims` just wrote from ``claim``:
     only its status changed (the new allocation, if any, and ``reservedFor``), and every value
     it holds is one the decoder would give back. Consumed capacity is decoded from its text
@@ -495,7 +524,7 @@ def _read_back(claim: ResourceClaim, raw: dict[str, Any], result: AllocationResu
     if result is None:
         allocated, selector = claim.allocated, claim.node_selector
     else:
-        allocated, selector = result.devices(), result.node_selector
+        allocated, selector = (result.devices() if devices is None else devices), result.node_selector
     return ResourceClaim(claim.name, claim.namespace, claim.uid, claim.requests, claim.constraints, claim.config,
                          allocated, tuple(status["reservedFor"]), raw, selector)
 

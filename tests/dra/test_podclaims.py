@@ -27,6 +27,8 @@ from kubetwin.dra.podclaims import (
     allocate_for_pod,
     claims_for_pod,
     generate_name_base,
+    random_suffix,
+    random_suffix_plain,
 )
 from kubetwin.model.pod import pod_from_dict
 
@@ -116,6 +118,15 @@ def test_generated_names_are_deterministic_for_a_seed_and_differ_between_pods():
     other_pod = claims_for_pod(pod(uid="aaaaaaaa-0000-0000-0000-000000000002"), [], [template()]).claims[0].claim.name
     assert a == again
     assert a != other_seed and a != other_pod
+
+
+def test_the_name_suffix_is_what_drawing_each_character_with_random_choice_gives():
+    import random
+
+    for seed in range(2000):
+        fast, plain = random.Random(f"{seed}/pod/gpu"), random.Random(f"{seed}/pod/gpu")
+        assert random_suffix(fast) == random_suffix_plain(plain)
+        assert fast.getstate() == plain.getstate()   # the uid drawn next stays the same too
 
 
 def test_a_generated_name_that_exists_already_is_drawn_again():
@@ -230,6 +241,14 @@ def test_bound_claims_are_read_back_as_decoding_what_prebind_writes_gives():
     assert len(result.parsed) == len(result.claims) == 2
     for typed, raw in zip(result.parsed, result.claims):
         assert _fields(typed) == _fields(parse_resource_claim(raw))
+
+
+def test_the_devices_a_binding_takes_are_those_of_each_new_allocation_in_pod_claim_order():
+    shared = claim("shared", allocated_device="gpu-0", reserved=("other-pod",))
+    pc = claims_for_pod(pod(claims=(("s", "shared", None), ("gpu", None, "one-gpu"))), [shared], [template()])
+    result = allocate_for_pod(allocator([shared]), NODE_1, pc)
+    assert list(result.devices) == ["gpu"]
+    assert result.devices["gpu"] == result.results["gpu"].devices() == result.parsed[1].allocated
 
 
 def test_an_allocated_shared_claim_read_back_keeps_its_allocation_and_gains_the_pod():

@@ -117,6 +117,8 @@ class DynamicResources(Plugin):
         handle.dynamic_resources = self
         self._class_devices: dict[tuple[str, str], tuple[Any, tuple | None]] = {}
         self._verdicts: Any = None  # dra_verdicts.VerdictCache, made on the first vector Filter
+        #: node name -> (the NodeInfo's labels, the allocator's Node made from them)
+        self._nodes: dict[str, tuple[Any, Any]] = {}
 
     @property
     def seed(self) -> int:
@@ -269,10 +271,10 @@ class DynamicResources(Plugin):
         entry = cache.verdicts(v.claims_signature(pod.namespace or "default", [pc.claim for pc in pod_claims.claims]))
         stale = (entry.seen != cache.version).nonzero()[0]
         if len(stale):
+            entry.before_write()
             alloc = self._alloc()
             for i in stale.tolist():
-                ni = nodes[i]
-                node = lib.Node(ni.name, dict(ni.labels))
+                node = self._node(nodes[i])
                 try:
                     if not cache.registered[i]:
                         cache.watch(i, alloc.pools_for(node))
@@ -285,11 +287,22 @@ class DynamicResources(Plugin):
         self._last = (pod.uid, v.CycleResults(pod_claims, entry, cache.index, _NodeResult))
         return ~entry.fits
 
+    def _node(self, ni: NodeInfo) -> Any:
+        """The allocator's Node for ``ni``: one object per node while its labels stay the same
+        object (the allocator then finds the node's pools without sorting its labels)."""
+        hit = self._nodes.get(ni.name)
+        if hit is not None and hit[0] is ni.labels:
+            return hit[1]
+        node = _dra().Node(ni.name, dict(ni.labels))
+        self._nodes[ni.name] = (ni.labels, node)
+        return node
+
     def node_changed(self, name: str) -> None:
         """A node's labels changed (its usable pools may differ): forget its verdicts."""
         if self._verdicts is not None:
             self._verdicts.node_changed(name)
         self._class_devices = {k: v for k, v in self._class_devices.items() if k[1] != name}
+        self._nodes.pop(name, None)
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> tuple[int, Status]:
         """Ranks of the ``firstAvailable`` subrequests the node's allocation used."""
@@ -358,19 +371,20 @@ class DynamicResources(Plugin):
                 return
         bound = _dra().bind_claims(result.pod_claims, result.outcome, node)
         alloc = self._alloc()
-        for res in bound.results.values():
-            devices = res.devices()
+        for devices in bound.devices.values():
             alloc.state.add_all(devices, alloc.features)
             if self._verdicts is not None:
                 self._verdicts.devices_changed(devices)
         keys = self._reserved.setdefault(pod.uid, set())
         for claim in bound.parsed:
-            self._claims[_key(claim)] = claim
-            keys.add(_key(claim))
+            key = _key(claim)
+            self._claims[key] = claim
+            keys.add(key)
         if bound.resource_claim_statuses:
             self._claim_statuses[pod.uid] = [dict(x) for x in bound.resource_claim_statuses]
-        ext_claim = next((pc.claim for pc in result.pod_claims.claims if pc.name == ext.POD_CLAIM_NAME), None)
-        if ext_claim is not None and result.mappings:
+        ext_claim = None if not result.mappings else next(
+            (pc.claim for pc in result.pod_claims.claims if pc.name == ext.POD_CLAIM_NAME), None)
+        if ext_claim is not None:
             self._extended_status[pod.uid] = PodExtendedResourceClaimStatus(
                 request_mappings=[ContainerExtendedResourceRequest(
                     container_name=m["containerName"], resource_name=m["resourceName"], request_name=m["requestName"])

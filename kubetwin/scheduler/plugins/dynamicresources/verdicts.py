@@ -16,6 +16,7 @@ Not an upstream module: a shortcut beside ``dynamicresources.go``'s Filter, whic
 from __future__ import annotations
 
 import json
+import weakref
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -24,12 +25,23 @@ import numpy as np
 class ClaimVerdicts:
     """Verdicts for one claim-spec signature: per node, the node's device version they hold for."""
 
-    __slots__ = ("seen", "fits", "outcomes")
+    __slots__ = ("seen", "fits", "outcomes", "lent")
 
     def __init__(self, n: int):
         self.seen = np.full(n, -1, dtype=np.int64)
         self.fits = np.zeros(n, dtype=bool)
         self.outcomes: list[Any] = [None] * n
+        #: the :class:`CycleResults` reading ``fits`` and ``outcomes`` in place, if it still exists
+        self.lent: weakref.ref[CycleResults] | None = None
+
+    def before_write(self) -> None:
+        """``fits`` or ``outcomes`` are about to change: a cycle's results still reading them in
+        place take their own copy first (a cycle's results never change under it)."""
+        if self.lent is not None:
+            results = self.lent()
+            if results is not None:
+                results.detach()
+            self.lent = None
 
 
 class VerdictCache:
@@ -112,15 +124,29 @@ def reusable(outcome: Any) -> bool:
 
 class CycleResults:
     """This cycle's per-node Filter results, read from the verdict cache on demand (a dict of the
-    nodes set explicitly, e.g. by preemption's dry runs, takes precedence)."""
+    nodes set explicitly, e.g. by preemption's dry runs, takes precedence).
+
+    The verdicts are read in place, not copied: a copy of a list with one outcome per node
+    touches every node's outcome twice per cycle (made, then freed). The entry hands its
+    arrays over until it changes (:meth:`ClaimVerdicts.before_write`), when results still in
+    use take their own copy."""
+
+    __slots__ = ("pod_claims", "fits", "outcomes", "index", "make", "extra", "__weakref__")
 
     def __init__(self, pod_claims: Any, entry: ClaimVerdicts, index: dict[str, int], make: Any):
+        entry.before_write()   # an earlier cycle's results on the same entry keep what they read
         self.pod_claims = pod_claims
-        self.fits = entry.fits.copy()
-        self.outcomes = list(entry.outcomes)
+        self.fits = entry.fits
+        self.outcomes = entry.outcomes
         self.index = index
         self.make = make
         self.extra: dict[str, Any] = {}
+        entry.lent = weakref.ref(self)
+
+    def detach(self) -> None:
+        """Keep a copy of the verdicts read so far (the entry is about to change)."""
+        self.fits = self.fits.copy()
+        self.outcomes = list(self.outcomes)
 
     def get(self, name: str, default: Any = None) -> Any:
         got = self.extra.get(name)

@@ -29,3 +29,51 @@ def test_the_namespace_and_the_spec_content_tell_signatures_apart():
     assert claims_signature("team-b", [claim(SPEC)]) != base
     assert claims_signature("default", [claim(other)]) != base
     assert claims_signature("default", [claim(SPEC), claim(SPEC)]) != base
+
+
+def _results(entry, pod_claims="claims"):
+    from kubetwin.scheduler.plugins.dynamicresources.verdicts import CycleResults
+
+    return CycleResults(pod_claims, entry, {"a": 0, "b": 1}, lambda pc, outcome: (pc, outcome))
+
+
+def test_a_cycles_results_read_the_verdicts_without_copying_them():
+    from kubetwin.scheduler.plugins.dynamicresources.verdicts import ClaimVerdicts
+
+    entry = ClaimVerdicts(2)
+    entry.fits[0], entry.outcomes[0] = True, "on-a"
+    results = _results(entry)
+    assert results.outcomes is entry.outcomes and results.get("a") == ("claims", "on-a")
+
+
+def test_a_cycles_results_keep_what_they_read_when_the_entry_changes_afterwards():
+    from kubetwin.scheduler.plugins.dynamicresources.verdicts import ClaimVerdicts
+
+    entry = ClaimVerdicts(2)
+    entry.fits[0], entry.outcomes[0] = True, "on-a"
+    results = _results(entry)
+    entry.before_write()
+    entry.fits[0], entry.outcomes[0] = False, None
+    entry.fits[1], entry.outcomes[1] = True, "on-b"
+    assert results.get("a") == ("claims", "on-a") and results.get("b") is None and results
+
+
+def test_the_next_cycles_results_on_the_same_entry_leave_the_earlier_ones_their_view():
+    from kubetwin.scheduler.plugins.dynamicresources.verdicts import ClaimVerdicts
+
+    entry = ClaimVerdicts(2)
+    entry.fits[0], entry.outcomes[0] = True, "on-a"
+    first = _results(entry, "first")
+    second = _results(entry, "second")
+    entry.before_write()
+    entry.fits[0], entry.outcomes[0] = False, None
+    assert first.get("a") == ("first", "on-a") and second.get("a") == ("second", "on-a")
+
+
+def test_results_nobody_holds_any_more_cost_the_entry_no_copy():
+    from kubetwin.scheduler.plugins.dynamicresources.verdicts import ClaimVerdicts
+
+    entry = ClaimVerdicts(2)
+    _results(entry)
+    entry.before_write()
+    assert entry.lent is None
