@@ -49,6 +49,21 @@ class FreeMemory:
         a._validate_request(req)
         a._find_initial_zone(req)
         a._ensure_normal_memory(req)
+        return self._offer(req, asked)
+
+    def get_resolved_offer(self, req: Request, types: int, zone: int) -> Offer:
+        """:meth:`get_offer` for a request the allocator resolves (``_validate_request``,
+        ``_find_initial_zone``, ``_ensure_normal_memory``) to ``types`` and ``zone``, as the
+        caller knows from an earlier request of the same affinity and types."""
+        a = self.a
+        if a.version != self.version or len(a.zones) != len(self.free) or a.journal is not None:
+            return a.get_offer(req)
+        asked = (req.types, req.zone)
+        req.types, req.zone = types, zone
+        return self._offer(req, asked)
+
+    def _offer(self, req: Request, asked: tuple[int, int]) -> Offer:
+        a = self.a
         zone = req.zone
         free = self.free
         new = zone not in a.zones
