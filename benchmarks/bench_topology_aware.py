@@ -124,11 +124,11 @@ def main() -> None:
         for module in (cpuallocator_memo, fastscore, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
         try:
-            from kubetwin.runtime.policies.topologyaware import fastpolicy
-        except ImportError:
+            from kubetwin.runtime.policies.topologyaware import fastrank
+        except ImportError:   # a checkout without it (A/B runs)
             pass
         else:
-            fastpolicy.ENABLED = False
+            fastrank.ENABLED = False
     if a.profile:
         prof = cProfile.Profile()
         prof.enable()

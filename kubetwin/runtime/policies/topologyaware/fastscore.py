@@ -156,7 +156,7 @@ def _machine(p: "TopologyAwarePolicy") -> _Machine:
     return m
 
 
-def _offers(p: "TopologyAwarePolicy", req: Any) -> Callable[["Node"], Offer]:
+def _offers(p: "TopologyAwarePolicy", req: Any) -> tuple[Callable[["Node"], Offer], libmem_offers.FreeMemory]:
     """``p.get_mem_offer(pool, req)`` for the pools of one request, the allocator's free memory
     summed once (:mod:`...libmem_offers`) and each pool's zone resolved once per machine."""
     a = p.mem_allocator
@@ -181,12 +181,20 @@ def _offers(p: "TopologyAwarePolicy", req: Any) -> Callable[["Node"], Offer]:
         except MemoryError_ as exc:
             raise PolicyError(str(exc)) from None
 
-    return offer
+    return offer, free
 
 
 def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
                         ) -> tuple[dict[int, Score], list["Node"]]:
     """:func:`.pools.sort_pools_by_score`, the pools' figures computed once."""
+    scores, pools, _ = rank(p, req, aff)
+    return scores, pools
+
+
+def rank(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]) -> tuple[dict[int, Score], list["Node"], bool]:
+    """:func:`sort_pools_by_score`, and whether every memory offer was made by
+    :meth:`...libmem_offers.FreeMemory.get_resolved_offer` without an overcommit (so each
+    offer's zone is the pool's resolved zone, whatever the other pools' offers)."""
     reserved, shared, colocated = pool_figures(p, req.cpu_type)
     full, part = req.full, req.fraction
     if full == 0 and part == 0:
@@ -202,7 +210,7 @@ def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
     root = p.root_pool()
     mem_root = req.mem_type == 8   # memoryPreserve: the offer comes from the root
     scores: dict[int, Score] = {}
-    mem_offer = _offers(p, req) if libmem_offers.ENABLED else None
+    mem_offer, free = _offers(p, req) if libmem_offers.ENABLED else (None, None)
     reserved_req = req.cpu_type == CPU_RESERVED
     taken = 1000 * full + part
     # ``p.pools`` is the depth-first order of the tree (children first), the order upstream scores in
@@ -240,7 +248,7 @@ def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
         _sort(pools, _less(p, req, scores, aff_scores))
     else:
         sort_slice(pools, lambda n1, n2: compare_scores(p, req, scores, aff_scores, n1, n2))
-    return scores, pools
+    return scores, pools, free is not None and free.plain == 0
 
 
 #: rank with :func:`_less` (False: the plain ``compare_scores``; for tests)
