@@ -20,7 +20,7 @@ from kubetwin.runtime.node import RuntimeNode
 from kubetwin.runtime.nri.api import to_json
 from kubetwin.runtime.nrt import export
 from kubetwin.runtime.policies.balloons import cputree_memo
-from kubetwin.runtime.policies.topologyaware import fastscore
+from kubetwin.runtime.policies.topologyaware import fastrank, fastscore
 from kubetwin.runtime.resmgr.manager import ResourceManager
 
 from . import fastpath_runs as runs
@@ -42,11 +42,11 @@ def _steps(seed: int, annotations: list[dict[str, str]], count: int) -> list[tup
     return steps
 
 
-def _trace(machine: str, rp: Any, steps: list[tuple[str, Any]]) -> str:
+def _trace(machine: str, rp: Any, steps: list[tuple[str, Any]], traced: bool = True) -> str:
     from kubetwin.machine import load_machine
 
     rn = RuntimeNode(load_machine(str(runs.SHARED / "machines" / machine)), rp.resource,
-                     KubeletConfiguration.from_dict(runs.NONE))
+                     KubeletConfiguration.from_dict(runs.NONE), traced=traced)
     out: list[Any] = []
     for op, arg in steps:
         if op == "create":
@@ -61,7 +61,7 @@ def _trace(machine: str, rp: Any, steps: list[tuple[str, Any]]) -> str:
 
 
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in (cpuallocator_memo, fastscore, libmem_offers, cputree_memo):
+    for module in (cpuallocator_memo, fastrank, fastscore, libmem_offers, cputree_memo):
         monkeypatch.setattr(module, "ENABLED", False)
     monkeypatch.setattr(ResourceManager, "_nri_readonly_events", frozenset())
 
@@ -78,3 +78,48 @@ def test_the_fast_paths_give_the_plain_codes_containers_replies_and_topology(
     plain = _trace(machine, rp, steps)
     assert fast == plain
     assert '"cpusetCpus"' in plain or '"cpus"' in plain
+
+
+def _forked_traces(machine_file: str, rp: Any, runs_of: list[list[tuple[str, Any]]]) -> list[str]:
+    """Each sequence of steps on its own node, forked from one started node as ``simulate``
+    does (so the nodes share the machine's sysfs view and the tables kept per machine)."""
+    from kubetwin.kubelet.admission import NodeAdmission
+    from kubetwin.machine import load_machine
+    from kubetwin.sim.runtime_policies import fork_runtime_node
+
+    machine = load_machine(str(runs.SHARED / "machines" / machine_file))
+    config = KubeletConfiguration.from_dict(runs.NONE)
+    out = []
+    for steps in runs_of:
+        rn = fork_runtime_node(machine, rp, config, NodeAdmission(machine, config))
+        trace: list[Any] = []
+        for op, arg in steps:
+            trace.append(["create", arg.key, rn.create_pod(arg) is None] if op == "create"
+                         else ["delete", arg, rn.delete_pod(arg)])
+            trace.append({f"{p.key}/{r.name}": to_json(r.ctr.resources()) for p, r in rn.running()})
+            trace.append(export(rn, "node"))
+        out.append(json.dumps(trace, sort_keys=True, default=str))
+    return out
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_nodes_taking_remembered_pool_rankings_place_as_the_plain_code(
+        machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Untraced nodes (as in ``simulate``) keep no pool scores, so the topology-aware policy
+    takes the rankings it remembered for a state (``fastrank``): nodes through the same and
+    through different sequences place, reply and export as with every fast path off."""
+    rp = runs.topology_aware()
+    runs_of = [_steps(seed, runs.TOPOLOGY_AWARE_ANNOTATIONS, 60) for seed in (71, 71, 72, 73)]
+    ranked: list[int] = []
+    rank = fastscore.rank
+
+    def counted(*args: Any) -> Any:
+        ranked.append(1)
+        return rank(*args)
+
+    monkeypatch.setattr(fastscore, "rank", counted)
+    fast = _forked_traces(machine, rp, runs_of)
+    creations = sum(op == "create" for steps in runs_of for op, _ in steps)
+    assert 0 < len(ranked) < creations * 3 // 4   # many placements took a remembered ranking
+    _plain(monkeypatch)
+    assert fast == _forked_traces(machine, rp, runs_of)

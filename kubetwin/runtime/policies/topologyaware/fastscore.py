@@ -22,14 +22,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from ... import libmem_offers
+from ...config import TOPOLOGY_LEVEL_VALUES
 from ...cpuallocator import PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NORMAL
 from ...gosort import sort_slice
-from ...libmem import MemoryError_, Offer, container_request, mask_of
+from ...libmem import Allocator, MemoryError_, Offer, container_request, mask_of
+from ...libmem import Request as MemRequest
 from ...resmgr.policy import PolicyError
 from ...sysfs import EFFICIENT_CORE, PERFORMANCE_CORE
-from .pools import affinity_score, compare_scores
-from .preferences import CPU_RESERVED, MEMORY_PRESERVE
-from .resources import Score
+from .pools import affinity_score, combine_hint_scores, compare_scores
+from .preferences import CPU_NORMAL, CPU_RESERVED, MEMORY_PRESERVE, MEMORY_UNSPEC, UNLIMITED_CPU
+from .resources import Score, go_div
 
 if TYPE_CHECKING:
     from .node import Node
@@ -101,55 +103,124 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[dict[int, int
     return reserved, shared, colo
 
 
-def _offers(p: "TopologyAwarePolicy", req: Any) -> Callable[["Node"], Offer]:
+class _Machine:
+    """What the offers and the ranking read of a machine that never changes: each pool's memory
+    nodes by type (``mask_of(pool.memset(t))``) and their capacity, and the zone and types the
+    memory allocator resolves a request's affinity and types to (``_validate_request``,
+    ``_find_initial_zone``, ``_ensure_normal_memory``: functions of the machine's NUMA nodes
+    alone). Kept per :class:`...sysfs.System` (the pool tree and the allocator's nodes are built
+    from it), shared by every node of a ``simulate`` group."""
+
+    __slots__ = ("sys", "masks", "capacity", "resolved")
+
+    def __init__(self, sys: Any):
+        self.sys = sys
+        self.masks: dict[str, tuple[int, ...]] = {}
+        self.capacity: dict[tuple[str, int], int] = {}
+        self.resolved: dict[tuple[int, int], tuple[int, int] | None] = {}
+
+    def pool_masks(self, n: "Node") -> tuple[int, ...]:
+        """``mask_of(n.memset(t))`` for t = 0..7."""
+        m = self.masks.get(n.name)
+        if m is None:
+            m = self.masks[n.name] = tuple(mask_of(n.memset(t)) for t in range(8))
+        return m
+
+    def resolve(self, a: Allocator, affinity: int, types: int) -> tuple[int, int] | None:
+        """(types, zone) of a request of ``affinity`` and ``types`` as the allocator resolves it
+        before making an offer; None when it refuses the request."""
+        key = (affinity, types)
+        if key in self.resolved:
+            return self.resolved[key]
+        r = MemRequest("", "", 0, affinity, types=types)
+        try:
+            a._validate_request(r)
+            a._find_initial_zone(r)
+            a._ensure_normal_memory(r)
+            got: tuple[int, int] | None = (r.types, r.zone)
+        except MemoryError_:
+            got = None
+        self.resolved[key] = got
+        return got
+
+
+_MACHINES: dict[int, _Machine] = {}
+
+
+def _machine(p: "TopologyAwarePolicy") -> _Machine:
+    m = _MACHINES.get(id(p.sys))
+    if m is None or m.sys is not p.sys:
+        if len(_MACHINES) > 64:
+            _MACHINES.clear()
+        m = _MACHINES[id(p.sys)] = _Machine(p.sys)
+    return m
+
+
+def _offers(p: "TopologyAwarePolicy", req: Any) -> tuple[Callable[["Node"], Offer], libmem_offers.FreeMemory]:
     """``p.get_mem_offer(pool, req)`` for the pools of one request, the allocator's free memory
-    summed once (:mod:`...libmem_offers`)."""
-    free = libmem_offers.FreeMemory(p.mem_allocator)
+    summed once (:mod:`...libmem_offers`) and each pool's zone resolved once per machine."""
+    a = p.mem_allocator
+    free = libmem_offers.FreeMemory(a)
+    machine = _machine(p)
     c = req.container
     amount = req.mem_amount_to_allocate()
+    cid, name, qos = c.id, c.pretty_name(), c.qos_class
+    preserve = req.mem_type == MEMORY_PRESERVE
 
     def offer(pool: "Node") -> Offer:
-        if req.mem_type == MEMORY_PRESERVE:
-            zone = mask_of(pool.memset(7))
-            mtyp = p.mem_allocator.zone_type(zone)
+        if preserve:
+            zone = machine.pool_masks(pool)[7]
+            mtyp = a.zone_type(zone)
         else:
-            zone = mask_of(pool.memset(req.mem_type))
+            zone = machine.pool_masks(pool)[req.mem_type]
             mtyp = req.mem_type
-        r = container_request(c.id, c.pretty_name(), c.qos_class, amount, zone, mtyp)
+        r = container_request(cid, name, qos, amount, zone, mtyp)
         try:
-            return free.get_offer(r)
+            resolved = None if cid in a.requests else machine.resolve(a, zone, mtyp)
+            return free.get_offer(r) if resolved is None else free.get_resolved_offer(r, *resolved)
         except MemoryError_ as exc:
             raise PolicyError(str(exc)) from None
 
-    return offer
+    return offer, free
 
 
 def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
                         ) -> tuple[dict[int, Score], list["Node"]]:
     """:func:`.pools.sort_pools_by_score`, the pools' figures computed once."""
+    scores, pools, _ = rank(p, req, aff)
+    return scores, pools
+
+
+def rank(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]) -> tuple[dict[int, Score], list["Node"], bool]:
+    """:func:`sort_pools_by_score`, and whether every memory offer was made by
+    :meth:`...libmem_offers.FreeMemory.get_resolved_offer` without an overcommit (so each
+    offer's zone is the pool's resolved zone, whatever the other pools' offers)."""
     reserved, shared, colocated = pool_figures(p, req.cpu_type)
     full, part = req.full, req.fraction
     if full == 0 and part == 0:
         part = 1
-    prio_sets: tuple[tuple[int, Any], ...] = ()
+    prio_masks: tuple[tuple[int, int], ...] = ()
     if req.cpu_type != CPU_RESERVED:
         prios = p.cpu_allocator.cpu_priorities()
         sys = p.sys
         low = sys.core_kind_cpus(EFFICIENT_CORE) or prios[PRIORITY_LOW]
         high = sys.core_kind_cpus(PERFORMANCE_CORE) or prios[PRIORITY_HIGH]
-        prio_sets = ((PRIORITY_LOW, low), (PRIORITY_HIGH, high), (PRIORITY_NORMAL, prios[PRIORITY_NORMAL]))
+        prio_masks = ((PRIORITY_LOW, low.mask), (PRIORITY_HIGH, high.mask), (PRIORITY_NORMAL, prios[PRIORITY_NORMAL].mask))
     hints = req.container.topology_hints
     root = p.root_pool()
     mem_root = req.mem_type == 8   # memoryPreserve: the offer comes from the root
     scores: dict[int, Score] = {}
-    mem_offer = _offers(p, req) if libmem_offers.ENABLED else None
-
-    def score(n: "Node") -> bool:
-        supply = n.free_supply()
+    mem_offer, free = _offers(p, req) if libmem_offers.ENABLED else (None, None)
+    reserved_req = req.cpu_type == CPU_RESERVED
+    taken = 1000 * full + part
+    # ``p.pools`` is the depth-first order of the tree (children first), the order upstream scores in
+    for n in p.pools:
+        supply = n.freeres
+        assert supply is not None
         s = Score(supply, req)
         s.reserved = reserved[n.id]
         s.shared = s.allocatable_shared = shared[n.id]
-        if req.cpu_type == CPU_RESERVED:
+        if reserved_req:
             s.reserved -= part
         else:
             if req.isolate:
@@ -157,9 +228,9 @@ def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
             if not req.isolate or s.isolated < 0:
                 s.shared -= 1000 * full
             s.shared -= part
-            taken = 1000 * full + part
-            for prio, cpus in prio_sets:
-                s.prio[prio] = (cpus & supply.sharable).size() * 1000 - taken
+            sharable = supply.sharable.mask
+            for prio, cpus in prio_masks:
+                s.prio[prio] = (cpus & sharable).bit_count() * 1000 - taken
         s.colocated = colocated[n.id]
         for provider, hint in hints.items():
             s.hints[provider] = n.hint_score(hint)
@@ -170,11 +241,210 @@ def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
             s.mem = None
             s.mem_error = str(exc)
         scores[n.id] = s
-        return False
-
-    root.depth_first(score)
     pools = list(p.pools)
     # without affinities every pool's affinity score is 0.0
     aff_scores = {n.id: affinity_score(aff, n) for n in pools} if aff else dict.fromkeys((n.id for n in pools), 0.0)
-    sort_slice(pools, lambda n1, n2: compare_scores(p, req, scores, aff_scores, n1, n2))
-    return scores, pools
+    if COMPARE:
+        _sort(pools, _less(p, req, scores, aff_scores))
+    else:
+        sort_slice(pools, lambda n1, n2: compare_scores(p, req, scores, aff_scores, n1, n2))
+    return scores, pools, free is not None and free.plain == 0
+
+
+#: rank with :func:`_less` (False: the plain ``compare_scores``; for tests)
+COMPARE = True
+
+
+def _sort(pools: list["Node"], less: Callable[["Node", "Node"], bool]) -> None:
+    """``sort.Slice``: Go's insertion sort for the few pools of a machine (up to 12), else
+    :func:`...gosort.sort_slice`."""
+    n = len(pools)
+    if n > 12:
+        sort_slice(pools, less)
+        return
+    for i in range(1, n):
+        j = i
+        while j > 0 and less(pools[j], pools[j - 1]):
+            pools[j], pools[j - 1] = pools[j - 1], pools[j]
+            j -= 1
+
+
+def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff: dict[int, float]
+          ) -> Callable[["Node", "Node"], bool]:
+    """:func:`.pools.compare_scores` for one request: what it reads of the request and of each
+    pool's score looked up once, then the same chain of tie-breakers over them."""
+    cpu_type = request.cpu_type
+    normal, reserved = cpu_type == CPU_NORMAL, cpu_type == CPU_RESERVED
+    mt = request.mem_type
+    req_amount, lim = request.mem_amount_to_allocate(), request.mem_lim
+    burstable = request.container.qos_class == "Burstable"
+    limit = request.limit
+    unlimited = burstable and limit == UNLIMITED_CPU
+    target = p.unlimited_burstable_preference(request.container) if unlimited else ""
+    vt = TOPOLOGY_LEVEL_VALUES.get(target, 0)
+    prio = request.prio
+    prio_tiebreak = prio in (PRIORITY_LOW, PRIORITY_HIGH)
+    typed = mt not in (MEMORY_UNSPEC, MEMORY_PRESERVE)
+    isolate, full = request.isolate, request.full
+    alloc = p.mem_allocator
+    # per pool: the offer's zone and type, the zone capacity of the request's type (read when
+    # the memory request and limit differ)
+    zone: dict[int, int] = {}
+    ztype: dict[int, int] = {}
+    for i, s in scores.items():
+        if s.mem is not None:
+            m = zone[i] = s.mem.node_mask()
+            ztype[i] = alloc.zone_type(m)
+    machine = _machine(p)
+    cap = machine.capacity
+
+    def capacity(n: "Node") -> int:
+        """``p.pool_zone_capacity(n, mt)``: a sum of the machine's memory."""
+        c = cap.get((n.name, mt))
+        if c is None:
+            c = cap[(n.name, mt)] = p.pool_zone_capacity(n, mt)
+        return c
+
+    def less(node1: "Node", node2: "Node") -> bool:
+        id1, id2 = node1.id, node2.id
+        s1, s2 = scores[id1], scores[id2]
+        iso1, res1, sh1 = s1.isolated, s1.reserved, s1.shared
+        iso2, res2, sh2 = s2.isolated, s2.reserved, s2.shared
+        if normal:
+            if (iso2 < 0 <= iso1) or (sh2 < 0 <= sh1):
+                return True
+            if (iso1 < 0 <= iso2) or (sh1 < 0 <= sh2):
+                return False
+        elif reserved:
+            if res2 < 0 <= res1:
+                return True
+            if res1 < 0 <= res2:
+                return False
+        a1, a2 = aff[id1], aff[id2]
+        if a1 > a2:
+            return True
+        if a2 > a1:
+            return False
+        depth1, depth2 = node1.depth, node2.depth
+        if s1.hints:
+            hs1, nz1 = combine_hint_scores(s1.hints)
+            hs2, nz2 = combine_hint_scores(s2.hints)
+            if hs1 > hs2:
+                return True
+            if hs2 > hs1:
+                return False
+            if hs1 == 0:
+                if nz1 > nz2:
+                    return True
+                if nz2 > nz1:
+                    return False
+            if hs1 == hs2 and nz1 == nz2 and (hs1 != 0 or nz1 != 0):
+                if depth1 > depth2:
+                    return True
+                if depth1 < depth2:
+                    return False
+                return id1 < id2
+        m1, m2 = zone.get(id1), zone.get(id2)
+        if m1 is not None and m2 is None:
+            return True
+        if m1 is None and m2 is not None:
+            return False
+        if m1 is not None and m2 is not None:
+            t1, t2 = ztype[id1], ztype[id2]
+            if t1 == mt and t2 != mt:
+                return True
+            if t1 != mt and t2 == mt:
+                return False
+            if req_amount != lim:
+                c1, c2 = capacity(node1), capacity(node2)
+                if (lim != 0 and c1 >= lim and c2 < lim) or (lim == 0 and c1 > c2):
+                    return True
+                if (lim != 0 and c1 < lim and c2 >= lim) or (lim == 0 and c2 > c1):
+                    return False
+        if burstable:
+            b1, b2 = s1.allocatable_shared, s2.allocatable_shared
+            if not unlimited:
+                r1, r2 = b1 - limit, b2 - limit
+                if r1 >= 0 and r2 < 0:
+                    return True
+                if r2 >= 0 and r1 < 0:
+                    return False
+            else:
+                level1, level2 = node1.topology_level(), node2.topology_level()
+                if level1 == target and level2 != target:
+                    return True
+                if level2 == target and level1 != target:
+                    return False
+                if level1 == target and level2 == target:
+                    if b1 > b2:
+                        return True
+                    if b2 > b1:
+                        return False
+                    return id1 < id2
+                v1, v2 = TOPOLOGY_LEVEL_VALUES.get(level1, 0), TOPOLOGY_LEVEL_VALUES.get(level2, 0)
+                if v1 > vt and v2 < vt:
+                    return True
+                if v2 > vt and v1 < vt:
+                    return True  # sic: upstream returns true here as well
+                return id1 < id2
+        if m1 is not None and m2 is not None:
+            n1, n2 = m1.bit_count(), m2.bit_count()
+            if n1 < n2:
+                return True
+            if n2 < n1:
+                return False
+        if typed:
+            h1, h2 = node1.has_memory_type(mt), node2.has_memory_type(mt)
+            if h1 and not h2:
+                return True
+            if not h1 and h2:
+                return False
+        if prio_tiebreak:
+            l1, l2 = s1.prio.get(prio, 0), s2.prio.get(prio, 0)
+            if l1 != l2:
+                if l1 >= 0 > l2:
+                    return True
+                if l1 < 0 <= l2:
+                    return False
+        if depth1 > depth2:
+            return True
+        if depth1 < depth2:
+            return False
+        if reserved:
+            q1 = go_div(res1, s1.colocated + 1)
+            q2 = go_div(res2, s2.colocated + 1)
+            if q1 > q2:
+                return True
+            if q2 > q1:
+                return False
+        elif normal:
+            if isolate and (iso1 > 0 or iso2 > 0):
+                if iso1 > iso2:
+                    return True
+                if iso2 > iso1:
+                    return False
+                return id1 < id2
+            if prio == PRIORITY_NORMAL:
+                np1, np2 = s1.prio.get(PRIORITY_NORMAL, 0), s2.prio.get(PRIORITY_NORMAL, 0)
+                if np1 != np2:
+                    if np1 >= 0 > np2:
+                        return True
+                    if np1 < 0 <= np2:
+                        return False
+            if full > 0 and (sh1 > 0 or sh2 > 0):
+                if sh1 > sh2:
+                    return True
+                if sh2 > sh1:
+                    return False
+                return id1 < id2
+            if s1.colocated < s2.colocated:
+                return True
+            if s2.colocated < s1.colocated:
+                return False
+            if sh1 > sh2:
+                return True
+            if sh2 > sh1:
+                return False
+        return id1 < id2
+
+    return less
