@@ -7,10 +7,12 @@ node per tree node, every one a pair of CPU sets, then a sort by a comparison fu
 linear walks over balloons and their containers. What is here gives the same answers:
 
 * :class:`FlatTree`: the CPU tree once as flat tuples, level by level: each node's CPU mask,
-  parent and name's rank. The best branch of ``resizeCpusMaxLocalSet`` is then a minimum over
-  the nodes with room at the deepest level that has any, by the key the plain comparison
-  spells, its count vectors packed into ints (the plain sort is stable and its first element
-  is the minimum, the first in pre-order among equals). Answers are remembered per (balancing, delta, current CPUs, free
+  parent, children and name's rank. The best branch of ``resizeCpusMaxLocalSet`` is then the
+  first minimum over the nodes with room at the deepest level that has any, by the key the
+  plain comparison spells (the plain sort is stable and its first element is the minimum, the
+  first in pre-order among equals): its count vectors (root first) compared top down, keeping
+  at each level only the candidates' ancestors with the best count — a few nodes per level,
+  not every node of the tree. Answers are remembered per (balancing, delta, current CPUs, free
   CPUs): a pure function of the tree, shared by every node built from it.
 * :class:`FastCpuTreeAllocator`: the plain allocator with that search; it never changes after
   it is made, so copies of a runtime node share it.
@@ -62,7 +64,7 @@ class FlatTree:
     """A CPU tree as flat tuples, level by level (nodes of one depth in the plain walk's
     pre-order), and the answers of ``resizeCpusMaxLocalSet`` found on it."""
 
-    __slots__ = ("root", "masks", "parents", "ranks", "base", "answers", "branches")
+    __slots__ = ("root", "masks", "sizes", "children", "lows", "widths", "ranks", "answers", "branches")
 
     def __init__(self, root: CpuTreeNode):
         masks: list[list[int]] = []
@@ -86,12 +88,35 @@ class FlatTree:
         #: per depth: each node's CPU mask, the position of its parent one level up, its name's
         #: rank among all names (equal names share a rank: the plain comparison finds them equal)
         self.masks = tuple(tuple(level) for level in masks)
-        self.parents = tuple(tuple(level) for level in parents)
+        #: per depth: the CPU count of its largest node
+        self.sizes = tuple(max(m.bit_count() for m in level) for level in masks)
+        #: per depth: each node's children's positions one level down
+        kids: list[list[list[int]]] = [[[] for _ in level] for level in masks]
+        for depth in range(1, len(masks)):
+            for k, p in enumerate(parents[depth]):
+                kids[depth - 1][p].append(k)
+        self.children = tuple(tuple(tuple(c) for c in level) for level in kids)
+        # per depth D, per depth d <= D, per node of d: the positions of its descendants at D,
+        # consecutive in pre-order — the first, and a mask of as many bits as there are
+        lows: list[tuple[tuple[int, ...], ...]] = []
+        widths: list[tuple[tuple[int, ...], ...]] = []
+        for deep in range(len(masks)):
+            lo, hi = list(range(len(masks[deep]))), list(range(1, len(masks[deep]) + 1))
+            los, his = [lo], [hi]
+            for d in range(deep - 1, -1, -1):
+                below = kids[d]
+                lo = [min((lo[c] for c in below[k]), default=0) for k in range(len(masks[d]))]
+                hi = [max((hi[c] for c in below[k]), default=0) for k in range(len(masks[d]))]
+                los.append(lo)
+                his.append(hi)
+            los.reverse()
+            his.reverse()
+            lows.append(tuple(tuple(level) for level in los))
+            widths.append(tuple(tuple((1 << max(0, h - b)) - 1 for b, h in zip(lv, hv)) for lv, hv in zip(los, his)))
+        self.lows, self.widths = tuple(lows), tuple(widths)
         ordered = sorted({n for level in names for n in level})
         rank = {n: r for r, n in enumerate(ordered)}
         self.ranks = tuple(tuple(rank[n] for n in level) for level in names)
-        #: larger than any count of CPUs in a node: the digit of one level in the packed counts
-        self.base = root.cpus.size() + 1
         self.answers: dict[tuple[bool, int, int, int], int] = {}
         self.branches: dict[str, tuple[int, ...]] = {}
 
@@ -141,35 +166,58 @@ class FlatTree:
         # room) attributes exactly the nodes with room, and its sort puts the deepest first
         need, within = (delta, free) if delta > 0 else (-delta, current)
         depth = len(masks) - 1
+        sizes = self.sizes
         while depth >= 0:
-            room = [k for k, m in enumerate(masks[depth]) if (m & within).bit_count() >= need]
-            if room:
-                break
+            if sizes[depth] >= need:   # else no node of the level is large enough
+                if need == 1:
+                    room = [k for k, m in enumerate(masks[depth]) if m & within]
+                else:
+                    room = [k for k, m in enumerate(masks[depth]) if (m & within).bit_count() >= need]
+                if room:
+                    break
             depth -= 1
         else:
             return -1
-        if len(room) == 1:
-            return masks[depth][room[0]]
-        # per node of that depth, its ancestors' and its own counts of current and of free CPUs
-        # packed into one int each (root first): their order is the order of the plain
-        # comparison's count vectors
-        base, parents = self.base, self.parents
-        packed_cur = [(masks[0][0] & current).bit_count()]
-        packed_free = [(masks[0][0] & free).bit_count()]
-        for d in range(1, depth + 1):
-            up_cur, up_free = packed_cur, packed_free
-            packed_cur = [up_cur[p] * base + (m & current).bit_count() for m, p in zip(masks[d], parents[d])]
-            packed_free = [up_free[p] * base + (m & free).bit_count() for m, p in zip(masks[d], parents[d])]
-        ranks = self.ranks[depth]
-        if delta > 0:
-            # sorterAllocate: more of the balloon's CPUs first, then (with balancing) more free
-            # CPUs first or (without) fewer, then by name
-            sign = -1 if balancing else 1
-            k = min(room, key=lambda k: (-packed_cur[k], sign * packed_free[k], ranks[k]))
-        else:
+        if len(room) > 1:
+            # the plain comparison's count vectors (an ancestor's count before its child's)
+            # compared level by level from the root: the current CPUs' vector first, then the
+            # free CPUs'; then the name
+            if delta > 0:
+                # sorterAllocate: more of the balloon's CPUs first, then (with balancing) more free
+                # CPUs first or (without) fewer, then by name
+                room = self._best_vectors(room, depth, current, True)
+                room = self._best_vectors(room, depth, free, balancing)
+                ranks = self.ranks[depth]
+                return masks[depth][min(room, key=ranks.__getitem__)]
             # sorterRelease: fewer of the balloon's CPUs first, then fewer free, then by name descending
-            k = min(room, key=lambda k: (packed_cur[k], packed_free[k], -ranks[k]))
-        return masks[depth][k]
+            room = self._best_vectors(room, depth, current, False)
+            room = self._best_vectors(room, depth, free, False)
+            ranks = self.ranks[depth]
+            return masks[depth][max(room, key=ranks.__getitem__)]
+        return masks[depth][room[0]]
+
+    def _best_vectors(self, nodes: list[int], depth: int, cpus: int, most: bool) -> list[int]:
+        """Of ``nodes`` (positions at ``depth``, in pre-order), those whose vector of counts of
+        ``cpus`` in their ancestors and themselves (root first) is the largest (``most``) or the
+        smallest, compared element by element: top down, keeping at each level only the nodes
+        with candidates below them and, of those, the ones with the best count, in pre-order."""
+        if len(nodes) < 2 or cpus == 0:
+            return nodes   # every vector is zeros: all tie
+        wanted = 0   # the candidates, a bit per position
+        for k in nodes:
+            wanted |= 1 << k
+        masks, children, lows, widths = self.masks, self.children, self.lows[depth], self.widths[depth]
+        keep = [0]
+        for d in range(1, depth + 1):
+            level, below, low, width = masks[d], children[d - 1], lows[d], widths[d]
+            kids = [k for p in keep for k in below[p] if (wanted >> low[k]) & width[k]]
+            if len(kids) == 1:
+                keep = kids
+                continue
+            counts = [(level[k] & cpus).bit_count() for k in kids]
+            best = max(counts) if most else min(counts)
+            keep = [k for k, n in zip(kids, counts) if n == best]
+        return keep
 
 
 _FLAT: dict[int, FlatTree] = {}
