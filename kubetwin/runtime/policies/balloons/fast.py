@@ -43,6 +43,7 @@ from ...config import BalloonsConfig
 from ...cpuallocator import PRIORITY_NONE, CPUAllocator
 from ...libmem import memset_string
 from ...resmgr.cache import Cache, CachedContainer
+from ...resmgr.expression import KEY_NAMESPACE, KEY_QOS_CLASS
 from ...sysfs import System
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import (
@@ -329,6 +330,22 @@ class MachineTexts:
         return got
 
 
+class DefChoices:
+    """The balloon type (its position in the policy's types) chosen for a container without the
+    balloon annotation, per (namespace, QoS class) — when every type's ``matchExpressions`` read
+    nothing but the ``namespace`` and ``qosclass`` keys (``by`` is None otherwise): a pure
+    function of the types, fixed at start-up, so copies of a runtime node share it."""
+
+    __slots__ = ("by",)
+
+    def __init__(self, defs: list[BalloonDef]):
+        simple = all(e.key in (KEY_NAMESPACE, KEY_QOS_CLASS) for d in defs for e in d.match_expressions)
+        self.by: dict[tuple[str, str], int] | None = {} if simple else None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "DefChoices":
+        return self
+
+
 class FastBalloonsPolicy(BalloonsPolicy):
     """The balloons policy with the fast paths above (same answers as :class:`.policy.BalloonsPolicy`):
     its allocators, and the texts and masks of :class:`MachineTexts` in pinning and reports."""
@@ -337,8 +354,11 @@ class FastBalloonsPolicy(BalloonsPolicy):
 
     def setup(self, system: System, cache: Cache, config: BalloonsConfig) -> None:
         self.machine_texts = MachineTexts(system)
+        #: every container's balloon and exclusive CPUs (None: to be found again)
+        self.placements: dict[str, tuple[str, CPUSet]] | None = None
         super().setup(system, cache, config)
         self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
+        self.def_choices = DefChoices(self.defs)
 
     def _share_idle_cpus(self, add: CPUSet, remove: CPUSet) -> list[Balloon]:
         """``shareIdleCpus`` as the plain policy, the level's branches read off the flat tree."""
@@ -365,10 +385,22 @@ class FastBalloonsPolicy(BalloonsPolicy):
         return [self.balloons[i] for i in sorted(changed)]
 
     def _choose_def(self, c: CachedContainer) -> BalloonDef:
-        """As the plain policy; a namespace's match against a type's patterns is remembered."""
-        _, annotated = c.effective_annotation(BALLOON_KEY)
-        if annotated:
-            return super()._choose_def(c)
+        """As the plain policy; the choice for a container without the balloon annotation is
+        remembered per (namespace, QoS class) when the types' expressions read nothing else."""
+        if c.pod.annotations:
+            _, annotated = c.effective_annotation(BALLOON_KEY)
+            if annotated:
+                return super()._choose_def(c)
+        choices = self.def_choices
+        if choices.by is None:
+            return self._choose_unannotated(c)
+        key = (c.namespace, c.qos_class)
+        got = choices.by.get(key)
+        if got is None:
+            got = choices.by[key] = self.defs.index(self._choose_unannotated(c))
+        return self.defs[got]
+
+    def _choose_unannotated(self, c: CachedContainer) -> BalloonDef:
         for d in self.defs:
             for e in d.match_expressions:
                 if e.evaluate(c):
@@ -376,6 +408,43 @@ class FastBalloonsPolicy(BalloonsPolicy):
             if d.namespaces and _namespace_matches_remembered(c.namespace, tuple(d.namespaces)):
                 return d
         return self.default_def
+
+    def _pin_options(self, c: CachedContainer, bln: Balloon) -> tuple[bool, bool, int]:
+        """As the plain policy; a pod without annotations: the balloon type's hyperthreads, memory
+        not preserved, the balloon's memory types."""
+        if c.pod.annotations:
+            return super()._pin_options(c, bln)
+        return bool(bln.defn.hide_hyperthreads), False, 0
+
+    def container_placement(self, c: CachedContainer) -> tuple[str, CPUSet] | None:
+        """As the plain policy, from :meth:`_placements`."""
+        return self._placements().get(c.id)
+
+    def _placements(self) -> dict[str, tuple[str, CPUSet]]:
+        """Every container's :meth:`container_placement`, found once per state of the balloons
+        (:meth:`allocate_resources` and :meth:`release_resources` start a new one)."""
+        got = self.placements
+        if got is None:
+            got = self.placements = {}
+            for b in self.balloons:
+                pool = b.pretty_name()
+                alone = len(b.pod_ids) == 1 and not b.cpus.is_empty() and not pool.startswith("reserved[")
+                placement = (pool, b.cpus if alone else CPUSet())
+                for ids in b.pod_ids.values():
+                    for cid in ids:
+                        got.setdefault(cid, placement)
+        return got
+
+    def allocate_resources(self, c: CachedContainer) -> None:
+        self.placements = None
+        super().allocate_resources(c)
+
+    def release_resources(self, c: CachedContainer) -> None:
+        self.placements = None
+        try:
+            super().release_resources(c)
+        finally:
+            self.placements = None
 
     def _closest_mems(self, cpus: CPUSet) -> int:
         mems = self.machine_texts.mems

@@ -278,17 +278,18 @@ def _steps(rng: random.Random, count: int, type_names: list[str]) -> Iterator[tu
 
 
 def _snapshot(rn: RuntimeNode, outcome: Any) -> str:
-    """Everything the run shows after a step: the outcome, each container's resources and grant,
-    the pools and the exported topology."""
+    """Everything the run shows after a step: the outcome, each container's resources, grant and
+    placement (the simulation's figures), the pools and the exported topology."""
     policy = rn.resmgr.policy if rn.resmgr is not None else None
     containers = []
     for p, r in rn.running():
-        grant = None
+        grant = placement = None
         if policy is not None:
             c = rn.resmgr.cache.lookup_container(r.ctr.id) if rn.resmgr is not None else None
             grant = policy.describe_container(c) if c is not None else None
+            placement = policy.container_placement(c) if c is not None else None
         containers.append({"pod": p.key, "name": r.name, "linux": api.to_json(r.ctr.linux), "grant": grant,
-                           "adjustment": r.adjustment})
+                           "placement": placement, "adjustment": r.adjustment})
     return json.dumps({"outcome": outcome, "containers": containers,
                        "pools": policy.describe() if policy is not None else None,
                        "reserved": str(policy.reserved_cpus()) if policy is not None else None,
@@ -304,13 +305,17 @@ def _run(machine: Any, doc: dict[str, Any], steps: list[tuple[str, Any]], isolat
     except (PolicyError, InputError) as exc:
         return [f"start: {type(exc).__name__}: {exc}"]
     out = []
+    seen = len(rn.adaptation.trace)
     for kind, arg in steps:
         if kind == "create":
             r = rn.create_pod(arg)
             outcome: Any = r.to_json() if r is not None else None
         else:
             outcome = rn.delete_pod(arg)
-        out.append(_snapshot(rn, outcome))
+        # every NRI event of the step and each plugin's reply: adjustments, updates in order
+        events = json.dumps([e.to_json() for e in rn.adaptation.trace[seen:]], sort_keys=True, default=str)
+        seen = len(rn.adaptation.trace)
+        out.append(events + _snapshot(rn, outcome))
     return out
 
 
