@@ -7,10 +7,12 @@ node per tree node, every one a pair of CPU sets, then a sort by a comparison fu
 linear walks over balloons and their containers. What is here gives the same answers:
 
 * :class:`FlatTree`: the CPU tree once as flat tuples, level by level: each node's CPU mask,
-  parent and name's rank. The best branch of ``resizeCpusMaxLocalSet`` is then a minimum over
-  the nodes with room at the deepest level that has any, by the key the plain comparison
-  spells, its count vectors packed into ints (the plain sort is stable and its first element
-  is the minimum, the first in pre-order among equals). Answers are remembered per (balancing, delta, current CPUs, free
+  parent, children and name's rank. The best branch of ``resizeCpusMaxLocalSet`` is then the
+  first minimum over the nodes with room at the deepest level that has any, by the key the
+  plain comparison spells (the plain sort is stable and its first element is the minimum, the
+  first in pre-order among equals): its count vectors (root first) compared top down, keeping
+  at each level only the candidates' ancestors with the best count — a few nodes per level,
+  not every node of the tree. Answers are remembered per (balancing, delta, current CPUs, free
   CPUs): a pure function of the tree, shared by every node built from it.
 * :class:`FastCpuTreeAllocator`: the plain allocator with that search; it never changes after
   it is made, so copies of a runtime node share it.
@@ -41,6 +43,7 @@ from ...config import BalloonsConfig
 from ...cpuallocator import PRIORITY_NONE, CPUAllocator
 from ...libmem import memset_string
 from ...resmgr.cache import Cache, CachedContainer
+from ...resmgr.expression import KEY_NAMESPACE, KEY_QOS_CLASS
 from ...sysfs import System
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import (
@@ -62,7 +65,7 @@ class FlatTree:
     """A CPU tree as flat tuples, level by level (nodes of one depth in the plain walk's
     pre-order), and the answers of ``resizeCpusMaxLocalSet`` found on it."""
 
-    __slots__ = ("root", "masks", "parents", "ranks", "base", "answers", "branches")
+    __slots__ = ("root", "masks", "sizes", "children", "lows", "widths", "ranks", "answers", "branches")
 
     def __init__(self, root: CpuTreeNode):
         masks: list[list[int]] = []
@@ -86,12 +89,35 @@ class FlatTree:
         #: per depth: each node's CPU mask, the position of its parent one level up, its name's
         #: rank among all names (equal names share a rank: the plain comparison finds them equal)
         self.masks = tuple(tuple(level) for level in masks)
-        self.parents = tuple(tuple(level) for level in parents)
+        #: per depth: the CPU count of its largest node
+        self.sizes = tuple(max(m.bit_count() for m in level) for level in masks)
+        #: per depth: each node's children's positions one level down
+        kids: list[list[list[int]]] = [[[] for _ in level] for level in masks]
+        for depth in range(1, len(masks)):
+            for k, p in enumerate(parents[depth]):
+                kids[depth - 1][p].append(k)
+        self.children = tuple(tuple(tuple(c) for c in level) for level in kids)
+        # per depth D, per depth d <= D, per node of d: the positions of its descendants at D,
+        # consecutive in pre-order — the first, and a mask of as many bits as there are
+        lows: list[tuple[tuple[int, ...], ...]] = []
+        widths: list[tuple[tuple[int, ...], ...]] = []
+        for deep in range(len(masks)):
+            lo, hi = list(range(len(masks[deep]))), list(range(1, len(masks[deep]) + 1))
+            los, his = [lo], [hi]
+            for d in range(deep - 1, -1, -1):
+                below = kids[d]
+                lo = [min((lo[c] for c in below[k]), default=0) for k in range(len(masks[d]))]
+                hi = [max((hi[c] for c in below[k]), default=0) for k in range(len(masks[d]))]
+                los.append(lo)
+                his.append(hi)
+            los.reverse()
+            his.reverse()
+            lows.append(tuple(tuple(level) for level in los))
+            widths.append(tuple(tuple((1 << max(0, h - b)) - 1 for b, h in zip(lv, hv)) for lv, hv in zip(los, his)))
+        self.lows, self.widths = tuple(lows), tuple(widths)
         ordered = sorted({n for level in names for n in level})
         rank = {n: r for r, n in enumerate(ordered)}
         self.ranks = tuple(tuple(rank[n] for n in level) for level in names)
-        #: larger than any count of CPUs in a node: the digit of one level in the packed counts
-        self.base = root.cpus.size() + 1
         self.answers: dict[tuple[bool, int, int, int], int] = {}
         self.branches: dict[str, tuple[int, ...]] = {}
 
@@ -141,35 +167,58 @@ class FlatTree:
         # room) attributes exactly the nodes with room, and its sort puts the deepest first
         need, within = (delta, free) if delta > 0 else (-delta, current)
         depth = len(masks) - 1
+        sizes = self.sizes
         while depth >= 0:
-            room = [k for k, m in enumerate(masks[depth]) if (m & within).bit_count() >= need]
-            if room:
-                break
+            if sizes[depth] >= need:   # else no node of the level is large enough
+                if need == 1:
+                    room = [k for k, m in enumerate(masks[depth]) if m & within]
+                else:
+                    room = [k for k, m in enumerate(masks[depth]) if (m & within).bit_count() >= need]
+                if room:
+                    break
             depth -= 1
         else:
             return -1
-        if len(room) == 1:
-            return masks[depth][room[0]]
-        # per node of that depth, its ancestors' and its own counts of current and of free CPUs
-        # packed into one int each (root first): their order is the order of the plain
-        # comparison's count vectors
-        base, parents = self.base, self.parents
-        packed_cur = [(masks[0][0] & current).bit_count()]
-        packed_free = [(masks[0][0] & free).bit_count()]
-        for d in range(1, depth + 1):
-            up_cur, up_free = packed_cur, packed_free
-            packed_cur = [up_cur[p] * base + (m & current).bit_count() for m, p in zip(masks[d], parents[d])]
-            packed_free = [up_free[p] * base + (m & free).bit_count() for m, p in zip(masks[d], parents[d])]
-        ranks = self.ranks[depth]
-        if delta > 0:
-            # sorterAllocate: more of the balloon's CPUs first, then (with balancing) more free
-            # CPUs first or (without) fewer, then by name
-            sign = -1 if balancing else 1
-            k = min(room, key=lambda k: (-packed_cur[k], sign * packed_free[k], ranks[k]))
-        else:
+        if len(room) > 1:
+            # the plain comparison's count vectors (an ancestor's count before its child's)
+            # compared level by level from the root: the current CPUs' vector first, then the
+            # free CPUs'; then the name
+            if delta > 0:
+                # sorterAllocate: more of the balloon's CPUs first, then (with balancing) more free
+                # CPUs first or (without) fewer, then by name
+                room = self._best_vectors(room, depth, current, True)
+                room = self._best_vectors(room, depth, free, balancing)
+                ranks = self.ranks[depth]
+                return masks[depth][min(room, key=ranks.__getitem__)]
             # sorterRelease: fewer of the balloon's CPUs first, then fewer free, then by name descending
-            k = min(room, key=lambda k: (packed_cur[k], packed_free[k], -ranks[k]))
-        return masks[depth][k]
+            room = self._best_vectors(room, depth, current, False)
+            room = self._best_vectors(room, depth, free, False)
+            ranks = self.ranks[depth]
+            return masks[depth][max(room, key=ranks.__getitem__)]
+        return masks[depth][room[0]]
+
+    def _best_vectors(self, nodes: list[int], depth: int, cpus: int, most: bool) -> list[int]:
+        """Of ``nodes`` (positions at ``depth``, in pre-order), those whose vector of counts of
+        ``cpus`` in their ancestors and themselves (root first) is the largest (``most``) or the
+        smallest, compared element by element: top down, keeping at each level only the nodes
+        with candidates below them and, of those, the ones with the best count, in pre-order."""
+        if len(nodes) < 2 or cpus == 0:
+            return nodes   # every vector is zeros: all tie
+        wanted = 0   # the candidates, a bit per position
+        for k in nodes:
+            wanted |= 1 << k
+        masks, children, lows, widths = self.masks, self.children, self.lows[depth], self.widths[depth]
+        keep = [0]
+        for d in range(1, depth + 1):
+            level, below, low, width = masks[d], children[d - 1], lows[d], widths[d]
+            kids = [k for p in keep for k in below[p] if (wanted >> low[k]) & width[k]]
+            if len(kids) == 1:
+                keep = kids
+                continue
+            counts = [(level[k] & cpus).bit_count() for k in kids]
+            best = max(counts) if most else min(counts)
+            keep = [k for k, n in zip(kids, counts) if n == best]
+        return keep
 
 
 _FLAT: dict[int, FlatTree] = {}
@@ -281,6 +330,22 @@ class MachineTexts:
         return got
 
 
+class DefChoices:
+    """The balloon type (its position in the policy's types) chosen for a container without the
+    balloon annotation, per (namespace, QoS class) — when every type's ``matchExpressions`` read
+    nothing but the ``namespace`` and ``qosclass`` keys (``by`` is None otherwise): a pure
+    function of the types, fixed at start-up, so copies of a runtime node share it."""
+
+    __slots__ = ("by",)
+
+    def __init__(self, defs: list[BalloonDef]):
+        simple = all(e.key in (KEY_NAMESPACE, KEY_QOS_CLASS) for d in defs for e in d.match_expressions)
+        self.by: dict[tuple[str, str], int] | None = {} if simple else None
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "DefChoices":
+        return self
+
+
 class FastBalloonsPolicy(BalloonsPolicy):
     """The balloons policy with the fast paths above (same answers as :class:`.policy.BalloonsPolicy`):
     its allocators, and the texts and masks of :class:`MachineTexts` in pinning and reports."""
@@ -289,8 +354,11 @@ class FastBalloonsPolicy(BalloonsPolicy):
 
     def setup(self, system: System, cache: Cache, config: BalloonsConfig) -> None:
         self.machine_texts = MachineTexts(system)
+        #: every container's balloon and exclusive CPUs (None: to be found again)
+        self.placements: dict[str, tuple[str, CPUSet]] | None = None
         super().setup(system, cache, config)
         self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
+        self.def_choices = DefChoices(self.defs)
 
     def _share_idle_cpus(self, add: CPUSet, remove: CPUSet) -> list[Balloon]:
         """``shareIdleCpus`` as the plain policy, the level's branches read off the flat tree."""
@@ -317,10 +385,22 @@ class FastBalloonsPolicy(BalloonsPolicy):
         return [self.balloons[i] for i in sorted(changed)]
 
     def _choose_def(self, c: CachedContainer) -> BalloonDef:
-        """As the plain policy; a namespace's match against a type's patterns is remembered."""
-        _, annotated = c.effective_annotation(BALLOON_KEY)
-        if annotated:
-            return super()._choose_def(c)
+        """As the plain policy; the choice for a container without the balloon annotation is
+        remembered per (namespace, QoS class) when the types' expressions read nothing else."""
+        if c.pod.annotations:
+            _, annotated = c.effective_annotation(BALLOON_KEY)
+            if annotated:
+                return super()._choose_def(c)
+        choices = self.def_choices
+        if choices.by is None:
+            return self._choose_unannotated(c)
+        key = (c.namespace, c.qos_class)
+        got = choices.by.get(key)
+        if got is None:
+            got = choices.by[key] = self.defs.index(self._choose_unannotated(c))
+        return self.defs[got]
+
+    def _choose_unannotated(self, c: CachedContainer) -> BalloonDef:
         for d in self.defs:
             for e in d.match_expressions:
                 if e.evaluate(c):
@@ -328,6 +408,43 @@ class FastBalloonsPolicy(BalloonsPolicy):
             if d.namespaces and _namespace_matches_remembered(c.namespace, tuple(d.namespaces)):
                 return d
         return self.default_def
+
+    def _pin_options(self, c: CachedContainer, bln: Balloon) -> tuple[bool, bool, int]:
+        """As the plain policy; a pod without annotations: the balloon type's hyperthreads, memory
+        not preserved, the balloon's memory types."""
+        if c.pod.annotations:
+            return super()._pin_options(c, bln)
+        return bool(bln.defn.hide_hyperthreads), False, 0
+
+    def container_placement(self, c: CachedContainer) -> tuple[str, CPUSet] | None:
+        """As the plain policy, from :meth:`_placements`."""
+        return self._placements().get(c.id)
+
+    def _placements(self) -> dict[str, tuple[str, CPUSet]]:
+        """Every container's :meth:`container_placement`, found once per state of the balloons
+        (:meth:`allocate_resources` and :meth:`release_resources` start a new one)."""
+        got = self.placements
+        if got is None:
+            got = self.placements = {}
+            for b in self.balloons:
+                pool = b.pretty_name()
+                alone = len(b.pod_ids) == 1 and not b.cpus.is_empty() and not pool.startswith("reserved[")
+                placement = (pool, b.cpus if alone else CPUSet())
+                for ids in b.pod_ids.values():
+                    for cid in ids:
+                        got.setdefault(cid, placement)
+        return got
+
+    def allocate_resources(self, c: CachedContainer) -> None:
+        self.placements = None
+        super().allocate_resources(c)
+
+    def release_resources(self, c: CachedContainer) -> None:
+        self.placements = None
+        try:
+            super().release_resources(c)
+        finally:
+            self.placements = None
 
     def _closest_mems(self, cpus: CPUSet) -> int:
         mems = self.machine_texts.mems

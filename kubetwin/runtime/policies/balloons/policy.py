@@ -434,6 +434,18 @@ class BalloonsPolicy:
     def _single_threads(self, cpus: CPUSet) -> CPUSet:
         return self.sys.single_thread_for_cpus(cpus)
 
+    def _pin_options(self, c: CachedContainer, bln: Balloon) -> tuple[bool, bool, int]:
+        """What the container's annotations say about pinning it: one hyperthread per core
+        (``runWithoutHyperthreads``), memory preserved, its memory types (0: the balloon's)."""
+        value, ok = c.effective_annotation(MEMORY_TYPE_KEY)
+        types = 0
+        if ok:
+            try:
+                types = parse_type_mask(value)
+            except Exception:  # noqa: BLE001 - upstream logs the bad annotation and uses the balloon's types
+                types = 0
+        return _without_hyperthreads(c, bln), c.preserve_memory_resources(), types
+
     def _update_pinning(self, blns: list[Balloon]) -> None:
         for bln in blns:
             pinnable = bln.cpus | bln.shared_idle_cpus
@@ -442,10 +454,12 @@ class BalloonsPolicy:
                 c = self.cache.lookup_container(cid)
                 if c is None:
                     continue
-                cpus = self._single_threads(pinnable) if _without_hyperthreads(c, bln) else pinnable
-                self._pin_cpu_mem(c, cpus, bln.mems, bln.defn.pin_memory)
+                single, preserve, types = self._pin_options(c, bln)
+                cpus = self._single_threads(pinnable) if single else pinnable
+                self._pin_cpu_mem(c, cpus, bln.mems, bln.defn.pin_memory, preserve, types)
 
-    def _pin_cpu_mem(self, c: CachedContainer, cpus: CPUSet, mems: int, def_pin_memory: bool | None) -> None:
+    def _pin_cpu_mem(self, c: CachedContainer, cpus: CPUSet, mems: int, def_pin_memory: bool | None,
+                     preserve: bool, types: int) -> None:
         if self.pin_cpu:
             c.set_cpuset_cpus(self._cpus_text(cpus))
             req = c.resource_requirements().cpu_request
@@ -454,15 +468,8 @@ class BalloonsPolicy:
         pin = self.pin_memory if def_pin_memory is None else def_pin_memory
         if not pin:
             return
-        if c.preserve_memory_resources():
+        if preserve:
             raise _error(f"{c.pretty_name()}: memory.preserve is not modelled by kubetwin's balloons policy")
-        value, ok = c.effective_annotation(MEMORY_TYPE_KEY)
-        types = 0
-        if ok:
-            try:
-                types = parse_type_mask(value)
-            except Exception:  # noqa: BLE001 - upstream logs the bad annotation and uses the balloon's types
-                types = 0
         c.set_cpuset_mems(self._mems_text(self._alloc_mem(c, mems, types)))
 
     def _alloc_mem(self, c: CachedContainer, nodes: int, types: int) -> int:

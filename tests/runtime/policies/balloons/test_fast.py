@@ -31,7 +31,7 @@ from kubetwin.runtime.cpuallocator import (
 )
 from kubetwin.runtime.node import RuntimeNode
 from kubetwin.runtime.nri import api
-from kubetwin.runtime.policies.balloons import fast
+from kubetwin.runtime.policies.balloons import cputree_memo, fast
 from kubetwin.runtime.policies.balloons.cputree import CpuTreeAllocator, TreeError, cpu_tree_from_system, cpus_in_level
 from kubetwin.runtime.resmgr.policy import PolicyError, new_policy
 from kubetwin.runtime.sysfs import System
@@ -60,8 +60,15 @@ def _resize(alloc: CpuTreeAllocator, current: CPUSet, free: CPUSet, delta: int) 
         return ("TreeError", str(exc))
 
 
+@pytest.fixture
+def no_resize_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table of resizes (:mod:`...cputree_memo`) off: it is shared by the plain and the fast
+    allocator of a tree, so the second would otherwise get the first one's answer."""
+    monkeypatch.setattr(cputree_memo, "ENABLED", False)
+
+
 @pytest.mark.parametrize("machine", MACHINE_FILES)
-def test_the_flat_tree_picks_the_plain_allocators_branch(machine: str) -> None:
+def test_the_flat_tree_picks_the_plain_allocators_branch(machine: str, no_resize_table: None) -> None:
     system = System(_machine(machine))
     tree = cpu_tree_from_system(system)
     cpus = list(system.cpu_set)
@@ -79,6 +86,24 @@ def test_the_flat_tree_picks_the_plain_allocators_branch(machine: str) -> None:
         plain = _resize(CpuTreeAllocator(tree, balancing, **hints), current, free, delta)
         quick = _resize(fast.FastCpuTreeAllocator(tree, balancing, **hints), current, free, delta)
         assert quick == plain, (str(current), str(free), delta, balancing)
+
+
+@pytest.mark.parametrize("balancing", (True, False))
+def test_the_flat_tree_picks_the_plain_allocators_branch_among_many_ties(balancing: bool,
+                                                                         no_resize_table: None) -> None:
+    # the simulation benchmark's machine (128 CPUs): mostly free, a balloon of a few CPUs, so
+    # many branches tie level after level and the name decides
+    system = System(load_machine("2s2n16c2t"))
+    tree = cpu_tree_from_system(system)
+    cpus = list(system.cpu_set)
+    rng = random.Random(f"ties/{balancing}")
+    for _ in range(300):
+        current = _random_cpus(rng, cpus, rng.choice((0.0, 0.02, 0.05, 0.2)))
+        free = _random_cpus(rng, cpus, rng.choice((0.5, 0.8, 0.95, 1.0))) - current
+        delta = rng.choice((1, 1, 2, 4, -1, -1, -2))
+        plain = _resize(CpuTreeAllocator(tree, balancing), current, free, delta)
+        quick = _resize(fast.FastCpuTreeAllocator(tree, balancing), current, free, delta)
+        assert quick == plain, (str(current), str(free), delta)
 
 
 @pytest.mark.parametrize("machine", MACHINE_FILES)
@@ -253,17 +278,18 @@ def _steps(rng: random.Random, count: int, type_names: list[str]) -> Iterator[tu
 
 
 def _snapshot(rn: RuntimeNode, outcome: Any) -> str:
-    """Everything the run shows after a step: the outcome, each container's resources and grant,
-    the pools and the exported topology."""
+    """Everything the run shows after a step: the outcome, each container's resources, grant and
+    placement (the simulation's figures), the pools and the exported topology."""
     policy = rn.resmgr.policy if rn.resmgr is not None else None
     containers = []
     for p, r in rn.running():
-        grant = None
+        grant = placement = None
         if policy is not None:
             c = rn.resmgr.cache.lookup_container(r.ctr.id) if rn.resmgr is not None else None
             grant = policy.describe_container(c) if c is not None else None
+            placement = policy.container_placement(c) if c is not None else None
         containers.append({"pod": p.key, "name": r.name, "linux": api.to_json(r.ctr.linux), "grant": grant,
-                           "adjustment": r.adjustment})
+                           "placement": placement, "adjustment": r.adjustment})
     return json.dumps({"outcome": outcome, "containers": containers,
                        "pools": policy.describe() if policy is not None else None,
                        "reserved": str(policy.reserved_cpus()) if policy is not None else None,
@@ -279,13 +305,17 @@ def _run(machine: Any, doc: dict[str, Any], steps: list[tuple[str, Any]], isolat
     except (PolicyError, InputError) as exc:
         return [f"start: {type(exc).__name__}: {exc}"]
     out = []
+    seen = len(rn.adaptation.trace)
     for kind, arg in steps:
         if kind == "create":
             r = rn.create_pod(arg)
             outcome: Any = r.to_json() if r is not None else None
         else:
             outcome = rn.delete_pod(arg)
-        out.append(_snapshot(rn, outcome))
+        # every NRI event of the step and each plugin's reply: adjustments, updates in order
+        events = json.dumps([e.to_json() for e in rn.adaptation.trace[seen:]], sort_keys=True, default=str)
+        seen = len(rn.adaptation.trace)
+        out.append(events + _snapshot(rn, outcome))
     return out
 
 
