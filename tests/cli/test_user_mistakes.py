@@ -1,4 +1,4 @@
-"""Mistakes a new user makes, across commands: each is refused with exit status 1 and one message
+"""Mistakes a new user makes, across commands (22, nine commands): each is refused with exit status 1 and one message
 ``error: FILE: PATH: MESSAGE (fix: ...)`` naming the input (a file, or the option), the field and
 what to write instead — never a traceback, never a bare message without its fix."""
 
@@ -98,6 +98,10 @@ MISTAKES_ARGV = {
         "runtime", "--machine", "2s1n8c2t", TWO_PODS, "--policy", _w(t / "policy.yaml", (
             "apiVersion: config.nri/v1alpha1\nkind: TopologyAwarePolicy\nmetadata: {name: default}\n"
             "spec:\n  reservedResources: {cpu: '1'}\n  preferIsolatedCpus: true\n"))],
+    "misspelt policy name": lambda t: ["runtime", "--machine", "2s1n8c2t", TWO_PODS, "--policy", "balloon"],
+    "misspelt scoring strategy": lambda t: [
+        "simulate", "-f", str(EXAMPLES / "autoscale/daily.yaml"), "--no-progress",
+        "--variant", "packed:scheduler.scoringStrategy=MostAlocated"],
     "misspelt scheduler plugin": lambda t: [
         "simulate", "-f", str(EXAMPLES / "autoscale/daily.yaml"), "--no-progress", "--scheduler-config",
         _w(t / "sched.yaml", ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
@@ -148,6 +152,9 @@ MISTAKES = [
             'did you mean "driver"?'),
     Mistake("bad policy CR field", "policy.yaml", '"spec.preferIsolatedCpus"',
             'did you mean "spec.preferIsolatedCPUs"?'),
+    Mistake("misspelt policy name", "balloon", "not a policy name", 'did you mean "balloons"?'),
+    Mistake("misspelt scoring strategy", "--variant[0].scheduler.scoringStrategy", '"MostAlocated"',
+            'did you mean "MostAllocated"?'),
     Mistake("misspelt scheduler plugin", "sched.yaml", "profiles[0].plugins.score.disabled[0].name",
             'did you mean "NodeResourcesBalancedAllocation"?'),
     Mistake("misspelt feature gate", "--feature-gates.PodLevelResource", "PodLevelResource",
