@@ -394,12 +394,14 @@ def _check_compiles(expression: str, path: str) -> None:
     as the API server's environment for stored expressions: whether the allocator's features
     allow what it uses is the allocator's verdict."""
     from .cel import CELError, CELOptions, compile_selector
+    from .celfields import device_fields, fix_for
 
     try:
         compile_selector(expression, CELOptions(consumable_capacity=True, list_type_attributes=True))
     except CELError as exc:
         shown = expression if len(expression) <= 200 else expression[:200] + "..."
-        raise InputError(f"Invalid value: {_go_quote(shown)}: {exc}", path=path) from None
+        raise InputError(f"Invalid value: {_go_quote(shown)}: {exc}", path=path,
+                         fix=fix_for(str(exc), device_fields(True))) from None
 
 
 def _go_quote(text: str) -> str:

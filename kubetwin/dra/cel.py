@@ -509,13 +509,20 @@ def compile_selector(expression: str, options: CELOptions = CELOptions()) -> Com
             raise CELError("compilation failed: " + _clean(str(exc))) from None
     from cel_expr_python import cel
 
+    from .celfields import device_fields, undefined_device_field
+
+    try:
+        serialized = env.compile(expression).serialize()
+    except RuntimeError:  # only the folded form compiles: cost that one
+        serialized = program.serialize()
+    else:  # ``device`` is an object type upstream: another field is a compile error
+        undefined = undefined_device_field(serialized, expression, device_fields(options.consumable_capacity))
+        if undefined is not None:
+            raise CELError("compilation failed: " + undefined)
     out = program.return_type()
     if out != cel.Type.BOOL and out != cel.Type.DYN:
         raise CELError(f"must evaluate to bool or the unknown type, not {out.name().lower()}")
-    try:
-        ast = checked_ast(env.compile(expression).serialize())
-    except RuntimeError:  # only the folded form compiles: cost that one
-        ast = checked_ast(program.serialize())
+    ast = checked_ast(serialized)
     cost = evaluation_cost(ast, worst_case_device())
     fast_program: Any = None
     pre: tuple[PreCompare, ...] = ()

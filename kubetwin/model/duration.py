@@ -39,6 +39,12 @@ _MIN: Final = -(2**63)
 class DurationError(InputError):
     """Not a Go duration; the message quotes Go's ``time`` package."""
 
+    #: what every such error suggests unless its raiser gives a better fix
+    FIX = 'a Go duration: a number and a unit (ns, us, ms, s, m, h), e.g. "90s", "1h30m", "24h"'
+
+    def __init__(self, message: str, *, path: str = "", file: str | None = None, fix: str | None = None):
+        super().__init__(message, path=path, file=file, fix=fix or self.FIX)
+
 
 class Duration(int):
     """A Go duration: an int of nanoseconds that prints as Go prints it (``str(Duration(90*SECOND)) == "1m30s"``)."""

@@ -104,7 +104,9 @@ def refuse_kind(kind: Any, accepted: Collection[str], *, file: str | None = None
         return InputError(f"kind {shown} is not supported {what}", path=path, file=file,
                           fix=f'did you mean "{near}"?')
     if len(accepted) <= 3:
-        return InputError(f"expected {' or '.join(accepted)}, found kind {shown}", path=path, file=file)
+        return InputError(f"expected {' or '.join(accepted)}, found kind {shown}", path=path, file=file,
+                          fix=f"this input takes {' or '.join(accepted)} objects: check which file goes to "
+                              "which option (the command's --help)")
     return InputError(f"kind {shown} is not supported {what}", path=path, file=file,
                       fix="supported kinds: " + ", ".join(accepted))
 

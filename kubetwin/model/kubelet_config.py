@@ -381,7 +381,7 @@ def parse_threshold_config(enforce_node_allocatable: tuple[str, ...] | list[str]
         try:
             period = parse_go_duration(value)
         except DurationError as exc:
-            raise InputError(exc.message, path=path) from None
+            raise InputError(exc.message, path=path, fix=exc.fix) from None
         if period < 0:
             raise InputError(f"invalid eviction grace period specified: {value}, must be a positive value", path=path)
         grace[signal] = Duration(period)

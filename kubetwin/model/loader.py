@@ -83,6 +83,10 @@ MAX_EXPANDED_NODES = limits.MAX_ALIAS_EXPANSION.default
 MAX_DEPTH = limits.MAX_NESTING.default
 
 
+#: the end of :attr:`Document.where`'s text: ``FILE: document 2 (Pod web)``
+_PLACED = re.compile(r": document \d+(?: \(.*\))?$")
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
     """One object from an input file, with where it came from (for error messages)."""
@@ -93,6 +97,8 @@ class Document:
 
     @property
     def where(self) -> str:
+        if _PLACED.search(self.file):  # already a document's place (a scenario's ``origins``): not twice
+            return self.file
         kind = self.obj.get("kind", "object") if isinstance(self.obj, dict) else "object"
         meta = self.obj.get("metadata") if isinstance(self.obj, dict) else None
         name = meta.get("name") if isinstance(meta, dict) else None

@@ -313,6 +313,12 @@ def problems_error(problems: list[FieldProblem], *, file: str | None = None, pre
                 fixes.append(f'did you mean "{_sibling(path, p.suggestion)}"?')
         else:
             parts.append(f'invalid type for field "{path}": {p.detail}')
+            expected = p.detail.removeprefix("expected ").split(", got ")[0]
+            if p.detail.startswith("expected "):
+                quote = " (quote it)" if expected == "a string" else ""
+                fixes.append(f'write "{path}" as {expected}{quote}')
+            elif p.detail.startswith(("field names are strings", "keys are strings")):
+                fixes.append(f'quote the keys under "{path}"')
     message = f"{what}: " + ", ".join(parts)
     if len(problems) > MAX_LISTED:
         message += f" (and more; the first {MAX_LISTED} are listed)"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
@@ -485,6 +486,14 @@ def load_policy(source: str, helm_values: str | None = None) -> PolicyResource:
     if helm_values:
         raise InputError("--helm-values goes with a chart name: --policy topology-aware|balloons",
                          path="--helm-values")
+    if not Path(source).exists() and source != "-" and "/" not in source and not source.endswith((".yaml", ".yml",
+                                                                                                   ".json")):
+        from ..model.strict import suggest
+
+        names = (*CHART_CONFIG_DEFAULTS, "none")
+        near = suggest(source, names)
+        raise InputError(f"no such file, and not a policy name ({', '.join(names)})", file=source,
+                         fix=f'did you mean "{near}"?' if near else "give a policy resource file or a policy name")
     docs = load_documents(source)
     if len(docs) != 1:
         raise InputError(f"expected one policy resource, found {len(docs)}", file=source)

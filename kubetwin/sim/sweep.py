@@ -265,11 +265,15 @@ def _scheduler_value(key: str, text: str, path: str) -> Any:
         from ..scheduler.plugins.noderesources.args import SCORING_STRATEGIES
 
         if text not in SCORING_STRATEGIES:
+            from ..model.strict import suggest
+
+            near = suggest(text, SCORING_STRATEGIES)
             raise InputError(f'Unsupported value: "{text}": supported values: {", ".join(SCORING_STRATEGIES)}',
-                             path=path)
+                             path=path, fix=f'did you mean "{near}"?' if near else "use one of the supported values")
         return text
     if not text.isascii() or not text.isdigit() or not 0 <= int(text) <= 100:
-        raise InputError(f"Invalid value: {text!r}: not in valid range [0-100]", path=path)
+        raise InputError(f"Invalid value: {text!r}: not in valid range [0-100]", path=path,
+                         fix="a whole percentage from 0 (kube-scheduler's adaptive default) to 100")
     return int(text)
 
 
@@ -331,12 +335,16 @@ def apply_variant(sc: Any, v: Variant) -> None:
         except InputError as exc:
             raise exc.within(where).in_file(sc.source or None) from None
     if v.kubelet or v.gates:
-        with_kubelet = [n for n in sc.nodes if n.kubelet is not None]
+        # the template nodes of autoscaled groups too: the nodes the Cluster Autoscaler adds are theirs
+        groups = sc.autoscaling.groups.values() if sc.autoscaling is not None else ()
+        present = {id(n) for n in sc.nodes}
+        nodes = list(sc.nodes) + [g.template for g in groups if id(g.template) not in present]
+        with_kubelet = [n for n in nodes if n.kubelet is not None]
         if v.kubelet and not with_kubelet:
             keys = ", ".join("kubelet." + ".".join(p) for p, _ in v.kubelet)
             raise InputError(f"{keys}: no node of the scenario has a kubelet to change", path=where,
                              file=sc.source or None, fix="give a node group a machine or a kubeletConfig")
-        without = sorted({n.group or n.node.metadata.name for n in sc.nodes if n.kubelet is None})
+        without = sorted({n.group or n.node.metadata.name for n in nodes if n.kubelet is None})
         if v.kubelet and without:
             warn(InputError(f"nodes of {', '.join(without)} have no kubelet configuration (no machine, no "
                             "kubeletConfig): the variant's kubelet settings do not change them", path=where,

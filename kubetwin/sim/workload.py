@@ -29,7 +29,7 @@ def seconds(value: Any, path: str, *, allow_zero: bool = True) -> float:
         try:
             out = parse_go_duration(value) / 1e9
         except InputError as exc:
-            raise InputError(exc.message, path=path) from None
+            raise InputError(exc.message, path=path, fix=exc.fix) from None
     else:
         raise InputError(f"Invalid value: {value!r}: expected a duration like 30s or a number of seconds", path=path)
     if not math.isfinite(out) or out < 0 or (out == 0 and not allow_zero):

@@ -72,3 +72,10 @@ def test_bad_field_value_names_the_field():
     with pytest.raises(InputError) as info:
         parse_duration("30 s", "cpuManagerReconcilePeriod")
     assert str(info.value).startswith('cpuManagerReconcilePeriod: time: unknown unit " s"')
+
+
+def test_a_duration_error_suggests_go_durations():
+    with pytest.raises(DurationError) as info:
+        parse_go_duration("1day")
+    assert info.value.message == 'time: unknown unit "day" in duration "1day"'
+    assert '"1h30m"' in (info.value.fix or "")

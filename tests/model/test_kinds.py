@@ -36,7 +36,8 @@ def test_a_kind_a_reader_does_not_take_is_refused_with_the_nearest_it_takes():
 
 def test_another_kind_than_the_one_expected_names_both():
     assert refused({"apiVersion": "v1", "kind": "Node"}, kinds=("Pod",)) == \
-        'f.yaml: kind: expected Pod, found kind "Node"'
+        'f.yaml: kind: expected Pod, found kind "Node" (fix: this input takes Pod objects: check which file goes to ' \
+        "which option (the command's --help))"
 
 
 def test_an_api_version_that_does_not_serve_the_kind_names_the_one_that_does():

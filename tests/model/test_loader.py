@@ -195,3 +195,12 @@ def test_aliases_multiplying_a_small_document_tenfold_past_100000_nodes_are_refu
     p = write(tmp_path, "laughs.yaml", "\n".join(lines) + "\n")
     with pytest.raises(InputError, match="times as many"):
         load_documents(p)
+
+
+def test_a_document_placed_by_its_where_text_is_not_placed_twice():
+    from kubetwin.model.loader import Document
+
+    pod = {"kind": "Pod", "metadata": {"name": "web"}}
+    placed = Document(pod, "pods.yaml", 1).where
+    assert placed == "pods.yaml: document 2 (Pod web)"
+    assert Document(pod, placed, 0).where == placed   # a scenario's origins carried into another reader

@@ -88,3 +88,9 @@ def test_unknown_key_error_offers_the_nearest_name():
 def test_a_huge_number_of_problems_is_cut_short():
     problems = find_problems({f"f{i}": 1 for i in range(1000)}, SPEC)
     assert len(problems) == 11
+
+
+def test_a_mistyped_field_says_what_to_write_instead():
+    with pytest.raises(InputError) as info:
+        check({"replicas": "three", "name": 7}, obj(replicas=INTEGER, name=STRING), file="f.yaml")
+    assert info.value.fix == 'write "replicas" as an integer; write "name" as a string (quote it)'

@@ -159,3 +159,21 @@ def test_an_invalid_kubelet_value_is_refused_naming_the_variant(tmp_path, kit):
     with pytest.raises(InputError) as info:
         load_run(RunSpec(("file", str(tmp_path / "scenario.yaml")), parse_variant("v:kubelet.topologyManagerPolicy=strict")))
     assert "--variant v" in str(info.value) and "topologyManagerPolicy" in str(info.value)
+
+
+def test_a_misspelt_scoring_strategy_is_refused_with_the_nearest_one():
+    with pytest.raises(InputError) as info:
+        parse_variant("x:scheduler.scoringStrategy=MostAlocated")
+    assert info.value.fix == 'did you mean "MostAllocated"?'
+
+
+def test_a_kubelet_variant_changes_the_nodes_the_cluster_autoscaler_adds(tmp_path, kit):
+    # the group starts empty: its template node is the only place the setting can go
+    group = {**_machine_group(topologyManagerPolicy="single-numa-node"), "count": 0, "minSize": 0, "maxSize": 3}
+    spec = {"nodeGroups": [kit.group(cpu="1"), group],   # 15 CPUs a node: 7 + 8 on the NUMA nodes
+            "workloads": [kit.workload(count=5, cpu="3", limits=True)],
+            "horizon": "30m", "autoscaling": {"clusterAutoscaler": {}}}
+    with collecting():   # the capacity-only group has no kubelet to change: reported
+        base, variant = _runs(tmp_path, kit, spec, "v:kubelet.topologyManagerPolicy=none")
+    assert base.summary()["rejectedByKubelet"] == {"TopologyAffinityError": 1}
+    assert variant.summary()["rejectedByKubelet"] == {}

@@ -76,7 +76,7 @@ def parse_step(raw: Any, path: str, file: str | None, warn: Callable[[InputError
     try:
         ns = 0 if after in (0, "0") else parse_go_duration(str(after))
     except DurationError as exc:
-        raise InputError(exc.message, path=f"{path}.after", file=file) from None
+        raise InputError(exc.message, path=f"{path}.after", file=file, fix=exc.fix) from None
     if ns < 0:
         raise InputError(f"must not be negative: {after}", path=f"{path}.after", file=file)
     summary = _summary(raw, "summary", path, file)
