@@ -39,6 +39,7 @@ from ..scheduler.backend.queue import (
     UNSCHEDULABLE_FLUSH_INTERVAL,
 )
 from ..scheduler.framework.events import ClusterEvent
+from . import admission_memo
 from .leftover import LeftoverFlushes
 from .nrt_exporter import NRT_EVENT
 from .results import PodRecord, Sample, SimResult
@@ -711,6 +712,8 @@ class _AdmissionControl:
 
         self.gates = gates
         self.classes = list(sc.priority_classes.values())
+        #: namespaces whose admission reads the spec alone: one chain per spec object (:mod:`.admission_memo`)
+        self.by_spec = admission_memo.SpecAdmissions()
         self.limit_ranges: dict[str, list[Any]] = {}
         for obj in objects.get("LimitRange", []):
             lr = limit_range_from_dict(obj, checked=True)  # checked when the scenario was read
@@ -723,6 +726,8 @@ class _AdmissionControl:
     def admit(self, pod: Pod, sim: Simulator, webhook: Callable[[Pod], Pod] | None = None) -> Pod:
         ns = pod.metadata.namespace
         quotas = self.quotas.get(ns, ())
+        if admission_memo.ENABLED and webhook is None and not quotas and ns not in self.limit_ranges:
+            return self.by_spec.admit(pod, lambda p: admit_pod(p, priority_classes=self.classes, gates=self.gates).pod)
         running: list[Pod] = []
         if quotas:   # what the quota controller counts: the namespace's pods that are not terminal
             running = [sp.pod for sp in sim.by_uid.values() if sp.pod.metadata.namespace == ns]
