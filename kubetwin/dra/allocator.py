@@ -107,7 +107,7 @@ class AllocationResult:
     node_selector: Mapping[str, Any] | None = None
 
     def devices(self) -> tuple[AllocatedDevice, ...]:
-        return tuple(r.allocated_device() for r in self.results)
+        return tuple([r.allocated_device() for r in self.results])
 
     def to_api(self) -> dict[str, Any]:
         out: dict[str, Any] = {"devices": {"results": [r.to_api() for r in self.results]}}
@@ -754,11 +754,15 @@ class _Run:
             for request in claim.requests:
                 if request.name in cc.requests or (request.first_available and chosen[request.name] in cc.requests):
                     config.append({"source": "FromClaim", "requests": list(cc.requests), **cc.config})
+        results, cands = [], []
+        for e in entries:
+            results.append(e[0])
+            cands.append(e[1])
         try:
-            selector = self._node_selector([e[1] for e in entries])
+            selector = self._node_selector(cands)
         except AllocationError as exc:
             raise AllocationError(f"create NodeSelector for claim {claim.name}: {exc}") from None
-        return AllocationResult(tuple(e[0] for e in entries), tuple(config), selector)
+        return AllocationResult(tuple(results), tuple(config), selector)
 
     def _node_selector(self, cands: list[_Candidate]) -> dict[str, Any] | None:
         fields: list[dict[str, Any]] = []

@@ -177,7 +177,11 @@ def is_controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
 
 
 def is_reserved_for(claim: ResourceClaim, pod: Pod) -> bool:
-    return any(isinstance(r, Mapping) and r.get("uid") == pod.uid for r in claim.reserved_for)
+    uid = pod.uid
+    for r in claim.reserved_for:
+        if isinstance(r, Mapping) and r.get("uid") == uid:
+            return True
+    return False
 
 
 class ClaimIndex(MutableMapping[str, ResourceClaim]):
@@ -204,7 +208,7 @@ class ClaimIndex(MutableMapping[str, ResourceClaim]):
         if old is not None and _controller_uid(old) != _controller_uid(claim):
             del self[key]
         self._all[key] = claim
-        self._by_ns.setdefault(_namespace(claim.namespace), {})[claim.name] = claim
+        self._by_ns.setdefault(claim.namespace or "default", {})[claim.name] = claim
         uid = _controller_uid(claim)
         if uid is not None:
             self._by_owner.setdefault(uid, {})[key] = claim
@@ -277,11 +281,12 @@ def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterabl
     :class:`PodClaimError` with the scheduler's or controller's wording when a claim is
     missing, a template claim is not the pod's, or a template does not exist.
     """
-    ns = _namespace(pod.namespace)
+    ns = pod.namespace or "default"
     existing: Mapping[str, ResourceClaim]
     if isinstance(claims, ClaimIndex):
         existing = claims.in_namespace(ns)
-        owned: Iterable[ResourceClaim] = [c for c in claims.controlled_by(pod.uid) if _namespace(c.namespace) == ns]
+        mine = claims.controlled_by(pod.uid)
+        owned: Iterable[ResourceClaim] = [c for c in mine if _namespace(c.namespace) == ns] if mine else ()
     else:
         existing = {}
         for c in claims:
@@ -289,10 +294,11 @@ def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterabl
                 existing.setdefault(c.name, c)
         owned = existing.values()
     tmpl_by_name = {t.name: t for t in templates if _namespace(t.namespace) == ns}
-    statuses = {s.name: s.resource_claim_name for s in pod.status.resource_claim_statuses}
+    recorded = pod.status.resource_claim_statuses
+    statuses = {s.name: s.resource_claim_name for s in recorded} if recorded else {}
     out_statuses: list[dict[str, Any]] = [
         {"name": s.name, **({"resourceClaimName": s.resource_claim_name} if s.resource_claim_name else {})}
-        for s in pod.status.resource_claim_statuses]
+        for s in recorded] if recorded else []
     taken = _Taken(existing)
     result: list[PodClaim] = []
     seen: set[str] = set()
@@ -336,7 +342,8 @@ def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterabl
             claim = instantiate_template(template, pod, entry.name, taken, seed=seed)
             generated = True
         taken.add(claim.name)
-        out_statuses = [s for s in out_statuses if s["name"] != entry.name]
+        if out_statuses:
+            out_statuses = [s for s in out_statuses if s["name"] != entry.name]
         out_statuses.append({"name": entry.name, "resourceClaimName": claim.name})
         result.append(PodClaim(entry.name, claim, generated, by_template))
     return PodClaims(pod, tuple(result), tuple(out_statuses))
@@ -393,7 +400,7 @@ def instantiate_template(template: ResourceClaimTemplate, pod: Pod, pod_claim_na
     tmeta = template.metadata or {}
     annotations = dict(tmeta.get("annotations") or {})
     annotations[POD_CLAIM_NAME_ANNOTATION] = pod_claim_name
-    meta: dict[str, Any] = {"name": name, "generateName": base, "namespace": _namespace(pod.namespace), "uid": uid,
+    meta: dict[str, Any] = {"name": name, "generateName": base, "namespace": pod.namespace or "default", "uid": uid,
                             "annotations": annotations}
     if tmeta.get("labels"):
         meta["labels"] = dict(tmeta["labels"])
@@ -472,8 +479,9 @@ def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAlloca
     """Reserve + PreBind after a successful Filter: each claim gets its new allocation, the
     delete-protection finalizer and the pod in ``status.reservedFor``."""
     pod = pod_claims.pod
-    todo = pod_claims.to_allocate
-    new = dict(zip((id(c) for c in todo), outcome.results))
+    new: dict[int, AllocationResult] = {}
+    for c, r in zip(pod_claims.to_allocate, outcome.results):
+        new[id(c)] = r
     out: list[dict[str, Any]] = []
     parsed: list[ResourceClaim] = []
     results: dict[str, AllocationResult] = {}
@@ -518,8 +526,10 @@ def _read_back(claim: ResourceClaim, raw: dict[str, Any], result: AllocationResu
     only its status changed (the new allocation, if any, and ``reservedFor``), and every value
     it holds is one the decoder would give back. Consumed capacity is decoded from its text
     (the decoder's quantities), so such a result is decoded in full."""
-    if result is not None and any(r.consumed_capacity for r in result.results):
-        return parse_resource_claim(raw)
+    if result is not None:
+        for r in result.results:
+            if r.consumed_capacity:
+                return parse_resource_claim(raw)
     status = raw["status"]
     if result is None:
         allocated, selector = claim.allocated, claim.node_selector

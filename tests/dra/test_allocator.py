@@ -149,3 +149,19 @@ def test_consumable_capacity_rounds_up_to_valid_values():
     out = allocator(slice_(devices=devices)).allocate(NODE, [parse_resource_claim(c)])
     r = out.results[0].results[0]
     assert str(r.consumed_capacity["bw"]) == "5" and r.share_id
+
+
+def test_the_same_node_object_finds_its_pools_without_reading_its_labels_again():
+    a = allocator(slice_())
+    node = Node("node-1", {"zone": "a"})
+    first = a.pools_for(node)
+    assert a.pools_for(node) is first
+    assert a.pools_for(Node("node-1", {"zone": "a"})) is first   # equal labels: the same pools
+
+
+def test_another_node_object_with_other_labels_gets_its_own_pools():
+    selected = slice_(nodeName=None, nodeSelector={"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "zone", "operator": "In", "values": ["a"]}]}]})
+    a = allocator(selected)
+    assert a.pools_for(Node("node-1", {"zone": "a"}))
+    assert not a.pools_for(Node("node-1", {"zone": "b"}))

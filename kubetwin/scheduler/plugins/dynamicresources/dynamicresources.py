@@ -261,14 +261,19 @@ class DynamicResources(Plugin):
         if s is None or s.extended is not None:
             return None
         pod_claims = s.pod_claims
-        if not pod_claims.claims or any(pc.claim.allocated is not None for pc in pod_claims.claims):
+        if not pod_claims.claims:
             return None
+        claims = []
+        for pc in pod_claims.claims:
+            if pc.claim.allocated is not None:
+                return None
+            claims.append(pc.claim)
         lib = _dra()
         v = lib.verdicts
         cache = self._verdicts
         if cache is None or len(cache.names) != len(nodes):
             cache = self._verdicts = v.VerdictCache([ni.name for ni in nodes])
-        entry = cache.verdicts(v.claims_signature(pod.namespace or "default", [pc.claim for pc in pod_claims.claims]))
+        entry = cache.verdicts(v.claims_signature(pod.namespace or "default", claims))
         stale = (entry.seen != cache.version).nonzero()[0]
         if len(stale):
             entry.before_write()
@@ -327,8 +332,7 @@ class DynamicResources(Plugin):
         if uid != pod.uid or not self.handle.gates.enabled("DRAPrioritizedList"):
             return False
         pod_claims = getattr(per_node, "pod_claims", None)  # the same claims on every node (vector Filter)
-        if pod_claims is not None and not any(req.first_available for pc in pod_claims.claims
-                                              for req in pc.claim.requests):
+        if pod_claims is not None and not _names_first_available(pod_claims):
             return False
         return bool(per_node)
 
@@ -501,6 +505,15 @@ def prioritized_list_score(pod_claims: Any, outcome: Any) -> int:
                 if f"{req.name}/{sub.name}" in used:
                     score += FIRST_AVAILABLE_MAX_SIZE - i
     return score
+
+
+def _names_first_available(pod_claims: Any) -> bool:
+    """Some request of the pod's claims lists ``firstAvailable`` subrequests."""
+    for pc in pod_claims.claims:
+        for req in pc.claim.requests:
+            if req.first_available:
+                return True
+    return False
 
 
 def _reserved_for(claim: Any, pod: Pod) -> bool:

@@ -199,16 +199,17 @@ def _names_any_of(pod: Pod, names: Mapping[str, Any]) -> bool:
     needs no extended-resource claim, without summing its requests."""
     if not names:
         return False
+    disjoint = names.keys().isdisjoint
     for c in pod.spec.init_containers:
-        if any(k in names for k in c.resources.requests):
+        if not disjoint(c.resources.requests):
             return True
     for c in pod.spec.containers:
-        if any(k in names for k in c.resources.requests):
+        if not disjoint(c.resources.requests):
             return True
     res = pod.spec.resources
-    if res is not None and any(k in names for k in res.requests):
+    if res is not None and not disjoint(res.requests):
         return True
-    return any(k in names for k in pod.spec.overhead or ())
+    return not disjoint(pod.spec.overhead or ())
 
 
 def node_claim(handle: Any, ext: PodExtendedResources, node: Any) -> tuple[Status, Any, tuple[Mapping[str, str], ...]]:

@@ -105,8 +105,12 @@ def claims_signature(namespace: str, claims: Sequence[Any]) -> str:
     specs = [(c.raw.get("spec") if isinstance(c.raw, dict) else None) for c in claims]
     key = (namespace, *map(id, specs))
     hit = _SIGNATURES.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], specs)):
-        return hit[1]
+    if hit is not None:
+        for a, b in zip(hit[0], specs):
+            if a is not b:
+                break
+        else:
+            return hit[1]
     text = json.dumps([namespace, specs], sort_keys=True, default=str)
     if len(_SIGNATURES) > 4096:
         _SIGNATURES.clear()
@@ -119,7 +123,11 @@ _SIGNATURES: dict[tuple, tuple[list, str]] = {}
 
 def reusable(outcome: Any) -> bool:
     """An outcome another pod with the same specs would get as well (no random share IDs)."""
-    return all(r.share_id is None for res in outcome.results for r in res.results)
+    for res in outcome.results:
+        for r in res.results:
+            if r.share_id is not None:
+                return False
+    return True
 
 
 class CycleResults:

@@ -292,3 +292,28 @@ def test_one_claim_is_allocated_exactly_when_the_allocations_list_it():
     assert plugin.is_allocated("default/shared") and "default/shared" in plugin.allocations()
     s.remove(a)
     assert not plugin.is_allocated("default/shared") and "default/shared" not in plugin.allocations()
+
+
+def test_the_allocators_node_is_kept_while_the_nodes_labels_stay_the_same_object():
+    s = Scheduler(None, [node("n1")], GATES, objects=objects({"n1": 1}))
+    plugin = plugin_of(s)
+    first = plugin._node(plugin.handle.snapshot.get("n1"))
+    assert plugin._node(plugin.handle.snapshot.get("n1")) is first
+    assert first.labels == {"kubernetes.io/hostname": "n1"}
+    s.update_node(convert({"metadata": {"name": "n1", "labels": {"zone": "b"}},
+                           "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}}, Node))
+    again = plugin._node(plugin.handle.snapshot.get("n1"))
+    assert again is not first and again.labels == {"zone": "b"}
+
+
+def test_a_node_whose_labels_changed_is_read_again_by_the_vector_filter():
+    objs = objects({"n1": 1})
+    objs["ResourceSlice"][0]["spec"].pop("nodeName")
+    objs["ResourceSlice"][0]["spec"]["nodeSelector"] = {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "gpu", "operator": "In", "values": ["yes"]}]}]}
+    s = Scheduler(None, [node("n1")], GATES, objects=objs)
+    assert s.schedule(gpu_pod("a")).node is None
+    labelled = convert({"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1", "gpu": "yes"}},
+                        "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}}, Node)
+    s.update_node(labelled)
+    assert s.schedule(gpu_pod("b")).node == "n1"
