@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kubetwin.runtime.policies.topologyaware import fastrank, fastscore, pools
+from kubetwin.runtime.policies.topologyaware import fastscore, pools
 
 from ... import fastpath_runs as runs
 
@@ -31,7 +31,6 @@ def _compare_every_ranking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return fast_scores, fast_pools
 
     monkeypatch.setattr(fastscore, "sort_pools_by_score", both)
-    monkeypatch.setattr(fastrank, "ENABLED", False)   # every placement ranks the pools
     return seen
 
 
