@@ -60,6 +60,39 @@ def _zero_cpu_request(g: Any) -> bool:
     return zero
 
 
+def allocatable_shared_cpu(supply: Any) -> int:
+    """``supply.allocatable_shared_cpu()`` (:class:`.resources.Supply`): each ancestor's subtree
+    sum of granted shares built from its children's, and one pass over the grants (each one's
+    zero-CPU-request test kept on it) instead of one per pool of the subtree."""
+    node = supply.node
+    sub = _granted_shared(node)
+    shared = 1000 * supply.sharable.size() - sub
+    prev, n = node, node.parent
+    while n is not None:
+        fs = n.freeres
+        sub += fs.granted_shared + sum(_granted_shared(c) for c in n.children if c is not prev)
+        p = 1000 * fs.sharable.size() - sub
+        if p < shared:
+            shared = p
+        prev, n = n, n.parent
+    for g in node.policy.allocations.values():
+        if _zero_cpu_request(g):
+            m = g.node
+            while m is not None and m is not node:
+                m = m.parent
+            if m is node:
+                return shared - 1
+    return shared
+
+
+def _granted_shared(n: Any) -> int:
+    """``n.granted_shared_cpu()``: the shares granted in the pool and below it."""
+    total = n.freeres.granted_shared
+    for c in n.children:
+        total += _granted_shared(c)
+    return total
+
+
 def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
     """Per pool id: ``allocatable_reserved_cpu()``, ``allocatable_shared_cpu()`` and the number
     of grants of ``cpu_type`` in the pool, as the plain supply computes them one pool at a time."""
