@@ -5,8 +5,11 @@
 
 ``bench_runtime_sim.py``'s pods (1, 2 or 4 CPUs and 1Gi, every other one Guaranteed) created
 on ``--nodes`` runtime nodes of machine ``2s2n16c2t`` (kubelet none, the default
-``TopologyAwarePolicy``, untraced as in ``simulate``), ``--per-node`` each; then every third
-pod deleted and as many new ones created. The policy's ``allocate_resources`` and
+``TopologyAwarePolicy``, untraced and forked from one started node as in ``simulate``), each
+pod on a node drawn at random, ``--per-node`` on average; then a third of them, drawn at
+random, deleted and as many new ones created. (Nodes given the same pods in the same order pass
+through the same states: in ``simulate`` the table of node histories answers those, and the
+creations left to the policy meet states of their own — nearly every one a new state.) The policy's ``allocate_resources`` and
 ``release_resources`` are timed apart from the rest of the runtime (NRI, the resource manager):
 printed are µs of process CPU time per creation and per deletion inside the policy, and per
 whole ``create_pod``/``delete_pod``. ``--plain`` turns the placement fast paths off (A/B),
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import pstats
+import random
 import statistics
 import sys
 import time
@@ -85,25 +89,26 @@ def _run(nodes: int, per_node: int, timed: _Timed) -> tuple[float, float, int, i
         timed.wrap(rn.resmgr.policy)
     pods = [a.pod for a in _pods(nodes * per_node * 2)]
     first, second = pods[:nodes * per_node], pods[nodes * per_node:]
+    rng = random.Random(7)
     create = delete = 0.0
     created = deleted = 0
     placed: list[tuple[RuntimeNode, str]] = []
     t = time.process_time()
-    for k, pod in enumerate(first):
-        rn = rns[k % nodes]
+    for pod in first:
+        rn = rns[rng.randrange(nodes)]
         if rn.create_pod(pod) is None:
             placed.append((rn, pod.key))
         created += 1
     create += time.process_time() - t
-    gone = placed[::3]
+    gone = rng.sample(placed, len(placed) // 3)
     t = time.process_time()
     for rn, key in gone:
         rn.delete_pod(key)
         deleted += 1
     delete += time.process_time() - t
     t = time.process_time()
-    for k, pod in enumerate(second[:len(gone)]):
-        rns[k % nodes].create_pod(pod)
+    for pod in second[:len(gone)]:
+        rns[rng.randrange(nodes)].create_pod(pod)
         created += 1
     create += time.process_time() - t
     return create, delete, created, deleted
@@ -123,12 +128,6 @@ def main() -> None:
 
         for module in (cpuallocator_memo, fastscore, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
-        try:
-            from kubetwin.runtime.policies.topologyaware import fastrank
-        except ImportError:   # a checkout without it (A/B runs)
-            pass
-        else:
-            fastrank.ENABLED = False
     if a.profile:
         prof = cProfile.Profile()
         prof.enable()

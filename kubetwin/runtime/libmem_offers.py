@@ -27,12 +27,10 @@ class FreeMemory:
     """The free memory of every zone of an allocator (capacity less the limits of the requests
     in the zone and its subzones), for offers made before the allocator changes."""
 
-    __slots__ = ("a", "version", "free", "plain")
+    __slots__ = ("a", "version", "free")
 
     def __init__(self, a: Allocator):
         self.a = a
-        #: offers made by the plain ``get_offer`` (an overcommit, or the allocator changed)
-        self.plain = 0
         self._sum()
 
     def _sum(self) -> None:
@@ -46,7 +44,6 @@ class FreeMemory:
         """``a.get_offer(req)``, the same offer and the same allocator afterwards."""
         a = self.a
         if a.version != self.version or len(a.zones) != len(self.free) or a.journal is not None:
-            self.plain += 1
             return a.get_offer(req)   # the allocator changed under us: the plain way
         asked = (req.types, req.zone)
         a._validate_request(req)
@@ -60,7 +57,6 @@ class FreeMemory:
         caller knows from an earlier request of the same affinity and types."""
         a = self.a
         if a.version != self.version or len(a.zones) != len(self.free) or a.journal is not None:
-            self.plain += 1
             return a.get_offer(req)
         asked = (req.types, req.zone)
         req.types, req.zone = types, zone
@@ -86,7 +82,6 @@ class FreeMemory:
     def _plain(self, req: Request, asked: tuple[int, int]) -> Offer:
         """An offer that would overcommit a zone: the allocator's own (from the request as
         asked), which resolves the overcommit or fails."""
-        self.plain += 1
         req.types, req.zone = asked
         try:
             return self.a.get_offer(req)

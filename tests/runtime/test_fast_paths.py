@@ -20,7 +20,7 @@ from kubetwin.runtime.node import RuntimeNode
 from kubetwin.runtime.nri.api import to_json
 from kubetwin.runtime.nrt import export
 from kubetwin.runtime.policies.balloons import cputree_memo
-from kubetwin.runtime.policies.topologyaware import fastrank, fastscore
+from kubetwin.runtime.policies.topologyaware import fastscore
 from kubetwin.runtime.resmgr.manager import ResourceManager
 
 from . import fastpath_runs as runs
@@ -61,7 +61,7 @@ def _trace(machine: str, rp: Any, steps: list[tuple[str, Any]], traced: bool = T
 
 
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in (cpuallocator_memo, fastrank, fastscore, libmem_offers, cputree_memo):
+    for module in (cpuallocator_memo, fastscore, libmem_offers, cputree_memo):
         monkeypatch.setattr(module, "ENABLED", False)
     monkeypatch.setattr(ResourceManager, "_nri_readonly_events", frozenset())
 
@@ -103,23 +103,13 @@ def _forked_traces(machine_file: str, rp: Any, runs_of: list[list[tuple[str, Any
 
 
 @pytest.mark.parametrize("machine", runs.MACHINES)
-def test_nodes_taking_remembered_pool_rankings_place_as_the_plain_code(
+def test_forked_untraced_nodes_give_the_plain_codes_containers_and_topology(
         machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Untraced nodes (as in ``simulate``) keep no pool scores, so the topology-aware policy
-    takes the rankings it remembered for a state (``fastrank``): nodes through the same and
-    through different sequences place, reply and export as with every fast path off."""
+    """Untraced nodes forked from one started node, as ``simulate`` runs them (no pool scores
+    kept, the tables kept per machine shared): nodes through the same and through different
+    sequences place and export as with every fast path off."""
     rp = runs.topology_aware()
     runs_of = [_steps(seed, runs.TOPOLOGY_AWARE_ANNOTATIONS, 60) for seed in (71, 71, 72, 73)]
-    ranked: list[int] = []
-    rank = fastscore.rank
-
-    def counted(*args: Any) -> Any:
-        ranked.append(1)
-        return rank(*args)
-
-    monkeypatch.setattr(fastscore, "rank", counted)
     fast = _forked_traces(machine, rp, runs_of)
-    creations = sum(op == "create" for steps in runs_of for op, _ in steps)
-    assert 0 < len(ranked) < creations * 3 // 4   # many placements took a remembered ranking
     _plain(monkeypatch)
     assert fast == _forked_traces(machine, rp, runs_of)

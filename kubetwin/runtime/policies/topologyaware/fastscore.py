@@ -42,15 +42,55 @@ ENABLED = True
 
 
 def _zero_cpu_request(g: Any) -> bool:
-    """``hasZeroCPUReqContainer``'s test of one grant (its pool is the grant's node)."""
+    """``hasZeroCPUReqContainer``'s test of one grant (its pool is the grant's node). It reads
+    only what a grant keeps for its life (its CPU type and pool, the container's QoS class and
+    CPU request: an update releases the grant first), so the answer is kept on the grant."""
+    known = g.__dict__.get("_zero_cpu_request")
+    if known is not None:
+        return bool(known)
+    zero = False
+    reserved = False
     if g.cpu_type == CPU_RESERVED:
         noderes = g.node.noderes
-        if noderes is not None and not noderes.reserved.is_empty():
-            return False
-    qos = g.container.qos_class
-    if qos == "BestEffort":
-        return True
-    return qos == "Burstable" and (g.container.resource_requirements().cpu_request or 0) == 0
+        reserved = noderes is not None and not noderes.reserved.is_empty()
+    if not reserved:
+        qos = g.container.qos_class
+        zero = qos == "BestEffort" or (qos == "Burstable" and (g.container.resource_requirements().cpu_request or 0) == 0)
+    g.__dict__["_zero_cpu_request"] = zero
+    return zero
+
+
+def allocatable_shared_cpu(supply: Any) -> int:
+    """``supply.allocatable_shared_cpu()`` (:class:`.resources.Supply`): each ancestor's subtree
+    sum of granted shares built from its children's, and one pass over the grants (each one's
+    zero-CPU-request test kept on it) instead of one per pool of the subtree."""
+    node = supply.node
+    sub = _granted_shared(node)
+    shared = 1000 * supply.sharable.size() - sub
+    prev, n = node, node.parent
+    while n is not None:
+        fs = n.freeres
+        sub += fs.granted_shared + sum(_granted_shared(c) for c in n.children if c is not prev)
+        p = 1000 * fs.sharable.size() - sub
+        if p < shared:
+            shared = p
+        prev, n = n, n.parent
+    for g in node.policy.allocations.values():
+        if _zero_cpu_request(g):
+            m = g.node
+            while m is not None and m is not node:
+                m = m.parent
+            if m is node:
+                return shared - 1
+    return shared
+
+
+def _granted_shared(n: Any) -> int:
+    """``n.granted_shared_cpu()``: the shares granted in the pool and below it."""
+    total = n.freeres.granted_shared
+    for c in n.children:
+        total += _granted_shared(c)
+    return total
 
 
 def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
@@ -156,7 +196,7 @@ def _machine(p: "TopologyAwarePolicy") -> _Machine:
     return m
 
 
-def _offers(p: "TopologyAwarePolicy", req: Any) -> tuple[Callable[["Node"], Offer], libmem_offers.FreeMemory]:
+def _offers(p: "TopologyAwarePolicy", req: Any) -> Callable[["Node"], Offer]:
     """``p.get_mem_offer(pool, req)`` for the pools of one request, the allocator's free memory
     summed once (:mod:`...libmem_offers`) and each pool's zone resolved once per machine."""
     a = p.mem_allocator
@@ -181,20 +221,12 @@ def _offers(p: "TopologyAwarePolicy", req: Any) -> tuple[Callable[["Node"], Offe
         except MemoryError_ as exc:
             raise PolicyError(str(exc)) from None
 
-    return offer, free
+    return offer
 
 
 def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
                         ) -> tuple[dict[int, Score], list["Node"]]:
     """:func:`.pools.sort_pools_by_score`, the pools' figures computed once."""
-    scores, pools, _ = rank(p, req, aff)
-    return scores, pools
-
-
-def rank(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]) -> tuple[dict[int, Score], list["Node"], bool]:
-    """:func:`sort_pools_by_score`, and whether every memory offer was made by
-    :meth:`...libmem_offers.FreeMemory.get_resolved_offer` without an overcommit (so each
-    offer's zone is the pool's resolved zone, whatever the other pools' offers)."""
     reserved, shared, colocated = pool_figures(p, req.cpu_type)
     full, part = req.full, req.fraction
     if full == 0 and part == 0:
@@ -210,7 +242,7 @@ def rank(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]) -> tuple[dict[
     root = p.root_pool()
     mem_root = req.mem_type == 8   # memoryPreserve: the offer comes from the root
     scores: dict[int, Score] = {}
-    mem_offer, free = _offers(p, req) if libmem_offers.ENABLED else (None, None)
+    mem_offer = _offers(p, req) if libmem_offers.ENABLED else None
     reserved_req = req.cpu_type == CPU_RESERVED
     taken = 1000 * full + part
     # ``p.pools`` is the depth-first order of the tree (children first), the order upstream scores in
@@ -248,7 +280,7 @@ def rank(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]) -> tuple[dict[
         _sort(pools, _less(p, req, scores, aff_scores))
     else:
         sort_slice(pools, lambda n1, n2: compare_scores(p, req, scores, aff_scores, n1, n2))
-    return scores, pools, free is not None and free.plain == 0
+    return scores, pools
 
 
 #: rank with :func:`_less` (False: the plain ``compare_scores``; for tests)

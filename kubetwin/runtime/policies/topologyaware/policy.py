@@ -29,7 +29,7 @@ from ...resmgr.cache import UNLIMITED_BURSTABLE_KEY, Affinity, Cache, CachedCont
 from ...resmgr.expression import ALWAYS_TRUE, EQUALS, Expression
 from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource, sync_allocations
 from ...sysfs import System
-from . import fastrank, fastscore
+from . import fastscore
 from .node import Node
 from .pools import build_pools, sort_pools_by_score
 from .preferences import (
@@ -296,7 +296,6 @@ class TopologyAwarePolicy:
 
     def allocate_pool(self, c: CachedContainer, pool_hint: str = "") -> Grant:
         req = self.new_request(c)
-        learn = None
         if self.root_pool().free_supply().reserved.is_empty() and req.cpu_type == CPU_RESERVED:
             req.cpu_type = CPU_NORMAL
         if req.cpu_type in (CPU_RESERVED, CPU_PRESERVE):
@@ -312,21 +311,18 @@ class TopologyAwarePolicy:
                 aff = self.calculate_pool_affinities(c)
             except Exception as exc:  # noqa: BLE001 - malformed affinity annotations
                 raise PolicyError(f"failed to calculate affinity for container {c.pretty_name()}: {exc}") from None
-            if fastrank.ENABLED and not self.explaining and not pool_hint:
-                pool, offer, learn = fastrank.choose(self, req, aff)
-            else:
-                scores, pools = (fastscore.sort_pools_by_score if fastscore.ENABLED else sort_pools_by_score)(
-                    self, req, aff)
-                hinted = next((p for p in pools if p.name == pool_hint), None) if pool_hint else None
-                pool = hinted if hinted is not None else pools[0]
-                if self.explaining:
-                    self.last_scores[c.id] = {
-                        "request": req.describe(),
-                        "pools": [{"pool": p.name, "rank": i + 1, "affinity": aff.get(p.id, 0),
-                                   **scores[p.id].describe()} for i, p in enumerate(pools)],
-                        "pool": pool.name,
-                    }
-                offer = scores[pool.id].mem
+            scores, pools = (fastscore.sort_pools_by_score if fastscore.ENABLED else sort_pools_by_score)(
+                self, req, aff)
+            hinted = next((p for p in pools if p.name == pool_hint), None) if pool_hint else None
+            pool = hinted if hinted is not None else pools[0]
+            if self.explaining:
+                self.last_scores[c.id] = {
+                    "request": req.describe(),
+                    "pools": [{"pool": p.name, "rank": i + 1, "affinity": aff.get(p.id, 0), **scores[p.id].describe()}
+                              for i, p in enumerate(pools)],
+                    "pool": pool.name,
+                }
+            offer = scores[pool.id].mem
             if offer is None:
                 raise PolicyError(f"failed to get offer for request {req.describe()}")
         supply = pool.free_supply()
@@ -334,8 +330,6 @@ class TopologyAwarePolicy:
             grant, updates = supply.allocate(req, offer)
         except PolicyError as exc:
             raise PolicyError(f"failed to allocate {req.describe()} from {pool.name}: {exc}") from None
-        if learn is not None:
-            learn()
         for cid, zone in updates.items():
             g = self.allocations.get(cid)
             if g is not None:

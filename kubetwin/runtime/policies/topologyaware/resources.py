@@ -79,6 +79,10 @@ class Supply:
         return reserved
 
     def allocatable_shared_cpu(self) -> int:
+        from . import fastscore  # (imports this module)
+
+        if fastscore.ENABLED:
+            return fastscore.allocatable_shared_cpu(self)
         shared = 1000 * self.sharable.size() - self.node.granted_shared_cpu()
         for n in self.node.ancestors():
             ps = n.free_supply()

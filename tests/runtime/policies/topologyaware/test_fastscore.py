@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from kubetwin.runtime.policies.topologyaware import fastrank, fastscore, pools
+from kubetwin.runtime.policies.topologyaware import fastscore, pools
 
 from ... import fastpath_runs as runs
 
@@ -22,7 +22,13 @@ def _compare_every_ranking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     def both(p: Any, req: Any, aff: dict[int, int]) -> Any:
         fast_scores, fast_pools = fast(p, req, aff)
-        plain_scores, plain_pools = pools.sort_pools_by_score(p, req, aff)
+        fast_shared = [fastscore.allocatable_shared_cpu(n.free_supply()) for n in p.pools]
+        fastscore.ENABLED = False   # the plain supplies' own figures
+        try:
+            plain_scores, plain_pools = pools.sort_pools_by_score(p, req, aff)
+            assert fast_shared == [n.free_supply().allocatable_shared_cpu() for n in p.pools]
+        finally:
+            fastscore.ENABLED = True
         assert [n.id for n in fast_pools] == [n.id for n in plain_pools]
         assert {i: s.describe() for i, s in fast_scores.items()} == {i: s.describe() for i, s in plain_scores.items()}
         assert {i: (s.prio, s.allocatable_shared) for i, s in fast_scores.items()} == {
@@ -31,7 +37,6 @@ def _compare_every_ranking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return fast_scores, fast_pools
 
     monkeypatch.setattr(fastscore, "sort_pools_by_score", both)
-    monkeypatch.setattr(fastrank, "ENABLED", False)   # every placement ranks the pools
     return seen
 
 
