@@ -356,6 +356,8 @@ class FastBalloonsPolicy(BalloonsPolicy):
         self.machine_texts = MachineTexts(system)
         #: every container's balloon and exclusive CPUs (None: to be found again)
         self.placements: dict[str, tuple[str, CPUSet]] | None = None
+        #: the container :meth:`allocate_resources` places
+        self.joining: CachedContainer | None = None
         super().setup(system, cache, config)
         self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
         self.def_choices = DefChoices(self.defs)
@@ -437,7 +439,41 @@ class FastBalloonsPolicy(BalloonsPolicy):
 
     def allocate_resources(self, c: CachedContainer) -> None:
         self.placements = None
-        super().allocate_resources(c)
+        self.joining = c
+        try:
+            super().allocate_resources(c)
+        finally:
+            self.joining = None
+
+    def _pin_resized(self, bln: Balloon) -> None:
+        """As the plain policy, but the pinning is left out when it changes nothing: inflated
+        for a container of a pod new to the balloon (:meth:`allocate_resources` pins the balloon
+        again right after, that container last), and every memory allocation of its containers
+        already covers the balloon's memory nodes — pinning twice then writes what pinning once
+        does: the same requests, marked pending in the same order, no memory zone moved."""
+        c = self.joining
+        if c is None or c.pod_id in bln.pod_ids or not self._pins_without_moves(bln):
+            super()._pin_resized(bln)
+
+    def _pins_without_moves(self, bln: Balloon) -> bool:
+        """Pinning ``bln`` now moves no memory: memory not pinned, or each container's
+        ``Realloc`` returns at once (its zone holds the balloon's memory nodes and its types)."""
+        pin = self.pin_memory if bln.defn.pin_memory is None else bln.defn.pin_memory
+        if not pin:
+            return True
+        mems = self._closest_mems(bln.cpus | bln.shared_idle_cpus)
+        alloc = self.mem_allocator
+        for cid in bln.container_ids():
+            c = self.cache.lookup_container(cid)
+            if c is None:
+                continue
+            req = alloc.requests.get(cid)
+            if req is None or alloc.assigned_zone(cid) is None or req.zone & mems != mems:
+                return False
+            _, preserve, types = self._pin_options(c, bln)
+            if preserve or alloc.zone_type(req.zone) & types != types:
+                return False
+        return True
 
     def release_resources(self, c: CachedContainer) -> None:
         self.placements = None

@@ -395,6 +395,10 @@ class BalloonsPolicy:
             self.free_cpus = self.free_cpus | released
             bln.cpus = bln.cpus - released
             self._update_pinning(self._share_idle_cpus(released, CPUSet()))
+        self._pin_resized(bln)
+
+    def _pin_resized(self, bln: Balloon) -> None:
+        """The end of ``resizeBalloon``: the balloon's containers pinned to its new CPUs."""
         self._update_pinning([bln])
 
     def _share_idle_cpus(self, add: CPUSet, remove: CPUSet) -> list[Balloon]:
