@@ -134,10 +134,13 @@ class RuntimeNode:
             return self._reject(pod, decision.reason, decision.message)
         return self.start_pod(pod)
 
-    def start_pod(self, pod: Pod) -> Rejection | None:
+    def start_pod(self, pod: Pod, cri: Sequence[tuple[dict[str, Any], str]] | None = None) -> Rejection | None:
         """What follows the kubelet's admission of ``pod``: its sandbox, then its containers
         created and started through NRI; None when it runs. A refusal releases the pod from the
-        kubelet's managers."""
+        kubelet's managers. ``cri``: the kubelet's CRI resources and QoS class of each container
+        (in :meth:`Pod.all_containers` order) when the caller has them already — ``simulate``'s
+        table of node histories computes them once per pod shape, the kubelet's managers being off
+        (:mod:`kubetwin.sim.runtime_memo`); by default the kubelet computes them now."""
         sandbox = self._sandbox(pod)
         rec = PodRecord(pod, sandbox)
         try:
@@ -146,11 +149,11 @@ class RuntimeNode:
             self.kubelet.remove(pod)
             return self._reject(pod, "CreatePodSandboxError", f"NRI RunPodSandbox failed: {exc}")
         self.pods[pod.key] = rec
-        for c, init in pod.all_containers():
+        for j, (c, init) in enumerate(pod.all_containers()):
             kind = ("sidecar" if is_sidecar(c) else "init") if init else "app"
-            cri, qos = container_resources_for(self.kubelet, pod, c)
-            ctr = self._container(pod, rec, c, cri)
-            record = ContainerRecord(c.name, kind, ctr, cri=cri, qos=qos)
+            resources, qos = container_resources_for(self.kubelet, pod, c) if cri is None else cri[j]
+            ctr = self._container(pod, rec, c, resources)
+            record = ContainerRecord(c.name, kind, ctr, cri=resources, qos=qos)
             try:
                 adjust, updates, result = self.adaptation.create_container(sandbox, ctr)
             except PluginError as exc:

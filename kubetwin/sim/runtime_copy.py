@@ -11,6 +11,18 @@ shares the immutable values and copies plain objects (``__dict__`` and ``__slots
 lists, sets and tuples directly; anything else (objects with their own ``__deepcopy__``,
 ``__reduce_ex__``, ``__setstate__``, ...) goes to ``copy.deepcopy`` with the same memo.
 
+The runtime's own records of its pods (:class:`..runtime.node.PodRecord`) are most of a node
+with pods, and most of them never changes once the pod runs: after ``CreateContainer`` the
+runtime only writes a container's state and its ``linux.resources`` (the plugins' updates,
+:func:`..runtime.nri.adaptation.apply_update`), never the sandbox message nor the container's
+labels, annotations, mounts, hooks or other fields (what the plugins get is a clone, or — for the
+events their plugin declares read-only — the message itself, which they neither keep nor
+change). The resource manager's cache (``pkg/resmgr/cache``) keeps its own copies of the
+messages and likewise only writes a container's ``linux.resources`` (the policy's cpusets,
+memory nodes, classes). So the records and the cache's pods and containers are copied with
+their sandbox message and those fields shared: a new record, a new container message and
+``linux`` around them, and a copy of the resources.
+
 Not an upstream module: a kubetwin fast path for the simulation of nri-plugins' policies.
 """
 
@@ -24,7 +36,7 @@ import msgspec
 
 from ..model.cpuset import CPUSet
 
-_ATOM, _DICT, _LIST, _TUPLE, _SET, _FROZENSET, _OBJECT, _DEEPCOPY = range(8)
+_ATOM, _DICT, _LIST, _TUPLE, _SET, _FROZENSET, _OBJECT, _DEEPCOPY, _OWN = range(9)
 
 #: per type: how it is copied; types first met are classified by :func:`_classify`
 _KIND: dict[type, int] = {t: _ATOM for t in (str, int, float, bool, complex, bytes, type(None), type,
@@ -102,6 +114,8 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
                 continue
             object.__setattr__(new, s, v if kinds.get(type(v)) == _ATOM else c(v, memo))
         return new
+    if kind == _OWN:
+        return _OWN_COPY[t](x, memo)
     if kind == _TUPLE:
         items = [c(v, memo) for v in x]
         got = memo.get(i, memo)   # a cycle through the tuple was copied meanwhile
@@ -121,3 +135,82 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
         memo[i] = fout
         return fout
     return copy.deepcopy(x, memo)
+
+
+# --- pod and container messages kept by the runtime and the resource manager ----------------------
+def _shallow(x: Any, memo: dict[int, Any]) -> Any:
+    new = object.__new__(type(x))
+    memo[id(x)] = new
+    new.__dict__.update(x.__dict__)
+    return new
+
+
+def _container_message(ctr: Any, memo: dict[int, Any]) -> Any:
+    """A container message of which only ``state`` and ``linux.resources`` may change: a new
+    message and ``linux`` around a copy of the resources, every other field shared."""
+    got = memo.get(id(ctr))
+    if got is not None:
+        return got
+    new = _shallow(ctr, memo)
+    linux = ctr.linux
+    if linux is not None:
+        lx = memo.get(id(linux))
+        if lx is None:
+            lx = _shallow(linux, memo)
+            lx.resources = _copy(linux.resources, memo)
+        new.linux = lx
+    return new
+
+
+def _sandbox_message(sandbox: Any, memo: dict[int, Any]) -> Any:
+    """A pod sandbox message never changes once it is sent: shared (or the copy made already
+    where the graph met it first)."""
+    return memo.get(id(sandbox), sandbox)
+
+
+def _pod_record(x: Any, memo: dict[int, Any]) -> Any:
+    new = _shallow(x, memo)
+    new.sandbox = _sandbox_message(x.sandbox, memo)
+    new.containers = [_container_record(r, memo) for r in x.containers]
+    return new
+
+
+def _container_record(x: Any, memo: dict[int, Any]) -> Any:
+    got = memo.get(id(x))
+    if got is not None:
+        return got
+    new = _shallow(x, memo)   # its adjustment, replies, CRI resources and owners are replaced, never changed
+    new.ctr = _container_message(x.ctr, memo)
+    return new
+
+
+def _with_message(field: str, message: Callable[[Any, dict[int, Any]], Any]
+                  ) -> Callable[[Any, dict[int, Any]], Any]:
+    """A resource-manager cache object: every attribute copied, its message as above."""
+    def copy_one(x: Any, memo: dict[int, Any]) -> Any:
+        new = object.__new__(type(x))
+        memo[id(x)] = new
+        nd = new.__dict__
+        kinds = _KIND
+        for k, v in x.__dict__.items():
+            if k == field:
+                nd[k] = message(v, memo)
+            else:
+                nd[k] = v if kinds.get(type(v)) == _ATOM else _copy(v, memo)
+        return new
+    return copy_one
+
+
+def _own_copies() -> dict[type, Callable[[Any, dict[int, Any]], Any]]:
+    from ..runtime.node import ContainerRecord, PodRecord
+    from ..runtime.resmgr.cache import CachedContainer
+    from ..runtime.resmgr.cache import Pod as CachedPod
+
+    return {PodRecord: _pod_record, ContainerRecord: _container_record,
+            CachedContainer: _with_message("ctr", _container_message),
+            CachedPod: _with_message("sandbox", _sandbox_message)}
+
+
+#: types copied by a function of their own (the records and messages above)
+_OWN_COPY = _own_copies()
+_KIND.update(dict.fromkeys(_OWN_COPY, _OWN))

@@ -339,7 +339,7 @@ class _Layout:
     lists them), the nodes with CPUs, their sizes largest first — so a CPU set's nodes are read
     off its mask without walking its CPUs."""
 
-    __slots__ = ("machine", "masks", "node_masks", "with_cpus", "sizes")
+    __slots__ = ("machine", "masks", "node_masks", "with_cpus", "sizes", "misaligned")
 
     def __init__(self, machine: Any):
         self.machine = machine
@@ -351,6 +351,8 @@ class _Layout:
         self.node_masks = tuple(n.cpus.mask for n in machine.nodes)
         self.with_cpus = frozenset(n.id for n in machine.nodes if n.cpus.size())
         self.sizes = sorted((n.cpus.size() for n in machine.nodes if n.cpus.size()), reverse=True)
+        #: (cpus, mems, wanted CPUs) -> misaligned: the figures ask the same few questions all run
+        self.misaligned: dict[tuple[int, int, int], bool] = {}
 
 
 _LAYOUTS: dict[int, _Layout] = {}
@@ -381,11 +383,16 @@ def misaligned(machine: Any, cpus: CPUSet, mems: CPUSet, wanted_cpus: int) -> bo
     its CPUs need, or its ``cpuset.mems`` names a node with CPUs other than its CPUs' nodes
     (memory-only nodes — HBM, PMEM, CXL — count as local)."""
     lay = _layout(machine)
-    have = cpus.mask
-    nodes = {node for node, mask in lay.masks if have & mask}
-    if len(nodes) > needed_numa_nodes(machine, wanted_cpus):
-        return True
-    return any(m in lay.with_cpus and m not in nodes for m in mems)
+    key = (cpus.mask, mems.mask, wanted_cpus)
+    got = lay.misaligned.get(key)
+    if got is None:
+        if len(lay.misaligned) > 65536:
+            lay.misaligned.clear()
+        have = cpus.mask
+        nodes = {node for node, mask in lay.masks if have & mask}
+        got = lay.misaligned[key] = (len(nodes) > needed_numa_nodes(machine, wanted_cpus)
+                                     or any(m in lay.with_cpus and m not in nodes for m in mems))
+    return got
 
 
 def _wanted_cpus(pod: Any, name: str) -> int:

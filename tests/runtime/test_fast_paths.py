@@ -54,7 +54,7 @@ def _trace(machine: str, rp: Any, steps: list[tuple[str, Any]], traced: bool = T
             out.append(["create", arg.key, None if refused is None else [refused.reason, refused.message]])
         else:
             out.append(["delete", arg, rn.delete_pod(arg)])
-        out.append({f"{p.key}/{r.name}": [r.state, to_json(r.ctr.resources()), r.replies, r.owners]
+        out.append({f"{p.key}/{r.name}": [r.state, to_json(r.ctr.resources()), r.replies, r.owners, r.cri, r.qos]
                     for p, r in rn.running()})
         out.append(export(rn, "node"))
     return json.dumps(out, sort_keys=True, default=str)
@@ -113,3 +113,40 @@ def test_forked_untraced_nodes_give_the_plain_codes_containers_and_topology(
     fast = _forked_traces(machine, rp, runs_of)
     _plain(monkeypatch)
     assert fast == _forked_traces(machine, rp, runs_of)
+
+
+def _renamed(pod: Any) -> Any:
+    import msgspec
+
+    meta = msgspec.structs.replace(pod.metadata, name=pod.metadata.name + "-other", uid=pod.metadata.uid + "-other")
+    return msgspec.structs.replace(pod, metadata=meta)
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+def test_cri_resources_given_per_pod_shape_give_the_plain_containers_replies_and_topology(
+        policy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # simulate's table computes the kubelet's CRI resources once per pod shape (managers off):
+    # taken from another pod of the same shape, the node ends exactly where the kubelet's own take it
+    from kubetwin.kubelet.admission import NodeAdmission, container_resources_for
+    from kubetwin.machine import load_machine
+
+    rp = runs.topology_aware() if policy == "topology-aware" else runs.balloons()
+    annotations = runs.TOPOLOGY_AWARE_ANNOTATIONS if policy == "topology-aware" else runs.BALLOONS_ANNOTATIONS
+    steps = _steps(72, annotations, 60)
+    machine = load_machine(str(runs.SHARED / "machines" / runs.MACHINES[0]))
+    config = KubeletConfiguration.from_dict(runs.NONE)
+    other = NodeAdmission(machine, config)
+
+    def start_with_given_cri(rn: RuntimeNode, pod: Any) -> Any:
+        decision = rn.kubelet.admit(pod)
+        if not decision.admitted:
+            return rn._reject(pod, decision.reason, decision.message)
+        twin = _renamed(pod)
+        cri = tuple(container_resources_for(other, twin, c) for c, _ in twin.all_containers())
+        return rn.start_pod(pod, cri)
+
+    plain = _trace(runs.MACHINES[0], rp, steps)
+    monkeypatch.setattr(RuntimeNode, "create_pod", start_with_given_cri)
+    given = _trace(runs.MACHINES[0], rp, steps)
+    assert given == plain
+    assert '"cpuShares"' in plain or '"shares"' in plain

@@ -125,3 +125,46 @@ def test_a_cloned_runtime_node_answers_the_next_pods_as_the_original(policy: str
     assert _placements(twin) == _placements(rn)
     assert twin.resmgr is not None and rn.resmgr is not None
     assert twin.resmgr.policy is not rn.resmgr.policy
+
+
+def _started(policy: str, pods: int) -> tuple[Any, RuntimePolicy, KubeletConfiguration]:
+    machine = load_machine(str(SHARED / "machines" / "dual-socket-multi-numa-per-socket-ht.json"))
+    config = KubeletConfiguration.from_dict({"kubeReserved": {"cpu": "1", "memory": "1Gi"}})
+    rp = RuntimePolicy(policy, load_policy(policy))
+    rn = fork_runtime_node(machine, rp, config, NodeAdmission(machine, config))
+    for k in range(pods):
+        assert rn.start_pod(_pod(k, ("1", "2", "3")[k % 3], k % 2 == 0)) is None
+    return rn, rp, config
+
+
+def test_pod_records_share_their_sandbox_and_container_fields_but_not_the_resources() -> None:
+    rn, rp, config = _started("topology-aware", 3)
+    twin = clone_runtime_node(rn, rp, config)
+    for key, rec in rn.pods.items():
+        copied = twin.pods[key]
+        assert copied is not rec and copied.sandbox is rec.sandbox
+        for a, b in zip(rec.containers, copied.containers):
+            assert b is not a and b.ctr is not a.ctr and b.ctr.linux is not a.ctr.linux
+            assert b.ctr.labels is a.ctr.labels and b.ctr.mounts is a.ctr.mounts
+            assert b.ctr.linux.resources is not a.ctr.linux.resources
+            assert b.ctr.linux.resources == a.ctr.linux.resources
+    assert rn.resmgr is not None and twin.resmgr is not None
+    for cid, c in rn.resmgr.cache.containers.items():
+        t = twin.resmgr.cache.containers[cid]
+        assert t.ctr is not c.ctr and t.ctr.annotations is c.ctr.annotations and t.cache is twin.resmgr.cache
+        assert t.ctr.linux.resources is not c.ctr.linux.resources and t.tags is not c.tags
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+def test_updates_on_a_clone_leave_the_original_as_it_was(policy: str) -> None:
+    # a new pod rebalances the shared pools: the runtime and the cache write the other
+    # containers' resources on the clone only
+    rn, rp, config = _started(policy, 4)
+    before = copy.deepcopy([(p.key, r.ctr.linux.resources) for p, r in rn.running()])
+    cached = copy.deepcopy({cid: c.ctr.linux.resources for cid, c in rn.resmgr.cache.containers.items()})
+    twin = clone_runtime_node(rn, rp, config)
+    for k in range(4, 8):
+        assert twin.start_pod(_pod(k, "2", k % 2 == 1)) is None
+    twin.delete_pod("default/p0")
+    assert [(p.key, r.ctr.linux.resources) for p, r in rn.running()] == before
+    assert {cid: c.ctr.linux.resources for cid, c in rn.resmgr.cache.containers.items()} == cached
