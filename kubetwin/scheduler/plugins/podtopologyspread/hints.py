@@ -25,12 +25,13 @@ def _spread_constraints(q: Any, pod: Any) -> tuple:
     if pl is not None:
         return tuple((c.topology_key, c.selector.matches) for c in pl.constraints(pod, "DoNotSchedule"))
     from .plugin import and_labels, selector_of
+    from .repeats import held_once
 
     labels = pod.metadata.labels
     return tuple((c.topology_key,
                   and_labels(selector_of(c.label_selector),
                              {k: labels[k] for k in c.match_label_keys if k in labels}).matches)
-                 for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "DoNotSchedule")
+                 for c in held_once(pod.spec.topology_spread_constraints, "DoNotSchedule")[0])
 
 
 def _involved(incoming: Any, pod: Any, event: ClusterEvent) -> bool:

@@ -19,6 +19,7 @@ from ..helpers import pre_filter_state, untolerated_taint
 from ..nodeaffinity.node_affinity import required_node_affinity
 from . import NAME
 from .args import HOSTNAME, SYSTEM, PodTopologySpreadArgs, parse_pod_topology_spread_args
+from .repeats import held_once, sequential_sum
 
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
@@ -89,6 +90,8 @@ class _ScoreState:
     counts: list[dict[str, int]]
     weights: list[float]
     ignored: set[str]
+    #: the pod's soft constraints as written, each its index in ``constraints`` (None: no repeats)
+    order: tuple[int, ...] | None = None
 
 
 class PodTopologySpread(Plugin):
@@ -106,10 +109,17 @@ class PodTopologySpread(Plugin):
     # --- constraints ---------------------------------------------------------------------------
 
     def constraints(self, pod: Pod, action: str) -> list[Constraint]:
+        """The pod's constraints of ``action``, identical ones once (see :mod:`.repeats`)."""
+        return self.constraints_in_order(pod, action)[0]
+
+    def constraints_in_order(self, pod: Pod, action: str) -> tuple[list[Constraint], tuple[int, ...] | None]:
+        """:meth:`constraints`, and when some of the pod's own repeat, each written one's index
+        among them (Score adds a term per constraint as written)."""
         if pod.spec.topology_spread_constraints:
-            return self._filter_constraints(pod.spec.topology_spread_constraints, pod.metadata.labels, action)
+            written, order = held_once(pod.spec.topology_spread_constraints, action)
+            return self._filter_constraints(written, pod.metadata.labels, action), order
         got = self.default_constraints(pod, action)
-        return got[0] if got is not None else []
+        return (got[0] if got is not None else []), None
 
     def default_constraints(self, pod: Pod, action: str) -> tuple[list[Constraint], tuple] | None:
         """The profile's default constraints for a pod without its own, all on the selector of
@@ -243,7 +253,7 @@ class PodTopologySpread(Plugin):
         if not all_nodes:
             return SKIP
         require_all = bool(pod.spec.topology_spread_constraints) or not self.system_defaulted
-        cons = self.constraints(pod, "ScheduleAnyway")
+        cons, order = self.constraints_in_order(pod, "ScheduleAnyway")
         if not cons:
             return SKIP
         counts: list[dict[str, int]] = [{} for _ in cons]
@@ -279,23 +289,30 @@ class PodTopologySpread(Plugin):
                 if v not in counts[i]:
                     continue
                 counts[i][v] += count_matching(ni, c.selector, ns)
-        state[self.name + "/score"] = _ScoreState(cons, counts, weights, ignored)
+        state[self.name + "/score"] = _ScoreState(cons, counts, weights, ignored, order)
         return SUCCESS
 
     def score(self, state: CycleState, pod: Pod, node: NodeInfo) -> tuple[int, Status]:
         s: _ScoreState | None = state.get(self.name + "/score")
         if s is None or node.name in s.ignored:
             return 0, SUCCESS
-        total = 0.0
+        terms: list[float | None] = []
         for i, c in enumerate(s.constraints):
             v = node.labels.get(c.topology_key)
             if v is None:
+                terms.append(None)
                 continue
             if c.topology_key == HOSTNAME:
                 cnt = count_matching(node, c.selector, pod.metadata.namespace)
             else:
                 cnt = s.counts[i].get(v, 0)
-            total += cnt * s.weights[i] + (c.max_skew - 1)
+            terms.append(cnt * s.weights[i] + (c.max_skew - 1))
+        if s.order is not None:   # repeated constraints: each term added once per copy, in order
+            return _go_round(sequential_sum(terms, s.order)), SUCCESS
+        total = 0.0
+        for t in terms:
+            if t is not None:
+                total += t
         return _go_round(total), SUCCESS
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: dict[str, int]) -> Status:

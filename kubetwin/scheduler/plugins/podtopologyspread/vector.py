@@ -22,6 +22,7 @@ from ..nodeaffinity.vector import required_affinity_mask
 from ..tainttoleration.vector import filter_taint_toleration
 from . import NAME
 from . import plugin as pts
+from .repeats import held_once, sequential_sums
 
 SPREAD_STATE = NAME + "/vector"
 #: selectors as bytes: the key under which matching pods are counted
@@ -50,7 +51,7 @@ def spread_constraints(cs: ClusterState, pod: Pod, plugin: Any) -> list | None:
     if out is not None:
         return out
     cons = plugin.constraints(pod, "DoNotSchedule")
-    raws = [c for c in written if c.when_unsatisfiable == "DoNotSchedule"]
+    raws = held_once(written, "DoNotSchedule")[0]   # as the plugin holds them: repeats once
     mlk = cs.gates.enabled("MatchLabelKeysInPodTopologySpread")
     out = []
     for c, raw in zip(cons, raws):
@@ -261,10 +262,10 @@ def score_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
         return SKIPPED
     ns = pod.metadata.namespace
     if pod.spec.topology_spread_constraints:
-        cons = plugin.constraints(pod, "ScheduleAnyway")
+        cons, order = plugin.constraints_in_order(pod, "ScheduleAnyway")
         if not cons:
             return SKIPPED
-        raws = [c for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "ScheduleAnyway"]
+        raws = held_once(pod.spec.topology_spread_constraints, "ScheduleAnyway")[0]
         mlk = cs.gates.enabled("MatchLabelKeysInPodTopologySpread")
         labels = pod.metadata.labels
         keys = [(SEL_ENCODER.encode(r.label_selector),
@@ -277,6 +278,7 @@ def score_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
             return SKIPPED
         cons, key = got
         keys = [key] * len(cons)
+        order = None
         require_all = not plugin.system_defaulted
     n, m = cs.n, len(idx)
     codes = [cs.labels.codes_of(c.topology_key) for c in cons]
@@ -291,6 +293,7 @@ def score_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
     taint_ok = None
     base = has_all if inclusion else has_all & aff
     total = np.zeros(m, dtype=np.float64)
+    terms: list[np.ndarray] = []   # with repeated constraints: each one's term, added in order below
     for c, sel_key, cd in zip(cons, keys, codes):
         if c.selector.empty:
             match = np.zeros(n, dtype=np.int64)
@@ -327,7 +330,12 @@ def score_pod_topology_spread(cs: ClusterState, pod: Pod, plugin: Any, idx: np.n
             else:
                 cnt = np.zeros(m, dtype=np.int64)
         has = node_codes >= 0
+        if order is not None:
+            terms.append(np.where(has, cnt * weight + (c.max_skew - 1), 0.0))
+            continue
         total = np.where(has, total + (cnt * weight + (c.max_skew - 1)), total)
+    if order is not None:
+        total = sequential_sums(terms, order)
     raw = np.floor(total + 0.5).astype(np.int64)
     raw[~valid] = 0
     if n_valid:
