@@ -12,9 +12,10 @@ at each retry, so kept). Such a group (:class:`_Group`) costs a few operations p
 its size; a pod's record is written once, at the end of the run (its retries, its last tick, the
 sequence number that tick gave it). Pods parked at different instants whose first retry of the
 run falls on one tick form one group, in the queue sort's order. A group already retried in the
-run never meets another one (its period is the same for all), but should a tick find two, or one
-and pods retried for the first time, the run stops before it: the clock's next run takes them all
-afresh, which is the same.
+run never meets another one (their timestamps are distinct ticks of the run, each due one period
+on, and the pods not retried yet were parked before the run began), but should a tick find two,
+or one and pods retried for the first time, the run stops before it: the clock's next run takes
+them all afresh, which comes to the same.
 
 Everything a tick may decide is decided as the tick-by-tick loop decides it: which pods are due
 (the same comparison), whether one still backs off (then the run stops there), whether the pods
