@@ -10,9 +10,12 @@ move together for the rest of the run, in the order the queue sort gave them the
 (``PrioritySort``: priority, then ``Timestamp``, then sequence number — renumbered in that order
 at each retry, so kept). Such a group (:class:`_Group`) costs a few operations per tick whatever
 its size; a pod's record is written once, at the end of the run (its retries, its last tick, the
-sequence number that tick gave it). Groups meet only at a pod's first retry of the run (pods
-parked at different instants whose first due tick is the same), where they are merged in the
-queue sort's order.
+sequence number that tick gave it). Pods parked at different instants whose first retry of the
+run falls on one tick form one group, in the queue sort's order. A group already retried in the
+run never meets another one (their timestamps are distinct ticks of the run, each due one period
+on, and the pods not retried yet were parked before the run began), but should a tick find two,
+or one and pods retried for the first time, the run stops before it: the clock's next run takes
+them all afresh, which comes to the same.
 
 Everything a tick may decide is decided as the tick-by-tick loop decides it: which pods are due
 (the same comparison), whether one still backs off (then the run stops there), whether the pods
@@ -35,23 +38,14 @@ from ..scheduler.plugins.queuesort.priority_sort import PrioritySort
 #: off: every run of flushes goes tick by tick (the plain loop)
 ENABLED = True
 
-Key = tuple[int, float, int]
-
-
 @dataclass
 class _Group:
     """Pods retried together in this run, in pop order."""
 
     pods: list[QueuedPod]
-    done: list[int]    # each pod's retries in this run before it joined the group
     ts: float          # the group's latest tick (the pods' ``Timestamp`` from then)
     seq: int           # the sequence number its first pod took at that tick
-    ticks: int = 1     # the group's ticks so far
-
-    def keys(self) -> list[Key]:
-        """The queue sort's keys of its pods as they stand (not yet written to their records)."""
-        ts, seq = self.ts, self.seq
-        return [(-(qp.pod.spec.priority or 0), ts, seq + k) for k, qp in enumerate(self.pods)]
+    ticks: int = 1     # the group's ticks so far: each pod's retries in this run
 
     def backing_off(self, now: float) -> bool:
         """Some pod still backs off at ``now`` (``is_backing_off`` on the records it would have)."""
@@ -59,7 +53,7 @@ class _Group:
         if math.floor(self.ts + MAX_BACKOFF) < window:
             return False
         ts, ticks = self.ts, self.ticks
-        return any(backoff_expiry(ts, qp.attempts + d + ticks) >= window for qp, d in zip(self.pods, self.done))
+        return any(backoff_expiry(ts, qp.attempts + ticks) >= window for qp in self.pods)
 
 
 def run_flushes(queue: SchedulingQueue, t: float, until: Callable[[], float], max_parked: float,
@@ -102,18 +96,16 @@ def run_flushes(queue: SchedulingQueue, t: float, until: Callable[[], float], ma
                 if qp.attempts > 0 and qp.backoff_until >= window:
                     backing_off = True
                     break
-            if backing_off or any(g.backing_off(tick) for g in due):
+            if backing_off or any(g.backing_off(tick) for g in due) or (fresh and due) or len(due) > 1:
+                # (groups meet only here: left to the clock, whose next run takes them all afresh)
                 groups.extendleft(reversed(due))
                 break
             if fresh:
                 if len(fresh) > 1:
                     fresh.sort(key=PrioritySort.sort_key)
                 if not answer(fresh):
-                    groups.extendleft(reversed(due))
                     break
-                g = _merge(fresh, due, tick, seq) if due else _Group(fresh, [0] * len(fresh), tick, seq)
-            elif len(due) > 1:
-                g = _merge(fresh, due, tick, seq)
+                g = _Group(fresh, tick, seq)
             else:
                 g = due[0]
                 g.ts, g.seq = tick, seq
@@ -138,17 +130,7 @@ def run_flushes(queue: SchedulingQueue, t: float, until: Callable[[], float], ma
         if tick >= end:
             break
     for g in groups:
-        n = g.ticks
-        queue.park_retried(g.pods, plugins, g.ts, g.seq, [d + n for d in g.done])
+        queue.park_retried(g.pods, plugins, g.ts, g.seq, g.ticks)
     queue.continue_seq(seq)
     return ticks
 
-
-def _merge(fresh: list[QueuedPod], due: list[_Group], tick: float, seq: int) -> _Group:
-    """One group of the pods of ``due`` and those retried for the first time (``fresh``), in the
-    order the queue sort pops them at ``tick``."""
-    keyed: list[tuple[Key, QueuedPod, int]] = [(PrioritySort.sort_key(qp), qp, 0) for qp in fresh]
-    for g in due:
-        keyed.extend((k, qp, d + g.ticks) for k, qp, d in zip(g.keys(), g.pods, g.done))
-    keyed.sort(key=lambda e: e[0])
-    return _Group([qp for _, qp, _ in keyed], [d for _, _, d in keyed], tick, seq)

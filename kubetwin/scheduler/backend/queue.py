@@ -289,7 +289,7 @@ class SchedulingQueue:
         return list(self._parked_times), self._parked_at, self._pods
 
     def park_retried(self, pods: Sequence[QueuedPod], plugins: Mapping[str, frozenset[str]], now: float,
-                     first_seq: int, retries: Sequence[int]) -> None:
+                     first_seq: int, retries: int) -> None:
         """:meth:`retry_parked` for a run of flushes worked out elsewhere: each pod of ``pods``
         (in the order the flush at ``now`` popped them) failed ``retries`` more times, the last at
         ``now``, where it took sequence number ``first_seq`` + its position. Those numbers are
@@ -299,11 +299,11 @@ class SchedulingQueue:
             at = self._parked_at[now] = {}
             heapq.heappush(self._parked_times, now)
         seq = first_seq
-        for qp, k in zip(pods, retries):
+        for qp in pods:
             uid = qp.pod.uid
             pl = plugins[uid]
             self._unpark_index(uid, qp.timestamp)
-            n = qp.attempts + k
+            n = qp.attempts + retries
             qp.timestamp = qp.unschedulable_since = now
             qp.seq = seq
             seq += 1
