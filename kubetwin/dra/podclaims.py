@@ -293,13 +293,13 @@ def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterabl
             if _namespace(c.namespace) == ns:
                 existing.setdefault(c.name, c)
         owned = existing.values()
-    tmpl_by_name = {t.name: t for t in templates if _namespace(t.namespace) == ns}
+    tmpl_by_name = {t.name: t for t in templates if _namespace(t.namespace) == ns} if templates else {}
     recorded = pod.status.resource_claim_statuses
     statuses = {s.name: s.resource_claim_name for s in recorded} if recorded else {}
     out_statuses: list[dict[str, Any]] = [
         {"name": s.name, **({"resourceClaimName": s.resource_claim_name} if s.resource_claim_name else {})}
         for s in recorded] if recorded else []
-    taken = _Taken(existing)
+    taken = _Taken(existing) if generate else None   # names drawn here: only when generating
     result: list[PodClaim] = []
     seen: set[str] = set()
     for i, entry in enumerate(pod.spec.resource_claims):
@@ -329,7 +329,7 @@ def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterabl
                 raise PodClaimError(f"ResourceClaim {ns}/{name} was not created for pod {pod.key} (pod is not owner)")
             result.append(PodClaim(entry.name, claim, template=by_template))
             continue
-        if not generate:
+        if taken is None:
             raise PodClaimError(f'pod "{pod.key}": ResourceClaim not created yet')
         orphan = _find_orphan(owned, pod, entry.name)
         if orphan is not None:
