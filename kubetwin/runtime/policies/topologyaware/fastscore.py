@@ -157,7 +157,7 @@ class _Machine:
         self.sys = sys
         self.masks: dict[str, tuple[int, ...]] = {}
         self.capacity: dict[tuple[str, int], int] = {}
-        self.resolved: dict[tuple[int, int], tuple[int, int] | None] = {}
+        self.resolved: dict[tuple[int, int], tuple[int, int, int, int] | None] = {}
 
     def pool_masks(self, n: "Node") -> tuple[int, ...]:
         """``mask_of(n.memset(t))`` for t = 0..7."""
@@ -166,9 +166,10 @@ class _Machine:
             m = self.masks[n.name] = tuple(mask_of(n.memset(t)) for t in range(8))
         return m
 
-    def resolve(self, a: Allocator, affinity: int, types: int) -> tuple[int, int] | None:
+    def resolve(self, a: Allocator, affinity: int, types: int) -> tuple[int, int, int, int] | None:
         """(types, zone) of a request of ``affinity`` and ``types`` as the allocator resolves it
-        before making an offer; None when it refuses the request."""
+        before making an offer, and the zone's type and capacity; None when it refuses the
+        request."""
         key = (affinity, types)
         if key in self.resolved:
             return self.resolved[key]
@@ -177,7 +178,7 @@ class _Machine:
             a._validate_request(r)
             a._find_initial_zone(r)
             a._ensure_normal_memory(r)
-            got: tuple[int, int] | None = (r.types, r.zone)
+            got: tuple[int, int, int, int] | None = (r.types, r.zone, a._zone_type(r.zone), a._zone_capacity(r.zone))
         except MemoryError_:
             got = None
         self.resolved[key] = got
