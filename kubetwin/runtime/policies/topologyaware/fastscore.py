@@ -145,19 +145,21 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[dict[int, int
 
 class _Machine:
     """What the offers and the ranking read of a machine that never changes: each pool's memory
-    nodes by type (``mask_of(pool.memset(t))``) and their capacity, and the zone and types the
+    nodes by type (``mask_of(pool.memset(t))``) and their capacity, a zone's type, and the zone and types the
     memory allocator resolves a request's affinity and types to (``_validate_request``,
     ``_find_initial_zone``, ``_ensure_normal_memory``: functions of the machine's NUMA nodes
     alone). Kept per :class:`...sysfs.System` (the pool tree and the allocator's nodes are built
     from it), shared by every node of a ``simulate`` group."""
 
-    __slots__ = ("sys", "masks", "capacity", "resolved")
+    __slots__ = ("sys", "masks", "capacity", "resolved", "zone_types")
 
     def __init__(self, sys: Any):
         self.sys = sys
         self.masks: dict[str, tuple[int, ...]] = {}
         self.capacity: dict[tuple[str, int], int] = {}
         self.resolved: dict[tuple[int, int], tuple[int, int, int, int] | None] = {}
+        #: ``a.zone_type(zone)`` per zone (the types of the zone's NUMA nodes)
+        self.zone_types: dict[int, int] = {}
 
     def pool_masks(self, n: "Node") -> tuple[int, ...]:
         """``mask_of(n.memset(t))`` for t = 0..7."""
@@ -324,11 +326,15 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
     # the memory request and limit differ)
     zone: dict[int, int] = {}
     ztype: dict[int, int] = {}
+    machine = _machine(p)
+    types = machine.zone_types
     for i, s in scores.items():
         if s.mem is not None:
             m = zone[i] = s.mem.node_mask()
-            ztype[i] = alloc.zone_type(m)
-    machine = _machine(p)
+            t = types.get(m)
+            if t is None:
+                t = types[m] = alloc.zone_type(m)
+            ztype[i] = t
     cap = machine.capacity
 
     def capacity(n: "Node") -> int:

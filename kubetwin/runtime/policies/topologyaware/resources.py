@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ....model.cpuset import CPUSet
+from ....model.cpuset import EMPTY, CPUSet
 from ...cpuallocator import PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NONE, PRIORITY_NORMAL, AllocationError
 from ...libmem import Offer
 from ...resmgr.cache import CachedContainer
@@ -403,7 +403,7 @@ class Score:
     req: Request
     mem: Offer | None = None
     mem_error: str = ""
-    cpu: CPUSet = field(default_factory=CPUSet)
+    cpu: CPUSet = EMPTY
     isolated: int = 0
     reserved: int = 0
     shared: int = 0
