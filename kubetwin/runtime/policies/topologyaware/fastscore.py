@@ -9,9 +9,20 @@ scored in one request. Here they are computed once per request — the subtree s
 the ancestors' minimums top-down, one pass over the allocations — and each pool's
 :class:`.resources.Score` is filled from them, in the same order of pools and with the same
 memory offers as :func:`.pools.sort_pools_by_score` (the plain code in
-:mod:`.resources`/:mod:`.pools`, which stays as upstream has it). The ranking is the plain
-``compareScores`` over these scores. ``tests/runtime/policies/topologyaware/test_fastscore.py``
-holds the two equal on random requests and states.
+:mod:`.resources`/:mod:`.pools`, which stays as upstream has it).
+
+The ranking is ``compareScores``'s chain of tie-breakers over the same scores (:func:`_less`,
+built once per request: what it reads of the request, each offer's zone and type and each
+pool's zone capacity looked up once), sorted by Go's insertion sort as ``sort.Slice`` does for
+the few pools of a machine. What never changes on a machine — each pool's memory nodes by type,
+zone types and capacities, the zone and types the memory allocator resolves a pool's affinity
+to — is kept per :class:`...sysfs.System` (:class:`_Machine`), so an offer is the free-memory
+check of :mod:`...libmem_offers` alone. A supply's own ``allocatable_shared_cpu`` (the CPU
+slicing and shared portions ask it) comes from :func:`allocatable_shared_cpu`: subtree sums
+built once, one pass over the grants, each grant's zero-CPU-request test kept on it.
+``COMPARE = False`` ranks with the plain ``compareScores``; ``ENABLED = False`` runs all of the
+plain code. ``tests/runtime/policies/topologyaware/test_fastscore.py`` holds scores, rankings
+and every pool's allocatable shared CPU equal to the plain ones on random requests and states.
 
 Not an upstream module: a kubetwin fast path over containers/nri-plugins v0.14.0
 ``cmd/plugins/topology-aware/policy/{resources,pools}.go``.
