@@ -275,7 +275,7 @@ class Supply:
         return out
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Request:
     """What a container asks for (``request``)."""
 
@@ -395,7 +395,7 @@ class Grant:
         return out
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Score:
     """How a pool's supply fits a request (``score``)."""
 
