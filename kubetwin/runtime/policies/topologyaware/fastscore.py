@@ -104,54 +104,56 @@ def _granted_shared(n: Any) -> int:
     return total
 
 
-def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
-    """Per pool id: ``allocatable_reserved_cpu()``, ``allocatable_shared_cpu()`` and the number
-    of grants of ``cpu_type`` in the pool, as the plain supply computes them one pool at a time."""
-    zero: set[int] = set()
-    colocated: dict[int, int] = {}
+def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], list[int], list[int]]:
+    """Indexed by pool id: ``allocatable_reserved_cpu()``, ``allocatable_shared_cpu()`` and the
+    number of grants of ``cpu_type`` in the pool, as the plain supply computes them one pool at
+    a time."""
+    pools = p.pools
+    k = len(pools)
+    colocated = [0] * k
+    zero = [False] * k   # per pool: a grant without a CPU request in it or below it
     for g in p.allocations.values():
-        nid = id(g.node)
+        i = g.node.id
         if g.cpu_type == cpu_type:
-            colocated[nid] = colocated.get(nid, 0) + 1
-        if nid not in zero and _zero_cpu_request(g):
-            zero.add(nid)
-    # ``p.pools`` lists children before parents: subtree sums forward, the ancestors' minimums
-    # backward (parents first)
-    sub: dict[int, list[Any]] = {}
-    for n in p.pools:
+            colocated[i] += 1
+        if not zero[i] and _zero_cpu_request(g):
+            zero[i] = True
+    # ``p.pools`` lists children before parents (ids in that order): subtree sums forward, the
+    # ancestors' minimums backward (parents first)
+    granted_reserved = [0] * k
+    granted_shared = [0] * k
+    for n in pools:
         fs = n.freeres
         assert fs is not None
-        mine = sub.get(n.id)
-        if mine is None:
-            mine = sub[n.id] = [0, 0, False]
-        mine[0] += fs.granted_reserved
-        mine[1] += fs.granted_shared
-        mine[2] = mine[2] or id(n) in zero
-        if n.parent is not None:
-            up = sub.get(n.parent.id)
-            if up is None:
-                up = sub[n.parent.id] = [0, 0, False]
-            up[0] += mine[0]
-            up[1] += mine[1]
-            up[2] = up[2] or mine[2]
-    reserved: dict[int, int] = {}
-    shared: dict[int, int] = {}
-    colo: dict[int, int] = {}
-    least: dict[int, tuple[int, int]] = {}   # per pool: the least of it and its ancestors
-    for n in reversed(p.pools):
+        i = n.id
+        granted_reserved[i] += fs.granted_reserved
+        granted_shared[i] += fs.granted_shared
+        up = n.parent
+        if up is not None:
+            j = up.id
+            granted_reserved[j] += granted_reserved[i]
+            granted_shared[j] += granted_shared[i]
+            zero[j] = zero[j] or zero[i]
+    reserved = [0] * k
+    shared = [0] * k
+    least_reserved = [0] * k   # per pool: the least of it and its ancestors
+    least_shared = [0] * k
+    for n in reversed(pools):
         fs = n.freeres
         assert fs is not None
-        gr, gs, z = sub[n.id]
-        res = 1000 * fs.reserved.size() - gr
-        sh = 1000 * fs.sharable.size() - gs
-        if n.parent is not None:
-            pres, psh = least[n.parent.id]
-            res, sh = min(res, pres), min(sh, psh)
-        least[n.id] = (res, sh)
-        reserved[n.id] = -1 if fs.reserved.size() == 0 else res
-        shared[n.id] = sh - 1 if z else sh
-        colo[n.id] = colocated.get(id(n), 0)
-    return reserved, shared, colo
+        i = n.id
+        size = fs.reserved.size()
+        res = 1000 * size - granted_reserved[i]
+        sh = 1000 * fs.sharable.size() - granted_shared[i]
+        up = n.parent
+        if up is not None:
+            res = min(res, least_reserved[up.id])
+            sh = min(sh, least_shared[up.id])
+        least_reserved[i] = res
+        least_shared[i] = sh
+        reserved[i] = -1 if size == 0 else res
+        shared[i] = sh - 1 if zero[i] else sh
+    return reserved, shared, colocated
 
 
 class _Machine:
