@@ -27,7 +27,7 @@ class FreeMemory:
     """The free memory of every zone of an allocator (capacity less the limits of the requests
     in the zone and its subzones), for offers made before the allocator changes."""
 
-    __slots__ = ("a", "version", "free")
+    __slots__ = ("a", "version", "used", "free")
 
     def __init__(self, a: Allocator):
         self.a = a
@@ -36,7 +36,7 @@ class FreeMemory:
     def _sum(self) -> None:
         a = self.a
         self.version = a.version
-        used = {nodes: sum(r.limit for r in z.users.values()) for nodes, z in a.zones.items()}
+        self.used = used = {nodes: sum(r.limit for r in z.users.values()) for nodes, z in a.zones.items()}
         self.free = {nodes: z.capacity - sum(u for sub, u in used.items() if nodes & sub == sub)
                      for nodes, z in a.zones.items()}
 
@@ -49,32 +49,37 @@ class FreeMemory:
         a._validate_request(req)
         a._find_initial_zone(req)
         a._ensure_normal_memory(req)
-        return self._offer(req, asked)
+        zone = req.zone
+        return self._offer(req, asked, a._zone_type(zone), a._zone_capacity(zone))
 
-    def get_resolved_offer(self, req: Request, types: int, zone: int) -> Offer:
+    def get_resolved_offer(self, req: Request, types: int, zone: int, zone_type: int, capacity: int) -> Offer:
         """:meth:`get_offer` for a request the allocator resolves (``_validate_request``,
         ``_find_initial_zone``, ``_ensure_normal_memory``) to ``types`` and ``zone``, as the
-        caller knows from an earlier request of the same affinity and types."""
+        caller knows from an earlier request of the same affinity and types on the same
+        machine, with the zone's type and capacity (``_zone_type``, ``_zone_capacity``: the
+        machine's)."""
         a = self.a
         if a.version != self.version or len(a.zones) != len(self.free) or a.journal is not None:
             return a.get_offer(req)
         asked = (req.types, req.zone)
         req.types, req.zone = types, zone
-        return self._offer(req, asked)
+        return self._offer(req, asked, zone_type, capacity)
 
-    def _offer(self, req: Request, asked: tuple[int, int]) -> Offer:
+    def _offer(self, req: Request, asked: tuple[int, int], zone_type: int, capacity: int) -> Offer:
         a = self.a
         zone = req.zone
         free = self.free
         new = zone not in a.zones
-        free_here = a._zone_capacity(zone) - a._zone_usage(zone) if new else 0
-        if new and free_here - req.limit < 0:
-            return self._plain(req, asked)
+        free_here = 0
+        if new:   # its usage: the requests of the zones inside it (``_zone_usage``)
+            free_here = capacity - sum(u for sub, u in self.used.items() if zone & sub == sub)
+            if free_here - req.limit < 0:
+                return self._plain(req, asked)
         for nodes, f in free.items():
             if nodes & zone and f - (req.limit if zone & nodes == zone else 0) < 0:
                 return self._plain(req, asked)
         if new:   # as the plain offer's assignment makes it, and its revert leaves it
-            a.zones[zone] = Zone(zone, a._zone_type(zone), a._zone_capacity(zone))
+            a.zones[zone] = Zone(zone, zone_type, capacity)
             free[zone] = free_here
         req.zone = 0
         return Offer(a, req, {req.id: zone})

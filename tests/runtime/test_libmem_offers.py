@@ -67,3 +67,38 @@ def test_offers_in_one_state_are_the_plain_allocators(machine: str, seed: int) -
         if a.requests and rng.random() < 0.2:
             a.release(rng.choice(sorted(a.requests)))
     assert compared == 240
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+@pytest.mark.parametrize("seed", (54, 55))
+def test_offers_of_requests_resolved_once_per_machine_are_the_plain_allocators(machine: str, seed: int) -> None:
+    """``get_resolved_offer`` with the zone, types, zone type and capacity the topology-aware
+    fast scorer keeps per machine (``fastscore._Machine.resolve``) for each affinity and types."""
+    from kubetwin.runtime.policies.topologyaware.fastscore import _Machine
+
+    rng = random.Random(seed)
+    system = System(load_machine(str(runs.SHARED / "machines" / machine)), CPUSet())
+    a = Allocator(system)
+    known = _Machine(system)
+    compared = 0
+    for k in range(60):
+        plain_a = copy.deepcopy(a)
+        free = FreeMemory(a)
+        for j in range(4):
+            req = _request(rng, a, 1000 * k + j)
+            resolved = known.resolve(a, req.affinity, req.types)
+
+            def fast(r: Any, free: FreeMemory = free, resolved: Any = resolved) -> Any:
+                return free.get_offer(r) if resolved is None else free.get_resolved_offer(r, *resolved)
+
+            assert _offer(fast, copy.deepcopy(req)) == _offer(plain_a.get_offer, copy.deepcopy(req))
+            assert _state(a) == _state(plain_a)
+            compared += resolved is not None
+        req = _request(rng, a, 1000 * k + 999)
+        try:
+            a.get_offer(req).commit()
+        except MemoryError_:
+            pass
+        if a.requests and rng.random() < 0.2:
+            a.release(rng.choice(sorted(a.requests)))
+    assert compared > 100

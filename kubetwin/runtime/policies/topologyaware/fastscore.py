@@ -9,9 +9,20 @@ scored in one request. Here they are computed once per request — the subtree s
 the ancestors' minimums top-down, one pass over the allocations — and each pool's
 :class:`.resources.Score` is filled from them, in the same order of pools and with the same
 memory offers as :func:`.pools.sort_pools_by_score` (the plain code in
-:mod:`.resources`/:mod:`.pools`, which stays as upstream has it). The ranking is the plain
-``compareScores`` over these scores. ``tests/runtime/policies/topologyaware/test_fastscore.py``
-holds the two equal on random requests and states.
+:mod:`.resources`/:mod:`.pools`, which stays as upstream has it).
+
+The ranking is ``compareScores``'s chain of tie-breakers over the same scores (:func:`_less`,
+built once per request: what it reads of the request, each offer's zone and type and each
+pool's zone capacity looked up once), sorted by Go's insertion sort as ``sort.Slice`` does for
+the few pools of a machine. What never changes on a machine — each pool's memory nodes by type,
+zone types and capacities, the zone and types the memory allocator resolves a pool's affinity
+to — is kept per :class:`...sysfs.System` (:class:`_Machine`), so an offer is the free-memory
+check of :mod:`...libmem_offers` alone. A supply's own ``allocatable_shared_cpu`` (the CPU
+slicing and shared portions ask it) comes from :func:`allocatable_shared_cpu`: subtree sums
+built once, one pass over the grants, each grant's zero-CPU-request test kept on it.
+``COMPARE = False`` ranks with the plain ``compareScores``; ``ENABLED = False`` runs all of the
+plain code. ``tests/runtime/policies/topologyaware/test_fastscore.py`` holds scores, rankings
+and every pool's allocatable shared CPU equal to the plain ones on random requests and states.
 
 Not an upstream module: a kubetwin fast path over containers/nri-plugins v0.14.0
 ``cmd/plugins/topology-aware/policy/{resources,pools}.go``.
@@ -93,71 +104,75 @@ def _granted_shared(n: Any) -> int:
     return total
 
 
-def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[dict[int, int], dict[int, int], dict[int, int]]:
-    """Per pool id: ``allocatable_reserved_cpu()``, ``allocatable_shared_cpu()`` and the number
-    of grants of ``cpu_type`` in the pool, as the plain supply computes them one pool at a time."""
-    zero: set[int] = set()
-    colocated: dict[int, int] = {}
+def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], list[int], list[int]]:
+    """Indexed by pool id: ``allocatable_reserved_cpu()``, ``allocatable_shared_cpu()`` and the
+    number of grants of ``cpu_type`` in the pool, as the plain supply computes them one pool at
+    a time."""
+    pools = p.pools
+    k = len(pools)
+    colocated = [0] * k
+    zero = [False] * k   # per pool: a grant without a CPU request in it or below it
     for g in p.allocations.values():
-        nid = id(g.node)
+        i = g.node.id
         if g.cpu_type == cpu_type:
-            colocated[nid] = colocated.get(nid, 0) + 1
-        if nid not in zero and _zero_cpu_request(g):
-            zero.add(nid)
-    # ``p.pools`` lists children before parents: subtree sums forward, the ancestors' minimums
-    # backward (parents first)
-    sub: dict[int, list[Any]] = {}
-    for n in p.pools:
+            colocated[i] += 1
+        if not zero[i] and _zero_cpu_request(g):
+            zero[i] = True
+    # ``p.pools`` lists children before parents (ids in that order): subtree sums forward, the
+    # ancestors' minimums backward (parents first)
+    granted_reserved = [0] * k
+    granted_shared = [0] * k
+    for n in pools:
         fs = n.freeres
         assert fs is not None
-        mine = sub.get(n.id)
-        if mine is None:
-            mine = sub[n.id] = [0, 0, False]
-        mine[0] += fs.granted_reserved
-        mine[1] += fs.granted_shared
-        mine[2] = mine[2] or id(n) in zero
-        if n.parent is not None:
-            up = sub.get(n.parent.id)
-            if up is None:
-                up = sub[n.parent.id] = [0, 0, False]
-            up[0] += mine[0]
-            up[1] += mine[1]
-            up[2] = up[2] or mine[2]
-    reserved: dict[int, int] = {}
-    shared: dict[int, int] = {}
-    colo: dict[int, int] = {}
-    least: dict[int, tuple[int, int]] = {}   # per pool: the least of it and its ancestors
-    for n in reversed(p.pools):
+        i = n.id
+        granted_reserved[i] += fs.granted_reserved
+        granted_shared[i] += fs.granted_shared
+        up = n.parent
+        if up is not None:
+            j = up.id
+            granted_reserved[j] += granted_reserved[i]
+            granted_shared[j] += granted_shared[i]
+            zero[j] = zero[j] or zero[i]
+    reserved = [0] * k
+    shared = [0] * k
+    least_reserved = [0] * k   # per pool: the least of it and its ancestors
+    least_shared = [0] * k
+    for n in reversed(pools):
         fs = n.freeres
         assert fs is not None
-        gr, gs, z = sub[n.id]
-        res = 1000 * fs.reserved.size() - gr
-        sh = 1000 * fs.sharable.size() - gs
-        if n.parent is not None:
-            pres, psh = least[n.parent.id]
-            res, sh = min(res, pres), min(sh, psh)
-        least[n.id] = (res, sh)
-        reserved[n.id] = -1 if fs.reserved.size() == 0 else res
-        shared[n.id] = sh - 1 if z else sh
-        colo[n.id] = colocated.get(id(n), 0)
-    return reserved, shared, colo
+        i = n.id
+        size = fs.reserved.size()
+        res = 1000 * size - granted_reserved[i]
+        sh = 1000 * fs.sharable.size() - granted_shared[i]
+        up = n.parent
+        if up is not None:
+            res = min(res, least_reserved[up.id])
+            sh = min(sh, least_shared[up.id])
+        least_reserved[i] = res
+        least_shared[i] = sh
+        reserved[i] = -1 if size == 0 else res
+        shared[i] = sh - 1 if zero[i] else sh
+    return reserved, shared, colocated
 
 
 class _Machine:
     """What the offers and the ranking read of a machine that never changes: each pool's memory
-    nodes by type (``mask_of(pool.memset(t))``) and their capacity, and the zone and types the
+    nodes by type (``mask_of(pool.memset(t))``) and their capacity, a zone's type, and the zone and types the
     memory allocator resolves a request's affinity and types to (``_validate_request``,
     ``_find_initial_zone``, ``_ensure_normal_memory``: functions of the machine's NUMA nodes
     alone). Kept per :class:`...sysfs.System` (the pool tree and the allocator's nodes are built
     from it), shared by every node of a ``simulate`` group."""
 
-    __slots__ = ("sys", "masks", "capacity", "resolved")
+    __slots__ = ("sys", "masks", "capacity", "resolved", "zone_types")
 
     def __init__(self, sys: Any):
         self.sys = sys
         self.masks: dict[str, tuple[int, ...]] = {}
         self.capacity: dict[tuple[str, int], int] = {}
-        self.resolved: dict[tuple[int, int], tuple[int, int] | None] = {}
+        self.resolved: dict[tuple[int, int], tuple[int, int, int, int] | None] = {}
+        #: ``a.zone_type(zone)`` per zone (the types of the zone's NUMA nodes)
+        self.zone_types: dict[int, int] = {}
 
     def pool_masks(self, n: "Node") -> tuple[int, ...]:
         """``mask_of(n.memset(t))`` for t = 0..7."""
@@ -166,9 +181,10 @@ class _Machine:
             m = self.masks[n.name] = tuple(mask_of(n.memset(t)) for t in range(8))
         return m
 
-    def resolve(self, a: Allocator, affinity: int, types: int) -> tuple[int, int] | None:
+    def resolve(self, a: Allocator, affinity: int, types: int) -> tuple[int, int, int, int] | None:
         """(types, zone) of a request of ``affinity`` and ``types`` as the allocator resolves it
-        before making an offer; None when it refuses the request."""
+        before making an offer, and the zone's type and capacity; None when it refuses the
+        request."""
         key = (affinity, types)
         if key in self.resolved:
             return self.resolved[key]
@@ -177,7 +193,7 @@ class _Machine:
             a._validate_request(r)
             a._find_initial_zone(r)
             a._ensure_normal_memory(r)
-            got: tuple[int, int] | None = (r.types, r.zone)
+            got: tuple[int, int, int, int] | None = (r.types, r.zone, a._zone_type(r.zone), a._zone_capacity(r.zone))
         except MemoryError_:
             got = None
         self.resolved[key] = got
@@ -323,11 +339,15 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
     # the memory request and limit differ)
     zone: dict[int, int] = {}
     ztype: dict[int, int] = {}
+    machine = _machine(p)
+    types = machine.zone_types
     for i, s in scores.items():
         if s.mem is not None:
             m = zone[i] = s.mem.node_mask()
-            ztype[i] = alloc.zone_type(m)
-    machine = _machine(p)
+            t = types.get(m)
+            if t is None:
+                t = types[m] = alloc.zone_type(m)
+            ztype[i] = t
     cap = machine.capacity
 
     def capacity(n: "Node") -> int:

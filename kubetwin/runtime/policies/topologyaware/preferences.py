@@ -223,11 +223,10 @@ def cpu_class_preference(opt: Any, c: CachedContainer) -> tuple[str, bool]:
 
 def cold_start_preference(pod: Pod, c: CachedContainer) -> float:
     """The annotated cold start duration in seconds (0 = none); raises on a bad value."""
-    from ....model.duration import parse_duration
-
     value, ok = pod.effective_annotation(COLD_START_KEY, c.name)
     if not ok:
         return 0.0
+    from ....model.duration import parse_duration
     from ...annotations import parse_yaml_value
 
     try:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ....model.cpuset import CPUSet
+from ....model.cpuset import EMPTY, CPUSet
 from ...cpuallocator import PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NONE, PRIORITY_NORMAL, AllocationError
 from ...libmem import Offer
 from ...resmgr.cache import CachedContainer
@@ -79,8 +79,6 @@ class Supply:
         return reserved
 
     def allocatable_shared_cpu(self) -> int:
-        from . import fastscore  # (imports this module)
-
         if fastscore.ENABLED:
             return fastscore.allocatable_shared_cpu(self)
         shared = 1000 * self.sharable.size() - self.node.granted_shared_cpu()
@@ -275,7 +273,7 @@ class Supply:
         return out
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Request:
     """What a container asks for (``request``)."""
 
@@ -297,13 +295,13 @@ class Request:
         return self.mem_req if self.mem_req != 0 else self.mem_lim
 
     def verify_strict_preferences(self, g: "Grant") -> None:
-        from .preferences import strict_isolated_cpus_preference
-
         c = self.container
         if c.strict_topology_hints() and c.topology_hints:
             raise PolicyError("strict topology hints are not modelled")
         if self.full < 1 or not self.isolate:
             return
+        from .preferences import strict_isolated_cpus_preference
+
         if not strict_isolated_cpus_preference(c.pod, c):
             return
         if g.isolated_cpus().size() < self.full:
@@ -395,7 +393,7 @@ class Grant:
         return out
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Score:
     """How a pool's supply fits a request (``score``)."""
 
@@ -403,7 +401,7 @@ class Score:
     req: Request
     mem: Offer | None = None
     mem_error: str = ""
-    cpu: CPUSet = field(default_factory=CPUSet)
+    cpu: CPUSet = EMPTY
     isolated: int = 0
     reserved: int = 0
     shared: int = 0
@@ -425,3 +423,7 @@ class Score:
         if self.mem_error:
             out["memoryOfferError"] = self.mem_error
         return out
+
+
+# the fast path :meth:`Supply.allocatable_shared_cpu` asks (it imports this module: imported last)
+from . import fastscore  # noqa: E402
