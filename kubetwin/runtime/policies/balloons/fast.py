@@ -333,6 +333,14 @@ class MachineTexts:
         return got
 
 
+class SharedSpec(dict[str, Any]):
+    """The policy's configuration (``spec``), read-only once the policy is set up: copies of a
+    runtime node share it."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "SharedSpec":
+        return self
+
+
 class TreeAllocators:
     """Each balloon type's tree allocator (by name), made once: a
     :class:`FastCpuTreeAllocator` never changes, so balloons of a type — and copies of a
@@ -379,6 +387,7 @@ class FastBalloonsPolicy(BalloonsPolicy):
         super().setup(system, cache, config)
         self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
         self.def_choices = DefChoices(self.defs)
+        self.spec = SharedSpec(self.spec)
 
     def _share_idle_cpus(self, add: CPUSet, remove: CPUSet) -> list[Balloon]:
         """``shareIdleCpus`` as the plain policy, on masks, the level's branches read off the flat tree."""

@@ -96,6 +96,9 @@ class BalloonDef:
     def priority(self) -> int:
         return PRIORITIES[self.allocator_priority]
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> "BalloonDef":
+        return self   # fixed once the policy is set up: copies of a runtime node share the types
+
 
 @dataclass(eq=False)
 class Balloon:
