@@ -139,12 +139,15 @@ class FlatTree:
 
     def cpus_in_level(self, level: str, balloon_cpus: CPUSet, candidates: CPUSet) -> CPUSet:
         """``cpus_in_level`` of :mod:`.cputree` on the masks of the level's branches."""
-        have, cand = balloon_cpus.mask, candidates.mask
+        return CPUSet.from_mask(self.idle_in_level(level, balloon_cpus.mask, candidates.mask))
+
+    def idle_in_level(self, level: str, have: int, candidates: int) -> int:
+        """:meth:`cpus_in_level` on masks."""
         out = 0
         for m in self.level_branches(level):
             if m & have:
-                out |= m & cand
-        return CPUSet.from_mask(out)
+                out |= m & candidates
+        return out
 
     def best(self, balancing: bool, current: int, free: int, delta: int) -> int:
         """The mask of the branch ``resizeCpusMaxLocalSet`` picks (``delta`` > 0: to add CPUs
@@ -330,6 +333,28 @@ class MachineTexts:
         return got
 
 
+class SharedSpec(dict[str, Any]):
+    """The policy's configuration (``spec``), read-only once the policy is set up: copies of a
+    runtime node share it."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "SharedSpec":
+        return self
+
+
+class TreeAllocators:
+    """Each balloon type's tree allocator (by name), made once: a
+    :class:`FastCpuTreeAllocator` never changes, so balloons of a type — and copies of a
+    runtime node — share it."""
+
+    __slots__ = ("by_type",)
+
+    def __init__(self) -> None:
+        self.by_type: dict[str, CpuTreeAllocator] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "TreeAllocators":
+        return self
+
+
 class DefChoices:
     """The balloon type (its position in the policy's types) chosen for a container without the
     balloon annotation, per (namespace, QoS class) — when every type's ``matchExpressions`` read
@@ -354,6 +379,7 @@ class FastBalloonsPolicy(BalloonsPolicy):
 
     def setup(self, system: System, cache: Cache, config: BalloonsConfig) -> None:
         self.machine_texts = MachineTexts(system)
+        self.tree_allocators = TreeAllocators()
         #: every container's balloon and exclusive CPUs (None: to be found again)
         self.placements: dict[str, tuple[str, CPUSet]] | None = None
         #: the container :meth:`allocate_resources` places
@@ -361,30 +387,34 @@ class FastBalloonsPolicy(BalloonsPolicy):
         super().setup(system, cache, config)
         self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
         self.def_choices = DefChoices(self.defs)
+        self.spec = SharedSpec(self.spec)
 
     def _share_idle_cpus(self, add: CPUSet, remove: CPUSet) -> list[Balloon]:
-        """``shareIdleCpus`` as the plain policy, the level's branches read off the flat tree."""
+        """``shareIdleCpus`` as the plain policy, on masks, the level's branches read off the flat tree."""
         changed: set[int] = set()
-        if remove:
-            for i, b in enumerate(self.balloons):
-                if b.shared_idle_cpus & remove:
-                    b.shared_idle_cpus = b.shared_idle_cpus - remove
+        balloons = self.balloons
+        rm = remove.mask
+        if rm:
+            for i, b in enumerate(balloons):
+                shared = b.shared_idle_cpus.mask
+                if shared & rm:
+                    b.shared_idle_cpus = CPUSet.from_mask(shared & ~rm)
                     changed.add(i)
-        add = add - self.sys.isolated
-        if add:
+        adding = add.mask & ~self.sys.isolated.mask
+        if adding:
             flat = flat_tree(self.tree)
-            for i, b in enumerate(self.balloons):
+            for i, b in enumerate(balloons):
                 level = b.defn.share_idle_cpus_in_same
                 if not level:
                     continue
-                idle = flat.cpus_in_level(level, b.cpus, add)
+                idle = flat.idle_in_level(level, b.cpus.mask, adding)
                 if not idle:
                     continue
-                before = b.shared_idle_cpus.size()
-                b.shared_idle_cpus = b.shared_idle_cpus | idle
-                if b.shared_idle_cpus.size() != before:
+                shared = b.shared_idle_cpus.mask
+                if shared | idle != shared:
+                    b.shared_idle_cpus = CPUSet.from_mask(shared | idle)
                     changed.add(i)
-        return [self.balloons[i] for i in sorted(changed)]
+        return [balloons[i] for i in sorted(changed)]
 
     def _choose_def(self, c: CachedContainer) -> BalloonDef:
         """As the plain policy; the choice for a container without the balloon annotation is
@@ -481,6 +511,24 @@ class FastBalloonsPolicy(BalloonsPolicy):
             super().release_resources(c)
         finally:
             self.placements = None
+
+    def _new_tree_allocator(self, d: BalloonDef) -> CpuTreeAllocator:
+        """As the plain policy, made once per balloon type: it never changes once made."""
+        made = self.tree_allocators.by_type
+        got = made.get(d.name)
+        if got is None:
+            got = made[d.name] = super()._new_tree_allocator(d)
+        return got
+
+    def reserved_cpus(self) -> CPUSet:
+        """As the plain policy, on masks."""
+        if self.reserved:
+            return self.reserved
+        mask, reserved = 0, self.reserved_def
+        for b in self.balloons:
+            if b.defn is reserved:
+                mask |= b.cpus.mask
+        return CPUSet.from_mask(mask)
 
     def _closest_mems(self, cpus: CPUSet) -> int:
         mems = self.machine_texts.mems

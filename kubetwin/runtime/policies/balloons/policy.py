@@ -96,6 +96,9 @@ class BalloonDef:
     def priority(self) -> int:
         return PRIORITIES[self.allocator_priority]
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> "BalloonDef":
+        return self   # fixed once the policy is set up: copies of a runtime node share the types
+
 
 @dataclass(eq=False)
 class Balloon:
@@ -327,13 +330,18 @@ class BalloonsPolicy:
             raise _error(f'cannot create new "{d.name}" balloon, MaxBalloons limit ({d.max_balloons}) reached')
         used = {b.instance for b in of_def}
         instance = next(i for i in range(len(of_def) + 1) if i not in used)
-        balancing = self.topology_balancing if d.allocator_topology_balancing is None \
-            else d.allocator_topology_balancing
-        close = [[self.reserved]] if d.close_to_reserved else []
-        bln = Balloon(d, instance, self.tree_allocator(self.tree, balancing, close, self._far_from(d)))
+        bln = Balloon(d, instance, self._new_tree_allocator(d))
         self._resize(bln, d.min_cpus * 1000)
         bln.mems = self._closest_mems(bln.cpus)
         return bln
+
+    def _new_tree_allocator(self, d: BalloonDef) -> CpuTreeAllocator:
+        """A new balloon's ``cpuTreeAllocator``: the type's topology balancing, close to the
+        reserved CPUs or far from them."""
+        balancing = self.topology_balancing if d.allocator_topology_balancing is None \
+            else d.allocator_topology_balancing
+        close = [[self.reserved]] if d.close_to_reserved else []
+        return self.tree_allocator(self.tree, balancing, close, self._far_from(d))
 
     def _far_from(self, d: BalloonDef) -> list[list[CPUSet]]:
         """``fillFarFromDevices``: every type keeps away from the isolated CPUs and from the
