@@ -14,7 +14,9 @@ the end of the run) are taken from it then. Such a real node is kept with the st
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
 the start, met by many nodes) stay there: a miss below them takes a copy
-(:mod:`.runtime_copy`).
+(:mod:`.runtime_copy`). Misses and replays hand the runtime the kubelet's CRI resources of the
+pod's containers computed once per event (with the managers off they depend on the pod alone,
+as the key does), and the key reads each pod shape's QoS class once.
 
 The answer is the plain path's answer, by construction, as long as nothing the policy reads
 differs between two nodes with the same history. That holds only where the key spells it out,
@@ -61,8 +63,10 @@ _ENCODER = msgspec.json.Encoder(enc_hook=enc_hook)
 
 #: a real node leaving a state this shallow (at most this many events from the start) by a miss
 #: leaves a copy of itself parked there: shallow states are met by many nodes, and a copy costs
-#: less than the replay of their history the next miss there would need
-CLONE_DEPTH = 4
+#: less than the replay of their history the next miss there would need (5,000 nodes x 50,000
+#: pods, topology-aware: depth 4 replays 9,655 creations and makes 2,963 copies, depth 6 5,495
+#: and 3,997; a copy of a node with six pods costs about what one replayed creation does)
+CLONE_DEPTH = 6
 
 #: use the table (False: every node on the plain path, for equivalence tests and A/B runs)
 ENABLED = True
@@ -107,6 +111,11 @@ class Table:
     layout: Any
     states: list[State] = field(default_factory=lambda: [State()])
     edges: dict[tuple[int, Hashable], Edge] = field(default_factory=dict)
+    #: per creation event: the kubelet's CRI resources and QoS class of each container (with the
+    #: managers off they depend on the pod alone), for the misses and replays of that event
+    cri: dict[Hashable, tuple[tuple[dict[str, Any], str], ...]] = field(default_factory=dict)
+    #: the QoS class of each pod shape (:func:`pod_event`)
+    qos: dict[bytes, str] = field(default_factory=dict)
     hits: int = 0
     misses: int = 0
     replayed: int = 0
@@ -123,8 +132,8 @@ class Virtual:
     table: Table
     state: int = 0
     path: list[int] = field(default_factory=lambda: [0])
-    #: ``("c", pod)`` or ``("d", slot)`` per event, in order
-    history: list[tuple[str, Any]] = field(default_factory=list)
+    #: ``("c", pod, event key)`` or ``("d", slot, None)`` per event, in order
+    history: list[tuple[str, Any, Hashable]] = field(default_factory=list)
     #: pod key -> slot (successful creations in order), for pods still on the node
     slots: dict[str, int] = field(default_factory=dict)
     created: int = 0
@@ -184,9 +193,11 @@ def kubelet_memoizable(kubelet: Any) -> bool:
     return getattr(kubelet.cpu, "static", None) is None and getattr(kubelet.memory, "static", None) is None
 
 
-def pod_event(pod: "Pod", layout: Any, kubelet: Any) -> Hashable | None:
+def pod_event(pod: "Pod", layout: Any, kubelet: Any, qos: dict[bytes, str] | None = None) -> Hashable | None:
     """The key of a pod's creation: the pod without its name and UID, and the QoS substrings of
-    its cgroup parent; None when the pod can not be keyed (affinity annotations)."""
+    its cgroup parent; None when the pod can not be keyed (affinity annotations). ``qos``: the
+    QoS class of each pod seen so far by the rest of its key (the class reads nothing else, and
+    the nodes of one table share the kubelet's configuration, so its feature gates)."""
     from ..runtime.node import _pod_qos
 
     ann = pod.metadata.annotations
@@ -195,9 +206,14 @@ def pod_event(pod: "Pod", layout: Any, kubelet: Any) -> Hashable | None:
         return None
     meta = msgspec.structs.replace(pod.metadata, name="", uid="")
     status = msgspec.structs.replace(pod.status, start_time=None, nominated_node_name=None)
-    blank = msgspec.structs.replace(pod, metadata=meta, status=status)
-    parent = layout.path(layout.pod(_pod_qos(kubelet, pod), pod.uid)) or ""
-    return ("c", _ENCODER.encode(blank), "besteffort" in parent, "burstable" in parent)
+    blank = _ENCODER.encode(msgspec.structs.replace(pod, metadata=meta, status=status))
+    cls = qos.get(blank) if qos is not None else None
+    if cls is None:
+        cls = _pod_qos(kubelet, pod)
+        if qos is not None:
+            qos[blank] = cls
+    parent = layout.path(layout.pod(cls, pod.uid)) or ""
+    return ("c", blank, "besteffort" in parent, "burstable" in parent)
 
 
 _ROW_IDENTITY = ("pod", "time", "node")
@@ -256,7 +272,7 @@ class MemoNodes:
             return False, None
         table = v.table
         pod = sp.pod
-        ev = pod_event(pod, table.layout, kubelet)
+        ev = pod_event(pod, table.layout, kubelet, table.qos)
         if ev is None:
             self._leave(i, v, kubelet)
             return False, None
@@ -271,7 +287,7 @@ class MemoNodes:
             for t in edge.rows:
                 rt.placed.append({"pod": key, **t, "time": now, "node": name})
             sp.cpus, sp.mems = edge.cpus, edge.mems
-            self._advance(v, edge.next, ("c", pod), key)
+            self._advance(v, edge.next, ("c", pod, ev), key)
             return True, None
         table.misses += 1
         from ..diagnostics import warn_calls
@@ -279,7 +295,7 @@ class MemoNodes:
         real = self._real(v)
         self._keep_copy(v, real)
         warned = warn_calls()
-        refused = real.rn.start_pod(pod)
+        refused = real.rn.start_pod(pod, self._cri(table, ev, pod))
         if refused is not None or warn_calls() != warned:
             # the answer names the pod: this node leaves the table, its own history replayed
             rn = self._leave(i, v, kubelet)
@@ -291,7 +307,7 @@ class MemoNodes:
         table.edges[(v.state, ev)] = Edge(nxt, templates, sp.cpus, sp.mems)
         table.states[nxt].figures = _figures(real.rn)
         real.keys.append(pod.key)
-        self._advance(v, nxt, ("c", pod), pod.key)
+        self._advance(v, nxt, ("c", pod, ev), pod.key)
         v.real = real
         return True, None
 
@@ -311,7 +327,7 @@ class MemoNodes:
         if edge is not None:
             table.hits += 1
             self._park(v)
-            self._advance(v, edge.next, ev, None)
+            self._advance(v, edge.next, ("d", slot, None), None)
             return True
         table.misses += 1
         real = self._real(v)
@@ -320,7 +336,7 @@ class MemoNodes:
         nxt = table.new_state()
         table.edges[(v.state, ev)] = Edge(nxt)
         table.states[nxt].figures = _figures(real.rn)
-        self._advance(v, nxt, ev, None)
+        self._advance(v, nxt, ("d", slot, None), None)
         v.real = real
         return True
 
@@ -340,7 +356,7 @@ class MemoNodes:
 
     # --- states --------------------------------------------------------------------------------
     @staticmethod
-    def _advance(v: Virtual, nxt: int, event: tuple[str, Any], key: str | None) -> None:
+    def _advance(v: Virtual, nxt: int, event: tuple[str, Any, Hashable], key: str | None) -> None:
         v.state = nxt
         v.path.append(nxt)
         v.history.append(event)
@@ -392,16 +408,31 @@ class MemoNodes:
             k = 0
             real = Real(self._fresh(v))
         rn = real.rn
-        for kind, arg in v.history[k:]:
+        for kind, arg, ev in v.history[k:]:
             table.replayed += 1
             if kind == "c":
-                refused = rn.start_pod(arg)
+                refused = rn.start_pod(arg, self._cri(table, ev, arg))
                 if refused is not None:  # the table only holds creations that succeeded
                     raise RuntimeError(f"internal error: replaying {arg.key} on a runtime node: {refused.message}")
                 real.keys.append(arg.key)
             else:
                 rn.delete_pod(real.keys[arg])
         return real
+
+    @staticmethod
+    def _cri(table: Table, ev: Hashable, pod: "Pod") -> tuple[tuple[dict[str, Any], str], ...]:
+        """The CRI resources and QoS class of each of the pod's containers, as the table's kubelet
+        computes them (once per event: the pod's name and UID do not enter them)."""
+        got = table.cri.get(ev)
+        if got is None:
+            from ..diagnostics import warn_calls
+            from ..kubelet.admission import container_resources_for
+
+            warned = warn_calls()
+            got = tuple(container_resources_for(table.kubelet, pod, c) for c, _ in pod.all_containers())
+            if warn_calls() == warned:   # a warning names the pod: computed again for the next one
+                table.cri[ev] = got
+        return got
 
     def _fresh(self, v: Virtual) -> "RuntimeNode":
         from .runtime_policies import fork_runtime_node
@@ -418,7 +449,7 @@ class MemoNodes:
         sn = self.rt.sim.sim_nodes[i]
         rn = fork_runtime_node(sn.machine, sn.runtime, sn.kubelet, v.table.kubelet)
         keys: list[str] = []
-        for kind, arg in v.history:
+        for kind, arg, _ in v.history:
             if kind == "c":
                 rn.start_pod(arg)
                 keys.append(arg.key)

@@ -172,3 +172,21 @@ def test_match_expressions_on_qos_class_namespace_and_labels_keep_the_table() ->
     doc["spec"]["balloonTypes"][0]["matchExpressions"] = [{"key": "labels/io.kubernetes.pod.name", "operator": "In",
                                                            "values": ["p1"]}]
     assert not runtime_memo.policy_memoizable(decode_policy(doc, "x.yaml"))
+
+
+def test_pod_keys_with_the_qos_classes_remembered_are_the_keys_computed_afresh() -> None:
+    from kubetwin.kubelet.admission import NodeAdmission
+    from kubetwin.kubelet.cgroup_paths import CgroupLayout
+
+    machine = load_machine(str(SHARED / "machines" / MACHINES[0]))
+    layout = CgroupLayout("systemd", "/", True)
+    kubelet = NodeAdmission(machine, KubeletConfiguration.from_dict(NONE))
+    arrivals = list(_pods(random.Random(10), 60, [{}, {"prefer-shared-cpus.resource-policy.nri.io/pod": "true"}]))
+    # uids that spell a QoS class show in the key (the cgroup parent holds the uid)
+    docs = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"q{k}", "uid": uid},
+             "spec": {"containers": [{"name": "c"}]}} for k, uid in enumerate(("burstable-1", "besteffort-2", "x"))]
+    pods = [a.pod for a in arrivals] + [pod_from_dict(d) for d in docs]
+    remembered: dict[bytes, str] = {}
+    keys = [runtime_memo.pod_event(p, layout, kubelet, remembered) for p in pods]
+    assert keys == [runtime_memo.pod_event(p, layout, kubelet) for p in pods]
+    assert len(remembered) < len(pods) and len({k[2:] for k in keys if k is not None}) > 1
