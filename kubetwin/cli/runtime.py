@@ -60,8 +60,10 @@ def runtime(ctx: click.Context, machine: str, policy: str, helm_values: str | No
     except PolicyError as exc:
         from ..errors import InputError
 
-        raise InputError(str(exc), file=policy if policy not in ("topology-aware", "balloons", "none") else None,
-                         path="--policy") from None
+        chart = policy in ("topology-aware", "balloons", "none")
+        if chart and helm_values:   # the chart's defaults merged with the values file: its config is at fault
+            raise InputError(str(exc), file=helm_values, path="config") from None
+        raise InputError(str(exc), file=None if chart else policy, path="--policy") from None
     if output == "table":
         render_table(data, explain=explain)
     elif output == "nrt":

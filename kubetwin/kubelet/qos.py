@@ -64,12 +64,34 @@ def _fix_enabled(g: FeatureGates) -> bool:
 
 
 def compute_pod_qos(pod: Pod, gates: FeatureGates | None = None) -> QOSDecision:
-    """``ComputePodQOS``, ignoring ``status.qosClass``."""
+    """``ComputePodQOS``, ignoring ``status.qosClass``.
+
+    The kubelet asks it once per container (``GetContainerOOMScoreAdjust``, the container's
+    cgroup values) and it walks every container: a pod with many containers is answered once
+    (by the pod object, which is immutable), not once per container."""
+    pod_level = uses_pod_level_qos(pod, gates)
+    if len(pod.spec.containers) + len(pod.spec.init_containers) < _MEMO_FROM:
+        return _compute_pod_qos(pod, pod_level)
+    hit = _MEMO.get(id(pod))
+    if hit is not None and hit[0] is pod and hit[1] == pod_level:
+        return hit[2]
+    decision = _compute_pod_qos(pod, pod_level)
+    if len(_MEMO) >= 64:
+        _MEMO.clear()
+    _MEMO[id(pod)] = (pod, pod_level, decision)   # the pod held: its id is not reused while kept
+    return decision
+
+
+#: pods with at least this many containers have their class kept (see compute_pod_qos)
+_MEMO_FROM = 16
+_MEMO: dict[int, tuple[Pod, bool, QOSDecision]] = {}
+
+
+def _compute_pod_qos(pod: Pod, pod_level: bool) -> QOSDecision:
     requests: dict[str, Quantity] = {}
     limits: dict[str, Quantity] = {}
     guaranteed = True
     lacking = ""
-    pod_level = uses_pod_level_qos(pod, gates)
     if pod_level:
         res = pod.spec.resources
         assert res is not None

@@ -26,7 +26,7 @@ from . import class_bridge as classes
 from .annotations import validate_pod_annotations
 from .node import RuntimeNode
 from .nri.api import to_json
-from .state import NodeState, check_same_node, digest, load_state, write_state
+from .state import NodeState, check_same_node, check_snapshot, digest, load_state, write_state
 
 
 @dataclass
@@ -193,6 +193,7 @@ def run_runtime(inputs: RuntimeInputs) -> dict[str, Any]:
                 except InputError as exc:
                     raise InputError(f"the state folder's history does not replay: {exc}", file=inputs.state_dir,
                                      path="--state-dir") from None
+        check_snapshot(previous, _snapshot(build_report(node, loaded, [])), inputs.state_dir or "")
     deletes = _resolve_deletes(node, inputs.delete)
     trace_start = len(node.adaptation.trace)
     rejected = _step(node, deletes, [p for p, _, _ in step_pods])
@@ -203,8 +204,13 @@ def run_runtime(inputs: RuntimeInputs) -> dict[str, Any]:
 
         report["nodeResourceTopology"] = export(node, inputs.node_name or loaded.machine.name or "node")
     if inputs.write_state:
-        write_state(inputs.write_state, state, {"containers": report["containers"], "node": report["node"]})
+        write_state(inputs.write_state, state, _snapshot(report))
     return report
+
+
+def _snapshot(report: dict[str, Any]) -> dict[str, Any]:
+    """What the state file keeps of a report beside the history."""
+    return {"containers": report["containers"], "node": report["node"]}
 
 
 def run_on_node(inputs: RuntimeInputs, *, machine: Any, kubelet: Any, running: list[Any],

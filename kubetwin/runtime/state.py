@@ -38,6 +38,8 @@ def digest(obj: Any) -> str:
 class NodeState:
     identity: dict[str, str]
     history: list[dict[str, Any]] = field(default_factory=list)
+    #: the snapshot read with the state (None for a new node): what the history must give again
+    snapshot: dict[str, Any] | None = None
 
     def to_json(self, snapshot: dict[str, Any]) -> dict[str, Any]:
         from .. import __version__ as version
@@ -54,19 +56,61 @@ def load_state(folder: str | Path) -> NodeState:
     if not p.exists():
         raise InputError(f"the state folder has no {STATE_FILE}", file=str(folder), path="--state-dir",
                          fix="give the folder a previous call wrote with --write-state")
+    from ..model.loader import parse_json
+
     try:
-        doc = json.loads(p.read_text())
-    except ValueError as exc:
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"not a kubetwin runtime state file: {exc}", file=str(p)) from None
+    # duplicate keys, NaN and deep nesting refused with the file named, as for every JSON input
+    doc = parse_json(text, str(p))
     if not isinstance(doc, dict) or doc.get("kind") != STATE_KIND:
         raise InputError(f"not a kubetwin runtime state file (kind is not {STATE_KIND})", file=str(p))
     if doc.get("version") != STATE_VERSION:
         raise InputError(f"state file version {doc.get('version')} is not {STATE_VERSION}", file=str(p),
                          fix="write a new state folder with this kubetwin")
-    node, history = doc.get("node"), doc.get("history")
+    _check_keys(doc, _STATE_KEYS, "", p)
+    node, history, snapshot = doc.get("node"), doc.get("history"), doc.get("snapshot")
     if not isinstance(node, dict) or not isinstance(history, list):
         raise InputError("state file without node identity or history", file=str(p))
-    return NodeState(dict(node), list(history))
+    for key, value in node.items():
+        if not isinstance(value, str):
+            raise InputError(f"expected a string, got {type(value).__name__}", file=str(p), path=f"node.{key}")
+    for i, step in enumerate(history):
+        if not isinstance(step, dict):
+            raise InputError("expected an object with delete and create", file=str(p), path=f"history[{i}]")
+        _check_keys(step, _STEP_KEYS, f"history[{i}].", p)
+        deletes = step.get("delete") or []
+        if not isinstance(deletes, list) or not all(isinstance(d, str) for d in deletes):
+            raise InputError("expected a list of namespace/name strings", file=str(p), path=f"history[{i}].delete")
+        if not isinstance(step.get("create") or [], list):
+            raise InputError("expected a list of pods", file=str(p), path=f"history[{i}].create")
+    if snapshot is not None and not isinstance(snapshot, dict):
+        raise InputError("expected an object", file=str(p), path="snapshot")
+    return NodeState(dict(node), list(history), snapshot)
+
+
+_STATE_KEYS = ("kind", "version", "kubetwin", "node", "history", "snapshot")
+_STEP_KEYS = ("delete", "create")
+
+
+def _check_keys(obj: dict[str, Any], valid: tuple[str, ...], prefix: str, file: Path) -> None:
+    from ..model.strict import unknown_key_error
+
+    for k in obj:
+        if k not in valid:
+            raise unknown_key_error(k, valid, path=f"{prefix}{k}", file=str(file))
+
+
+def check_snapshot(state: NodeState, replayed: dict[str, Any], folder: str) -> None:
+    """The snapshot read with the state is what replaying its history gives (the history is what
+    is replayed; a snapshot that differs was edited, or written from another history)."""
+    if state.snapshot is None:
+        return
+    if json.loads(json.dumps(replayed, default=str)) != state.snapshot:
+        raise InputError("the snapshot in the state file is not what its history gives (edited by hand?)",
+                         file=str(Path(folder) / STATE_FILE), path="snapshot",
+                         fix="give the folder a previous call wrote with --write-state, unchanged")
 
 
 def check_same_node(state: NodeState, identity: dict[str, str], folder: str) -> None:

@@ -465,7 +465,8 @@ TEXTUAL: dict[str, TextMutation] = {
 
 _VALUE_OPTIONS = ("--pid-max", "--seed", "--partitions", "--feature-gates", "--signal", "--cgroup", "--plugin",
                   "--kubernetes-version", "--variant", "--machine", "--driver", "--node-name", "--vendor-id",
-                  "--timeout", "-j", "--cdi-class", "--weight-curve", "--node-type")
+                  "--timeout", "-j", "--cdi-class", "--weight-curve", "--node-type", "--policy", "--isolated-cpus",
+                  "--delete")
 _ODD_VALUES = ["", "-1", "0", "99999999999999999999", "abc", "１", "1e9", "NaN", "=", ",", "a=b=c", "x" * 5000,
                "NoSuchGate=true", "PodLevelResources=maybe", "99999s9999n9999c99t", "2s1n4c2t:mem=1e400",
                "1s1n1c1t:hugepages-1Gi=99999999999", "256s1n256c1t", "0s0c", "1s1n4c2t:gpus=100000",

@@ -376,6 +376,81 @@ def example_seeds() -> Iterator[Seed]:
 
     yield Seed("hand/serve-check-dra", ("serve", "--cluster", "scenario.yaml", "--check", "-o", "json"),
                {"scenario.yaml": DRA_SCENARIO.encode()})
+    yield from runtime_seeds()
+    yield from checkpoint_seeds()
+
+
+def _written_by(argv: list[str], files: dict[str, bytes], folder: str) -> dict[str, bytes]:
+    """The files a valid kubetwin command writes into ``folder`` (a state folder a later seed
+    starts from), made by running it once: a checkpoint kept in the tree would go stale."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kubetwin-fuzz-seed-") as tmp:
+        for name, data in files.items():
+            (Path(tmp) / name).write_bytes(data)
+        subprocess.run([sys.executable, "-c", "import sys; from kubetwin.cli.main import main; sys.exit(main())",
+                        *argv, "--write-state", folder], cwd=tmp, check=True, capture_output=True)
+        root = Path(tmp) / folder
+        return {f"{folder}/{p.relative_to(root)}": p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+_WRITTEN: dict[str, dict[str, bytes]] = {}
+
+
+def runtime_seeds() -> Iterator[Seed]:
+    """``kubetwin runtime``: the README's policies, a policy resource and Helm values, RDT and
+    Block I/O classes, and a node started from its state folder (``--state-dir``, JSON the
+    mutations reach) with a pod deleted first."""
+    ex = EXAMPLES / "runtime"
+    two = {"two-pods.yaml": _read(ex / "two-pods.yaml")}
+    yield Seed("hand/runtime-topology-aware", ("runtime", "--machine", "2s1n8c2t", "--policy", "topology-aware",
+                                               "two-pods.yaml", "-o", "json"), two)
+    yield Seed("hand/runtime-balloons-nrt", ("runtime", "--machine", "2s1n8c2t", "--policy", "balloons",
+                                             "two-pods.yaml", "-o", "nrt"), two)
+    classes = {n: _read(ex / n) for n in ("machine-rdt.json", "kubelet.yaml", "rdt.yaml", "blockio.yaml", "pods.yaml")}
+    yield Seed("hand/runtime-rdt-blockio", ("runtime", "--machine", "machine-rdt.json", "--policy", "balloons",
+                                            "--config", "kubelet.yaml", "--rdt", "rdt.yaml", "--blockio", "blockio.yaml",
+                                            "pods.yaml", "-o", "json"), classes)
+    balloons = {"apiVersion": "config.nri/v1alpha1", "kind": "BalloonsPolicy",
+                "metadata": {"name": "default", "namespace": "kube-system"},
+                "spec": {"reservedResources": {"cpu": "1"}, "pinCPU": True, "pinMemory": True,
+                         "balloonTypes": [{"name": "singleton", "minCPUs": 2, "maxCPUs": 2, "minBalloons": 1,
+                                           "maxBalloons": 1},
+                                          {"name": "dynamic", "maxCPUs": 4, "maxBalloons": 2,
+                                           "preferNewBalloons": True}]}}
+    yield Seed("hand/runtime-policy-resource", ("runtime", "--machine", "1s2n4c2t", "--policy", "policy.yaml",
+                                                "--explain", "two-pods.yaml", "-o", "yaml"),
+               {**two, "policy.yaml": _yaml(balloons)})
+    values = {"config": {"reservedResources": {"cpu": "750m"}, "pinCPU": True, "pinMemory": False,
+                         "colocatePods": True}}
+    yield Seed("hand/runtime-helm-values", ("runtime", "--machine", "2s2n4c2t", "--policy", "topology-aware",
+                                            "--helm-values", "values.yaml", "--isolated-cpus", "3", "two-pods.yaml",
+                                            "-o", "json"), {**two, "values.yaml": _yaml(values)})
+    if "runtime" not in _WRITTEN:
+        _WRITTEN["runtime"] = _written_by(["runtime", "--machine", "2s1n8c2t", "--policy", "topology-aware",
+                                           "two-pods.yaml"], two, "state")
+    state = _WRITTEN["runtime"]
+    yield Seed("hand/runtime-state-dir", ("runtime", "--machine", "2s1n8c2t", "--policy", "topology-aware",
+                                          "--state-dir", "state", "--delete", "default/web", "--write-state", "out",
+                                          "pods.yaml", "-o", "json"),
+               {**state, "pods.yaml": classes["pods.yaml"]}, outputs=("out",), dirs=("state",))
+
+
+def checkpoint_seeds() -> Iterator[Seed]:
+    """``admit --state-dir`` on the kubelet's own checkpoints (``cpu_manager_state``,
+    ``memory_manager_state``, ``kubelet_internal_checkpoint``, ``allocated_pods_state``) as a
+    previous ``admit --write-state`` left them, the mutations reaching each."""
+    pl = EXAMPLES / "pod-level"
+    files = {n: _read(pl / n) for n in ("machine.json", "kubelet-container-scope.yaml", "tightly-coupled-database.yaml",
+                                        "ml-workload.yaml")}
+    argv = ["admit", "--machine", "machine.json", "--config", "kubelet-container-scope.yaml"]
+    if "admit" not in _WRITTEN:
+        _WRITTEN["admit"] = _written_by([*argv, "tightly-coupled-database.yaml"], files, "state")
+    yield Seed("hand/admit-state-dir", (*argv, "--state-dir", "state", "--write-state", "out", "ml-workload.yaml",
+                                        "-o", "json"),
+               {**files, **_WRITTEN["admit"]}, outputs=("out",), dirs=("state",))
 
 
 def snapshot_seeds() -> Iterator[Seed]:

@@ -36,7 +36,7 @@ def seeds():
 def test_every_command_has_a_seed(seeds):
     commands = {s.command for s in seeds}
     assert commands >= {"explain", "admit", "schedule", "dra allocate", "dra explain", "dra prepare", "dra unprepare", "dra slices",
-                        "evict", "simulate", "topology", "discover", "gates"}
+                        "evict", "simulate", "topology", "discover", "gates", "runtime"}
 
 
 def test_every_seed_of_the_examples_runs_cleanly():

@@ -81,3 +81,30 @@ def test_status_qos_class_wins():
 def test_decision_names_the_rule():
     d = compute_pod_qos(make_pod([c("a", G, G), c("b")]))
     assert d.qos_class == "Burstable" and "container b" in d.rule
+
+
+def test_a_pod_with_many_containers_is_classed_as_container_by_container():
+    many = [c(f"c{i}", G, G) for i in range(40)]
+    assert qos(make_pod(many)) == "Guaranteed"
+    assert qos(make_pod(many + [c("last", G)])) == "Burstable"
+
+
+def test_a_pod_with_many_containers_is_answered_again_under_other_gates():
+    # the class is kept per pod object, and per whether pod-level resources decide
+    p = make_pod([c(f"c{i}", G, G) for i in range(40)], resources={})
+    assert qos(p) == "Guaranteed"
+    assert qos(p, FIX_OFF) == "BestEffort"   # without the fix an empty spec.resources decides
+    assert qos(p) == "Guaranteed"
+
+
+def test_a_pod_with_5000_containers_is_classed_once_per_pod_not_per_container(monkeypatch):
+    # found by the fuzzer: explain asked the class once per container, each walk over them all
+    from kubetwin.kubelet import qos as q
+
+    p = make_pod([c(f"c{i}", {"cpu": "1m"}) for i in range(5000)])
+    calls = []
+    real = q._compute_pod_qos
+    monkeypatch.setattr(q, "_compute_pod_qos", lambda *a: calls.append(a) or real(*a))
+    for _ in range(5000):
+        assert qos(p) == "Burstable"
+    assert len(calls) == 1

@@ -134,3 +134,13 @@ def test_balloons_chart_default_starts_with_its_reserved_and_default_balloons(tm
     assert out.returncode == 0, out.stderr
     pools = [p["name"] for p in json.loads(out.stdout)["node"]["policy"]["pools"]]
     assert pools[0] == "reserved[0]" and "default[0]" in pools
+
+
+def test_a_bad_value_in_the_helm_values_is_refused_naming_the_values_file(tmp_path: Path) -> None:
+    # found by the fuzzer: the error named --policy (a chart name) and no file
+    pods = write_pods(tmp_path / "p.yaml", ("a", "1"))
+    (tmp_path / "values.yaml").write_text(yaml.safe_dump({"config": {"reservedResources": {"cpu": "1Gi "}}}))
+    out = kubetwin("--machine", MACHINE, "--policy", "topology-aware", "--helm-values", "values.yaml", pods,
+                   cwd=tmp_path)
+    assert out.returncode == 1
+    assert out.stderr.startswith("error: values.yaml: config: ") and "reservedResources.cpu" in out.stderr
