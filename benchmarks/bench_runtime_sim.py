@@ -22,6 +22,10 @@ two runs of a line one after the other):
 
     topology-aware, main 6774502    kubelet none 10.67 s   + topology-aware 42.05 s   (+294 %)
     topology-aware, now             kubelet none 10.81 s   + topology-aware 34.68 s   (+221 %)
+    topology-aware, main 6b891fd    kubelet none  9.79 s  + topology-aware 32.27 s   (+230 %; load average 15 to 20)
+    topology-aware, policy's own    kubelet none 10.49 s  + topology-aware 30.83 s   (+194 %; same minutes;
+      cost cut (fastscore)                                                            490 -> 343 us a creation
+                                                                                     inside the policy)
     balloons, balloons' fast path   kubelet none 10.1 s   + balloons       29.1-29.8 s (+185-196 %; plain 65.7 s, +549 %;
                                     s7-balloons12 alone, before the two branches were merged)
 

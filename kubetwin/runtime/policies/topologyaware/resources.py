@@ -79,6 +79,8 @@ class Supply:
         return reserved
 
     def allocatable_shared_cpu(self) -> int:
+        from . import fastscore  # (it imports this module)
+
         if fastscore.ENABLED:
             return fastscore.allocatable_shared_cpu(self)
         shared = 1000 * self.sharable.size() - self.node.granted_shared_cpu()
@@ -423,7 +425,3 @@ class Score:
         if self.mem_error:
             out["memoryOfferError"] = self.mem_error
         return out
-
-
-# the fast path :meth:`Supply.allocatable_shared_cpu` asks (it imports this module: imported last)
-from . import fastscore  # noqa: E402
