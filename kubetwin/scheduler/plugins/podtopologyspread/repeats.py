@@ -23,12 +23,14 @@ form, for tests).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import msgspec
-import numpy as np
 
 from ....model.pod import TopologySpreadConstraint
+
+if TYPE_CHECKING:   # numpy imported only where the sums run: the plain schedule path stays without it
+    import numpy as np
 
 #: hold identical constraints once (False: every copy, as written)
 ENABLED = True
@@ -82,6 +84,8 @@ def sequential_sum(terms: Sequence[float | None], order: Sequence[int]) -> float
     a None is added as 0.0, which leaves every sum here unchanged (no term is -0.0 or NaN)."""
     if not order:
         return 0.0
+    import numpy as np
+
     values = np.array([0.0 if t is None else t for t in terms], dtype=np.float64)
     return float(np.cumsum(values[np.asarray(order, dtype=np.intp)])[-1])
 
@@ -93,6 +97,8 @@ _CHUNK_CELLS = 1 << 20
 def sequential_sums(terms: Sequence[np.ndarray], order: Sequence[int]) -> np.ndarray:
     """:func:`sequential_sum` per node: ``terms[j]`` (one float per node, 0.0 where nothing is
     added) for each ``j`` of ``order``, added left to right from 0.0, node by node."""
+    import numpy as np
+
     m = len(terms[0]) if terms else 0
     total = np.zeros(m, dtype=np.float64)
     if not order or not m:
