@@ -50,9 +50,9 @@ def balloons() -> RuntimePolicy:
     return RuntimePolicy("balloons", decode_policy(doc["policy"], str(BALLOONS_CASE)))
 
 
-def nodes(machine_file: str, count: int, rp: RuntimePolicy) -> list[SimNode]:
+def nodes(machine_file: str, count: int, rp: RuntimePolicy, cfg: dict[str, Any] = NONE) -> list[SimNode]:
     machine = load_machine(str(SHARED / "machines" / machine_file))
-    config = KubeletConfiguration.from_dict(NONE)
+    config = KubeletConfiguration.from_dict(cfg)
     cap, alloc = node_resources(machine, config, {}, 0)
     return [SimNode(node_from_dict({"apiVersion": "v1", "kind": "Node",
                                     "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
@@ -16,29 +15,16 @@ import yaml
 
 from kubetwin.machine import load_machine
 from kubetwin.model.kubelet_config import KubeletConfiguration
-from kubetwin.model.node import node_from_dict
 from kubetwin.model.pod import pod_from_dict
 from kubetwin.runtime.config import decode_policy, load_policy
 from kubetwin.sim import runtime_memo, runtime_policies
 from kubetwin.sim.loop import Simulator
 from kubetwin.sim.runtime_policies import RuntimePolicy
-from kubetwin.sim.scenario import Scenario, SimNode, node_resources, parse_scheduler_config
+from kubetwin.sim.scenario import Scenario, SimNode, parse_scheduler_config
 from kubetwin.sim.workload import Arrival
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
-MACHINES = ("dual-socket-multi-numa-per-socket-ht.json", "single-socket-ht.json", "quad-socket-four-way-ht.json")
-BALLOONS_CASE = SHARED / "nri" / "balloons" / "test01-basic-placement-pod0-pod3.yaml"
-NONE = {"kubeReserved": {"cpu": "1", "memory": "1Gi"}}
-
-
-def _nodes(machine_file: str, count: int, rp: RuntimePolicy, cfg: dict[str, Any] = NONE) -> list[SimNode]:
-    machine = load_machine(str(SHARED / "machines" / machine_file))
-    config = KubeletConfiguration.from_dict(cfg)
-    cap, alloc = node_resources(machine, config, {}, 0)
-    return [SimNode(node_from_dict({"apiVersion": "v1", "kind": "Node",
-                                    "metadata": {"name": f"n{i}", "labels": {"kubernetes.io/hostname": f"n{i}"}},
-                                    "status": {"capacity": cap, "allocatable": alloc}}),
-                    "g", machine, config, runtime=rp) for i in range(count)]
+from tests.runtime.fastpath_runs import BALLOONS_CASE, MACHINES, NONE, SHARED
+from tests.runtime.fastpath_runs import balloons as _balloons
+from tests.runtime.fastpath_runs import nodes as _nodes
 
 
 def _template(rng: random.Random, annotations: list[dict[str, str]]) -> dict[str, Any]:
@@ -93,11 +79,6 @@ def _same(machine: str, rp: RuntimePolicy, seed: int, annotations: list[dict[str
     assert fast == plain
     memo.result = json.loads(plain)
     return memo
-
-
-def _balloons() -> RuntimePolicy:
-    doc = yaml.safe_load(BALLOONS_CASE.read_text())
-    return RuntimePolicy("balloons", decode_policy(doc["policy"], str(BALLOONS_CASE)))
 
 
 @pytest.mark.parametrize("machine", MACHINES)
