@@ -252,25 +252,9 @@ class SchedulingQueue:
         ``AddUnschedulableIfNotPresent`` do to them, in one step — one more attempt, a fresh
         sequence number, ``Timestamp`` and backoff from ``now``. The pods stay in the pool, so
         their records are updated in place (the queue is their only holder)."""
-        at = self._parked_at.get(now)
-        if at is None:
-            at = self._parked_at[now] = {}
-            heapq.heappush(self._parked_times, now)
-        seq = self._seq
-        for qp in due:
-            uid = qp.pod.uid
-            pl = plugins[uid]
-            self._unpark_index(uid, qp.timestamp)
-            n = qp.attempts + 1
-            qp.timestamp = qp.unschedulable_since = now
-            qp.seq = next(seq)
-            qp.attempts = n
-            qp.backoff_until = backoff_expiry(now, n)
-            if pl != qp.unschedulable_plugins:
-                self._unindex(uid)
-                self._index(uid, pl)
-            qp.unschedulable_plugins = pl
-            at[uid] = None
+        first = self.next_seq()
+        self.park_retried(due, plugins, now, first, 1)
+        self._seq = itertools.count(first + len(due))
 
     def next_seq(self) -> int:
         """The sequence number the next record will get (none is taken)."""
