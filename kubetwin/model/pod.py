@@ -13,6 +13,8 @@ Upstream: ``Pod`` in ``staging/src/k8s.io/api/core/v1/types.go``; the rules of
 from __future__ import annotations
 
 import re
+import uuid
+from functools import lru_cache
 from typing import Any, Callable, Iterator
 
 import msgspec
@@ -304,6 +306,13 @@ class PodStatus(KubeStruct, frozen=True):
     extended_resource_claim_status: PodExtendedResourceClaimStatus | None = None
 
 
+@lru_cache(maxsize=65536)
+def standin_uid(namespace: str, name: str) -> str:
+    """The UID kubetwin gives a pod written without ``metadata.uid``: a name-based UUID (RFC 4122
+    version 5) of ``pod/NAMESPACE/NAME``, so two pods never share it and runs are reproducible."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"kubetwin:pod/{namespace}/{name}"))
+
+
 class Pod(KubeStruct, frozen=True):
     api_version: str = "v1"
     kind: str = "Pod"
@@ -326,8 +335,11 @@ class Pod(KubeStruct, frozen=True):
 
     @property
     def uid(self) -> str:
-        """The pod UID, or a stable stand-in derived from namespace/name when none is given."""
-        return self.metadata.uid or f"{self.metadata.namespace}/{self.metadata.name}"
+        """The pod UID, or a stable stand-in when none is given: the API server gives every pod a
+        random UUID; kubetwin derives one from namespace/name (``standin_uid``) so that a manifest
+        without ``metadata.uid`` gets the same UID on every run, and the UID is a valid cgroup and
+        systemd slice component as the kubelet's pod cgroup name (``pod<UID>``) needs."""
+        return self.metadata.uid or standin_uid(self.metadata.namespace, self.metadata.name)
 
     def all_containers(self) -> Iterator[tuple[Container, bool]]:
         """Init containers (sidecars included) then app containers; the flag says 'init'."""

@@ -74,3 +74,13 @@ spec:
 def test_other_outputs_are_unchanged(tmp_path):
     data = json.loads(admit(tmp_path, "-o", "json").stdout)
     assert set(data) == {"pods", "node"}
+
+
+def test_pods_without_a_uid_get_a_pod_slice_named_after_a_uuid_under_the_systemd_driver(tmp_path):
+    out = admit(tmp_path, "-o", "cri", pods=PODS.replace(", uid: u-web", "").replace(", uid: u-db", ""))
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    sandbox = next(c for c in data["calls"] if c["rpc"] == "RunPodSandbox")
+    uid = sandbox["request"]["config"]["metadata"]["uid"]
+    parent = sandbox["request"]["config"]["linux"]["cgroupParent"]
+    assert len(uid) == 36 and parent == f"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{uid.replace('-', '_')}.slice"

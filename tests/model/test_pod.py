@@ -119,3 +119,22 @@ def test_one_claim_used_through_two_requests_is_accepted():
     obj = pod([{"name": "a", "resources": {"claims": [{"name": "gpu", "request": "a"}, {"name": "gpu", "request": "b"}]}}],
               resourceClaims=[{"name": "gpu", "resourceClaimName": "c"}])
     assert len(pod_from_dict(obj).spec.containers[0].resources.claims) == 2
+
+
+def test_a_pod_without_a_uid_gets_a_uuid_derived_from_its_namespace_and_name():
+    import uuid
+
+    p = pod_from_dict(pod([c("a")]))
+    assert str(uuid.UUID(p.uid)) == p.uid and p.uid == pod_from_dict(pod([c("a")])).uid
+
+
+def test_pods_without_uids_in_different_namespaces_get_different_uids():
+    a, b = pod(pod_spec := [c("a")]), pod(pod_spec)
+    b["metadata"]["namespace"] = "other"
+    assert pod_from_dict(a).uid != pod_from_dict(b).uid
+
+
+def test_a_given_uid_is_kept():
+    p = pod([c("a")])
+    p["metadata"]["uid"] = "1234"
+    assert pod_from_dict(p).uid == "1234"
