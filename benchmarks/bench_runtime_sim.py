@@ -153,6 +153,10 @@ def main() -> None:
         for module in (cpuallocator_memo, cputree_memo, fastscore, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
         ResourceManager._nri_readonly_events = frozenset()
+        ResourceManager._nri_readonly_pods = frozenset()
+        from kubetwin.runtime.nri import message_copy
+
+        message_copy.ENABLED = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     _time("kubelet static + single-numa-node", lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)),
           a.repeat)

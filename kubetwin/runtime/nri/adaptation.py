@@ -71,6 +71,10 @@ class Registered:
     #: ``_nri_readonly_events``): it gets the runtime's messages, not copies — a fast path, the
     #: plugin neither keeps nor changes them, so what it sees is the same
     readonly: frozenset[str] = frozenset()
+    #: events whose pod sandbox the plugin only reads, or keeps unchanged (``_nri_readonly_pods``):
+    #: it gets the runtime's own sandbox — a fast path, the runtime never changes a sandbox
+    #: message once it is sent, so what the plugin sees is the same
+    readonly_pod: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -135,7 +139,9 @@ class Adaptation:
             raise PluginError(f"failed to configure plugin: invalid plugin events: 0x{events & ~VALID_EVENTS:x}")
         if events == 0:
             events = VALID_EVENTS
-        reg = Registered(plugin, idx, base, events, frozenset(getattr(type(plugin), "_nri_readonly_events", ())))
+        readonly = frozenset(getattr(type(plugin), "_nri_readonly_events", ()))
+        reg = Registered(plugin, idx, base, events, readonly,
+                         readonly | frozenset(getattr(type(plugin), "_nri_readonly_pods", ())))
         self.plugins.append(reg)
         # sort.Slice over a handful of plugins: an insertion sort, stable for equal indexes
         self.plugins.sort(key=lambda r: r.idx)
@@ -162,7 +168,8 @@ class Adaptation:
             if event in r.readonly:
                 args = (pod,) + ((container,) if container is not None else ()) + extra
             else:
-                args = (clone(pod),) + ((clone(container),) if container is not None else ()) + extra
+                args = ((pod if event in r.readonly_pod else clone(pod),)
+                        + ((clone(container),) if container is not None else ()) + extra)
             try:
                 _call(getattr(r.plugin, method), *args)
             except PluginError as exc:
@@ -205,7 +212,8 @@ class Adaptation:
             if not r.wants("CREATE_CONTAINER"):
                 continue
             try:
-                reply = _call(r.plugin.create_container, clone(pod), clone(container))
+                reply = _call(r.plugin.create_container, pod if "CREATE_CONTAINER" in r.readonly_pod else clone(pod),
+                              clone(container))
                 adjust, updates, evict = _create_reply(reply, r.name)
                 if self.traced or _tracing.ACTIVE is not None:
                     entry.replies.append(_reply_json(r.name, adjust, updates, evict))
