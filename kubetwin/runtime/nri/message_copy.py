@@ -65,7 +65,7 @@ def _build(t: type, generic: Copier) -> Copier | None:
         if kind in _SCALAR_KINDS or kind.startswith("enum:"):
             expr = x   # immutable: shared, as a copy would be
         elif kind in _SCALAR_LISTS:
-            expr = f"([*x{i}] if type(x{i} := {x}) is list else g(x{i}))"
+            expr = f"(([*x{i}] if x{i} else []) if type(x{i} := {x}) is list else g(x{i}))"
         elif kind == "map_str":
             expr = f"({{**x{i}}} if type(x{i} := {x}) is dict else g(x{i}))"
         elif kind in ("msg", "list_msg", "map_msg"):
@@ -75,21 +75,23 @@ def _build(t: type, generic: Copier) -> Copier | None:
             if kind == "msg":
                 expr = f"(None if (e := {x}) is None else {one})"
             elif kind == "list_msg":
-                expr = f"([{one} for e in x{i}] if type(x{i} := {x}) is list else g(x{i}))"
+                expr = f"(([{one} for e in x{i}] if x{i} else []) if type(x{i} := {x}) is list else g(x{i}))"
             else:
-                expr = (f"({{k: (None if e is None else {one}) for k, e in x{i}.items()}} "
+                expr = (f"(({{k: (None if e is None else {one}) for k, e in x{i}.items()}} if x{i} else {{}}) "
                         f"if type(x{i} := {x}) is dict else g(x{i}))")
         else:
             expr = f"g({x})"
-        parts.append(f"{f.name!r}: {expr}")
+        parts.append((f.name, expr))
     n = len(fields)
+    if hasattr(t, "__post_init__") or not all(f.init for f in fields):
+        make = f"    new = new_(T)\n    new.__dict__ = {{{', '.join(f'{k!r}: {e}' for k, e in parts)}}}\n    return new\n"
+    else:   # the dataclass's own __init__ with every field given: the quickest way to fill one
+        make = f"    return T({', '.join(e for _, e in parts)})\n"
     src = (f"def copy(v):\n"
            f"    d = v.__dict__\n"
            f"    if len(d) != {n}:\n"
            f"        return g(v)\n"
-           f"    new = new_(T)\n"
-           f"    new.__dict__ = {{{', '.join(parts)}}}\n"
-           f"    return new\n")
+           + make)
 
     env["m"] = lambda v: _any(v, generic)
     exec(compile(src, f"<message_copy {t.__qualname__}>", "exec"), env)  # noqa: S102 - generated from field kinds
