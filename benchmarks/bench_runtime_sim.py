@@ -144,7 +144,9 @@ def main() -> None:
         from kubetwin.sim import runtime_memo, runtime_policies
 
         runtime_memo.ENABLED = False
+        runtime_memo.FAST_PARENT = False
         runtime_policies.FAST_COPY = False
+        runtime_policies.LEAN_FIGURES = False
         from kubetwin.runtime import cpuallocator_memo, libmem_offers
         from kubetwin.runtime.policies.balloons import cputree_memo
         from kubetwin.runtime.policies.topologyaware import fastscore
