@@ -83,7 +83,7 @@ def _build(t: type, generic: Copier) -> Copier | None:
             expr = f"g({x})"
         parts.append((f.name, expr))
     n = len(fields)
-    if hasattr(t, "__post_init__") or not all(f.init for f in fields):
+    if hasattr(t, "__post_init__") or not all(f.init and not f.kw_only for f in fields):
         make = f"    new = new_(T)\n    new.__dict__ = {{{', '.join(f'{k!r}: {e}' for k, e in parts)}}}\n    return new\n"
     else:   # the dataclass's own __init__ with every field given: the quickest way to fill one
         make = f"    return T({', '.join(e for _, e in parts)})\n"

@@ -114,3 +114,19 @@ def test_a_type_without_field_kinds_has_no_generated_copier() -> None:
     assert message_copy.copier(Plain, api._clone) is None
     p = Plain([1])
     assert api.clone(p) == p and api.clone(p).x is not p.x
+
+
+def test_a_message_whose_init_cannot_take_every_field_in_order_is_filled_field_by_field() -> None:
+    @dataclasses.dataclass
+    class Counted:
+        items: list[str] = api._f("items", "list_str", factory=list)
+        name: str = dataclasses.field(default="", kw_only=True, metadata={"json": "name", "kind": "string"})
+        seen: int = dataclasses.field(default=0, init=False, metadata={"json": "seen", "kind": "int32"})
+
+        def __post_init__(self) -> None:
+            self.seen += 1
+
+    c = Counted(["a"], name="n")
+    d = api.clone(c)
+    assert message_copy.copier(Counted, api._clone) is not None
+    assert d == c and d.seen == 1 and d.name == "n" and d.items is not c.items
