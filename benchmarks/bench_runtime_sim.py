@@ -68,6 +68,16 @@ Every placement figure is identical. What dominates now (topology-aware, loaded)
 creations (7,582 misses, 5,495 replays) at ~0.65 ms, about half of it the policy; copies
 ~3 s; keys ~0.9 s; figures ~0.8 s. The target needs far fewer misses (7,582 creations at
 ~0.6 ms are already more than the 3 s it leaves).
+
+Session 9 (the generic NRI path: message copies generated per type, sandboxes passed uncopied,
+no trace entries in simulate, lean per-state figures, cheaper keys), A/B against main 38eaea5,
+alternated, one run each (load average 10 to 16), CPU seconds, runtime step = run - kubelet none:
+
+    topology-aware   main   step 14.49, 17.56 s (+164 %, +157 %)   now   11.83, 16.12 s (+134 %, +175 %)
+    balloons         main   step 12.78, 16.10 s (+130 %, +174 %)   now   10.95, 12.27 s (+101 %, +121 %)
+
+The generic part of one plain creation (all but ``allocate_resources``) 166-177 -> 110-132 us
+(topology-aware), 142-148 -> 89-91 us (balloons); every placement figure identical. Not met.
 """
 
 from __future__ import annotations
@@ -144,7 +154,9 @@ def main() -> None:
         from kubetwin.sim import runtime_memo, runtime_policies
 
         runtime_memo.ENABLED = False
+        runtime_memo.FAST_PARENT = False
         runtime_policies.FAST_COPY = False
+        runtime_policies.LEAN_FIGURES = False
         from kubetwin.runtime import cpuallocator_memo, libmem_offers
         from kubetwin.runtime.policies.balloons import cputree_memo
         from kubetwin.runtime.policies.topologyaware import fastscore
@@ -153,6 +165,10 @@ def main() -> None:
         for module in (cpuallocator_memo, cputree_memo, fastscore, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
         ResourceManager._nri_readonly_events = frozenset()
+        ResourceManager._nri_readonly_pods = frozenset()
+        from kubetwin.runtime.nri import message_copy
+
+        message_copy.ENABLED = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     _time("kubelet static + single-numa-node", lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)),
           a.repeat)

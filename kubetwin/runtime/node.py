@@ -141,7 +141,7 @@ class RuntimeNode:
         (in :meth:`Pod.all_containers` order) when the caller has them already — ``simulate``'s
         table of node histories computes them once per pod shape, the kubelet's managers being off
         (:mod:`kubetwin.sim.runtime_memo`); by default the kubelet computes them now."""
-        sandbox = self._sandbox(pod)
+        sandbox = self._sandbox(pod, cri[0][1] if cri else None)
         rec = PodRecord(pod, sandbox)
         try:
             self.adaptation.run_pod_sandbox(sandbox)
@@ -253,8 +253,10 @@ class RuntimeNode:
                 apply_update(record.ctr, u)
 
     # --- what the runtime passes to NRI --------------------------------------------------------
-    def _sandbox(self, pod: Pod) -> api.PodSandbox:
-        qos = _pod_qos(self.kubelet, pod)
+    def _sandbox(self, pod: Pod, qos: str | None = None) -> api.PodSandbox:
+        """``qos``: the pod's QoS class when the caller has it (the kubelet's, with its CRI resources)."""
+        if qos is None:
+            qos = _pod_qos(self.kubelet, pod)
         parent = self.layout.path(self.layout.pod(qos, pod.uid)) or ""
         labels = dict(pod.metadata.labels)
         labels.update({"io.kubernetes.pod.name": pod.name, "io.kubernetes.pod.namespace": pod.namespace,

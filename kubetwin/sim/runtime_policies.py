@@ -339,7 +339,7 @@ class _Layout:
     lists them), the nodes with CPUs, their sizes largest first — so a CPU set's nodes are read
     off its mask without walking its CPUs."""
 
-    __slots__ = ("machine", "masks", "node_masks", "with_cpus", "sizes", "misaligned")
+    __slots__ = ("machine", "masks", "node_masks", "with_cpus", "sizes", "misaligned", "misaligned_text")
 
     def __init__(self, machine: Any):
         self.machine = machine
@@ -353,6 +353,8 @@ class _Layout:
         self.sizes = sorted((n.cpus.size() for n in machine.nodes if n.cpus.size()), reverse=True)
         #: (cpus, mems, wanted CPUs) -> misaligned: the figures ask the same few questions all run
         self.misaligned: dict[tuple[int, int, int], bool] = {}
+        #: (cpuset.cpus text, cpuset.mems text, wanted CPUs) -> misaligned (:func:`_lean_runtime_figures`)
+        self.misaligned_text: dict[tuple[str, str, int], bool] = {}
 
 
 _LAYOUTS: dict[int, _Layout] = {}
@@ -481,9 +483,16 @@ def _stranded(machine: Any, exclusive: CPUSet, reserved: CPUSet) -> int:
     return out
 
 
+#: node figures read by :func:`_lean_runtime_figures` (False: through :func:`container_row`, the
+#: plain walk; for equivalence tests and A/B runs)
+LEAN_FIGURES = True
+
+
 def runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
     """What a runtime-policy node's figures read of it: containers, unpinned and misaligned
     containers, exclusive CPUs, the policy's reserved CPUs."""
+    if LEAN_FIGURES:
+        return _lean_runtime_figures(rn)
     exclusive = CPUSet()
     containers = unpinned = misplaced = 0
     for p, r in rn.running():
@@ -498,6 +507,53 @@ def runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
     if rn.resmgr is not None:
         reserved = rn.resmgr.policy.reserved_cpus()
     return containers, unpinned, misplaced, exclusive, reserved
+
+
+def _lean_runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
+    """:func:`runtime_figures` without a placement row per container (a fast path: ``simulate``'s
+    table of node histories takes them for every new state): the exclusive CPUs as one mask, the
+    misalignment answered once per (cpuset text, mems text, wanted CPUs), the wanted CPUs read
+    once per pod."""
+    lay = _layout(rn.machine)
+    known = lay.misaligned_text
+    resmgr = rn.resmgr
+    cached = resmgr.cache.containers if resmgr is not None else None
+    placement = resmgr.policy.container_placement if resmgr is not None else None
+    exclusive = 0
+    containers = unpinned = misplaced = 0
+    for p in rn.pods.values():
+        wanted: dict[str, int] | None = None
+        for r in p.containers:
+            if r.state == "exited":
+                continue
+            containers += 1
+            if cached is not None and placement is not None:
+                c = cached.get(r.ctr.id)
+                got = placement(c) if c is not None else None
+                if got is not None:
+                    exclusive |= got[1].mask
+            cpu = r.ctr.resources().ensure_cpu()
+            cpus = cpu.cpus
+            if not cpus:
+                unpinned += 1
+                continue
+            if wanted is None:
+                wanted = {}
+                for c_, _ in p.pod.all_containers():   # the first container of a name, as _wanted_cpus
+                    if c_.name not in wanted:
+                        req = c_.requests.get("cpu")
+                        wanted[c_.name] = 1 if req is None else _whole_cpus(req)
+            key = (cpus, cpu.mems, wanted.get(r.name, 1))
+            bad = known.get(key)
+            if bad is None:
+                if len(known) > 65536:
+                    known.clear()
+                bad = known[key] = misaligned(rn.machine, _cpuset(cpus),
+                                              _cpuset(cpu.mems) if cpu.mems else CPUSet(), key[2])
+            if bad:
+                misplaced += 1
+    reserved = resmgr.policy.reserved_cpus() if resmgr is not None else CPUSet()
+    return containers, unpinned, misplaced, CPUSet.from_mask(exclusive), reserved
 
 
 def _runtime_node_figures(fig: _NodeFigures, machine: Any, figures: tuple[int, int, int, CPUSet, CPUSet],

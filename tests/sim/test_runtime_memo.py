@@ -171,3 +171,34 @@ def test_pod_keys_with_the_qos_classes_remembered_are_the_keys_computed_afresh()
     keys = [runtime_memo.pod_event(p, layout, kubelet, remembered) for p in pods]
     assert keys == [runtime_memo.pod_event(p, layout, kubelet) for p in pods]
     assert len(remembered) < len(pods) and len({k[2:] for k in keys if k is not None}) > 1
+
+
+@pytest.mark.parametrize("driver,root", [("cgroupfs", ""), ("systemd", ""), ("cgroupfs", "/custom/best"),
+                                         ("systemd", "/burst")])
+def test_the_qos_substrings_of_a_cgroup_parent_read_once_per_class_equal_the_rendered_ones(
+        driver: str, root: str, monkeypatch: pytest.MonkeyPatch) -> None:
+
+    from kubetwin.errors import InputError
+    from kubetwin.kubelet.cgroup_paths import CgroupLayout
+
+    layout = CgroupLayout(driver, root, True)
+    rng = random.Random(7)
+    uids = ["0", "default/p3", "3f2a-11ee-9c4d", "besteffort", "xburstable-1", "b", "ffort", "rstable", "pod-d"]
+    uids += ["".join(rng.choice("0123456789abcdef-/_.bdeforstuil") for _ in range(rng.randrange(1, 14)))
+             for _ in range(300)]
+    compared = 0
+    for uid in uids:
+        for cls in ("Guaranteed", "Burstable", "BestEffort"):
+            monkeypatch.setattr(runtime_memo, "FAST_PARENT", False)
+            try:
+                plain = runtime_memo._qos_substrings(layout, cls, uid)
+            except InputError:
+                plain = None
+            monkeypatch.setattr(runtime_memo, "FAST_PARENT", True)
+            try:
+                fast = runtime_memo._qos_substrings(layout, cls, uid)
+            except InputError:
+                fast = None
+            assert fast == plain, (uid, cls)
+            compared += plain is not None
+    assert compared

@@ -352,3 +352,41 @@ def test_the_reserved_cpus_the_figures_read_are_the_ones_the_policy_describes(po
     assert rn.resmgr is not None
     described = CPUSet.parse(rn.resmgr.policy.describe()["reserved"])
     assert described and rn.resmgr.policy.reserved_cpus() == described
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+@pytest.mark.parametrize("seed", range(4))
+def test_the_lean_node_figures_equal_the_plain_ones_after_every_creation_and_deletion(
+        policy: str, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    from kubetwin.kubelet.admission import NodeAdmission
+    from kubetwin.machine import load_machine
+    from kubetwin.model.kubelet_config import KubeletConfiguration
+    from kubetwin.model.pod import pod_from_dict
+    from kubetwin.sim import runtime_policies
+    from kubetwin.sim.runtime_policies import fork_runtime_node, runtime_figures
+
+    from ..runtime import fastpath_runs as runs
+
+    rng = random.Random(seed)
+    rp = runs.topology_aware() if policy == "topology-aware" else runs.balloons()
+    annotations = runs.TOPOLOGY_AWARE_ANNOTATIONS if policy == "topology-aware" else runs.BALLOONS_ANNOTATIONS
+    machine = load_machine(str(runs.SHARED / "machines" / runs.MACHINES[seed % len(runs.MACHINES)]))
+    config = KubeletConfiguration.from_dict(runs.NONE)
+    rn = fork_runtime_node(machine, rp, config, NodeAdmission(machine, config))
+    checked = 0
+    for k in range(30):
+        if rn.pods and rng.random() < 0.3:
+            rn.delete_pod(rng.choice(sorted(rn.pods)))
+        else:
+            doc = runs.pod_doc(rng, annotations)
+            doc["metadata"].update(name=f"p{k}", uid=f"uid-{k}")
+            rn.create_pod(pod_from_dict(doc))
+        lean = runtime_figures(rn)
+        monkeypatch.setattr(runtime_policies, "LEAN_FIGURES", False)
+        plain = runtime_figures(rn)
+        monkeypatch.setattr(runtime_policies, "LEAN_FIGURES", True)
+        assert lean == plain
+        checked += lean[0] > 0
+    assert checked

@@ -71,6 +71,10 @@ class Registered:
     #: ``_nri_readonly_events``): it gets the runtime's messages, not copies — a fast path, the
     #: plugin neither keeps nor changes them, so what it sees is the same
     readonly: frozenset[str] = frozenset()
+    #: events whose pod sandbox the plugin only reads, or keeps unchanged (``_nri_readonly_pods``):
+    #: it gets the runtime's own sandbox — a fast path, the runtime never changes a sandbox
+    #: message once it is sent, so what the plugin sees is the same
+    readonly_pod: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -135,7 +139,9 @@ class Adaptation:
             raise PluginError(f"failed to configure plugin: invalid plugin events: 0x{events & ~VALID_EVENTS:x}")
         if events == 0:
             events = VALID_EVENTS
-        reg = Registered(plugin, idx, base, events, frozenset(getattr(type(plugin), "_nri_readonly_events", ())))
+        readonly = frozenset(getattr(type(plugin), "_nri_readonly_events", ()))
+        reg = Registered(plugin, idx, base, events, readonly,
+                         readonly | frozenset(getattr(type(plugin), "_nri_readonly_pods", ())))
         self.plugins.append(reg)
         # sort.Slice over a handful of plugins: an insertion sort, stable for equal indexes
         self.plugins.sort(key=lambda r: r.idx)
@@ -155,23 +161,29 @@ class Adaptation:
     # --- pod events ----------------------------------------------------------------------------
     def _notify(self, event: str, method: str, pod: PodSandbox, container: Container | None = None,
                 *extra: Any, fail: bool = False) -> None:
-        entry = TraceEntry(event, _pod_name(pod), container.name if container else "")
+        # the event's trace entry, made only when someone reads it (a report, an active trace)
+        entry = (TraceEntry(event, _pod_name(pod), container.name if container else "")
+                 if self.traced or _tracing.ACTIVE is not None else None)
+        bit = 1 << (EVENT[event] - 1)
         for r in self.plugins:
-            if not r.wants(event):
+            if not r.events & bit:
                 continue
             if event in r.readonly:
                 args = (pod,) + ((container,) if container is not None else ()) + extra
             else:
-                args = (clone(pod),) + ((clone(container),) if container is not None else ()) + extra
+                args = ((pod if event in r.readonly_pod else clone(pod),)
+                        + ((clone(container),) if container is not None else ()) + extra)
             try:
                 _call(getattr(r.plugin, method), *args)
             except PluginError as exc:
-                entry.error = str(exc)
-                self._record(entry)
+                if entry is not None:
+                    entry.error = str(exc)
+                    self._record(entry)
                 if fail:
                     raise
                 return
-        self._record(entry)
+        if entry is not None:
+            self._record(entry)
 
     def _record(self, entry: TraceEntry) -> None:
         if self.traced:
@@ -200,21 +212,25 @@ class Adaptation:
         """Every subscribed plugin in order; the merged adjustment (already applied to
         ``container``), the updates of other containers, and the merge (owners)."""
         result = Result(create=container)
-        entry = TraceEntry("CREATE_CONTAINER", _pod_name(pod), container.name)
+        entry = (TraceEntry("CREATE_CONTAINER", _pod_name(pod), container.name)
+                 if self.traced or _tracing.ACTIVE is not None else None)
         for r in self.plugins:
-            if not r.wants("CREATE_CONTAINER"):
+            if not r.events & _CREATE_CONTAINER:
                 continue
             try:
-                reply = _call(r.plugin.create_container, clone(pod), clone(container))
+                reply = _call(r.plugin.create_container, pod if "CREATE_CONTAINER" in r.readonly_pod else clone(pod),
+                              clone(container))
                 adjust, updates, evict = _create_reply(reply, r.name)
-                if self.traced or _tracing.ACTIVE is not None:
+                if entry is not None:
                     entry.replies.append(_reply_json(r.name, adjust, updates, evict))
                 result.apply_create(adjust, updates, r.name)
             except (PluginError, RequestError, ConflictError) as exc:
-                entry.error = str(exc)
-                self._record(entry)
+                if entry is not None:
+                    entry.error = str(exc)
+                    self._record(entry)
                 raise PluginError(str(exc)) from None
-        self._record(entry)
+        if entry is not None:
+            self._record(entry)
         return result.adjustment, result.reply_updates, result
 
     def post_create_container(self, pod: PodSandbox, container: Container) -> None:
@@ -251,23 +267,26 @@ class Adaptation:
 
     def stop_container(self, pod: PodSandbox, container: Container) -> list[ContainerUpdate]:
         result = Result()
-        entry = TraceEntry("STOP_CONTAINER", _pod_name(pod), container.name)
+        entry = (TraceEntry("STOP_CONTAINER", _pod_name(pod), container.name)
+                 if self.traced or _tracing.ACTIVE is not None else None)
         for r in self.plugins:
-            if not r.wants("STOP_CONTAINER"):
+            if not r.events & _STOP_CONTAINER:
                 continue
             try:
                 readonly = "STOP_CONTAINER" in r.readonly
                 reply = _call(r.plugin.stop_container, pod if readonly else clone(pod),
                               container if readonly else clone(container))
                 updates, _ = _update_reply(reply, r.name, "stop_container")
-                if self.traced or _tracing.ACTIVE is not None:
+                if entry is not None:
                     entry.replies.append(_reply_json(r.name, None, updates, []))
                 result.apply_updates(updates, r.name)
             except (PluginError, RequestError, ConflictError) as exc:
-                entry.error = str(exc)
-                self._record(entry)
+                if entry is not None:
+                    entry.error = str(exc)
+                    self._record(entry)
                 raise PluginError(str(exc)) from None
-        self._record(entry)
+        if entry is not None:
+            self._record(entry)
         return result.reply_updates
 
     def remove_container(self, pod: PodSandbox, container: Container) -> None:
@@ -275,6 +294,10 @@ class Adaptation:
 
 
 # --- helpers -----------------------------------------------------------------------------------
+_CREATE_CONTAINER = 1 << (EVENT["CREATE_CONTAINER"] - 1)
+_STOP_CONTAINER = 1 << (EVENT["STOP_CONTAINER"] - 1)
+
+
 def _pod_name(pod: PodSandbox) -> str:
     return f"{pod.namespace}/{pod.name}"
 

@@ -21,6 +21,8 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import message_copy
+
 # --- enums -------------------------------------------------------------------------------------
 EVENTS = ("UNKNOWN", "RUN_POD_SANDBOX", "STOP_POD_SANDBOX", "REMOVE_POD_SANDBOX", "CREATE_CONTAINER",
           "POST_CREATE_CONTAINER", "START_CONTAINER", "POST_START_CONTAINER", "UPDATE_CONTAINER",
@@ -139,7 +141,12 @@ def _encode(v: Any, kind: str) -> Any:
 def clone(msg: Any) -> Any:
     """A deep copy of a message. Messages are trees of dataclasses, dicts, lists and scalars (no
     shared parts, no cycles), so they are copied field by field — what ``copy.deepcopy`` gives,
-    several times faster (the runtime copies each request for every plugin)."""
+    several times faster (the runtime copies each request for every plugin). A message goes
+    through its own copier, generated from its field kinds (:mod:`.message_copy`, a fast path)."""
+    if message_copy.ENABLED:
+        c = message_copy.copier(type(msg), _clone)
+        if c is not None:
+            return c(msg)
     return _clone(msg)
 
 

@@ -431,9 +431,10 @@ class Result:
     # --- updates -------------------------------------------------------------------------------
     def _update(self, updates: list[ContainerUpdate], plugin: str) -> None:
         for u in updates or ():
+            fresh = u.container_id not in self.updates
             reply = self._container_update(u, plugin)
             try:
-                self._update_resources(reply, u, plugin)
+                self._update_resources(reply, u, plugin, fresh)
             except RequestError:
                 if not u.ignore_failure:
                     raise
@@ -452,12 +453,15 @@ class Result:
             self.reply_updates.append(upd)
         return upd
 
-    def _update_resources(self, reply: ContainerUpdate, u: ContainerUpdate, plugin: str) -> None:
+    def _update_resources(self, reply: ContainerUpdate, u: ContainerUpdate, plugin: str, fresh: bool = False) -> None:
         if u.linux is None or u.linux.resources is None:
             return
         cid = u.container_id
         requested = self.update is not None and self.update.id == cid
-        resources = clone(self.update_resources if requested else reply.ensure_linux().resources).ensure()
+        if fresh and not requested:   # the copy of a reply just made empty is a new empty one
+            resources = LinuxResources().ensure()
+        else:
+            resources = clone(self.update_resources if requested else reply.ensure_linux().resources).ensure()
         src = u.linux.resources
         try:
             self._merge_resources(src, resources, None, cid, plugin, creating=False)

@@ -49,6 +49,9 @@ class ResourceManager(Plugin):
     #: passes its own messages instead of copies (:class:`..nri.adaptation.Registered`)
     _nri_readonly_events = frozenset({"START_CONTAINER", "STOP_CONTAINER", "REMOVE_CONTAINER", "STOP_POD_SANDBOX",
                                       "REMOVE_POD_SANDBOX"})
+    #: the events whose pod sandbox it reads, or keeps as sent (``RunPodSandbox``: its cache holds
+    #: the sandbox; a sandbox message never changes once sent): passed uncopied
+    _nri_readonly_pods = frozenset({"RUN_POD_SANDBOX", "CREATE_CONTAINER"})
 
     def __init__(self, policy: Backend, system: System, config: Any, *, memory_capacity: int,
                  rdt: dict[str, Any] | None = None, blockio: dict[str, Any] | None = None, index: str = "90", name: str = "resource-manager"):

@@ -244,7 +244,7 @@ def test_the_resource_manager_neither_keeps_nor_changes_the_messages_of_its_read
             before = copy.deepcopy(args)
             out = _plain(self, *args)
             assert args == before
-            kept = [c.ctr for c in self.cache.containers.values()] + [p.sandbox for p in self.cache.pods.values()]
+            kept = [c.ctr for c in self.cache.containers.values()]   # sandboxes: see the next test
             assert not any(k is a for k in kept for a in args)
             seen.append(_method)
             return out
@@ -253,3 +253,62 @@ def test_the_resource_manager_neither_keeps_nor_changes_the_messages_of_its_read
     runs.run(runs.nodes(runs.MACHINES[1], 2, runs.topology_aware()),
              runs.arrivals(41, 40, runs.TOPOLOGY_AWARE_ANNOTATIONS))
     assert set(seen) == {e.lower() for e in ResourceManager._nri_readonly_events}
+
+
+def test_the_resource_manager_keeps_the_sandboxes_of_its_read_only_pod_events_unchanged_as_the_runtime_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_nri_readonly_pods``: the sandbox is passed uncopied; neither the resource manager nor
+    the runtime changes it afterwards, so what the cache holds is what a copy would hold."""
+    import copy
+
+    from kubetwin.runtime.resmgr.manager import ResourceManager
+
+    from .. import fastpath_runs as runs
+
+    sent: list[tuple[PodSandbox, PodSandbox]] = []
+    seen: list[str] = []
+    for event in sorted(ResourceManager._nri_readonly_pods):
+        method = event.lower()
+        plain = getattr(ResourceManager, method)
+
+        def checked(self, sandbox, *args, _plain=plain, _method=method):
+            sent.append((sandbox, copy.deepcopy(sandbox)))
+            seen.append(_method)
+            return _plain(self, sandbox, *args)
+
+        monkeypatch.setattr(ResourceManager, method, checked)
+    runs.run(runs.nodes(runs.MACHINES[1], 2, runs.topology_aware()),
+             runs.arrivals(41, 40, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert set(seen) == {e.lower() for e in ResourceManager._nri_readonly_pods}
+    assert sent and all(now == then for now, then in sent)
+
+
+class _SandboxKeeper(Plugin):
+    name, index = "sandbox-keeper", "30"
+
+    def __init__(self) -> None:
+        self.kept: list[PodSandbox] = []
+
+    def run_pod_sandbox(self, pod):
+        self.kept.append(pod)
+
+    def create_container(self, pod, container):
+        self.kept.append(pod)
+
+
+class _ReadOnlyPodKeeper(_SandboxKeeper):
+    _nri_readonly_pods = frozenset({"RUN_POD_SANDBOX"})
+
+
+def test_a_plugin_gets_a_copy_of_the_sandbox_unless_it_declares_the_event_read_only_for_pods() -> None:
+    r = Adaptation()
+    k, ro = _SandboxKeeper(), _ReadOnlyPodKeeper()
+    ro.index = "40"
+    r.register(k)
+    r.register(ro)
+    p, c = pod(), ctr()
+    r.run_pod_sandbox(p)
+    r.create_container(p, c)
+    assert k.kept[0] is not p and k.kept[0] == p
+    assert ro.kept[0] is p
+    assert ro.kept[1] is not p and ro.kept[1] == p   # CREATE_CONTAINER not declared: a copy
