@@ -81,6 +81,8 @@ def read_alibaba_rows(folder: Path, pods: str, nodes: str, deletions: bool, limi
     prefix = f"{ppath}: line "
     arrivals = tr.arrivals
     for line, cells in rows:
+        if len(cells) > width:
+            _as_dict(header, cells, ppath, line)   # raises, as the row-by-row reader does even past the limit
         if limit is not None and len(arrivals) >= limit:
             break
         if fast and len(cells) == width:

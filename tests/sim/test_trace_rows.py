@@ -133,6 +133,12 @@ def test_a_deletion_before_the_creation_is_the_same_error(tmp_path):
     assert kind == "error" and "line 3: deletion_time: Invalid value: 5" in message
 
 
+def test_a_row_too_long_just_past_the_limit_is_the_same_error(tmp_path):
+    pods = ",".join(POD_HEADER) + "\np0,1000,1024,0,0,,LS,Running,0,,0\np1,1000,1024,0,0,,LS,Running,0,,0,extra\n"
+    kind, message = same_both_ways(write(tmp_path, "sn,cpu_milli,memory_mib,gpu,model\nn0,1,1,0,\n", pods), limit=1)
+    assert kind == "error" and "line 3: 12 fields, the header has 11" in message
+
+
 def test_an_empty_pod_list_is_the_same_error(tmp_path):
     kind, message = same_both_ways(write(tmp_path, "sn,cpu_milli,memory_mib,gpu,model\n", ""))
     assert kind == "error" and "empty file" in message
