@@ -805,10 +805,10 @@ def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = N
     copies); Python's cyclic collector would rescan them again and again. The objects that
     exist before the run are frozen out of collection and the young-generation threshold is
     raised for its duration — memory is still freed by reference counting as usual. Building
-    the simulator (the cluster's columns, node infos, plugins) runs with the collector off, and
-    only the young generations are collected before the freeze: a full pass over everything
-    loaded found a handful of cycles on the Alibaba trace and cost two full collections (about
-    35 ms); what cyclic garbage an older generation holds is collected after the run.
+    the simulator (the cluster's columns, node infos, plugins) runs with the collector off: it
+    allocated enough to start a full collection of its own (about 15 ms on the Alibaba trace)
+    just before the one here, which is kept (in a sweep it frees the previous run's simulator,
+    whose cycles reference counting leaves behind, before this one is frozen).
     """
     import gc
 
@@ -820,7 +820,7 @@ def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = N
         if enabled:
             gc.enable()
     thresholds = gc.get_threshold()
-    gc.collect(1)
+    gc.collect()
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
     try:
