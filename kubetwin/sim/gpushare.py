@@ -106,6 +106,7 @@ class GPUShare(Plugin):
         for i, c in enumerate(counts):
             self.free[i, :c] = FULL
         self.counts = np.array(counts, dtype=np.int64)
+        self._capacity = sum(counts) * FULL   # every sample reads it; ``counts`` is set here only
         #: per node, kept in step with ``free``: the roomiest GPU's free thousandths, whole free GPUs
         self.max_free = np.where(self.counts > 0, FULL, -1).astype(np.int64)
         self.whole_free = self.counts.copy()
@@ -207,7 +208,7 @@ class GPUShare(Plugin):
         return self._allocated
 
     def capacity_milli(self) -> int:
-        return int(self.counts.sum()) * FULL
+        return self._capacity
 
     def fragmentation_milli(self, typical_milli: int = FULL) -> int:
         """Free GPU capacity that cannot serve a ``typical_milli`` request: free slivers smaller than it

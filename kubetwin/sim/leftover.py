@@ -107,21 +107,25 @@ class LeftoverFlushes:
         real cycle."""
         by_uid = self.sim.by_uid
         new: list[tuple[str, SimPod, QueuedPod]] = []
+        pods: list[Pod] = []
         for qp in due:
-            uid = qp.pod.uid
+            pod = qp.pod
+            uid = pod.metadata.uid or pod.uid   # (``Pod.uid``, its property call saved when the uid is set)
             if uid in plugins:
                 continue
             sp = by_uid.get(uid)
-            if sp is None or sp.phase != "Pending" or sp.pod is not qp.pod:
+            if sp is None or sp.pod is not pod or sp.phase != "Pending":
                 return False
             new.append((uid, sp, qp))
+            pods.append(pod)
         if not new:
             return True
-        answers = self.sim.sched.kept_answers([qp.pod for _, _, qp in new])
+        answers = self.sim.sched.kept_answers(pods)
         if answers is None:
             return False
         for (uid, sp, qp), r in zip(new, answers):
-            sp.reason, sp.message = "Unschedulable", r.message
+            sp.reason = "Unschedulable"
+            sp.message = r.message
             retried[uid] = (sp, qp, qp.attempts)
             plugins[uid] = r.unschedulable_plugins
         return True

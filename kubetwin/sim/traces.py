@@ -11,7 +11,7 @@ import csv
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 import msgspec
 
@@ -62,14 +62,14 @@ def _check_header(names: Any, columns: tuple[str, ...], where: str) -> None:
         seen.add(name)
 
 
-def _need(row: dict[str, str], col: str, where: str) -> str:
+def _need(row: Mapping[str, str | None], col: str, where: str) -> str:
     v = row.get(col)
     if v is None:
         raise InputError(f"missing column {col!r}", file=where)
     return v
 
 
-def _int_cell(row: dict[str, str], col: str, where: str, *, default: int | None = None) -> int:
+def _int_cell(row: Mapping[str, str | None], col: str, where: str, *, default: int | None = None) -> int:
     v = row.get(col)
     if v is None or v == "":
         if default is not None:
@@ -104,82 +104,98 @@ def read_alibaba_gpu(folder: str | Path, *, pods: str = "openb_pod_list_default.
                      limit: int | None = None, max_pods_per_node: int = 110) -> Trace:
     """Nodes and pods of the trace. Pods arrive at ``creation_time`` in file order; with
     ``deletions`` they leave at ``deletion_time`` (else they run forever, as the FGD simulator
-    replays it). GPU requests become open-gpu-share annotations."""
+    replays it). GPU requests become open-gpu-share annotations. Read row by row here; with
+    :data:`.trace_rows.ENABLED` (the default) by :func:`.trace_rows.read_alibaba_rows`, which
+    gives the same trace, down to each object shared, and the same errors."""
     folder = Path(folder)
     if (folder / "csv").is_dir():
         folder = folder / "csv"
+    from . import trace_rows
+
+    if trace_rows.ENABLED:
+        return trace_rows.read_alibaba_rows(folder, pods, nodes, deletions, limit, max_pods_per_node)
     tr = Trace()
     npath = folder / nodes
     for line, row in _rows(npath, _NODE_COLUMNS):
-        where = f"{npath}: line {line}"
-        for c in _NODE_COLUMNS:
-            _need(row, c, where)
-        name = row["sn"]
-        if not name:
-            raise InputError("Required value: a node name", path="sn", file=where)
-        cpu = _int_cell(row, "cpu_milli", where)
-        mem = _int_cell(row, "memory_mib", where)
-        gpu = _int_cell(row, "gpu", where)
-        model = row["model"]
-        labels = {"kubernetes.io/hostname": name}
-        if model:
-            labels["alibabacloud.com/gpu-card-model"] = model
-        res = {"cpu": f"{cpu}m", "memory": f"{mem}Mi", "pods": str(max_pods_per_node)}
-        if gpu:
-            res[GPU_COUNT] = str(gpu)   # what open-gpu-share's device plugin advertises
-        obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-               "status": {"capacity": dict(res), "allocatable": res}}
-        tr.nodes.append(SimNode(node_from_dict(obj, where, checked=True), model or "cpu", gpus=gpu,
-                                gpu_model=model))
+        tr.nodes.append(_alibaba_node(row, f"{npath}: line {line}", max_pods_per_node))
     ppath = folder / pods
     shapes: dict[tuple, Pod] = {}   # a validated pod per distinct labels/annotations/requests
     for line, row in _rows(ppath, _POD_ALL_COLUMNS):
         if limit is not None and len(tr.arrivals) >= limit:
             break
-        where = f"{ppath}: line {line}"
-        for c in _POD_COLUMNS:
-            _need(row, c, where)
-        name = row["name"]
-        if not name:
-            raise InputError("Required value: a pod name", path="name", file=where)
-        cpu = _int_cell(row, "cpu_milli", where)
-        mem = _int_cell(row, "memory_mib", where)
-        ngpu = _int_cell(row, "num_gpu", where)
-        milli = _int_cell(row, "gpu_milli", where, default=0)
-        created = _int_cell(row, "creation_time", where, default=0)
-        deleted = row.get("deletion_time") or ""
-        ann: dict[str, str] = {}
-        if ngpu > 0:
-            if ngpu == 1 and milli <= 0:
-                raise InputError(f"Invalid value: {row['gpu_milli']!r}: a one-GPU pod needs gpu_milli in 1..1000",
-                                 path="gpu_milli", file=where)
-            ann[GPU_COUNT] = str(ngpu)
-            ann[GPU_MILLI] = str(milli if ngpu == 1 else 1000)
-            if row.get("gpu_spec"):
-                ann[GPU_MODEL] = row["gpu_spec"]
-        labels = {"app": "openb"}
-        if row.get("qos"):
-            labels["alibabacloud.com/qos"] = row["qos"]
-        requests: dict[str, str] = {}
-        if cpu:
-            requests["cpu"] = f"{cpu}m"
-        if mem:
-            requests["memory"] = f"{mem}Mi"
-        key = (tuple(labels.items()), tuple(ann.items()), tuple(requests.items()))
-        shape = shapes.get(key)
-        if shape is None:
-            pod = shapes[key] = _fast_pod(name, "default", labels, ann, requests, where)
-        else:
-            pod = _renamed(shape, name)
-        duration = None
-        if deletions and deleted:
-            end = _int_cell(row, "deletion_time", where)
-            if end < created:
-                raise InputError(f"Invalid value: {end}: deletion_time is before creation_time {created}",
-                                 path="deletion_time", file=where)
-            duration = float(end - created)
-        tr.arrivals.append(Arrival(float(created), pod, duration, None, where))
+        tr.arrivals.append(_alibaba_pod(row, f"{ppath}: line {line}", shapes, deletions))
     return tr
+
+
+def _alibaba_node(row: Mapping[str, str | None], where: str, max_pods_per_node: int) -> SimNode:
+    """One row of the trace's node list."""
+    for c in _NODE_COLUMNS:
+        _need(row, c, where)
+    name = row["sn"]
+    if not name:
+        raise InputError("Required value: a node name", path="sn", file=where)
+    cpu = _int_cell(row, "cpu_milli", where)
+    mem = _int_cell(row, "memory_mib", where)
+    gpu = _int_cell(row, "gpu", where)
+    model = row["model"] or ""
+    labels = {"kubernetes.io/hostname": name}
+    if model:
+        labels["alibabacloud.com/gpu-card-model"] = model
+    res = {"cpu": f"{cpu}m", "memory": f"{mem}Mi", "pods": str(max_pods_per_node)}
+    if gpu:
+        res[GPU_COUNT] = str(gpu)   # what open-gpu-share's device plugin advertises
+    obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+           "status": {"capacity": dict(res), "allocatable": res}}
+    return SimNode(node_from_dict(obj, where, checked=True), model or "cpu", gpus=gpu, gpu_model=model)
+
+
+def _alibaba_pod(row: Mapping[str, str | None], where: str, shapes: dict[tuple, Pod], deletions: bool) -> Arrival:
+    """One row of the trace's pod list; ``shapes``: a validated pod per distinct labels,
+    annotations and requests, whose spec the pods of that shape share."""
+    for c in _POD_COLUMNS:
+        _need(row, c, where)
+    name = row["name"]
+    if not name:
+        raise InputError("Required value: a pod name", path="name", file=where)
+    cpu = _int_cell(row, "cpu_milli", where)
+    mem = _int_cell(row, "memory_mib", where)
+    ngpu = _int_cell(row, "num_gpu", where)
+    milli = _int_cell(row, "gpu_milli", where, default=0)
+    created = _int_cell(row, "creation_time", where, default=0)
+    deleted = row.get("deletion_time") or ""
+    ann: dict[str, str] = {}
+    if ngpu > 0:
+        if ngpu == 1 and milli <= 0:
+            raise InputError(f"Invalid value: {row['gpu_milli']!r}: a one-GPU pod needs gpu_milli in 1..1000",
+                             path="gpu_milli", file=where)
+        ann[GPU_COUNT] = str(ngpu)
+        ann[GPU_MILLI] = str(milli if ngpu == 1 else 1000)
+        spec = row.get("gpu_spec")
+        if spec:
+            ann[GPU_MODEL] = spec
+    labels = {"app": "openb"}
+    qos = row.get("qos")
+    if qos:
+        labels["alibabacloud.com/qos"] = qos
+    requests: dict[str, str] = {}
+    if cpu:
+        requests["cpu"] = f"{cpu}m"
+    if mem:
+        requests["memory"] = f"{mem}Mi"
+    key = (tuple(labels.items()), tuple(ann.items()), tuple(requests.items()))
+    shape = shapes.get(key)
+    if shape is None:
+        pod = shapes[key] = _fast_pod(name, "default", labels, ann, requests, where)
+    else:
+        pod = _renamed(shape, name)
+    duration = None
+    if deletions and deleted:
+        end = _int_cell(row, "deletion_time", where)
+        if end < created:
+            raise InputError(f"Invalid value: {end}: deletion_time is before creation_time {created}",
+                             path="deletion_time", file=where)
+        duration = float(end - created)
+    return Arrival(float(created), pod, duration, None, where)
 
 
 def _renamed(shape: Pod, name: str) -> Pod:

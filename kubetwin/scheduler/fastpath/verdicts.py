@@ -95,6 +95,8 @@ class LocalFailure:
     plugin_nodes: Counter[str]          # nodes each plugin rejected
     potential: int                      # nodes rejected as Unschedulable (preemption candidates)
     rechecked: tuple[Any, ...]          # skipped plugins whose Skip is re-checked per patch
+    #: ``rechecked`` with each one's known Skip ``(cache, pod, plugin) -> bool``, looked up once
+    skip_checks: tuple[tuple[Callable[..., Any], Any], ...] = ()
     changed: dict[int, Status] = field(default_factory=dict)   # newer statuses than ``diag``'s
     chain: FilterChain | None = None    # built at the first patch
     _deciders: list[int] | None = None  # per node, the ``diag.vector`` entry that rejected it (-1: none)
@@ -182,13 +184,22 @@ class KeptVerdicts:
         for st in diag.node_to_status.values():
             plugin_nodes[st.plugin] += 1
         potential = len(diag.nodes_with_code(Code.Unschedulable))
-        rechecked = tuple(p for p in fwk.pre_filter_plugins if p.name in diag.skipped and self.rechecks_skip(p))
+        checks: list[tuple[Callable[..., Any], Any]] = []   # what ``rechecks_skip`` finds, kept
+        for p in fwk.pre_filter_plugins:
+            tw = self.cycle.twins.get(p.name)
+            if p.name in diag.skipped and tw is not None and tw.pre_filter_is_skip is not None:
+                checks.append((tw.pre_filter_is_skip, p))
         return LocalFailure(diag, frozenset(diag.skipped), preempt, diag.histogram(), plugin_nodes, potential,
-                            rechecked)
+                            tuple(p for _, p in checks), tuple(checks))
 
-    def _skips_hold(self, pod: Pod, rechecked: tuple[Any, ...]) -> bool:
-        """The plugins skipped in the kept cycle would be skipped again."""
-        return all(self.cycle.pre_filter_is_skip(plugin, pod) for plugin in rechecked)
+    def _skips_hold(self, pod: Pod, lf: LocalFailure) -> bool:
+        """The plugins skipped in the kept cycle would be skipped again (``VectorCycle.pre_filter_is_skip``
+        of each, its known Skip looked up when the failure was kept)."""
+        cs = self.cs
+        for is_skip, plugin in lf.skip_checks:
+            if not is_skip(cs, pod, plugin):
+                return False
+        return True
 
     def filter_chain(self, pod: Pod, skipped: frozenset[str]) -> FilterChain | None:
         """PreFilter state and Filters for node-by-node calls; None when a PreFilter now rejects."""
@@ -244,7 +255,7 @@ class KeptVerdicts:
         pod = kept.pod
         if lf is None or len(nodes) > MAX_PATCHED_NODES or cs.nominated:
             return None
-        if lf.rechecked and not self._skips_hold(pod, lf.rechecked):
+        if lf.skip_checks and not self._skips_hold(pod, lf):
             return None
         chain = lf.chain
         if chain is None:
