@@ -55,7 +55,7 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
-def _fields(buf: bytes) -> list[tuple[int, Any]]:
+def wire_fields(buf: bytes) -> list[tuple[int, Any]]:
     """(field number, value) pairs: ints for varints/fixed, bytes for length-delimited."""
     out: list[tuple[int, Any]] = []
     pos, end = 0, len(buf)
@@ -78,7 +78,8 @@ def _fields(buf: bytes) -> list[tuple[int, Any]]:
     return out
 
 
-def _first(fields: list[tuple[int, Any]], num: int, default: Any = None) -> Any:
+def first_field(fields: list[tuple[int, Any]], num: int, default: Any = None) -> Any:
+    """The value of the first field numbered ``num`` in :func:`wire_fields`' pairs (``default`` if none)."""
     for n, v in fields:
         if n == num:
             return v
@@ -100,7 +101,7 @@ class Node:
 
 
 def _constant(buf: bytes) -> Any:
-    for num, val in _fields(buf):
+    for num, val in wire_fields(buf):
         if num == 2:
             return bool(val)
         if num in (3, 4):
@@ -113,50 +114,50 @@ def _constant(buf: bytes) -> Any:
 
 
 def _expr(buf: bytes) -> Node:
-    f = _fields(buf)
-    eid = _first(f, 2, 0)
+    f = wire_fields(buf)
+    eid = first_field(f, 2, 0)
     for num, val in f:
         if num == 3:
             return Node("const", eid, _constant(val))
         if num == 4:
-            return Node("ident", eid, _first(_fields(val), 1, b"").decode())
+            return Node("ident", eid, first_field(wire_fields(val), 1, b"").decode())
         if num == 5:
-            s = _fields(val)
-            operand = _first(s, 1)
-            return Node("select", eid, _first(s, 2, b"").decode(),
-                        (_expr(operand) if operand is not None else None,), test_only=bool(_first(s, 3, 0)))
+            s = wire_fields(val)
+            operand = first_field(s, 1)
+            return Node("select", eid, first_field(s, 2, b"").decode(),
+                        (_expr(operand) if operand is not None else None,), test_only=bool(first_field(s, 3, 0)))
         if num == 6:
-            c = _fields(val)
-            target = _first(c, 1)
+            c = wire_fields(val)
+            target = first_field(c, 1)
             args = tuple(_expr(v) for n, v in c if n == 3)
-            return Node("call", eid, _first(c, 2, b"").decode(),
+            return Node("call", eid, first_field(c, 2, b"").decode(),
                         ((_expr(target) if target is not None else None),) + args)
         if num == 7:
-            return Node("list", eid, None, tuple(_expr(v) for n, v in _fields(val) if n == 1))
+            return Node("list", eid, None, tuple(_expr(v) for n, v in wire_fields(val) if n == 1))
         if num == 8:
-            s = _fields(val)
+            s = wire_fields(val)
             kids: list[Node | None] = []
             for n, entry in s:
                 if n == 2:
-                    e = _fields(entry)
-                    key = _first(e, 3)
+                    e = wire_fields(entry)
+                    key = first_field(e, 3)
                     kids.append(_expr(key) if key is not None else None)
-                    v = _first(e, 4)
+                    v = first_field(e, 4)
                     kids.append(_expr(v) if v is not None else None)
-            return Node("map" if not _first(s, 1) else "struct", eid, None, tuple(kids))
+            return Node("map" if not first_field(s, 1) else "struct", eid, None, tuple(kids))
         if num == 9:
-            c = _fields(val)
+            c = wire_fields(val)
             sub = {n: _expr(v) for n, v in c if n in (2, 4, 5, 6, 7)}
             return Node("comp", eid, None, tuple(sub.get(n) for n in (2, 4, 5, 6, 7)),
-                        iter_var=_first(c, 1, b"").decode(), accu_var=_first(c, 3, b"").decode(),
-                        iter_var2=_first(c, 8, b"").decode())
+                        iter_var=first_field(c, 1, b"").decode(), accu_var=first_field(c, 3, b"").decode(),
+                        iter_var2=first_field(c, 8, b"").decode())
     return Node("const", eid, None)
 
 
 def checked_ast(serialized: bytes) -> Node:
     """The expression tree of a serialized ``google.protobuf.Any`` holding a CheckedExpr."""
-    inner = _first(_fields(serialized), 2, serialized)
-    return _expr(_first(_fields(inner), 4, b""))
+    inner = first_field(wire_fields(serialized), 2, serialized)
+    return _expr(first_field(wire_fields(inner), 4, b""))
 
 
 # --------------------------------------------------------------------------------------------

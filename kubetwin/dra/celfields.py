@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Final, Iterator
 
-from .celcost import Node, _fields, _first, checked_ast
+from .celcost import Node, checked_ast, first_field, wire_fields
 
 #: ``kubernetes.DRADevice``'s fields (``driverVar``, ``attributesVar``, ``capacityVar``)
 DEVICE_FIELDS: Final = frozenset({"driver", "attributes", "capacity"})
@@ -51,13 +51,13 @@ def _device_selects(node: Node | None, shadowed: frozenset[str] = frozenset()) -
 
 def _positions(serialized: bytes) -> dict[int, int]:
     """Expression id -> code point offset (the CheckedExpr's ``source_info.positions``)."""
-    inner = _first(_fields(serialized), 2, serialized)
-    source_info = _first(_fields(inner), 5, b"")
+    inner = first_field(wire_fields(serialized), 2, serialized)
+    source_info = first_field(wire_fields(inner), 5, b"")
     out = {}
-    for num, entry in _fields(source_info):
+    for num, entry in wire_fields(source_info):
         if num == 4:
-            e = _fields(entry)
-            out[_first(e, 1, 0)] = _first(e, 2, 0)
+            e = wire_fields(entry)
+            out[first_field(e, 1, 0)] = first_field(e, 2, 0)
     return out
 
 

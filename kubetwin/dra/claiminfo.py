@@ -12,7 +12,7 @@ so :class:`NodeClaims` keeps the entries as a dict by claim UID, changed in plac
   ``claims_for_pod(..., generate=False)`` resolves them, allocated, reserved for the pod, the
   allocation's node selector, the model driver's CDI names) and records a new claim as the claim
   object itself; its ``ClaimInfoState`` and CDI specs are built (by the plain
-  ``_driver_prepare``) only when :meth:`NodeClaims.checkpoint` or :meth:`NodeClaims.cdi_specs` is
+  ``driver_prepare``) only when :meth:`NodeClaims.checkpoint` or :meth:`NodeClaims.cdi_specs` is
   read. Whenever a check would fail, the plain ``prepare_claims`` runs on the checkpoint as it
   stands and raises its own error: the errors are the plain ones by construction.
 - ``unprepare`` is ``unprepare_pod``'s walk over the same entries (the last entry of a claim
@@ -34,7 +34,7 @@ from .api import Node, ResourceClaim
 from .cdi import CDISpec, validate_device_name, validate_kind
 from .checkpoint import ClaimInfoState
 from .podclaims import is_controlled_by, is_reserved_for
-from .prepare import PrepareError, _check_node, _driver_prepare, claim_uid, prepare_claims
+from .prepare import PrepareError, check_node, claim_uid, driver_prepare, prepare_claims
 
 #: (driver, CDI class) pairs whose CDI kind is valid (the check is a pure function of the pair)
 _VALID_KINDS: set[tuple[str, str]] = set()
@@ -57,7 +57,7 @@ class _Entry:
 
     def build(self, cdi_class: str) -> None:
         if self.built is None:
-            self.built, self.specs = _driver_prepare(self.claim, self.uid, self.first_pod, cdi_class)
+            self.built, self.specs = driver_prepare(self.claim, self.uid, self.first_pod, cdi_class)
 
     def state(self, cdi_class: str) -> ClaimInfoState:
         self.build(cdi_class)
@@ -209,7 +209,7 @@ class NodeClaims:
                 return False
             if node is not None:
                 try:
-                    _check_node(claim, node)
+                    check_node(claim, node)
                 except PrepareError:
                     return False
             if uid in self.entries or uid in new:

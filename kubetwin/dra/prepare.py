@@ -122,13 +122,13 @@ def prepare_claims(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None 
         if not is_reserved_for(claim, pod):
             raise PrepareError(f"pod {pod.name} ({pod.uid}) is not allowed to use resource claim {claim.name} ({uid})")
         if node is not None:
-            _check_node(claim, node)
+            check_node(claim, node)
         if uid in by_uid:
             entry = entries[by_uid[uid]].with_pod(pod.uid)
             entries[by_uid[uid]] = entry
             mine[pc.name] = entry
             continue
-        entry, claim_specs = _driver_prepare(claim, uid, pod.uid, cdi_class)
+        entry, claim_specs = driver_prepare(claim, uid, pod.uid, cdi_class)
         by_uid[uid] = len(entries)
         entries.append(entry)
         mine[pc.name] = entry
@@ -157,7 +157,8 @@ def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = N
                        tuple(containers))
 
 
-def _check_node(claim: ResourceClaim, node: Node) -> None:
+def check_node(claim: ResourceClaim, node: Node) -> None:
+    """The claim's allocation is for ``node`` (its ``nodeSelector``, if any, matches the node), else ``PrepareError``."""
     selector = ((claim.raw.get("status") or {}).get("allocation") or {}).get("nodeSelector")
     if not selector:
         return
@@ -170,7 +171,7 @@ def _check_node(claim: ResourceClaim, node: Node) -> None:
                            f"{node.name}")
 
 
-def _driver_prepare(claim: ResourceClaim, uid: str, pod_uid: str, cdi_class: str
+def driver_prepare(claim: ResourceClaim, uid: str, pod_uid: str, cdi_class: str
                     ) -> tuple[ClaimInfoState, dict[str, CDISpec]]:
     """The model driver's ``NodePrepareResources`` for one claim, every driver of it."""
     per_driver: dict[str, list[CheckpointDevice]] = {}

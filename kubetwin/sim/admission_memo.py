@@ -1,7 +1,7 @@
 """Pods that share one spec object admitted once (a shortcut around the API server's admission
 chain, ``plugin/pkg/admission``, as :class:`.loop._AdmissionControl` runs it).
 
-Trace readers and controllers give the pods of one shape the same spec object, only the names
+Trace readers, workloads and controllers give the pods of one shape the same spec object, only the names
 differ. Where nothing in the pod's namespace reads more than the spec — no LimitRange (whose
 LimitRanger annotates the pod), no ResourceQuota (which counts the pods running), no mutating
 webhook — the chain's answer depends on the spec alone: defaulting (``SetDefaults_Pod``'s

@@ -755,8 +755,18 @@ def _pdbs(objects: dict[str, list[Any]]) -> list[Any]:
 
 def _rfc3339(t: float) -> str:
     """``metav1.Time`` as the API serves it: whole seconds (``isoformat`` of a time without a
-    fraction or zone is exactly that, and several times cheaper than ``strftime``)."""
-    return (_EPOCH_NAIVE + timedelta(seconds=int(t))).isoformat() + "Z"
+    fraction or zone is exactly that, and several times cheaper than ``strftime``). Pods bound
+    within one second share the text: the last second's is kept."""
+    s = int(t)
+    if s == _LAST_TIME[0]:
+        return _LAST_TIME[1]
+    text = (_EPOCH_NAIVE + timedelta(seconds=s)).isoformat() + "Z"
+    _LAST_TIME[0], _LAST_TIME[1] = s, text
+    return text
+
+
+#: the last whole second :func:`_rfc3339` wrote, and its text
+_LAST_TIME: list[Any] = [None, ""]
 
 
 _EPOCH_NAIVE = EPOCH.replace(tzinfo=None)

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+import msgspec
+
 from .. import limits
 from ..errors import InputError
 from ..model.apischema import type_spec
@@ -702,11 +704,19 @@ def _workload(sc: Scenario, w: Any, path: str) -> None:
     check_usage_against_pod(usage, check, f"{path}.usage")
     _check_blockio(sc, check, None, f"{path}.template")
     del check
+    spec: Any = None
     for k, t in enumerate(times):
         obj = copy.deepcopy(base)
         obj["metadata"]["name"] = f"{name}-{k}"
         obj["metadata"]["uid"] = f"{obj['metadata'].get('namespace', 'default')}/{name}-{k}"
         pod = _decode_pod(obj, f"{path}.template")
+        # the replicas of one template share one spec object, as a controller's pods share their
+        # template's: admission then runs once per workload (:mod:`.admission_memo`), and the
+        # caches keyed by spec identity find every replica
+        if spec is None:
+            spec = pod.spec
+        elif pod.spec is not spec and pod.spec == spec:
+            pod = msgspec.structs.replace(pod, spec=spec)
         sc.arrivals.append(Arrival(t, pod, duration.sample(drng), None, name, usage))
 
 

@@ -136,3 +136,16 @@ def test_runs_are_reproducible_with_a_seed(tmp_path, kit):
     a = simulate(kit.scenario(tmp_path, spec))
     b = simulate(kit.scenario(tmp_path, spec))
     assert [(p.node, p.start) for p in a.pods] == [(p.node, p.start) for p in b.pods]
+
+
+def test_a_start_time_is_the_whole_second_as_the_api_serves_it_also_when_the_last_one_is_kept():
+    import random
+    from datetime import datetime, timedelta, timezone
+
+    from kubetwin.sim.loop import _rfc3339
+
+    epoch = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    rng = random.Random(7)
+    times = [0.0, 0.2, 0.99, 1.0, 59.5, 59.9, 60.0] + sorted(rng.uniform(0, 1e7) for _ in range(200))
+    for t in times + times[::-1]:
+        assert _rfc3339(t) == (epoch + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -26,6 +26,25 @@ def test_poisson_arrivals_are_increasing(tmp_path, kit):
     assert times == sorted(times) and times[0] > 0
 
 
+def test_the_replicas_of_a_workload_share_one_spec_object(tmp_path, kit):
+    sc = kit.scenario(tmp_path, {"nodeGroups": [kit.group()], "workloads": [kit.workload(count=4, limits=True)]})
+    pods = [a.pod for a in sc.arrivals]
+    assert all(p.spec is pods[0].spec for p in pods)
+    assert [p.metadata.name for p in pods] == ["w-0", "w-1", "w-2", "w-3"]
+
+
+def test_a_replica_is_the_pod_its_template_decodes_to_with_its_own_name(tmp_path, kit):
+    import copy
+
+    from kubetwin.model.pod import pod_from_dict
+
+    w = kit.workload(count=3, limits=True)
+    sc = kit.scenario(tmp_path, {"nodeGroups": [kit.group()], "workloads": [w]})
+    template = copy.deepcopy(w["template"])
+    template["metadata"] = {"name": "w-2", "uid": "default/w-2", "labels": {"app": "w"}}
+    assert sc.arrivals[2].pod == pod_from_dict({"apiVersion": "v1", "kind": "Pod", **template})
+
+
 @pytest.mark.parametrize("spec, where", [
     ({"nodeGroups": [{"name": "g"}]}, "spec.nodeGroups[0]: Required value: machine or capacity"),
     ({"nodeGroups": [{"name": "g", "count": -1, "capacity": {"cpu": "1"}}]}, "spec.nodeGroups[0].count"),

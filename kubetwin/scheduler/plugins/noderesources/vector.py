@@ -25,7 +25,7 @@ from ...framework.interface import MAX_NODE_SCORE, CycleState
 from ...framework.resources import is_scalar_resource_name
 from ...framework.status import SUCCESS, Code, Status
 from ..dynamicresources.extended import device_class_for
-from . import BALANCED_ALLOCATION
+from . import BALANCED_ALLOCATION, fit_kept
 from . import resource_allocation as ra
 from .args import LEAST_ALLOCATED, MOST_ALLOCATED
 
@@ -83,7 +83,9 @@ def filter_node_resources_fit(cs: ClusterState, pod: Pod, plugin: Any, state: Cy
     reasons (a bitmask per node: bit 0 'Too many pods', then one bit per resource) are worked
     out only when the cycle fails."""
     plan = _plan(cs, pod, plugin, state)
-    fail = _fit_fail(cs, plan, _unindexed(cs, plan), 0, cs.n)
+    fail = fit_kept.fit_fail(cs, plan, _fit_fail) if fit_kept.ENABLED else None   # kept per shape
+    if fail is None:
+        fail = _fit_fail(cs, plan, _unindexed(cs, plan), 0, cs.n)
     return FilterVerdict(plugin.name, fail, explain=lambda: _fit_reasons(cs, plan))
 
 
