@@ -65,6 +65,33 @@ class FreeMemory:
         req.types, req.zone = types, zone
         return self._offer(req, asked, zone_type, capacity)
 
+    def fits(self, zone: int, zone_type: int, capacity: int, limit: int) -> bool:
+        """Whether :meth:`get_resolved_offer` of a request of ``limit`` resolved to ``zone`` would
+        be "the request in its zone" (no zone overcommitted, the allocator unchanged since the
+        sums); if so, what that offer leaves behind is left (the new zone, empty), and the offer
+        itself is :func:`resolved_offer`, made when it is wanted. False: nothing is changed, and
+        the offer is to be asked for the plain way."""
+        a = self.a
+        if a.version != self.version or len(a.zones) != len(self.free) or a.journal is not None:
+            return False
+        free = self.free
+        new = zone not in a.zones
+        free_here = 0
+        if new:
+            free_here = capacity
+            for sub, u in self.used.items():
+                if zone & sub == sub:
+                    free_here -= u
+            if free_here - limit < 0:
+                return False
+        for nodes, f in free.items():
+            if nodes & zone and f - (limit if zone & nodes == zone else 0) < 0:
+                return False
+        if new:
+            a.zones[zone] = Zone(zone, zone_type, capacity)
+            free[zone] = free_here
+        return True
+
     def _offer(self, req: Request, asked: tuple[int, int], zone_type: int, capacity: int) -> Offer:
         a = self.a
         zone = req.zone
@@ -92,3 +119,11 @@ class FreeMemory:
             return self.a.get_offer(req)
         finally:
             self._sum()
+
+
+def resolved_offer(a: Allocator, req: Request, types: int, zone: int) -> Offer:
+    """The offer :meth:`FreeMemory.get_resolved_offer` makes for ``req`` when
+    :meth:`FreeMemory.fits` said it fits (made later, the allocator unchanged meanwhile)."""
+    req.types = types
+    req.zone = 0
+    return Offer(a, req, {req.id: zone})
