@@ -124,9 +124,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.plain:
         from kubetwin.runtime import cpuallocator_memo, libmem_offers
-        from kubetwin.runtime.policies.topologyaware import fastscore
+        from kubetwin.runtime.policies.topologyaware import fastpin, fastscore, fastslice
 
-        for module in (cpuallocator_memo, fastscore, libmem_offers):
+        for module in (cpuallocator_memo, fastpin, fastscore, fastslice, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
     if a.profile:
         prof = cProfile.Profile()
