@@ -116,44 +116,58 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], li
         i = g.node.id
         if g.cpu_type == cpu_type:
             colocated[i] += 1
-        if not zero[i] and _zero_cpu_request(g):
-            zero[i] = True
+        if not zero[i]:
+            z = g.__dict__.get("_zero_cpu_request")
+            if z is None:
+                z = _zero_cpu_request(g)
+            if z:
+                zero[i] = True
     # ``p.pools`` lists children before parents (ids in that order): subtree sums forward, the
     # ancestors' minimums backward (parents first)
     granted_reserved = [0] * k
     granted_shared = [0] * k
-    for n in pools:
+    parents = _parents(p)
+    for i, n in enumerate(pools):
         fs = n.freeres
         assert fs is not None
-        i = n.id
-        granted_reserved[i] += fs.granted_reserved
-        granted_shared[i] += fs.granted_shared
-        up = n.parent
-        if up is not None:
-            j = up.id
-            granted_reserved[j] += granted_reserved[i]
-            granted_shared[j] += granted_shared[i]
-            zero[j] = zero[j] or zero[i]
+        gr = granted_reserved[i] = granted_reserved[i] + fs.granted_reserved
+        gs = granted_shared[i] = granted_shared[i] + fs.granted_shared
+        j = parents[i]
+        if j >= 0:
+            granted_reserved[j] += gr
+            granted_shared[j] += gs
+            if zero[i]:
+                zero[j] = True
     reserved = [0] * k
     shared = [0] * k
     least_reserved = [0] * k   # per pool: the least of it and its ancestors
     least_shared = [0] * k
-    for n in reversed(pools):
-        fs = n.freeres
+    for i in range(k - 1, -1, -1):
+        fs = pools[i].freeres
         assert fs is not None
-        i = n.id
-        size = fs.reserved.size()
+        size = fs.reserved.mask.bit_count()
         res = 1000 * size - granted_reserved[i]
-        sh = 1000 * fs.sharable.size() - granted_shared[i]
-        up = n.parent
-        if up is not None:
-            res = min(res, least_reserved[up.id])
-            sh = min(sh, least_shared[up.id])
+        sh = 1000 * fs.sharable.mask.bit_count() - granted_shared[i]
+        j = parents[i]
+        if j >= 0:
+            if least_reserved[j] < res:
+                res = least_reserved[j]
+            if least_shared[j] < sh:
+                sh = least_shared[j]
         least_reserved[i] = res
         least_shared[i] = sh
         reserved[i] = -1 if size == 0 else res
         shared[i] = sh - 1 if zero[i] else sh
     return reserved, shared, colocated
+
+
+def _parents(p: "TopologyAwarePolicy") -> list[int]:
+    """Per pool id its parent's id (-1 for the root), kept on the policy (the tree is fixed)."""
+    parents = p.__dict__.get("_parent_ids")
+    if parents is None or len(parents) != len(p.pools):
+        assert all(n.id == i for i, n in enumerate(p.pools))
+        parents = p.__dict__["_parent_ids"] = [-1 if n.parent is None else n.parent.id for n in p.pools]
+    return parents
 
 
 class _Machine:
@@ -164,7 +178,7 @@ class _Machine:
     alone). Kept per :class:`...sysfs.System` (the pool tree and the allocator's nodes are built
     from it), shared by every node of a ``simulate`` group."""
 
-    __slots__ = ("sys", "masks", "capacity", "resolved", "zone_types")
+    __slots__ = ("sys", "masks", "capacity", "resolved", "zone_types", "prios")
 
     def __init__(self, sys: Any):
         self.sys = sys
@@ -173,6 +187,20 @@ class _Machine:
         self.resolved: dict[tuple[int, int], tuple[int, int, int, int] | None] = {}
         #: ``a.zone_type(zone)`` per zone (the types of the zone's NUMA nodes)
         self.zone_types: dict[int, int] = {}
+        self.prios: tuple[tuple[int, int], ...] | None = None
+
+    def prio_masks(self, p: "TopologyAwarePolicy") -> tuple[tuple[int, int], ...]:
+        """The CPUs a score counts per priority, as masks: low (the E-cores, else the
+        low-priority CPUs), high (the P-cores, else the high-priority CPUs), normal (the CPU
+        allocator's priorities: a function of the machine)."""
+        if self.prios is None:
+            prios = p.cpu_allocator.cpu_priorities()
+            sys = p.sys
+            low = sys.core_kind_cpus(EFFICIENT_CORE) or prios[PRIORITY_LOW]
+            high = sys.core_kind_cpus(PERFORMANCE_CORE) or prios[PRIORITY_HIGH]
+            self.prios = ((PRIORITY_LOW, low.mask), (PRIORITY_HIGH, high.mask),
+                          (PRIORITY_NORMAL, prios[PRIORITY_NORMAL].mask))
+        return self.prios
 
     def pool_masks(self, n: "Node") -> tuple[int, ...]:
         """``mask_of(n.memset(t))`` for t = 0..7."""
@@ -331,13 +359,8 @@ def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
     else:
         f.reserved = reserved
         taken = 1000 * full + part
-        prios = p.cpu_allocator.cpu_priorities()
-        sys = p.sys
-        low = sys.core_kind_cpus(EFFICIENT_CORE) or prios[PRIORITY_LOW]
-        high = sys.core_kind_cpus(PERFORMANCE_CORE) or prios[PRIORITY_HIGH]
         sharables = [_free(n).sharable.mask for n in pools]
-        for prio, cpus in ((PRIORITY_LOW, low.mask), (PRIORITY_HIGH, high.mask),
-                           (PRIORITY_NORMAL, prios[PRIORITY_NORMAL].mask)):
+        for prio, cpus in _machine(p).prio_masks(p):
             f.prio[prio] = [(cpus & m).bit_count() * 1000 - taken for m in sharables]
         if req.isolate:
             iso = f.isolated = [_free(n).isolated.size() - full for n in pools]
@@ -361,33 +384,50 @@ def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
     a = p.mem_allocator
     free = libmem_offers.FreeMemory(a)
     machine = _machine(p)
-    c = req.container
     amount = req.mem_amount_to_allocate()
-    known = c.id in a.requests   # an update: the allocator's own way
-    preserve = req.mem_type == MEMORY_PRESERVE
+    known = req.container.id in a.requests   # an update: the allocator's own way
+    fits = free.fits
+    lazy, zones = f.lazy, f.zone
     plain_offer: Callable[["Node"], Offer] | None = None
-    for n in pools:
+    for n, (affinity, mtyp, resolved) in zip(pools, _offer_plan(p, machine, req.mem_type, mem_root)):
         i = n.id
-        pool = root if mem_root else n
-        if preserve:
-            affinity = machine.pool_masks(pool)[7]
-            mtyp = a.zone_type(affinity)
-        else:
-            affinity = machine.pool_masks(pool)[req.mem_type]
-            mtyp = req.mem_type
-        resolved = None if known else machine.resolve(a, affinity, mtyp)
-        if resolved is not None and free.fits(resolved[1], resolved[2], resolved[3], amount):
-            f.lazy[i] = (affinity, mtyp, resolved[0], resolved[1])
-            f.zone[i] = resolved[1]
+        if resolved is not None and not known and fits(resolved[1], resolved[2], resolved[3], amount):
+            lazy[i] = (affinity, mtyp, resolved[0], resolved[1])
+            zones[i] = resolved[1]
             continue
         if plain_offer is None:
             plain_offer = _offer_from(a, free, machine, req, known)
         try:
-            o = f.offers[i] = plain_offer(pool)
-            f.zone[i] = o.node_mask()
+            o = f.offers[i] = plain_offer(root if mem_root else n)
+            zones[i] = o.node_mask()
         except PolicyError as exc:
             f.errors[i] = str(exc)
     return f
+
+
+def _offer_plan(p: "TopologyAwarePolicy", machine: _Machine, mem_type: int, mem_root: bool
+                ) -> list[tuple[int, int, tuple[int, int, int, int] | None]]:
+    """Per pool (in ``p.pools`` order) the affinity and types of its memory request and how the
+    allocator resolves them (:meth:`_Machine.resolve`): functions of the machine and the pool
+    tree, kept on the policy per memory type."""
+    plans = p.__dict__.setdefault("_offer_plans", {})
+    key = (mem_type, mem_root)
+    plan = plans.get(key)
+    if plan is None:
+        a = p.mem_allocator
+        root = p.root_pool()
+        plan = []
+        for n in p.pools:
+            pool = root if mem_root else n
+            if mem_type == MEMORY_PRESERVE:
+                affinity = machine.pool_masks(pool)[7]
+                mtyp = a.zone_type(affinity)
+            else:
+                affinity = machine.pool_masks(pool)[mem_type]
+                mtyp = mem_type
+            plan.append((affinity, mtyp, machine.resolve(a, affinity, mtyp)))
+        plans[key] = plan
+    return plan
 
 
 def _offer_from(a: Allocator, free: "libmem_offers.FreeMemory", machine: _Machine, req: Any, known: bool
