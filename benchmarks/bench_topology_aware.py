@@ -139,10 +139,10 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="print the policy's top functions (one run)")
     a = ap.parse_args()
     if a.plain:
-        from kubetwin.runtime import cpuallocator_memo, libmem_offers
+        from kubetwin.runtime import cpuallocator_keys, cpuallocator_memo, libmem_offers
         from kubetwin.runtime.policies.topologyaware import fastpin, fastscore, fastslice
 
-        for module in (cpuallocator_memo, fastpin, fastscore, fastslice, libmem_offers):
+        for module in (cpuallocator_keys, cpuallocator_memo, fastpin, fastscore, fastslice, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
     if a.profile:
         prof = cProfile.Profile()
