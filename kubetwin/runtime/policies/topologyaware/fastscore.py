@@ -410,7 +410,9 @@ def _offer_plan(p: "TopologyAwarePolicy", machine: _Machine, mem_type: int, mem_
     """Per pool (in ``p.pools`` order) the affinity and types of its memory request and how the
     allocator resolves them (:meth:`_Machine.resolve`): functions of the machine and the pool
     tree, kept on the policy per memory type."""
-    plans = p.__dict__.setdefault("_offer_plans", {})
+    plans = p.__dict__.get("_offer_plans")
+    if plans is None:
+        plans = p.__dict__["_offer_plans"] = {}
     key = (mem_type, mem_root)
     plan = plans.get(key)
     if plan is None:
@@ -525,6 +527,9 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, fl
                 t = types[m] = alloc.zone_type(m)
             ztype[i] = t
     cap = machine.capacity
+    # per pool its topology level and the level's value (read by unlimited burstable requests)
+    levels = [n.topology_level() for n in p.pools] if unlimited else []
+    values = [TOPOLOGY_LEVEL_VALUES.get(level, 0) for level in levels]
 
     def capacity(n: "Node") -> int:
         """``p.pool_zone_capacity(n, mt)``: a sum of the machine's memory."""
@@ -597,7 +602,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, fl
                 if r2 >= 0 and r1 < 0:
                     return False
             else:
-                level1, level2 = node1.topology_level(), node2.topology_level()
+                level1, level2 = levels[id1], levels[id2]
                 if level1 == target and level2 != target:
                     return True
                 if level2 == target and level1 != target:
@@ -608,7 +613,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, fl
                     if b2 > b1:
                         return False
                     return id1 < id2
-                v1, v2 = TOPOLOGY_LEVEL_VALUES.get(level1, 0), TOPOLOGY_LEVEL_VALUES.get(level2, 0)
+                v1, v2 = values[id1], values[id2]
                 if v1 > vt and v2 < vt:
                     return True
                 if v2 > vt and v1 < vt:
