@@ -87,7 +87,10 @@ def allocatable_shared_cpu(supply: Any) -> int:
             shared = p
         prev, n = n, n.parent
     for g in node.policy.allocations.values():
-        if _zero_cpu_request(g):
+        z = g.__dict__.get("_zero_cpu_request")
+        if z is None:
+            z = _zero_cpu_request(g)
+        if z:
             m = g.node
             while m is not None and m is not node:
                 m = m.parent
