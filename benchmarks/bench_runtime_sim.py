@@ -145,12 +145,13 @@ def main() -> None:
 
         runtime_memo.ENABLED = False
         runtime_policies.FAST_COPY = False
-        from kubetwin.runtime import cpuallocator_memo, libmem_offers
+        from kubetwin.runtime import cpuallocator_keys, cpuallocator_memo, libmem_offers
         from kubetwin.runtime.policies.balloons import cputree_memo
-        from kubetwin.runtime.policies.topologyaware import fastscore
+        from kubetwin.runtime.policies.topologyaware import fastpin, fastscore, fastslice
         from kubetwin.runtime.resmgr.manager import ResourceManager
 
-        for module in (cpuallocator_memo, cputree_memo, fastscore, libmem_offers):
+        for module in (cpuallocator_keys, cpuallocator_memo, cputree_memo, fastpin, fastscore, fastslice,
+                       libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
         ResourceManager._nri_readonly_events = frozenset()
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())

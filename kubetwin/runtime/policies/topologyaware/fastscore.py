@@ -277,8 +277,8 @@ class _Figures:
     offer: made at once when it is not "the request in its zone" (the plain offer, which may
     move other requests or fail), else made when read (:meth:`offer`)."""
 
-    __slots__ = ("p", "req", "isolated", "reserved", "shared", "allocatable_shared", "prio", "colocated", "hints",
-                 "combined", "zone", "offers", "errors", "lazy")
+    __slots__ = ("p", "req", "isolated", "reserved", "shared", "allocatable_shared", "prio", "taken", "colocated",
+                 "hints", "combined", "zone", "offers", "errors", "lazy")
 
     def __init__(self, p: "TopologyAwarePolicy", req: Any) -> None:
         self.p, self.req = p, req
@@ -287,8 +287,10 @@ class _Figures:
         self.reserved: list[int] = []
         self.shared: list[int] = []
         self.allocatable_shared: list[int] = []
-        #: per priority, each pool's ``prio`` figure (none for a reserved request)
-        self.prio: dict[int, list[int]] = {}
+        #: per priority, each pool's ``prio`` figure (none for a reserved request), made when read
+        self.prio: dict[int, list[int]] | None = None
+        #: the CPU the request takes, in milli-CPU (None: a reserved request, no ``prio`` figures)
+        self.taken: int | None = None
         self.colocated: list[int] = []
         self.hints: list[dict[str, float]] | None = None
         #: per pool ``combine_hint_scores`` of its hint scores
@@ -311,6 +313,17 @@ class _Figures:
             self.lazy[i] = None
         return o
 
+    def prio_figures(self) -> dict[int, list[int]]:
+        """Per priority, each pool's CPUs of that priority left after the request (milli-CPU)."""
+        if self.prio is None:
+            self.prio = {}
+            if self.taken is not None:
+                taken = self.taken
+                sharables = [_free(n).sharable.mask for n in self.p.pools]
+                for prio, cpus in _machine(self.p).prio_masks(self.p):
+                    self.prio[prio] = [(cpus & m).bit_count() * 1000 - taken for m in sharables]
+        return self.prio
+
     def score(self, i: int) -> Score:
         """The pool's :class:`.resources.Score`, as ``supply.get_score`` makes it."""
         n = self.p.pools[i]
@@ -318,7 +331,7 @@ class _Figures:
         s = Score(n.freeres, self.req)
         s.isolated, s.reserved, s.shared = self.isolated[i], self.reserved[i], self.shared[i]
         s.allocatable_shared = self.allocatable_shared[i]
-        for prio, figures in self.prio.items():
+        for prio, figures in self.prio_figures().items():
             s.prio[prio] = figures[i]
         s.colocated = self.colocated[i]
         if self.hints is not None:
@@ -361,10 +374,7 @@ def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
         f.shared = shared
     else:
         f.reserved = reserved
-        taken = 1000 * full + part
-        sharables = [_free(n).sharable.mask for n in pools]
-        for prio, cpus in _machine(p).prio_masks(p):
-            f.prio[prio] = [(cpus & m).bit_count() * 1000 - taken for m in sharables]
+        f.taken = 1000 * full + part   # the ``prio`` figures: made when read (:meth:`_Figures.prio_figures`)
         if req.isolate:
             iso = f.isolated = [_free(n).isolated.size() - full for n in pools]
             f.shared = [sh - part - (1000 * full if iso[i] < 0 else 0) for i, sh in enumerate(shared)]
@@ -514,8 +524,9 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, fl
     alloc = p.mem_allocator
     iso, res, sh, coloc, b = f.isolated, f.reserved, f.shared, f.colocated, f.allocatable_shared
     zeros = [0] * len(iso)
-    prio_fig = f.prio.get(prio, zeros)
-    normal_fig = f.prio.get(PRIORITY_NORMAL, zeros)
+    figures = f.prio_figures() if prio_tiebreak or (normal and prio == PRIORITY_NORMAL) else {}
+    prio_fig = figures.get(prio, zeros)
+    normal_fig = figures.get(PRIORITY_NORMAL, zeros)
     combined = f.combined if f.hints is not None and request.container.topology_hints else None
     # per pool: the offer's zone and type, the zone capacity of the request's type (read when
     # the memory request and limit differ)
