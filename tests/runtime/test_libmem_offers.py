@@ -129,11 +129,11 @@ def test_offers_checked_by_fits_and_made_when_read_are_the_plain_allocators(mach
             resolved = known.resolve(a, req.affinity, req.types)
             plain = _offer(plain_a.get_offer, copy.deepcopy(req))
             if resolved is not None and free.fits(resolved[1], resolved[2], resolved[3], limit):
-                fast = _offer(lambda r: resolved_offer(a, r, resolved[0], resolved[1]), copy.deepcopy(req))
+                fast = _offer(lambda r, got=resolved: resolved_offer(a, r, got[0], got[1]), copy.deepcopy(req))
                 assert fast == plain and plain[0] == {req.id: resolved[1]}
                 fitted += 1
             elif resolved is not None:
-                fast = _offer(lambda r: free.get_resolved_offer(r, *resolved), copy.deepcopy(req))
+                fast = _offer(lambda r, free=free, got=resolved: free.get_resolved_offer(r, *got), copy.deepcopy(req))
                 assert fast == plain
                 refused += 1
             assert _state(a) == _state(plain_a)
