@@ -50,6 +50,10 @@ then copies of parked nodes (~3 s), keying the 50,000 creations (~1.8 s) and gar
 of the larger heap (~10 %). Meeting the target needs far fewer plain creations (a name-free
 state key, or a cheaper replay than the full NRI path), not only faster ones.
 
+Session 9 (topology-aware's own cost per creation: ``fastscore``, ``fastpin``, ``fastslice``,
+``cpuallocator_keys``), one pair against main 38eaea5, load average 15 to 16: kubelet none
+10.17 / 9.93 s, + topology-aware 29.00 -> 25.49 s (+185 % -> +157 %), placement figures identical.
+
 Session 8 (the generic part: table, copies, plumbing), A/B against main 6b891fd in the same
 minutes (each pair run side by side, load average 14 to 16), CPU seconds:
 

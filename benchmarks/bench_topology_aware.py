@@ -15,6 +15,11 @@ printed are µs of process CPU time per creation and per deletion inside the pol
 whole ``create_pod``/``delete_pod``. ``--plain`` turns the placement fast paths off (A/B),
 ``--profile`` prints the policy's top functions.
 
+Runs with the garbage collector set as ``simulate`` sets it. Ninth session, ``main`` 38eaea5 and
+this code alternated (three pairs, load average ~15), CPU µs inside the policy: creation 375 to
+383 -> 258 to 271, deletion 114 to 129 -> 75 to 82; at load ~9: 270 -> ~182, 94 -> ~51
+(docs/scale.md, "Ninth session").
+
 Not a figure of issue 12 itself (that is ``bench_runtime_sim.py``): a micro-benchmark of the
 policy's share of a plain creation, the part the table of node histories does not save.
 """
