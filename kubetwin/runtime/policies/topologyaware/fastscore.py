@@ -164,12 +164,13 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], li
     return reserved, shared, colocated
 
 
-def _parents(p: "TopologyAwarePolicy") -> list[int]:
-    """Per pool id its parent's id (-1 for the root), kept on the policy (the tree is fixed)."""
+def _parents(p: "TopologyAwarePolicy") -> tuple[int, ...]:
+    """Per pool id its parent's id (-1 for the root), kept on the policy (the tree is fixed; a
+    tuple of ints, which copies of the node share)."""
     parents = p.__dict__.get("_parent_ids")
     if parents is None or len(parents) != len(p.pools):
         assert all(n.id == i for i, n in enumerate(p.pools))
-        parents = p.__dict__["_parent_ids"] = [-1 if n.parent is None else n.parent.id for n in p.pools]
+        parents = p.__dict__["_parent_ids"] = tuple(-1 if n.parent is None else n.parent.id for n in p.pools)
     return parents
 
 
@@ -419,7 +420,7 @@ def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
 
 
 def _offer_plan(p: "TopologyAwarePolicy", machine: _Machine, mem_type: int, mem_root: bool
-                ) -> list[tuple[int, int, tuple[int, int, int, int] | None]]:
+                ) -> tuple[tuple[int, int, tuple[int, int, int, int] | None], ...]:
     """Per pool (in ``p.pools`` order) the affinity and types of its memory request and how the
     allocator resolves them (:meth:`_Machine.resolve`): functions of the machine and the pool
     tree, kept on the policy per memory type."""
@@ -427,8 +428,8 @@ def _offer_plan(p: "TopologyAwarePolicy", machine: _Machine, mem_type: int, mem_
     if plans is None:
         plans = p.__dict__["_offer_plans"] = {}
     key = (mem_type, mem_root)
-    plan = plans.get(key)
-    if plan is None:
+    got = plans.get(key)
+    if got is None:
         a = p.mem_allocator
         root = p.root_pool()
         plan = []
@@ -441,8 +442,8 @@ def _offer_plan(p: "TopologyAwarePolicy", machine: _Machine, mem_type: int, mem_
                 affinity = machine.pool_masks(pool)[mem_type]
                 mtyp = mem_type
             plan.append((affinity, mtyp, machine.resolve(a, affinity, mtyp)))
-        plans[key] = plan
-    return plan
+        plans[key] = got = tuple(plan)   # of ints: copies of the node share it
+    return got
 
 
 def _offer_from(a: Allocator, free: "libmem_offers.FreeMemory", machine: _Machine, req: Any, known: bool
