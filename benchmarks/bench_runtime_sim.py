@@ -50,6 +50,10 @@ then copies of parked nodes (~3 s), keying the 50,000 creations (~1.8 s) and gar
 of the larger heap (~10 %). Meeting the target needs far fewer plain creations (a name-free
 state key, or a cheaper replay than the full NRI path), not only faster ones.
 
+Session 9 (topology-aware's own cost per creation: ``fastscore``, ``fastpin``, ``fastslice``,
+``cpuallocator_keys``), one pair against main 38eaea5, load average 15 to 16: kubelet none
+10.17 / 9.93 s, + topology-aware 29.00 -> 25.49 s (+185 % -> +157 %), placement figures identical.
+
 Session 8 (the generic part: table, copies, plumbing), A/B against main 6b891fd in the same
 minutes (each pair run side by side, load average 14 to 16), CPU seconds:
 
@@ -157,12 +161,13 @@ def main() -> None:
         runtime_memo.FAST_PARENT = False
         runtime_policies.FAST_COPY = False
         runtime_policies.LEAN_FIGURES = False
-        from kubetwin.runtime import cpuallocator_memo, libmem_offers
+        from kubetwin.runtime import cpuallocator_keys, cpuallocator_memo, libmem_offers
         from kubetwin.runtime.policies.balloons import cputree_memo
-        from kubetwin.runtime.policies.topologyaware import fastscore
+        from kubetwin.runtime.policies.topologyaware import fastpin, fastscore, fastslice
         from kubetwin.runtime.resmgr.manager import ResourceManager
 
-        for module in (cpuallocator_memo, cputree_memo, fastscore, libmem_offers):
+        for module in (cpuallocator_keys, cpuallocator_memo, cputree_memo, fastpin, fastscore, fastslice,
+                       libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
         ResourceManager._nri_readonly_events = frozenset()
         ResourceManager._nri_readonly_pods = frozenset()

@@ -15,6 +15,11 @@ printed are µs of process CPU time per creation and per deletion inside the pol
 whole ``create_pod``/``delete_pod``. ``--plain`` turns the placement fast paths off (A/B),
 ``--profile`` prints the policy's top functions.
 
+Runs with the garbage collector set as ``simulate`` sets it. Ninth session, ``main`` 38eaea5 and
+this code alternated (three pairs, load average ~15), CPU µs inside the policy: creation 375 to
+383 -> 258 to 271, deletion 114 to 129 -> 75 to 82; at load ~9: 270 -> ~182, 94 -> ~51
+(docs/scale.md, "Ninth session").
+
 Not a figure of issue 12 itself (that is ``bench_runtime_sim.py``): a micro-benchmark of the
 policy's share of a plain creation, the part the table of node histories does not save.
 """
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import pstats
 import random
 import statistics
@@ -77,6 +83,21 @@ class _Timed:
 
 
 def _run(nodes: int, per_node: int, timed: _Timed) -> tuple[float, float, int, int]:
+    """One run, with the cyclic garbage collector set as ``simulate`` sets it (what exists
+    before frozen, a young generation of 100,000 objects): with Python's default the
+    collections' pauses land in whichever call crosses the threshold, often the policy's."""
+    gc.collect()
+    gc.freeze()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(100_000, 50, 100)
+    try:
+        return _run_nodes(nodes, per_node, timed)
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
+def _run_nodes(nodes: int, per_node: int, timed: _Timed) -> tuple[float, float, int, int]:
     machine = load_machine("2s2n16c2t")
     config = KubeletConfiguration.from_dict(NONE)
     rp = resolve_policy("topology-aware", None, "--policy", Path.cwd())
@@ -123,10 +144,10 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true", help="print the policy's top functions (one run)")
     a = ap.parse_args()
     if a.plain:
-        from kubetwin.runtime import cpuallocator_memo, libmem_offers
-        from kubetwin.runtime.policies.topologyaware import fastscore
+        from kubetwin.runtime import cpuallocator_keys, cpuallocator_memo, libmem_offers
+        from kubetwin.runtime.policies.topologyaware import fastpin, fastscore, fastslice
 
-        for module in (cpuallocator_memo, fastscore, libmem_offers):
+        for module in (cpuallocator_keys, cpuallocator_memo, fastpin, fastscore, fastslice, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
     if a.profile:
         prof = cProfile.Profile()

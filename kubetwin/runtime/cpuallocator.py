@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..model.cpuset import CPUSet
-from . import cpuallocator_memo
+from . import cpuallocator_keys, cpuallocator_memo
 from .gosort import sort_func, sort_slice
 from .sysfs import EFFICIENT_CORE, PERFORMANCE_CORE, System
 
@@ -253,7 +253,8 @@ class _Helper:
                 return res > 0
             return i < j
 
-        sort_slice(cores, less)
+        if not cpuallocator_keys.sort_idle_cores(self, cores, PRIORITY_NONE):
+            sort_slice(cores, less)
         for cid in cores:
             cset = self.topo.core[cid] - offline
             if self.cnt >= cset.size():
@@ -290,7 +291,8 @@ class _Helper:
                 return icfree < jcfree
             return i < j
 
-        sort_slice(cores, less)
+        if not cpuallocator_keys.sort_idle_threads(self, cores, PRIORITY_NONE):
+            sort_slice(cores, less)
         for cid in cores:
             self._take(CPUSet((cid,)))
             if self.cnt == 0:

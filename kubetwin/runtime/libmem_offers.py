@@ -27,7 +27,7 @@ class FreeMemory:
     """The free memory of every zone of an allocator (capacity less the limits of the requests
     in the zone and its subzones), for offers made before the allocator changes."""
 
-    __slots__ = ("a", "version", "used", "free")
+    __slots__ = ("a", "version", "used", "free", "limit", "negative", "short")
 
     def __init__(self, a: Allocator):
         self.a = a
@@ -36,9 +36,26 @@ class FreeMemory:
     def _sum(self) -> None:
         a = self.a
         self.version = a.version
-        self.used = used = {nodes: sum(r.limit for r in z.users.values()) for nodes, z in a.zones.items()}
-        self.free = {nodes: z.capacity - sum(u for sub, u in used.items() if nodes & sub == sub)
-                     for nodes, z in a.zones.items()}
+        self.used: dict[int, int] = {}
+        used = self.used
+        for nodes, z in a.zones.items():
+            u = 0
+            for r in z.users.values():
+                u += r.limit
+            used[nodes] = u
+        self.free: dict[int, int] = {}
+        free = self.free
+        for nodes, z in a.zones.items():
+            f = z.capacity
+            for sub, u in used.items():
+                if nodes & sub == sub:
+                    f -= u
+            free[nodes] = f
+        #: for :meth:`fits`, per request limit: the nodes of the zones already overcommitted,
+        #: and the zones with less free memory than the limit
+        self.limit = -1
+        self.negative = 0
+        self.short: list[int] = []
 
     def get_offer(self, req: Request) -> Offer:
         """``a.get_offer(req)``, the same offer and the same allocator afterwards."""
@@ -64,6 +81,52 @@ class FreeMemory:
         asked = (req.types, req.zone)
         req.types, req.zone = types, zone
         return self._offer(req, asked, zone_type, capacity)
+
+    def fits(self, zone: int, zone_type: int, capacity: int, limit: int) -> bool:
+        """Whether :meth:`get_resolved_offer` of a request of ``limit`` resolved to ``zone`` would
+        be "the request in its zone" (no zone overcommitted, the allocator unchanged since the
+        sums); if so, what that offer leaves behind is left (the new zone, empty), and the offer
+        itself is :func:`resolved_offer`, made when it is wanted. False: nothing is changed, and
+        the offer is to be asked for the plain way."""
+        a = self.a
+        if a.version != self.version or len(a.zones) != len(self.free) or a.journal is not None:
+            return False
+        free = self.free
+        if limit < 0 or not zone:   # never asked for (amounts and zones are not empty): the plain test
+            for nodes, f in free.items():
+                if nodes & zone and f - (limit if zone & nodes == zone else 0) < 0:
+                    return False
+        elif limit != self.limit:
+            # a zone overlapping the request's fails if already overcommitted, or if it holds
+            # the request's zone and has less free than the limit (zones added since hold more)
+            self.limit = limit
+            self.negative = negative = 0
+            self.short = short = []
+            for nodes, f in free.items():
+                if f < 0:
+                    negative |= nodes
+                if f < limit:
+                    short.append(nodes)
+            self.negative = negative
+        if limit >= 0 and zone:
+            if zone & self.negative:
+                return False
+            for nodes in self.short:
+                if zone & nodes == zone:
+                    return False
+        new = zone not in a.zones
+        free_here = 0
+        if new:
+            free_here = capacity
+            for sub, u in self.used.items():
+                if zone & sub == sub:
+                    free_here -= u
+            if free_here - limit < 0:
+                return False
+        if new:
+            a.zones[zone] = Zone(zone, zone_type, capacity)
+            free[zone] = free_here
+        return True
 
     def _offer(self, req: Request, asked: tuple[int, int], zone_type: int, capacity: int) -> Offer:
         a = self.a
@@ -92,3 +155,11 @@ class FreeMemory:
             return self.a.get_offer(req)
         finally:
             self._sum()
+
+
+def resolved_offer(a: Allocator, req: Request, types: int, zone: int) -> Offer:
+    """The offer :meth:`FreeMemory.get_resolved_offer` makes for ``req`` when
+    :meth:`FreeMemory.fits` said it fits (made later, the allocator unchanged meanwhile)."""
+    req.types = types
+    req.zone = 0
+    return Offer(a, req, {req.id: zone})

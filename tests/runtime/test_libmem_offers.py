@@ -102,3 +102,46 @@ def test_offers_of_requests_resolved_once_per_machine_are_the_plain_allocators(m
         if a.requests and rng.random() < 0.2:
             a.release(rng.choice(sorted(a.requests)))
     assert compared > 100
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+@pytest.mark.parametrize("seed", (56, 57))
+def test_offers_checked_by_fits_and_made_when_read_are_the_plain_allocators(machine: str, seed: int) -> None:
+    """``fits`` says yes exactly when the fast offer is "the request in its zone", and then
+    ``resolved_offer`` made afterwards is that offer; otherwise the offer is made the plain way
+    over the same free memory. The allocator is left as the plain offers leave it."""
+    from kubetwin.runtime.libmem_offers import resolved_offer
+    from kubetwin.runtime.policies.topologyaware.fastscore import _Machine
+
+    rng = random.Random(seed)
+    system = System(load_machine(str(runs.SHARED / "machines" / machine)), CPUSet())
+    a = Allocator(system)
+    known = _Machine(system)
+    fitted = refused = 0
+    for k in range(60):
+        plain_a = copy.deepcopy(a)
+        free = FreeMemory(a)
+        node = max(n.capacity for n in a.nodes.values())
+        limit = int(node * rng.choice((0, 0.01, 0.2, 0.6, 0.9, 1.5)))   # one request, offers for several pools
+        for j in range(4):
+            req = _request(rng, a, 1000 * k + j)
+            req.limit = limit
+            resolved = known.resolve(a, req.affinity, req.types)
+            plain = _offer(plain_a.get_offer, copy.deepcopy(req))
+            if resolved is not None and free.fits(resolved[1], resolved[2], resolved[3], limit):
+                fast = _offer(lambda r, got=resolved: resolved_offer(a, r, got[0], got[1]), copy.deepcopy(req))
+                assert fast == plain and plain[0] == {req.id: resolved[1]}
+                fitted += 1
+            elif resolved is not None:
+                fast = _offer(lambda r, free=free, got=resolved: free.get_resolved_offer(r, *got), copy.deepcopy(req))
+                assert fast == plain
+                refused += 1
+            assert _state(a) == _state(plain_a)
+        req = _request(rng, a, 1000 * k + 999)
+        try:
+            a.get_offer(req).commit()
+        except MemoryError_:
+            pass
+        if a.requests and rng.random() < 0.2:
+            a.release(rng.choice(sorted(a.requests)))
+    assert fitted > 50 and refused > 0

@@ -128,6 +128,8 @@ class Pod:
 
     def query_effective_annotation(self, key: str, container: str) -> tuple[str, int, bool]:
         a = self.sandbox.annotations
+        if not a:   # most pods: no keys to build
+            return "", UNSCOPED, False
         if (v := a.get(f"{key}/container.{container}")) is not None:
             return v, CONTAINER_SCOPED, True
         if (v := a.get(f"{key}/pod")) is not None:

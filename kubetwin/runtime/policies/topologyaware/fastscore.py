@@ -87,7 +87,10 @@ def allocatable_shared_cpu(supply: Any) -> int:
             shared = p
         prev, n = n, n.parent
     for g in node.policy.allocations.values():
-        if _zero_cpu_request(g):
+        z = g.__dict__.get("_zero_cpu_request")
+        if z is None:
+            z = _zero_cpu_request(g)
+        if z:
             m = g.node
             while m is not None and m is not node:
                 m = m.parent
@@ -116,44 +119,59 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], li
         i = g.node.id
         if g.cpu_type == cpu_type:
             colocated[i] += 1
-        if not zero[i] and _zero_cpu_request(g):
-            zero[i] = True
+        if not zero[i]:
+            z = g.__dict__.get("_zero_cpu_request")
+            if z is None:
+                z = _zero_cpu_request(g)
+            if z:
+                zero[i] = True
     # ``p.pools`` lists children before parents (ids in that order): subtree sums forward, the
     # ancestors' minimums backward (parents first)
     granted_reserved = [0] * k
     granted_shared = [0] * k
-    for n in pools:
+    parents = _parents(p)
+    for i, n in enumerate(pools):
         fs = n.freeres
         assert fs is not None
-        i = n.id
-        granted_reserved[i] += fs.granted_reserved
-        granted_shared[i] += fs.granted_shared
-        up = n.parent
-        if up is not None:
-            j = up.id
-            granted_reserved[j] += granted_reserved[i]
-            granted_shared[j] += granted_shared[i]
-            zero[j] = zero[j] or zero[i]
+        gr = granted_reserved[i] = granted_reserved[i] + fs.granted_reserved
+        gs = granted_shared[i] = granted_shared[i] + fs.granted_shared
+        j = parents[i]
+        if j >= 0:
+            granted_reserved[j] += gr
+            granted_shared[j] += gs
+            if zero[i]:
+                zero[j] = True
     reserved = [0] * k
     shared = [0] * k
     least_reserved = [0] * k   # per pool: the least of it and its ancestors
     least_shared = [0] * k
-    for n in reversed(pools):
-        fs = n.freeres
+    for i in range(k - 1, -1, -1):
+        fs = pools[i].freeres
         assert fs is not None
-        i = n.id
-        size = fs.reserved.size()
+        size = fs.reserved.mask.bit_count()
         res = 1000 * size - granted_reserved[i]
-        sh = 1000 * fs.sharable.size() - granted_shared[i]
-        up = n.parent
-        if up is not None:
-            res = min(res, least_reserved[up.id])
-            sh = min(sh, least_shared[up.id])
+        sh = 1000 * fs.sharable.mask.bit_count() - granted_shared[i]
+        j = parents[i]
+        if j >= 0:
+            if least_reserved[j] < res:
+                res = least_reserved[j]
+            if least_shared[j] < sh:
+                sh = least_shared[j]
         least_reserved[i] = res
         least_shared[i] = sh
         reserved[i] = -1 if size == 0 else res
         shared[i] = sh - 1 if zero[i] else sh
     return reserved, shared, colocated
+
+
+def _parents(p: "TopologyAwarePolicy") -> tuple[int, ...]:
+    """Per pool id its parent's id (-1 for the root), kept on the policy (the tree is fixed; a
+    tuple of ints, which copies of the node share)."""
+    parents = p.__dict__.get("_parent_ids")
+    if parents is None or len(parents) != len(p.pools):
+        assert all(n.id == i for i, n in enumerate(p.pools))
+        parents = p.__dict__["_parent_ids"] = tuple(-1 if n.parent is None else n.parent.id for n in p.pools)
+    return parents
 
 
 class _Machine:
@@ -164,7 +182,7 @@ class _Machine:
     alone). Kept per :class:`...sysfs.System` (the pool tree and the allocator's nodes are built
     from it), shared by every node of a ``simulate`` group."""
 
-    __slots__ = ("sys", "masks", "capacity", "resolved", "zone_types")
+    __slots__ = ("sys", "masks", "capacity", "resolved", "zone_types", "prios")
 
     def __init__(self, sys: Any):
         self.sys = sys
@@ -173,6 +191,20 @@ class _Machine:
         self.resolved: dict[tuple[int, int], tuple[int, int, int, int] | None] = {}
         #: ``a.zone_type(zone)`` per zone (the types of the zone's NUMA nodes)
         self.zone_types: dict[int, int] = {}
+        self.prios: tuple[tuple[int, int], ...] | None = None
+
+    def prio_masks(self, p: "TopologyAwarePolicy") -> tuple[tuple[int, int], ...]:
+        """The CPUs a score counts per priority, as masks: low (the E-cores, else the
+        low-priority CPUs), high (the P-cores, else the high-priority CPUs), normal (the CPU
+        allocator's priorities: a function of the machine)."""
+        if self.prios is None:
+            prios = p.cpu_allocator.cpu_priorities()
+            sys = p.sys
+            low = sys.core_kind_cpus(EFFICIENT_CORE) or prios[PRIORITY_LOW]
+            high = sys.core_kind_cpus(PERFORMANCE_CORE) or prios[PRIORITY_HIGH]
+            self.prios = ((PRIORITY_LOW, low.mask), (PRIORITY_HIGH, high.mask),
+                          (PRIORITY_NORMAL, prios[PRIORITY_NORMAL].mask))
+        return self.prios
 
     def pool_masks(self, n: "Node") -> tuple[int, ...]:
         """``mask_of(n.memset(t))`` for t = 0..7."""
@@ -240,60 +272,216 @@ def _offers(p: "TopologyAwarePolicy", req: Any) -> Callable[["Node"], Offer]:
     return offer
 
 
-def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
-                        ) -> tuple[dict[int, Score], list["Node"]]:
-    """:func:`.pools.sort_pools_by_score`, the pools' figures computed once."""
+class _Figures:
+    """Every pool's score figures for one request, indexed by pool id (what
+    :class:`.resources.Score` holds, without making one per pool), and each pool's memory
+    offer: made at once when it is not "the request in its zone" (the plain offer, which may
+    move other requests or fail), else made when read (:meth:`offer`)."""
+
+    __slots__ = ("p", "req", "isolated", "reserved", "shared", "allocatable_shared", "prio", "taken", "colocated",
+                 "hints", "combined", "zone", "offers", "errors", "lazy")
+
+    def __init__(self, p: "TopologyAwarePolicy", req: Any) -> None:
+        self.p, self.req = p, req
+        k = len(p.pools)
+        self.isolated = [0] * k
+        self.reserved: list[int] = []
+        self.shared: list[int] = []
+        self.allocatable_shared: list[int] = []
+        #: per priority, each pool's ``prio`` figure (none for a reserved request), made when read
+        self.prio: dict[int, list[int]] | None = None
+        #: the CPU the request takes, in milli-CPU (None: a reserved request, no ``prio`` figures)
+        self.taken: int | None = None
+        self.colocated: list[int] = []
+        self.hints: list[dict[str, float]] | None = None
+        #: per pool ``combine_hint_scores`` of its hint scores
+        self.combined: list[tuple[float, float]] = []
+        #: per pool the offer's zone (None: no offer)
+        self.zone: list[int | None] = [None] * k
+        self.offers: list[Offer | None] = [None] * k
+        self.errors = [""] * k
+        #: per pool (affinity, types asked, types and zone resolved) of an offer made when read
+        self.lazy: list[tuple[int, int, int, int] | None] = [None] * k
+
+    def offer(self, i: int) -> Offer | None:
+        o = self.offers[i]
+        lazy = self.lazy[i]
+        if o is None and lazy is not None:
+            affinity, mtyp, types, zone = lazy
+            c, req = self.req.container, self.req
+            r = container_request(c.id, c.pretty_name(), c.qos_class, req.mem_amount_to_allocate(), affinity, mtyp)
+            o = self.offers[i] = libmem_offers.resolved_offer(self.p.mem_allocator, r, types, zone)
+            self.lazy[i] = None
+        return o
+
+    def prio_figures(self) -> dict[int, list[int]]:
+        """Per priority, each pool's CPUs of that priority left after the request (milli-CPU)."""
+        if self.prio is None:
+            self.prio = {}
+            if self.taken is not None:
+                taken = self.taken
+                sharables = [_free(n).sharable.mask for n in self.p.pools]
+                for prio, cpus in _machine(self.p).prio_masks(self.p):
+                    self.prio[prio] = [(cpus & m).bit_count() * 1000 - taken for m in sharables]
+        return self.prio
+
+    def score(self, i: int) -> Score:
+        """The pool's :class:`.resources.Score`, as ``supply.get_score`` makes it."""
+        n = self.p.pools[i]
+        assert n.id == i and n.freeres is not None
+        s = Score(n.freeres, self.req)
+        s.isolated, s.reserved, s.shared = self.isolated[i], self.reserved[i], self.shared[i]
+        s.allocatable_shared = self.allocatable_shared[i]
+        for prio, figures in self.prio_figures().items():
+            s.prio[prio] = figures[i]
+        s.colocated = self.colocated[i]
+        if self.hints is not None:
+            s.hints = dict(self.hints[i])
+        s.mem = self.offer(i)
+        s.mem_error = self.errors[i]
+        return s
+
+
+class _Scores(dict[int, Score]):
+    """Pool id → :class:`.resources.Score` of one request, each made when first read (a
+    placement reads the chosen pool's, ``--explain`` every pool's)."""
+
+    def __init__(self, figures: _Figures) -> None:
+        super().__init__()
+        self.figures = figures
+
+    def __missing__(self, i: int) -> Score:
+        s = self[i] = self.figures.score(i)
+        return s
+
+
+def _free(n: "Node") -> Any:
+    """The pool's free supply (``n.free_supply()``)."""
+    return n.freeres
+
+
+def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
+    """Every pool's figures and offers, in ``p.pools`` order (the order upstream scores in, and
+    so makes its offers in)."""
+    f = _Figures(p, req)
     reserved, shared, colocated = pool_figures(p, req.cpu_type)
+    f.allocatable_shared, f.colocated = shared, colocated
     full, part = req.full, req.fraction
     if full == 0 and part == 0:
         part = 1
-    prio_masks: tuple[tuple[int, int], ...] = ()
-    if req.cpu_type != CPU_RESERVED:
-        prios = p.cpu_allocator.cpu_priorities()
-        sys = p.sys
-        low = sys.core_kind_cpus(EFFICIENT_CORE) or prios[PRIORITY_LOW]
-        high = sys.core_kind_cpus(PERFORMANCE_CORE) or prios[PRIORITY_HIGH]
-        prio_masks = ((PRIORITY_LOW, low.mask), (PRIORITY_HIGH, high.mask), (PRIORITY_NORMAL, prios[PRIORITY_NORMAL].mask))
+    pools = p.pools
+    if req.cpu_type == CPU_RESERVED:
+        f.reserved = [r - part for r in reserved]
+        f.shared = shared
+    else:
+        f.reserved = reserved
+        f.taken = 1000 * full + part   # the ``prio`` figures: made when read (:meth:`_Figures.prio_figures`)
+        if req.isolate:
+            iso = f.isolated = [_free(n).isolated.size() - full for n in pools]
+            f.shared = [sh - part - (1000 * full if iso[i] < 0 else 0) for i, sh in enumerate(shared)]
+        else:
+            f.shared = [sh - 1000 * full - part for sh in shared]
     hints = req.container.topology_hints
+    if hints:
+        f.hints = [{provider: n.hint_score(hint) for provider, hint in hints.items()} for n in pools]
+        f.combined = [combine_hint_scores(h) for h in f.hints]
     root = p.root_pool()
     mem_root = req.mem_type == 8   # memoryPreserve: the offer comes from the root
-    scores: dict[int, Score] = {}
-    mem_offer = _offers(p, req) if libmem_offers.ENABLED else None
-    reserved_req = req.cpu_type == CPU_RESERVED
-    taken = 1000 * full + part
-    # ``p.pools`` is the depth-first order of the tree (children first), the order upstream scores in
-    for n in p.pools:
-        supply = n.freeres
-        assert supply is not None
-        s = Score(supply, req)
-        s.reserved = reserved[n.id]
-        s.shared = s.allocatable_shared = shared[n.id]
-        if reserved_req:
-            s.reserved -= part
-        else:
-            if req.isolate:
-                s.isolated = supply.isolated.size() - full
-            if not req.isolate or s.isolated < 0:
-                s.shared -= 1000 * full
-            s.shared -= part
-            sharable = supply.sharable.mask
-            for prio, cpus in prio_masks:
-                s.prio[prio] = (cpus & sharable).bit_count() * 1000 - taken
-        s.colocated = colocated[n.id]
-        for provider, hint in hints.items():
-            s.hints[provider] = n.hint_score(hint)
+    if not libmem_offers.ENABLED:
+        for n in pools:
+            try:
+                o = f.offers[n.id] = p.get_mem_offer(root if mem_root else n, req)
+                f.zone[n.id] = o.node_mask()
+            except PolicyError as exc:
+                f.errors[n.id] = str(exc)
+        return f
+    a = p.mem_allocator
+    free = libmem_offers.FreeMemory(a)
+    machine = _machine(p)
+    amount = req.mem_amount_to_allocate()
+    known = req.container.id in a.requests   # an update: the allocator's own way
+    fits = free.fits
+    lazy, zones = f.lazy, f.zone
+    plain_offer: Callable[["Node"], Offer] | None = None
+    for n, (affinity, mtyp, resolved) in zip(pools, _offer_plan(p, machine, req.mem_type, mem_root)):
+        i = n.id
+        if resolved is not None and not known and fits(resolved[1], resolved[2], resolved[3], amount):
+            lazy[i] = (affinity, mtyp, resolved[0], resolved[1])
+            zones[i] = resolved[1]
+            continue
+        if plain_offer is None:
+            plain_offer = _offer_from(a, free, machine, req, known)
         try:
-            s.mem = mem_offer(root if mem_root else n) if mem_offer is not None else p.get_mem_offer(
-                root if mem_root else n, req)
+            o = f.offers[i] = plain_offer(root if mem_root else n)
+            zones[i] = o.node_mask()
         except PolicyError as exc:
-            s.mem = None
-            s.mem_error = str(exc)
-        scores[n.id] = s
+            f.errors[i] = str(exc)
+    return f
+
+
+def _offer_plan(p: "TopologyAwarePolicy", machine: _Machine, mem_type: int, mem_root: bool
+                ) -> tuple[tuple[int, int, tuple[int, int, int, int] | None], ...]:
+    """Per pool (in ``p.pools`` order) the affinity and types of its memory request and how the
+    allocator resolves them (:meth:`_Machine.resolve`): functions of the machine and the pool
+    tree, kept on the policy per memory type."""
+    plans = p.__dict__.get("_offer_plans")
+    if plans is None:
+        plans = p.__dict__["_offer_plans"] = {}
+    key = (mem_type, mem_root)
+    got = plans.get(key)
+    if got is None:
+        a = p.mem_allocator
+        root = p.root_pool()
+        plan = []
+        for n in p.pools:
+            pool = root if mem_root else n
+            if mem_type == MEMORY_PRESERVE:
+                affinity = machine.pool_masks(pool)[7]
+                mtyp = a.zone_type(affinity)
+            else:
+                affinity = machine.pool_masks(pool)[mem_type]
+                mtyp = mem_type
+            plan.append((affinity, mtyp, machine.resolve(a, affinity, mtyp)))
+        plans[key] = got = tuple(plan)   # of ints: copies of the node share it
+    return got
+
+
+def _offer_from(a: Allocator, free: "libmem_offers.FreeMemory", machine: _Machine, req: Any, known: bool
+                ) -> Callable[["Node"], Offer]:
+    """An offer made at once (:func:`_offers`' ``offer`` over the same free memory)."""
+    c = req.container
+    amount = req.mem_amount_to_allocate()
+    cid, name, qos = c.id, c.pretty_name(), c.qos_class
+    preserve = req.mem_type == MEMORY_PRESERVE
+
+    def offer(pool: "Node") -> Offer:
+        if preserve:
+            zone = machine.pool_masks(pool)[7]
+            mtyp = a.zone_type(zone)
+        else:
+            zone = machine.pool_masks(pool)[req.mem_type]
+            mtyp = req.mem_type
+        r = container_request(cid, name, qos, amount, zone, mtyp)
+        try:
+            resolved = None if known else machine.resolve(a, zone, mtyp)
+            return free.get_offer(r) if resolved is None else free.get_resolved_offer(r, *resolved)
+        except MemoryError_ as exc:
+            raise PolicyError(str(exc)) from None
+
+    return offer
+
+
+def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
+                        ) -> tuple[dict[int, Score], list["Node"]]:
+    """:func:`.pools.sort_pools_by_score`, the pools' figures computed once; the scores are
+    made when read."""
+    f = _figures(p, req)
+    scores = _Scores(f)
     pools = list(p.pools)
     # without affinities every pool's affinity score is 0.0
     aff_scores = {n.id: affinity_score(aff, n) for n in pools} if aff else dict.fromkeys((n.id for n in pools), 0.0)
     if COMPARE:
-        _sort(pools, _less(p, req, scores, aff_scores))
+        _sort(pools, _less(p, req, f, aff_scores))
     else:
         sort_slice(pools, lambda n1, n2: compare_scores(p, req, scores, aff_scores, n1, n2))
     return scores, pools
@@ -317,10 +505,10 @@ def _sort(pools: list["Node"], less: Callable[["Node", "Node"], bool]) -> None:
             j -= 1
 
 
-def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff: dict[int, float]
+def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, float]
           ) -> Callable[["Node", "Node"], bool]:
     """:func:`.pools.compare_scores` for one request: what it reads of the request and of each
-    pool's score looked up once, then the same chain of tie-breakers over them."""
+    pool's figures looked up once, then the same chain of tie-breakers over them."""
     cpu_type = request.cpu_type
     normal, reserved = cpu_type == CPU_NORMAL, cpu_type == CPU_RESERVED
     mt = request.mem_type
@@ -335,20 +523,28 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
     typed = mt not in (MEMORY_UNSPEC, MEMORY_PRESERVE)
     isolate, full = request.isolate, request.full
     alloc = p.mem_allocator
+    iso, res, sh, coloc, b = f.isolated, f.reserved, f.shared, f.colocated, f.allocatable_shared
+    zeros = [0] * len(iso)
+    figures = f.prio_figures() if prio_tiebreak or (normal and prio == PRIORITY_NORMAL) else {}
+    prio_fig = figures.get(prio, zeros)
+    normal_fig = figures.get(PRIORITY_NORMAL, zeros)
+    combined = f.combined if f.hints is not None and request.container.topology_hints else None
     # per pool: the offer's zone and type, the zone capacity of the request's type (read when
     # the memory request and limit differ)
-    zone: dict[int, int] = {}
-    ztype: dict[int, int] = {}
+    zone = f.zone
     machine = _machine(p)
     types = machine.zone_types
-    for i, s in scores.items():
-        if s.mem is not None:
-            m = zone[i] = s.mem.node_mask()
+    ztype = list(zeros)
+    for i, m in enumerate(zone):
+        if m is not None:
             t = types.get(m)
             if t is None:
                 t = types[m] = alloc.zone_type(m)
             ztype[i] = t
     cap = machine.capacity
+    # per pool its topology level and the level's value (read by unlimited burstable requests)
+    levels = [n.topology_level() for n in p.pools] if unlimited else []
+    values = [TOPOLOGY_LEVEL_VALUES.get(level, 0) for level in levels]
 
     def capacity(n: "Node") -> int:
         """``p.pool_zone_capacity(n, mt)``: a sum of the machine's memory."""
@@ -359,9 +555,8 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
 
     def less(node1: "Node", node2: "Node") -> bool:
         id1, id2 = node1.id, node2.id
-        s1, s2 = scores[id1], scores[id2]
-        iso1, res1, sh1 = s1.isolated, s1.reserved, s1.shared
-        iso2, res2, sh2 = s2.isolated, s2.reserved, s2.shared
+        iso1, res1, sh1 = iso[id1], res[id1], sh[id1]
+        iso2, res2, sh2 = iso[id2], res[id2], sh[id2]
         if normal:
             if (iso2 < 0 <= iso1) or (sh2 < 0 <= sh1):
                 return True
@@ -378,9 +573,9 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
         if a2 > a1:
             return False
         depth1, depth2 = node1.depth, node2.depth
-        if s1.hints:
-            hs1, nz1 = combine_hint_scores(s1.hints)
-            hs2, nz2 = combine_hint_scores(s2.hints)
+        if combined is not None:
+            hs1, nz1 = combined[id1]
+            hs2, nz2 = combined[id2]
             if hs1 > hs2:
                 return True
             if hs2 > hs1:
@@ -396,7 +591,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
                 if depth1 < depth2:
                     return False
                 return id1 < id2
-        m1, m2 = zone.get(id1), zone.get(id2)
+        m1, m2 = zone[id1], zone[id2]
         if m1 is not None and m2 is None:
             return True
         if m1 is None and m2 is not None:
@@ -414,7 +609,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
                 if (lim != 0 and c1 < lim and c2 >= lim) or (lim == 0 and c2 > c1):
                     return False
         if burstable:
-            b1, b2 = s1.allocatable_shared, s2.allocatable_shared
+            b1, b2 = b[id1], b[id2]
             if not unlimited:
                 r1, r2 = b1 - limit, b2 - limit
                 if r1 >= 0 and r2 < 0:
@@ -422,7 +617,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
                 if r2 >= 0 and r1 < 0:
                     return False
             else:
-                level1, level2 = node1.topology_level(), node2.topology_level()
+                level1, level2 = levels[id1], levels[id2]
                 if level1 == target and level2 != target:
                     return True
                 if level2 == target and level1 != target:
@@ -433,7 +628,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
                     if b2 > b1:
                         return False
                     return id1 < id2
-                v1, v2 = TOPOLOGY_LEVEL_VALUES.get(level1, 0), TOPOLOGY_LEVEL_VALUES.get(level2, 0)
+                v1, v2 = values[id1], values[id2]
                 if v1 > vt and v2 < vt:
                     return True
                 if v2 > vt and v1 < vt:
@@ -452,7 +647,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
             if not h1 and h2:
                 return False
         if prio_tiebreak:
-            l1, l2 = s1.prio.get(prio, 0), s2.prio.get(prio, 0)
+            l1, l2 = prio_fig[id1], prio_fig[id2]
             if l1 != l2:
                 if l1 >= 0 > l2:
                     return True
@@ -463,8 +658,8 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
         if depth1 < depth2:
             return False
         if reserved:
-            q1 = go_div(res1, s1.colocated + 1)
-            q2 = go_div(res2, s2.colocated + 1)
+            q1 = go_div(res1, coloc[id1] + 1)
+            q2 = go_div(res2, coloc[id2] + 1)
             if q1 > q2:
                 return True
             if q2 > q1:
@@ -477,7 +672,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
                     return False
                 return id1 < id2
             if prio == PRIORITY_NORMAL:
-                np1, np2 = s1.prio.get(PRIORITY_NORMAL, 0), s2.prio.get(PRIORITY_NORMAL, 0)
+                np1, np2 = normal_fig[id1], normal_fig[id2]
                 if np1 != np2:
                     if np1 >= 0 > np2:
                         return True
@@ -489,9 +684,9 @@ def _less(p: "TopologyAwarePolicy", request: Any, scores: dict[int, Score], aff:
                 if sh2 > sh1:
                     return False
                 return id1 < id2
-            if s1.colocated < s2.colocated:
+            if coloc[id1] < coloc[id2]:
                 return True
-            if s2.colocated < s1.colocated:
+            if coloc[id2] < coloc[id1]:
                 return False
             if sh1 > sh2:
                 return True

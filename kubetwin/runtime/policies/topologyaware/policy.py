@@ -29,7 +29,7 @@ from ...resmgr.cache import UNLIMITED_BURSTABLE_KEY, Affinity, Cache, CachedCont
 from ...resmgr.expression import ALWAYS_TRUE, EQUALS, Expression
 from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource, sync_allocations
 from ...sysfs import System
-from . import fastscore
+from . import fastpin, fastscore
 from .node import Node
 from .pools import build_pools, sort_pools_by_score
 from .preferences import (
@@ -388,6 +388,11 @@ class TopologyAwarePolicy:
         return False
 
     def _set_preferred_cpuset(self, c: CachedContainer, cpus: CPUSet) -> None:
+        if fastpin.ENABLED:
+            g = self.allocations.get(c.id)
+            if g is not None and g.container is c:
+                c.set_cpuset_cpus(fastpin.cpuset_text(self.sys, cpus, fastpin.hides_hyperthreads(g)))
+                return
         allow = cpus
         if hide_hyperthreads_preference(c):
             allow = self.sys.single_thread_for_cpus(cpus)
@@ -465,6 +470,9 @@ class TopologyAwarePolicy:
         return grant
 
     def update_shared_allocations(self, grant: Grant | None) -> None:
+        if fastpin.ENABLED:
+            fastpin.update_shared_allocations(self, grant)
+            return
         if grant is not None and grant.cpu_type == CPU_RESERVED:
             return
         for other in list(self.allocations.values()):

@@ -22,6 +22,7 @@ from ...libmem import Offer
 from ...resmgr.cache import CachedContainer
 from ...resmgr.policy import PolicyError
 from ...sysfs import EFFICIENT_CORE, PERFORMANCE_CORE
+from . import fastslice
 from .preferences import CPU_NORMAL, CPU_RESERVED, CPU_TYPE_NAMES, memory_type_str
 
 if TYPE_CHECKING:
@@ -172,6 +173,8 @@ class Supply:
         return self.pick_exclusive_cpus(r, r.full, dry_run=True)
 
     def pick_exclusive_cpus(self, r: "Request", cnt: int, dry_run: bool) -> CPUSet:
+        if fastslice.ENABLED and fastslice.takes_nothing(self, r, cnt):
+            return EMPTY
         policy = self.node.policy
         if r.isolate and self.isolated.size() >= cnt:
             frm = self.isolated
@@ -354,6 +357,8 @@ class Grant:
         return self.node.get_supply().isolated & self.exclusive
 
     def account_allocate_cpu(self) -> None:
+        if fastslice.ENABLED and not self.exclusive:
+            return   # no pool changes
         def allocate(n: Node) -> bool:
             n.free_supply().account_allocate_cpu(self)
             return False
@@ -363,6 +368,8 @@ class Grant:
             n.free_supply().account_allocate_cpu(self)
 
     def account_release_cpu(self) -> None:
+        if fastslice.ENABLED and not self.exclusive:
+            return   # no pool changes
         def release(n: Node) -> bool:
             n.free_supply().account_release_cpu(self)
             return False

@@ -30,9 +30,10 @@ def _compare_every_ranking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         finally:
             fastscore.ENABLED = True
         assert [n.id for n in fast_pools] == [n.id for n in plain_pools]
-        assert {i: s.describe() for i, s in fast_scores.items()} == {i: s.describe() for i, s in plain_scores.items()}
-        assert {i: (s.prio, s.allocatable_shared) for i, s in fast_scores.items()} == {
-            i: (s.prio, s.allocatable_shared) for i, s in plain_scores.items()}
+        ids = [n.id for n in p.pools]   # the fast scores are made when read
+        assert {i: fast_scores[i].describe() for i in ids} == {i: plain_scores[i].describe() for i in ids}
+        assert {i: (fast_scores[i].prio, fast_scores[i].allocatable_shared) for i in ids} == {
+            i: (plain_scores[i].prio, plain_scores[i].allocatable_shared) for i in ids}
         seen.append(1)
         return fast_scores, fast_pools
 
