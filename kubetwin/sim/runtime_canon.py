@@ -63,7 +63,7 @@ What the policy and the plumbing below it read of the state, and why f preserves
    reads). It is read in one place: ``zoneShrinkUsage``'s tie-break between requests of the
    same priority and limit, when a zone is *overcommitted* (its requests' limits exceed its
    capacity) — and there the order of creation can decide which container moves, which is not
-   in the key. Whether a zone is overcommitted at any step of an event is a function of the
+   in the key (``tests/runtime/test_libmem.py``: of two equal requests, the younger moves). Whether a zone is overcommitted at any step of an event is a function of the
    key (zone usages are sums over requests by zone), up to the first step that handles one.
    So the table counts the overcommits libmem handles (:func:`overcommits`) during a miss: an
    event that met one is order-dependent — that node leaves the table for the plain path (its

@@ -106,7 +106,7 @@ def test_random_workloads_do_join_states() -> None:
     assert joins > 0
 
 
-def test_the_joined_table_misses_no_more_than_the_history_table() -> None:
+def test_joined_states_leave_fewer_misses_than_histories() -> None:
     arrivals = _arrivals(random.Random(23), 300, [{}])
     _, joined = _run(topology_aware(), DUAL, 8, arrivals, table=True)
     _, history = _run(topology_aware(), DUAL, 8, arrivals, table=True, canon=False)
