@@ -255,6 +255,8 @@ class Allocator:
         self.zones: dict[int, Zone] = {}
         self.users: dict[str, int] = {}
         self.version = 0
+        #: overcommits handled (for :mod:`kubetwin.sim.runtime_canon`: the one step that reads creation order)
+        self.overcommits = 0
         self.journal: _Journal | None = None
         # mask cache
         self.types = 0
@@ -457,6 +459,7 @@ class Allocator:
         oc, spill = self._check_overcommit(nodes)
         if not oc:
             return
+        self.overcommits += 1
         allowed_prios = (PRIO_BURSTABLE, PRIO_GUARANTEED, PRIO_PRESERVED)
         expand_types = (0, TYPE_MASK_DRAM, TYPE_MASK_PMEM, TYPE_MASK_HBM)
         while True:

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Hashable
 import msgspec
 
 from ..model.meta import enc_hook
+from . import runtime_canon
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -74,13 +75,16 @@ ENABLED = True
 
 class Real:
     """A started :class:`RuntimeNode` and the keys of the pods created on it, in history order
-    (slot ``j`` of a history is ``keys[j]`` here: a parked node carries another node's pods)."""
+    (slot ``j`` of a history is ``keys[j]`` here: a parked node carries another node's pods);
+    on a table with canonical states (:mod:`.runtime_canon`) its live pods in canonical order
+    (slot: position), and each one's event key (as the table's number)."""
 
-    __slots__ = ("rn", "keys")
+    __slots__ = ("rn", "keys", "evs")
 
-    def __init__(self, rn: "RuntimeNode", keys: list[str] | None = None):
+    def __init__(self, rn: "RuntimeNode", keys: list[str] | None = None, evs: dict[str, int] | None = None):
         self.rn = rn
         self.keys = keys if keys is not None else []
+        self.evs = evs if evs is not None else {}
 
 
 @dataclass
@@ -91,6 +95,9 @@ class Edge:
     rows: tuple[dict[str, Any], ...] = ()     # the new pod's placement rows, without pod/time/node
     cpus: str = ""
     mems: str = ""
+    #: canonical states: each old position's new one (-1: deleted), the new pod's (:mod:`.runtime_canon`)
+    perm: tuple[int, ...] = ()
+    born: int = -1
 
 
 @dataclass
@@ -119,6 +126,11 @@ class Table:
     hits: int = 0
     misses: int = 0
     replayed: int = 0
+    #: canonical states (:mod:`.runtime_canon`): state key -> state; None: states are histories
+    canon: dict[Hashable, int] | None = None
+    #: canonical states: event key -> its number in state keys
+    ev_ids: dict[Hashable, int] = field(default_factory=dict)
+    joins: int = 0                            # misses that landed in a state the table held
 
     def new_state(self) -> int:
         self.states.append(State())
@@ -286,6 +298,8 @@ class MemoNodes:
             machine: Any = sn.machine
             table = self.tables[key] = Table(sn, template_for(machine, cfg).fork(),
                                              CgroupLayout(cfg.cgroup_driver, cfg.cgroup_root, cfg.cgroups_per_qos))
+            if runtime_canon.applies(rp):
+                table.canon = {}
         v = self.nodes[i] = Virtual(table)
         return v
 
@@ -312,7 +326,7 @@ class MemoNodes:
             for t in edge.rows:
                 rt.placed.append({"pod": key, **t, "time": now, "node": name})
             sp.cpus, sp.mems = edge.cpus, edge.mems
-            self._advance(v, edge.next, ("c", pod, ev), key)
+            self._advance(v, edge.next, ("c", pod, ev), key, edge)
             return True, None
         table.misses += 1
         from ..diagnostics import warn_calls
@@ -320,19 +334,22 @@ class MemoNodes:
         real = self._real(v)
         self._keep_copy(v, real)
         warned = warn_calls()
+        overcommits = runtime_canon.overcommits(real.rn) if table.canon is not None else 0
         refused = real.rn.start_pod(pod, self._cri(table, ev, pod))
-        if refused is not None or warn_calls() != warned:
-            # the answer names the pod: this node leaves the table, its own history replayed
+        if refused is not None or warn_calls() != warned or (
+                table.canon is not None and runtime_canon.overcommits(real.rn) != overcommits):
+            # the answer names the pod (or, on canonical states, may depend on the order the
+            # node's pods came in): this node leaves the table, its own history replayed
             rn = self._leave(i, v, kubelet)
             rt.versions[i] -= 1
             return True, rt.started(i, rn, sp, rn.start_pod(pod))
         rows = rt.record(i, real.rn, sp)
         templates = tuple({k: val for k, val in row.items() if k not in _ROW_IDENTITY} for row in rows)
-        nxt = table.new_state()
-        table.edges[(v.state, ev)] = Edge(nxt, templates, sp.cpus, sp.mems)
-        table.states[nxt].figures = _figures(real.rn)
-        real.keys.append(pod.key)
-        self._advance(v, nxt, ("c", pod, ev), pod.key)
+        edge = table.edges[(v.state, ev)] = Edge(0, templates, sp.cpus, sp.mems)
+        if table.canon is not None:
+            real.evs[pod.key] = table.ev_ids.setdefault(ev, len(table.ev_ids))
+        self._arrive(table, edge, real, pod.key)
+        self._advance(v, edge.next, ("c", pod, ev), pod.key, edge)
         v.real = real
         return True, None
 
@@ -352,16 +369,17 @@ class MemoNodes:
         if edge is not None:
             table.hits += 1
             self._park(v)
-            self._advance(v, edge.next, ("d", slot, None), None)
+            self._advance(v, edge.next, ("d", slot, None), None, edge)
             return True
         table.misses += 1
         real = self._real(v)
         self._keep_copy(v, real)
-        real.rn.delete_pod(real.keys[slot])
-        nxt = table.new_state()
-        table.edges[(v.state, ev)] = Edge(nxt)
-        table.states[nxt].figures = _figures(real.rn)
-        self._advance(v, nxt, ("d", slot, None), None)
+        gone = real.keys[slot]
+        real.rn.delete_pod(gone)
+        real.evs.pop(gone, None)
+        edge = table.edges[(v.state, ev)] = Edge(0)
+        self._arrive(table, edge, real, None)
+        self._advance(v, edge.next, ("d", slot, None), None, edge)
         v.real = real
         return True
 
@@ -381,11 +399,34 @@ class MemoNodes:
 
     # --- states --------------------------------------------------------------------------------
     @staticmethod
-    def _advance(v: Virtual, nxt: int, event: tuple[str, Any, Hashable], key: str | None) -> None:
+    def _arrive(table: Table, edge: Edge, real: Real, created: str | None) -> None:
+        """After a miss, ``real`` is in the edge's next state: a new one, or on canonical states
+        the one of its key if the table holds it (then its pods are put in that state's order)."""
+        if table.canon is None:
+            edge.next = table.new_state()
+            table.states[edge.next].figures = _figures(real.rn)
+            if created is not None:
+                real.keys.append(created)
+            return
+        key, order = runtime_canon.snapshot(real.rn, real.evs)
+        edge.perm, edge.born = runtime_canon.permutation(real.keys, order, created)
+        real.keys = order
+        nxt = table.canon.get(key)
+        if nxt is not None:
+            table.joins += 1
+            edge.next = nxt
+            return
+        edge.next = table.canon[key] = table.new_state()
+        table.states[edge.next].figures = _figures(real.rn)
+
+    @staticmethod
+    def _advance(v: Virtual, nxt: int, event: tuple[str, Any, Hashable], key: str | None, edge: Edge) -> None:
         v.state = nxt
         v.path.append(nxt)
         v.history.append(event)
-        if key is not None:
+        if v.table.canon is not None:
+            runtime_canon.remap(v.slots, edge.perm, edge.born, key)
+        elif key is not None:
             v.slots[key] = v.created
             v.created += 1
 
@@ -406,7 +447,7 @@ class MemoNodes:
             from .runtime_policies import clone_runtime_node
 
             sn = v.table.node
-            st.parked = Real(clone_runtime_node(real.rn, sn.runtime, sn.kubelet), list(real.keys))
+            st.parked = Real(clone_runtime_node(real.rn, sn.runtime, sn.kubelet), list(real.keys), dict(real.evs))
 
     def _real(self, v: Virtual) -> Real:
         """A real node in ``v``'s state: the one it holds, the one parked there, or the one parked
@@ -425,7 +466,7 @@ class MemoNodes:
             from .runtime_policies import clone_runtime_node
 
             sn = table.node
-            real = Real(clone_runtime_node(parked.rn, sn.runtime, sn.kubelet), list(parked.keys))
+            real = Real(clone_runtime_node(parked.rn, sn.runtime, sn.kubelet), list(parked.keys), dict(parked.evs))
         elif parked is not None:
             table.states[v.path[k]].parked = None
             real = parked
@@ -433,15 +474,26 @@ class MemoNodes:
             k = 0
             real = Real(self._fresh(v))
         rn = real.rn
-        for kind, arg, ev in v.history[k:]:
+        for j in range(k, len(v.history)):
+            kind, arg, ev = v.history[j]
             table.replayed += 1
             if kind == "c":
                 refused = rn.start_pod(arg, self._cri(table, ev, arg))
                 if refused is not None:  # the table only holds creations that succeeded
                     raise RuntimeError(f"internal error: replaying {arg.key} on a runtime node: {refused.message}")
-                real.keys.append(arg.key)
+                if table.canon is None:
+                    real.keys.append(arg.key)
+                else:
+                    real.evs[arg.key] = table.ev_ids[ev]
+                    edge = table.edges[(v.path[j], ev)]
+                    real.keys = runtime_canon.follow(real.keys, edge.perm, edge.born, arg.key)
             else:
-                rn.delete_pod(real.keys[arg])
+                gone = real.keys[arg]
+                rn.delete_pod(gone)
+                if table.canon is not None:
+                    real.evs.pop(gone, None)
+                    edge = table.edges[(v.path[j], ("d", arg))]
+                    real.keys = runtime_canon.follow(real.keys, edge.perm, edge.born, None)
         return real
 
     @staticmethod
@@ -474,12 +526,20 @@ class MemoNodes:
         sn = self.rt.sim.sim_nodes[i]
         rn = fork_runtime_node(sn.machine, sn.runtime, sn.kubelet, v.table.kubelet)
         keys: list[str] = []
-        for kind, arg, _ in v.history:
+        table = v.table
+        for j, (kind, arg, ev) in enumerate(v.history):
             if kind == "c":
                 rn.start_pod(arg)
-                keys.append(arg.key)
+                if table.canon is None:
+                    keys.append(arg.key)
+                else:
+                    edge = table.edges[(v.path[j], ev)]
+                    keys = runtime_canon.follow(keys, edge.perm, edge.born, arg.key)
             else:
                 rn.delete_pod(keys[arg])
+                if table.canon is not None:
+                    edge = table.edges[(v.path[j], ("d", arg))]
+                    keys = runtime_canon.follow(keys, edge.perm, edge.born, None)
         rn.kubelet = kubelet
         self.rt.nodes[i] = rn
         return rn

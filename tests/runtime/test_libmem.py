@@ -57,6 +57,20 @@ def test_overcommit_moves_the_smaller_request_of_equal_priority_out() -> None:
     assert memset_string(zone) == "4-5" and updates == {}
 
 
+@pytest.mark.parametrize("order", (("a", "b"), ("b", "a")))
+def test_overcommit_moves_the_younger_of_two_equal_requests_and_is_counted(order: tuple[str, str]) -> None:
+    # creation order is the last tie-break (``Request.created``): the one read of it, which
+    # kubetwin.sim.runtime_canon guards by the allocator's overcommit count
+    a = allocator("n4c16")
+    for rid in order:
+        a.get_offer(container_request(rid, rid, "Burstable", 3 * G // 4, mask_of([0]), TYPE_MASK_DRAM)).commit()
+    assert a.overcommits == 0
+    _, updates = a.get_offer(container_request("c", "c", "Guaranteed", 3 * G // 4, mask_of([0]),
+                                               TYPE_MASK_DRAM)).commit()
+    assert {k: memset_string(v) for k, v in updates.items()} == {order[1]: "0-1"}
+    assert a.overcommits == 1
+
+
 def test_offers_expire_when_the_allocator_changes() -> None:
     a = allocator("n4c16")
     o1 = a.get_offer(container_request("c1", "c1", "Burstable", 1 << 20, mask_of([0]), TYPE_MASK_DRAM))
