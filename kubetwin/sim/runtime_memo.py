@@ -185,8 +185,13 @@ def _expressions_name_free(value: Any) -> bool:
 
 def policy_memoizable(resource: Any) -> bool:
     """Whether a policy resource can be answered from the table: its ``matchExpressions`` read
-    no pod or container names or ids (namespace, QoS class and plain labels only)."""
+    no pod or container names or ids (namespace, QoS class and plain labels only), and
+    topology-aware's ``colocatePods`` is off (upstream scopes that implicit affinity by pod
+    *name*, ``pod/name``, so two pods of one name in two namespaces attract each other's
+    containers — a relation of names the history key does not hold)."""
     if resource is None:
+        return False
+    if getattr(resource.config, "colocate_pods", False):
         return False
     def plain(o: Any) -> Any:
         if hasattr(o, "__dict__"):

@@ -137,6 +137,15 @@ def test_policy_resources_with_match_expressions_are_not_answered_from_the_table
     assert runtime_memo.policy_memoizable(_balloons().resource)
 
 
+def test_topology_aware_with_colocate_pods_is_not_answered_from_the_table() -> None:
+    # colocatePods' implicit affinity is scoped by pod name: names matter, the history key drops them
+    doc = {"apiVersion": "config.nri/v1alpha1", "kind": "TopologyAwarePolicy", "metadata": {"name": "default"},
+           "spec": {"reservedResources": {"cpu": "750m"}, "colocatePods": True}}
+    assert not runtime_memo.policy_memoizable(decode_policy(doc, "x.yaml"))
+    doc["spec"]["colocatePods"] = False
+    assert runtime_memo.policy_memoizable(decode_policy(doc, "x.yaml"))
+
+
 @pytest.mark.parametrize("depth", (-1, 0, 100))
 def test_misses_replayed_on_parked_copies_or_fresh_nodes_give_the_plain_answer(depth: int, monkeypatch) -> None:
     # -1: no copies (every miss off the holder's path replays its history), 100: a copy everywhere
