@@ -10,7 +10,7 @@ Issue 15's target is ``e2e-cpu`` at 3,000 pods/s or more (5,000 nodes, 50,000 po
 before and after, and what its time goes to, are in docs/scale.md ("CPU usage curves end to end").
 Issue 18's Alibaba target is load + replay under 1 s and 100 MB: figures (wall and process CPU,
 imports of ``kubetwin.sim`` outside the timing) and what the time goes to are in docs/scale.md
-("The Alibaba trace: fourth pass").
+("The Alibaba trace: fourth pass"; the scheduling cycle: "fifth pass").
 """
 
 from __future__ import annotations
