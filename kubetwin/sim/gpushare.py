@@ -51,9 +51,21 @@ def gpu_request(pod: Pod) -> GPURequest | None:
     last = _LAST_REQUEST
     if last[0] is ann:
         return last[1]
-    req = _parse_request(ann)
+    # pods of one shape have annotations of their own, alike: parsed once per spelling
+    spelled = (ann.get(GPU_COUNT), ann.get(GPU_MILLI), ann.get(GPU_MODEL))
+    try:
+        req = _PARSED[spelled]
+    except KeyError:
+        req = _parse_request(ann)
+        if len(_PARSED) >= 4096:
+            _PARSED.clear()
+        _PARSED[spelled] = req
     last[0], last[1] = ann, req
     return req
+
+
+#: requests parsed, by the three annotations' values
+_PARSED: dict[tuple[str | None, str | None, str | None], GPURequest | None] = {}
 
 
 def _parse_request(ann: dict[str, str]) -> GPURequest | None:
@@ -121,6 +133,7 @@ class GPUShare(Plugin):
         #: pod uid -> (node index, ((gpu, milli), ...))
         self.assigned: dict[str, tuple[int, tuple[tuple[int, int], ...]]] = {}
         self._model_masks: dict[frozenset[str], np.ndarray] = {}
+        self._wrong_masks: dict[frozenset[str], np.ndarray] = {}
         self.resolvable = np.full(cs.n, np.int8(Code.Unschedulable), dtype=np.int8)
         self.resolvable.flags.writeable = False
 
@@ -130,6 +143,14 @@ class GPUShare(Plugin):
         if hit is None:
             table = np.array([m in allowed for m in self._model_ids], dtype=bool)
             hit = self._model_masks[allowed] = table[self.model_of]
+        return hit
+
+    def wrong_model(self, allowed: frozenset[str]) -> np.ndarray:
+        """Nodes whose GPU model is not among ``allowed`` (read-only, kept per model set)."""
+        hit = self._wrong_masks.get(allowed)
+        if hit is None:
+            hit = self._wrong_masks[allowed] = ~self.model_mask(allowed)
+            hit.flags.writeable = False
         return hit
 
     def fits(self, req: GPURequest) -> np.ndarray:
@@ -230,11 +251,17 @@ def _vector_filter(cs: Any, pod: Pod, plugin: GPUShare, state: CycleState) -> An
     short = plugin.short(req)
     if not req[2]:
         return FilterVerdict(NAME, short, plugin.resolvable, None, _INSUFFICIENT.__getitem__)
-    wrong = ~plugin.model_mask(req[2])
+    wrong = plugin.wrong_model(req[2])
+    # codes and reasons only when the cycle fails (``short`` is this cycle's own array)
+    return FilterVerdict(NAME, short | wrong, explain=lambda: _model_reasons(short, wrong))
+
+
+def _model_reasons(short: np.ndarray, wrong: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    """Code and reason key per node: the wrong model (unresolvable) before too little room."""
     key = short.astype(np.int64)
     key[wrong] = 2
     code = np.where(wrong, np.int8(Code.UnschedulableAndUnresolvable), np.int8(Code.Unschedulable)).astype(np.int8)
-    return FilterVerdict(NAME, short | wrong, code, key, _REASONS.__getitem__)
+    return code, key, _REASONS.__getitem__
 
 
 _REASONS = {0: (), 1: (INSUFFICIENT,), 2: (WRONG_MODEL,)}

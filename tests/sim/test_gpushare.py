@@ -73,3 +73,30 @@ def test_gpu_figures_kept_by_reserve_and_unreserve_match_the_free_table(tmp_path
     assert list(gpu.max_free) == [int(r.max()) for r in free]
     assert list(gpu.whole_free) == [int((r == 1000).sum()) for r in free]
     assert np.array_equal(gpu.fragmentation_milli(500), free[(free > 0) & (free < 500)].sum())
+
+
+def test_the_vector_filter_gives_each_node_the_code_and_reasons_of_the_node_by_node_filter(tmp_path, kit):
+    # the wrong model is worked out only when the cycle fails: the verdict's codes and reasons,
+    # once asked for, are those of the plugin's own Filter on every node
+    from kubetwin.scheduler.framework.interface import CycleState
+    from kubetwin.sim.gpushare import _vector_filter
+    from kubetwin.sim.loop import Simulator
+
+    sc = kit.scenario(tmp_path, {"nodeGroups": [kit.group("t4", count=2, gpus={"count": 1, "model": "T4"}),
+                                                kit.group("v100", count=2, gpus={"count": 1, "model": "V100"})],
+                                 "workloads": [gpu_pod("a", "700", model="V100", arrival={"at": "0s"}),
+                                               gpu_pod("b", "500", model="V100|A100", arrival={"at": "1s"})]})
+    sim = Simulator(sc)
+    sim.run()
+    pod = next(a.pod for a in sc.arrivals if a.pod.metadata.name.startswith("b"))
+    cs, gpu = sim.cluster, sim.gpu
+    verdict = _vector_filter(cs, pod, gpu, CycleState()).settle()
+    got = [(bool(verdict.fail[i]), verdict.status(i).code, verdict.status(i).reasons) for i in range(cs.n)]
+    want = []
+    for i in range(cs.n):
+        st = gpu.filter(CycleState(), pod, cs.infos[i])
+        want.append((not st.is_success, st.code, st.reasons))
+    failing = [w for w in want if w[0]]
+    assert {w[2] for w in failing} == {("node(s) didn't match the GPU model",), ("Insufficient GPU",)}
+    assert [g for g in got if g[0]] == failing
+    assert [g[0] for g in got] == [w[0] for w in want]

@@ -47,6 +47,12 @@ class _Entry:
 #: up to this many nodes changed since an entry was last read are scored again at once (a bind
 #: changes one node), more are marked to be scored when next asked for
 EAGER = 4
+#: on clusters of at most this many nodes an entry holds every node's score: a shape's first
+#: cycle scores every node, later ones the nodes changed since (all at once, however many),
+#: and reading the entry is one gather. Scoring every node costs little more than scoring the
+#: nodes asked for, where a call costs more than its elements; on larger clusters the nodes
+#: asked for are scored as they are first asked for
+WHOLE_MAX_NODES = 8192
 
 
 _MEMOS: "weakref.WeakKeyDictionary[ClusterState, OrderedDict[Hashable, _Entry]]" = weakref.WeakKeyDictionary()
@@ -71,6 +77,8 @@ def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], 
         _last[0], _last[1] = weakref.ref(cs), memo
     gen = cs.generation
     e = memo.get(key)
+    if cs.n <= WHOLE_MAX_NODES:
+        return _whole(cs, memo, key, e, pins, idx, compute)
     if e is None or len(e.values) != cs.n:
         e = memo[key] = _Entry(cs.n, gen, pins)
         limit = max(1, min(MAX_ENTRIES, MAX_VALUES // max(cs.n, 1)))
@@ -102,6 +110,37 @@ def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], 
             e.values[miss] = compute(miss)
             e.valid[miss] = True
             e.n_valid += len(miss)
+    return e.values.take(idx)
+
+
+def _whole(cs: "ClusterState", memo: "OrderedDict[Hashable, _Entry]", key: Hashable, e: "_Entry | None",
+           pins: tuple[Any, ...], idx: np.ndarray, compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """:func:`node_local_scores` with every node's score held (``WHOLE_MAX_NODES``)."""
+    n = cs.n
+    gen = cs.generation
+    if e is None or len(e.values) != n or e.n_valid != n:
+        e = memo[key] = _Entry(n, gen, pins)
+        e.values = compute(np.arange(n, dtype=np.int64))
+        e.n_valid = n
+        limit = max(1, min(MAX_ENTRIES, MAX_VALUES // max(n, 1)))
+        while len(memo) > limit:
+            memo.popitem(last=False)
+    else:
+        memo.move_to_end(key)
+        if e.generation != gen:
+            changed = cs.changed_since(e.generation)
+            e.generation = gen
+            if changed is None:
+                e.values = compute(np.arange(n, dtype=np.int64))
+            else:
+                nodes = sorted(changed)
+                values = e.values
+                if len(nodes) <= EAGER:
+                    for i, v in zip(nodes, compute(np.array(nodes, dtype=np.int64)).tolist()):
+                        values[i] = v
+                else:
+                    at = np.array(nodes, dtype=np.int64)
+                    values[at] = compute(at)
     return e.values.take(idx)
 
 
