@@ -14,7 +14,10 @@ the end of the run) are taken from it then. Such a real node is kept with the st
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
 the start, met by many nodes) stay there: a miss below them takes a copy
-(:mod:`.runtime_copy`). Misses and replays hand the runtime the kubelet's CRI resources of the
+(:mod:`.runtime_copy`). A miss in a state where another node holds the real node it came with
+(by a miss of its own, not moved on yet) takes a copy of that node, not a replay. With
+:mod:`.runtime_snapshot` on, a snapshot is kept at every state a real node leaves and a miss
+restores its own state's (no replays; off by default: it costs more than it saves). Misses and replays hand the runtime the kubelet's CRI resources of the
 pod's containers computed once per event (with the managers off they depend on the pod alone,
 as the key does), and the key reads each pod shape's QoS class once.
 
@@ -97,6 +100,11 @@ class Edge:
 class State:
     parked: Real | None = None
     figures: Any = None                       # the node figures of this state (set when it is made)
+    #: a snapshot of a real node in this state and its pods' keys (:mod:`.runtime_snapshot`),
+    #: taken when the last real node leaves it
+    snapshot: tuple[bytes, list[str]] | None = None
+    #: a real node in this state held by a node that came here by a miss (not parked yet)
+    held: Real | None = None
 
 
 @dataclass
@@ -119,6 +127,10 @@ class Table:
     hits: int = 0
     misses: int = 0
     replayed: int = 0
+    #: the snapshots of the table's real nodes (:mod:`.runtime_snapshot`; None: not made yet)
+    snapshots: Any = None
+    restored: int = 0
+    copied_held: int = 0
 
     def new_state(self) -> int:
         self.states.append(State())
@@ -219,6 +231,26 @@ def pod_event(pod: "Pod", layout: Any, kubelet: Any, qos: dict[bytes, str] | Non
 _ROW_IDENTITY = ("pod", "time", "node")
 
 
+def _snapshot(table: Table, st: State, real: Real) -> bool:
+    """A snapshot of ``real`` kept at ``st`` (its state); False when snapshots are off or the
+    node is not snapshot-safe."""
+    from . import runtime_snapshot
+
+    if not runtime_snapshot.ENABLED:
+        return False
+    snaps = table.snapshots
+    if snaps is None:
+        from .runtime_policies import shared_objects
+
+        sn = table.node
+        snaps = table.snapshots = runtime_snapshot.Snapshots(shared_objects(real.rn, sn.runtime, sn.kubelet))
+    data = snaps.take(real.rn)
+    if data is None:
+        return False
+    st.snapshot = (data, list(real.keys))
+    return True
+
+
 def _figures(rn: "RuntimeNode") -> Any:
     """A new state's node figures, while a real node is in it: cheaper than a replay to the
     state at the end of the run (a state never changes, so its figures do not either)."""
@@ -308,7 +340,7 @@ class MemoNodes:
         table.states[nxt].figures = _figures(real.rn)
         real.keys.append(pod.key)
         self._advance(v, nxt, ("c", pod, ev), pod.key)
-        v.real = real
+        v.real = table.states[nxt].held = real
         return True, None
 
     def stop(self, i: int, sp: "SimPod") -> bool:
@@ -337,7 +369,7 @@ class MemoNodes:
         table.edges[(v.state, ev)] = Edge(nxt)
         table.states[nxt].figures = _figures(real.rn)
         self._advance(v, nxt, ("d", slot, None), None)
-        v.real = real
+        v.real = table.states[nxt].held = real
         return True
 
     def figures(self, i: int, compute: Any) -> Any:
@@ -369,14 +401,20 @@ class MemoNodes:
         """The node moves on from its state: a real node it holds stays there for later misses."""
         if v.real is not None:
             st = v.table.states[v.state]
+            if st.held is v.real:
+                st.held = None
             if st.parked is None:
                 st.parked = v.real
             v.real = None
 
     @staticmethod
     def _keep_copy(v: Virtual, real: Real) -> None:
-        """Before ``real`` leaves a shallow state by a miss, a copy of it is parked there."""
+        """Before ``real`` leaves its state by a miss, a snapshot of it is kept there
+        (:mod:`.runtime_snapshot`); when the node can not be snapshot, a copy of it is parked
+        there if the state is shallow."""
         st = v.table.states[v.state]
+        if st.snapshot is not None or (st.parked is None and _snapshot(v.table, st, real)):
+            return
         if st.parked is None and len(v.path) - 1 <= CLONE_DEPTH:
             from .runtime_policies import clone_runtime_node
 
@@ -387,23 +425,40 @@ class MemoNodes:
         """A real node in ``v``'s state: the one it holds, the one parked there, or the one parked
         nearest on its path with the rest of its history replayed (from a fresh node if none)."""
         held = v.real
+        table = v.table
         if held is not None:
             v.real = None
+            if table.states[v.state].held is held:
+                table.states[v.state].held = None
             return held
-        table = v.table
-        k = len(v.path) - 1
-        while k >= 0 and table.states[v.path[k]].parked is None:
-            k -= 1
-        parked = table.states[v.path[k]].parked if k >= 0 else None
-        if parked is not None and k <= CLONE_DEPTH:
-            # a shallow state keeps its node for the many later misses below it: a copy goes on
+        st = table.states[v.state]
+        if st.parked is None and st.held is not None:
+            # another node holds a real node in this state (it came here by a miss and has not
+            # moved on): a copy of it, no replay
             from .runtime_policies import clone_runtime_node
 
             sn = table.node
-            real = Real(clone_runtime_node(parked.rn, sn.runtime, sn.kubelet), list(parked.keys))
+            table.copied_held += 1
+            return Real(clone_runtime_node(st.held.rn, sn.runtime, sn.kubelet), list(st.held.keys))
+        k = len(v.path) - 1
+        while k >= 0 and table.states[v.path[k]].parked is None and table.states[v.path[k]].snapshot is None:
+            k -= 1
+        parked = table.states[v.path[k]].parked if k >= 0 else None
+        snap = table.states[v.path[k]].snapshot if k >= 0 else None
+        if parked is None and snap is not None:
+            table.restored += 1
+            real = Real(table.snapshots.restore(snap[0]), list(snap[1]))
         elif parked is not None:
-            table.states[v.path[k]].parked = None
-            real = parked
+            st = table.states[v.path[k]]
+            if st.snapshot is not None or _snapshot(table, st, parked) or k > CLONE_DEPTH:
+                st.parked = None   # the state keeps its snapshot (or is deep): the node goes on
+                real = parked
+            else:
+                # a shallow state keeps its node for the many later misses below it: a copy goes on
+                from .runtime_policies import clone_runtime_node
+
+                sn = table.node
+                real = Real(clone_runtime_node(parked.rn, sn.runtime, sn.kubelet), list(parked.keys))
         else:
             k = 0
             real = Real(self._fresh(v))
@@ -445,6 +500,8 @@ class MemoNodes:
         from .runtime_policies import fork_runtime_node
 
         del self.nodes[i]
+        if v.real is not None and v.table.states[v.state].held is v.real:
+            v.table.states[v.state].held = None
         self.rt.plain.add(i)
         sn = self.rt.sim.sim_nodes[i]
         rn = fork_runtime_node(sn.machine, sn.runtime, sn.kubelet, v.table.kubelet)
