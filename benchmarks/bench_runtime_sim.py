@@ -139,7 +139,14 @@ def main() -> None:
     ap.add_argument("--plain", action="store_true",
                     help="every runtime node on the plain NRI path (no table of node histories, nodes copied with "
                          "copy.deepcopy: A/B runs)")
+    ap.add_argument("--snapshots", action="store_true",
+                    help="keep a snapshot of a runtime node at every state it leaves (kubetwin.sim.runtime_snapshot; "
+                         "off by default)")
     a = ap.parse_args()
+    if a.snapshots:
+        from kubetwin.sim import runtime_snapshot
+
+        runtime_snapshot.ENABLED = True
     if a.plain:
         from kubetwin.sim import runtime_memo, runtime_policies
 
