@@ -68,6 +68,20 @@ Every placement figure is identical. What dominates now (topology-aware, loaded)
 creations (7,582 misses, 5,495 replays) at ~0.65 ms, about half of it the policy; copies
 ~3 s; keys ~0.9 s; figures ~0.8 s. The target needs far fewer misses (7,582 creations at
 ~0.6 ms are already more than the 3 s it leaves).
+
+Session 9 (no replays where a real node is at hand), A/B against main 38eaea5, one run each
+(load average 11 to 14), CPU seconds:
+
+    topology-aware   main   kubelet none 10.50 s  + topology-aware 29.13 s (+177 %)
+                     now    kubelet none 9.84 s   + topology-aware 25.57 s (+160 %)
+    balloons         main   kubelet none 10.07 s  + balloons       26.26 s (+161 %)
+                     now    kubelet none 10.29 s  + balloons       22.92 s (+123 %)
+
+A miss in a state where another node holds its real node (2,547 of the 2,996 misses that
+replayed, 4,619 of the 5,495 replayed creations) takes a copy of it; copies share the policy
+configuration, RDT control and topology-aware's CPU allocator. ``--snapshots`` keeps a pickled
+snapshot at every state a real node leaves (:mod:`kubetwin.sim.runtime_snapshot`: no replays at
+all) but costs +3.3 s and +100 MB more than it saves; off by default. Placement figures identical.
 """
 
 from __future__ import annotations
