@@ -87,6 +87,20 @@ Session 9, states keyed by pods instead of histories (:mod:`kubetwin.sim.runtime
 topology-aware only), A/B against main 38eaea5, alternating runs (load average 9 to 11): +
 topology-aware 21.97 / 24.85 s -> 16.71 / 17.80 s CPU (+151-154 % -> +78-97 % over kubelet
 none); misses 7,582 -> 4,163, replays 5,495 -> 3,168; every placement figure identical.
+
+Session 9 (no replays where a real node is at hand), A/B against main 38eaea5, one run each
+(load average 11 to 14), CPU seconds:
+
+    topology-aware   main   kubelet none 10.50 s  + topology-aware 29.13 s (+177 %)
+                     now    kubelet none 9.84 s   + topology-aware 25.57 s (+160 %)
+    balloons         main   kubelet none 10.07 s  + balloons       26.26 s (+161 %)
+                     now    kubelet none 10.29 s  + balloons       22.92 s (+123 %)
+
+A miss in a state where another node holds its real node (2,547 of the 2,996 misses that
+replayed, 4,619 of the 5,495 replayed creations) takes a copy of it; copies share the policy
+configuration, RDT control and topology-aware's CPU allocator. ``--snapshots`` keeps a pickled
+snapshot at every state a real node leaves (:mod:`kubetwin.sim.runtime_snapshot`: no replays at
+all) but costs +3.3 s and +100 MB more than it saves; off by default. Placement figures identical.
 """
 
 from __future__ import annotations
@@ -158,7 +172,14 @@ def main() -> None:
     ap.add_argument("--plain", action="store_true",
                     help="every runtime node on the plain NRI path (no table of node histories, nodes copied with "
                          "copy.deepcopy: A/B runs)")
+    ap.add_argument("--snapshots", action="store_true",
+                    help="keep a snapshot of a runtime node at every state it leaves (kubetwin.sim.runtime_snapshot; "
+                         "off by default)")
     a = ap.parse_args()
+    if a.snapshots:
+        from kubetwin.sim import runtime_snapshot
+
+        runtime_snapshot.ENABLED = True
     if a.plain:
         from kubetwin.sim import runtime_memo, runtime_policies
 

@@ -137,6 +137,28 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
     return copy.deepcopy(x, memo)
 
 
+def read_only_parts(rn: Any) -> list[Any]:
+    """What a started runtime node never writes again, besides what every fork shares already
+    (machine, sysfs view, policy resource): its copies share them too. The policy's
+    configuration (read by the policies, never written), the resource manager's RDT and block
+    I/O control (read), and topology-aware's CPU allocator (``NewCPUAllocator``: its topology
+    cache is built with it, its answers read nothing else)."""
+    rm = getattr(rn, "resmgr", None)
+    if rm is None:
+        return []
+    out = [rm.rdt, rm.blockio]
+    policy = rm.policy
+    resource = getattr(rn, "policy_resource", None)
+    if resource is not None and getattr(policy, "cfg", None) is resource.config:
+        out.append(resource.config)
+    from ..runtime.cpuallocator import CPUAllocator
+
+    alloc = getattr(policy, "cpu_allocator", None)
+    if type(alloc) is CPUAllocator:
+        out.append(alloc)
+    return out
+
+
 # --- pod and container messages kept by the runtime and the resource manager ----------------------
 def _shallow(x: Any, memo: dict[int, Any]) -> Any:
     new = object.__new__(type(x))

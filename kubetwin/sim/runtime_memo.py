@@ -14,7 +14,10 @@ the end of the run) are taken from it then. Such a real node is kept with the st
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
 the start, met by many nodes) stay there: a miss below them takes a copy
-(:mod:`.runtime_copy`). Misses and replays hand the runtime the kubelet's CRI resources of the
+(:mod:`.runtime_copy`). A miss in a state where another node holds the real node it came with
+(by a miss of its own, not moved on yet) takes a copy of that node, not a replay. With
+:mod:`.runtime_snapshot` on, a snapshot is kept at every state a real node leaves and a miss
+restores its own state's (no replays; off by default: it costs more than it saves). Misses and replays hand the runtime the kubelet's CRI resources of the
 pod's containers computed once per event (with the managers off they depend on the pod alone,
 as the key does), and the key reads each pod shape's QoS class once.
 
@@ -104,6 +107,11 @@ class Edge:
 class State:
     parked: Real | None = None
     figures: Any = None                       # the node figures of this state (set when it is made)
+    #: a snapshot of a real node in this state, its pods' keys and their event numbers
+    #: (:mod:`.runtime_snapshot`), taken when the last real node leaves it
+    snapshot: tuple[bytes, list[str], dict[str, int]] | None = None
+    #: a real node in this state held by a node that came here by a miss (not parked yet)
+    held: Real | None = None
 
 
 @dataclass
@@ -131,6 +139,10 @@ class Table:
     #: canonical states: event key -> its number in state keys
     ev_ids: dict[Hashable, int] = field(default_factory=dict)
     joins: int = 0                            # misses that landed in a state the table held
+    #: the snapshots of the table's real nodes (:mod:`.runtime_snapshot`; None: not made yet)
+    snapshots: Any = None
+    restored: int = 0
+    copied_held: int = 0
 
     def new_state(self) -> int:
         self.states.append(State())
@@ -269,6 +281,26 @@ def _figures(rn: "RuntimeNode") -> Any:
     return runtime_figures(rn)
 
 
+def _snapshot(table: Table, st: State, real: Real) -> bool:
+    """A snapshot of ``real`` kept at ``st`` (its state); False when snapshots are off or the
+    node is not snapshot-safe."""
+    from . import runtime_snapshot
+
+    if not runtime_snapshot.ENABLED:
+        return False
+    snaps = table.snapshots
+    if snaps is None:
+        from .runtime_policies import shared_objects
+
+        sn = table.node
+        snaps = table.snapshots = runtime_snapshot.Snapshots(shared_objects(real.rn, sn.runtime, sn.kubelet))
+    data = snaps.take(real.rn)
+    if data is None:
+        return False
+    st.snapshot = (data, list(real.keys), dict(real.evs))
+    return True
+
+
 class MemoNodes:
     """The runtime-policy nodes of a run that are on the table (see the module docstring).
     :class:`.runtime_policies.RuntimePolicies` asks it first; a node it does not take (or lets
@@ -355,7 +387,7 @@ class MemoNodes:
             real.evs[pod.key] = table.ev_ids.setdefault(ev, len(table.ev_ids))
         self._arrive(table, edge, real, pod.key)
         self._advance(v, edge.next, ("c", pod, ev), pod.key, edge)
-        v.real = real
+        v.real = table.states[edge.next].held = real
         return True, None
 
     def stop(self, i: int, sp: "SimPod") -> bool:
@@ -385,7 +417,7 @@ class MemoNodes:
         edge = table.edges[(v.state, ev)] = Edge(0)
         self._arrive(table, edge, real, None)
         self._advance(v, edge.next, ("d", slot, None), None, edge)
-        v.real = real
+        v.real = table.states[edge.next].held = real
         return True
 
     def figures(self, i: int, compute: Any) -> Any:
@@ -440,14 +472,20 @@ class MemoNodes:
         """The node moves on from its state: a real node it holds stays there for later misses."""
         if v.real is not None:
             st = v.table.states[v.state]
+            if st.held is v.real:
+                st.held = None
             if st.parked is None:
                 st.parked = v.real
             v.real = None
 
     @staticmethod
     def _keep_copy(v: Virtual, real: Real) -> None:
-        """Before ``real`` leaves a shallow state by a miss, a copy of it is parked there."""
+        """Before ``real`` leaves its state by a miss, a snapshot of it is kept there
+        (:mod:`.runtime_snapshot`); when the node can not be snapshot, a copy of it is parked
+        there if the state is shallow."""
         st = v.table.states[v.state]
+        if st.snapshot is not None or (st.parked is None and _snapshot(v.table, st, real)):
+            return
         if st.parked is None and len(v.path) - 1 <= CLONE_DEPTH:
             from .runtime_policies import clone_runtime_node
 
@@ -458,23 +496,40 @@ class MemoNodes:
         """A real node in ``v``'s state: the one it holds, the one parked there, or the one parked
         nearest on its path with the rest of its history replayed (from a fresh node if none)."""
         held = v.real
+        table = v.table
         if held is not None:
             v.real = None
+            if table.states[v.state].held is held:
+                table.states[v.state].held = None
             return held
-        table = v.table
-        k = len(v.path) - 1
-        while k >= 0 and table.states[v.path[k]].parked is None:
-            k -= 1
-        parked = table.states[v.path[k]].parked if k >= 0 else None
-        if parked is not None and k <= CLONE_DEPTH:
-            # a shallow state keeps its node for the many later misses below it: a copy goes on
+        st = table.states[v.state]
+        if st.parked is None and st.held is not None:
+            # another node holds a real node in this state (it came here by a miss and has not
+            # moved on): a copy of it, no replay
             from .runtime_policies import clone_runtime_node
 
             sn = table.node
-            real = Real(clone_runtime_node(parked.rn, sn.runtime, sn.kubelet), list(parked.keys), dict(parked.evs))
+            table.copied_held += 1
+            return Real(clone_runtime_node(st.held.rn, sn.runtime, sn.kubelet), list(st.held.keys), dict(st.held.evs))
+        k = len(v.path) - 1
+        while k >= 0 and table.states[v.path[k]].parked is None and table.states[v.path[k]].snapshot is None:
+            k -= 1
+        parked = table.states[v.path[k]].parked if k >= 0 else None
+        snap = table.states[v.path[k]].snapshot if k >= 0 else None
+        if parked is None and snap is not None:
+            table.restored += 1
+            real = Real(table.snapshots.restore(snap[0]), list(snap[1]), dict(snap[2]))
         elif parked is not None:
-            table.states[v.path[k]].parked = None
-            real = parked
+            st = table.states[v.path[k]]
+            if st.snapshot is not None or _snapshot(table, st, parked) or k > CLONE_DEPTH:
+                st.parked = None   # the state keeps its snapshot (or is deep): the node goes on
+                real = parked
+            else:
+                # a shallow state keeps its node for the many later misses below it: a copy goes on
+                from .runtime_policies import clone_runtime_node
+
+                sn = table.node
+                real = Real(clone_runtime_node(parked.rn, sn.runtime, sn.kubelet), list(parked.keys), dict(parked.evs))
         else:
             k = 0
             real = Real(self._fresh(v))
@@ -527,6 +582,8 @@ class MemoNodes:
         from .runtime_policies import fork_runtime_node
 
         del self.nodes[i]
+        if v.real is not None and v.table.states[v.state].held is v.real:
+            v.table.states[v.state].held = None
         self.rt.plain.add(i)
         sn = self.rt.sim.sim_nodes[i]
         rn = fork_runtime_node(sn.machine, sn.runtime, sn.kubelet, v.table.kubelet)

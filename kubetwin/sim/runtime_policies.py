@@ -166,6 +166,12 @@ def clone_runtime_node(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> "Ru
     return _deepcopy(rn, memo)
 
 
+def shared_objects(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> list[Any]:
+    """What every copy of ``rn`` (a node forked by :func:`fork_runtime_node`) shares with it,
+    its kubelet included (the roots of :mod:`.runtime_snapshot`'s snapshots)."""
+    return [*_template(rn.machine, rp, config, rn.kubelet)[1].values(), rn.kubelet]
+
+
 #: copy runtime nodes with :func:`.runtime_copy.copy_state` (False: ``copy.deepcopy``, for A/B runs)
 FAST_COPY = True
 
@@ -190,6 +196,9 @@ def _template(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> tup
         started = new_runtime_node(machine, rp, config, kubelet)
         shared: dict[int, Any] = {id(machine): machine, id(config): config, id(rp.resource): rp.resource,
                                   id(started.system): started.system}
+        from .runtime_copy import read_only_parts
+
+        shared.update((id(o), o) for o in read_only_parts(started))
         tree = getattr(started.resmgr.policy, "tree", None) if started.resmgr is not None else None
         if tree is not None:   # balloons' CPU tree: built at start-up, read-only after
             def keep(node: Any) -> bool:

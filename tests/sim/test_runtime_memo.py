@@ -17,7 +17,7 @@ from kubetwin.machine import load_machine
 from kubetwin.model.kubelet_config import KubeletConfiguration
 from kubetwin.model.pod import pod_from_dict
 from kubetwin.runtime.config import decode_policy, load_policy
-from kubetwin.sim import runtime_memo, runtime_policies
+from kubetwin.sim import runtime_memo, runtime_policies, runtime_snapshot
 from kubetwin.sim.loop import Simulator
 from kubetwin.sim.runtime_policies import RuntimePolicy
 from kubetwin.sim.scenario import Scenario, SimNode, parse_scheduler_config
@@ -148,8 +148,10 @@ def test_topology_aware_with_colocate_pods_is_not_answered_from_the_table() -> N
 
 @pytest.mark.parametrize("depth", (-1, 0, 100))
 def test_misses_replayed_on_parked_copies_or_fresh_nodes_give_the_plain_answer(depth: int, monkeypatch) -> None:
-    # -1: no copies (every miss off the holder's path replays its history), 100: a copy everywhere
+    # -1: no copies (every miss off the holder's path replays its history), 100: a copy everywhere;
+    # no snapshots (with them a miss restores its own state's)
     monkeypatch.setattr(runtime_memo, "CLONE_DEPTH", depth)
+    monkeypatch.setattr(runtime_snapshot, "ENABLED", False)
     rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
     memo = _same(MACHINES[0], rp, 9, [{}])
     assert sum(t.replayed for t in memo.tables.values()) > 0 or depth == 100
@@ -211,3 +213,19 @@ def test_the_qos_substrings_of_a_cgroup_parent_read_once_per_class_equal_the_ren
             assert fast == plain, (uid, cls)
             compared += plain is not None
     assert compared
+
+
+def test_a_miss_in_a_state_another_node_holds_a_real_node_in_copies_it_instead_of_replaying(monkeypatch) -> None:
+    monkeypatch.setattr(runtime_memo, "CLONE_DEPTH", -1)   # no parked copies: replays would be the only other way
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    memo = _same(MACHINES[0], rp, 9, [{}])
+    assert sum(t.copied_held for t in memo.tables.values()) > 0
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+def test_misses_restored_from_snapshots_give_the_plain_answer_without_replays(policy: str, monkeypatch) -> None:
+    monkeypatch.setattr(runtime_snapshot, "ENABLED", True)
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware")) if policy == "topology-aware" else _balloons()
+    memo = _same(MACHINES[0], rp, 9, [{}], nodes=10, pods=240)
+    tables = memo.tables.values()
+    assert sum(t.restored for t in tables) > 0 and sum(t.replayed for t in tables) == 0
