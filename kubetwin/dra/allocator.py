@@ -17,6 +17,7 @@ Upstream:
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 import uuid
@@ -25,6 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .. import tracing as _tracing
 from ..errors import KubetwinError
+from ..fastinit import fast_init
 from ..model.quantity import Quantity
 from . import capacity as cap
 from .api import (
@@ -62,6 +64,7 @@ class _MaxSizeExceeded(Exception):
     """More than 32 results would be needed: try the next subrequest instead."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DeviceResult:
     request: str
@@ -98,6 +101,7 @@ class DeviceResult:
         return out
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class AllocationResult:
     """One claim's ``status.allocation`` (without the timestamp the scheduler adds later)."""
@@ -118,6 +122,7 @@ class AllocationResult:
         return out
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """``allocated`` with one result per claim, or ``unsatisfiable`` with a reason."""
@@ -248,6 +253,7 @@ class Allocator:
         self.last_attempts = 0
         #: :mod:`.firstfree`'s plans per (claim spec, node)
         self._plans: dict[tuple[int, int, int, int], tuple] = {}
+        self._first_free = _first_free()
 
     @property
     def index(self) -> SliceIndex:
@@ -268,6 +274,7 @@ class Allocator:
     def _allocate(self, node: Node, claims: Sequence[ResourceClaim], timeout: float | None,
                   trace: list | None) -> Outcome:
         pools, candidates = self._pools_for(node)
+        firstfree = self._first_free
         if trace is None and timeout is None and firstfree.FAST:
             got = firstfree.allocate(self, node, claims, pools, candidates)
             if got is not None:
@@ -357,6 +364,14 @@ class Allocator:
                         if name in counters:
                             counters[name] = counters[name] - q
         return avail
+
+
+@functools.cache
+def _first_free() -> Any:
+    """:mod:`.firstfree` (which reads this module's search), imported when the first allocator is made."""
+    from . import firstfree
+
+    return firstfree
 
 
 class _Run:
@@ -845,5 +860,3 @@ def _taint_prevents(device: Device, spec: DeviceSubRequest) -> bool:
 def _fmt(did: DeviceID) -> str:
     return "/".join(did)
 
-
-from . import firstfree  # noqa: E402  (it reads this module's search; imported last)

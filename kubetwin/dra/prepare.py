@@ -158,7 +158,7 @@ def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = N
 
 
 def _check_node(claim: ResourceClaim, node: Node) -> None:
-    selector = ((claim.raw.get("status") or {}).get("allocation") or {}).get("nodeSelector")
+    selector = claim.node_selector   # ``status.allocation.nodeSelector``, decoded
     if not selector:
         return
     try:

@@ -373,7 +373,7 @@ class DynamicResources(Plugin):
             result = self._last[1].get(node)
             if result is None:  # nothing for DRA on this node (device plugins cover the requests)
                 return
-        bound = _dra().bind_claims(result.pod_claims, result.outcome, node)
+        bound = _dra().bind_claims(result.pod_claims, result.outcome, node, lazy=True)
         alloc = self._alloc()
         for devices in bound.devices.values():
             alloc.state.add_all(devices, alloc.features)
