@@ -27,7 +27,7 @@ import copy
 import random
 from collections.abc import Container, ItemsView, Iterable, Iterator, Mapping, MutableMapping, ValuesView
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..errors import KubetwinError
 from ..fastinit import fast_init
@@ -166,20 +166,25 @@ def _namespace(obj_namespace: str) -> str:
     return obj_namespace or "default"
 
 
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, answered without the ABC check for the common dict."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _meta(claim: ResourceClaim) -> Mapping[str, Any]:
     """The claim's ``metadata`` as far as owner references and annotations go (a claim PreBind
     wrote has its source claim's: only the finalizers differ, which nothing here reads)."""
     raw = claim.raw
     if type(raw) is PreBoundRaw:
         raw = raw.source
-    meta = raw.get("metadata") if isinstance(raw, Mapping) else None
-    return meta if isinstance(meta, Mapping) else {}
+    meta = raw.get("metadata") if _is_mapping(raw) else None
+    return meta if _is_mapping(meta) else {}
 
 
 def is_controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
     """``metav1.IsControlledBy``: a controller owner reference with the pod's UID."""
     for ref in _meta(claim).get("ownerReferences") or ():
-        if isinstance(ref, Mapping) and ref.get("controller") and ref.get("uid") == pod.uid:
+        if _is_mapping(ref) and ref.get("controller") and ref.get("uid") == pod.uid:
             return True
     return False
 
@@ -187,7 +192,7 @@ def is_controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
 def is_reserved_for(claim: ResourceClaim, pod: Pod) -> bool:
     uid = pod.uid
     for r in claim.reserved_for:
-        if isinstance(r, Mapping) and r.get("uid") == uid:
+        if _is_mapping(r) and r.get("uid") == uid:
             return True
     return False
 
@@ -205,6 +210,8 @@ class ClaimIndex(MutableMapping[str, ResourceClaim]):
         self._all: dict[str, ResourceClaim] = {}
         self._by_ns: dict[str, dict[str, ResourceClaim]] = {}
         self._by_owner: dict[str, dict[str, ResourceClaim]] = {}
+        #: key -> the controlling owner's UID of the claim held (read once per claim stored)
+        self._owner: dict[str, str | None] = {}
         for c in claims:
             self.setdefault(claim_key(c), c)
 
@@ -212,12 +219,12 @@ class ClaimIndex(MutableMapping[str, ResourceClaim]):
         return self._all[key]
 
     def __setitem__(self, key: str, claim: ResourceClaim) -> None:
-        old = self._all.get(key)
-        if old is not None and _controller_uid(old) != _controller_uid(claim):
+        uid = _controller_uid(claim)
+        if key in self._all and self._owner[key] != uid:
             del self[key]
         self._all[key] = claim
+        self._owner[key] = uid
         self._by_ns.setdefault(claim.namespace or "default", {})[claim.name] = claim
-        uid = _controller_uid(claim)
         if uid is not None:
             self._by_owner.setdefault(uid, {})[key] = claim
 
@@ -226,7 +233,7 @@ class ClaimIndex(MutableMapping[str, ResourceClaim]):
         ns = self._by_ns.get(_namespace(claim.namespace))
         if ns is not None:
             ns.pop(claim.name, None)
-        uid = _controller_uid(claim)
+        uid = self._owner.pop(key)
         if uid is not None:
             owned = self._by_owner.get(uid)
             if owned is not None:
@@ -260,7 +267,7 @@ def claim_key(claim: ResourceClaim) -> str:
 
 def _controller_uid(claim: ResourceClaim) -> str | None:
     for ref in _meta(claim).get("ownerReferences") or ():
-        if isinstance(ref, Mapping) and ref.get("controller") and ref.get("uid"):
+        if _is_mapping(ref) and ref.get("controller") and ref.get("uid"):
             return str(ref["uid"])
     return None
 
@@ -291,7 +298,7 @@ def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterabl
     """
     ns = pod.namespace or "default"
     existing: Mapping[str, ResourceClaim]
-    if isinstance(claims, ClaimIndex):
+    if type(claims) is ClaimIndex or isinstance(claims, ClaimIndex):
         existing = claims.in_namespace(ns)
         mine = claims.controlled_by(pod.uid)
         owned: Iterable[ResourceClaim] = [c for c in mine if _namespace(c.namespace) == ns] if mine else ()

@@ -278,12 +278,15 @@ class DynamicResources(Plugin):
         if len(stale):
             entry.before_write()
             alloc = self._alloc()
+            allocate = alloc.allocate
             for i in stale.tolist():
                 node = self._node(nodes[i])
                 try:
                     if not cache.registered[i]:
                         cache.watch(i, alloc.pools_for(node))
-                    outcome = lib.filter_on_node(alloc, node, pod_claims)
+                    # filter_on_node with every claim waiting for an allocation: reachable from
+                    # any node, all allocated together
+                    outcome = allocate(node, claims)
                 except lib.AllocationError:
                     return None
                 entry.fits[i] = outcome.allocated
@@ -517,7 +520,10 @@ def _names_first_available(pod_claims: Any) -> bool:
 
 
 def _reserved_for(claim: Any, pod: Pod) -> bool:
-    return any(isinstance(r, Mapping) and r.get("uid") == pod.uid for r in claim.reserved_for)
+    for r in claim.reserved_for:
+        if (type(r) is dict or isinstance(r, Mapping)) and r.get("uid") == pod.uid:
+            return True
+    return False
 
 
 def _can_be_reserved(claim: Any) -> bool:
