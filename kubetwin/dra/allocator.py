@@ -254,6 +254,8 @@ class Allocator:
         #: :mod:`.firstfree`'s plans per (claim spec, node)
         self._plans: dict[tuple[int, int, int, int], tuple] = {}
         self._first_free = _first_free()
+        #: :mod:`.firstfree`'s verdicts per (request spec, device, driver)
+        self._device_verdicts: dict[tuple[int, int, str], tuple[Any, Device, int]] = {}
 
     @property
     def index(self) -> SliceIndex:

@@ -74,31 +74,59 @@ def _plan(alloc: Allocator, node: Node, claim: ResourceClaim, pools: list[Pool],
         return None
     if not 1 <= spec.count <= RESULTS_MAX or spec.admin_access is not None or spec.capacity is not None:
         return None
-    f = alloc.features
     run = _Run(alloc, node, [claim], pools, candidates, None, None)
     key = (0, 0, 0)
-    eligible: list[_Candidate] = []
     try:
         data = run._validate(0, spec, None, key)
-        for cand in candidates:
-            if not run._selectable(key, data, cand):
-                continue
-            device = cand.device
-            if f.consumable_capacity:
-                if device.allow_multiple_allocations:
-                    return None
-                if not alloc.fits_alone(device):
-                    continue
-            if device.consumes_counters:
-                if f.partitionable_devices:
-                    return None
-                continue
-            if f.device_taints and _taint_prevents(device, spec):
-                continue
-            eligible.append(cand)
     except AllocationError:
         return None
+    known = alloc._device_verdicts
+    eligible: list[_Candidate] = []
+    for cand in candidates:
+        device = cand.device
+        if cand.slice.per_device_node_selection:   # the device's own node selection: per node
+            verdict = _verdict(run, key, data, cand)
+        else:   # a property of (request, device, driver): kept for every node the device is on
+            vkey = (id(spec), id(device), cand.id[0])
+            hit = known.get(vkey)
+            if hit is not None and hit[0] is spec and hit[1] is device:
+                verdict = hit[2]
+            else:
+                verdict = _verdict(run, key, data, cand)
+                if len(known) > 65536:
+                    known.clear()
+                known[vkey] = (spec, device, verdict)   # the entry keeps both: their ids stay theirs
+        if verdict == _DECLINE:
+            return None
+        if verdict == _ELIGIBLE:
+            eligible.append(cand)
     return _Plan({key: data}, data, spec.count, eligible, not candidates, pools)
+
+
+_ELIGIBLE, _SKIPPED, _DECLINE = 1, 0, -1
+
+
+def _verdict(run: _Run, key: tuple[int, int, int], data: _Request, cand: _Candidate) -> int:
+    """Whether the plain search would take ``cand`` for ``data`` when it is free (the tests
+    ``allocateOne`` and ``allocateDevice`` make on the device alone, in their order), or
+    :data:`_DECLINE` where taking it depends on more than the device or a test raises."""
+    f = run.f
+    device = cand.device
+    try:
+        if not run._selectable(key, data, cand):
+            return _SKIPPED
+    except AllocationError:
+        return _DECLINE
+    if f.consumable_capacity:
+        if device.allow_multiple_allocations:
+            return _DECLINE
+        if not run.a.fits_alone(device):
+            return _SKIPPED
+    if device.consumes_counters:
+        return _DECLINE if f.partitionable_devices else _SKIPPED
+    if f.device_taints and _taint_prevents(device, data.spec):
+        return _SKIPPED
+    return _ELIGIBLE
 
 
 def allocate(alloc: Allocator, node: Node, claims: Sequence[ResourceClaim], pools: list[Pool],

@@ -19,6 +19,7 @@ from .conftest import claim, slice_
 
 DRIVER = "gpu.example.com"
 NODE = Node("node-1", {"zone": "a"})
+NODE_2 = Node("node-2", {"zone": "b"})
 SELECTORS = ('device.attributes["gpu.example.com"].model == "a"', 'device.attributes["gpu.example.com"].mem >= 1',
              'device.driver == "gpu.example.com"', 'device.attributes["gpu.example.com"].missing == 1')
 
@@ -44,7 +45,21 @@ def _slices(rng: random.Random) -> list[dict]:
     for s in range(rng.randrange(1, 4)):
         counters = rng.random() < 0.2
         devices = [_device(rng, f"d{s}-{i}", counters) for i in range(rng.randrange(0, 7))]
-        spec: dict = {"pool": {"name": f"pool-{s % 2}", "generation": 1, "resourceSliceCount": 1 + (s < 2) * 0}}
+        spec: dict = {"pool": {"name": f"pool-{s % 2}", "generation": 1, "resourceSliceCount": 1}}
+        where = rng.random()
+        if where < 0.15:
+            spec["nodeName"] = "node-2"
+        elif where < 0.25:
+            spec["nodeName"] = None
+            spec["allNodes"] = True
+        elif where < 0.4:
+            spec["nodeName"] = None
+            spec["perDeviceNodeSelection"] = True
+            for d in devices:
+                if rng.random() < 0.3:
+                    d["allNodes"] = True
+                else:
+                    d["nodeName"] = rng.choice(["node-1", "node-2"])
         if counters:
             spec["sharedCounters"] = [{"name": "set", "counters": {"mem": {"value": str(rng.randrange(1, 4))}}}]
         out.append(slice_(f"slice-{s}", devices, **spec))
@@ -102,9 +117,9 @@ def _state(rng: random.Random, slices: list[dict], features: AllocatorFeatures) 
     return state
 
 
-def _outcome(alloc: Allocator, claims: list) -> object:
+def _outcome(alloc: Allocator, claims: list, node: Node = NODE) -> object:
     try:
-        out = alloc.allocate(NODE, claims)
+        out = alloc.allocate(node, claims)
     except AllocationError as exc:
         return ("error", str(exc), exc.node_local)
     # a share ID is random (uuid4) on both paths: compare whether there is one
@@ -136,11 +151,12 @@ def _case(seed: int) -> tuple[object, object, bool]:
                                                              dict(state.aggregated_capacity)))
             answers.append(_outcome(alloc, claims))
             answers.append(_outcome(alloc, claims))   # the kept plan and outcome give the same again
+            answers.append(_outcome(alloc, claims, NODE_2))   # another node: device verdicts kept
             if fast:
                 took = any(p[4] is not None for p in alloc._plans.values())
         finally:
             firstfree.FAST = True
-    return answers[:2], answers[2:], took
+    return answers[:3], answers[3:], took
 
 
 @pytest.mark.parametrize("block", range(8))
