@@ -274,12 +274,12 @@ class DynamicResources(Plugin):
         if cache is None or len(cache.names) != len(nodes):
             cache = self._verdicts = v.VerdictCache([ni.name for ni in nodes])
         entry = cache.verdicts(v.claims_signature(pod.namespace or "default", claims))
-        stale = (entry.seen != cache.version).nonzero()[0]
-        if len(stale):
+        stale, mark = cache.stale(entry)
+        if stale:
             entry.before_write()
             alloc = self._alloc()
             allocate = alloc.allocate
-            for i in stale.tolist():
+            for i in stale:
                 node = self._node(nodes[i])
                 try:
                     if not cache.registered[i]:
@@ -291,7 +291,12 @@ class DynamicResources(Plugin):
                     return None
                 entry.fits[i] = outcome.allocated
                 entry.outcomes[i] = outcome if outcome.allocated else None
-                entry.seen[i] = cache.version[i] if not outcome.allocated or v.reusable(outcome) else -1
+                if not outcome.allocated or v.reusable(outcome):
+                    entry.seen[i] = cache.version[i]
+                else:
+                    entry.seen[i] = -1
+                    entry.volatile = True
+        entry.read_to = mark
         self._last = (pod.uid, v.CycleResults(pod_claims, entry, cache.index, _NodeResult))
         return ~entry.fits
 
