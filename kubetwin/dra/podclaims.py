@@ -183,8 +183,9 @@ def _meta(claim: ResourceClaim) -> Mapping[str, Any]:
 
 def is_controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
     """``metav1.IsControlledBy``: a controller owner reference with the pod's UID."""
+    uid = pod.uid
     for ref in _meta(claim).get("ownerReferences") or ():
-        if _is_mapping(ref) and ref.get("controller") and ref.get("uid") == pod.uid:
+        if _is_mapping(ref) and ref.get("controller") and ref.get("uid") == uid:
             return True
     return False
 

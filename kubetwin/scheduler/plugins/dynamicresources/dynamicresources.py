@@ -364,7 +364,8 @@ class DynamicResources(Plugin):
         if not pod.spec.resource_claims and not (self._extended_enabled() and self.handle.objects.get("DeviceClass")):
             return
         uid, per_node = self._last
-        result = per_node.get(node) if uid == pod.uid else None
+        pod_uid = pod.uid
+        result = per_node.get(node) if uid == pod_uid else None
         if result is None:
             state = CycleState()
             _, st = self.pre_filter(state, pod, [])
@@ -387,17 +388,17 @@ class DynamicResources(Plugin):
             alloc.state.add_all(devices, alloc.features)
             if self._verdicts is not None:
                 self._verdicts.devices_changed(devices)
-        keys = self._reserved.setdefault(pod.uid, set())
+        keys = self._reserved.setdefault(pod_uid, set())
         for claim in bound.parsed:
             key = _key(claim)
             self._claims[key] = claim
             keys.add(key)
         if bound.resource_claim_statuses:
-            self._claim_statuses[pod.uid] = [dict(x) for x in bound.resource_claim_statuses]
+            self._claim_statuses[pod_uid] = [dict(x) for x in bound.resource_claim_statuses]
         ext_claim = None if not result.mappings else next(
             (pc.claim for pc in result.pod_claims.claims if pc.name == ext.POD_CLAIM_NAME), None)
         if ext_claim is not None:
-            self._extended_status[pod.uid] = PodExtendedResourceClaimStatus(
+            self._extended_status[pod_uid] = PodExtendedResourceClaimStatus(
                 request_mappings=[ContainerExtendedResourceRequest(
                     container_name=m["containerName"], resource_name=m["resourceName"], request_name=m["requestName"])
                     for m in result.mappings],
@@ -457,9 +458,11 @@ class DynamicResources(Plugin):
         """The pod status fields written for a bound pod: ``resourceClaimStatuses`` (controller)
         and ``extendedResourceClaimStatus`` (PreBind)."""
         out: dict[str, Any] = {}
-        if self._claim_statuses.get(pod.uid):
-            out["resourceClaimStatuses"] = self._claim_statuses[pod.uid]
-        ext_status = self._extended_status.get(pod.uid)
+        uid = pod.uid
+        statuses = self._claim_statuses.get(uid)
+        if statuses:
+            out["resourceClaimStatuses"] = statuses
+        ext_status = self._extended_status.get(uid)
         if ext_status is not None:
             import msgspec
 
