@@ -17,6 +17,7 @@ Upstream:
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 import uuid
@@ -25,6 +26,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .. import tracing as _tracing
 from ..errors import KubetwinError
+from ..fastinit import fast_init
 from ..model.quantity import Quantity
 from . import capacity as cap
 from .api import (
@@ -62,6 +64,7 @@ class _MaxSizeExceeded(Exception):
     """More than 32 results would be needed: try the next subrequest instead."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class DeviceResult:
     request: str
@@ -98,6 +101,7 @@ class DeviceResult:
         return out
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class AllocationResult:
     """One claim's ``status.allocation`` (without the timestamp the scheduler adds later)."""
@@ -118,6 +122,7 @@ class AllocationResult:
         return out
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """``allocated`` with one result per claim, or ``unsatisfiable`` with a reason."""
@@ -246,6 +251,11 @@ class Allocator:
         #: the same, by Node object (a caller that keeps its Node objects skips sorting labels)
         self._pools_by_node: dict[int, tuple[Node, tuple[list[Pool], list[_Candidate]]]] = {}
         self.last_attempts = 0
+        #: :mod:`.firstfree`'s plans per (claim spec, node)
+        self._plans: dict[tuple[int, int, int, int], tuple] = {}
+        self._first_free = _first_free()
+        #: :mod:`.firstfree`'s verdicts per (request spec, device, driver)
+        self._device_verdicts: dict[tuple[int, int, str], tuple[Any, Device, int]] = {}
 
     @property
     def index(self) -> SliceIndex:
@@ -266,6 +276,12 @@ class Allocator:
     def _allocate(self, node: Node, claims: Sequence[ResourceClaim], timeout: float | None,
                   trace: list | None) -> Outcome:
         pools, candidates = self._pools_for(node)
+        firstfree = self._first_free
+        if trace is None and timeout is None and firstfree.FAST:
+            got = firstfree.allocate(self, node, claims, pools, candidates)
+            if got is not None:
+                self.last_attempts = got.attempts
+                return got
         run = _Run(self, node, list(claims), pools, candidates, timeout, trace)
         limit = sys.getrecursionlimit()
         if limit < 20000:
@@ -352,6 +368,14 @@ class Allocator:
         return avail
 
 
+@functools.cache
+def _first_free() -> Any:
+    """:mod:`.firstfree` (which reads this module's search), imported when the first allocator is made."""
+    from . import firstfree
+
+    return firstfree
+
+
 class _Run:
     """The state of one ``Allocate`` call (single-threaded, thrown away afterwards)."""
 
@@ -426,10 +450,9 @@ class _Run:
         except _MaxSizeExceeded:
             done = False
         if not done:
-            for pool in self.pools:
-                if pool.invalid:
-                    raise AllocationError(f"invalid resource pools were encountered: {pool.id}: "
-                                          f"{pool.invalid_reason}", node_local=True)
+            error = invalid_pool_error(self.pools)
+            if error is not None:
+                raise error
             return Outcome(False, reason=self._unsatisfiable_reason(), attempts=self.attempts)
         return Outcome(True, tuple([self._result(ci) for ci in range(len(self.claims))]), attempts=self.attempts)
 
@@ -670,13 +693,7 @@ class _Run:
                 consumed = cap.consumed_by(device, data.spec.capacity)
                 share_id = str(uuid.uuid4())
                 cap.add_into(self.allocating_capacity.setdefault(cand.id, {}), consumed)
-        result = DeviceResult(
-            request=data.name, driver=cand.id[0], pool=cand.id[1], device=cand.id[2], admin_access=admin,
-            tolerations=tuple([t.raw for t in data.spec.tolerations]) if data.spec.tolerations else (),
-            binding_conditions=device.binding_conditions if self.f.device_binding_and_status else (),
-            binding_failure_conditions=(device.binding_failure_conditions
-                                        if self.f.device_binding_and_status else ()),
-            share_id=share_id, consumed_capacity=consumed or None)
+        result = device_result(self.f, data, cand, admin, share_id, consumed)
         self.results[ci].append((result, cand, data))
         if self.trace is not None:
             self.trace.append(("take", data.name, cand.id))
@@ -728,74 +745,102 @@ class _Run:
 
     # ----------------------------------------------------------------------------- result
     def _result(self, ci: int) -> AllocationResult:
-        claim = self.claims[ci]
-        entries = self.results[ci]
-        config: list[dict[str, Any]] = []
-        by_class: dict[str, tuple[int, int]] = {}
-        chosen: dict[str, str] = {}  # request name -> name used in results (req or req/sub)
-        for ri, request in enumerate(claim.requests):
-            data = self.requests[(ci, ri, 0)]
-            if data.parent is not None:
-                data = self.requests[(ci, ri, data.selected_sub)]
-            chosen[request.name] = data.name
-            span = by_class.get(data.cls.name)
-            if span is not None:
-                for i in range(*span):
-                    config[i]["requests"].append(data.name)
-                continue
-            start = len(config)
-            for c in data.cls.config:
-                config.append({"source": "FromClass", "requests": [data.name], **c})
-            by_class[data.cls.name] = (start, len(config))
-        for cc in claim.config:
-            if not cc.requests:
-                config.append({"source": "FromClaim", **cc.config})
-                continue
-            for request in claim.requests:
-                if request.name in cc.requests or (request.first_available and chosen[request.name] in cc.requests):
-                    config.append({"source": "FromClaim", "requests": list(cc.requests), **cc.config})
-        results, cands = [], []
-        for e in entries:
-            results.append(e[0])
-            cands.append(e[1])
-        try:
-            selector = self._node_selector(cands)
-        except AllocationError as exc:
-            raise AllocationError(f"create NodeSelector for claim {claim.name}: {exc}") from None
-        return AllocationResult(tuple(results), tuple(config), selector)
-
-    def _node_selector(self, cands: list[_Candidate]) -> dict[str, Any] | None:
-        fields: list[dict[str, Any]] = []
-        exprs: list[dict[str, Any]] = []
-        for cand in cands:
-            s = cand.slice
-            if s.per_device_node_selection:
-                node_name, selector = cand.device.node_name, cand.device.node_selector
-            else:
-                node_name, selector = s.node_name, s.node_selector
-            if node_name or cand.device.binds_to_node:
-                return {"nodeSelectorTerms": [{"matchFields": [
-                    {"key": "metadata.name", "operator": "In", "values": [self.node.name]}]}]}
-            if selector is not None:
-                terms = selector.get("nodeSelectorTerms") or []
-                if len(terms) > 1:
-                    raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
-                if terms:
-                    _merge(terms[0].get("matchFields") or [], fields)
-                    _merge(terms[0].get("matchExpressions") or [], exprs)
-        if not fields and not exprs:
-            return None
-        term: dict[str, Any] = {}
-        if exprs:
-            term["matchExpressions"] = exprs
-        if fields:
-            term["matchFields"] = fields
-        return {"nodeSelectorTerms": [term]}
+        return claim_result(self.claims[ci], ci, self.requests, self.results[ci], self.node)
 
     def _unsatisfiable_reason(self) -> str:
         if not self.candidates and not any(r.all_devices for r in self.requests.values()):
             return "cannot allocate all claims: no devices available on the node"
         return "cannot allocate all claims"
+
+
+def claim_result(claim: ResourceClaim, ci: int, requests: Mapping[tuple[int, int, int], _Request],
+                 entries: Sequence[tuple[DeviceResult, _Candidate, _Request]], node: Node) -> AllocationResult:
+    """One claim's ``status.allocation`` from the devices the search took for it (``entries``, in
+    order) and its requests (``requests[(ci, ri, si)]``, with the selected subrequests)."""
+    config: list[dict[str, Any]] = []
+    by_class: dict[str, tuple[int, int]] = {}
+    chosen: dict[str, str] = {}  # request name -> name used in results (req or req/sub)
+    for ri, request in enumerate(claim.requests):
+        data = requests[(ci, ri, 0)]
+        if data.parent is not None:
+            data = requests[(ci, ri, data.selected_sub)]
+        chosen[request.name] = data.name
+        span = by_class.get(data.cls.name)
+        if span is not None:
+            for i in range(*span):
+                config[i]["requests"].append(data.name)
+            continue
+        start = len(config)
+        for c in data.cls.config:
+            config.append({"source": "FromClass", "requests": [data.name], **c})
+        by_class[data.cls.name] = (start, len(config))
+    for cc in claim.config:
+        if not cc.requests:
+            config.append({"source": "FromClaim", **cc.config})
+            continue
+        for request in claim.requests:
+            if request.name in cc.requests or (request.first_available and chosen[request.name] in cc.requests):
+                config.append({"source": "FromClaim", "requests": list(cc.requests), **cc.config})
+    results, cands = [], []
+    for e in entries:
+        results.append(e[0])
+        cands.append(e[1])
+    try:
+        selector = node_selector(cands, node)
+    except AllocationError as exc:
+        raise AllocationError(f"create NodeSelector for claim {claim.name}: {exc}") from None
+    return AllocationResult(tuple(results), tuple(config), selector)
+
+
+def node_selector(cands: Sequence[_Candidate], node: Node) -> dict[str, Any] | None:
+    """``status.allocation.nodeSelector`` for devices taken on ``node``."""
+    fields: list[dict[str, Any]] = []
+    exprs: list[dict[str, Any]] = []
+    for cand in cands:
+        s = cand.slice
+        if s.per_device_node_selection:
+            node_name, selector = cand.device.node_name, cand.device.node_selector
+        else:
+            node_name, selector = s.node_name, s.node_selector
+        if node_name or cand.device.binds_to_node:
+            return {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [node.name]}]}]}
+        if selector is not None:
+            terms = selector.get("nodeSelectorTerms") or []
+            if len(terms) > 1:
+                raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+            if terms:
+                _merge(terms[0].get("matchFields") or [], fields)
+                _merge(terms[0].get("matchExpressions") or [], exprs)
+    if not fields and not exprs:
+        return None
+    term: dict[str, Any] = {}
+    if exprs:
+        term["matchExpressions"] = exprs
+    if fields:
+        term["matchFields"] = fields
+    return {"nodeSelectorTerms": [term]}
+
+
+def device_result(f: AllocatorFeatures, data: _Request, cand: _Candidate, admin: bool, share_id: str | None = None,
+                  consumed: Mapping[str, Quantity] | None = None) -> DeviceResult:
+    """The ``status.allocation.devices.results`` entry for taking ``cand`` for ``data``."""
+    device = cand.device
+    return DeviceResult(
+        request=data.name, driver=cand.id[0], pool=cand.id[1], device=cand.id[2], admin_access=admin,
+        tolerations=tuple([t.raw for t in data.spec.tolerations]) if data.spec.tolerations else (),
+        binding_conditions=device.binding_conditions if f.device_binding_and_status else (),
+        binding_failure_conditions=(device.binding_failure_conditions if f.device_binding_and_status else ()),
+        share_id=share_id, consumed_capacity=consumed or None)
+
+
+def invalid_pool_error(pools: Sequence[Pool]) -> AllocationError | None:
+    """An unsatisfiable search over ``pools`` is this error when one of them is invalid."""
+    for pool in pools:
+        if pool.invalid:
+            return AllocationError(f"invalid resource pools were encountered: {pool.id}: {pool.invalid_reason}",
+                                   node_local=True)
+    return None
 
 
 def _merge(src: list[dict[str, Any]], dst: list[dict[str, Any]]) -> None:
@@ -816,3 +861,4 @@ def _taint_prevents(device: Device, spec: DeviceSubRequest) -> bool:
 
 def _fmt(did: DeviceID) -> str:
     return "/".join(did)
+

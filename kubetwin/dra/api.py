@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from ..errors import InputError, join_path
+from ..fastinit import fast_init
 from ..model.pod import validate_labels
 from ..model.quantity import Quantity, parse_quantity
 
@@ -228,6 +229,7 @@ class DeviceClaimConfiguration:
     config: Mapping[str, Any] = field(default_factory=dict)  # {opaque: {driver, parameters}}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class AllocatedDevice:
     """One ``status.allocation.devices.results`` entry of an already-allocated claim."""
@@ -241,6 +243,7 @@ class AllocatedDevice:
     consumed_capacity: Mapping[str, Quantity] | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True, eq=False)
 class ResourceClaim:
     name: str

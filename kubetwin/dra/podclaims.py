@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import copy
 import random
-from collections.abc import Container, ItemsView, Iterable, Mapping, MutableMapping, ValuesView
+from collections.abc import Container, ItemsView, Iterable, Iterator, Mapping, MutableMapping, ValuesView
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..errors import KubetwinError
+from ..fastinit import fast_init
 from ..model.pod import Pod
 from .allocator import AllocationError, AllocationResult, Allocator, Outcome
 from .api import (
@@ -64,6 +65,7 @@ class PodClaimError(KubetwinError):
         self.unschedulable = unschedulable
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PodClaim:
     """One ``spec.resourceClaims`` entry and the ResourceClaim behind it."""
@@ -74,6 +76,7 @@ class PodClaim:
     template: str | None = None
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PodClaims:
     """The claims of one pod, in ``spec.resourceClaims`` order (skipped entries left out)."""
@@ -163,15 +166,26 @@ def _namespace(obj_namespace: str) -> str:
     return obj_namespace or "default"
 
 
+def _is_mapping(value: Any) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)``, answered without the ABC check for the common dict."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def _meta(claim: ResourceClaim) -> Mapping[str, Any]:
-    meta = claim.raw.get("metadata") if isinstance(claim.raw, Mapping) else None
-    return meta if isinstance(meta, Mapping) else {}
+    """The claim's ``metadata`` as far as owner references and annotations go (a claim PreBind
+    wrote has its source claim's: only the finalizers differ, which nothing here reads)."""
+    raw = claim.raw
+    if type(raw) is PreBoundRaw:
+        raw = raw.source
+    meta = raw.get("metadata") if _is_mapping(raw) else None
+    return meta if _is_mapping(meta) else {}
 
 
 def is_controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
     """``metav1.IsControlledBy``: a controller owner reference with the pod's UID."""
+    uid = pod.uid
     for ref in _meta(claim).get("ownerReferences") or ():
-        if isinstance(ref, Mapping) and ref.get("controller") and ref.get("uid") == pod.uid:
+        if _is_mapping(ref) and ref.get("controller") and ref.get("uid") == uid:
             return True
     return False
 
@@ -179,7 +193,7 @@ def is_controlled_by(claim: ResourceClaim, pod: Pod) -> bool:
 def is_reserved_for(claim: ResourceClaim, pod: Pod) -> bool:
     uid = pod.uid
     for r in claim.reserved_for:
-        if isinstance(r, Mapping) and r.get("uid") == uid:
+        if _is_mapping(r) and r.get("uid") == uid:
             return True
     return False
 
@@ -197,6 +211,8 @@ class ClaimIndex(MutableMapping[str, ResourceClaim]):
         self._all: dict[str, ResourceClaim] = {}
         self._by_ns: dict[str, dict[str, ResourceClaim]] = {}
         self._by_owner: dict[str, dict[str, ResourceClaim]] = {}
+        #: key -> the controlling owner's UID of the claim held (read once per claim stored)
+        self._owner: dict[str, str | None] = {}
         for c in claims:
             self.setdefault(claim_key(c), c)
 
@@ -204,12 +220,12 @@ class ClaimIndex(MutableMapping[str, ResourceClaim]):
         return self._all[key]
 
     def __setitem__(self, key: str, claim: ResourceClaim) -> None:
-        old = self._all.get(key)
-        if old is not None and _controller_uid(old) != _controller_uid(claim):
+        uid = _controller_uid(claim)
+        if key in self._all and self._owner[key] != uid:
             del self[key]
         self._all[key] = claim
+        self._owner[key] = uid
         self._by_ns.setdefault(claim.namespace or "default", {})[claim.name] = claim
-        uid = _controller_uid(claim)
         if uid is not None:
             self._by_owner.setdefault(uid, {})[key] = claim
 
@@ -218,7 +234,7 @@ class ClaimIndex(MutableMapping[str, ResourceClaim]):
         ns = self._by_ns.get(_namespace(claim.namespace))
         if ns is not None:
             ns.pop(claim.name, None)
-        uid = _controller_uid(claim)
+        uid = self._owner.pop(key)
         if uid is not None:
             owned = self._by_owner.get(uid)
             if owned is not None:
@@ -252,7 +268,7 @@ def claim_key(claim: ResourceClaim) -> str:
 
 def _controller_uid(claim: ResourceClaim) -> str | None:
     for ref in _meta(claim).get("ownerReferences") or ():
-        if isinstance(ref, Mapping) and ref.get("controller") and ref.get("uid"):
+        if _is_mapping(ref) and ref.get("controller") and ref.get("uid"):
             return str(ref["uid"])
     return None
 
@@ -283,7 +299,7 @@ def claims_for_pod(pod: Pod, claims: Iterable[ResourceClaim], templates: Iterabl
     """
     ns = pod.namespace or "default"
     existing: Mapping[str, ResourceClaim]
-    if isinstance(claims, ClaimIndex):
+    if type(claims) is ClaimIndex or isinstance(claims, ClaimIndex):
         existing = claims.in_namespace(ns)
         mine = claims.controlled_by(pod.uid)
         owned: Iterable[ResourceClaim] = [c for c in mine if _namespace(c.namespace) == ns] if mine else ()
@@ -415,6 +431,7 @@ def instantiate_template(template: ResourceClaimTemplate, pod: Pod, pod_claim_na
 # --------------------------------------------------------------------------------------------
 # allocation for a pod
 # --------------------------------------------------------------------------------------------
+@fast_init
 @dataclass(frozen=True, slots=True)
 class PodAllocation:
     """What scheduling the pod's claims onto one node gives."""
@@ -475,9 +492,14 @@ def filter_on_node(allocator: Allocator, node: Node, pod_claims: PodClaims,
     return allocator.allocate(node, todo, timeout=timeout)
 
 
-def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAllocation:
+def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str, *, lazy: bool = False) -> PodAllocation:
     """Reserve + PreBind after a successful Filter: each claim gets its new allocation, the
-    delete-protection finalizer and the pod in ``status.reservedFor``."""
+    delete-protection finalizer and the pod in ``status.reservedFor``.
+
+    ``lazy``: the claims as the API holds them are not built (:attr:`PodAllocation.claims` is
+    empty) and each parsed claim's ``raw`` is a :class:`PreBoundRaw`, which builds the written
+    object's parts when read — for callers (the scheduler) that keep the typed claims and read
+    the API objects only for an output."""
     pod = pod_claims.pod
     new: dict[int, AllocationResult] = {}
     for c, r in zip(pod_claims.to_allocate, outcome.results):
@@ -487,13 +509,20 @@ def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAlloca
     results: dict[str, AllocationResult] = {}
     taken: dict[str, tuple[AllocatedDevice, ...]] = {}
     for pc in pod_claims.claims:
+        result = new.get(id(pc.claim))
+        if lazy:
+            devices = None
+            if result is not None:
+                results[pc.name] = result
+                devices = taken[pc.name] = result.devices()
+            parsed.append(_bound_lazily(pc.claim, pod, result, devices))
+            continue
         # copy on write: the containers written below (the object, status, reservedFor,
         # metadata, finalizers) are new; the rest (spec, annotations, owner references, an
         # earlier allocation) is shared with the claim as read, which nothing writes to
         raw = dict(pc.claim.raw)
         raw["apiVersion"] = "resource.k8s.io/v1"
         status = dict(raw.get("status") or {})
-        result = new.get(id(pc.claim))
         devices = None
         if result is not None:
             status["allocation"] = result.to_api()
@@ -501,23 +530,106 @@ def bind_claims(pod_claims: PodClaims, outcome: Outcome, node: str) -> PodAlloca
             devices = taken[pc.name] = result.devices()
         reserved = list(status.get("reservedFor") or [])
         if not is_reserved_for(pc.claim, pod):
-            if len(reserved) >= RESERVED_FOR_MAX:
-                raise AllocationError(
-                    f'ResourceClaim.resource.k8s.io "{pc.claim.name}" is invalid: status.reservedFor: Too many: '
-                    f"{len(reserved) + 1}: must have at most {RESERVED_FOR_MAX} items")
+            _check_room(pc.claim, len(reserved))
             reserved.append(consumer_ref(pod))
         status["reservedFor"] = reserved
         raw["status"] = status
         meta = dict(raw.get("metadata") or {})
-        finalizers = list(meta.get("finalizers") or [])
-        if DELETE_PROTECTION_FINALIZER not in finalizers:
-            finalizers.append(DELETE_PROTECTION_FINALIZER)
-        meta["finalizers"] = finalizers
+        meta["finalizers"] = _with_finalizer(meta)
         raw["metadata"] = meta
         out.append(raw)
         parsed.append(_read_back(pc.claim, raw, result, devices))
     return PodAllocation(outcome, node, tuple(out), pod_claims.resource_claim_statuses, results, tuple(parsed),
                          taken)
+
+
+def _check_room(claim: ResourceClaim, reserved: int) -> None:
+    if reserved >= RESERVED_FOR_MAX:
+        raise AllocationError(
+            f'ResourceClaim.resource.k8s.io "{claim.name}" is invalid: status.reservedFor: Too many: '
+            f"{reserved + 1}: must have at most {RESERVED_FOR_MAX} items")
+
+
+def _with_finalizer(meta: Mapping[str, Any]) -> list[str]:
+    finalizers = list(meta.get("finalizers") or [])
+    if DELETE_PROTECTION_FINALIZER not in finalizers:
+        finalizers.append(DELETE_PROTECTION_FINALIZER)
+    return finalizers
+
+
+class PreBoundRaw(Mapping[str, Any]):
+    """The object :func:`bind_claims` writes for one claim (``raw`` of the claim it reads back),
+    built part by part when read: ``status`` (the allocation as the API holds it and
+    ``reservedFor``) and ``metadata`` (the finalizer added) on first read, the rest the source
+    claim's own. Keys in the order the plain ``bind_claims`` gives them; ``dict(raw)`` is the
+    plain object. :func:`_meta` reads the source claim's metadata (owner references and
+    annotations are unchanged; only the finalizers differ)."""
+
+    __slots__ = ("source", "result", "reserved", "_keys", "_status", "_meta")
+
+    def __init__(self, source: Mapping[str, Any], result: AllocationResult | None,
+                 reserved: tuple[Mapping[str, Any], ...]):
+        self.source = source
+        self.result = result
+        self.reserved = reserved
+        keys = list(source)
+        for k in ("apiVersion", "status", "metadata"):
+            if k not in source:
+                keys.append(k)
+        self._keys = keys
+        self._status: dict[str, Any] | None = None
+        self._meta: dict[str, Any] | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "status":
+            if self._status is None:
+                status = dict(self.source.get("status") or {})
+                if self.result is not None:
+                    status["allocation"] = self.result.to_api()
+                status["reservedFor"] = list(self.reserved)
+                self._status = status
+            return self._status
+        if key == "metadata":
+            if self._meta is None:
+                meta = dict(self.source.get("metadata") or {})
+                meta["finalizers"] = _with_finalizer(meta)
+                self._meta = meta
+            return self._meta
+        if key == "apiVersion":
+            return "resource.k8s.io/v1"
+        return self.source[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def _bound_lazily(claim: ResourceClaim, pod: Pod, result: AllocationResult | None,
+                  devices: tuple[AllocatedDevice, ...] | None) -> ResourceClaim:
+    """:func:`_read_back` of what the plain :func:`bind_claims` writes for ``claim``, with ``raw``
+    a :class:`PreBoundRaw`. Consumed capacity is decoded from its text, so such a result is
+    decoded from the written object in full, as the plain path does."""
+    source = claim.raw
+    status = source.get("status") or {}
+    reserved = tuple(status.get("reservedFor") or ())
+    if not is_reserved_for(claim, pod):
+        _check_room(claim, len(reserved))
+        reserved = (*reserved, consumer_ref(pod))
+    raw = PreBoundRaw(source, result, reserved)
+    if result is None:
+        return ResourceClaim(claim.name, claim.namespace, claim.uid, claim.requests, claim.constraints, claim.config,
+                             claim.allocated, reserved, raw, claim.node_selector)
+    for r in result.results:
+        if r.consumed_capacity:
+            return parse_resource_claim(_plain(raw))
+    return ResourceClaim(claim.name, claim.namespace, claim.uid, claim.requests, claim.constraints, claim.config,
+                         result.devices() if devices is None else devices, reserved, raw, result.node_selector)
+
+
+def _plain(raw: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: raw[k] for k in raw}
 
 
 def _read_back(claim: ResourceClaim, raw: dict[str, Any], result: AllocationResult | None,

@@ -159,7 +159,7 @@ def prepare_pod(pod: Pod, claims: Iterable[ResourceClaim], node: Node | None = N
 
 def check_node(claim: ResourceClaim, node: Node) -> None:
     """The claim's allocation is for ``node`` (its ``nodeSelector``, if any, matches the node), else ``PrepareError``."""
-    selector = ((claim.raw.get("status") or {}).get("allocation") or {}).get("nodeSelector")
+    selector = claim.node_selector   # ``status.allocation.nodeSelector``, decoded
     if not selector:
         return
     try:

@@ -24,9 +24,13 @@ from kubetwin.dra.podclaims import (
     NAME_SUFFIX_ALPHABET,
     POD_CLAIM_NAME_ANNOTATION,
     PodClaimError,
+    PreBoundRaw,
     allocate_for_pod,
+    bind_claims,
     claims_for_pod,
+    filter_on_node,
     generate_name_base,
+    is_controlled_by,
     random_suffix,
     random_suffix_plain,
 )
@@ -294,6 +298,58 @@ def test_a_pod_already_in_reserved_for_is_not_added_twice():
     pc = claims_for_pod(pod(claims=(("s", "shared", None),)), [mine], [])
     result = allocate_for_pod(allocator([mine]), NODE_1, pc)
     assert len(result.claims[0]["status"]["reservedFor"]) == 1
+
+
+# ---------------------------------------------------------------------------- lazy PreBind objects
+_LAZY_CASES = {
+    "generated and shared": (("gpu", None, "one-gpu"), ("s", "shared", None)),
+    "shared first": (("s", "shared", None), ("gpu", None, "one-gpu")),
+    "generated only": (("gpu", None, "one-gpu"),),
+    "allocated shared only": (("s", "held", None),),
+    "already reserved": (("s", "mine", None),),
+}
+
+
+def _lazy_and_plain(entries):
+    claims = [claim("shared"), claim("held", allocated_device="gpu-0", reserved=("other-pod",)),
+              claim("mine", allocated_device="gpu-1", reserved=(POD_UID,))]
+    pc = claims_for_pod(pod(claims=entries), claims, [template()])
+    outcome = filter_on_node(allocator(claims, devices=("gpu-0", "gpu-1", "gpu-2", "gpu-3")), NODE_1, pc)
+    assert outcome.allocated
+    return bind_claims(pc, outcome, "node-1", lazy=True), bind_claims(pc, outcome, "node-1")
+
+
+@pytest.mark.parametrize("case", list(_LAZY_CASES))
+def test_lazy_prebind_objects_read_as_the_plain_ones_key_for_key_and_in_order(case):
+    lazy, plain = _lazy_and_plain(_LAZY_CASES[case])
+    assert lazy.claims == () and len(lazy.parsed) == len(plain.claims)
+    for typed, raw in zip(lazy.parsed, plain.claims):
+        assert isinstance(typed.raw, PreBoundRaw)
+        assert list(typed.raw) == list(raw) and dict(typed.raw) == raw
+        assert json.dumps(dict(typed.raw)) == json.dumps(raw)
+
+
+@pytest.mark.parametrize("case", list(_LAZY_CASES))
+def test_lazy_prebind_claims_hold_the_plain_typed_values(case):
+    lazy, plain = _lazy_and_plain(_LAZY_CASES[case])
+    for a, b in zip(lazy.parsed, plain.parsed):
+        assert _fields(a) == _fields(b)
+    assert (lazy.results, lazy.devices, lazy.resource_claim_statuses) == \
+        (plain.results, plain.devices, plain.resource_claim_statuses)
+
+
+def test_a_lazy_prebind_claim_is_owned_by_the_pod_that_owns_its_source():
+    lazy, _ = _lazy_and_plain(_LAZY_CASES["generated only"])
+    assert is_controlled_by(lazy.parsed[0], pod())
+    assert not lazy.parsed[0].raw._status   # reading the owner built no status
+
+
+def test_a_lazy_prebind_for_a_257th_consumer_is_rejected_like_the_plain_one():
+    full = claim("shared", allocated_device="gpu-0", reserved=[f"u{i}" for i in range(256)])
+    pc = claims_for_pod(pod(claims=(("s", "shared", None),)), [full], [])
+    outcome = filter_on_node(allocator([full]), NODE_1, pc)
+    with pytest.raises(AllocationError, match="status.reservedFor: Too many: 257: must have at most 256 items"):
+        bind_claims(pc, outcome, "node-1", lazy=True)
 
 
 # ---------------------------------------------------------------------------- CLI

@@ -274,21 +274,29 @@ class DynamicResources(Plugin):
         if cache is None or len(cache.names) != len(nodes):
             cache = self._verdicts = v.VerdictCache([ni.name for ni in nodes])
         entry = cache.verdicts(v.claims_signature(pod.namespace or "default", claims))
-        stale = (entry.seen != cache.version).nonzero()[0]
-        if len(stale):
+        stale, mark = cache.stale(entry)
+        if stale:
             entry.before_write()
             alloc = self._alloc()
-            for i in stale.tolist():
+            allocate = alloc.allocate
+            for i in stale:
                 node = self._node(nodes[i])
                 try:
                     if not cache.registered[i]:
                         cache.watch(i, alloc.pools_for(node))
-                    outcome = lib.filter_on_node(alloc, node, pod_claims)
+                    # filter_on_node with every claim waiting for an allocation: reachable from
+                    # any node, all allocated together
+                    outcome = allocate(node, claims)
                 except lib.AllocationError:
                     return None
                 entry.fits[i] = outcome.allocated
                 entry.outcomes[i] = outcome if outcome.allocated else None
-                entry.seen[i] = cache.version[i] if not outcome.allocated or v.reusable(outcome) else -1
+                if not outcome.allocated or v.reusable(outcome):
+                    entry.seen[i] = cache.version[i]
+                else:
+                    entry.seen[i] = -1
+                    entry.volatile = True
+        entry.read_to = mark
         self._last = (pod.uid, v.CycleResults(pod_claims, entry, cache.index, _NodeResult))
         return ~entry.fits
 
@@ -356,7 +364,8 @@ class DynamicResources(Plugin):
         if not pod.spec.resource_claims and not (self._extended_enabled() and self.handle.objects.get("DeviceClass")):
             return
         uid, per_node = self._last
-        result = per_node.get(node) if uid == pod.uid else None
+        pod_uid = pod.uid
+        result = per_node.get(node) if uid == pod_uid else None
         if result is None:
             state = CycleState()
             _, st = self.pre_filter(state, pod, [])
@@ -373,23 +382,23 @@ class DynamicResources(Plugin):
             result = self._last[1].get(node)
             if result is None:  # nothing for DRA on this node (device plugins cover the requests)
                 return
-        bound = _dra().bind_claims(result.pod_claims, result.outcome, node)
+        bound = _dra().bind_claims(result.pod_claims, result.outcome, node, lazy=True)
         alloc = self._alloc()
         for devices in bound.devices.values():
             alloc.state.add_all(devices, alloc.features)
             if self._verdicts is not None:
                 self._verdicts.devices_changed(devices)
-        keys = self._reserved.setdefault(pod.uid, set())
+        keys = self._reserved.setdefault(pod_uid, set())
         for claim in bound.parsed:
             key = _key(claim)
             self._claims[key] = claim
             keys.add(key)
         if bound.resource_claim_statuses:
-            self._claim_statuses[pod.uid] = [dict(x) for x in bound.resource_claim_statuses]
+            self._claim_statuses[pod_uid] = [dict(x) for x in bound.resource_claim_statuses]
         ext_claim = None if not result.mappings else next(
             (pc.claim for pc in result.pod_claims.claims if pc.name == ext.POD_CLAIM_NAME), None)
         if ext_claim is not None:
-            self._extended_status[pod.uid] = PodExtendedResourceClaimStatus(
+            self._extended_status[pod_uid] = PodExtendedResourceClaimStatus(
                 request_mappings=[ContainerExtendedResourceRequest(
                     container_name=m["containerName"], resource_name=m["resourceName"], request_name=m["requestName"])
                     for m in result.mappings],
@@ -449,9 +458,11 @@ class DynamicResources(Plugin):
         """The pod status fields written for a bound pod: ``resourceClaimStatuses`` (controller)
         and ``extendedResourceClaimStatus`` (PreBind)."""
         out: dict[str, Any] = {}
-        if self._claim_statuses.get(pod.uid):
-            out["resourceClaimStatuses"] = self._claim_statuses[pod.uid]
-        ext_status = self._extended_status.get(pod.uid)
+        uid = pod.uid
+        statuses = self._claim_statuses.get(uid)
+        if statuses:
+            out["resourceClaimStatuses"] = statuses
+        ext_status = self._extended_status.get(uid)
         if ext_status is not None:
             import msgspec
 
@@ -517,7 +528,10 @@ def _names_first_available(pod_claims: Any) -> bool:
 
 
 def _reserved_for(claim: Any, pod: Pod) -> bool:
-    return any(isinstance(r, Mapping) and r.get("uid") == pod.uid for r in claim.reserved_for)
+    for r in claim.reserved_for:
+        if (type(r) is dict or isinstance(r, Mapping)) and r.get("uid") == pod.uid:
+            return True
+    return False
 
 
 def _can_be_reserved(claim: Any) -> bool:

@@ -25,12 +25,17 @@ import numpy as np
 class ClaimVerdicts:
     """Verdicts for one claim-spec signature: per node, the node's device version they hold for."""
 
-    __slots__ = ("seen", "fits", "outcomes", "lent")
+    __slots__ = ("seen", "fits", "outcomes", "lent", "read_to", "volatile")
 
     def __init__(self, n: int):
         self.seen = np.full(n, -1, dtype=np.int64)
         self.fits = np.zeros(n, dtype=bool)
         self.outcomes: list[Any] = [None] * n
+        #: (epoch, position) in :attr:`VerdictCache.changes` this entry has caught up with
+        #: (None: never, every node is read)
+        self.read_to: tuple[int, int] | None = None
+        #: some kept outcome is for its own cycle only (``seen`` -1): every node is read each time
+        self.volatile = False
         #: the :class:`CycleResults` reading ``fits`` and ``outcomes`` in place, if it still exists
         self.lent: weakref.ref[CycleResults] | None = None
 
@@ -55,6 +60,9 @@ class VerdictCache:
         self.registered = np.zeros(len(self.names), dtype=bool)
         self._pool_nodes: dict[tuple[str, str], list[int]] = {}
         self._entries: dict[str, ClaimVerdicts] = {}
+        #: the nodes whose version was bumped, in order (since :attr:`epoch` began)
+        self.changes: list[int] = []
+        self.epoch = 0
 
     def watch(self, i: int, pools: Iterable[Any]) -> None:
         """Node ``i`` allocates from ``pools`` (``Pool`` objects: driver and name)."""
@@ -76,6 +84,7 @@ class VerdictCache:
                 version[nodes[0]] += 1
             else:
                 version[nodes] += 1
+            self.changes.extend(nodes)
 
     def node_changed(self, name: str) -> None:
         """A node's labels changed: its pools are gathered again, its verdicts recomputed."""
@@ -87,6 +96,23 @@ class VerdictCache:
                 nodes.remove(i)
         self.registered[i] = False
         self.version[i] += 1
+        self.changes.append(i)
+
+    def stale(self, entry: ClaimVerdicts) -> tuple[list[int], tuple[int, int]]:
+        """The nodes whose verdict in ``entry`` is not for their current device version
+        (``seen != version``), in node order, and the mark to store in ``entry.read_to`` once
+        they are recomputed. Only the nodes bumped since the entry last caught up can be stale
+        (unless it holds outcomes of one cycle, or never caught up): those are read, not all."""
+        changes = self.changes
+        if len(changes) > 4 * len(self.names) + 64:   # a new epoch: every entry reads all nodes once
+            changes.clear()
+            self.epoch += 1
+        mark = (self.epoch, len(changes))
+        got = entry.read_to
+        if got is None or entry.volatile or got[0] != self.epoch or len(changes) - got[1] > len(self.names) // 8:
+            return (entry.seen != self.version).nonzero()[0].tolist(), mark
+        seen, version = entry.seen, self.version
+        return sorted({i for i in changes[got[1]:] if seen[i] != version[i]}), mark
 
     def verdicts(self, signature: str) -> ClaimVerdicts:
         got = self._entries.get(signature)

@@ -77,3 +77,53 @@ def test_results_nobody_holds_any_more_cost_the_entry_no_copy():
     _results(entry)
     entry.before_write()
     assert entry.lent is None
+
+
+# ---------------------------------------------------------------------------- stale nodes
+def _full_scan(cache, entry):
+    return (entry.seen != cache.version).nonzero()[0].tolist()
+
+
+def test_stale_nodes_read_from_the_changes_are_those_a_full_scan_finds():
+    import random
+
+    from kubetwin.scheduler.plugins.dynamicresources.verdicts import VerdictCache
+
+    rng = random.Random(7)
+    n = 40
+    cache = VerdictCache([f"n{i}" for i in range(n)])
+    for i in range(n):
+        cache.watch(i, [SimpleNamespace(driver="d", name=f"pool-{i}"), SimpleNamespace(driver="d", name="shared")])
+    entries = [cache.verdicts(f"sig-{k}") for k in range(3)]
+    for step in range(2000):
+        what = rng.random()
+        if what < 0.5:
+            pools = rng.sample([f"pool-{i}" for i in range(n)] + ["shared"] * 2, rng.randrange(1, 3))
+            cache.devices_changed([SimpleNamespace(driver="d", pool=p) for p in pools])
+        elif what < 0.55:
+            i = rng.randrange(n)
+            cache.node_changed(f"n{i}")
+            cache.watch(i, [SimpleNamespace(driver="d", name=f"pool-{i}")])
+        else:
+            entry = rng.choice(entries)
+            stale, mark = cache.stale(entry)
+            assert stale == _full_scan(cache, entry), step
+            gave_up = rng.random() < 0.1   # an allocation error part way: the rest stays stale
+            for k, i in enumerate(stale):
+                if gave_up and k >= len(stale) // 2:
+                    break
+                if rng.random() < 0.02:   # an outcome for its own cycle only
+                    entry.seen[i] = -1
+                    entry.volatile = True
+                else:
+                    entry.seen[i] = cache.version[i]
+            if not gave_up:
+                entry.read_to = mark
+
+
+def test_an_entry_that_never_caught_up_reads_every_node():
+    from kubetwin.scheduler.plugins.dynamicresources.verdicts import VerdictCache
+
+    cache = VerdictCache(["a", "b", "c"])
+    stale, _ = cache.stale(cache.verdicts("sig"))
+    assert stale == [0, 1, 2]
