@@ -13,7 +13,7 @@ the end of the run) are taken from it then. Such a real node is kept with the st
 ("parked"); a miss takes the one parked at the node's state, or the one parked nearest on the
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
-the start, met by many nodes) stay there: a miss below them takes a copy
+the start, met by many nodes; none by default) stay there: a miss below them takes a copy
 (:mod:`.runtime_copy`). A miss in a state where another node holds the real node it came with
 (by a miss of its own, not moved on yet) takes a copy of that node, not a replay. With
 :mod:`.runtime_snapshot` on, a snapshot is kept at every state a real node leaves and a miss
@@ -67,10 +67,13 @@ _ENCODER = msgspec.json.Encoder(enc_hook=enc_hook)
 
 #: a real node leaving a state this shallow (at most this many events from the start) by a miss
 #: leaves a copy of itself parked there: shallow states are met by many nodes, and a copy costs
-#: less than the replay of their history the next miss there would need (5,000 nodes x 50,000
-#: pods, topology-aware: depth 4 replays 9,655 creations and makes 2,963 copies, depth 6 5,495
-#: and 3,997; a copy of a node with six pods costs about what one replayed creation does)
-CLONE_DEPTH = 6
+#: less than the replay of their history the next miss there would need — before misses copied
+#: the node another node holds in their state (5,000 nodes x 50,000 pods, topology-aware: depth
+#: 4 replays 9,655 creations and makes 2,963 copies, depth 6 5,495 and 3,997). With those copies
+#: a parked copy no longer pays: -1 (none) against 6, CPU, same minutes — 5,000 x 50,000
+#: topology-aware 11.32 / 12.00 s, balloons 13.03-13.71 / 13.96-14.06 s; 1,000 x 10,000
+#: topology-aware 4.70-4.94 / 5.22-5.37 s, balloons 4.44-4.62 / 5.49-5.81 s
+CLONE_DEPTH = -1
 
 #: use the table (False: every node on the plain path, for equivalence tests and A/B runs)
 ENABLED = True
