@@ -17,6 +17,8 @@ runs); the figure that counts is CPU time (the machine is shared, wall time is n
 :mod:`kubetwin.sim.runtime_copy`; none of the placement fast paths below), for A/B runs.
 
 The target (issue 12): the runtime step adds at most 30 % to the kubelet-none run. **Not met.**
+End of session 9 (all of that session's work merged; docs/scale.md): topology-aware +150 % ->
++73 %, balloons +122 % -> +98 % (CPU, one run each).
 5,000 nodes x 50,000 pods, one run each, CPU seconds (shared machine, load average 10 to 12; the
 two runs of a line one after the other):
 
