@@ -16,11 +16,12 @@ Not an upstream module: upstream scores every feasible node in each cycle
 
 from __future__ import annotations
 
-import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 import numpy as np
+
+from .cluster_memos import ClusterMemos
 
 if TYPE_CHECKING:
     from ..backend.cache import ClusterState
@@ -55,10 +56,8 @@ EAGER = 4
 WHOLE_MAX_NODES = 8192
 
 
-_MEMOS: "weakref.WeakKeyDictionary[ClusterState, OrderedDict[Hashable, _Entry]]" = weakref.WeakKeyDictionary()
-#: the last cluster asked about and its memo (a simulation asks about one cluster cycle after
-#: cycle: a weak reference called is cheaper than the weak dictionary's lookup)
-_last: list[Any] = [None, None]
+#: one memo per cluster state
+_MEMOS = ClusterMemos()
 
 
 def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], idx: np.ndarray,
@@ -67,14 +66,7 @@ def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], 
     not changed since they were computed, ``compute(nodes)`` for the others. ``compute`` must
     give each node's score from that node's own state and the pod alone; ``key`` names the score
     and the pod's shape (``pins``: objects the key refers to by identity)."""
-    ref = _last[0]
-    if ref is not None and ref() is cs:
-        memo = _last[1]
-    else:
-        memo = _MEMOS.get(cs)
-        if memo is None:
-            memo = _MEMOS[cs] = OrderedDict()
-        _last[0], _last[1] = weakref.ref(cs), memo
+    memo = _MEMOS.of(cs)
     gen = cs.generation
     e = memo.get(key)
     if cs.n <= WHOLE_MAX_NODES:

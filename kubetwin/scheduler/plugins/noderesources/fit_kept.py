@@ -22,11 +22,11 @@ Not an upstream module: upstream runs the Filter on every node in each cycle.
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
+
+from ...fastpath.cluster_memos import ClusterMemos
 
 if TYPE_CHECKING:
     from ...backend.cache import ClusterState
@@ -57,9 +57,8 @@ class _Kept:
         self.handed = False
 
 
-_MEMOS: "weakref.WeakKeyDictionary[Any, OrderedDict[tuple[Any, ...], _Kept]]" = weakref.WeakKeyDictionary()
-#: the last cluster asked about and its memo (a simulation asks about one cluster each cycle)
-_last: list[Any] = [None, None]
+#: one memo per cluster state
+_MEMOS = ClusterMemos()
 
 
 def keepable(plan: Plan) -> bool:
@@ -75,14 +74,7 @@ def fit_fail(cs: "ClusterState", plan: Plan, full: FullFail) -> np.ndarray | Non
     plain comparison, as it would answer now), or None when the plan is not :func:`keepable`.
     The array returned must not be written to."""
     key = tuple(plan)
-    ref = _last[0]
-    if ref is not None and ref() is cs:
-        memo = _last[1]
-    else:
-        memo = _MEMOS.get(cs)
-        if memo is None:
-            memo = _MEMOS[cs] = OrderedDict()
-        _last[0], _last[1] = weakref.ref(cs), memo
+    memo = _MEMOS.of(cs)
     gen = cs.generation
     e = memo.get(key)
     if e is None:
