@@ -240,7 +240,8 @@ class Scheduler:
             self._keep(pod, r, start)
         return r
 
-    def kept_answers(self, pods: Sequence[Pod], times: Sequence[int] | None = None) -> list[ScheduleResult] | None:
+    def kept_answers(self, pods: Sequence[Pod], times: Sequence[int] | None = None,
+                     advances: list[int] | None = None) -> list[ScheduleResult] | None:
         """The answers of cycles for ``pods`` in this order, all from kept failures — what
         :meth:`schedule` would answer for each — or None when any one of them would need a real
         cycle. Lets a caller retry a batch of parked pods in one step while nothing in the cluster
@@ -255,31 +256,37 @@ class Scheduler:
         ``times``: how many cycles in a row each pod goes through (at least one; once each by
         default). At one generation a pod's later cycles get the same answer, each moving the
         sampling rotation as :meth:`_reuse` would: by its own kept verdict's ``advance`` (a
-        shape's is always 0)."""
+        shape's is always 0). ``advances``, when given, receives each answer's ``advance``, for
+        :meth:`kept_again`."""
         if not self.reuse_verdicts:
             return None
         cs = self.cluster
         gen = cs.generation
-        verdicts, shapes = self._verdicts, self._shapes
+        verdicts, shapes, signatures = self._verdicts, self._shapes, self._signatures
         out: list[ScheduleResult] = []
         advance = 0
         for i, pod in enumerate(pods):
-            uid = pod.uid
+            uid = pod.metadata.uid or pod.uid   # (``Pod.uid``, its property call saved when the uid is set)
             kept = verdicts.get(uid)
             if kept is not None and kept.pod is pod and kept.generation == gen:
                 out.append(kept.result)
                 if kept.advance:
                     advance += (1 if times is None else times[i]) * kept.advance
+                if advances is not None:
+                    advances.append(kept.advance)
                 continue
             if not shapes:
                 return None
-            sig = self.signature(pod, uid)
+            got = signatures.get(uid)   # :meth:`signature`'s kept answer, looked up inline
+            sig = got[1] if got is not None and got[0] is pod else self.signature(pod, uid)
             shared = shapes.get(sig)
             if shared is None:
                 return None
             if shared.generation != gen and self._patch_shape(sig, shared) is None:
                 return None
             out.append(shared.result)
+            if advances is not None:
+                advances.append(0)
         if advance and cs.n:
             self.next_start = (self.next_start + advance) % cs.n
         self.reused_cycles += len(out) if times is None else sum(times)
@@ -288,6 +295,17 @@ class Scheduler:
 
             traced_kept_answers(self, pods, out, times)
         return out
+
+    def kept_again(self, cycles: int, advance: int) -> None:
+        """``cycles`` more cycles answered again, at the generation of the :meth:`kept_answers`
+        call that answered their pods first (nothing changed since: the caller vouches for it),
+        moving the sampling rotation by ``advance`` in all — what ``kept_answers(pods, times)``
+        of those pods would count, without looking each one up again. Not for traced runs
+        (``kept_answers`` gives each such cycle its span)."""
+        cs = self.cluster
+        if advance and cs.n:
+            self.next_start = (self.next_start + advance) % cs.n
+        self.reused_cycles += cycles
 
     def _reuse(self, pod: Pod) -> ScheduleResult | None:
         """A kept failed cycle brought up to date, or None when the real cycle must run.

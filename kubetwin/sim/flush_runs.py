@@ -74,6 +74,10 @@ def run_flushes(queue: SchedulingQueue, t: float, until: Callable[[], float], ma
     last = -math.inf   # the latest instant whose pods were taken (the heap copy pops in order)
     ticks = 0
     end: float | None = None
+    # A group is due only after ``max_parked`` since its last tick: with that past the longest
+    # backoff and its whole-second window (a second more kept for rounding), none of its pods
+    # can still back off
+    groups_may_back_off = not max_parked >= MAX_BACKOFF + 2
     while True:
         fresh: list[QueuedPod] = []
         while heap:
@@ -96,7 +100,8 @@ def run_flushes(queue: SchedulingQueue, t: float, until: Callable[[], float], ma
                 if qp.attempts > 0 and qp.backoff_until >= window:
                     backing_off = True
                     break
-            if backing_off or any(g.backing_off(tick) for g in due) or (fresh and due) or len(due) > 1:
+            if (backing_off or (fresh and due) or len(due) > 1
+                    or (groups_may_back_off and any(g.backing_off(tick) for g in due))):
                 # (groups meet only here: left to the clock, whose next run takes them all afresh)
                 groups.extendleft(reversed(due))
                 break

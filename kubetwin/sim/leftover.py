@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from .. import tracing as _tracing
 from ..model.pod import Pod
 from ..scheduler.backend.queue import QueuedPod
 from . import flush_runs
@@ -52,8 +53,9 @@ class LeftoverFlushes:
             return False
         max_parked = self.sim.sc.settings.pod_max_in_unschedulable
         until: float | None = None   # worked out once the first flush is done
-        #: uid -> (pod, its queue record, attempts before this run); the answer's plugins
-        retried: dict[str, tuple[SimPod, QueuedPod, int]] = {}
+        #: uid -> (pod, its queue record, attempts before this run, its answer's ``advance``);
+        #: the answer's plugins
+        retried: dict[str, tuple[SimPod, QueuedPod, int, int]] = {}
         plugins: dict[str, frozenset[str]] = {}
         if flush_runs.ENABLED:
             got = flush_runs.run_flushes(q, t, self._until, max_parked, self.sim.flush_due,
@@ -100,7 +102,7 @@ class LeftoverFlushes:
             until = math.nextafter(horizon, math.inf)   # a flush at the horizon itself still runs
         return until
 
-    def _answer_first(self, due: list[QueuedPod], retried: dict[str, tuple[SimPod, QueuedPod, int]],
+    def _answer_first(self, due: list[QueuedPod], retried: dict[str, tuple[SimPod, QueuedPod, int, int]],
                       plugins: dict[str, frozenset[str]]) -> bool:
         """Kept answers for the pods of ``due`` retried for the first time in this run of
         flushes, all or none: False when one is no longer the pending pod it was, or needs a
@@ -120,31 +122,47 @@ class LeftoverFlushes:
             pods.append(pod)
         if not new:
             return True
-        answers = self.sim.sched.kept_answers(pods)
+        advances: list[int] = []
+        answers = self.sim.sched.kept_answers(pods, advances=advances)
         if answers is None:
             return False
-        for (uid, sp, qp), r in zip(new, answers):
+        for (uid, sp, qp), r, advance in zip(new, answers, advances):
             sp.reason = "Unschedulable"
             sp.message = r.message
-            retried[uid] = (sp, qp, qp.attempts)
+            retried[uid] = (sp, qp, qp.attempts, advance)
             plugins[uid] = r.unschedulable_plugins
         return True
 
-    def _settle(self, retried: dict[str, tuple[SimPod, QueuedPod, int]]) -> None:
+    def _settle(self, retried: dict[str, tuple[SimPod, QueuedPod, int, int]]) -> None:
         """Counters and attempts of a run of flushes, and the scheduler's count of the cycles
-        answered after each pod's first (which :meth:`_answer_first` took)."""
+        answered after each pod's first (which :meth:`_answer_first` took). The run's cluster
+        stood still, so each later cycle is its pod's first answer again: counted with the
+        advance :meth:`_answer_first` noted (``Scheduler.kept_again``), or — plain path, or
+        traced (each cycle a span) — looked up again."""
         total = 0
-        again: list[Pod] = []
-        times: list[int] = []
-        for sp, qp, before in retried.values():
-            n = qp.attempts - before
-            sp.attempts += n
-            total += n
-            if n > 1:
-                again.append(qp.pod)
-                times.append(n - 1)
-        if again and self.sim.sched.kept_answers(again, times) is None:
-            raise AssertionError("a kept answer was lost between two flushes")
+        if flush_runs.ENABLED and _tracing.ACTIVE is None:
+            again_cycles = advance = 0
+            for sp, qp, before, adv in retried.values():
+                n = qp.attempts - before
+                sp.attempts += n
+                total += n
+                if n > 1:
+                    again_cycles += n - 1
+                    advance += (n - 1) * adv
+            if again_cycles:
+                self.sim.sched.kept_again(again_cycles, advance)
+        else:
+            again: list[Pod] = []
+            times: list[int] = []
+            for sp, qp, before, _ in retried.values():
+                n = qp.attempts - before
+                sp.attempts += n
+                total += n
+                if n > 1:
+                    again.append(qp.pod)
+                    times.append(n - 1)
+            if again and self.sim.sched.kept_answers(again, times) is None:
+                raise AssertionError("a kept answer was lost between two flushes")
         c = self.sim.counters
         c.attempts += total
         c.unschedulable_attempts += total

@@ -657,7 +657,9 @@ class Simulator:
         from .metrics import node_reports
 
         name = self.node_name
-        records = [PodRecord(sp.pod.name, sp.pod.namespace, sp.phase, name(sp.node),
+        names = self.cluster.names   # (``node_name`` of a current node, looked up inline for every pod)
+        records = [PodRecord(sp.pod.metadata.name, sp.pod.metadata.namespace, sp.phase,
+                             names[sp.node] if sp.node >= 0 else name(sp.node),
                              sp.arrival, sp.start if sp.node != -1 else None, sp.end, sp.reason, sp.message,
                              sp.attempts, sp.cpus, sp.mems, sp.priority, sp.owner or "",
                              [list(g) for g in sp.gpus] if sp.gpus else None, list(sp.claims), sp.restarts)

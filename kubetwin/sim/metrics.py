@@ -94,11 +94,15 @@ def node_reports(sim: Any) -> list[NodeReport]:
     out = []
     started: dict[int, tuple[Any, list[NUMAReport], int]] = {}
     dra_published, dra_allocated = dra_devices_per_node(sim) if sim.dra_devices else ({}, {})
+    # the columns as Python ints, row by row (one conversion, not one numpy read per figure)
+    requested, allocatable = s.requested.tolist(), s.alloc.tolist()
+    resources = list(enumerate(s.resources))
     for i, name in enumerate(s.names):
         sn = sim.sim_nodes[i]
-        req = {r: int(s.requested[i, j]) for j, r in enumerate(s.resources)
-               if s.requested[i, j] or r in ("cpu", "memory")}
-        alloc = {r: int(s.alloc[i, j]) for j, r in enumerate(s.resources) if s.alloc[i, j]}
+        row = requested[i]
+        req = {r: row[j] for j, r in resources if row[j] or r in ("cpu", "memory")}
+        row = allocatable[i]
+        alloc = {r: row[j] for j, r in resources if row[j]}
         rep = NodeReport(name, sn.group, int(s.npods[i]), req, alloc)
         if sim.pressure is not None:
             rep.conditions = list(sim.pressure.conditions_of(i))

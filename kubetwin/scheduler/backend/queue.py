@@ -278,21 +278,30 @@ class SchedulingQueue:
         (in the order the flush at ``now`` popped them) failed ``retries`` more times, the last at
         ``now``, where it took sequence number ``first_seq`` + its position. Those numbers are
         taken from the counter by the caller (:meth:`next_seq`, :meth:`continue_seq`)."""
-        at = self._parked_at.get(now)
+        parked_at = self._parked_at
+        at = parked_at.get(now)
         if at is None:
-            at = self._parked_at[now] = {}
+            at = parked_at[now] = {}
             heapq.heappush(self._parked_times, now)
         seq = first_seq
+        backoffs, known = _BACKOFFS, len(_BACKOFFS)
+        floor = math.floor
         for qp in pods:
-            uid = qp.pod.uid
+            pod = qp.pod
+            uid = pod.metadata.uid or pod.uid   # (``Pod.uid``, its property call saved when the uid is set)
             pl = plugins[uid]
-            self._unpark_index(uid, qp.timestamp)
+            old = parked_at.get(qp.timestamp)   # _unpark_index, inline: called for every pod retried
+            if old is not None:
+                old.pop(uid, None)
+                if not old:
+                    del parked_at[qp.timestamp]
             n = qp.attempts + retries
             qp.timestamp = qp.unschedulable_since = now
             qp.seq = seq
             seq += 1
             qp.attempts = n
-            qp.backoff_until = backoff_expiry(now, n)
+            # backoff_expiry(now, n), inline: called for every pod retried
+            qp.backoff_until = float(floor(now + (backoffs[n] if n < known else MAX_BACKOFF))) if n > 0 else 0.0
             if pl != qp.unschedulable_plugins:
                 self._unindex(uid)
                 self._index(uid, pl)
