@@ -149,3 +149,13 @@ def test_a_start_time_is_the_whole_second_as_the_api_serves_it_also_when_the_las
     times = [0.0, 0.2, 0.99, 1.0, 59.5, 59.9, 60.0] + sorted(rng.uniform(0, 1e7) for _ in range(200))
     for t in times + times[::-1]:
         assert _rfc3339(t) == (epoch + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def test_samples_with_nothing_changed_between_repeat_the_figures_each_in_its_own_dict(tmp_path, kit):
+    sc = kit.scenario(tmp_path, {"sampleInterval": "10s", "nodeGroups": [kit.group(cpu="2")],
+                                 "workloads": [kit.workload(count=2, arrival={"interval": "35s"}, duration="100s")]})
+    r = simulate(sc)
+    still = [(a, b) for a, b in zip(r.samples, r.samples[1:]) if a.running == b.running and a.pending == b.pending]
+    assert still and all(a.utilization == b.utilization and a.utilization is not b.utilization for a, b in still)
+    assert [s.utilization["cpu"] for s in r.samples[1:5]] == [0.5, 0.5, 0.5, 1.0]   # one pod, then both
+    assert r.samples[10].utilization["cpu"] == 0.5   # the first one finished at 100 s

@@ -218,3 +218,17 @@ def test_kept_answers_leave_a_batch_to_real_cycles_once_a_changed_node_fits():
     s.remove(big)
     assert s.kept_answers([pod("b", cpu="3")]) is None
     assert s.schedule(pod("b", cpu="3")).node == "n2"
+
+
+def test_kept_again_counts_later_cycles_as_kept_answers_with_times_would():
+    nodes = [node("n1", cpu="2"), node("n2", cpu="2")]
+    batch = [pod("b", cpu="3"), pod("c", cpu="3")]
+    looked_up, counted = Scheduler(None, nodes, GATES), Scheduler(None, nodes, GATES)
+    for s in (looked_up, counted):
+        assert s.schedule(pod("a", cpu="3")).node is None
+    advances: list[int] = []
+    first = counted.kept_answers(batch, advances=advances)
+    assert first is not None and advances == [0, 0]   # a shape's answer never moves the rotation
+    counted.kept_again(5, sum(3 * a for a in advances))
+    assert looked_up.kept_answers(batch) is not None and looked_up.kept_answers(batch, [2, 3]) is not None
+    assert (counted.reused_cycles, counted.next_start) == (looked_up.reused_cycles, looked_up.next_start)
