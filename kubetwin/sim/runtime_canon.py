@@ -89,11 +89,17 @@ carry over unchanged.
 
 Balloons
 --------
-Not keyed here: its balloons are instances with per-type sequence numbers and lists of
-containers in order of assignment, and balloon choice and pinning order read them (which
-instance a new pod joins, which balloon is freed or inflated first). A name-free key would have
-to prove those orders immaterial or carry them; this module does neither, so balloons nodes keep
-the history key.
+Not keyed here (measured, not built: ``docs/scale.md``, "a pod key for balloons"). What balloons
+reads of order: the list of balloons (creation order) — its fill methods take the first of
+equally good candidates of a type and ``new`` the first empty one —; each balloon's instance
+index (the first free one, and every row's ``pool``) and CPUs (the tree allocator reads the free
+ones); and each balloon's pods in order of assignment (``PodIDs``), read only as the order in
+which ``updatePinning`` pins its containers, so the order of libmem's calls — immaterial unless
+an overcommit can arise in some order (a node's memory limits above its smallest normal memory
+node). A key carrying all of them joins no state at 5,000 x 50,000; one that drops the pods'
+order inside a balloon (sound with that guard) cuts misses by 22 % (7,582 -> 5,892), below the
+25 % this was to be built for; even a key blind to which CPUs balloons hold cuts 33 %.
+Balloons nodes keep the history key.
 
 Not an upstream module: a kubetwin fast path over nri-plugins v0.14.0's ``topology-aware``
 policy (``cmd/plugins/topology-aware/policy``, ``pkg/resmgr/lib/memory``), kept plain in

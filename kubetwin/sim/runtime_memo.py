@@ -28,7 +28,8 @@ so the table is used only when:
 * the kubelet's CPU and memory managers are off (``none``): the CRI resources the runtime gets
   then depend on the pod alone, never on what the kubelet holds;
 * the runtime is an nri-plugins policy (not a Python plugin, whose state is its own) whose
-  ``matchExpressions`` read only namespaces, QoS classes and labels (not names or ids);
+  ``matchExpressions`` and balloons' ``groupBy`` templates read only namespaces, QoS classes and
+  labels (not names or ids);
 * ``NodeResourceTopologyMatch`` does not read the nodes' published topology during the run;
 * the event is keyed on the whole pod but its name, UID, start time and nominated node (which
   nothing below the kubelet reads) (namespace, labels, annotations,
@@ -198,12 +199,53 @@ def _expressions_name_free(value: Any) -> bool:
     return True
 
 
+class _Refs:
+    """A subject for :func:`..runtime.policies.balloons.expand.expand` that records every key
+    path the template's references walk (``("pod", "labels", "app")``) and resolves none."""
+
+    __slots__ = ("paths", "path")
+
+    def __init__(self, paths: set[tuple[str, ...]], path: tuple[str, ...] = ()):
+        self.paths, self.path = paths, path
+
+    def eval_key(self, key: str) -> "_Refs":
+        p = self.path + (key,)
+        self.paths.add(p)
+        return _Refs(self.paths, p)
+
+
+def _template_name_free(src: Any) -> bool:
+    """A balloons ``groupBy`` template whose every reference reads nothing of a pod's or
+    container's name or ids (by :func:`_name_free_key`, as expression keys)."""
+    from ..runtime.policies.balloons.expand import ExpandError, expand
+
+    if not isinstance(src, str):
+        return False
+    paths: set[tuple[str, ...]] = set()
+    try:
+        expand(src, _Refs(paths), False)
+    except ExpandError:
+        return False   # the policy refuses or skips it: keep the plain path
+    leaves = [p for p in paths if not any(len(q) > len(p) and q[:len(p)] == p for q in paths)]
+    return all(_name_free_key("/".join(p)) for p in leaves)
+
+
+def _group_by_name_free(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(_template_name_free(v) if k == "groupBy" else _group_by_name_free(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_group_by_name_free(v) for v in value)
+    return True
+
+
 def policy_memoizable(resource: Any) -> bool:
-    """Whether a policy resource can be answered from the table: its ``matchExpressions`` read
-    no pod or container names or ids (namespace, QoS class and plain labels only), and
-    topology-aware's ``colocatePods`` is off (upstream scopes that implicit affinity by pod
-    *name*, ``pod/name``, so two pods of one name in two namespaces attract each other's
-    containers — a relation of names the history key does not hold)."""
+    """Whether a policy resource can be answered from the table: its ``matchExpressions`` and
+    balloons' ``groupBy`` templates read no pod or container names or ids (namespace, QoS class
+    and plain labels only: a ``groupBy`` of ``${pod/name}`` groups two pods of one name in two
+    namespaces into one balloon), and topology-aware's ``colocatePods`` is off (upstream scopes
+    that implicit affinity by pod *name*, ``pod/name``, so two pods of one name in two
+    namespaces attract each other's containers — a relation of names the history key does not
+    hold)."""
     if resource is None:
         return False
     if getattr(resource.config, "colocate_pods", False):
@@ -217,7 +259,7 @@ def policy_memoizable(resource: Any) -> bool:
         config = json.loads(json.dumps(resource.config, default=plain))
     except (TypeError, ValueError):
         return False   # something not seen through: keep the plain path
-    return _expressions_name_free(config)
+    return _expressions_name_free(config) and _group_by_name_free(config)
 
 
 def kubelet_memoizable(kubelet: Any) -> bool:

@@ -137,6 +137,44 @@ def test_policy_resources_with_match_expressions_are_not_answered_from_the_table
     assert runtime_memo.policy_memoizable(_balloons().resource)
 
 
+def _grouping_balloons(group_by: str) -> RuntimePolicy:
+    doc = {"apiVersion": "config.nri/v1alpha1", "kind": "BalloonsPolicy", "metadata": {"name": "default"},
+           "spec": {"reservedResources": {"cpu": "1"}, "pinMemory": False,
+                    "balloonTypes": [{"name": "grp", "namespaces": ["a", "b"], "groupBy": group_by,
+                                      "preferNewBalloons": True, "maxCPUs": 8}]}}
+    return RuntimePolicy("balloons", decode_policy(doc, "x.yaml"))
+
+
+@pytest.mark.parametrize("group_by", ("${pod/name}", "${pod/uid}", "${id}", "${name}", "${labels/io.kubernetes.pod.name}",
+                                      "${:,:namespace,pod/name}", "${unterminated"))
+def test_balloons_grouping_by_names_or_ids_is_not_answered_from_the_table(group_by: str) -> None:
+    assert not runtime_memo.policy_memoizable(_grouping_balloons(group_by).resource)
+
+
+@pytest.mark.parametrize("group_by", ("", "${pod/namespace}", "$pod/labels/app", "${qosclass}-${pod/labels/tier}",
+                                      "${:,:namespace,qosclass}"))
+def test_balloons_grouping_by_namespaces_qos_classes_and_labels_keeps_the_table(group_by: str) -> None:
+    assert runtime_memo.policy_memoizable(_grouping_balloons(group_by).resource)
+
+
+def test_pods_grouped_by_name_get_the_plain_paths_balloons() -> None:
+    # two nodes with the same history of pod shapes: on n1 the second pod has the first one's name
+    # (in another namespace) and joins its balloon; on n0 it has a name of its own and gets a new one
+    def pod(name: str, namespace: str, t: float) -> Arrival:
+        return Arrival(t, pod_from_dict({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": namespace,
+                                                            "uid": f"{namespace}-{name}"},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "500m", "memory": "64Mi"}}}]}}))
+
+    arrivals = [pod("x", "a", 0), pod("y", "a", 1), pod("x", "b", 2), pod("z", "b", 3)]
+    rp = _grouping_balloons("${pod/name}")
+    plain, _ = _run(_nodes(MACHINES[0], 2, rp), arrivals, False)
+    fast, _ = _run(_nodes(MACHINES[0], 2, rp), arrivals, True)
+    pools = {r["pod"]: r["pool"] for r in json.loads(plain)["placement"]["containers"]}
+    assert pools["b/x"] == pools["a/x"] and pools["b/z"] != pools["a/y"]
+    assert fast == plain
+
+
 def test_topology_aware_with_colocate_pods_is_not_answered_from_the_table() -> None:
     # colocatePods' implicit affinity is scoped by pod name: names matter, the history key drops them
     doc = {"apiVersion": "config.nri/v1alpha1", "kind": "TopologyAwarePolicy", "metadata": {"name": "default"},
