@@ -45,9 +45,11 @@ from ...libmem import memset_string
 from ...resmgr.cache import Cache, CachedContainer
 from ...resmgr.expression import KEY_NAMESPACE, KEY_QOS_CLASS
 from ...sysfs import System
+from . import fastpin
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import (
     BALLOON_KEY,
+    NO_LIMIT,
     Balloon,
     BalloonDef,
     BalloonsPolicy,
@@ -56,6 +58,10 @@ from .policy import (
 
 #: the fast policy (False: :func:`new_policy` gives the plain one, for equivalence tests and A/B runs)
 ENABLED = True
+
+#: the fill-method chain with each balloon's requested mCPU summed once (False: every time, as
+#: the plain policy; for equivalence tests and A/B runs)
+REMEMBER_REQUESTS = True
 
 #: remembered answers per tree before the table starts afresh
 MAX_ANSWERS = 1 << 16
@@ -384,6 +390,8 @@ class FastBalloonsPolicy(BalloonsPolicy):
         self.placements: dict[str, tuple[str, CPUSet]] | None = None
         #: the container :meth:`allocate_resources` places
         self.joining: CachedContainer | None = None
+        #: each balloon's requested mCPU while :meth:`_allocate_balloon` runs (None: not remembered)
+        self.requested: dict[Balloon, int] | None = None
         super().setup(system, cache, config)
         self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
         self.def_choices = DefChoices(self.defs)
@@ -538,6 +546,65 @@ class FastBalloonsPolicy(BalloonsPolicy):
                 mems.clear()
             got = mems[cpus.mask] = super()._closest_mems(cpus)
         return got
+
+    def _allocate_balloon(self, c: CachedContainer, d: BalloonDef) -> Balloon:
+        """As the plain policy; with :data:`REMEMBER_REQUESTS` each balloon's requested mCPU summed
+        once for the fill-method chain (no container joins or leaves a balloon while it runs)."""
+        if not REMEMBER_REQUESTS:
+            return super()._allocate_balloon(c, d)
+        self.requested = {}
+        try:
+            return super()._allocate_balloon(c, d)
+        finally:
+            self.requested = None
+
+    def _fillable(self, d: BalloonDef, method: str, c: CachedContainer) -> list[Balloon]:
+        """As the plain policy; with :data:`REMEMBER_REQUESTS` the same-pod and balanced methods on
+        the remembered sums, and a new balloon of a type at ``maxBalloons`` refused before it is
+        tried (the plain ``newBalloon`` refuses it before changing anything)."""
+        if self.requested is None:
+            return super()._fillable(d, method, c)
+        if method == "new":
+            if d.max_balloons > NO_LIMIT:
+                count = 0
+                for b in self.balloons:
+                    if b.defn is d:
+                        if not b.pod_ids:
+                            return [b]
+                        count += 1
+                if d.max_balloons <= count:
+                    return []
+            return super()._fillable(d, method, c)
+        if method not in ("same-pod", "balanced", "balanced-inflate"):
+            return super()._fillable(d, method, c)
+        req = self._requested(c.id)
+        requested_in = self._requested_in
+        if method == "balanced":
+            return [b for b in self.balloons if b.defn is d and b.cpus.mask.bit_count() * 1000 - requested_in(b) >= req]
+        n = self.free_cpus.mask.bit_count()
+        limit = d.max_cpus * 1000 if d.max_cpus != NO_LIMIT and d.max_cpus <= n else None
+        if method == "same-pod":
+            pod_id = c.pod_id
+            return [b for b in self.balloons if b.defn is d and pod_id in b.pod_ids
+                    and (limit if limit is not None else (b.cpus.mask.bit_count() + n) * 1000) - requested_in(b) >= req]
+        return [b for b in self.balloons if b.defn is d
+                and (limit if limit is not None else (b.cpus.mask.bit_count() + n) * 1000) - requested_in(b) >= req]
+
+    def _requested_in(self, bln: Balloon) -> int:
+        memo = self.requested
+        if memo is None:
+            return super()._requested_in(bln)
+        got = memo.get(bln)
+        if got is None:
+            got = memo[bln] = super()._requested_in(bln)
+        return got
+
+    def _update_pinning(self, blns: list[Balloon]) -> None:
+        """As the plain policy; with :mod:`.fastpin` the texts made once per balloon."""
+        if fastpin.ENABLED:
+            fastpin.update_pinning(self, blns)
+        else:
+            super()._update_pinning(blns)
 
     def _cpus_text(self, cpus: CPUSet) -> str:
         return self.machine_texts.text(cpus)
