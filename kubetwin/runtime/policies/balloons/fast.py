@@ -63,6 +63,9 @@ ENABLED = True
 #: the plain policy; for equivalence tests and A/B runs)
 REMEMBER_REQUESTS = True
 
+#: the tree search on CPU masks (False: on node positions; for equivalence tests and A/B runs)
+SEARCH_MASKS = True
+
 #: remembered answers per tree before the table starts afresh
 MAX_ANSWERS = 1 << 16
 
@@ -71,7 +74,8 @@ class FlatTree:
     """A CPU tree as flat tuples, level by level (nodes of one depth in the plain walk's
     pre-order), and the answers of ``resizeCpusMaxLocalSet`` found on it."""
 
-    __slots__ = ("root", "masks", "sizes", "children", "lows", "widths", "ranks", "answers", "branches")
+    __slots__ = ("root", "masks", "sizes", "children", "lows", "widths", "ranks", "answers", "branches", "unions",
+                 "nested")
 
     def __init__(self, root: CpuTreeNode):
         masks: list[list[int]] = []
@@ -126,6 +130,14 @@ class FlatTree:
         self.ranks = tuple(tuple(rank[n] for n in level) for level in names)
         self.answers: dict[tuple[bool, int, int, int], int] = {}
         self.branches: dict[str, tuple[int, ...]] = {}
+        #: per depth: the CPUs of its nodes
+        self.unions = tuple(_union(level) for level in self.masks)
+        #: the tree nests (each node's CPUs within its parent's) and the nodes of a depth are
+        #: disjoint: a node then holds a node of a deeper level iff their CPUs meet, and the
+        #: search reads candidates as CPU masks (:meth:`_search_masks`)
+        self.nested = all(sum(m.bit_count() for m in level) == u.bit_count() for level, u in zip(self.masks, self.unions)) \
+            and all(level[k] & ~self.masks[d - 1][p] == 0 for d, level in enumerate(self.masks) if d
+                    for k, p in enumerate(parents[d]))
 
     def level_branches(self, level: str) -> tuple[int, ...]:
         """The CPU masks of the ``level`` nodes the plain walk of ``cpus_in_level`` stops at."""
@@ -170,6 +182,70 @@ class FlatTree:
         return got
 
     def _search(self, balancing: bool, current: int, free: int, delta: int) -> int:
+        if SEARCH_MASKS and self.nested:
+            return self._search_masks(balancing, current, free, delta)
+        return self._search_positions(balancing, current, free, delta)
+
+    def _search_masks(self, balancing: bool, current: int, free: int, delta: int) -> int:
+        """:meth:`_search_positions` with the candidates as CPU masks: the deepest level with
+        room, and a node with a candidate below it is one that meets their CPUs (the tree
+        nests, each level's nodes are disjoint); with one CPU to find, a node of the level
+        has room iff it holds one of the CPUs, so their CPUs stand for the candidates."""
+        masks = self.masks
+        need, within = (delta, free) if delta > 0 else (-delta, current)
+        depth = len(masks) - 1
+        sizes, unions = self.sizes, self.unions
+        while depth >= 0:
+            if sizes[depth] >= need:
+                if need == 1:
+                    cand = within & unions[depth]
+                else:
+                    cand = 0
+                    for m in masks[depth]:
+                        if (m & within).bit_count() >= need:
+                            cand |= m
+                if cand:
+                    break
+            depth -= 1
+        else:
+            return -1
+        if delta > 0:
+            cand = self._best_masks(cand, depth, current, True)
+            keep = self._best_nodes(cand, depth, free, balancing)
+            ranks = self.ranks[depth]
+            return masks[depth][min(keep, key=ranks.__getitem__)]
+        cand = self._best_masks(cand, depth, current, False)
+        keep = self._best_nodes(cand, depth, free, False)
+        ranks = self.ranks[depth]
+        return masks[depth][max(keep, key=ranks.__getitem__)]
+
+    def _best_masks(self, cand: int, depth: int, cpus: int, most: bool) -> int:
+        """:meth:`_best_nodes` as the CPUs of the nodes kept (all of ``cand`` when every count is zero)."""
+        if cpus == 0:
+            return cand
+        level = self.masks[depth]
+        out = 0
+        for k in self._best_nodes(cand, depth, cpus, most):
+            out |= level[k]
+        return out
+
+    def _best_nodes(self, cand: int, depth: int, cpus: int, most: bool) -> list[int]:
+        """The nodes at ``depth`` meeting ``cand`` whose vector of counts of ``cpus`` (root
+        first) is the largest (``most``) or the smallest: :meth:`_best_vectors` on masks."""
+        masks, children = self.masks, self.children
+        keep = [0]
+        for d in range(1, depth + 1):
+            level = masks[d]
+            kids = [k for p in keep for k in children[d - 1][p] if level[k] & cand]
+            if len(kids) > 1 and cpus:
+                counts = [(level[k] & cpus).bit_count() for k in kids]
+                best = max(counts) if most else min(counts)
+                keep = [k for k, n in zip(kids, counts) if n == best]
+            else:
+                keep = kids
+        return keep
+
+    def _search_positions(self, balancing: bool, current: int, free: int, delta: int) -> int:
         masks = self.masks
         # a node has room when it has ``delta`` free CPUs (or ``-delta`` current ones); its
         # ancestors then have too, so the plain walk (which skips the subtree of a node without
@@ -228,6 +304,13 @@ class FlatTree:
             best = max(counts) if most else min(counts)
             keep = [k for k, n in zip(kids, counts) if n == best]
         return keep
+
+
+def _union(masks: tuple[int, ...]) -> int:
+    out = 0
+    for m in masks:
+        out |= m
+    return out
 
 
 _FLAT: dict[int, FlatTree] = {}
