@@ -24,6 +24,9 @@ linear walks over balloons and their containers. What is here gives the same ans
 * :class:`FastBalloonsPolicy`: the plain policy with those allocators and texts, the idle CPUs
   of a level read off the flat tree, and a namespace's match against a type's patterns
   remembered.
+* Pinning through :mod:`.fastpin` (texts once per balloon); the fill-method chain on each
+  balloon's requests summed once per placement (:data:`REMEMBER_REQUESTS`); the tree search on
+  CPU masks where the tree nests and its levels are disjoint (:data:`SEARCH_MASKS`).
 
 ``ENABLED`` (False: the plain policy) is for equivalence tests and A/B runs;
 ``tests/runtime/policies/balloons/test_fast.py`` holds the fast answers against the plain ones.
