@@ -24,6 +24,9 @@ linear walks over balloons and their containers. What is here gives the same ans
 * :class:`FastBalloonsPolicy`: the plain policy with those allocators and texts, the idle CPUs
   of a level read off the flat tree, and a namespace's match against a type's patterns
   remembered.
+* Pinning through :mod:`.fastpin` (texts once per balloon); the fill-method chain on each
+  balloon's requests summed once per placement (:data:`REMEMBER_REQUESTS`); the tree search on
+  CPU masks where the tree nests and its levels are disjoint (:data:`SEARCH_MASKS`).
 
 ``ENABLED`` (False: the plain policy) is for equivalence tests and A/B runs;
 ``tests/runtime/policies/balloons/test_fast.py`` holds the fast answers against the plain ones.
@@ -45,9 +48,11 @@ from ...libmem import memset_string
 from ...resmgr.cache import Cache, CachedContainer
 from ...resmgr.expression import KEY_NAMESPACE, KEY_QOS_CLASS
 from ...sysfs import System
+from . import fastpin
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import (
     BALLOON_KEY,
+    NO_LIMIT,
     Balloon,
     BalloonDef,
     BalloonsPolicy,
@@ -57,6 +62,13 @@ from .policy import (
 #: the fast policy (False: :func:`new_policy` gives the plain one, for equivalence tests and A/B runs)
 ENABLED = True
 
+#: the fill-method chain with each balloon's requested mCPU summed once (False: every time, as
+#: the plain policy; for equivalence tests and A/B runs)
+REMEMBER_REQUESTS = True
+
+#: the tree search on CPU masks (False: on node positions; for equivalence tests and A/B runs)
+SEARCH_MASKS = True
+
 #: remembered answers per tree before the table starts afresh
 MAX_ANSWERS = 1 << 16
 
@@ -65,7 +77,8 @@ class FlatTree:
     """A CPU tree as flat tuples, level by level (nodes of one depth in the plain walk's
     pre-order), and the answers of ``resizeCpusMaxLocalSet`` found on it."""
 
-    __slots__ = ("root", "masks", "sizes", "children", "lows", "widths", "ranks", "answers", "branches")
+    __slots__ = ("root", "masks", "sizes", "children", "lows", "widths", "ranks", "answers", "branches", "unions",
+                 "nested")
 
     def __init__(self, root: CpuTreeNode):
         masks: list[list[int]] = []
@@ -120,6 +133,14 @@ class FlatTree:
         self.ranks = tuple(tuple(rank[n] for n in level) for level in names)
         self.answers: dict[tuple[bool, int, int, int], int] = {}
         self.branches: dict[str, tuple[int, ...]] = {}
+        #: per depth: the CPUs of its nodes
+        self.unions = tuple(_union(level) for level in self.masks)
+        #: the tree nests (each node's CPUs within its parent's) and the nodes of a depth are
+        #: disjoint: a node then holds a node of a deeper level iff their CPUs meet, and the
+        #: search reads candidates as CPU masks (:meth:`_search_masks`)
+        self.nested = all(sum(m.bit_count() for m in level) == u.bit_count() for level, u in zip(self.masks, self.unions)) \
+            and all(level[k] & ~self.masks[d - 1][p] == 0 for d, level in enumerate(self.masks) if d
+                    for k, p in enumerate(parents[d]))
 
     def level_branches(self, level: str) -> tuple[int, ...]:
         """The CPU masks of the ``level`` nodes the plain walk of ``cpus_in_level`` stops at."""
@@ -164,6 +185,70 @@ class FlatTree:
         return got
 
     def _search(self, balancing: bool, current: int, free: int, delta: int) -> int:
+        if SEARCH_MASKS and self.nested:
+            return self._search_masks(balancing, current, free, delta)
+        return self._search_positions(balancing, current, free, delta)
+
+    def _search_masks(self, balancing: bool, current: int, free: int, delta: int) -> int:
+        """:meth:`_search_positions` with the candidates as CPU masks: the deepest level with
+        room, and a node with a candidate below it is one that meets their CPUs (the tree
+        nests, each level's nodes are disjoint); with one CPU to find, a node of the level
+        has room iff it holds one of the CPUs, so their CPUs stand for the candidates."""
+        masks = self.masks
+        need, within = (delta, free) if delta > 0 else (-delta, current)
+        depth = len(masks) - 1
+        sizes, unions = self.sizes, self.unions
+        while depth >= 0:
+            if sizes[depth] >= need:
+                if need == 1:
+                    cand = within & unions[depth]
+                else:
+                    cand = 0
+                    for m in masks[depth]:
+                        if (m & within).bit_count() >= need:
+                            cand |= m
+                if cand:
+                    break
+            depth -= 1
+        else:
+            return -1
+        if delta > 0:
+            cand = self._best_masks(cand, depth, current, True)
+            keep = self._best_nodes(cand, depth, free, balancing)
+            ranks = self.ranks[depth]
+            return masks[depth][min(keep, key=ranks.__getitem__)]
+        cand = self._best_masks(cand, depth, current, False)
+        keep = self._best_nodes(cand, depth, free, False)
+        ranks = self.ranks[depth]
+        return masks[depth][max(keep, key=ranks.__getitem__)]
+
+    def _best_masks(self, cand: int, depth: int, cpus: int, most: bool) -> int:
+        """:meth:`_best_nodes` as the CPUs of the nodes kept (all of ``cand`` when every count is zero)."""
+        if cpus == 0:
+            return cand
+        level = self.masks[depth]
+        out = 0
+        for k in self._best_nodes(cand, depth, cpus, most):
+            out |= level[k]
+        return out
+
+    def _best_nodes(self, cand: int, depth: int, cpus: int, most: bool) -> list[int]:
+        """The nodes at ``depth`` meeting ``cand`` whose vector of counts of ``cpus`` (root
+        first) is the largest (``most``) or the smallest: :meth:`_best_vectors` on masks."""
+        masks, children = self.masks, self.children
+        keep = [0]
+        for d in range(1, depth + 1):
+            level = masks[d]
+            kids = [k for p in keep for k in children[d - 1][p] if level[k] & cand]
+            if len(kids) > 1 and cpus:
+                counts = [(level[k] & cpus).bit_count() for k in kids]
+                best = max(counts) if most else min(counts)
+                keep = [k for k, n in zip(kids, counts) if n == best]
+            else:
+                keep = kids
+        return keep
+
+    def _search_positions(self, balancing: bool, current: int, free: int, delta: int) -> int:
         masks = self.masks
         # a node has room when it has ``delta`` free CPUs (or ``-delta`` current ones); its
         # ancestors then have too, so the plain walk (which skips the subtree of a node without
@@ -222,6 +307,13 @@ class FlatTree:
             best = max(counts) if most else min(counts)
             keep = [k for k, n in zip(kids, counts) if n == best]
         return keep
+
+
+def _union(masks: tuple[int, ...]) -> int:
+    out = 0
+    for m in masks:
+        out |= m
+    return out
 
 
 _FLAT: dict[int, FlatTree] = {}
@@ -384,6 +476,8 @@ class FastBalloonsPolicy(BalloonsPolicy):
         self.placements: dict[str, tuple[str, CPUSet]] | None = None
         #: the container :meth:`allocate_resources` places
         self.joining: CachedContainer | None = None
+        #: each balloon's requested mCPU while :meth:`_allocate_balloon` runs (None: not remembered)
+        self.requested: dict[Balloon, int] | None = None
         super().setup(system, cache, config)
         self.cpu_allocator = RememberingCPUAllocator(self.cpu_allocator)
         self.def_choices = DefChoices(self.defs)
@@ -538,6 +632,65 @@ class FastBalloonsPolicy(BalloonsPolicy):
                 mems.clear()
             got = mems[cpus.mask] = super()._closest_mems(cpus)
         return got
+
+    def _allocate_balloon(self, c: CachedContainer, d: BalloonDef) -> Balloon:
+        """As the plain policy; with :data:`REMEMBER_REQUESTS` each balloon's requested mCPU summed
+        once for the fill-method chain (no container joins or leaves a balloon while it runs)."""
+        if not REMEMBER_REQUESTS:
+            return super()._allocate_balloon(c, d)
+        self.requested = {}
+        try:
+            return super()._allocate_balloon(c, d)
+        finally:
+            self.requested = None
+
+    def _fillable(self, d: BalloonDef, method: str, c: CachedContainer) -> list[Balloon]:
+        """As the plain policy; with :data:`REMEMBER_REQUESTS` the same-pod and balanced methods on
+        the remembered sums, and a new balloon of a type at ``maxBalloons`` refused before it is
+        tried (the plain ``newBalloon`` refuses it before changing anything)."""
+        if self.requested is None:
+            return super()._fillable(d, method, c)
+        if method == "new":
+            if d.max_balloons > NO_LIMIT:
+                count = 0
+                for b in self.balloons:
+                    if b.defn is d:
+                        if not b.pod_ids:
+                            return [b]
+                        count += 1
+                if d.max_balloons <= count:
+                    return []
+            return super()._fillable(d, method, c)
+        if method not in ("same-pod", "balanced", "balanced-inflate"):
+            return super()._fillable(d, method, c)
+        req = self._requested(c.id)
+        requested_in = self._requested_in
+        if method == "balanced":
+            return [b for b in self.balloons if b.defn is d and b.cpus.mask.bit_count() * 1000 - requested_in(b) >= req]
+        n = self.free_cpus.mask.bit_count()
+        limit = d.max_cpus * 1000 if d.max_cpus != NO_LIMIT and d.max_cpus <= n else None
+        if method == "same-pod":
+            pod_id = c.pod_id
+            return [b for b in self.balloons if b.defn is d and pod_id in b.pod_ids
+                    and (limit if limit is not None else (b.cpus.mask.bit_count() + n) * 1000) - requested_in(b) >= req]
+        return [b for b in self.balloons if b.defn is d
+                and (limit if limit is not None else (b.cpus.mask.bit_count() + n) * 1000) - requested_in(b) >= req]
+
+    def _requested_in(self, bln: Balloon) -> int:
+        memo = self.requested
+        if memo is None:
+            return super()._requested_in(bln)
+        got = memo.get(bln)
+        if got is None:
+            got = memo[bln] = super()._requested_in(bln)
+        return got
+
+    def _update_pinning(self, blns: list[Balloon]) -> None:
+        """As the plain policy; with :mod:`.fastpin` the texts made once per balloon."""
+        if fastpin.ENABLED:
+            fastpin.update_pinning(self, blns)
+        else:
+            super()._update_pinning(blns)
 
     def _cpus_text(self, cpus: CPUSet) -> str:
         return self.machine_texts.text(cpus)

@@ -352,3 +352,30 @@ def test_the_charts_default_policy_runs_as_the_plain_policy(machine: str, monkey
     quick = _run(m, doc, steps, CPUSet(), True, monkeypatch)
     assert quick == plain
     assert sum('"outcome": null' in s for s in quick) > 20
+
+
+@pytest.mark.parametrize("machine", MACHINE_FILES)
+def test_the_search_on_cpu_masks_finds_the_branch_the_search_on_positions_finds(machine: str) -> None:
+    system = System(_machine(machine))
+    flat = fast.FlatTree(cpu_tree_from_system(system))
+    assert flat.nested
+    cpus = list(system.cpu_set)
+    rng = random.Random(f"masks/{machine}")
+    for _ in range(400):
+        current = _random_cpus(rng, cpus, rng.random()).mask
+        free = _random_cpus(rng, cpus, 0.5).mask & ~current
+        delta = rng.choice((1, 1, 2, 3, 4, 8, -1, -2, -3))
+        balancing = rng.random() < 0.5
+        assert flat._search_masks(balancing, current, free, delta) == \
+            flat._search_positions(balancing, current, free, delta)
+
+
+def test_a_tree_whose_levels_overlap_is_searched_on_positions() -> None:
+    from kubetwin.runtime.policies.balloons.cputree import CpuTreeNode
+
+    root = CpuTreeNode("root", "system", cpus=CPUSet([0, 1, 2, 3]))
+    for name, cpus in (("a", [0, 1, 2]), ("b", [2, 3])):   # CPU 2 in both: not a tree of disjoint branches
+        root.add_child(CpuTreeNode(name, "package", cpus=CPUSet(cpus)))
+    flat = fast.FlatTree(root)
+    assert not flat.nested
+    assert flat._search(True, 0, 0b1111, 1) == flat._search_positions(True, 0, 0b1111, 1)
