@@ -199,9 +199,11 @@ def main() -> None:
             module.ENABLED = False   # type: ignore[attr-defined]
         ResourceManager._nri_readonly_events = frozenset()
         ResourceManager._nri_readonly_pods = frozenset()
-        from kubetwin.runtime.nri import message_copy
+        from kubetwin.runtime.nri import fastmerge, message_copy
 
         message_copy.ENABLED = False
+        message_copy.SHARED_CONTAINER = False
+        fastmerge.ENABLED = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     _time("kubelet static + single-numa-node", lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)),
           a.repeat)

@@ -155,15 +155,17 @@ class RuntimeNode:
             ctr = self._container(pod, rec, c, resources)
             record = ContainerRecord(c.name, kind, ctr, cri=resources, qos=qos)
             try:
-                adjust, updates, result = self.adaptation.create_container(sandbox, ctr)
+                if self.traced:
+                    adjust, updates, result = self.adaptation.create_container(sandbox, ctr)
+                    record.adjustment = api.to_json(adjust)
+                    record.replies = self.adaptation.trace[-1].replies
+                    record.owners = result.owners.to_json().get(ctr.id, {})
+                else:   # nothing reads the merged adjustment nor its owners
+                    updates = self.adaptation.create_container_updates(sandbox, ctr)
             except PluginError as exc:
                 self._undo_create(sandbox, ctr)
                 self._teardown(rec)
                 return self._reject(pod, "CreateContainerError", str(exc))
-            if self.traced:
-                record.adjustment = api.to_json(adjust)
-                record.replies = self.adaptation.trace[-1].replies
-                record.owners = result.owners.to_json().get(ctr.id, {})
             rec.containers.append(record)
             self._apply_updates(updates)
             ctr.state = "CONTAINER_CREATED"
