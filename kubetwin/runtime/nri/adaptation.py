@@ -23,6 +23,7 @@ from ... import tracing as _tracing
 from . import fastmerge, message_copy
 from .api import (
     EVENT,
+    EVENTS,
     VALID_EVENTS,
     Container,
     ContainerAdjustment,
@@ -117,8 +118,8 @@ class Adaptation:
         self.runtime_name = runtime_name
         self.runtime_version = runtime_version
         self.plugins: list[Registered] = []
-        #: the plugins subscribed to each event (bit), in index order
-        self.subscribed: dict[int, list[Registered]] = {}
+        #: the plugins subscribed to each event (by name), in index order
+        self.subscribed: dict[str, list[Registered]] = {}
         self.trace: list[TraceEntry] = []
         #: keep every event and the plugins' replies as JSON (reports); ``simulate`` keeps none
         self.traced = traced
@@ -153,7 +154,7 @@ class Adaptation:
         self.plugins.append(reg)
         # sort.Slice over a handful of plugins: an insertion sort, stable for equal indexes
         self.plugins.sort(key=lambda r: r.idx)
-        self.subscribed = {1 << (e - 1): [r for r in self.plugins if r.events & (1 << (e - 1))]
+        self.subscribed = {EVENTS[e]: [r for r in self.plugins if r.events & (1 << (e - 1))]
                            for e in range(1, EVENT["LAST"])}
         return reg
 
@@ -174,7 +175,7 @@ class Adaptation:
         # the event's trace entry, made only when someone reads it (a report, an active trace)
         entry = (TraceEntry(event, _pod_name(pod), container.name if container else "")
                  if self.traced or _tracing.ACTIVE is not None else None)
-        for r in self.subscribed.get(1 << (EVENT[event] - 1), ()):
+        for r in self.subscribed.get(event, ()):
             if event in r.readonly:
                 args = (pod,) + ((container,) if container is not None else ()) + extra
             else:
@@ -245,7 +246,7 @@ class Adaptation:
         the field owners: the container adjusted, the updates of other containers returned.
         With one plugin subscribed and its reply of a plain shape (:mod:`.fastmerge`, a fast
         path) the merge is only its writes; otherwise :meth:`create_container`."""
-        subscribed = self.subscribed.get(_CREATE_CONTAINER, [])
+        subscribed = self.subscribed.get("CREATE_CONTAINER", [])
         if not fastmerge.ENABLED or self.traced or _tracing.ACTIVE is not None or len(subscribed) != 1:
             return self.create_container(pod, container)[1]
         r = subscribed[0]
@@ -300,7 +301,7 @@ class Adaptation:
         entry = (TraceEntry("STOP_CONTAINER", _pod_name(pod), container.name)
                  if self.traced or _tracing.ACTIVE is not None else None)
         if entry is None and fastmerge.ENABLED:
-            subscribed = self.subscribed.get(_STOP_CONTAINER, [])
+            subscribed = self.subscribed.get("STOP_CONTAINER", [])
             if len(subscribed) == 1:
                 return self._stop_lone(subscribed[0], pod, container)
         result = Result()
