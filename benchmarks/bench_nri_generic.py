@@ -139,6 +139,9 @@ def _plain() -> None:
 
     message_copy.ENABLED = False
     message_copy.SHARED_CONTAINER = False
+    from kubetwin.runtime.resmgr import cache
+
+    cache.ESTIMATES_KEPT = False
     fastmerge.ENABLED = False
 
 

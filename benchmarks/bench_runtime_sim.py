@@ -203,6 +203,9 @@ def main() -> None:
 
         message_copy.ENABLED = False
         message_copy.SHARED_CONTAINER = False
+        from kubetwin.runtime.resmgr import cache
+
+        cache.ESTIMATES_KEPT = False
         fastmerge.ENABLED = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     _time("kubelet static + single-numa-node", lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)),

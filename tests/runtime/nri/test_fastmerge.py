@@ -39,6 +39,7 @@ from kubetwin.runtime.nri.api import (
 )
 from kubetwin.runtime.nri.stub import Plugin
 from kubetwin.runtime.nrt import export
+from kubetwin.runtime.resmgr import cache
 
 from .. import fastpath_runs as runs
 
@@ -46,6 +47,7 @@ from .. import fastpath_runs as runs
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fastmerge, "ENABLED", False)
     monkeypatch.setattr(message_copy, "SHARED_CONTAINER", False)
+    monkeypatch.setattr(cache, "ESTIMATES_KEPT", False)
 
 
 # --- random replies of one plugin ----------------------------------------------------------------
