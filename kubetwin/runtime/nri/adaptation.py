@@ -172,10 +172,15 @@ class Adaptation:
     # --- pod events ----------------------------------------------------------------------------
     def _notify(self, event: str, method: str, pod: PodSandbox, container: Container | None = None,
                 *extra: Any, fail: bool = False) -> None:
+        subscribed = self.subscribed.get(event, ())
         # the event's trace entry, made only when someone reads it (a report, an active trace)
-        entry = (TraceEntry(event, _pod_name(pod), container.name if container else "")
-                 if self.traced or _tracing.ACTIVE is not None else None)
-        for r in self.subscribed.get(event, ()):
+        if not (self.traced or _tracing.ACTIVE is not None):
+            if not subscribed:
+                return
+            entry = None
+        else:
+            entry = TraceEntry(event, _pod_name(pod), container.name if container else "")
+        for r in subscribed:
             if event in r.readonly:
                 args = (pod,) + ((container,) if container is not None else ()) + extra
             else:
