@@ -355,3 +355,29 @@ def test_the_resource_managers_lone_replies_take_the_fast_path(monkeypatch: pyte
     monkeypatch.setattr(result.Result, "__init__", counted)
     _node_trace(runs.MACHINES[0], "topology-aware", [], _steps(3, runs.TOPOLOGY_AWARE_ANNOTATIONS, 30))
     assert made == []
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+def test_simulate_gives_the_plain_merges_placements_with_the_table_of_histories_on_and_off(
+        policy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``simulate``'s runtime nodes (untraced, forked from one started node): every pod's
+    placement, the figures and rejections the same with the generic path's fast paths off."""
+    from kubetwin.sim import runtime_memo
+    from kubetwin.sim.loop import Simulator
+    from kubetwin.sim.scenario import Scenario, parse_scheduler_config
+
+    rp = runs.topology_aware() if policy == "topology-aware" else runs.balloons()
+    annotations = runs.TOPOLOGY_AWARE_ANNOTATIONS if policy == "topology-aware" else runs.BALLOONS_ANNOTATIONS
+
+    def both() -> list[str]:
+        out = [runs.run(runs.nodes(runs.MACHINES[0], 3, rp), runs.arrivals(23, 60, annotations))]
+        assert runtime_memo.ENABLED   # and through the table of node histories
+        result = Simulator(Scenario("t", runs.nodes(runs.MACHINES[0], 3, rp), runs.arrivals(23, 60, annotations),
+                                    profile=parse_scheduler_config(None))).run().to_json()
+        out.append(json.dumps(result["placement"], sort_keys=True, default=str))
+        return out
+
+    fast = both()
+    _plain(monkeypatch)
+    assert fast == both()
+    assert runs.placed(fast[0]) > 20
