@@ -20,6 +20,11 @@ median of ``--repeat`` runs, with the garbage collector set as ``simulate`` sets
 ``--plain``: the generic path's fast paths off (:mod:`kubetwin.runtime.nri.message_copy` and
 :mod:`kubetwin.runtime.nri.fastmerge`), for A/B runs in one checkout.
 
+Tenth session (docs/scale.md, "the generic NRI path, second pass"), ``main`` eedfc31 and this
+code alternated, five pairs, load average 10 to 15 (inflated figures), CPU µs of the generic
+part per pod: creation topology-aware 108-151 -> 85-111 (median ratio 0.74), balloons 95-139 ->
+74-97 (0.80); deletion topology-aware 44-55 -> 37-44, balloons 42-57 -> 36-45.
+
 Not an upstream module: a kubetwin micro-benchmark of containerd/nri v0.12.2 ``pkg/adaptation``
 and nri-plugins v0.14.0 ``pkg/resmgr`` as :mod:`kubetwin.runtime.node` drives them.
 """

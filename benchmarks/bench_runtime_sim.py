@@ -52,6 +52,11 @@ then copies of parked nodes (~3 s), keying the 50,000 creations (~1.8 s) and gar
 of the larger heap (~10 %). Meeting the target needs far fewer plain creations (a name-free
 state key, or a cheaper replay than the full NRI path), not only faster ones.
 
+Session 10, the generic NRI path of a plain creation (``runtime/nri/fastmerge.py``, the resource
+manager's container copy and cache; ``bench_nri_generic.py``): ~25 % less per creation, but at
+5,000 x 50,000 it is ~1.1 s of a ~7-8 s step (topology-aware), so the step moved by less than
+the noise (A/B side by side, load ~13: topology-aware 7.86 -> 7.76 s, balloons 10.24 -> 9.76 s).
+
 Session 9 (topology-aware's own cost per creation: ``fastscore``, ``fastpin``, ``fastslice``,
 ``cpuallocator_keys``), one pair against main 38eaea5, load average 15 to 16: kubelet none
 10.17 / 9.93 s, + topology-aware 29.00 -> 25.49 s (+185 % -> +157 %), placement figures identical.
