@@ -54,8 +54,8 @@ state key, or a cheaper replay than the full NRI path), not only faster ones.
 
 Session 10, the generic NRI path of a plain creation (``runtime/nri/fastmerge.py``, the resource
 manager's container copy and cache; ``bench_nri_generic.py``): ~25 % less per creation, but at
-5,000 x 50,000 it is ~1.1 s of a ~7-8 s step (topology-aware), so the step moved by less than
-the noise (A/B side by side, load ~13: topology-aware 7.86 -> 7.76 s, balloons 10.24 -> 9.76 s).
+5,000 x 50,000 it is ~0.9 s of a ~6-8 s step (topology-aware, 0.94 -> 0.83 s timed inside), so
+the step moved by little more than the noise (A/B side by side, load ~13: topology-aware 7.86 -> 7.76 s, balloons 10.24 -> 9.76 s).
 
 Session 9 (topology-aware's own cost per creation: ``fastscore``, ``fastpin``, ``fastslice``,
 ``cpuallocator_keys``), one pair against main 38eaea5, load average 15 to 16: kubelet none
