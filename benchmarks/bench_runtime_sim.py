@@ -52,6 +52,11 @@ then copies of parked nodes (~3 s), keying the 50,000 creations (~1.8 s) and gar
 of the larger heap (~10 %). Meeting the target needs far fewer plain creations (a name-free
 state key, or a cheaper replay than the full NRI path), not only faster ones.
 
+Session 10, the generic NRI path of a plain creation (``runtime/nri/fastmerge.py``, the resource
+manager's container copy and cache; ``bench_nri_generic.py``): ~25 % less per creation, but at
+5,000 x 50,000 it is ~0.9 s of a ~6-8 s step (topology-aware, 0.94 -> 0.83 s timed inside), so
+the step moved by little more than the noise (A/B side by side, load ~13: topology-aware 7.86 -> 7.76 s, balloons 10.24 -> 9.76 s).
+
 Session 9 (topology-aware's own cost per creation: ``fastscore``, ``fastpin``, ``fastslice``,
 ``cpuallocator_keys``), one pair against main 38eaea5, load average 15 to 16: kubelet none
 10.17 / 9.93 s, + topology-aware 29.00 -> 25.49 s (+185 % -> +157 %), placement figures identical.
@@ -199,9 +204,14 @@ def main() -> None:
             module.ENABLED = False   # type: ignore[attr-defined]
         ResourceManager._nri_readonly_events = frozenset()
         ResourceManager._nri_readonly_pods = frozenset()
-        from kubetwin.runtime.nri import message_copy
+        from kubetwin.runtime.nri import fastmerge, message_copy
 
         message_copy.ENABLED = False
+        message_copy.SHARED_CONTAINER = False
+        from kubetwin.runtime.resmgr import cache
+
+        cache.ESTIMATES_KEPT = False
+        fastmerge.ENABLED = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     _time("kubelet static + single-numa-node", lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)),
           a.repeat)

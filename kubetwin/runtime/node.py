@@ -155,15 +155,17 @@ class RuntimeNode:
             ctr = self._container(pod, rec, c, resources)
             record = ContainerRecord(c.name, kind, ctr, cri=resources, qos=qos)
             try:
-                adjust, updates, result = self.adaptation.create_container(sandbox, ctr)
+                if self.traced:
+                    adjust, updates, result = self.adaptation.create_container(sandbox, ctr)
+                    record.adjustment = api.to_json(adjust)
+                    record.replies = self.adaptation.trace[-1].replies
+                    record.owners = result.owners.to_json().get(ctr.id, {})
+                else:   # nothing reads the merged adjustment nor its owners
+                    updates = self.adaptation.create_container_updates(sandbox, ctr)
             except PluginError as exc:
                 self._undo_create(sandbox, ctr)
                 self._teardown(rec)
                 return self._reject(pod, "CreateContainerError", str(exc))
-            if self.traced:
-                record.adjustment = api.to_json(adjust)
-                record.replies = self.adaptation.trace[-1].replies
-                record.owners = result.owners.to_json().get(ctr.id, {})
             rec.containers.append(record)
             self._apply_updates(updates)
             ctr.state = "CONTAINER_CREATED"
@@ -257,26 +259,29 @@ class RuntimeNode:
         """``qos``: the pod's QoS class when the caller has it (the kubelet's, with its CRI resources)."""
         if qos is None:
             qos = _pod_qos(self.kubelet, pod)
-        parent = self.layout.path(self.layout.pod(qos, pod.uid)) or ""
-        labels = dict(pod.metadata.labels)
-        labels.update({"io.kubernetes.pod.name": pod.name, "io.kubernetes.pod.namespace": pod.namespace,
-                       "io.kubernetes.pod.uid": pod.uid})
-        return api.PodSandbox(id=_hex_id("sandbox", pod.uid), name=pod.name, uid=pod.uid, namespace=pod.namespace,
-                              labels=labels, annotations=dict(pod.metadata.annotations),
+        meta, uid = pod.metadata, pod.uid
+        name, namespace = meta.name, meta.namespace
+        parent = self.layout.path(self.layout.pod(qos, uid)) or ""
+        labels = {**meta.labels, "io.kubernetes.pod.name": name, "io.kubernetes.pod.namespace": namespace,
+                  "io.kubernetes.pod.uid": uid}
+        return api.PodSandbox(id=_hex_id("sandbox", uid), name=name, uid=uid, namespace=namespace,
+                              labels=labels, annotations=dict(meta.annotations),
                               linux=api.LinuxPodSandbox(cgroup_parent=parent))
 
     def _container(self, pod: Pod, rec: PodRecord, c: Any, cri: dict[str, Any]) -> api.Container:
         """The container as the runtime describes it to NRI, from the kubelet's CRI resources ``cri``."""
-        cid = _hex_id("container", pod.uid, c.name)
+        sandbox = rec.sandbox
+        uid, name, namespace, cname, sid = sandbox.uid, sandbox.name, sandbox.namespace, c.name, sandbox.id
+        cid = _hex_id("container", uid, cname)
         res = nri_resources_from_cri(cri)
-        parent = rec.sandbox.linux.cgroup_parent if rec.sandbox.linux else ""
-        labels = {"io.kubernetes.container.name": c.name, "io.kubernetes.pod.name": pod.name,
-                  "io.kubernetes.pod.namespace": pod.namespace, "io.kubernetes.pod.uid": pod.uid}
-        annotations = {"io.kubernetes.cri.container-type": "container", "io.kubernetes.cri.container-name": c.name,
-                       "io.kubernetes.cri.sandbox-id": rec.sandbox.id, "io.kubernetes.cri.sandbox-name": pod.name,
-                       "io.kubernetes.cri.sandbox-namespace": pod.namespace,
-                       "io.kubernetes.cri.sandbox-uid": pod.uid}
-        return api.Container(id=cid, pod_sandbox_id=rec.sandbox.id, name=c.name, state="CONTAINER_UNKNOWN",
+        parent = sandbox.linux.cgroup_parent if sandbox.linux else ""
+        labels = {"io.kubernetes.container.name": cname, "io.kubernetes.pod.name": name,
+                  "io.kubernetes.pod.namespace": namespace, "io.kubernetes.pod.uid": uid}
+        annotations = {"io.kubernetes.cri.container-type": "container", "io.kubernetes.cri.container-name": cname,
+                       "io.kubernetes.cri.sandbox-id": sid, "io.kubernetes.cri.sandbox-name": name,
+                       "io.kubernetes.cri.sandbox-namespace": namespace,
+                       "io.kubernetes.cri.sandbox-uid": uid}
+        return api.Container(id=cid, pod_sandbox_id=sid, name=cname, state="CONTAINER_UNKNOWN",
                              labels=labels, annotations=annotations,
                              linux=api.LinuxContainer(resources=res, oom_score_adj=cri.get("oomScoreAdj"),
                                                       cgroups_path=f"{parent}/{cid}" if parent else ""))

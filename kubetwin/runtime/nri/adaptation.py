@@ -20,8 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ... import tracing as _tracing
+from . import fastmerge, message_copy
 from .api import (
     EVENT,
+    EVENTS,
     VALID_EVENTS,
     Container,
     ContainerAdjustment,
@@ -75,6 +77,10 @@ class Registered:
     #: it gets the runtime's own sandbox — a fast path, the runtime never changes a sandbox
     #: message once it is sent, so what the plugin sees is the same
     readonly_pod: frozenset[str] = frozenset()
+    #: events whose container the plugin keeps but writes nothing in except its ``linux.resources``
+    #: (``_nri_resources_only``): it gets a copy sharing what neither side writes
+    #: (:func:`.message_copy.resources_only_copy`) — a fast path, what it sees is the same
+    resources_only: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -112,6 +118,8 @@ class Adaptation:
         self.runtime_name = runtime_name
         self.runtime_version = runtime_version
         self.plugins: list[Registered] = []
+        #: the plugins subscribed to each event (by name), in index order
+        self.subscribed: dict[str, list[Registered]] = {}
         self.trace: list[TraceEntry] = []
         #: keep every event and the plugins' replies as JSON (reports); ``simulate`` keeps none
         self.traced = traced
@@ -141,10 +149,13 @@ class Adaptation:
             events = VALID_EVENTS
         readonly = frozenset(getattr(type(plugin), "_nri_readonly_events", ()))
         reg = Registered(plugin, idx, base, events, readonly,
-                         readonly | frozenset(getattr(type(plugin), "_nri_readonly_pods", ())))
+                         readonly | frozenset(getattr(type(plugin), "_nri_readonly_pods", ())),
+                         frozenset(getattr(type(plugin), "_nri_resources_only", ())))
         self.plugins.append(reg)
         # sort.Slice over a handful of plugins: an insertion sort, stable for equal indexes
         self.plugins.sort(key=lambda r: r.idx)
+        self.subscribed = {EVENTS[e]: [r for r in self.plugins if r.events & (1 << (e - 1))]
+                           for e in range(1, EVENT["LAST"])}
         return reg
 
     def plugin_list(self) -> list[dict[str, Any]]:
@@ -161,13 +172,15 @@ class Adaptation:
     # --- pod events ----------------------------------------------------------------------------
     def _notify(self, event: str, method: str, pod: PodSandbox, container: Container | None = None,
                 *extra: Any, fail: bool = False) -> None:
+        subscribed = self.subscribed.get(event, ())
         # the event's trace entry, made only when someone reads it (a report, an active trace)
-        entry = (TraceEntry(event, _pod_name(pod), container.name if container else "")
-                 if self.traced or _tracing.ACTIVE is not None else None)
-        bit = 1 << (EVENT[event] - 1)
-        for r in self.plugins:
-            if not r.events & bit:
-                continue
+        if not (self.traced or _tracing.ACTIVE is not None):
+            if not subscribed:
+                return
+            entry = None
+        else:
+            entry = TraceEntry(event, _pod_name(pod), container.name if container else "")
+        for r in subscribed:
             if event in r.readonly:
                 args = (pod,) + ((container,) if container is not None else ()) + extra
             else:
@@ -219,7 +232,7 @@ class Adaptation:
                 continue
             try:
                 reply = _call(r.plugin.create_container, pod if "CREATE_CONTAINER" in r.readonly_pod else clone(pod),
-                              clone(container))
+                              _container_copy(r, "CREATE_CONTAINER", container))
                 adjust, updates, evict = _create_reply(reply, r.name)
                 if entry is not None:
                     entry.replies.append(_reply_json(r.name, adjust, updates, evict))
@@ -232,6 +245,30 @@ class Adaptation:
         if entry is not None:
             self._record(entry)
         return result.adjustment, result.reply_updates, result
+
+    def create_container_updates(self, pod: PodSandbox, container: Container) -> list[ContainerUpdate]:
+        """:meth:`create_container` for a runtime that reads neither the merged adjustment nor
+        the field owners: the container adjusted, the updates of other containers returned.
+        With one plugin subscribed and its reply of a plain shape (:mod:`.fastmerge`, a fast
+        path) the merge is only its writes; otherwise :meth:`create_container`."""
+        subscribed = self.subscribed.get("CREATE_CONTAINER", [])
+        if not fastmerge.ENABLED or self.traced or _tracing.ACTIVE is not None or len(subscribed) != 1:
+            return self.create_container(pod, container)[1]
+        r = subscribed[0]
+        fastmerge.prepare(container)
+        try:
+            reply = _call(r.plugin.create_container, pod if "CREATE_CONTAINER" in r.readonly_pod else clone(pod),
+                          _container_copy(r, "CREATE_CONTAINER", container))
+            adjust, updates, _ = _create_reply(reply, r.name)
+            if fastmerge.plain_adjustment(adjust) and fastmerge.passable_updates(updates, container.id):
+                if adjust is not None:
+                    fastmerge.apply_adjustment(container, adjust)
+                return updates
+            result = Result(create=container)
+            result.apply_create(adjust, updates, r.name)
+        except (PluginError, RequestError, ConflictError) as exc:
+            raise PluginError(str(exc)) from None
+        return result.reply_updates
 
     def post_create_container(self, pod: PodSandbox, container: Container) -> None:
         self._notify("POST_CREATE_CONTAINER", "post_create_container", pod, container)
@@ -266,9 +303,13 @@ class Adaptation:
         self._notify("POST_UPDATE_CONTAINER", "post_update_container", pod, container)
 
     def stop_container(self, pod: PodSandbox, container: Container) -> list[ContainerUpdate]:
-        result = Result()
         entry = (TraceEntry("STOP_CONTAINER", _pod_name(pod), container.name)
                  if self.traced or _tracing.ACTIVE is not None else None)
+        if entry is None and fastmerge.ENABLED:
+            subscribed = self.subscribed.get("STOP_CONTAINER", [])
+            if len(subscribed) == 1:
+                return self._stop_lone(subscribed[0], pod, container)
+        result = Result()
         for r in self.plugins:
             if not r.events & _STOP_CONTAINER:
                 continue
@@ -289,6 +330,22 @@ class Adaptation:
             self._record(entry)
         return result.reply_updates
 
+    def _stop_lone(self, r: Registered, pod: PodSandbox, container: Container) -> list[ContainerUpdate]:
+        """:meth:`stop_container` untraced with one plugin subscribed (:mod:`.fastmerge`): its
+        updates of a plain shape are their own merge."""
+        readonly = "STOP_CONTAINER" in r.readonly
+        try:
+            reply = _call(r.plugin.stop_container, pod if readonly else clone(pod),
+                          container if readonly else clone(container))
+            updates, _ = _update_reply(reply, r.name, "stop_container")
+            if fastmerge.passable_updates(updates):
+                return updates
+            result = Result()
+            result.apply_updates(updates, r.name)
+        except (PluginError, RequestError, ConflictError) as exc:
+            raise PluginError(str(exc)) from None
+        return result.reply_updates
+
     def remove_container(self, pod: PodSandbox, container: Container) -> None:
         self._notify("REMOVE_CONTAINER", "remove_container", pod, container)
 
@@ -296,6 +353,15 @@ class Adaptation:
 # --- helpers -----------------------------------------------------------------------------------
 _CREATE_CONTAINER = 1 << (EVENT["CREATE_CONTAINER"] - 1)
 _STOP_CONTAINER = 1 << (EVENT["STOP_CONTAINER"] - 1)
+
+
+def _container_copy(r: Registered, event: str, container: Container) -> Container:
+    """The container message plugin ``r`` gets for ``event``: its own copy (NRI sends each plugin
+    its own message), sharing what neither side writes when the plugin writes only resources."""
+    if event in r.resources_only:
+        copied: Container = message_copy.resources_only_copy(container, clone)
+        return copied
+    return clone(container)
 
 
 def _pod_name(pod: PodSandbox) -> str:

@@ -136,3 +136,58 @@ def _walk(hint: Any) -> list[Any]:
     if not args:
         return [hint]
     return [x for a in args for x in _walk(a)]
+
+
+# --- a container message for a plugin that keeps it and writes only its resources ----------------
+#: hand plugins that declare it (``_nri_resources_only``) a container sharing what neither side
+#: writes (False: a full copy, :func:`.api.clone`)
+SHARED_CONTAINER = True
+
+
+def resources_only_copy(ctr: Any, clone: Copier) -> Any:
+    """A copy of container message ``ctr`` for a plugin that writes nothing in it but its
+    ``linux.resources`` (and keeps it: nri-plugins' cache): a new message and ``linux`` around a
+    copy of the resources, and copies of what the runtime itself may still write in place while
+    it merges the plugins' replies (annotations, hooks, rlimits, sysctls, network devices); the
+    rest — labels, arguments, environment, mounts, devices, namespaces, scalars — is shared: the
+    runtime only ever replaces those lists, never changes them. ``clone``: the full copy, for a
+    message not of its declared shape."""
+    d = ctr.__dict__
+    linux = d.get("linux")
+    container_t, n_container, linux_t, n_linux = _SHAPE or _shape()
+    if not SHARED_CONTAINER or type(ctr) is not container_t or len(d) != n_container or type(linux) is not linux_t:
+        return clone(ctr)
+    ls: dict[str, Any] = linux.__dict__
+    if (len(ls) != n_linux or type(d["annotations"]) is not dict or type(d["rlimits"]) is not list
+            or type(ls["sysctl"]) is not dict or type(ls["net_devices"]) is not dict):
+        return clone(ctr)
+    new = object.__new__(container_t)
+    nd = new.__dict__
+    nd.update(d)
+    nd["annotations"] = {**d["annotations"]}
+    nd["rlimits"] = [*d["rlimits"]]
+    hooks = d["hooks"]
+    if hooks is not None:
+        nd["hooks"] = clone(hooks)
+    lx = object.__new__(linux_t)
+    ld = lx.__dict__
+    ld.update(ls)
+    ld["sysctl"] = {**ls["sysctl"]}
+    ld["net_devices"] = {**ls["net_devices"]}
+    res = ls["resources"]
+    if res is not None:
+        ld["resources"] = clone(res)
+    nd["linux"] = lx
+    return new
+
+
+_SHAPE: tuple[type, int, type, int] | None = None
+
+
+def _shape() -> tuple[type, int, type, int]:
+    """The container message types and their field counts (read once: :mod:`.api` imports this module)."""
+    global _SHAPE
+    from .api import Container, LinuxContainer
+
+    _SHAPE = (Container, len(dataclasses.fields(Container)), LinuxContainer, len(dataclasses.fields(LinuxContainer)))
+    return _SHAPE

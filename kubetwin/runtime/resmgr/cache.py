@@ -70,6 +70,11 @@ USER_WEIGHT_CUTOFF = 1000
 
 _ctime = itertools.count(1)
 
+#: keep ``estimateResourceRequirements``' answers per argument tuple (a fast path: a pure function
+#: of its arguments, answering an immutable value; False: computed for every container)
+ESTIMATES_KEPT = True
+_ESTIMATES: dict[tuple[int, int, int, int, str, int, int], Requirements] = {}
+
 
 class CacheError(ValueError):
     pass
@@ -91,6 +96,11 @@ class Pod:
     def __init__(self, cache: "Cache", sandbox: PodSandbox):
         self.cache = cache
         self.sandbox = sandbox
+        # the sandbox's identity, read at every lookup (a sandbox message never changes once sent)
+        self.id: str = sandbox.id
+        self.uid: str = sandbox.uid
+        self.name: str = sandbox.name
+        self.namespace: str = sandbox.namespace
         parent = sandbox.linux.cgroup_parent if sandbox.linux is not None else ""
         if "besteffort" in parent:
             self.qos_class = "BestEffort"
@@ -99,22 +109,6 @@ class Pod:
         else:
             self.qos_class = "Guaranteed"
         self._affinity: dict[str, list[Affinity]] | None = None
-
-    @property
-    def id(self) -> str:
-        return self.sandbox.id
-
-    @property
-    def uid(self) -> str:
-        return self.sandbox.uid
-
-    @property
-    def name(self) -> str:
-        return self.sandbox.name
-
-    @property
-    def namespace(self) -> str:
-        return self.sandbox.namespace
 
     @property
     def annotations(self) -> dict[str, str]:
@@ -258,6 +252,10 @@ class CachedContainer:
     def __init__(self, cache: "Cache", ctr: NRIContainer, state: str):
         self.cache = cache
         self.ctr = ctr
+        # the container's identity, read at every lookup (never written after the creation)
+        self.id: str = ctr.id
+        self.pod_id: str = ctr.pod_sandbox_id
+        self.name: str = ctr.name
         self.state = state
         self.ctime = next(_ctime)
         self.tags: dict[str, str] = {}
@@ -271,18 +269,6 @@ class CachedContainer:
         self._set_default_classes()
 
     # --- identity ------------------------------------------------------------------------------
-    @property
-    def id(self) -> str:
-        return self.ctr.id
-
-    @property
-    def pod_id(self) -> str:
-        return self.ctr.pod_sandbox_id
-
-    @property
-    def name(self) -> str:
-        return self.ctr.name
-
     @property
     def pod(self) -> Pod:
         return self.cache.pods[self.pod_id]
@@ -351,8 +337,16 @@ class CachedContainer:
             return annotated
         cpu, mem = self._cpu(), self._memory()
         oom = self.ctr.linux.oom_score_adj if self.ctr.linux is not None else None
-        return estimate_resource_requirements(cpu.shares or 0, cpu.quota or 0, cpu.period or 0, mem.limit or 0,
-                                              self.qos_class, oom or 0, self.cache.memory_capacity)
+        args = (cpu.shares or 0, cpu.quota or 0, cpu.period or 0, mem.limit or 0, self.qos_class, oom or 0,
+                self.cache.memory_capacity)
+        if not ESTIMATES_KEPT:
+            return estimate_resource_requirements(*args)
+        got = _ESTIMATES.get(args)
+        if got is None:
+            if len(_ESTIMATES) >= 4096:   # bounded: pod shapes are few, but nothing promises it
+                _ESTIMATES.clear()
+            got = _ESTIMATES[args] = estimate_resource_requirements(*args)
+        return got
 
     def _annotated_resources(self) -> Requirements | None:
         """``noderesource.dev/resources`` on the pod (set by nri-plugins' webhook): the pod spec's

@@ -52,6 +52,9 @@ class ResourceManager(Plugin):
     #: the events whose pod sandbox it reads, or keeps as sent (``RunPodSandbox``: its cache holds
     #: the sandbox; a sandbox message never changes once sent): passed uncopied
     _nri_readonly_pods = frozenset({"RUN_POD_SANDBOX", "CREATE_CONTAINER"})
+    #: the events whose container its cache keeps, writing nothing in it but ``linux.resources``
+    #: (the policy's cpusets, memory nodes, classes): a copy sharing the rest is enough
+    _nri_resources_only = frozenset({"CREATE_CONTAINER"})
 
     def __init__(self, policy: Backend, system: System, config: Any, *, memory_capacity: int,
                  rdt: dict[str, Any] | None = None, blockio: dict[str, Any] | None = None, index: str = "90", name: str = "resource-manager"):
