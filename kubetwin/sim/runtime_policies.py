@@ -575,9 +575,11 @@ def _runtime_node_figures(fig: _NodeFigures, machine: Any, figures: tuple[int, i
 
     report.stranded_cpus = fig.stranded
     report.policies = {**report.policies, "runtimePolicy": fig.manager}
-    report.numa = [NUMAReport(n.id, n.cpus.size(), (n.cpus & exclusive).size(),
-                              n.cpus.size() - (n.cpus & exclusive).size() - (n.cpus & reserved).size(), n.memory)
-                   for n in machine.nodes]
+    # each node's CPUs as the layout's mask (a machine's node builds its CPU set anew on every read)
+    excl, res = exclusive.mask, reserved.mask
+    report.numa = [NUMAReport(n.id, cpus.bit_count(), (cpus & excl).bit_count(),
+                              cpus.bit_count() - (cpus & excl).bit_count() - (cpus & res).bit_count(), n.memory)
+                   for n, cpus in zip(machine.nodes, _layout(machine).node_masks)]
 
 
 def _kubelet_node_figures(fig: _NodeFigures, kubelet: Any, residents: Any) -> None:
