@@ -356,9 +356,11 @@ class MemoNodes:
     # --- the run's calls -----------------------------------------------------------------------
     def start(self, i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, tuple[str, str] | None]:
         """``(handled, failure)``: handled is False when node ``i`` is on the plain path."""
-        v = self._virtual(i, kubelet)
+        v = self.nodes.get(i)
         if v is None:
-            return False, None
+            v = self._virtual(i, kubelet)
+            if v is None:
+                return False, None
         table = v.table
         pod = sp.pod
         fast = runtime_hit.ENABLED
