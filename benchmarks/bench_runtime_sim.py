@@ -183,9 +183,10 @@ def main() -> None:
 
         runtime_snapshot.ENABLED = True
     if a.plain:
-        from kubetwin.sim import runtime_memo, runtime_policies
+        from kubetwin.sim import runtime_hit, runtime_memo, runtime_policies
 
         runtime_memo.ENABLED = False
+        runtime_hit.ENABLED = False
         runtime_memo.FAST_PARENT = False
         runtime_policies.FAST_COPY = False
         runtime_policies.LEAN_FIGURES = False
