@@ -108,6 +108,15 @@ replayed, 4,619 of the 5,495 replayed creations) takes a copy of it; copies shar
 configuration, RDT control and topology-aware's CPU allocator. ``--snapshots`` keeps a pickled
 snapshot at every state a real node leaves (:mod:`kubetwin.sim.runtime_snapshot`: no replays at
 all) but costs +3.3 s and +100 MB more than it saves; off by default. Placement figures identical.
+
+Session 10, the table's hits (:mod:`kubetwin.sim.runtime_hit`: lean keys, rows copied from ready
+forms, pods' positions brought in only when read) and the figures (NUMA reports from the
+layout's masks — 120k of the run's ``CPUSet`` constructions —, wanted CPUs once per pod): a hit
+12.7 -> 7.1-7.6 us (topology-aware), 12.4 -> 7.4 us (balloons). A/B against main eedfc31,
+alternating, one run each (load average 10 to 12), CPU seconds, + policy at 5,000 x 50,000:
+topology-aware 15.07 / 15.38 / 13.64 -> 14.41 / 14.40 / 12.59 (quietest pair: +69 % -> +62 %),
+balloons 18.69 / 17.22 / 15.05 -> 16.25 / 17.22 / 14.29 (quietest: +108 % -> +96 %); placement
+figures identical. Not met; docs/scale.md, "the cost of a hit".
 """
 
 from __future__ import annotations
@@ -188,9 +197,10 @@ def main() -> None:
 
         runtime_snapshot.ENABLED = True
     if a.plain:
-        from kubetwin.sim import runtime_memo, runtime_policies
+        from kubetwin.sim import runtime_hit, runtime_memo, runtime_policies
 
         runtime_memo.ENABLED = False
+        runtime_hit.ENABLED = False
         runtime_memo.FAST_PARENT = False
         runtime_policies.FAST_COPY = False
         runtime_policies.LEAN_FIGURES = False

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Hashable
 import msgspec
 
 from ..model.meta import enc_hook
-from . import runtime_canon
+from . import runtime_canon, runtime_hit
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -94,7 +94,7 @@ class Real:
         self.evs = evs if evs is not None else {}
 
 
-@dataclass
+@dataclass(slots=True)
 class Edge:
     """What the plain path answered for one event in one state."""
 
@@ -105,6 +105,11 @@ class Edge:
     #: canonical states: each old position's new one (-1: deleted), the new pod's (:mod:`.runtime_canon`)
     perm: tuple[int, ...] = ()
     born: int = -1
+    #: canonical states: the old positions stay and the new pod comes after them (None: not
+    #: known yet; :mod:`.runtime_hit`)
+    stays: bool | None = None
+    #: the rows as a hit copies them: the identity keys in place, values to fill (:mod:`.runtime_hit`)
+    forms: tuple[dict[str, Any], ...] | None = None
 
 
 @dataclass
@@ -135,6 +140,8 @@ class Table:
     cri: dict[Hashable, tuple[tuple[dict[str, Any], str], ...]] = field(default_factory=dict)
     #: the QoS class of each pod shape (:func:`pod_event`)
     qos: dict[bytes, str] = field(default_factory=dict)
+    #: the event key of each pod shape, for UIDs that cannot spell a QoS class (:mod:`.runtime_hit`)
+    hit_keys: dict[bytes, Hashable] = field(default_factory=dict)
     hits: int = 0
     misses: int = 0
     replayed: int = 0
@@ -153,7 +160,7 @@ class Table:
         return len(self.states) - 1
 
 
-@dataclass
+@dataclass(slots=True)
 class Virtual:
     """A node on the table: its state, the states along its path, its history (for replays)."""
 
@@ -164,6 +171,9 @@ class Virtual:
     history: list[tuple[str, Any, Hashable]] = field(default_factory=list)
     #: pod key -> slot (successful creations in order), for pods still on the node
     slots: dict[str, int] = field(default_factory=dict)
+    #: canonical states: the last ``lag`` events (creations answered by :mod:`.runtime_hit`) are
+    #: not in ``slots`` yet (:func:`.runtime_hit.sync` brings them in)
+    lag: int = 0
     created: int = 0
     #: a real node in this node's state, when the last event was a miss
     real: Real | None = None
@@ -388,18 +398,24 @@ class MemoNodes:
     # --- the run's calls -----------------------------------------------------------------------
     def start(self, i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, tuple[str, str] | None]:
         """``(handled, failure)``: handled is False when node ``i`` is on the plain path."""
-        v = self._virtual(i, kubelet)
+        v = self.nodes.get(i)
         if v is None:
-            return False, None
+            v = self._virtual(i, kubelet)
+            if v is None:
+                return False, None
         table = v.table
         pod = sp.pod
-        ev = pod_event(pod, table.layout, kubelet, table.qos)
+        fast = runtime_hit.ENABLED
+        ev = runtime_hit.event_key(table, pod, kubelet) if fast else pod_event(pod, table.layout, kubelet, table.qos)
         if ev is None:
             self._leave(i, v, kubelet)
             return False, None
         edge = table.edges.get((v.state, ev))
         rt = self.rt
         rt.versions[i] += 1
+        if edge is not None and fast:
+            runtime_hit.take(self, i, v, sp, edge, ev)
+            return True, None
         if edge is not None:
             table.hits += 1
             self._park(v)
@@ -440,6 +456,8 @@ class MemoNodes:
         v = self.nodes.get(i)
         if v is None:
             return False
+        if v.lag:
+            runtime_hit.sync(v)
         slot = v.slots.get(sp.pod.key)
         if slot is None:
             return True
@@ -503,6 +521,8 @@ class MemoNodes:
 
     @staticmethod
     def _advance(v: Virtual, nxt: int, event: tuple[str, Any, Hashable], key: str | None, edge: Edge) -> None:
+        if v.lag:
+            runtime_hit.sync(v)
         v.state = nxt
         v.path.append(nxt)
         v.history.append(event)

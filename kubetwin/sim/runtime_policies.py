@@ -348,7 +348,7 @@ class _Layout:
     lists them), the nodes with CPUs, their sizes largest first — so a CPU set's nodes are read
     off its mask without walking its CPUs."""
 
-    __slots__ = ("machine", "masks", "node_masks", "with_cpus", "sizes", "misaligned", "misaligned_text")
+    __slots__ = ("machine", "masks", "node_masks", "with_cpus", "sizes", "misaligned", "misaligned_text", "wanted")
 
     def __init__(self, machine: Any):
         self.machine = machine
@@ -364,6 +364,8 @@ class _Layout:
         self.misaligned: dict[tuple[int, int, int], bool] = {}
         #: (cpuset.cpus text, cpuset.mems text, wanted CPUs) -> misaligned (:func:`_lean_runtime_figures`)
         self.misaligned_text: dict[tuple[str, str, int], bool] = {}
+        #: id(pod) -> (pod, each container name's wanted CPUs) (:func:`_pod_wanted`)
+        self.wanted: dict[int, tuple[Any, dict[str, int]]] = {}
 
 
 _LAYOUTS: dict[int, _Layout] = {}
@@ -522,9 +524,10 @@ def _lean_runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPU
     """:func:`runtime_figures` without a placement row per container (a fast path: ``simulate``'s
     table of node histories takes them for every new state): the exclusive CPUs as one mask, the
     misalignment answered once per (cpuset text, mems text, wanted CPUs), the wanted CPUs read
-    once per pod."""
+    once per pod object (:func:`_pod_wanted`)."""
     lay = _layout(rn.machine)
     known = lay.misaligned_text
+    wanted_by = lay.wanted
     resmgr = rn.resmgr
     cached = resmgr.cache.containers if resmgr is not None else None
     placement = resmgr.policy.container_placement if resmgr is not None else None
@@ -547,11 +550,9 @@ def _lean_runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPU
                 unpinned += 1
                 continue
             if wanted is None:
-                wanted = {}
-                for c_, _ in p.pod.all_containers():   # the first container of a name, as _wanted_cpus
-                    if c_.name not in wanted:
-                        req = c_.requests.get("cpu")
-                        wanted[c_.name] = 1 if req is None else _whole_cpus(req)
+                pod = p.pod
+                got_wanted = wanted_by.get(id(pod))
+                wanted = got_wanted[1] if got_wanted is not None and got_wanted[0] is pod else _pod_wanted(lay, pod)
             key = (cpus, cpu.mems, wanted.get(r.name, 1))
             bad = known.get(key)
             if bad is None:
@@ -565,6 +566,23 @@ def _lean_runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPU
     return containers, unpinned, misplaced, CPUSet.from_mask(exclusive), reserved
 
 
+def _pod_wanted(lay: _Layout, pod: Any) -> dict[str, int]:
+    """Each container name's wanted CPUs (the first container of a name, as :func:`_wanted_cpus`),
+    read once per pod object (pods are immutable; the figures of every new state read them)."""
+    got = lay.wanted.get(id(pod))
+    if got is not None and got[0] is pod:
+        return got[1]
+    wanted: dict[str, int] = {}
+    for c, _ in pod.all_containers():
+        if c.name not in wanted:
+            req = c.requests.get("cpu")
+            wanted[c.name] = 1 if req is None else _whole_cpus(req)
+    if len(lay.wanted) > 65536:
+        lay.wanted.clear()
+    lay.wanted[id(pod)] = (pod, wanted)
+    return wanted
+
+
 def _runtime_node_figures(fig: _NodeFigures, machine: Any, figures: tuple[int, int, int, CPUSet, CPUSet],
                           report: Any) -> None:
     fig.containers, fig.unpinned, fig.misaligned, exclusive, reserved = figures
@@ -575,9 +593,11 @@ def _runtime_node_figures(fig: _NodeFigures, machine: Any, figures: tuple[int, i
 
     report.stranded_cpus = fig.stranded
     report.policies = {**report.policies, "runtimePolicy": fig.manager}
-    report.numa = [NUMAReport(n.id, n.cpus.size(), (n.cpus & exclusive).size(),
-                              n.cpus.size() - (n.cpus & exclusive).size() - (n.cpus & reserved).size(), n.memory)
-                   for n in machine.nodes]
+    # each node's CPUs as the layout's mask (a machine's node builds its CPU set anew on every read)
+    excl, res = exclusive.mask, reserved.mask
+    report.numa = [NUMAReport(n.id, cpus.bit_count(), (cpus & excl).bit_count(),
+                              cpus.bit_count() - (cpus & excl).bit_count() - (cpus & res).bit_count(), n.memory)
+                   for n, cpus in zip(machine.nodes, _layout(machine).node_masks)]
 
 
 def _kubelet_node_figures(fig: _NodeFigures, kubelet: Any, residents: Any) -> None:
