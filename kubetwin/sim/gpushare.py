@@ -164,6 +164,15 @@ class GPUShare(Plugin):
             return self.max_free < milli
         return self.whole_free < count
 
+    def fused_fail(self, pod: Pod) -> np.ndarray | None:
+        """The nodes the vector Filter rejects (None: none), without its verdict object: what
+        the fused cycle (:mod:`kubetwin.scheduler.fastpath.fused`) reads for a pod it covers."""
+        req = gpu_request(pod)
+        if req is None:
+            return None
+        short = self.short(req)
+        return short | self.wrong_model(req[2]) if req[2] else short
+
     def _changed(self, i: int, free: list[int]) -> None:
         """Node ``i``'s GPUs now have ``free`` thousandths: its row and the figures kept from it."""
         self.free[i] = free
