@@ -41,11 +41,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ... import _kernel
 from ...model.pod import Pod
 from ..framework.interface import CycleState
 from ..framework.types import host_ports
 from ..schedule_one import num_feasible_nodes_to_find
-from .cycle import first_feasible, select_host_vector
+from .cycle import select_host_vector
 from .vector import SKIPPED
 
 if TYPE_CHECKING:
@@ -69,18 +70,25 @@ FIT = "NodeResourcesFit"
 
 
 class _SpecPlan:
-    """What the fused cycle reads of one pod spec: covered or not, the Fit requests, and the
-    node-object Filters' failures (kept while no node object changes)."""
+    """What the fused cycle reads of one pod spec: covered or not, the Fit requests, the joint
+    score's constants, and the node-object Filters' failures (kept while no node object changes)."""
 
-    __slots__ = ("spec", "covered", "wanted", "static_fail", "static_at")
+    __slots__ = ("spec", "amounts", "covered", "wants", "score", "static_fail", "static_at")
 
-    def __init__(self, spec: Any, covered: bool, wanted: tuple[tuple[int, int], ...]):
+    def __init__(self, spec: Any, amounts: Any, covered: bool, wants: tuple[tuple[int, int], ...],
+                 score: tuple[int, ...] | None):
         self.spec = spec
+        #: the pod's requests entry (:meth:`~..backend.columns.NodeColumns.amounts`) the plan was
+        #: made from: a pod of the spec with other requests (a resize in its status) is not this plan's
+        self.amounts = amounts
         self.covered = covered
         #: (amount, column of ``cs.free``) per resource NodeResourcesFit checks
-        self.wanted = wanted
+        self.wants = wants
+        #: the kernel's score constants (Fit's requests and weights, Balanced on, its requests and
+        #: weight), or None: scored by the plugins' twins
+        self.score = score
         self.static_fail: np.ndarray | None = None
-        #: ``len(cs.changes)`` when ``static_fail`` was made
+        #: the static epoch ``static_fail`` was made at
         self.static_at = -1
 
 
@@ -110,10 +118,18 @@ class FusedCycle:
         self.scores = [(p, w, twin) for p, w, name, twin in vc.scores if name not in joint_names]
         self._plans: dict[int, _SpecPlan] = {}
         self._to_find: dict[int, int] = {}
-        #: ``len(cs.changes)`` last looked at, and whether a non-node change came since
+        #: ``len(cs.changes)`` last looked at, and a count of the changes beyond one node's own seen
         self._scanned = 0
         self._static_epoch = 0
-        #: cycles answered here (the trace's cycles are counted by the benchmark)
+        #: the kernel's output buffers and the score columns it reads (views kept while the
+        #: cache's tables are the same objects)
+        n = self.cs.n
+        self._feasible = np.zeros(n, dtype=np.int64)
+        self._scores = np.zeros(n, dtype=np.int64)
+        self._top = np.zeros(n, dtype=np.int64)
+        self._columns: tuple[Any, ...] = ()
+        self._tables: tuple[Any, ...] = ()
+        #: cycles answered here (the benchmark counts the trace's)
         self.cycles = 0
 
     @staticmethod
@@ -138,7 +154,7 @@ class FusedCycle:
     def _plan(self, pod: Pod) -> _SpecPlan:
         spec = pod.spec
         got = self._plans.get(id(spec))
-        if got is not None and got.spec is spec:
+        if got is not None and got.spec is spec and got.amounts is self.cs.amounts(pod):
             return got
         if len(self._plans) >= 4096:
             self._plans.clear()
@@ -149,22 +165,49 @@ class FusedCycle:
         from ..plugins.dynamicresources.extended import device_class_for
         from ..plugins.noderesources.vector import wanted_resources
 
+        cs = self.cs
         spec = pod.spec
+        amounts = cs.amounts(pod)
         covered = (spec.affinity is None and not spec.topology_spread_constraints and not spec.resource_claims
                    and not host_ports(pod))
-        wanted: list[tuple[int, int]] = []
+        wants: list[tuple[int, int]] = []
         if covered:
-            cs = self.cs
-            for name, want, fixed, j in wanted_resources(cs, pod, self.fit, cs.amounts(pod).requests):
+            for name, want, fixed, j in wanted_resources(cs, pod, self.fit, amounts.requests):
                 if j is None or (not fixed and self.dra_extended and device_class_for(cs.handle, name) is not None):
                     covered = False
                     break
-                wanted.append((want, j))
-        return _SpecPlan(spec, covered, tuple(wanted))
+                wants.append((want, j))
+        return _SpecPlan(spec, amounts, covered, tuple(wants), self._score_constants(pod) if covered else None)
 
-    def _static_fail(self, pod: Pod, plan: _SpecPlan) -> np.ndarray:
-        """The node-object Filters' failures ORed (their twins' own arrays)."""
-        if plan.static_at == self._static_epoch and plan.static_fail is not None:
+    def _score_constants(self, pod: Pod) -> tuple[int, ...] | None:
+        """The kernel's constants of NodeResourcesFit (LeastAllocated) and
+        NodeResourcesBalancedAllocation scored jointly on cpu and memory, as
+        :func:`~..plugins.noderesources.vector.score_resources_together` scores them; None where
+        the profile scores otherwise (the plugins' twins score then)."""
+        from ..plugins.noderesources.args import LEAST_ALLOCATED
+        from ..plugins.noderesources.vector import score_requests, score_resources_together
+
+        if len(self.joint) != 1:
+            return None
+        how, (fit, fit_weight), (balanced, balanced_weight) = self.joint[0]
+        if how is not score_resources_together or fit is not self.fit:
+            return None
+        fa, ba = fit.args, balanced.args
+        if fa.strategy != LEAST_ALLOCATED or not (_cpu_and_memory(fa.resources) and _cpu_and_memory(ba.resources)):
+            return None
+        weights = (fa.resources[0].weight, fa.resources[1].weight, fit_weight, balanced_weight)
+        if not all(isinstance(w, int) and 0 < w <= 1_000_000 for w in weights):
+            return None
+        fit_reqs = score_requests(self.cs, pod, fa.resources, False)
+        bal_req = score_requests(self.cs, pod, ba.resources, True)
+        if not all(isinstance(r, int) and 0 <= r < 2**62 for r in (*fit_reqs, *bal_req)):
+            return None
+        return (fit_reqs[0], fit_reqs[1], weights[0], weights[1], fit_weight, int(any(bal_req)), bal_req[0],
+                bal_req[1], balanced_weight)
+
+    def _static_fail(self, pod: Pod, plan: _SpecPlan) -> np.ndarray | None:
+        """The node-object Filters' failures ORed (their twins' own arrays; None: no node fails)."""
+        if plan.static_at == self._static_epoch:
             return plan.static_fail
         cs = self.cs
         state = CycleState()
@@ -173,10 +216,21 @@ class FusedCycle:
             f = twin(cs, pod, plugin, state).fail
             if f is cs.no_fail:
                 continue
-            fail = f if fail is None else fail | f   # never written to: the cycle ORs it into its own
-        plan.static_fail = cs.no_fail if fail is None else fail
+            fail = f if fail is None else fail | f   # never written to: the kernel reads it
+        plan.static_fail = fail
         plan.static_at = self._static_epoch
-        return plan.static_fail
+        return fail
+
+    def _score_columns(self) -> tuple[Any, ...]:
+        """cpu and memory allocatable, non-zero requested and requested (contiguous views)."""
+        cs = self.cs
+        tables = (cs.alloc, cs.non_zero, cs.requested)
+        if self._tables and all(a is b for a, b in zip(tables, self._tables)):
+            return self._columns
+        self._tables = tables
+        self._columns = tuple(np.ascontiguousarray(t[:, k]) if not t[:, k].flags.c_contiguous else t[:, k]
+                              for t in tables for k in (0, 1))
+        return self._columns
 
     # --- the cycle ------------------------------------------------------------------------------
 
@@ -185,7 +239,7 @@ class FusedCycle:
         covered (nothing changed then: the caller runs the vectorised cycle)."""
         cs = self.cs
         n = cs.n
-        if cs.nominated or pod.status.nominated_node_name or n >= self.vc.window_min_nodes:
+        if cs.nominated or pod.status.nominated_node_name or n >= self.vc.window_min_nodes or n != len(self._top):
             return None
         plan = self._plan(pod)
         if not plan.covered:
@@ -198,57 +252,79 @@ class FusedCycle:
             if -1 in changes[self._scanned:]:
                 self._static_epoch += 1
             self._scanned = len(changes)
-        # Filters: NodeResourcesFit (pods, then each resource asked for), GPUShare, node objects
-        fail = cs.npods >= cs.pods_alloc
         free = cs.free
-        for want, j in plan.wanted:
-            fail |= want > free[:, j]
-        for own in self.own:
-            f = own(pod)
+        wants = tuple((want, free[:, j]) for want, j in plan.wants)
+        own = []
+        for fused_fail in self.own:
+            f = fused_fail(pod)
             if f is not None:
-                fail |= f
-        static = self._static_fail(pod, plan)
-        if static is not cs.no_fail:
-            fail |= static
+                own.append(f)
         to_find = self._to_find.get(n)
         if to_find is None:
             to_find = self._to_find[n] = (num_feasible_nodes_to_find(self.vc.fwk.profile.percentage_of_nodes_to_score, n)
                                           if self.vc.has_score_plugins else 1)
-        got = first_feasible(fail, start % n, to_find, n)
-        if got is None:
+        const = plan.score
+        score = None
+        # the compiled kernel scores as it goes; the pure-Python twin leaves the scores to the
+        # plugins' memo of them (``node_local_scores``), which costs it less than scoring afresh
+        if const is not None and _kernel.COMPILED and to_find > 1 and cs.alloc_nonzero[0] and cs.alloc_nonzero[1]:
+            score = self._score_columns() + const
+        processed, found, ntop = _kernel.pick(n, start % n, to_find, self._static_fail(pod, plan), cs.npods,
+                                              cs.pods_alloc, wants, tuple(own), score, self._feasible,
+                                              self._scores, self._top)
+        if found == 0:
             return None
-        feasible, processed = got
-        if len(feasible) == 1:
+        if found == 1:
             self.cycles += 1
-            return int(feasible[0]), 1, processed
-        totals = self._totals(pod, feasible)
-        if totals is None:
+            return int(self._feasible[0]), 1, processed
+        feasible = self._feasible[:found].copy()
+        parts = self._other_scores(pod, feasible)
+        if parts is None:
             return None
+        if score is not None and not parts:   # the joint score alone decides: the kernel's top nodes
+            best = int(self._top[rng.randrange(ntop)]) if ntop > 1 else int(self._top[0])
+            self.cycles += 1
+            return best, found, processed
+        if score is not None:
+            totals = self._scores[:found].copy()
+        else:
+            got = self._joint_totals(pod, feasible)
+            if got is None:
+                return None
+            totals = got
+        for part in parts:
+            totals += part
         self.cycles += 1
-        return int(feasible[select_host_vector(totals, rng)]), len(feasible), processed
+        return int(feasible[select_host_vector(totals, rng)]), found, processed
 
-    def _totals(self, pod: Pod, feasible: np.ndarray) -> np.ndarray | None:
-        """:meth:`.cycle.VectorCycle.prioritize_nodes`'s totals, or None where a scorer needs the
-        node-by-node path."""
-        cs = self.cs
+    def _joint_totals(self, pod: Pod, feasible: np.ndarray) -> np.ndarray | None:
+        """The jointly scored plugins' weighted totals by their twins (None: node by node needed)."""
         totals: np.ndarray | None = None
         for how, pw, qw in self.joint:
-            got = how(cs, pod, pw, qw, feasible)
+            got = how(self.cs, pod, pw, qw, feasible)
             if got is None:
                 return None
             totals = got if totals is None else totals + got
+        return totals if totals is not None else np.zeros(len(feasible), dtype=np.int64)
+
+    def _other_scores(self, pod: Pod, feasible: np.ndarray) -> list[np.ndarray] | None:
+        """The weighted scores of the plugins not scored jointly, as
+        :meth:`.cycle.VectorCycle.prioritize_nodes` adds them; none where each Skips, None where
+        one needs the node-by-node path."""
+        cs = self.cs
+        parts: list[np.ndarray] = []
         for plugin, weight, twin in self.scores:
             sv = twin(cs, pod, plugin, feasible)
             if sv is SKIPPED:
                 continue
             if sv is None:
                 return None
-            part = sv.normalized * weight if weight != 1 else sv.normalized
-            if totals is None:
-                totals = part.astype(np.int64, copy=True)
-            else:
-                totals += part
-        return totals if totals is not None else np.zeros(len(feasible), dtype=np.int64)
+            parts.append(sv.normalized * weight if weight != 1 else sv.normalized)
+        return parts
+
+
+def _cpu_and_memory(resources: Any) -> bool:
+    return len(resources) == 2 and resources[0].name == "cpu" and resources[1].name == "memory"
 
 
 def for_cycle(vc: "VectorCycle") -> FusedCycle | None:
