@@ -45,6 +45,17 @@ from ... import _kernel
 from ...model.pod import Pod
 from ..framework.interface import CycleState
 from ..framework.types import host_ports
+from ..plugins import (
+    dynamicresources,
+    interpodaffinity,
+    nodeaffinity,
+    nodename,
+    nodeports,
+    noderesources,
+    nodeunschedulable,
+    podtopologyspread,
+    tainttoleration,
+)
 from ..schedule_one import num_feasible_nodes_to_find
 from .cycle import select_host_vector
 from .vector import SKIPPED
@@ -57,16 +68,16 @@ if TYPE_CHECKING:
 ENABLED = True
 
 #: PreFilter plugins the fused cycle knows the answer of (for the pods it covers)
-PRE_FILTERS = frozenset({"NodeAffinity", "NodePorts", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
-                         "DynamicResources"})
+PRE_FILTERS = frozenset({nodeaffinity.NAME, nodeports.NAME, noderesources.FIT, podtopologyspread.NAME,
+                         interpodaffinity.NAME, dynamicresources.NAME})
 #: Filter plugins it computes: node-object Filters once per spec, NodeResourcesFit per cycle; the
 #: others Skip for the pods it covers
-FILTERS = PRE_FILTERS | {"NodeUnschedulable", "NodeName", "TaintToleration"}
+FILTERS = PRE_FILTERS | {nodeunschedulable.NAME, nodename.NAME, tainttoleration.NAME}
 #: Filters that read only the node objects (kept per pod spec)
-_STATIC = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity")
+_STATIC = (nodeunschedulable.NAME, nodename.NAME, tainttoleration.NAME, nodeaffinity.NAME)
 #: PreFilters whose known Skip is asked each cycle
-_MUST_SKIP = ("PodTopologySpread", "InterPodAffinity", "DynamicResources")
-FIT = "NodeResourcesFit"
+_MUST_SKIP = (podtopologyspread.NAME, interpodaffinity.NAME, dynamicresources.NAME)
+FIT = noderesources.FIT
 
 
 class _SpecPlan:

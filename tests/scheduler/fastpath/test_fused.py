@@ -18,6 +18,7 @@ import msgspec
 import pytest
 
 import kubetwin.sim.gpushare  # noqa: F401  (registers the GPUShare plugin)
+from kubetwin import _kernel
 from kubetwin.model.features import gates_for
 from kubetwin.model.meta import convert, enc_hook
 from kubetwin.model.node import Node
@@ -30,6 +31,16 @@ from kubetwin.sim.gpushare import GPU_COUNT, GPU_MILLI, GPU_MODEL
 from ..randomcluster import random_node, random_pod
 
 MODELS = ["V100", "T4", "A10"]
+
+
+@pytest.fixture(autouse=True, params=["compiled", "pure-python"])
+def kernel(request):
+    """Every test runs with the compiled kernel (where built) and with its pure-Python twin."""
+    if request.param == "compiled" and _kernel.pick_c is None:
+        pytest.skip("the C kernel was not built here")
+    before = _kernel.use(request.param == "compiled")
+    yield request.param
+    _kernel.use(before)
 
 
 def _gpu_node(rng: random.Random, i: int) -> Node:
