@@ -71,6 +71,10 @@ def main() -> None:
         print(f"alibaba-gpu-v2023 (load + replay): {len(sc.nodes)} nodes, {len(sc.arrivals)} pods: "
               f"{time.perf_counter() - t:.2f} s wall, {time.process_time() - c:.2f} s CPU; bound {r.counters.bound}; max RSS "
               f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+        from kubetwin import _kernel
+        from kubetwin.scheduler.fastpath.fused import FusedCycle
+
+        print(f"  fused cycles {FusedCycle.answered} ({'compiled kernel' if _kernel.COMPILED else 'pure Python'})")
     if "gpu" in only:
         _run("gpu (500 nodes x 10 GPUs, one GPU per pod)", _scenario("gpu", _nodes(500, 10), _pods(5000, gpu=True)))
     if "dra" in only:

@@ -18,6 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from ..scheduler.fastpath.cycle import first_feasible
+from ..scheduler.plugins.noderesources.resource_allocation import ResourceSpec
+from ..scheduler.plugins.noderesources.vector import _balanced_cpu_memory, _least_cpu_memory
+
 
 def pick(n: int, start: int, to_find: int, static_fail: np.ndarray | None, npods: np.ndarray,
          pods_alloc: np.ndarray, wants: tuple[tuple[int, np.ndarray], ...], own: tuple[np.ndarray, ...],
@@ -29,10 +33,6 @@ def pick(n: int, start: int, to_find: int, static_fail: np.ndarray | None, npods
     ``own``: other Filters' failing nodes; ``score``: None (no scores) or (cpu, memory
     allocatable; their non-zero requested and requested columns; Fit's two requests and
     resource weights; Fit's weight; Balanced on; its two requests and weight)."""
-    from ..scheduler.fastpath.cycle import first_feasible
-    from ..scheduler.plugins.noderesources.resource_allocation import ResourceSpec
-    from ..scheduler.plugins.noderesources.vector import _balanced_cpu_memory, _least_cpu_memory
-
     fail = npods >= pods_alloc
     for want, column in wants:
         fail |= want > column
