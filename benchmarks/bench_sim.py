@@ -11,7 +11,8 @@ before and after, and what its time goes to, are in docs/scale.md ("CPU usage cu
 Issue 18's Alibaba target is load + replay under 1 s and 100 MB: figures (wall and process CPU,
 imports of ``kubetwin.sim`` outside the timing) and what the time goes to are in docs/scale.md
 ("The Alibaba trace: fourth pass", then "fifth pass": the trace read as lists of cells, the
-collector around the run, the scheduling cycle, before/after figures).
+collector around the run, the scheduling cycle, before/after figures; "sixth pass": the fused
+cycle and its compiled kernel, whose count of cycles the alibaba case prints).
 """
 
 from __future__ import annotations

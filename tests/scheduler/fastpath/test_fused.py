@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -210,3 +211,17 @@ def test_turned_off_the_vectorised_cycle_answers(monkeypatch):
     pod = _covered_pod(rng, "p")
     a.schedule(pod)
     assert a.fused is not None and a.fused.cycles == 0
+
+
+TRACE = Path("/work/shared/data/traces/alibaba-gpu-v2023")
+
+
+@pytest.mark.skipif(not TRACE.exists(), reason="shared trace data not present")
+def test_every_cycle_of_the_alibaba_trace_that_places_a_pod_takes_the_fused_cycle(kernel):
+    from kubetwin.sim.loop import simulate
+    from kubetwin.sim.sweep import RunSpec, load_run
+
+    before = fused.FusedCycle.answered
+    r = simulate(load_run(RunSpec(("alibaba", str(TRACE), "openb_pod_list_default.csv", False))))
+    assert r.counters.bound == 7995
+    assert fused.FusedCycle.answered - before == 7995
