@@ -263,7 +263,7 @@ class FusedCycle:
                 return None
         changes = cs.changes
         if len(changes) != self._scanned:
-            if -1 in changes[self._scanned:]:
+            if len(changes) < self._scanned or -1 in changes[self._scanned:]:
                 self._static_epoch += 1
             self._scanned = len(changes)
         free = cs.free
