@@ -78,6 +78,8 @@ _STATIC = (nodeunschedulable.NAME, nodename.NAME, tainttoleration.NAME, nodeaffi
 #: PreFilters whose known Skip is asked each cycle
 _MUST_SKIP = (podtopologyspread.NAME, interpodaffinity.NAME, dynamicresources.NAME)
 FIT = noderesources.FIT
+#: a node-object Filter's twin answered None for the spec (its plugin runs node by node)
+_NODE_BY_NODE = np.zeros(0, dtype=bool)
 
 
 class _SpecPlan:
@@ -158,6 +160,11 @@ class FusedCycle:
             return False
         if any(twin is None for *_, twin in vc.scores) or any(twin is None for _, _, twin, _ in vc.filters):
             return False
+        from ..plugins.registry import vectorised as in_tree
+
+        # a Filter of these names replaced from outside (``register_vector_filter``) is its own
+        if any(vc.twins.get(name) is not in_tree(name) for name in filters & FILTERS):
+            return False
         for k, p in enumerate(fwk.pre_filter_plugins):
             if p.name in _MUST_SKIP and vc.pre_filter_shortcuts[k][0] is None:
                 return False
@@ -220,19 +227,24 @@ class FusedCycle:
                 bal_req[1], balanced_weight)
 
     def _static_fail(self, pod: Pod, plan: _SpecPlan) -> np.ndarray | None:
-        """The node-object Filters' failures ORed (their twins' own arrays; None: no node fails)."""
+        """The node-object Filters' failures ORed (their twins' own arrays; None: no node fails;
+        :data:`_NODE_BY_NODE`: some twin leaves the pod to its plugin)."""
         if plan.static_at == self._static_epoch:
             return plan.static_fail
         cs = self.cs
         state = CycleState()
         fail = None
+        plan.static_at = self._static_epoch
         for plugin, twin in self.static:
-            f = twin(cs, pod, plugin, state).fail
+            verdict = twin(cs, pod, plugin, state)
+            if verdict is None:   # the plugin runs node by node for this pod: not covered
+                plan.static_fail = _NODE_BY_NODE
+                return _NODE_BY_NODE
+            f = verdict.fail
             if f is cs.no_fail:
                 continue
             fail = f if fail is None else fail | f   # never written to: the kernel reads it
         plan.static_fail = fail
-        plan.static_at = self._static_epoch
         return fail
 
     def _score_columns(self) -> tuple[Any, ...]:
@@ -283,7 +295,10 @@ class FusedCycle:
         # plugins' memo of them (``node_local_scores``), which costs it less than scoring afresh
         if const is not None and _kernel.COMPILED and to_find > 1 and cs.alloc_nonzero[0] and cs.alloc_nonzero[1]:
             score = self._score_columns() + const
-        processed, found, ntop = _kernel.pick(n, start % n, to_find, self._static_fail(pod, plan), cs.npods,
+        static = self._static_fail(pod, plan)
+        if static is _NODE_BY_NODE:
+            return None
+        processed, found, ntop = _kernel.pick(n, start % n, to_find, static, cs.npods,
                                               cs.pods_alloc, wants, tuple(own), score, self._feasible,
                                               self._scores, self._top)
         if found == 0:
