@@ -7,7 +7,7 @@ Covered (:meth:`FusedCycle.cycle` answers; anything else returns None and the cy
 vectorised path, :class:`.cycle.VectorCycle`, unchanged):
 
 - the profile's PreFilter and Filter plugins are among :data:`PRE_FILTERS` and :data:`FILTERS`
-  (the default profile's) or say which nodes they reject in one call (``fused_fail``: the
+  (the default profile's) or say which nodes they reject in one call (``fused_filter``: the
   simulator's GPUShare), NodeResourcesFit among them, and its score plugins are
   scored as :meth:`.cycle.VectorCycle.prioritize_nodes` scores them (NodeResourcesFit with
   NodeResourcesBalancedAllocation jointly, every other scorer by its vectorised twin);
@@ -118,8 +118,10 @@ class FusedCycle:
         by_name = {p.name: p for p, _ in fwk.plugins}
         self.fit = by_name[FIT]
         #: Filters of plugins outside the default profile that say which nodes they reject for a
-        #: pod in one call (``fused_fail(pod) -> bool array | None``: GPUShare), in profile order
-        self.own: list[Any] = [p.fused_fail for p, name, _, _ in vc.filters if name not in FILTERS]
+        #: pod in one call (GPUShare), in profile order: ``fused_filter(pod) -> ((amount,
+        #: column), ...), (mask, ...)`` — a node whose column is below an amount, or set in a
+        #: mask, is rejected
+        self.own: list[Any] = [p.fused_filter for p, name, _, _ in vc.filters if name not in FILTERS]
         #: the node-object Filters' twins with their plugins
         self.static: list[tuple[Any, Any]] = [(p, twin) for p, name, twin, _ in vc.filters if name in _STATIC]
         #: the known Skips asked each cycle: (plugin, skip function)
@@ -156,7 +158,7 @@ class FusedCycle:
         filters = {p.name for p in fwk.filter_plugins}
         if not pre <= PRE_FILTERS or FIT not in filters:
             return False
-        if any(fp.name not in FILTERS and not hasattr(fp, "fused_fail") for fp in fwk.filter_plugins):
+        if any(fp.name not in FILTERS and not hasattr(fp, "fused_filter") for fp in fwk.filter_plugins):
             return False
         if any(twin is None for *_, twin in vc.scores) or any(twin is None for _, _, twin, _ in vc.filters):
             return False
@@ -280,11 +282,13 @@ class FusedCycle:
             self._scanned = len(changes)
         free = cs.free
         wants = tuple((want, free[:, j]) for want, j in plan.wants)
-        own = []
-        for fused_fail in self.own:
-            f = fused_fail(pod)
-            if f is not None:
-                own.append(f)
+        own: tuple[np.ndarray, ...] = ()
+        for fused_filter in self.own:
+            more_wants, masks = fused_filter(pod)
+            if more_wants:
+                wants += more_wants
+            if masks:
+                own += masks
         to_find = self._to_find.get(n)
         if to_find is None:
             to_find = self._to_find[n] = (num_feasible_nodes_to_find(self.vc.fwk.profile.percentage_of_nodes_to_score, n)
@@ -299,7 +303,7 @@ class FusedCycle:
         if static is _NODE_BY_NODE:
             return None
         processed, found, ntop = _kernel.pick(n, start % n, to_find, static, cs.npods,
-                                              cs.pods_alloc, wants, tuple(own), score, self._feasible,
+                                              cs.pods_alloc, wants, own, score, self._feasible,
                                               self._scores, self._top)
         if found == 0:
             return None
