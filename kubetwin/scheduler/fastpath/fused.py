@@ -18,8 +18,9 @@ vectorised path, :class:`.cycle.VectorCycle`, unchanged):
 - PodTopologySpread, InterPodAffinity and DynamicResources Skip their PreFilter (their known
   Skips, asked each cycle: the cluster's objects and bound pods decide them too);
 - some node fits (a failed cycle needs the diagnosis: the vectorised path runs it);
-- fewer nodes than :attr:`.cycle.VectorCycle.window_min_nodes` (above, the windowed search reads
-  fewer nodes; its answers are the same).
+- with the pure-Python twin, fewer nodes than :attr:`.cycle.VectorCycle.window_min_nodes` (above,
+  the windowed search reads fewer nodes; its answers are the same); the compiled kernel stops
+  once enough nodes fit, as the windows do, and answers at any size (:data:`LARGE`).
 
 The Filters that read only node objects (NodeUnschedulable, NodeName, TaintToleration,
 NodeAffinity: labels, taints, ``unschedulable``) are ORed once per pod spec and kept until a
@@ -78,6 +79,9 @@ _STATIC = (nodeunschedulable.NAME, nodename.NAME, tainttoleration.NAME, nodeaffi
 #: PreFilters whose known Skip is asked each cycle
 _MUST_SKIP = (podtopologyspread.NAME, interpodaffinity.NAME, dynamicresources.NAME)
 FIT = noderesources.FIT
+#: with the compiled kernel, clusters of ``window_min_nodes`` or more too (its loop stops once
+#: enough nodes fit, as the windowed search does)
+LARGE = True
 #: a node-object Filter's twin answered None for the spec (its plugin runs node by node)
 _NODE_BY_NODE = np.zeros(0, dtype=bool)
 
@@ -267,7 +271,8 @@ class FusedCycle:
         covered (nothing changed then: the caller runs the vectorised cycle)."""
         cs = self.cs
         n = cs.n
-        if cs.nominated or pod.status.nominated_node_name or n >= self.vc.window_min_nodes or n != len(self._top):
+        if cs.nominated or pod.status.nominated_node_name or n != len(self._top) or (
+                n >= self.vc.window_min_nodes and not (_kernel.COMPILED and LARGE)):
             return None
         plan = self._plan(pod)
         if not plan.covered:

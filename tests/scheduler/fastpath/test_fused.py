@@ -107,8 +107,10 @@ def _same(a, b, where: str) -> None:
 
 
 def _run(seed: int, n_nodes: int, *, gpu_share: bool, running_covered: bool, covered_share: float,
-         pct: int | None = None, pods: int = 60) -> int:
+         pct: int | None = None, pods: int = 60, windowed: bool = False) -> int:
     rng, a, b = _pair(seed, n_nodes, gpu_share, running_covered, pct)
+    if windowed:   # as on clusters of window_min_nodes or more: the reference reads windows of nodes
+        a.fast.window_min_nodes = b.fast.window_min_nodes = 0
     bound: list[Pod] = []
     templates: list[Pod] = []
     for k in range(pods):
@@ -144,6 +146,15 @@ def test_covered_pods_get_the_vectorised_cycles_answers(seed):
 @pytest.mark.parametrize("pct", [None, 5, 50, 100])
 def test_the_sampling_rotation_and_random_draws_follow_the_vectorised_cycle(seed, pct):
     _run(seed, 150, gpu_share=True, running_covered=True, covered_share=0.9, pct=pct, pods=80)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("pct", [None, 10])
+def test_on_large_clusters_the_kernel_finds_what_the_windowed_search_finds(seed, pct, kernel):
+    answered = _run(seed, 150, gpu_share=True, running_covered=True, covered_share=0.9, pct=pct, pods=60,
+                    windowed=True)
+    # the compiled kernel answers on large clusters; its pure-Python twin leaves them to the windows
+    assert (answered > 0) == (kernel == "compiled")
 
 
 @pytest.mark.parametrize("seed", range(6))
