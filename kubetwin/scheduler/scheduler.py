@@ -25,6 +25,7 @@ from ..model.meta import enc_hook
 from ..model.node import Node
 from ..model.pod import Pod
 from .backend.cache import ClusterState
+from .fastpath import fused as _fused
 from .fastpath.cycle import VectorCycle, select_host_vector
 from .fastpath.verdicts import KeptVerdicts, Preemptor, Verdict
 from .framework.diagnosis import Diagnosis, fit_error_message
@@ -71,6 +72,8 @@ class Scheduler:
             not p.binds_through_cache for p in self.framework.bind_plugins)
         self.vectorised = vectorised
         self.fast = VectorCycle(self.framework, self.cluster)
+        #: one routine per cycle for the pods of a node-local profile (None: the profile is not one)
+        self.fused = _fused.for_cycle(self.fast) if vectorised else None
         self.rng = random.Random(seed)
         self.next_start = 0
         preemptor = next((p for p in self.framework.post_filter_plugins if isinstance(p, Preemptor)), None)
@@ -382,6 +385,13 @@ class Scheduler:
             return ScheduleResult(pod, None, Code.Pending, gated.message)
         if cs.n == 0:
             return ScheduleResult(pod, None, Code.UnschedulableAndUnresolvable, NO_NODES)
+        fused = self.fused
+        if fused is not None and _fused.ENABLED and self._recorder is None:
+            got = fused.cycle(pod, self.next_start, self.rng)
+            if got is not None:
+                best, feasible_count, processed = got
+                self.next_start = (self.next_start + processed) % cs.n
+                return ScheduleResult.placed(pod, cs.names[best], feasible_count, processed)
         state = CycleState()
         if self.vectorised:
             found = self.fast.find_nodes_that_fit_pod(state, pod, self.next_start, self._recorder)

@@ -164,6 +164,19 @@ class GPUShare(Plugin):
             return self.max_free < milli
         return self.whole_free < count
 
+    def fused_filter(self, pod: Pod) -> tuple[tuple[tuple[int, np.ndarray], ...], tuple[np.ndarray, ...]]:
+        """The vector Filter's rejections as the fused cycle (:mod:`kubetwin.scheduler.fastpath.fused`)
+        reads them, without arrays of this cycle's own: (amount, column) pairs — a node whose
+        column is below the amount is short — and masks of rejected nodes. A share needs a GPU
+        with ``milli`` free (``max_free``), whole GPUs ``count`` free ones (``whole_free``);
+        the wrong model rejects (a mask kept per model set)."""
+        req = gpu_request(pod)
+        if req is None:
+            return (), ()
+        count, milli, models = req
+        short = (milli, self.max_free) if count == 1 and milli < FULL else (count, self.whole_free)
+        return (short,), ((self.wrong_model(models),) if models else ())
+
     def _changed(self, i: int, free: list[int]) -> None:
         """Node ``i``'s GPUs now have ``free`` thousandths: its row and the figures kept from it."""
         self.free[i] = free

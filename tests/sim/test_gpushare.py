@@ -100,3 +100,36 @@ def test_the_vector_filter_gives_each_node_the_code_and_reasons_of_the_node_by_n
     assert {w[2] for w in failing} == {("node(s) didn't match the GPU model",), ("Insufficient GPU",)}
     assert [g for g in got if g[0]] == failing
     assert [g[0] for g in got] == [w[0] for w in want]
+
+
+def test_the_fused_filter_rejects_the_nodes_the_vector_filter_rejects(tmp_path, kit):
+    # shares, whole GPUs and model sets, on nodes partly taken: (amount, column) pairs and masks
+    # reject exactly the nodes whose vector verdict fails
+    import numpy as np
+
+    from kubetwin.model.meta import convert
+    from kubetwin.model.pod import Pod
+    from kubetwin.scheduler.framework.interface import CycleState
+    from kubetwin.sim.gpushare import _vector_filter
+    from kubetwin.sim.loop import Simulator
+
+    sc = kit.scenario(tmp_path, {"nodeGroups": [kit.group("t4", count=3, gpus={"count": 2, "model": "T4"}),
+                                                kit.group("v100", count=2, gpus={"count": 4, "model": "V100"})],
+                                 "workloads": [{**gpu_pod("a", "700"), "count": 4},
+                                               {**gpu_pod("b", "1000", count="2"), "count": 2}]})
+    sim = Simulator(sc)
+    sim.run()
+    cs, gpu = sim.cluster, sim.gpu
+    for count, milli, model in [("1", "300", None), ("1", "800", "V100"), ("2", "1000", None),
+                                ("3", "1000", "T4|V100"), ("1", "1000", "A100"), ("0", "0", None)]:
+        ann = {"alibabacloud.com/gpu-count": count, "alibabacloud.com/gpu-milli": milli}
+        if model:
+            ann["alibabacloud.com/gpu-card-model"] = model
+        pod = convert({"metadata": {"name": "p", "annotations": ann}, "spec": {"containers": [{"name": "c"}]}}, Pod)
+        wants, masks = gpu.fused_filter(pod)
+        fail = np.zeros(cs.n, dtype=bool)
+        for want, column in wants:
+            fail |= want > column
+        for mask in masks:
+            fail |= mask
+        assert fail.tolist() == _vector_filter(cs, pod, gpu, CycleState()).fail.tolist(), (count, milli, model)
