@@ -29,14 +29,16 @@ Not an upstream module: a kubetwin fast path for the simulation of nri-plugins' 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import types
+import typing
 from typing import Any, Callable
 
 import msgspec
 
 from ..model.cpuset import CPUSet
 
-_ATOM, _DICT, _LIST, _TUPLE, _SET, _FROZENSET, _OBJECT, _DEEPCOPY, _OWN = range(9)
+_ATOM, _DICT, _LIST, _TUPLE, _SET, _FROZENSET, _OBJECT, _DEEPCOPY, _OWN, _OWN_DEEPCOPY = range(10)
 
 #: per type: how it is copied; types first met are classified by :func:`_classify`
 _KIND: dict[type, int] = {t: _ATOM for t in (str, int, float, bool, complex, bytes, type(None), type,
@@ -49,11 +51,39 @@ _SLOTS: dict[type, tuple[str, ...]] = {}
 _PLAIN_REDUCE = object.__reduce_ex__
 
 
+#: annotations of the fields of a frozen dataclass whose instances are shared (immutable values)
+_SCALAR_HINTS = frozenset({str, int, float, bool, type(None)})
+
+
+def _frozen_scalars(t: type) -> bool:
+    """A frozen dataclass (without a ``__setattr__`` of its own) whose every field is annotated
+    with immutable scalars (``str``, ``int``, ``float``, ``bool``, ``None`` and unions of them):
+    its instances can not change, so copies share them (``CgroupLayout``, the runtime's
+    ``Requirements``)."""
+    params = getattr(t, "__dataclass_params__", None)
+    if params is None or not params.frozen or "__dataclass_fields__" not in t.__dict__:
+        return False
+    try:
+        hints = typing.get_type_hints(t)
+    except Exception:   # an annotation that does not resolve: not seen through, copied
+        return False
+    for f in dataclasses.fields(t):
+        hint = hints.get(f.name)
+        args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+        if not args or any(a not in _SCALAR_HINTS for a in args):
+            return False
+    return True
+
+
 def _classify(t: type) -> int:
     if issubclass(t, msgspec.Struct) and t.__struct_config__.frozen:
         return _ATOM   # the model's objects (pods, ...): frozen, built once from the input
     if t.__module__ == "builtins" or any(b.__module__ == "builtins" and b is not object for b in t.__mro__):
         return _DEEPCOPY   # builtin types and their subclasses (enums of int, ...): deepcopy knows them
+    if _frozen_scalars(t):
+        return _ATOM
+    if getattr(t, "__deepcopy__", None) is not None:
+        return _OWN_DEEPCOPY   # its own __deepcopy__, called as copy.deepcopy would (without its dispatch)
     if (getattr(t, "__deepcopy__", None) is not None or getattr(t, "__setstate__", None) is not None
             or getattr(t, "__reduce_ex__", None) is not _PLAIN_REDUCE
             or getattr(t, "__reduce__", None) is not object.__reduce__
@@ -117,7 +147,7 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
     if kind == _OWN:
         return _OWN_COPY[t](x, memo)
     if kind == _TUPLE:
-        items = [c(v, memo) for v in x]
+        items = [v if kinds.get(type(v)) == _ATOM else c(v, memo) for v in x]
         got = memo.get(i, memo)   # a cycle through the tuple was copied meanwhile
         if got is not memo:
             return got
@@ -127,10 +157,15 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
     if kind == _SET:
         st: set[Any] = set()
         memo[i] = st
-        st.update(c(v, memo) for v in x)
+        st.update([v if kinds.get(type(v)) == _ATOM else c(v, memo) for v in x])
         return st
+    if kind == _OWN_DEEPCOPY:
+        y = x.__deepcopy__(memo)
+        if y is not x:
+            memo[i] = y
+        return y
     if kind == _FROZENSET:
-        fitems = [c(v, memo) for v in x]
+        fitems = [v if kinds.get(type(v)) == _ATOM else c(v, memo) for v in x]
         fout = x if all(a is b for a, b in zip(fitems, x)) else frozenset(fitems)
         memo[i] = fout
         return fout
@@ -156,6 +191,27 @@ def read_only_parts(rn: Any) -> list[Any]:
     alloc = getattr(policy, "cpu_allocator", None)
     if type(alloc) is CPUAllocator:
         out.append(alloc)
+    out.extend(_memory_topology(policy))
+    return out
+
+
+def _memory_topology(policy: Any) -> list[Any]:
+    """The memory topology a policy's libmem allocator (``pkg/resmgr/lib/memory``) builds when it
+    starts and only reads after: its nodes (``MemNode``: distances, the nodes at each distance)
+    and the nodes of each memory type; and topology-aware's memory supply of each pool (its
+    DRAM, PMEM and HBM nodes, read by ``memset`` / ``memory_type`` into new sets). The zones,
+    requests and users the allocator keeps are written, and copied."""
+    from ..runtime.libmem import Allocator, MemNode
+
+    out: list[Any] = []
+    mem = getattr(policy, "mem_allocator", None)
+    if type(mem) is Allocator and all(type(n) is MemNode for n in mem.nodes.values()):
+        out += [mem.nodes, mem.by_types, *mem.nodes.values()]
+    from ..runtime.policies.topologyaware.node import Node
+
+    for pool in getattr(policy, "pools", None) or ():
+        if type(pool) is Node:
+            out += [pool.mem, pool.pmem, pool.hbm]
     return out
 
 
@@ -236,3 +292,16 @@ def _own_copies() -> dict[type, Callable[[Any, dict[int, Any]], Any]]:
 #: types copied by a function of their own (the records and messages above)
 _OWN_COPY = _own_copies()
 _KIND.update(dict.fromkeys(_OWN_COPY, _OWN))
+
+
+def _never_written() -> tuple[type, ...]:
+    """Message types whose instances nothing writes once made, shared by copies: a container's
+    ``HugepageLimit`` entries (the kubelet's CRI resources, a plugin's adjustment or update) are
+    put in or taken out of ``linux.resources.hugepage_limits`` as a whole
+    (:func:`..runtime.nri.adaptation.apply_update` builds a new list), never changed in place."""
+    from ..runtime.nri.api import HugepageLimit
+
+    return (HugepageLimit,)
+
+
+_KIND.update(dict.fromkeys(_never_written(), _ATOM))
