@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import types
 import typing
 from typing import Any, Callable
@@ -75,14 +76,32 @@ def _frozen_scalars(t: type) -> bool:
     return True
 
 
+def _return_self(self: Any, memo: Any) -> Any:
+    return self
+
+
+def _returns_self(method: Any) -> bool:
+    """A ``__deepcopy__(self, memo)`` whose body is ``return self`` (a docstring or comment aside):
+    the same code as :func:`_return_self`'s (types fixed once set up: balloons' types, CPU tree
+    allocators)."""
+    code = getattr(method, "__code__", None)
+    ref = _return_self.__code__
+    return (code is not None and getattr(method, "__closure__", None) is None and code.co_argcount == 2
+            and code.co_code == ref.co_code and code.co_varnames[:1] == ("self",)
+            and not code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS))
+
+
 def _classify(t: type) -> int:
     if issubclass(t, msgspec.Struct) and t.__struct_config__.frozen:
         return _ATOM   # the model's objects (pods, ...): frozen, built once from the input
+    deep = getattr(t, "__deepcopy__", None)
+    if deep is not None and _returns_self(deep):
+        return _ATOM   # its copies are itself (as copy.deepcopy would return it): shared without a call
     if t.__module__ == "builtins" or any(b.__module__ == "builtins" and b is not object for b in t.__mro__):
         return _DEEPCOPY   # builtin types and their subclasses (enums of int, ...): deepcopy knows them
     if _frozen_scalars(t):
         return _ATOM
-    if getattr(t, "__deepcopy__", None) is not None:
+    if deep is not None:
         return _OWN_DEEPCOPY   # its own __deepcopy__, called as copy.deepcopy would (without its dispatch)
     if (getattr(t, "__deepcopy__", None) is not None or getattr(t, "__setstate__", None) is not None
             or getattr(t, "__reduce_ex__", None) is not _PLAIN_REDUCE
@@ -235,8 +254,32 @@ def _container_message(ctr: Any, memo: dict[int, Any]) -> Any:
         lx = memo.get(id(linux))
         if lx is None:
             lx = _shallow(linux, memo)
-            lx.resources = _copy(linux.resources, memo)
+            lx.resources = _resources(linux.resources, memo)
         new.linux = lx
+    return new
+
+
+def _resources(res: Any, memo: dict[int, Any]) -> Any:
+    """A container's ``LinuxResources``: a new message whose memory and CPU parts are new
+    messages with the same values (their fields are scalars), its hugepage limits, unified
+    entries and devices copied; the same graph :func:`_copy` gives, with fewer steps."""
+    got = memo.get(id(res))
+    if got is not None:
+        return got
+    if type(res) is not _LinuxResources:
+        return _copy(res, memo)
+    new = _shallow(res, memo)
+    memory, cpu = res.memory, res.cpu
+    if memory is not None:
+        new.memory = memo.get(id(memory)) or (_shallow(memory, memo) if type(memory) is _LinuxMemory
+                                              else _copy(memory, memo))
+    if cpu is not None:
+        new.cpu = memo.get(id(cpu)) or (_shallow(cpu, memo) if type(cpu) is _LinuxCPU else _copy(cpu, memo))
+    new.hugepage_limits = _copy(res.hugepage_limits, memo)
+    new.unified = _copy(res.unified, memo)
+    new.devices = _copy(res.devices, memo)
+    if res.pids is not None:
+        new.pids = _copy(res.pids, memo)
     return new
 
 
@@ -288,6 +331,10 @@ def _own_copies() -> dict[type, Callable[[Any, dict[int, Any]], Any]]:
             CachedContainer: _with_message("ctr", _container_message),
             CachedPod: _with_message("sandbox", _sandbox_message)}
 
+
+from ..runtime.nri.api import LinuxCPU as _LinuxCPU  # noqa: E402  (after the generic copy it builds on)
+from ..runtime.nri.api import LinuxMemory as _LinuxMemory  # noqa: E402
+from ..runtime.nri.api import LinuxResources as _LinuxResources  # noqa: E402
 
 #: types copied by a function of their own (the records and messages above)
 _OWN_COPY = _own_copies()
