@@ -31,6 +31,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import inspect
+import keyword
 import types
 import typing
 from typing import Any, Callable
@@ -115,7 +116,34 @@ def _classify(t: type) -> int:
             if s not in ("__dict__", "__weakref__"):
                 slots.append(s)
     _SLOTS[t] = tuple(slots)
+    made = _slots_copier(t)
+    if made is not None:
+        _OWN_COPY[t] = made
+        return _OWN
     return _OBJECT
+
+
+def _slots_copier(t: type) -> Callable[[Any, dict[int, Any]], Any] | None:
+    """A copier generated for a class with ``__slots__`` (and no ``__dict__``): each slot read
+    and written by name (its own slot descriptor, no property of the same name) — what the generic path does through ``object.__getattribute__`` and
+    ``object.__setattr__`` for every slot, unset slots left unset. Only for classes whose
+    attribute access is the plain one (no ``__getattribute__``, ``__getattr__`` or
+    ``__setattr__`` of their own) and whose slot names are plain identifiers."""
+    slots = _SLOTS[t]
+    if (not slots or "__dict__" in dir(t) or t.__getattribute__ is not object.__getattribute__
+            or t.__setattr__ is not object.__setattr__ or hasattr(t, "__getattr__")
+            or not all(n.isidentifier() and not n.startswith("__") and not keyword.iskeyword(n)
+                       and type(inspect.getattr_static(t, n, None)) is types.MemberDescriptorType for n in slots)):
+        return None
+    lines = ["def copy(x, memo):", "    new = new_(T)", "    memo[id(x)] = new"]
+    for n in slots:
+        lines += ["    try:", f"        v = x.{n}", "    except AttributeError:", "        pass", "    else:",
+                  f"        new.{n} = v if kinds.get(type(v)) == ATOM else c(v, memo)"]
+    lines.append("    return new")
+    env: dict[str, Any] = {"new_": object.__new__, "T": t, "kinds": _KIND, "ATOM": _ATOM, "c": _copy}
+    exec("\n".join(lines), env)   # noqa: S102  (code built from the class's own slot names)
+    made: Callable[[Any, dict[int, Any]], Any] = env["copy"]
+    return made
 
 
 def copy_state(obj: Any, memo: dict[int, Any]) -> Any:

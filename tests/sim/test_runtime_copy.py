@@ -301,3 +301,17 @@ def test_a_clone_answers_random_events_as_the_original_and_as_a_deepcopy(policy:
     assert _state(rn) == before
     assert _run(rn, events) == answers == _run(plain, events)
     assert _state(twin) == _state(rn) == _state(plain)
+
+
+class _Guarded:
+    __slots__ = ("a",)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("read-only")
+
+
+def test_slotted_objects_with_their_own_setattr_copy_their_slots_as_stored() -> None:
+    guarded = object.__new__(_Guarded)
+    object.__setattr__(guarded, "a", [1])
+    out = copy_state(_Box([guarded]), {})
+    assert type(out.items[0]) is _Guarded and out.items[0].a == [1] and out.items[0].a is not guarded.a
