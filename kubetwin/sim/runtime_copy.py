@@ -23,6 +23,16 @@ memory nodes, classes). So the records and the cache's pods and containers are c
 their sandbox message and those fields shared: a new record, a new container message and
 ``linux`` around them, and a copy of the resources.
 
+What can not change is shared rather than copied: frozen dataclasses whose fields are all
+scalars (the kubelet's ``CgroupLayout``, the runtime's ``Requirements``), types whose
+``__deepcopy__`` is ``return self`` (balloons' types and CPU-tree allocators: ``copy.deepcopy``
+gives the object itself), a container's ``HugepageLimit`` entries (replaced, never written), and
+what a started node only reads (:func:`read_only_parts`: libmem's memory topology,
+topology-aware's pool memory sets). Slotted classes (the pools' CPU supplies, libmem's zones and
+requests) get a copier generated from their slot names, and a container's ``LinuxResources`` is
+copied in one step. Copies of held nodes at 1,000 nodes x 10,000 pods: 471 -> ~290 us
+(topology-aware) and 286 -> ~165 us (balloons) a copy without the collector (docs/scale.md).
+
 Not an upstream module: a kubetwin fast path for the simulation of nri-plugins' policies.
 """
 
