@@ -30,8 +30,8 @@ gives the object itself), a container's ``HugepageLimit`` entries (replaced, nev
 what a started node only reads (:func:`read_only_parts`: libmem's memory topology,
 topology-aware's pool memory sets). Slotted classes (the pools' CPU supplies, libmem's zones and
 requests) get a copier generated from their slot names, and a container's ``LinuxResources`` is
-copied in one step. Copies of held nodes at 1,000 nodes x 10,000 pods: 471 -> ~290 us
-(topology-aware) and 286 -> ~165 us (balloons) a copy without the collector (docs/scale.md).
+copied in one step. Copies of held nodes at 1,000 nodes x 10,000 pods: 449 -> 261 us
+(topology-aware) and 280 -> 156 us (balloons) a copy without the collector (docs/scale.md).
 
 Not an upstream module: a kubetwin fast path for the simulation of nri-plugins' policies.
 """
