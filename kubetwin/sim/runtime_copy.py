@@ -68,13 +68,13 @@ _SCALAR_HINTS = frozenset({str, int, float, bool, type(None)})
 
 
 def _frozen_scalars(t: type) -> bool:
-    """A frozen dataclass (without a ``__setattr__`` of its own) whose every field is annotated
+    """A frozen dataclass with slots (no ``__dict__`` for anything else) whose every field is annotated
     with immutable scalars (``str``, ``int``, ``float``, ``bool``, ``None`` and unions of them):
     its instances can not change, so copies share them (``CgroupLayout``, the runtime's
     ``Requirements``)."""
     params = getattr(t, "__dataclass_params__", None)
-    if params is None or not params.frozen or "__dataclass_fields__" not in t.__dict__:
-        return False
+    if params is None or not params.frozen or "__dataclass_fields__" not in t.__dict__ or "__dict__" in dir(t):
+        return False   # not frozen, or instances with a __dict__ (room for more than the fields)
     try:
         hints = typing.get_type_hints(t)
     except Exception:   # an annotation that does not resolve: not seen through, copied

@@ -171,10 +171,15 @@ def test_updates_on_a_clone_leave_the_original_as_it_was(policy: str) -> None:
     assert {cid: c.ctr.linux.resources for cid, c in rn.resmgr.cache.containers.items()} == cached
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Frozen:
     name: str = ""
     count: int | None = None
+
+
+@dataclass(frozen=True)
+class _FrozenWithDict:   # instances have a __dict__: room for more than their fields
+    name: str = ""
 
 
 @dataclass(frozen=True)
@@ -197,9 +202,10 @@ class _Counted:
 
 
 def test_frozen_dataclasses_of_scalars_are_shared_and_others_copied() -> None:
-    scalar, listed = _Frozen("a", 1), _FrozenWithList([1])
-    out = copy_state(_Box([scalar, listed]), {})
+    scalar, listed, open_ = _Frozen("a", 1), _FrozenWithList([1]), _FrozenWithDict("b")
+    out = copy_state(_Box([scalar, listed, open_]), {})
     assert out.items[0] is scalar
+    assert out.items[2] is not open_ and out.items[2] == open_
     assert out.items[1] is not listed and out.items[1].items == [1] and out.items[1].items is not listed.items
 
 
