@@ -117,6 +117,11 @@ alternating, one run each (load average 10 to 12), CPU seconds, + policy at 5,00
 topology-aware 15.07 / 15.38 / 13.64 -> 14.41 / 14.40 / 12.59 (quietest pair: +69 % -> +62 %),
 balloons 18.69 / 17.22 / 15.05 -> 16.25 / 17.22 / 14.29 (quietest: +108 % -> +96 %); placement
 figures identical. Not met; docs/scale.md, "the cost of a hit".
+
+Session 10, cheaper copies of held nodes (:mod:`kubetwin.sim.runtime_copy`: more shared, slotted
+classes by generated copiers): a copy 449 -> 261 us (topology-aware), 280 -> 156 us (balloons);
+in the 5,000 x 50,000 run 1.43 -> 1.06 s and 2.14 -> 1.61 s CPU in copies (docs/scale.md has the
+A/B runs). Placement figures identical; not met.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import enum
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from kubetwin.model.kubelet_config import KubeletConfiguration
 from kubetwin.model.pod import pod_from_dict
 from kubetwin.runtime.config import load_policy
 from kubetwin.sim.runtime_copy import copy_state
-from kubetwin.sim.runtime_policies import RuntimePolicy, clone_runtime_node, fork_runtime_node
+from kubetwin.sim.runtime_policies import RuntimePolicy, clone_runtime_node, fork_runtime_node, shared_objects
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
 
@@ -95,8 +96,8 @@ def test_tuples_sets_and_enums_copy_as_deepcopy_does() -> None:
     assert out[3] == ref[3] and out[4] is _Colour.RED
 
 
-def _pod(k: int, cpu: str, guaranteed: bool) -> Any:
-    res: dict[str, Any] = {"requests": {"cpu": cpu, "memory": "1Gi"}}
+def _pod(k: int, cpu: str, guaranteed: bool, memory: str = "1Gi") -> Any:
+    res: dict[str, Any] = {"requests": {"cpu": cpu, "memory": memory}}
     if guaranteed:
         res["limits"] = dict(res["requests"])
     return pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{k}", "uid": f"u{k}"},
@@ -168,3 +169,155 @@ def test_updates_on_a_clone_leave_the_original_as_it_was(policy: str) -> None:
     twin.delete_pod("default/p0")
     assert [(p.key, r.ctr.linux.resources) for p, r in rn.running()] == before
     assert {cid: c.ctr.linux.resources for cid, c in rn.resmgr.cache.containers.items()} == cached
+
+
+@dataclass(frozen=True, slots=True)
+class _Frozen:
+    name: str = ""
+    count: int | None = None
+
+
+@dataclass(frozen=True)
+class _FrozenWithDict:   # instances have a __dict__: room for more than their fields
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class _FrozenWithList:
+    items: list[int] = field(default_factory=list)
+
+
+class _Fixed:
+    def __deepcopy__(self, memo: dict[int, Any]) -> "_Fixed":
+        """Fixed once set up."""
+        return self
+
+
+class _Counted:
+    copies = 0
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "_Counted":
+        _Counted.copies += 1
+        return _Counted()
+
+
+def test_frozen_dataclasses_of_scalars_are_shared_and_others_copied() -> None:
+    scalar, listed, open_ = _Frozen("a", 1), _FrozenWithList([1]), _FrozenWithDict("b")
+    out = copy_state(_Box([scalar, listed, open_]), {})
+    assert out.items[0] is scalar
+    assert out.items[2] is not open_ and out.items[2] == open_
+    assert out.items[1] is not listed and out.items[1].items == [1] and out.items[1].items is not listed.items
+
+
+def test_a_deepcopy_that_returns_self_is_shared_and_any_other_is_called() -> None:
+    fixed, counted = _Fixed(), _Counted()
+    before = _Counted.copies
+    out = copy_state(_Box([fixed, counted, counted]), {})
+    assert out.items[0] is fixed
+    assert out.items[1] is not counted and out.items[1] is out.items[2] and _Counted.copies == before + 1
+
+
+def test_hugepage_limits_are_shared_and_the_resources_around_them_copied() -> None:
+    rn, rp, config = _started("topology-aware", 2)
+    twin = clone_runtime_node(rn, rp, config)
+    for key, rec in rn.pods.items():
+        for a, b in zip(rec.containers, twin.pods[key].containers):
+            ra, rb = a.ctr.linux.resources, b.ctr.linux.resources
+            assert rb == ra and rb.memory is not ra.memory and rb.cpu is not ra.cpu
+            assert rb.hugepage_limits is not ra.hugepage_limits and rb.unified is not ra.unified
+            assert all(x is y for x, y in zip(ra.hugepage_limits, rb.hugepage_limits))
+
+
+def _memory_topology(rn: Any) -> Any:
+    policy = rn.resmgr.policy
+    mem = policy.mem_allocator
+    pools = [(sorted(p.mem), sorted(p.pmem), sorted(p.hbm)) for p in getattr(policy, "pools", ())]
+    return copy.deepcopy((mem.nodes, mem.by_types, pools))
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+def test_the_memory_topology_is_shared_by_clones_and_never_written(policy: str) -> None:
+    rn, rp, config = _started(policy, 3)
+    twin = clone_runtime_node(rn, rp, config)
+    mem, copied = rn.resmgr.policy.mem_allocator, twin.resmgr.policy.mem_allocator
+    assert copied is not mem and copied.nodes is mem.nodes and copied.by_types is mem.by_types
+    assert copied.zones is not mem.zones
+    for a, b in zip(getattr(rn.resmgr.policy, "pools", ()), getattr(twin.resmgr.policy, "pools", ())):
+        assert b is not a and b.mem is a.mem and b.freeres is not a.freeres
+    before = _memory_topology(rn)
+    rng = random.Random(5)
+    for k in range(3, 40):   # creations (large memory requests too), deletions
+        if rng.random() < 0.35 and twin.pods:
+            twin.delete_pod(rng.choice(sorted(twin.pods)))
+        else:
+            twin.start_pod(_pod(k, rng.choice(("1", "2", "500m", "6")), rng.random() < 0.5,
+                                memory=rng.choice(("1Gi", "24Gi", "100Gi"))))
+    assert _memory_topology(rn) == before == _memory_topology(twin)
+
+
+def _events(rng: random.Random, start: int, count: int, live: list[str]) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    for k in range(start, start + count):
+        if live and rng.random() < 0.35:
+            out.append(("d", live.pop(rng.randrange(len(live)))))
+        else:
+            pod = _pod(k, rng.choice(("1", "2", "3", "500m", "7")), rng.random() < 0.5,
+                       memory=rng.choice(("1Gi", "4Gi", "30Gi", "120Gi")))
+            out.append(("c", pod))
+            live.append(pod.key)
+    return out
+
+
+def _run(rn: Any, events: list[tuple[str, Any]]) -> list[Any]:
+    answers: list[Any] = []
+    for kind, arg in events:
+        if kind == "c":
+            refused = rn.start_pod(arg)
+            answers.append(None if refused is None else (refused.reason, refused.message))
+        else:
+            answers.append(rn.delete_pod(arg))
+    return answers
+
+
+def _state(rn: Any) -> list[Any]:
+    from kubetwin.sim.runtime_policies import runtime_figures
+
+    rows = [(p.key, r.name, r.state, repr(r.ctr.linux.resources)) for p, r in rn.running()]
+    cached = sorted((cid, repr(c.ctr.linux.resources)) for cid, c in rn.resmgr.cache.containers.items())
+    return [rows, cached, runtime_figures(rn)]
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+@pytest.mark.parametrize("seed", range(4))
+def test_a_clone_answers_random_events_as_the_original_and_as_a_deepcopy(policy: str, seed: int) -> None:
+    # random creations and deletions (memory requests beyond a NUMA node's memory too), a clone
+    # taken, then the same random events on the clone (the original left as it was), the original
+    # and a plain deep copy
+    rng = random.Random(seed)
+    rn, rp, config = _started(policy, 0)
+    live: list[str] = []
+    first = _events(rng, 0, rng.randrange(3, 12), live)
+    _run(rn, first)
+    twin = clone_runtime_node(rn, rp, config)
+    memo = {id(o): o for o in shared_objects(rn, rp, config)}
+    plain = copy.deepcopy(rn, memo)
+    events = _events(rng, 100, 14, [k for k in live if k in rn.pods])
+    before = _state(rn)
+    answers = _run(twin, events)
+    assert _state(rn) == before
+    assert _run(rn, events) == answers == _run(plain, events)
+    assert _state(twin) == _state(rn) == _state(plain)
+
+
+class _Guarded:
+    __slots__ = ("a",)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("read-only")
+
+
+def test_slotted_objects_with_their_own_setattr_copy_their_slots_as_stored() -> None:
+    guarded = object.__new__(_Guarded)
+    object.__setattr__(guarded, "a", [1])
+    out = copy_state(_Box([guarded]), {})
+    assert type(out.items[0]) is _Guarded and out.items[0].a == [1] and out.items[0].a is not guarded.a
