@@ -274,6 +274,9 @@ class FusedCycle:
         if cs.nominated or pod.status.nominated_node_name or n != len(self._top) or (
                 n >= self.vc.window_min_nodes and not (_kernel.COMPILED and LARGE)):
             return None
+        spec = pod.spec
+        if spec.affinity is not None or spec.topology_spread_constraints or spec.resource_claims:
+            return None   # not covered (:meth:`_make_plan`), known before the plan is looked up
         plan = self._plan(pod)
         if not plan.covered:
             return None
