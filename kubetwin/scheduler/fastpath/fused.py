@@ -109,6 +109,11 @@ class _SpecPlan:
         self.static_at = -1
 
 
+def _spec_excluded(spec: Any) -> bool:
+    """Whether the pod spec alone keeps a pod off the fused cycle: inter-pod affinity, spread
+    constraints and resource claims are read by plugins that look beyond one node."""
+    return spec.affinity is not None or bool(spec.topology_spread_constraints) or bool(spec.resource_claims)
+
 class FusedCycle:
     """The fused cycle over one :class:`.cycle.VectorCycle` (its framework and cache)."""
 
@@ -195,8 +200,7 @@ class FusedCycle:
         cs = self.cs
         spec = pod.spec
         amounts = cs.amounts(pod)
-        covered = (spec.affinity is None and not spec.topology_spread_constraints and not spec.resource_claims
-                   and not host_ports(pod))
+        covered = not _spec_excluded(spec) and not host_ports(pod)
         wants: list[tuple[int, int]] = []
         if covered:
             for name, want, fixed, j in wanted_resources(cs, pod, self.fit, amounts.requests):
@@ -274,8 +278,7 @@ class FusedCycle:
         if cs.nominated or pod.status.nominated_node_name or n != len(self._top) or (
                 n >= self.vc.window_min_nodes and not (_kernel.COMPILED and LARGE)):
             return None
-        spec = pod.spec
-        if spec.affinity is not None or spec.topology_spread_constraints or spec.resource_claims:
+        if _spec_excluded(pod.spec):
             return None   # not covered (:meth:`_make_plan`), known before the plan is looked up
         plan = self._plan(pod)
         if not plan.covered:

@@ -72,10 +72,7 @@ def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], 
     if cs.n <= WHOLE_MAX_NODES:
         return _whole(cs, memo, key, e, pins, idx, compute)
     if e is None or len(e.values) != cs.n:
-        e = memo[key] = _Entry(cs.n, gen, pins)
-        limit = max(1, min(MAX_ENTRIES, MAX_VALUES // max(cs.n, 1)))
-        while len(memo) > limit:
-            memo.popitem(last=False)
+        e = _new_entry(memo, key, cs.n, gen, pins)
     else:
         memo.move_to_end(key)
         if e.generation != gen:
@@ -105,18 +102,25 @@ def node_local_scores(cs: "ClusterState", key: Hashable, pins: tuple[Any, ...], 
     return e.values.take(idx)
 
 
+def _new_entry(memo: "OrderedDict[Hashable, _Entry]", key: Hashable, n: int, generation: int,
+               pins: tuple[Any, ...]) -> _Entry:
+    """A fresh entry for ``key``, the oldest entries dropped so the memo holds at most
+    ``MAX_ENTRIES`` entries and about ``MAX_VALUES`` node scores."""
+    e = memo[key] = _Entry(n, generation, pins)
+    limit = max(1, min(MAX_ENTRIES, MAX_VALUES // max(n, 1)))
+    while len(memo) > limit:
+        memo.popitem(last=False)
+    return e
+
 def _whole(cs: "ClusterState", memo: "OrderedDict[Hashable, _Entry]", key: Hashable, e: "_Entry | None",
            pins: tuple[Any, ...], idx: np.ndarray, compute: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """:func:`node_local_scores` with every node's score held (``WHOLE_MAX_NODES``)."""
     n = cs.n
     gen = cs.generation
     if e is None or len(e.values) != n or e.n_valid != n:
-        e = memo[key] = _Entry(n, gen, pins)
+        e = _new_entry(memo, key, n, gen, pins)
         e.values = compute(np.arange(n, dtype=np.int64))
         e.n_valid = n
-        limit = max(1, min(MAX_ENTRIES, MAX_VALUES // max(n, 1)))
-        while len(memo) > limit:
-            memo.popitem(last=False)
     else:
         memo.move_to_end(key)
         if e.generation != gen:
