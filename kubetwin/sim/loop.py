@@ -116,6 +116,9 @@ class Simulator:
         from ..scheduler import Scheduler, SchedulingQueue
 
         self.sc = scenario
+        #: :func:`simulate` manages the collector for the run (frozen before, unfrozen after): parts
+        #: that make long-lived objects may freeze them as they go (``runtime_memo``)
+        self.collector_managed = False
         st = scenario.settings
         self.gates = gates_for(st.kubernetes_version, st.feature_gates)
         self.progress = progress
@@ -848,6 +851,7 @@ def simulate(scenario: Scenario, progress: Callable[[int, int], None] | None = N
     gc.collect()
     gc.freeze()
     gc.set_threshold(100_000, 50, 100)
+    sim.collector_managed = True
     try:
         return sim.run()
     finally:

@@ -48,6 +48,7 @@ Not an upstream module: a kubetwin fast path; the policies it remembers are nri-
 
 from __future__ import annotations
 
+import gc
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Hashable
@@ -78,6 +79,19 @@ CLONE_DEPTH = -1
 
 #: use the table (False: every node on the plain path, for equivalence tests and A/B runs)
 ENABLED = True
+
+#: after a miss, move every object alive into the collector's permanent generation
+#: (:func:`gc.freeze`; False: the collector as ``simulate`` sets it, A/B runs). A miss leaves the
+#: table a new state with its real node — hundreds of objects that live as long as the run — and
+#: the young-generation collections ``simulate`` still runs would each scan them once to find no
+#: garbage: 21 collections, 0.52 s of the topology-aware run at 5,000 x 50,000, against 3 and
+#: 0.05 s with the freeze (run 9.02 -> 8.50 s CPU, the same peak memory). ``simulate`` freezes
+#: what exists before the run and unfreezes at its end, so these objects go back to the oldest
+#: generation then; reference counting frees them as usual meanwhile (only cyclic garbage among
+#: them waits for the end of the run). The freeze itself is constant time (a list splice). Only
+#: in runs of :func:`.loop.simulate` (``Simulator.collector_managed``): a bare ``Simulator.run``
+#: leaves the collector alone.
+FREEZE_AFTER_MISS = True
 
 
 class Real:
@@ -328,6 +342,14 @@ def _rendered_substrings(layout: Any, cls: str, uid: str) -> tuple[bool, bool]:
 _ROW_IDENTITY = ("pod", "time", "node")
 
 
+def _settle(sim: Any) -> None:
+    """After a miss: the table's new objects out of the collector's young generation
+    (:data:`FREEZE_AFTER_MISS`), in runs whose collector :func:`.loop.simulate` manages (it
+    unfreezes them at the end of the run)."""
+    if FREEZE_AFTER_MISS and sim.collector_managed and gc.isenabled():
+        gc.freeze()
+
+
 def _figures(rn: "RuntimeNode") -> Any:
     """A new state's node figures, while a real node is in it: cheaper than a replay to the
     state at the end of the run (a state never changes, so its figures do not either)."""
@@ -449,6 +471,7 @@ class MemoNodes:
         self._arrive(table, edge, real, pod.key)
         self._advance(v, edge.next, ("c", pod, ev), pod.key, edge)
         v.real = table.states[edge.next].held = real
+        _settle(self.rt.sim)
         return True, None
 
     def stop(self, i: int, sp: "SimPod") -> bool:
@@ -481,6 +504,7 @@ class MemoNodes:
         self._arrive(table, edge, real, None)
         self._advance(v, edge.next, ("d", slot, None), None, edge)
         v.real = table.states[edge.next].held = real
+        _settle(self.rt.sim)
         return True
 
     def figures(self, i: int, compute: Any) -> Any:

@@ -267,3 +267,41 @@ def test_misses_restored_from_snapshots_give_the_plain_answer_without_replays(po
     memo = _same(MACHINES[0], rp, 9, [{}], nodes=10, pods=240)
     tables = memo.tables.values()
     assert sum(t.restored for t in tables) > 0 and sum(t.replayed for t in tables) == 0
+
+
+def _freezes(monkeypatch, run) -> int:
+    """How many times ``run()`` froze the collector's objects (``gc.freeze``)."""
+    import gc
+
+    calls = []
+    freeze = gc.freeze
+    monkeypatch.setattr(gc, "freeze", lambda: (calls.append(1), freeze())[1])
+    run()
+    return len(calls)
+
+
+def _memo_scenario() -> Scenario:
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    return Scenario("memo", _nodes(MACHINES[0], 4, rp), list(_pods(random.Random(11), 40, [{}])),
+                    profile=parse_scheduler_config(None))
+
+
+def test_misses_in_a_run_of_simulate_freeze_the_tables_new_objects_out_of_the_collector(monkeypatch) -> None:
+    import gc
+
+    from kubetwin.sim.loop import simulate
+
+    frozen_before = gc.get_freeze_count()
+    assert _freezes(monkeypatch, lambda: simulate(_memo_scenario())) > 1   # simulate's own freeze, then misses'
+    assert gc.get_freeze_count() <= frozen_before   # simulate unfroze them at the end of the run
+
+
+def test_with_the_freeze_off_only_simulate_itself_freezes(monkeypatch) -> None:
+    from kubetwin.sim.loop import simulate
+
+    monkeypatch.setattr(runtime_memo, "FREEZE_AFTER_MISS", False)
+    assert _freezes(monkeypatch, lambda: simulate(_memo_scenario())) == 1
+
+
+def test_a_bare_simulator_run_leaves_the_collector_alone(monkeypatch) -> None:
+    assert _freezes(monkeypatch, lambda: Simulator(_memo_scenario()).run()) == 0
