@@ -19,6 +19,7 @@ from kubetwin.model.cpuset import CPUSet
 from kubetwin.model.kubelet_config import KubeletConfiguration
 from kubetwin.model.pod import pod_from_dict
 from kubetwin.runtime.config import load_policy
+from kubetwin.sim import runtime_copy
 from kubetwin.sim.runtime_copy import copy_state
 from kubetwin.sim.runtime_policies import RuntimePolicy, clone_runtime_node, fork_runtime_node, shared_objects
 
@@ -94,6 +95,32 @@ def test_tuples_sets_and_enums_copy_as_deepcopy_does() -> None:
     ref = copy.deepcopy(value)
     assert out[0] is value[0] and out[1][0] is not inner and out[2] == ref[2] and out[2] is not value[2]
     assert out[3] == ref[3] and out[4] is _Colour.RED
+
+
+def test_a_tuple_of_atoms_is_remembered_and_shared_by_later_copies_without_a_walk() -> None:
+    plan = ((1, 2, (3, 4)), frozenset({(5, "x")}))
+    first = copy_state({"plan": plan}, {})
+    assert first["plan"] is plan and id(plan) in runtime_copy._IMMUTABLE and id(plan[0][2]) in runtime_copy._IMMUTABLE
+    assert copy_state([plan], {})[0] is plan
+
+
+def test_a_tuple_shared_only_through_the_memo_is_not_remembered() -> None:
+    kubelet = _Box()
+    pair = (kubelet, 1)
+    assert copy_state(pair, {id(kubelet): kubelet}) is pair   # the memo maps it to itself: shared here
+    assert id(pair) not in runtime_copy._IMMUTABLE
+    other = _Box()
+    out = copy_state(pair, {id(kubelet): other})   # another memo maps it elsewhere: a new tuple
+    assert out == (other, 1) and out[0] is other
+
+
+def test_dicts_keep_their_order_with_values_and_object_keys_copied() -> None:
+    key, value = _Box(), _Box()
+    d = {"a": 1, key: value, "b": [2]}
+    out = copy_state(d, {})
+    ref = copy.deepcopy(d)
+    assert [type(k) for k in out] == [type(k) for k in ref] and list(out)[0] == "a" and list(out)[2] == "b"
+    assert list(out)[1] is not key and out[list(out)[1]] is not value and out["b"] == [2] and out["b"] is not d["b"]
 
 
 def _pod(k: int, cpu: str, guaranteed: bool, memory: str = "1Gi") -> Any:
