@@ -204,7 +204,8 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
             if type(k) not in atoms:
                 return _dict_keys(x, d, memo)
             if type(v) not in atoms:
-                d[k] = c(v, memo)
+                got = memo.get(id(v))   # met already (a back reference): no call
+                d[k] = got if got is not None else c(v, memo)
         return d
     if kind == _LIST:
         lst: list[Any] = []
@@ -220,7 +221,8 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
             nd.update(state)   # atoms as they are; the rest replaced below
             for k, v in state.items():
                 if type(v) not in atoms:
-                    nd[k] = c(v, memo)
+                    got = memo.get(id(v))
+                    nd[k] = got if got is not None else c(v, memo)
         for s in _SLOTS[t]:
             try:
                 v = object.__getattribute__(x, s)
@@ -322,8 +324,11 @@ def _memory_topology(policy: Any) -> list[Any]:
 
 
 # --- pod and container messages kept by the runtime and the resource manager ----------------------
+_new = object.__new__
+
+
 def _shallow(x: Any, memo: dict[int, Any]) -> Any:
-    new = object.__new__(type(x))
+    new = _new(type(x))
     memo[id(x)] = new
     new.__dict__.update(x.__dict__)
     return new
@@ -335,12 +340,16 @@ def _container_message(ctr: Any, memo: dict[int, Any]) -> Any:
     got = memo.get(id(ctr))
     if got is not None:
         return got
-    new = _shallow(ctr, memo)
+    new = _new(type(ctr))
+    memo[id(ctr)] = new
+    new.__dict__.update(ctr.__dict__)
     linux = ctr.linux
     if linux is not None:
         lx = memo.get(id(linux))
         if lx is None:
-            lx = _shallow(linux, memo)
+            lx = _new(type(linux))
+            memo[id(linux)] = lx
+            lx.__dict__.update(linux.__dict__)
             lx.resources = _resources(linux.resources, memo)
         new.linux = lx
     return new
@@ -355,19 +364,57 @@ def _resources(res: Any, memo: dict[int, Any]) -> Any:
         return got
     if type(res) is not _LinuxResources:
         return _copy(res, memo)
-    new = _shallow(res, memo)
+    new = _new(_LinuxResources)
+    memo[id(res)] = new
+    nd = new.__dict__
+    nd.update(res.__dict__)
     memory, cpu = res.memory, res.cpu
     if memory is not None:
-        new.memory = memo.get(id(memory)) or (_shallow(memory, memo) if type(memory) is _LinuxMemory
-                                              else _copy(memory, memo))
+        part = memo.get(id(memory))
+        if part is None:
+            if type(memory) is _LinuxMemory:
+                part = memo[id(memory)] = _new(_LinuxMemory)
+                part.__dict__.update(memory.__dict__)
+            else:
+                part = _copy(memory, memo)
+        nd["memory"] = part
     if cpu is not None:
-        new.cpu = memo.get(id(cpu)) or (_shallow(cpu, memo) if type(cpu) is _LinuxCPU else _copy(cpu, memo))
-    new.hugepage_limits = _copy(res.hugepage_limits, memo)
-    new.unified = _copy(res.unified, memo)
-    new.devices = _copy(res.devices, memo)
+        part = memo.get(id(cpu))
+        if part is None:
+            if type(cpu) is _LinuxCPU:
+                part = memo[id(cpu)] = _new(_LinuxCPU)
+                part.__dict__.update(cpu.__dict__)
+            else:
+                part = _copy(cpu, memo)
+        nd["cpu"] = part
+    nd["hugepage_limits"] = _flat(res.hugepage_limits, memo)
+    nd["unified"] = _flat(res.unified, memo)
+    nd["devices"] = _flat(res.devices, memo)
     if res.pids is not None:
-        new.pids = _copy(res.pids, memo)
+        nd["pids"] = _copy(res.pids, memo)
     return new
+
+
+def _flat(x: Any, memo: dict[int, Any]) -> Any:
+    """A list or dict (a container's hugepage limits, devices, unified entries): copied at once
+    when every item is an atom (the usual case), else by :func:`_copy`."""
+    got = memo.get(id(x))
+    if got is not None:
+        return got
+    t = type(x)
+    atoms = _ATOMS
+    if t is list:
+        for v in x:
+            if type(v) not in atoms:
+                return _copy(x, memo)
+    elif t is dict:
+        for k, v in x.items():
+            if type(k) not in atoms or type(v) not in atoms:
+                return _copy(x, memo)
+    else:
+        return _copy(x, memo)
+    got = memo[id(x)] = x.copy()
+    return got
 
 
 def _sandbox_message(sandbox: Any, memo: dict[int, Any]) -> Any:
@@ -399,12 +446,14 @@ def _with_message(field: str, message: Callable[[Any, dict[int, Any]], Any]
         new = object.__new__(type(x))
         memo[id(x)] = new
         nd = new.__dict__
+        nd.update(x.__dict__)   # atoms as they are; the rest replaced below
         atoms = _ATOMS
         for k, v in x.__dict__.items():
             if k == field:
                 nd[k] = message(v, memo)
-            else:
-                nd[k] = v if type(v) in atoms else _copy(v, memo)
+            elif type(v) not in atoms:
+                got = memo.get(id(v))
+                nd[k] = got if got is not None else _copy(v, memo)
         return new
     return copy_one
 
