@@ -255,6 +255,19 @@ def test_hugepage_limits_are_shared_and_the_resources_around_them_copied() -> No
             assert all(x is y for x, y in zip(ra.hugepage_limits, rb.hugepage_limits))
 
 
+def test_devices_and_unified_entries_that_are_not_atoms_are_copied_as_deepcopy_does() -> None:
+    rn, rp, config = _started("topology-aware", 1)
+    rec = next(iter(rn.pods.values())).containers[0]
+    res = rec.ctr.linux.resources
+    rule, value = _Box(), _Box()
+    res.devices = [rule, rule]
+    res.unified = {"memory.high": "max", "x": value}
+    twin = clone_runtime_node(rn, rp, config)
+    got = next(iter(twin.pods.values())).containers[0].ctr.linux.resources
+    assert got.devices[0] is not rule and got.devices[0] is got.devices[1]
+    assert got.unified["x"] is not value and got.unified["memory.high"] == "max" and list(got.unified) == list(res.unified)
+
+
 def _memory_topology(rn: Any) -> Any:
     policy = rn.resmgr.policy
     mem = policy.mem_allocator
