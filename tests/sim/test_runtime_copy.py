@@ -361,3 +361,71 @@ def test_slotted_objects_with_their_own_setattr_copy_their_slots_as_stored() -> 
     object.__setattr__(guarded, "a", [1])
     out = copy_state(_Box([guarded]), {})
     assert type(out.items[0]) is _Guarded and out.items[0].a == [1] and out.items[0].a is not guarded.a
+
+
+def _events_with_resizes(rng: random.Random, start: int, count: int, live: list[str]) -> list[tuple[str, Any]]:
+    """:func:`_events` with in-place resizes (CPU and memory) of running pods between them."""
+    running = list(live)
+    out: list[tuple[str, Any]] = []
+    for kind, arg in _events(rng, start, count, live):
+        out.append((kind, arg))
+        if kind == "c":
+            running.append(arg.key)
+        elif arg in running:
+            running.remove(arg)
+        if running and len(out) % 3 == 2:
+            cpus = rng.choice((1, 2, 3))
+            out.append(("r", (rng.choice(running), {"cpuShares": 1024 * cpus, "cpuQuota": 100000 * cpus,
+                                                    "cpuPeriod": 100000, "memoryLimitInBytes": rng.choice((1, 2)) << 30})))
+    return out
+
+
+def _run_all(rn: Any, events: list[tuple[str, Any]]) -> list[Any]:
+    answers: list[Any] = []
+    for kind, arg in events:
+        if kind == "r":
+            key, cri = arg
+            answers.append(rn.update_container_resources(key, "c", cri))
+        else:
+            answers += _run(rn, [(kind, arg)])
+    return answers
+
+
+def _pickled(rn: Any, rp: Any, config: Any) -> bytes:
+    """The node's own objects pickled; what its copies share written by reference: the objects of
+    the started node (machine, kubelet, policy configuration, CPU tree) and those whose copy is
+    themselves (``__deepcopy__`` returns ``self``: balloons' tree allocators and machine texts,
+    which keep answers for every node)."""
+    import io
+    import pickle
+
+    shared = {id(o): k for k, o in enumerate(shared_objects(rn, rp, config))}
+
+    class _Pickler(pickle.Pickler):
+        def persistent_id(self, obj: Any) -> Any:
+            deep = getattr(type(obj), "__deepcopy__", None)
+            if deep is not None and runtime_copy._returns_self(deep):
+                return ("self", id(obj))
+            return shared.get(id(obj))
+
+    out = io.BytesIO()
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(rn)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+@pytest.mark.parametrize("seed", range(3))
+def test_no_object_of_the_original_changes_while_its_copy_runs_creations_deletions_and_resizes(
+        policy: str, seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    rn, rp, config = _started(policy, 0)
+    live: list[str] = []
+    _run_all(rn, _events_with_resizes(rng, 0, rng.randrange(4, 12), live))
+    before = _pickled(rn, rp, config)
+    twin = clone_runtime_node(rn, rp, config)
+    plain = copy.deepcopy(rn, {id(o): o for o in shared_objects(rn, rp, config)})
+    events = _events_with_resizes(rng, 100, 16, [k for k in live if k in rn.pods])
+    answers = _run_all(twin, events)
+    assert _pickled(rn, rp, config) == before
+    assert _run_all(rn, events) == answers == _run_all(plain, events)
+    assert _state(twin) == _state(rn) == _state(plain)
