@@ -33,6 +33,15 @@ requests) get a copier generated from their slot names, and a container's ``Linu
 copied in one step. Copies of held nodes at 1,000 nodes x 10,000 pods: 449 -> 261 us
 (topology-aware) and 280 -> 156 us (balloons) a copy without the collector (docs/scale.md).
 
+Eleventh session: a tuple or frozenset whose items are all atoms (or such tuples themselves) can
+never change, so it is remembered the first time it is met (:data:`_IMMUTABLE`) and every later
+copy shares it without walking it (topology-aware's offer plans: a tuple per pool per memory
+type, walked item by item by every copy before); a dict or plain object is copied whole at C
+speed and only its values that are not atoms replaced; values met already (back references to
+the policy, the cache, a pool's parent) are read from the memo without a call; a container's
+message chain (message, ``linux``, resources, memory, CPU and the flat lists and dict under them)
+is copied in line.
+
 Not an upstream module: a kubetwin fast path for the simulation of nri-plugins' policies.
 """
 
@@ -57,6 +66,8 @@ _KIND: dict[type, int] = {t: _ATOM for t in (str, int, float, bool, complex, byt
                                              range, types.FunctionType, types.BuiltinFunctionType,
                                              types.ModuleType, CPUSet, type(Ellipsis), type(NotImplemented))}
 _KIND.update({dict: _DICT, list: _LIST, tuple: _TUPLE, set: _SET, frozenset: _FROZENSET})
+#: the types whose kind is ``_ATOM`` (as a set: the test on every value copied)
+_ATOMS: set[type] = {t for t, k in _KIND.items() if k == _ATOM}
 #: the slots of a type (its own and its bases'), for objects with ``__slots__``
 _SLOTS: dict[type, tuple[str, ...]] = {}
 
@@ -148,12 +159,30 @@ def _slots_copier(t: type) -> Callable[[Any, dict[int, Any]], Any] | None:
     lines = ["def copy(x, memo):", "    new = new_(T)", "    memo[id(x)] = new"]
     for n in slots:
         lines += ["    try:", f"        v = x.{n}", "    except AttributeError:", "        pass", "    else:",
-                  f"        new.{n} = v if kinds.get(type(v)) == ATOM else c(v, memo)"]
+                  f"        new.{n} = v if type(v) in atoms else c(v, memo)"]
     lines.append("    return new")
-    env: dict[str, Any] = {"new_": object.__new__, "T": t, "kinds": _KIND, "ATOM": _ATOM, "c": _copy}
+    env: dict[str, Any] = {"new_": object.__new__, "T": t, "atoms": _ATOMS, "c": _copy}
     exec("\n".join(lines), env)   # noqa: S102  (code built from the class's own slot names)
     made: Callable[[Any, dict[int, Any]], Any] = env["copy"]
     return made
+
+
+#: tuples and frozensets met whose items are all shared (atoms, or such tuples and frozensets
+#: themselves): they can never change, so every later copy shares them at once, without walking
+#: their items again (``id -> object``: kept alive here, so an id never names another object)
+_IMMUTABLE: dict[int, Any] = {}
+#: at most this many kept (then forgotten, and found again as met)
+IMMUTABLE_KEPT = 50_000
+
+
+def _immutable(x: Any) -> None:
+    """Remember ``x`` (a tuple or frozenset its copy shares) if each of its items is shared by
+    every copy whatever the memo (an atom, or a tuple or frozenset remembered): not one shared
+    only because this copy's memo maps an item to itself (the kubelet, the machine)."""
+    if all(type(v) in _ATOMS or id(v) in _IMMUTABLE for v in x):
+        if len(_IMMUTABLE) >= IMMUTABLE_KEPT:
+            _IMMUTABLE.clear()
+        _IMMUTABLE[id(x)] = x
 
 
 def copy_state(obj: Any, memo: dict[int, Any]) -> Any:
@@ -167,6 +196,8 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
     kind = _KIND.get(t)
     if kind is None:
         kind = _KIND[t] = _classify(t)
+        if kind == _ATOM:
+            _ATOMS.add(t)
     if kind == _ATOM:
         return x
     i = id(x)
@@ -174,17 +205,21 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
     if got is not memo:
         return got
     c: Callable[[Any, dict[int, Any]], Any] = _copy
-    kinds = _KIND
+    atoms = _ATOMS
     if kind == _DICT:
-        d: dict[Any, Any] = {}
+        d: dict[Any, Any] = x.copy()   # atoms as they are; the rest replaced below
         memo[i] = d
         for k, v in x.items():
-            d[k if kinds.get(type(k)) == _ATOM else c(k, memo)] = v if kinds.get(type(v)) == _ATOM else c(v, memo)
+            if type(k) not in atoms:
+                return _dict_keys(x, d, memo)
+            if type(v) not in atoms:
+                got = memo.get(id(v))   # met already (a back reference): no call
+                d[k] = got if got is not None else c(v, memo)
         return d
     if kind == _LIST:
         lst: list[Any] = []
         memo[i] = lst
-        lst.extend([v if kinds.get(type(v)) == _ATOM else c(v, memo) for v in x])
+        lst.extend([v if type(v) in atoms else c(v, memo) for v in x])
         return lst
     if kind == _OBJECT:
         new = object.__new__(t)
@@ -192,29 +227,38 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
         state = getattr(x, "__dict__", None)
         if state is not None:
             nd = new.__dict__
+            nd.update(state)   # atoms as they are; the rest replaced below
             for k, v in state.items():
-                nd[k] = v if kinds.get(type(v)) == _ATOM else c(v, memo)
+                if type(v) not in atoms:
+                    got = memo.get(id(v))
+                    nd[k] = got if got is not None else c(v, memo)
         for s in _SLOTS[t]:
             try:
                 v = object.__getattribute__(x, s)
             except AttributeError:
                 continue
-            object.__setattr__(new, s, v if kinds.get(type(v)) == _ATOM else c(v, memo))
+            object.__setattr__(new, s, v if type(v) in atoms else c(v, memo))
         return new
     if kind == _OWN:
         return _OWN_COPY[t](x, memo)
     if kind == _TUPLE:
-        items = [v if kinds.get(type(v)) == _ATOM else c(v, memo) for v in x]
+        if i in _IMMUTABLE:
+            return x
+        items = [v if type(v) in atoms else c(v, memo) for v in x]
         got = memo.get(i, memo)   # a cycle through the tuple was copied meanwhile
         if got is not memo:
             return got
-        out = x if all(a is b for a, b in zip(items, x)) else tuple(items)
+        if all(a is b for a, b in zip(items, x)):
+            _immutable(x)
+            out = x
+        else:
+            out = tuple(items)
         memo[i] = out
         return out
     if kind == _SET:
         st: set[Any] = set()
         memo[i] = st
-        st.update([v if kinds.get(type(v)) == _ATOM else c(v, memo) for v in x])
+        st.update([v if type(v) in atoms else c(v, memo) for v in x])
         return st
     if kind == _OWN_DEEPCOPY:
         y = x.__deepcopy__(memo)
@@ -222,11 +266,27 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
             memo[i] = y
         return y
     if kind == _FROZENSET:
-        fitems = [v if kinds.get(type(v)) == _ATOM else c(v, memo) for v in x]
-        fout = x if all(a is b for a, b in zip(fitems, x)) else frozenset(fitems)
+        if i in _IMMUTABLE:
+            return x
+        fitems = [v if type(v) in atoms else c(v, memo) for v in x]
+        if all(a is b for a, b in zip(fitems, x)):
+            _immutable(x)
+            fout = x
+        else:
+            fout = frozenset(fitems)
         memo[i] = fout
         return fout
     return copy.deepcopy(x, memo)
+
+
+def _dict_keys(x: dict[Any, Any], d: dict[Any, Any], memo: dict[int, Any]) -> dict[Any, Any]:
+    """A dict with keys that are not atoms: ``d`` (already in the memo) filled again with a copy
+    of every key and value, in ``x``'s order."""
+    d.clear()
+    atoms = _ATOMS
+    for k, v in x.items():
+        d[k if type(k) in atoms else _copy(k, memo)] = v if type(v) in atoms else _copy(v, memo)
+    return d
 
 
 def read_only_parts(rn: Any) -> list[Any]:
@@ -273,8 +333,11 @@ def _memory_topology(policy: Any) -> list[Any]:
 
 
 # --- pod and container messages kept by the runtime and the resource manager ----------------------
+_new = object.__new__
+
+
 def _shallow(x: Any, memo: dict[int, Any]) -> Any:
-    new = object.__new__(type(x))
+    new = _new(type(x))
     memo[id(x)] = new
     new.__dict__.update(x.__dict__)
     return new
@@ -286,12 +349,16 @@ def _container_message(ctr: Any, memo: dict[int, Any]) -> Any:
     got = memo.get(id(ctr))
     if got is not None:
         return got
-    new = _shallow(ctr, memo)
+    new = _new(type(ctr))
+    memo[id(ctr)] = new
+    new.__dict__.update(ctr.__dict__)
     linux = ctr.linux
     if linux is not None:
         lx = memo.get(id(linux))
         if lx is None:
-            lx = _shallow(linux, memo)
+            lx = _new(type(linux))
+            memo[id(linux)] = lx
+            lx.__dict__.update(linux.__dict__)
             lx.resources = _resources(linux.resources, memo)
         new.linux = lx
     return new
@@ -306,19 +373,57 @@ def _resources(res: Any, memo: dict[int, Any]) -> Any:
         return got
     if type(res) is not _LinuxResources:
         return _copy(res, memo)
-    new = _shallow(res, memo)
+    new = _new(_LinuxResources)
+    memo[id(res)] = new
+    nd = new.__dict__
+    nd.update(res.__dict__)
     memory, cpu = res.memory, res.cpu
     if memory is not None:
-        new.memory = memo.get(id(memory)) or (_shallow(memory, memo) if type(memory) is _LinuxMemory
-                                              else _copy(memory, memo))
+        part = memo.get(id(memory))
+        if part is None:
+            if type(memory) is _LinuxMemory:
+                part = memo[id(memory)] = _new(_LinuxMemory)
+                part.__dict__.update(memory.__dict__)
+            else:
+                part = _copy(memory, memo)
+        nd["memory"] = part
     if cpu is not None:
-        new.cpu = memo.get(id(cpu)) or (_shallow(cpu, memo) if type(cpu) is _LinuxCPU else _copy(cpu, memo))
-    new.hugepage_limits = _copy(res.hugepage_limits, memo)
-    new.unified = _copy(res.unified, memo)
-    new.devices = _copy(res.devices, memo)
+        part = memo.get(id(cpu))
+        if part is None:
+            if type(cpu) is _LinuxCPU:
+                part = memo[id(cpu)] = _new(_LinuxCPU)
+                part.__dict__.update(cpu.__dict__)
+            else:
+                part = _copy(cpu, memo)
+        nd["cpu"] = part
+    nd["hugepage_limits"] = _flat(res.hugepage_limits, memo)
+    nd["unified"] = _flat(res.unified, memo)
+    nd["devices"] = _flat(res.devices, memo)
     if res.pids is not None:
-        new.pids = _copy(res.pids, memo)
+        nd["pids"] = _copy(res.pids, memo)
     return new
+
+
+def _flat(x: Any, memo: dict[int, Any]) -> Any:
+    """A list or dict (a container's hugepage limits, devices, unified entries): copied at once
+    when every item is an atom (the usual case), else by :func:`_copy`."""
+    got = memo.get(id(x))
+    if got is not None:
+        return got
+    t = type(x)
+    atoms = _ATOMS
+    if t is list:
+        for v in x:
+            if type(v) not in atoms:
+                return _copy(x, memo)
+    elif t is dict:
+        for k, v in x.items():
+            if type(k) not in atoms or type(v) not in atoms:
+                return _copy(x, memo)
+    else:
+        return _copy(x, memo)
+    got = memo[id(x)] = x.copy()
+    return got
 
 
 def _sandbox_message(sandbox: Any, memo: dict[int, Any]) -> Any:
@@ -350,12 +455,14 @@ def _with_message(field: str, message: Callable[[Any, dict[int, Any]], Any]
         new = object.__new__(type(x))
         memo[id(x)] = new
         nd = new.__dict__
-        kinds = _KIND
+        nd.update(x.__dict__)   # atoms as they are; the rest replaced below
+        atoms = _ATOMS
         for k, v in x.__dict__.items():
             if k == field:
                 nd[k] = message(v, memo)
-            else:
-                nd[k] = v if kinds.get(type(v)) == _ATOM else _copy(v, memo)
+            elif type(v) not in atoms:
+                got = memo.get(id(v))
+                nd[k] = got if got is not None else _copy(v, memo)
         return new
     return copy_one
 
@@ -377,6 +484,7 @@ from ..runtime.nri.api import LinuxResources as _LinuxResources  # noqa: E402
 #: types copied by a function of their own (the records and messages above)
 _OWN_COPY = _own_copies()
 _KIND.update(dict.fromkeys(_OWN_COPY, _OWN))
+_ATOMS.difference_update(_OWN_COPY)
 
 
 def _never_written() -> tuple[type, ...]:
@@ -390,3 +498,4 @@ def _never_written() -> tuple[type, ...]:
 
 
 _KIND.update(dict.fromkeys(_never_written(), _ATOM))
+_ATOMS.update(_never_written())

@@ -19,6 +19,7 @@ from kubetwin.model.cpuset import CPUSet
 from kubetwin.model.kubelet_config import KubeletConfiguration
 from kubetwin.model.pod import pod_from_dict
 from kubetwin.runtime.config import load_policy
+from kubetwin.sim import runtime_copy
 from kubetwin.sim.runtime_copy import copy_state
 from kubetwin.sim.runtime_policies import RuntimePolicy, clone_runtime_node, fork_runtime_node, shared_objects
 
@@ -94,6 +95,32 @@ def test_tuples_sets_and_enums_copy_as_deepcopy_does() -> None:
     ref = copy.deepcopy(value)
     assert out[0] is value[0] and out[1][0] is not inner and out[2] == ref[2] and out[2] is not value[2]
     assert out[3] == ref[3] and out[4] is _Colour.RED
+
+
+def test_a_tuple_of_atoms_is_remembered_and_shared_by_later_copies_without_a_walk() -> None:
+    plan = ((1, 2, (3, 4)), frozenset({(5, "x")}))
+    first = copy_state({"plan": plan}, {})
+    assert first["plan"] is plan and id(plan) in runtime_copy._IMMUTABLE and id(plan[0][2]) in runtime_copy._IMMUTABLE
+    assert copy_state([plan], {})[0] is plan
+
+
+def test_a_tuple_shared_only_through_the_memo_is_not_remembered() -> None:
+    kubelet = _Box()
+    pair = (kubelet, 1)
+    assert copy_state(pair, {id(kubelet): kubelet}) is pair   # the memo maps it to itself: shared here
+    assert id(pair) not in runtime_copy._IMMUTABLE
+    other = _Box()
+    out = copy_state(pair, {id(kubelet): other})   # another memo maps it elsewhere: a new tuple
+    assert out == (other, 1) and out[0] is other
+
+
+def test_dicts_keep_their_order_with_values_and_object_keys_copied() -> None:
+    key, value = _Box(), _Box()
+    d = {"a": 1, key: value, "b": [2]}
+    out = copy_state(d, {})
+    ref = copy.deepcopy(d)
+    assert [type(k) for k in out] == [type(k) for k in ref] and list(out)[0] == "a" and list(out)[2] == "b"
+    assert list(out)[1] is not key and out[list(out)[1]] is not value and out["b"] == [2] and out["b"] is not d["b"]
 
 
 def _pod(k: int, cpu: str, guaranteed: bool, memory: str = "1Gi") -> Any:
@@ -228,6 +255,19 @@ def test_hugepage_limits_are_shared_and_the_resources_around_them_copied() -> No
             assert all(x is y for x, y in zip(ra.hugepage_limits, rb.hugepage_limits))
 
 
+def test_devices_and_unified_entries_that_are_not_atoms_are_copied_as_deepcopy_does() -> None:
+    rn, rp, config = _started("topology-aware", 1)
+    rec = next(iter(rn.pods.values())).containers[0]
+    res = rec.ctr.linux.resources
+    rule, value = _Box(), _Box()
+    res.devices = [rule, rule]
+    res.unified = {"memory.high": "max", "x": value}
+    twin = clone_runtime_node(rn, rp, config)
+    got = next(iter(twin.pods.values())).containers[0].ctr.linux.resources
+    assert got.devices[0] is not rule and got.devices[0] is got.devices[1]
+    assert got.unified["x"] is not value and got.unified["memory.high"] == "max" and list(got.unified) == list(res.unified)
+
+
 def _memory_topology(rn: Any) -> Any:
     policy = rn.resmgr.policy
     mem = policy.mem_allocator
@@ -321,3 +361,71 @@ def test_slotted_objects_with_their_own_setattr_copy_their_slots_as_stored() -> 
     object.__setattr__(guarded, "a", [1])
     out = copy_state(_Box([guarded]), {})
     assert type(out.items[0]) is _Guarded and out.items[0].a == [1] and out.items[0].a is not guarded.a
+
+
+def _events_with_resizes(rng: random.Random, start: int, count: int, live: list[str]) -> list[tuple[str, Any]]:
+    """:func:`_events` with in-place resizes (CPU and memory) of running pods between them."""
+    running = list(live)
+    out: list[tuple[str, Any]] = []
+    for kind, arg in _events(rng, start, count, live):
+        out.append((kind, arg))
+        if kind == "c":
+            running.append(arg.key)
+        elif arg in running:
+            running.remove(arg)
+        if running and len(out) % 3 == 2:
+            cpus = rng.choice((1, 2, 3))
+            out.append(("r", (rng.choice(running), {"cpuShares": 1024 * cpus, "cpuQuota": 100000 * cpus,
+                                                    "cpuPeriod": 100000, "memoryLimitInBytes": rng.choice((1, 2)) << 30})))
+    return out
+
+
+def _run_all(rn: Any, events: list[tuple[str, Any]]) -> list[Any]:
+    answers: list[Any] = []
+    for kind, arg in events:
+        if kind == "r":
+            key, cri = arg
+            answers.append(rn.update_container_resources(key, "c", cri))
+        else:
+            answers += _run(rn, [(kind, arg)])
+    return answers
+
+
+def _pickled(rn: Any, rp: Any, config: Any) -> bytes:
+    """The node's own objects pickled; what its copies share written by reference: the objects of
+    the started node (machine, kubelet, policy configuration, CPU tree) and those whose copy is
+    themselves (``__deepcopy__`` returns ``self``: balloons' tree allocators and machine texts,
+    which keep answers for every node)."""
+    import io
+    import pickle
+
+    shared = {id(o): k for k, o in enumerate(shared_objects(rn, rp, config))}
+
+    class _Pickler(pickle.Pickler):
+        def persistent_id(self, obj: Any) -> Any:
+            deep = getattr(type(obj), "__deepcopy__", None)
+            if deep is not None and runtime_copy._returns_self(deep):
+                return ("self", id(obj))
+            return shared.get(id(obj))
+
+    out = io.BytesIO()
+    _Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(rn)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+@pytest.mark.parametrize("seed", range(3))
+def test_no_object_of_the_original_changes_while_its_copy_runs_creations_deletions_and_resizes(
+        policy: str, seed: int) -> None:
+    rng = random.Random(1000 + seed)
+    rn, rp, config = _started(policy, 0)
+    live: list[str] = []
+    _run_all(rn, _events_with_resizes(rng, 0, rng.randrange(4, 12), live))
+    before = _pickled(rn, rp, config)
+    twin = clone_runtime_node(rn, rp, config)
+    plain = copy.deepcopy(rn, {id(o): o for o in shared_objects(rn, rp, config)})
+    events = _events_with_resizes(rng, 100, 16, [k for k in live if k in rn.pods])
+    answers = _run_all(twin, events)
+    assert _pickled(rn, rp, config) == before
+    assert _run_all(rn, events) == answers == _run_all(plain, events)
+    assert _state(twin) == _state(rn) == _state(plain)
