@@ -110,7 +110,8 @@ def _granted_shared(n: Any) -> int:
 def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], list[int], list[int]]:
     """Indexed by pool id: ``allocatable_reserved_cpu()``, ``allocatable_shared_cpu()`` and the
     number of grants of ``cpu_type`` in the pool, as the plain supply computes them one pool at
-    a time."""
+    a time. One pass over the grants and two over the pools' supplies (their CPU masks read
+    directly), the tree's shape from :func:`_parents`."""
     pools = p.pools
     k = len(pools)
     colocated = [0] * k
@@ -127,12 +128,12 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], li
                 zero[i] = True
     # ``p.pools`` lists children before parents (ids in that order): subtree sums forward, the
     # ancestors' minimums backward (parents first)
+    parents = _parents(p)
+    supplies: list[Any] = [n.freeres for n in pools]
     granted_reserved = [0] * k
     granted_shared = [0] * k
-    parents = _parents(p)
-    for i, n in enumerate(pools):
-        fs = n.freeres
-        assert fs is not None
+    for i in range(k):
+        fs = supplies[i]
         gr = granted_reserved[i] = granted_reserved[i] + fs.granted_reserved
         gs = granted_shared[i] = granted_shared[i] + fs.granted_shared
         j = parents[i]
@@ -143,22 +144,22 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], li
                 zero[j] = True
     reserved = [0] * k
     shared = [0] * k
-    least_reserved = [0] * k   # per pool: the least of it and its ancestors
-    least_shared = [0] * k
     for i in range(k - 1, -1, -1):
-        fs = pools[i].freeres
-        assert fs is not None
-        size = fs.reserved.mask.bit_count()
+        fs = supplies[i]
+        size = fs.reserved._mask.bit_count()
         res = 1000 * size - granted_reserved[i]
-        sh = 1000 * fs.sharable.mask.bit_count() - granted_shared[i]
+        sh = 1000 * fs.sharable._mask.bit_count() - granted_shared[i]
         j = parents[i]
         if j >= 0:
-            if least_reserved[j] < res:
-                res = least_reserved[j]
-            if least_shared[j] < sh:
-                sh = least_shared[j]
-        least_reserved[i] = res
-        least_shared[i] = sh
+            # the least of the pool's and its ancestors' (the parent's own already so)
+            lr, ls = granted_reserved[j], granted_shared[j]
+            if lr < res:
+                res = lr
+            if ls < sh:
+                sh = ls
+        # kept in the subtree sums' places: no pool reads its own sum again
+        granted_reserved[i] = res
+        granted_shared[i] = sh
         reserved[i] = -1 if size == 0 else res
         shared[i] = sh - 1 if zero[i] else sh
     return reserved, shared, colocated
@@ -242,34 +243,6 @@ def _machine(p: "TopologyAwarePolicy") -> _Machine:
             _MACHINES.clear()
         m = _MACHINES[id(p.sys)] = _Machine(p.sys)
     return m
-
-
-def _offers(p: "TopologyAwarePolicy", req: Any) -> Callable[["Node"], Offer]:
-    """``p.get_mem_offer(pool, req)`` for the pools of one request, the allocator's free memory
-    summed once (:mod:`...libmem_offers`) and each pool's zone resolved once per machine."""
-    a = p.mem_allocator
-    free = libmem_offers.FreeMemory(a)
-    machine = _machine(p)
-    c = req.container
-    amount = req.mem_amount_to_allocate()
-    cid, name, qos = c.id, c.pretty_name(), c.qos_class
-    preserve = req.mem_type == MEMORY_PRESERVE
-
-    def offer(pool: "Node") -> Offer:
-        if preserve:
-            zone = machine.pool_masks(pool)[7]
-            mtyp = a.zone_type(zone)
-        else:
-            zone = machine.pool_masks(pool)[req.mem_type]
-            mtyp = req.mem_type
-        r = container_request(cid, name, qos, amount, zone, mtyp)
-        try:
-            resolved = None if cid in a.requests else machine.resolve(a, zone, mtyp)
-            return free.get_offer(r) if resolved is None else free.get_resolved_offer(r, *resolved)
-        except MemoryError_ as exc:
-            raise PolicyError(str(exc)) from None
-
-    return offer
 
 
 class _Figures:
@@ -448,7 +421,8 @@ def _offer_plan(p: "TopologyAwarePolicy", machine: _Machine, mem_type: int, mem_
 
 def _offer_from(a: Allocator, free: "libmem_offers.FreeMemory", machine: _Machine, req: Any, known: bool
                 ) -> Callable[["Node"], Offer]:
-    """An offer made at once (:func:`_offers`' ``offer`` over the same free memory)."""
+    """``p.get_mem_offer(pool, req)`` for the pools of one request, made at once over the same
+    free memory (:mod:`...libmem_offers`), each pool's zone resolved once per machine."""
     c = req.container
     amount = req.mem_amount_to_allocate()
     cid, name, qos = c.id, c.pretty_name(), c.qos_class
@@ -469,6 +443,14 @@ def _offer_from(a: Allocator, free: "libmem_offers.FreeMemory", machine: _Machin
             raise PolicyError(str(exc)) from None
 
     return offer
+
+
+def chosen_offer(scores: dict[int, Score], i: int) -> Offer | None:
+    """``scores[i].mem``: of fast scores the pool's offer alone (its :class:`.resources.Score`,
+    with the per-priority figures, is made only when read: ``--explain``)."""
+    if isinstance(scores, _Scores) and i not in scores:
+        return scores.figures.offer(i)
+    return scores[i].mem
 
 
 def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]

@@ -322,7 +322,7 @@ class TopologyAwarePolicy:
                               for i, p in enumerate(pools)],
                     "pool": pool.name,
                 }
-            offer = scores[pool.id].mem
+            offer = fastscore.chosen_offer(scores, pool.id)
             if offer is None:
                 raise PolicyError(f"failed to get offer for request {req.describe()}")
         supply = pool.free_supply()
