@@ -145,9 +145,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.plain:
         from kubetwin.runtime import cpuallocator_keys, cpuallocator_memo, libmem_offers
-        from kubetwin.runtime.policies.topologyaware import fastpin, fastscore, fastslice
+        from kubetwin.runtime.policies.topologyaware import fastpick, fastpin, fastscore, fastslice
 
-        for module in (cpuallocator_keys, cpuallocator_memo, fastpin, fastscore, fastslice, libmem_offers):
+        for module in (cpuallocator_keys, cpuallocator_memo, fastpick, fastpin, fastscore, fastslice, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
     if a.profile:
         prof = cProfile.Profile()

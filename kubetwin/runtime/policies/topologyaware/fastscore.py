@@ -40,6 +40,7 @@ from ...libmem import Allocator, MemoryError_, Offer, container_request, mask_of
 from ...libmem import Request as MemRequest
 from ...resmgr.policy import PolicyError
 from ...sysfs import EFFICIENT_CORE, PERFORMANCE_CORE
+from . import fastpick
 from .pools import affinity_score, combine_hint_scores, compare_scores
 from .preferences import CPU_NORMAL, CPU_RESERVED, MEMORY_PRESERVE, MEMORY_UNSPEC, UNLIMITED_CPU
 from .resources import Score, go_div
@@ -338,6 +339,8 @@ def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
     f = _Figures(p, req)
     reserved, shared, colocated = pool_figures(p, req.cpu_type)
     f.allocatable_shared, f.colocated = shared, colocated
+    if fastpick.ENABLED:
+        fastpick.remember(p, req, shared)   # for the pick of the chosen pool's exclusive CPUs
     full, part = req.full, req.fraction
     if full == 0 and part == 0:
         part = 1
