@@ -18,7 +18,10 @@ whole ``create_pod``/``delete_pod``. ``--plain`` turns the placement fast paths 
 Runs with the garbage collector set as ``simulate`` sets it. Ninth session, ``main`` 38eaea5 and
 this code alternated (three pairs, load average ~15), CPU µs inside the policy: creation 375 to
 383 -> 258 to 271, deletion 114 to 129 -> 75 to 82; at load ~9: 270 -> ~182, 94 -> ~51
-(docs/scale.md, "Ninth session").
+(docs/scale.md, "Ninth session"). Eleventh session (the ranking's figures reused for the
+exclusive pick, grants applied with fewer lookups), main e40c9c8 and this code alternated, load
+6-12: 170, 160, 186 -> 146, 155, 156 µs per creation (in ``simulate`` at 5,000 x 50,000: 188
+-> 145 µs; docs/scale.md, "Eleventh session").
 
 Not a figure of issue 12 itself (that is ``bench_runtime_sim.py``): a micro-benchmark of the
 policy's share of a plain creation, the part the table of node histories does not save.
@@ -145,9 +148,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.plain:
         from kubetwin.runtime import cpuallocator_keys, cpuallocator_memo, libmem_offers
-        from kubetwin.runtime.policies.topologyaware import fastpin, fastscore, fastslice
+        from kubetwin.runtime.policies.topologyaware import fastpick, fastpin, fastscore, fastslice
 
-        for module in (cpuallocator_keys, cpuallocator_memo, fastpin, fastscore, fastslice, libmem_offers):
+        for module in (cpuallocator_keys, cpuallocator_memo, fastpick, fastpin, fastscore, fastslice, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
     if a.profile:
         prof = cProfile.Profile()

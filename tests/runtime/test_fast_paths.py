@@ -20,7 +20,7 @@ from kubetwin.runtime.node import RuntimeNode
 from kubetwin.runtime.nri.api import to_json
 from kubetwin.runtime.nrt import export
 from kubetwin.runtime.policies.balloons import cputree_memo
-from kubetwin.runtime.policies.topologyaware import fastpin, fastscore, fastslice
+from kubetwin.runtime.policies.topologyaware import fastpick, fastpin, fastscore, fastslice
 from kubetwin.runtime.resmgr.manager import ResourceManager
 
 from . import fastpath_runs as runs
@@ -61,7 +61,8 @@ def _trace(machine: str, rp: Any, steps: list[tuple[str, Any]], traced: bool = T
 
 
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in (cpuallocator_keys, cpuallocator_memo, fastscore, fastpin, fastslice, libmem_offers, cputree_memo):
+    for module in (cpuallocator_keys, cpuallocator_memo, fastscore, fastpick, fastpin, fastslice, libmem_offers,
+                   cputree_memo):
         monkeypatch.setattr(module, "ENABLED", False)
     monkeypatch.setattr(ResourceManager, "_nri_readonly_events", frozenset())
 

@@ -8,10 +8,14 @@ Here the text is made once per (pool, exclusive CPUs, hiding) in a pass and reme
 machine and mask; whether a container hides hyperthreads (a pod annotation: the sandbox's
 annotations never change) is kept on its grant. The containers are pinned in the same order
 with the same values (``set_cpuset_cpus``: upstream marks every one of them pending, changed or
-not, and so does kubetwin), so the NRI updates are the plain code's.
+not, and so does kubetwin), so the NRI updates are the plain code's. A new grant is applied
+(:func:`apply_grant`) with the same container calls in the same order, its memory nodes' text
+remembered per mask and no scheduling-class lookup where its answer is known to be none.
 ``tests/runtime/test_fast_paths.py`` holds containers, updates and exports equal with this
-off (``ENABLED = False``: :meth:`.policy.TopologyAwarePolicy.update_shared_allocations` and
-``_set_preferred_cpuset`` as upstream has them).
+off (``ENABLED = False``: :meth:`.policy.TopologyAwarePolicy.update_shared_allocations`,
+``apply_grant`` and ``_set_preferred_cpuset`` as upstream has them), and
+``tests/runtime/policies/topologyaware/test_fastpin.py`` the grants' calls and replies with
+scheduling and CPU classes.
 
 Not an upstream module: a kubetwin fast path over containers/nri-plugins v0.14.0
 ``cmd/plugins/topology-aware/policy/topology-aware-policy.go`` (``updateSharedAllocations``,
@@ -22,8 +26,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ....model.cpuset import CPUSet
-from .preferences import CPU_NORMAL, CPU_PRESERVE, CPU_RESERVED, hide_hyperthreads_preference
+from ....model.cpuset import EMPTY, CPUSet
+from ...kubernetes import milli_cpu_to_shares
+from ...libmem import memset_string
+from .preferences import (
+    CPU_NORMAL,
+    CPU_PRESERVE,
+    CPU_RESERVED,
+    MEMORY_PRESERVE,
+    hide_hyperthreads_preference,
+    scheduling_class_preference,
+)
 
 if TYPE_CHECKING:
     from .policy import TopologyAwarePolicy
@@ -66,6 +79,62 @@ def hides_hyperthreads(g: Any) -> bool:
     if known is None:
         known = g.__dict__["_hide_hyperthreads"] = hide_hyperthreads_preference(g.container)
     return bool(known)
+
+
+#: ``memset_string`` per memory node mask (a pure function of the mask)
+_MEMSETS: dict[int, str] = {}
+
+
+def memset_text(mask: int) -> str:
+    """``memset_string(mask)``, remembered."""
+    text = _MEMSETS.get(mask)
+    if text is None:
+        if len(_MEMSETS) >= MAX_TEXTS:
+            _MEMSETS.clear()
+        text = _MEMSETS[mask] = memset_string(mask)
+    return text
+
+
+def apply_grant(p: "TopologyAwarePolicy", grant: Any) -> None:
+    """``p.apply_grant(grant)``: the same container calls with the same values in the same
+    order (cpuset CPUs, CPU shares, CPU classes, cpuset memory nodes, scheduling class); the
+    memory nodes' text remembered per mask, and no scheduling class looked up for a pod without
+    annotations when the policy maps no namespace and no QoS class to one (the lookup's
+    answer: none)."""
+    c = grant.container
+    cpu_type, exclusive = grant.cpu_type, grant.exclusive
+    if cpu_type == CPU_NORMAL:
+        portion = grant.cpu_portion   # ``shared_portion()``
+        shared = grant.node.free_supply().sharable
+        cpus = shared if not exclusive else (exclusive | shared if portion > 0 else exclusive)
+    elif cpu_type == CPU_RESERVED:
+        cpus = grant.reserved_cpus()
+        portion = grant.reserved_portion()
+    elif cpu_type == CPU_PRESERVE:
+        cpus, portion = EMPTY, 0
+    else:
+        return
+    cfg = p.cfg
+    if cfg.pin_cpu:
+        if cpu_type != CPU_PRESERVE:
+            if cpus:
+                p._set_preferred_cpuset(c, cpus)
+            else:
+                c.set_cpuset_cpus("")
+        c.set_cpu_shares(milli_cpu_to_shares(portion if portion else 1000 * exclusive.size()))
+        if exclusive and grant.cpu_class:
+            for cpu in exclusive:
+                p.cpu_class_of[cpu] = grant.cpu_class
+    if grant.mem_type != MEMORY_PRESERVE:
+        c.set_cpuset_mems(memset_text(grant.mem_zone if cfg.pin_memory else 0))
+    if not c.pod.sandbox.annotations and not cfg.namespace_scheduling_classes and not cfg.podqos_scheduling_classes:
+        return
+    try:
+        sc = scheduling_class_preference(cfg, c)
+    except ValueError:
+        sc = None  # upstream logs the unknown class and applies none
+    if sc is not None:
+        p._apply_scheduling_class(c, sc)
 
 
 def update_shared_allocations(p: "TopologyAwarePolicy", grant: Any) -> None:

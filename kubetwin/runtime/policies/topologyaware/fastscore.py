@@ -40,6 +40,7 @@ from ...libmem import Allocator, MemoryError_, Offer, container_request, mask_of
 from ...libmem import Request as MemRequest
 from ...resmgr.policy import PolicyError
 from ...sysfs import EFFICIENT_CORE, PERFORMANCE_CORE
+from . import fastpick
 from .pools import affinity_score, combine_hint_scores, compare_scores
 from .preferences import CPU_NORMAL, CPU_RESERVED, MEMORY_PRESERVE, MEMORY_UNSPEC, UNLIMITED_CPU
 from .resources import Score, go_div
@@ -110,7 +111,8 @@ def _granted_shared(n: Any) -> int:
 def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], list[int], list[int]]:
     """Indexed by pool id: ``allocatable_reserved_cpu()``, ``allocatable_shared_cpu()`` and the
     number of grants of ``cpu_type`` in the pool, as the plain supply computes them one pool at
-    a time."""
+    a time. One pass over the grants and two over the pools' supplies (their CPU masks read
+    directly), the tree's shape from :func:`_parents`."""
     pools = p.pools
     k = len(pools)
     colocated = [0] * k
@@ -127,12 +129,12 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], li
                 zero[i] = True
     # ``p.pools`` lists children before parents (ids in that order): subtree sums forward, the
     # ancestors' minimums backward (parents first)
+    parents = _parents(p)
+    supplies: list[Any] = [n.freeres for n in pools]
     granted_reserved = [0] * k
     granted_shared = [0] * k
-    parents = _parents(p)
-    for i, n in enumerate(pools):
-        fs = n.freeres
-        assert fs is not None
+    for i in range(k):
+        fs = supplies[i]
         gr = granted_reserved[i] = granted_reserved[i] + fs.granted_reserved
         gs = granted_shared[i] = granted_shared[i] + fs.granted_shared
         j = parents[i]
@@ -143,22 +145,22 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], li
                 zero[j] = True
     reserved = [0] * k
     shared = [0] * k
-    least_reserved = [0] * k   # per pool: the least of it and its ancestors
-    least_shared = [0] * k
     for i in range(k - 1, -1, -1):
-        fs = pools[i].freeres
-        assert fs is not None
-        size = fs.reserved.mask.bit_count()
+        fs = supplies[i]
+        size = fs.reserved._mask.bit_count()
         res = 1000 * size - granted_reserved[i]
-        sh = 1000 * fs.sharable.mask.bit_count() - granted_shared[i]
+        sh = 1000 * fs.sharable._mask.bit_count() - granted_shared[i]
         j = parents[i]
         if j >= 0:
-            if least_reserved[j] < res:
-                res = least_reserved[j]
-            if least_shared[j] < sh:
-                sh = least_shared[j]
-        least_reserved[i] = res
-        least_shared[i] = sh
+            # the least of the pool's and its ancestors' (the parent's own already so)
+            lr, ls = granted_reserved[j], granted_shared[j]
+            if lr < res:
+                res = lr
+            if ls < sh:
+                sh = ls
+        # kept in the subtree sums' places: no pool reads its own sum again
+        granted_reserved[i] = res
+        granted_shared[i] = sh
         reserved[i] = -1 if size == 0 else res
         shared[i] = sh - 1 if zero[i] else sh
     return reserved, shared, colocated
@@ -176,18 +178,17 @@ def _parents(p: "TopologyAwarePolicy") -> tuple[int, ...]:
 
 class _Machine:
     """What the offers and the ranking read of a machine that never changes: each pool's memory
-    nodes by type (``mask_of(pool.memset(t))``) and their capacity, a zone's type, and the zone and types the
+    nodes by type (``mask_of(pool.memset(t))``), a zone's type, and the zone and types the
     memory allocator resolves a request's affinity and types to (``_validate_request``,
     ``_find_initial_zone``, ``_ensure_normal_memory``: functions of the machine's NUMA nodes
     alone). Kept per :class:`...sysfs.System` (the pool tree and the allocator's nodes are built
     from it), shared by every node of a ``simulate`` group."""
 
-    __slots__ = ("sys", "masks", "capacity", "resolved", "zone_types", "prios")
+    __slots__ = ("sys", "masks", "resolved", "zone_types", "prios")
 
     def __init__(self, sys: Any):
         self.sys = sys
         self.masks: dict[str, tuple[int, ...]] = {}
-        self.capacity: dict[tuple[str, int], int] = {}
         self.resolved: dict[tuple[int, int], tuple[int, int, int, int] | None] = {}
         #: ``a.zone_type(zone)`` per zone (the types of the zone's NUMA nodes)
         self.zone_types: dict[int, int] = {}
@@ -242,34 +243,6 @@ def _machine(p: "TopologyAwarePolicy") -> _Machine:
             _MACHINES.clear()
         m = _MACHINES[id(p.sys)] = _Machine(p.sys)
     return m
-
-
-def _offers(p: "TopologyAwarePolicy", req: Any) -> Callable[["Node"], Offer]:
-    """``p.get_mem_offer(pool, req)`` for the pools of one request, the allocator's free memory
-    summed once (:mod:`...libmem_offers`) and each pool's zone resolved once per machine."""
-    a = p.mem_allocator
-    free = libmem_offers.FreeMemory(a)
-    machine = _machine(p)
-    c = req.container
-    amount = req.mem_amount_to_allocate()
-    cid, name, qos = c.id, c.pretty_name(), c.qos_class
-    preserve = req.mem_type == MEMORY_PRESERVE
-
-    def offer(pool: "Node") -> Offer:
-        if preserve:
-            zone = machine.pool_masks(pool)[7]
-            mtyp = a.zone_type(zone)
-        else:
-            zone = machine.pool_masks(pool)[req.mem_type]
-            mtyp = req.mem_type
-        r = container_request(cid, name, qos, amount, zone, mtyp)
-        try:
-            resolved = None if cid in a.requests else machine.resolve(a, zone, mtyp)
-            return free.get_offer(r) if resolved is None else free.get_resolved_offer(r, *resolved)
-        except MemoryError_ as exc:
-            raise PolicyError(str(exc)) from None
-
-    return offer
 
 
 class _Figures:
@@ -366,6 +339,8 @@ def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
     f = _Figures(p, req)
     reserved, shared, colocated = pool_figures(p, req.cpu_type)
     f.allocatable_shared, f.colocated = shared, colocated
+    if fastpick.ENABLED:
+        fastpick.remember(p, req, shared)   # for the pick of the chosen pool's exclusive CPUs
     full, part = req.full, req.fraction
     if full == 0 and part == 0:
         part = 1
@@ -448,7 +423,8 @@ def _offer_plan(p: "TopologyAwarePolicy", machine: _Machine, mem_type: int, mem_
 
 def _offer_from(a: Allocator, free: "libmem_offers.FreeMemory", machine: _Machine, req: Any, known: bool
                 ) -> Callable[["Node"], Offer]:
-    """An offer made at once (:func:`_offers`' ``offer`` over the same free memory)."""
+    """``p.get_mem_offer(pool, req)`` for the pools of one request, made at once over the same
+    free memory (:mod:`...libmem_offers`), each pool's zone resolved once per machine."""
     c = req.container
     amount = req.mem_amount_to_allocate()
     cid, name, qos = c.id, c.pretty_name(), c.qos_class
@@ -471,44 +447,81 @@ def _offer_from(a: Allocator, free: "libmem_offers.FreeMemory", machine: _Machin
     return offer
 
 
+def chosen_offer(scores: dict[int, Score], i: int) -> Offer | None:
+    """``scores[i].mem``: of fast scores the pool's offer alone (its :class:`.resources.Score`,
+    with the per-priority figures, is made only when read: ``--explain``)."""
+    if isinstance(scores, _Scores) and i not in scores:
+        return scores.figures.offer(i)
+    return scores[i].mem
+
+
 def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
                         ) -> tuple[dict[int, Score], list["Node"]]:
     """:func:`.pools.sort_pools_by_score`, the pools' figures computed once; the scores are
     made when read."""
     f = _figures(p, req)
     scores = _Scores(f)
-    pools = list(p.pools)
-    # without affinities every pool's affinity score is 0.0
-    aff_scores = {n.id: affinity_score(aff, n) for n in pools} if aff else dict.fromkeys((n.id for n in pools), 0.0)
+    pools = p.pools
     if COMPARE:
-        _sort(pools, _less(p, req, f, aff_scores))
-    else:
-        sort_slice(pools, lambda n1, n2: compare_scores(p, req, scores, aff_scores, n1, n2))
-    return scores, pools
+        # without affinities every pool's affinity score is 0.0
+        aff_list = [affinity_score(aff, n) for n in pools] if aff else [0.0] * len(pools)
+        ids = list(range(len(pools)))   # ``p.pools`` is in id order
+        _sort(ids, _less(p, req, f, aff_list))
+        return scores, [pools[i] for i in ids]
+    ranked = list(pools)
+    aff_scores = {n.id: affinity_score(aff, n) for n in ranked} if aff else dict.fromkeys((n.id for n in ranked), 0.0)
+    sort_slice(ranked, lambda n1, n2: compare_scores(p, req, scores, aff_scores, n1, n2))
+    return scores, ranked
 
 
 #: rank with :func:`_less` (False: the plain ``compare_scores``; for tests)
 COMPARE = True
 
 
-def _sort(pools: list["Node"], less: Callable[["Node", "Node"], bool]) -> None:
+def _sort(ids: list[int], less: Callable[[int, int], bool]) -> None:
     """``sort.Slice``: Go's insertion sort for the few pools of a machine (up to 12), else
     :func:`...gosort.sort_slice`."""
-    n = len(pools)
+    n = len(ids)
     if n > 12:
-        sort_slice(pools, less)
+        sort_slice(ids, less)
         return
     for i in range(1, n):
         j = i
-        while j > 0 and less(pools[j], pools[j - 1]):
-            pools[j], pools[j - 1] = pools[j - 1], pools[j]
+        while j > 0 and less(ids[j], ids[j - 1]):
+            ids[j], ids[j - 1] = ids[j - 1], ids[j]
             j -= 1
 
 
-def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, float]
-          ) -> Callable[["Node", "Node"], bool]:
-    """:func:`.pools.compare_scores` for one request: what it reads of the request and of each
-    pool's figures looked up once, then the same chain of tie-breakers over them."""
+def _tree(p: "TopologyAwarePolicy") -> tuple[tuple[int, ...], tuple[str, ...], tuple[int, ...], tuple[int, ...]]:
+    """Per pool id its depth, topology level, the level's value and memory types: functions of
+    the pool tree (fixed once built), kept on the policy as tuples of atoms (copies of the
+    node share them)."""
+    got = p.__dict__.get("_tree_figures")
+    if got is None or len(got[0]) != len(p.pools):
+        assert all(n.id == i for i, n in enumerate(p.pools))
+        levels = tuple(n.topology_level() for n in p.pools)
+        got = p.__dict__["_tree_figures"] = (
+            tuple(n.depth for n in p.pools), levels, tuple(TOPOLOGY_LEVEL_VALUES.get(lv, 0) for lv in levels),
+            tuple(n.memory_type() for n in p.pools))
+    return got
+
+
+def _capacities(p: "TopologyAwarePolicy", mt: int) -> tuple[int, ...]:
+    """Per pool id ``p.pool_zone_capacity(pool, mt)`` (a sum of the machine's memory), kept on
+    the policy per memory type."""
+    caps = p.__dict__.get("_zone_capacities")
+    if caps is None:
+        caps = p.__dict__["_zone_capacities"] = {}
+    got = caps.get(mt)
+    if got is None or len(got) != len(p.pools):
+        got = caps[mt] = tuple(p.pool_zone_capacity(n, mt) for n in p.pools)
+    return got
+
+
+def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: list[float]) -> Callable[[int, int], bool]:
+    """:func:`.pools.compare_scores` for one request, over pool ids: what it reads of the
+    request and of each pool's figures looked up once (the pool tree's from :func:`_tree` and
+    :func:`_capacities`), then the same chain of tie-breakers over them."""
     cpu_type = request.cpu_type
     normal, reserved = cpu_type == CPU_NORMAL, cpu_type == CPU_RESERVED
     mt = request.mem_type
@@ -532,8 +545,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, fl
     # per pool: the offer's zone and type, the zone capacity of the request's type (read when
     # the memory request and limit differ)
     zone = f.zone
-    machine = _machine(p)
-    types = machine.zone_types
+    types = _machine(p).zone_types
     ztype = list(zeros)
     for i, m in enumerate(zone):
         if m is not None:
@@ -541,20 +553,12 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, fl
             if t is None:
                 t = types[m] = alloc.zone_type(m)
             ztype[i] = t
-    cap = machine.capacity
-    # per pool its topology level and the level's value (read by unlimited burstable requests)
-    levels = [n.topology_level() for n in p.pools] if unlimited else []
-    values = [TOPOLOGY_LEVEL_VALUES.get(level, 0) for level in levels]
+    cap = _capacities(p, mt) if req_amount != lim else ()
+    # per pool its depth, topology level, the level's value (read by unlimited burstable
+    # requests) and memory types
+    depth, levels, values, mem_types = _tree(p)
 
-    def capacity(n: "Node") -> int:
-        """``p.pool_zone_capacity(n, mt)``: a sum of the machine's memory."""
-        c = cap.get((n.name, mt))
-        if c is None:
-            c = cap[(n.name, mt)] = p.pool_zone_capacity(n, mt)
-        return c
-
-    def less(node1: "Node", node2: "Node") -> bool:
-        id1, id2 = node1.id, node2.id
+    def less(id1: int, id2: int) -> bool:
         iso1, res1, sh1 = iso[id1], res[id1], sh[id1]
         iso2, res2, sh2 = iso[id2], res[id2], sh[id2]
         if normal:
@@ -572,7 +576,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, fl
             return True
         if a2 > a1:
             return False
-        depth1, depth2 = node1.depth, node2.depth
+        depth1, depth2 = depth[id1], depth[id2]
         if combined is not None:
             hs1, nz1 = combined[id1]
             hs2, nz2 = combined[id2]
@@ -603,7 +607,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, fl
             if t1 != mt and t2 == mt:
                 return False
             if req_amount != lim:
-                c1, c2 = capacity(node1), capacity(node2)
+                c1, c2 = cap[id1], cap[id2]
                 if (lim != 0 and c1 >= lim and c2 < lim) or (lim == 0 and c1 > c2):
                     return True
                 if (lim != 0 and c1 < lim and c2 >= lim) or (lim == 0 and c2 > c1):
@@ -641,7 +645,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: dict[int, fl
             if n2 < n1:
                 return False
         if typed:
-            h1, h2 = node1.has_memory_type(mt), node2.has_memory_type(mt)
+            h1, h2 = mem_types[id1] & mt == mt, mem_types[id2] & mt == mt
             if h1 and not h2:
                 return True
             if not h1 and h2:

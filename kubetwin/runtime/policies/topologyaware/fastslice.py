@@ -25,7 +25,10 @@ from typing import Any
 ENABLED = True
 
 
-def takes_nothing(supply: Any, r: Any, cnt: int) -> bool:
+def takes_nothing(supply: Any, r: Any, cnt: int, scored: list[int] | None = None) -> bool:
     """Whether ``supply.pick_exclusive_cpus(r, cnt, ...)`` certainly picks no CPU and changes
-    nothing: no CPUs asked, not from the isolated ones, and enough shared CPU not to refuse."""
-    return cnt == 0 and not r.isolate and supply.allocatable_shared_cpu() >= 0
+    nothing: no CPUs asked, not from the isolated ones, and enough shared CPU not to refuse
+    (``supply.allocatable_shared_cpu()``, or per pool id in ``scored``: :mod:`.fastpick`)."""
+    if cnt != 0 or r.isolate:
+        return False
+    return (supply.allocatable_shared_cpu() if scored is None else scored[supply.node.id]) >= 0

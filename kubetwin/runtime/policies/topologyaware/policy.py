@@ -322,7 +322,7 @@ class TopologyAwarePolicy:
                               for i, p in enumerate(pools)],
                     "pool": pool.name,
                 }
-            offer = scores[pool.id].mem
+            offer = fastscore.chosen_offer(scores, pool.id)
             if offer is None:
                 raise PolicyError(f"failed to get offer for request {req.describe()}")
         supply = pool.free_supply()
@@ -399,6 +399,9 @@ class TopologyAwarePolicy:
         c.set_cpuset_cpus(str(allow))
 
     def apply_grant(self, grant: Grant) -> None:
+        if fastpin.ENABLED:
+            fastpin.apply_grant(self, grant)
+            return
         c = grant.container
         cpu_type, exclusive, portion = grant.cpu_type, grant.exclusive, grant.shared_portion()
         shared = grant.shared_cpus()

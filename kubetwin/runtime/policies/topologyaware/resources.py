@@ -22,7 +22,7 @@ from ...libmem import Offer
 from ...resmgr.cache import CachedContainer
 from ...resmgr.policy import PolicyError
 from ...sysfs import EFFICIENT_CORE, PERFORMANCE_CORE
-from . import fastslice
+from . import fastpick, fastslice
 from .preferences import CPU_NORMAL, CPU_RESERVED, CPU_TYPE_NAMES, memory_type_str
 
 if TYPE_CHECKING:
@@ -173,8 +173,15 @@ class Supply:
         return self.pick_exclusive_cpus(r, r.full, dry_run=True)
 
     def pick_exclusive_cpus(self, r: "Request", cnt: int, dry_run: bool) -> CPUSet:
-        if fastslice.ENABLED and fastslice.takes_nothing(self, r, cnt):
+        scored = fastpick.scored(self, r) if fastpick.ENABLED else None
+        if fastslice.ENABLED and fastslice.takes_nothing(self, r, cnt, scored):
             return EMPTY
+        if scored is not None:
+            picked = fastpick.pick(self, r, cnt, scored)
+            if picked is not None:
+                if not dry_run:
+                    self.sharable = self.sharable - picked
+                return picked
         policy = self.node.policy
         if r.isolate and self.isolated.size() >= cnt:
             frm = self.isolated

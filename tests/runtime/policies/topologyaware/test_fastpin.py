@@ -5,6 +5,8 @@ creations and deletions) that end with the same containers, NRI updates and plac
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubetwin.machine import load_machine
@@ -31,3 +33,71 @@ def test_a_run_re_pinned_by_the_fast_path_ends_as_the_plain_one(machine: str, mo
     fast = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
     monkeypatch.setattr(fastpin, "ENABLED", False)
     assert fast == runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+
+
+def test_memory_node_texts_are_the_plain_texts() -> None:
+    from kubetwin.runtime.libmem import memset_string
+
+    for mask in (0, 1, 0b1011, 0b11110000, (1 << 40) | 7):
+        assert fastpin.memset_text(mask) == memset_string(mask)
+        assert fastpin.memset_text(mask) == memset_string(mask)   # remembered
+
+
+def _classes_policy() -> Any:
+    from kubetwin.runtime.config import decode_policy
+    from kubetwin.sim.runtime_policies import RuntimePolicy
+
+    doc = {"apiVersion": "config.nri/v1alpha1", "kind": "TopologyAwarePolicy", "metadata": {"name": "default"},
+           "spec": {"reservedResources": {"cpu": "750m"},
+                    "schedulingClasses": [{"name": "rt", "policy": "fifo", "priority": 42, "ioClass": "rt",
+                                           "ioPriority": 2}, {"name": "idle", "policy": "idle", "nice": 5}],
+                    "namespaceSchedulingClasses": {"team": "idle"},
+                    "cpuClasses": [{"name": "turbo"}, {"name": "normal"}], "sharedPoolCPUClass": "normal",
+                    "defaultExclusiveCPUClass": "turbo"}}
+    return RuntimePolicy("topology-aware", decode_policy(doc, "policy.yaml"))
+
+
+def _grants_trace(machine: str, rp: Any, annotations: list[dict[str, str]], seed: int) -> str:
+    import json
+    import random
+
+    from kubetwin.model.kubelet_config import KubeletConfiguration
+    from kubetwin.model.pod import pod_from_dict
+    from kubetwin.runtime.node import RuntimeNode
+    from kubetwin.runtime.nri.api import to_json
+
+    rn = RuntimeNode(load_machine(str(runs.SHARED / "machines" / machine)), rp.resource,
+                     KubeletConfiguration.from_dict(runs.NONE))
+    rng = random.Random(seed)
+    live: list[str] = []
+    out: list[Any] = []
+    for k in range(60):
+        if live and rng.random() < 0.3:
+            key = live.pop(rng.randrange(len(live)))
+            out.append(["delete", key, rn.delete_pod(key)])
+            continue
+        doc = runs.pod_doc(rng, annotations)
+        doc["metadata"].update(name=f"p{k}", uid=f"uid-{k}")
+        pod = pod_from_dict(doc)
+        refused = rn.create_pod(pod)
+        out.append(["create", pod.key, None if refused is None else refused.message])
+        live.append(pod.key)
+        out.append({f"{p.key}/{r.name}": [to_json(r.ctr.resources()), r.replies] for p, r in rn.running()})
+    return json.dumps(out, sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("classes", (False, True))
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_grants_applied_by_the_fast_path_give_the_plain_containers_and_replies(
+        machine: str, classes: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # with scheduling and CPU classes (namespace- and annotation-chosen, an unknown one) and without
+    rp = _classes_policy() if classes else runs.topology_aware()
+    annotations = runs.TOPOLOGY_AWARE_ANNOTATIONS + [
+        {"scheduling-class.resource-policy.nri.io/pod": "rt"},
+        {"scheduling-class.resource-policy.nri.io/container.c": "idle"},
+        {"scheduling-class.resource-policy.nri.io/pod": "nosuch"}]
+    fast = _grants_trace(machine, rp, annotations, 17)
+    monkeypatch.setattr(fastpin, "ENABLED", False)
+    plain = _grants_trace(machine, rp, annotations, 17)
+    assert fast == plain
+    assert ('"SCHED_FIFO"' in plain) == classes and '"cpus"' in plain
