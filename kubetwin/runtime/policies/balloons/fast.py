@@ -48,7 +48,7 @@ from ...libmem import memset_string
 from ...resmgr.cache import Cache, CachedContainer
 from ...resmgr.expression import KEY_NAMESPACE, KEY_QOS_CLASS
 from ...sysfs import System
-from . import fastpin
+from . import fastalloc, fastpin
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import (
     BALLOON_KEY,
@@ -337,6 +337,9 @@ class FastCpuTreeAllocator(CpuTreeAllocator):
                  close: list[list[CPUSet]] | None = None, far: list[list[CPUSet]] | None = None):
         super().__init__(root, topology_balancing, close, far)
         self.flat = flat_tree(root)
+        #: :mod:`.fastalloc`'s resizes by (current CPUs, free CPUs, change): a pure function of
+        #: this allocator, which never changes
+        self.resizes: dict[tuple[int, int, int], tuple[CPUSet, CPUSet]] = {}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "FastCpuTreeAllocator":
         return self
@@ -565,7 +568,10 @@ class FastBalloonsPolicy(BalloonsPolicy):
         self.placements = None
         self.joining = c
         try:
-            super().allocate_resources(c)
+            if fastalloc.ENABLED and fastalloc.handles(self, c):
+                fastalloc.allocate_resources(self, c)
+            else:
+                super().allocate_resources(c)
         finally:
             self.joining = None
 

@@ -1,0 +1,447 @@
+"""A fast path for the balloons policy's ``AllocateResources``: one creation in few calls.
+
+``simulate`` creates thousands of containers on balloons nodes in states no other node reached
+(its table of node states answers the rest); each goes through ``allocateBalloon``: the
+fill-method chain, ``resizeBalloon`` (tree allocator, CPU allocator, idle CPUs shared again,
+re-pinning), then ``updatePinning`` of the balloon (``pinCpuMem``: ``SetCpusetCpus``,
+``SetCPUShares``, ``allocMem``, ``SetCpusetMems`` per container). The plain code
+(:meth:`.policy.BalloonsPolicy.allocate_resources`, with :mod:`.fast`'s hooks) makes some 550
+Python calls a creation, most of them small: property reads, CPU sets made and unmade, the
+requests of a balloon summed again per fill method, three setters per container each finding
+the pending request again. Here, for a container whose pod carries no annotations (so: no
+``balloon`` annotation, nothing preserved, no per-pod hyperthread, memory-type or scheduling
+class), in a policy without ``preserve`` expressions, of a type without ``groupBy`` nor
+``preferPerNamespaceBalloon`` — simulate's case —, the same steps run on masks and ints:
+
+* the balloon: each candidate balloon's CPU count, requested mCPU (summed once a call) and
+  container count read once, then each fill method of the chain on them (a new balloon, when
+  the chain gets there, made as ``newBalloon`` makes it; one of ``minCPUs`` through the plain
+  code);
+* the inflate: the tree allocator's answer remembered per (type's allocator, current CPUs,
+  free CPUs, change) — a pure function, like :mod:`.cputree_memo` but on a flat key —, the CPU
+  allocator through the policy's remembering one, the idle CPUs shared again on masks, the
+  balloons whose shared CPUs changed re-pinned, then the end of the resize as
+  :meth:`.fast.FastBalloonsPolicy._pin_resized` has it;
+* pinning: per balloon the pinnable CPUs, their memory nodes and texts once (as :mod:`.fastpin`);
+  per container the pending request found once for its three ``Set*`` calls (the same fields
+  of the request and of the container set to the same values, the container marked pending
+  at the first call as upstream marks it); a container already holding a memory zone that
+  covers the balloon's nodes keeps it (``Realloc`` returns at once), and a new container's
+  memory offer, when the node's memory limits with its own add up to at most the smallest
+  normal memory node (no zone can be overcommitted then: every zone holds a normal node and
+  no more than every limit), is its initial zone, assigned as ``GetOffer`` and ``Commit``
+  leave the allocator (the request, its zone, the allocator's version, empty zones cleaned);
+  any other case through the plain ``allocMem``.
+
+Every other container, policy and type goes the plain way. Errors are raised with the plain
+policy's messages at the same steps. ``ENABLED`` (False: the plain flow of :mod:`.policy` with
+:mod:`.fast`'s hooks) is for equivalence tests and A/B runs
+(``benchmarks/bench_balloons_nodes.py --plain``, ``benchmarks/bench_runtime_sim.py --plain``);
+``tests/runtime/policies/balloons/test_fastalloc.py`` holds every NRI event, container, pool and
+export of random runs equal to the plain policy's.
+
+Not an upstream module: a kubetwin fast path over containers/nri-plugins v0.14.0
+``cmd/plugins/balloons/policy/balloons-policy.go`` (``AllocateResources``, ``allocateBalloon``,
+``fillableBalloonInstances``, ``newBalloon``, ``resizeBalloon``, ``updatePinning``,
+``pinCpuMem``, ``allocMem``) and ``pkg/resmgr/lib/memory`` (``GetOffer``, ``Commit``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ....model.cpuset import CPUSet
+from ...cpuallocator import AllocationError
+from ...libmem import Allocator, MemNode, MemoryError_, container_request
+from ...resmgr.cache import CachedContainer
+from ...resmgr.policy import PolicyError
+from .cputree import TreeError
+from .policy import NO_LIMIT, Balloon, BalloonDef, _error
+
+if TYPE_CHECKING:
+    from .fast import FastBalloonsPolicy
+
+#: allocate through this module (False: the plain flow with :mod:`.fast`'s hooks; A/B runs and tests)
+ENABLED = True
+
+#: remembered tree resizes per type's allocator before the table starts afresh
+MAX_RESIZES = 1 << 16
+
+_SHARES: dict[int, int] = {}
+
+
+def handles(p: "FastBalloonsPolicy", c: CachedContainer) -> bool:
+    """Whether :func:`allocate_resources` places ``c``: a pod without annotations, a policy
+    without ``preserve`` expressions, CPUs pinned."""
+    return not p.preserve and p.pin_cpu and not p.cache.pods[c.pod_id].annotations
+
+
+def allocate_resources(p: "FastBalloonsPolicy", c: CachedContainer) -> None:
+    """``p.allocate_resources(c)`` of the plain policy for a container :func:`handles`."""
+    try:
+        d = p._choose_def(c)
+        if d.group_by or d.prefer_per_namespace_balloon:
+            bln = p._allocate_balloon(c, d)
+            requested = None
+        else:
+            bln, requested = _allocate_balloon(p, c, d)
+    except PolicyError as exc:
+        raise _error(f"balloon allocation for container {c.pretty_name()} failed: {exc}") from None
+    own = (c.resource_updates or c.requirements).cpu_request or 0
+    if requested is None:
+        requested = _requested_in(p, bln)
+    need = own + requested
+    if need < 1:
+        need = 1
+    if bln.cpus._mask.bit_count() * 1000 < need:
+        try:
+            _inflate(p, bln, need)
+        except PolicyError as exc:
+            raise _error(f"resizing balloon {bln.pretty_name()} failed: {exc}") from None
+    bln.pod_ids.setdefault(c.pod_id, []).append(c.id)
+    if d.group_by:
+        p._update_groups(bln, c, 1)
+    update_pinning(p, [bln])
+    if d.scheduling_class:
+        p._apply_scheduling_class(c, bln)
+
+
+# --- the balloon -----------------------------------------------------------------------------------
+def _requested_in(p: "FastBalloonsPolicy", bln: Balloon) -> int:
+    """``requested`` of every container of ``bln`` (the plain ``_requested_in``)."""
+    containers = p.cache.containers
+    total = 0
+    for ids in bln.pod_ids.values():
+        for cid in ids:
+            other = containers.get(cid)
+            if other is not None:
+                total += (other.resource_updates or other.requirements).cpu_request or 0
+    return total
+
+
+def _allocate_balloon(p: "FastBalloonsPolicy", c: CachedContainer, d: BalloonDef) -> tuple[Balloon, int]:
+    """``allocateBalloonOfDef`` for a type without ``groupBy`` nor ``preferPerNamespaceBalloon``:
+    the balloon, and the mCPU its containers request."""
+    if d.prefer_new_balloons:
+        chain: tuple[str, ...] = ("new", "balanced", "balanced-inflate")
+    else:
+        chain = ("balanced", "balanced-inflate", "new")
+    if not d.prefer_spreading_pods:
+        chain = ("same-pod",) + chain
+    own = (c.resource_updates or c.requirements).cpu_request or 0
+    rows: list[tuple[Balloon, int, int, int]] | None = None
+    for method in chain:
+        if method == "new":
+            bln = _fill_new(p, d, own)
+            if bln is not None:
+                return bln, _requested_in(p, bln)
+            rows = None   # a refused new balloon may have changed the idle CPUs: read again
+            continue
+        if rows is None:
+            rows = _rows(p, d)
+        if method == "same-pod":
+            pod_id = c.pod_id
+            found = [row for row in rows if pod_id in row[0].pod_ids]
+            if not found:
+                continue
+            rows_here = _fitting(p, d, found, own, True)   # fits once inflated, chosen by free mCPU now
+            by_max = False
+        else:
+            by_max = method == "balanced-inflate"
+            rows_here = _fitting(p, d, rows, own, by_max)
+        if rows_here:
+            return _pick(p, d, rows_here, by_max)
+    raise _error("no suitable balloon instance available")
+
+
+def _rows(p: "FastBalloonsPolicy", d: BalloonDef) -> list[tuple[Balloon, int, int, int]]:
+    """Each balloon of ``d`` in list order: (balloon, CPUs, requested mCPU, containers)."""
+    containers = p.cache.containers
+    rows = []
+    for b in p.balloons:
+        if b.defn is not d:
+            continue
+        total = count = 0
+        for ids in b.pod_ids.values():
+            count += len(ids)
+            for cid in ids:
+                other = containers.get(cid)
+                if other is not None:
+                    total += (other.resource_updates or other.requirements).cpu_request or 0
+        rows.append((b, b.cpus._mask.bit_count(), total, count))
+    return rows
+
+
+def _fitting(p: "FastBalloonsPolicy", d: BalloonDef, rows: list[tuple[Balloon, int, int, int]], own: int,
+             by_max: bool) -> list[tuple[Balloon, int, int, int]]:
+    """The rows whose free mCPU (``by_max``: free once inflated as far as it may) is at least ``own``."""
+    if not by_max:
+        return [row for row in rows if row[1] * 1000 - row[2] >= own]
+    n = p.free_cpus._mask.bit_count()
+    if d.max_cpus == NO_LIMIT or d.max_cpus > n:
+        return [row for row in rows if (row[1] + n) * 1000 - row[2] >= own]
+    return [row for row in rows if d.max_cpus * 1000 - row[2] >= own]
+
+
+def _pick(p: "FastBalloonsPolicy", d: BalloonDef, rows: list[tuple[Balloon, int, int, int]],
+          by_max: bool) -> tuple[Balloon, int]:
+    """The plain choice among fillable balloons: the most free mCPU (``by_max``: once inflated),
+    then the fewest containers, then the first."""
+    if len(rows) == 1:
+        return rows[0][0], rows[0][2]
+    if by_max:
+        n = p.free_cpus._mask.bit_count()
+        limit = d.max_cpus * 1000 if d.max_cpus != NO_LIMIT and d.max_cpus <= n else None
+        room = [(limit if limit is not None else (row[1] + n) * 1000) - row[2] for row in rows]
+    else:
+        room = [row[1] * 1000 - row[2] for row in rows]
+    top = max(room)
+    best = None
+    for row, r in zip(rows, room):
+        if r == top and (best is None or row[3] < best[3]):
+            best = row
+    assert best is not None
+    return best[0], best[2]
+
+
+def _fill_new(p: "FastBalloonsPolicy", d: BalloonDef, own: int) -> Balloon | None:
+    """The ``new`` fill method: the type's first empty balloon, else a new one when the type
+    may have one more and it can hold ``own`` mCPU (None: not fillable)."""
+    count = 0
+    used = set()
+    for b in p.balloons:
+        if b.defn is d:
+            if not b.pod_ids:
+                return b
+            count += 1
+            used.add(b.instance)
+    if d.max_balloons > NO_LIMIT and d.max_balloons <= count:
+        return None
+    free = p.free_cpus
+    n = free._mask.bit_count()
+    if n == 0 or n < d.min_cpus:
+        return None
+    if d.min_cpus > 0:
+        return _fill_new_plain(p, d, own)
+    # ``newBalloon`` of a type of no minimum: the first free index, nothing to inflate
+    instance = 0
+    while instance in used:
+        instance += 1
+    bln = Balloon(d, instance, p._new_tree_allocator(d))
+    bln.mems = p._closest_mems(bln.cpus)
+    if d.max_cpus == NO_LIMIT or d.max_cpus > n:
+        room = n * 1000
+    else:
+        room = d.max_cpus * 1000
+    if room < own:
+        return None
+    p.balloons.append(bln)
+    return bln
+
+
+def _fill_new_plain(p: "FastBalloonsPolicy", d: BalloonDef, own: int) -> Balloon | None:
+    """The ``new`` fill method of the plain policy, past its checks (a type of ``minCPUs``)."""
+    saved_free = p.free_cpus
+    try:
+        bln = p._new_balloon(d)
+    except PolicyError:
+        p.free_cpus = saved_free
+        return None
+    if bln.max_avail_milli_cpus(p.free_cpus) < own:
+        p.free_cpus = p.free_cpus | bln.cpus
+        return None
+    p.balloons.append(bln)
+    if bln.cpus:
+        p._update_pinning(p._share_idle_cpus(p.free_cpus, bln.cpus))
+    return bln
+
+
+# --- the inflate -----------------------------------------------------------------------------------
+def _inflate(p: "FastBalloonsPolicy", bln: Balloon, milli: int) -> None:
+    """``resizeBalloon`` growing ``bln`` to hold ``milli`` mCPU (more than it holds)."""
+    d = bln.defn
+    old = bln.cpus._mask.bit_count()
+    new = (milli + 999) // 1000
+    if d.max_cpus > NO_LIMIT and new > d.max_cpus:
+        new = d.max_cpus
+    if d.min_cpus > 0 and new < d.min_cpus:
+        new = d.min_cpus
+    if new <= old:
+        if new < old:
+            p._resize(bln, milli)   # never here: a balloon grows to hold more than it does
+        return
+    delta = new - old
+    tree = bln.tree
+    current, free = bln.cpus, p.free_cpus
+    table = getattr(tree, "resizes", None)
+    key = (current._mask, free._mask, delta)
+    got = table.get(key) if table is not None else None
+    if got is None:
+        try:
+            got = tree.resize_cpus(current, free, delta)
+        except TreeError as exc:
+            raise _error(f"resize/inflate: failed to choose a cpuset for allocating additional {delta} CPUs: "
+                         f"{exc}") from None
+        if table is not None:
+            if len(table) >= MAX_RESIZES:
+                table.clear()
+            table[key] = got
+    try:
+        added, _ = p.cpu_allocator.allocate_cpus(got[0], delta, d.priority)
+    except AllocationError as exc:
+        raise _error(f"resize/inflate: allocating {delta} CPUs for {bln.pretty_name()} failed: {exc}") from None
+    am = added._mask
+    p.free_cpus = free = CPUSet.from_mask(free._mask & ~am)
+    bln.cpus = CPUSet.from_mask(current._mask | am)
+    changed = _share_idle_cpus(p, free._mask, am)
+    if changed:
+        update_pinning(p, changed)
+    # the end of the resize (:meth:`.fast.FastBalloonsPolicy._pin_resized`): left out when the
+    # pinning right after writes the same
+    c = p.joining
+    if c is None or c.pod_id in bln.pod_ids or not p._pins_without_moves(bln):
+        update_pinning(p, [bln])
+
+
+def _share_idle_cpus(p: "FastBalloonsPolicy", add: int, remove: int) -> list[Balloon]:
+    """``shareIdleCpus(add, remove)`` on masks (as :meth:`.fast.FastBalloonsPolicy._share_idle_cpus`)."""
+    from .fast import flat_tree
+
+    changed: list[Balloon] = []
+    adding = add & ~p.sys.isolated._mask
+    flat = flat_tree(p.tree) if adding else None
+    for b in p.balloons:
+        shared = b.shared_idle_cpus._mask
+        moved = False
+        if remove and shared & remove:
+            shared &= ~remove
+            b.shared_idle_cpus = CPUSet.from_mask(shared)
+            moved = True
+        if flat is not None:
+            level = b.defn.share_idle_cpus_in_same
+            if level:
+                idle = flat.idle_in_level(level, b.cpus._mask, adding)
+                if idle and shared | idle != shared:
+                    b.shared_idle_cpus = CPUSet.from_mask(shared | idle)
+                    moved = True
+        if moved:
+            changed.append(b)
+    return changed
+
+
+# --- pinning ---------------------------------------------------------------------------------------
+def _shares(milli: int) -> int:
+    from ...kubernetes import milli_cpu_to_shares
+
+    got = _SHARES.get(milli)
+    if got is None:
+        if len(_SHARES) > 4096:
+            _SHARES.clear()
+        got = _SHARES[milli] = milli_cpu_to_shares(milli)
+    return got
+
+
+def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
+    """``updatePinning(blns)`` of the plain policy with CPUs pinned: the same containers, the
+    same fields set to the same values, marked pending in the same order."""
+    if not p.pin_cpu:
+        p._update_pinning(blns)
+        return
+    texts = p.machine_texts
+    containers = p.cache.containers
+    pods = p.cache.pods
+    alloc = p.mem_allocator
+    users, requests = alloc.users, alloc.requests
+    mems_of = texts.mems
+    for bln in blns:
+        mask = bln.cpus._mask | bln.shared_idle_cpus._mask
+        pinnable = CPUSet.from_mask(mask)
+        mems = mems_of.get(mask)
+        if mems is None:
+            mems = p._closest_mems(pinnable)
+        bln.mems = mems
+        defn = bln.defn
+        pin_mem = p.pin_memory if defn.pin_memory is None else defn.pin_memory
+        hide = bool(defn.hide_hyperthreads)
+        text = texts.text(pinnable)
+        single_text = ""
+        for ids in bln.pod_ids.values():
+            for cid in ids:
+                c = containers.get(cid)
+                if c is None:
+                    continue
+                if pods[c.pod_id].annotations:
+                    single, preserve, types = p._pin_options(c, bln)
+                else:
+                    single, preserve, types = hide, False, 0
+                if single:
+                    if not single_text:
+                        single_text = texts.text(p._single_threads(pinnable))
+                    cpus_text = single_text
+                else:
+                    cpus_text = text
+                # SetCpusetCpus, SetCPUShares: the pending request found once
+                pending = c._pending()._res().cpu
+                own = c.ctr.resources().cpu
+                assert pending is not None and own is not None
+                pending.cpus = own.cpus = cpus_text
+                req = (c.resource_updates or c.requirements).cpu_request
+                if req is not None:
+                    pending.shares = own.shares = _shares(req)
+                if not pin_mem:
+                    continue
+                if preserve:
+                    raise _error(f"{c.pretty_name()}: memory.preserve is not modelled by kubetwin's balloons policy")
+                held = requests.get(cid) if types == 0 and users.get(cid) is not None else None
+                if held is not None and (mems == 0 or held.zone & mems == mems
+                                         or (held.affinity == mems and held.types == 0)):
+                    zone = held.zone   # ``Realloc`` answers at once: nothing to widen
+                elif types == 0 and users.get(cid) is None and cid not in requests:
+                    zone = _new_zone(p, c, mems)
+                else:
+                    zone = p._alloc_mem(c, mems, types)
+                # SetCpusetMems (the container pending already, before those allocMem touched)
+                pending.mems = own.mems = texts.memset(zone)
+
+
+def _new_zone(p: "FastBalloonsPolicy", c: CachedContainer, nodes: int) -> int:
+    """``allocMem`` of a container without a memory zone, no memory types asked: its offer
+    committed, as the allocator's ``GetOffer`` and ``Commit`` leave it when no zone can be
+    overcommitted; otherwise (and on errors) the plain ``allocMem``."""
+    alloc = p.mem_allocator
+    limit = (c.resource_updates or c.requirements).memory_limit or 0
+    if alloc.journal is not None or nodes == 0:
+        return p._alloc_mem(c, nodes, 0)
+    total = limit
+    for r in alloc.requests.values():
+        total += r.limit
+    if total > _smallest_normal(alloc):
+        return p._alloc_mem(c, nodes, 0)
+    req = container_request(c.id, c.pretty_name(), c.qos_class, limit, nodes, 0)
+    try:
+        alloc._validate_request(req)
+        alloc._find_initial_zone(req)
+        alloc._ensure_normal_memory(req)
+    except MemoryError_:
+        return nodes   # as ``GetOffer`` fails before it changes anything: allocMem falls back
+    alloc._zone_assign(req.zone, req)
+    alloc.requests[req.id] = req
+    alloc.version += 1
+    alloc._cleanup_unused_zones()
+    return req.zone
+
+
+_SMALLEST: dict[int, tuple[dict[int, MemNode], int]] = {}
+
+
+def _smallest_normal(alloc: Allocator) -> int:
+    """The capacity of the allocator's smallest normal memory node (-1: none; the nodes are
+    shared by copies of a runtime node, so the answer is kept per nodes)."""
+    nodes = alloc.nodes
+    got = _SMALLEST.get(id(nodes))
+    if got is None or got[0] is not nodes:
+        sizes = [n.capacity for n in nodes.values() if n.has_memory and n.normal]
+        if len(_SMALLEST) > 64:
+            _SMALLEST.clear()
+        got = _SMALLEST[id(nodes)] = (nodes, min(sizes) if sizes else -1)
+    return got[1]
