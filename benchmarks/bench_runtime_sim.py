@@ -228,10 +228,12 @@ def main() -> None:
         cache.ESTIMATES_KEPT = False
         fastmerge.ENABLED = False
         from kubetwin.runtime.policies.balloons import fast as balloons_fast
+        from kubetwin.runtime.policies.balloons import fastalloc as balloons_fastalloc
         from kubetwin.runtime.policies.balloons import fastpin as balloons_fastpin
 
         balloons_fast.ENABLED = False
         balloons_fastpin.ENABLED = False
+        balloons_fastalloc.ENABLED = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     _time("kubelet static + single-numa-node", lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)),
           a.repeat)

@@ -48,18 +48,19 @@ Not an upstream module: a kubetwin fast path over containers/nri-plugins v0.14.0
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from ....model.cpuset import CPUSet
+from ....model.cpuset import EMPTY, CPUSet
 from ...cpuallocator import AllocationError
+from ...kubernetes import milli_cpu_to_shares
 from ...libmem import Allocator, MemNode, MemoryError_, container_request
 from ...resmgr.cache import CachedContainer
 from ...resmgr.policy import PolicyError
-from .cputree import TreeError
+from .cputree import CpuTreeNode, TreeError
 from .policy import NO_LIMIT, Balloon, BalloonDef, _error
 
 if TYPE_CHECKING:
-    from .fast import FastBalloonsPolicy
+    from .fast import FastBalloonsPolicy, FlatTree
 
 #: allocate through this module (False: the plain flow with :mod:`.fast`'s hooks; A/B runs and tests)
 ENABLED = True
@@ -79,7 +80,10 @@ def handles(p: "FastBalloonsPolicy", c: CachedContainer) -> bool:
 def allocate_resources(p: "FastBalloonsPolicy", c: CachedContainer) -> None:
     """``p.allocate_resources(c)`` of the plain policy for a container :func:`handles`."""
     try:
-        d = p._choose_def(c)
+        pod = p.cache.pods[c.pod_id]
+        by = p.def_choices.by
+        got = by.get((pod.namespace, pod.qos_class)) if by is not None else None
+        d = p.defs[got] if got is not None else p._choose_def(c)
         if d.group_by or d.prefer_per_namespace_balloon:
             bln = p._allocate_balloon(c, d)
             requested = None
@@ -135,8 +139,7 @@ def _allocate_balloon(p: "FastBalloonsPolicy", c: CachedContainer, d: BalloonDef
             bln = _fill_new(p, d, own)
             if bln is not None:
                 return bln, _requested_in(p, bln)
-            rows = None   # a refused new balloon may have changed the idle CPUs: read again
-            continue
+            continue   # nothing the rows hold changed (a refused new balloon's CPUs went back)
         if rows is None:
             rows = _rows(p, d)
         if method == "same-pod":
@@ -227,8 +230,8 @@ def _fill_new(p: "FastBalloonsPolicy", d: BalloonDef, own: int) -> Balloon | Non
     instance = 0
     while instance in used:
         instance += 1
-    bln = Balloon(d, instance, p._new_tree_allocator(d))
-    bln.mems = p._closest_mems(bln.cpus)
+    # no CPUs: no memory nodes close to them (``mems`` 0)
+    bln = Balloon(d, instance, p._new_tree_allocator(d), cpus=EMPTY, shared_idle_cpus=EMPTY)
     if d.max_cpus == NO_LIMIT or d.max_cpus > n:
         room = n * 1000
     else:
@@ -305,11 +308,9 @@ def _inflate(p: "FastBalloonsPolicy", bln: Balloon, milli: int) -> None:
 
 def _share_idle_cpus(p: "FastBalloonsPolicy", add: int, remove: int) -> list[Balloon]:
     """``shareIdleCpus(add, remove)`` on masks (as :meth:`.fast.FastBalloonsPolicy._share_idle_cpus`)."""
-    from .fast import flat_tree
-
     changed: list[Balloon] = []
     adding = add & ~p.sys.isolated._mask
-    flat = flat_tree(p.tree) if adding else None
+    flat = _flat_tree(p.tree) if adding else None
     for b in p.balloons:
         shared = b.shared_idle_cpus._mask
         moved = False
@@ -329,15 +330,25 @@ def _share_idle_cpus(p: "FastBalloonsPolicy", add: int, remove: int) -> list[Bal
     return changed
 
 
+def _flat_tree(root: CpuTreeNode) -> FlatTree:
+    """:func:`.fast.flat_tree` (imported on first use: :mod:`.fast` imports this module)."""
+    global _FLAT_TREE
+    if _FLAT_TREE is None:
+        from .fast import flat_tree
+
+        _FLAT_TREE = flat_tree
+    return _FLAT_TREE(root)
+
+
+_FLAT_TREE: Callable[[CpuTreeNode], FlatTree] | None = None
+
+
 # --- pinning ---------------------------------------------------------------------------------------
 def _shares(milli: int) -> int:
-    from ...kubernetes import milli_cpu_to_shares
-
-    got = _SHARES.get(milli)
-    if got is None:
-        if len(_SHARES) > 4096:
-            _SHARES.clear()
-        got = _SHARES[milli] = milli_cpu_to_shares(milli)
+    """``MilliCPUToShares``, remembered."""
+    got = _SHARES[milli] = milli_cpu_to_shares(milli)
+    if len(_SHARES) > 4096:
+        _SHARES.clear()
     return got
 
 
@@ -352,7 +363,7 @@ def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
     pods = p.cache.pods
     alloc = p.mem_allocator
     users, requests = alloc.users, alloc.requests
-    mems_of = texts.mems
+    mems_of, memsets, shares_of = texts.mems, texts.memsets, _SHARES
     for bln in blns:
         mask = bln.cpus._mask | bln.shared_idle_cpus._mask
         pinnable = CPUSet.from_mask(mask)
@@ -387,7 +398,8 @@ def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
                 pending.cpus = own.cpus = cpus_text
                 req = (c.resource_updates or c.requirements).cpu_request
                 if req is not None:
-                    pending.shares = own.shares = _shares(req)
+                    shares = shares_of.get(req)
+                    pending.shares = own.shares = shares if shares is not None else _shares(req)
                 if not pin_mem:
                     continue
                 if preserve:
@@ -401,7 +413,8 @@ def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
                 else:
                     zone = p._alloc_mem(c, mems, types)
                 # SetCpusetMems (the container pending already, before those allocMem touched)
-                pending.mems = own.mems = texts.memset(zone)
+                memset = memsets.get(zone)
+                pending.mems = own.mems = memset if memset is not None else texts.memset(zone)
 
 
 def _new_zone(p: "FastBalloonsPolicy", c: CachedContainer, nodes: int) -> int:
