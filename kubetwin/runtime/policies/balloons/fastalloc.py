@@ -302,8 +302,36 @@ def _inflate(p: "FastBalloonsPolicy", bln: Balloon, milli: int) -> None:
     # the end of the resize (:meth:`.fast.FastBalloonsPolicy._pin_resized`): left out when the
     # pinning right after writes the same
     c = p.joining
-    if c is None or c.pod_id in bln.pod_ids or not p._pins_without_moves(bln):
+    if c is None or c.pod_id in bln.pod_ids or not _pins_without_moves(p, bln):
         update_pinning(p, [bln])
+
+
+def _pins_without_moves(p: "FastBalloonsPolicy", bln: Balloon) -> bool:
+    """:meth:`.fast.FastBalloonsPolicy._pins_without_moves`, a pod without annotations read as
+    :func:`update_pinning` reads it (memory not preserved, no memory types)."""
+    defn = bln.defn
+    if not (p.pin_memory if defn.pin_memory is None else defn.pin_memory):
+        return True
+    mask = bln.cpus._mask | bln.shared_idle_cpus._mask
+    mems = p.machine_texts.mems.get(mask)
+    if mems is None:
+        mems = p._closest_mems(CPUSet.from_mask(mask))
+    alloc = p.mem_allocator
+    users, requests = alloc.users, alloc.requests
+    containers, pods = p.cache.containers, p.cache.pods
+    for ids in bln.pod_ids.values():
+        for cid in ids:
+            c = containers.get(cid)
+            if c is None:
+                continue
+            req = requests.get(cid)
+            if req is None or users.get(cid) is None or req.zone & mems != mems:
+                return False
+            if pods[c.pod_id].annotations:
+                _, preserve, types = p._pin_options(c, bln)
+                if preserve or alloc.zone_type(req.zone) & types != types:
+                    return False
+    return True
 
 
 def _share_idle_cpus(p: "FastBalloonsPolicy", add: int, remove: int) -> list[Balloon]:
