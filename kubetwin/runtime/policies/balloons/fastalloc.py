@@ -53,10 +53,10 @@ from typing import TYPE_CHECKING, Callable
 from ....model.cpuset import EMPTY, CPUSet
 from ...cpuallocator import AllocationError
 from ...kubernetes import milli_cpu_to_shares
-from ...libmem import Allocator, MemNode, MemoryError_, container_request
+from ...libmem import Allocator, MemoryError_, Request, Zone, container_request
 from ...resmgr.cache import CachedContainer
 from ...resmgr.policy import PolicyError
-from .cputree import CpuTreeNode, TreeError
+from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import NO_LIMIT, Balloon, BalloonDef, _error
 
 if TYPE_CHECKING:
@@ -281,7 +281,7 @@ def _inflate(p: "FastBalloonsPolicy", bln: Balloon, milli: int) -> None:
     got = table.get(key) if table is not None else None
     if got is None:
         try:
-            got = tree.resize_cpus(current, free, delta)
+            got = _resize_cpus(tree, current, free, delta)
         except TreeError as exc:
             raise _error(f"resize/inflate: failed to choose a cpuset for allocating additional {delta} CPUs: "
                          f"{exc}") from None
@@ -332,6 +332,19 @@ def _pins_without_moves(p: "FastBalloonsPolicy", bln: Balloon) -> bool:
                 if preserve or alloc.zone_type(req.zone) & types != types:
                     return False
     return True
+
+
+def _resize_cpus(tree: CpuTreeAllocator, current: CPUSet, free: CPUSet, delta: int) -> tuple[CPUSet, CPUSet]:
+    """``tree.resize_cpus(current, free, delta)`` (``delta`` > 0); an allocator of :mod:`.fast`
+    with no devices to be close to or far from asks its flat tree at once (``ResizeCpus`` goes
+    through ``resizeCpusWithDevices`` and ``resizeCpusOneAtATime`` to ``resizeCpusMaxLocalSet``
+    then, when the free CPUs are more than the change)."""
+    flat = getattr(tree, "flat", None)
+    if flat is None or tree.close or tree.far or free._mask.bit_count() <= delta:
+        return tree.resize_cpus(current, free, delta)
+    fr, cur = free._mask, current._mask
+    mask = flat.best(tree.topology_balancing, cur, fr, delta)
+    return CPUSet.from_mask(mask & fr), CPUSet.from_mask(mask & cur)
 
 
 def _share_idle_cpus(p: "FastBalloonsPolicy", add: int, remove: int) -> list[Balloon]:
@@ -459,30 +472,71 @@ def _new_zone(p: "FastBalloonsPolicy", c: CachedContainer, nodes: int) -> int:
     if total > _smallest_normal(alloc):
         return p._alloc_mem(c, nodes, 0)
     req = container_request(c.id, c.pretty_name(), c.qos_class, limit, nodes, 0)
-    try:
-        alloc._validate_request(req)
-        alloc._find_initial_zone(req)
-        alloc._ensure_normal_memory(req)
-    except MemoryError_:
+    got = _resolved(alloc, nodes)
+    if got is None:
         return nodes   # as ``GetOffer`` fails before it changes anything: allocMem falls back
-    alloc._zone_assign(req.zone, req)
+    types, zone, zone_type, capacity = got
+    req.types = types
+    if zone not in alloc.zones:   # as ``_zone_assign`` makes it
+        alloc.zones[zone] = Zone(zone, zone_type, capacity)
+    alloc._zone_assign(zone, req)
     alloc.requests[req.id] = req
     alloc.version += 1
     alloc._cleanup_unused_zones()
     return req.zone
 
 
-_SMALLEST: dict[int, tuple[dict[int, MemNode], int]] = {}
+class _MemoryTopology:
+    """What libmem answers from its memory topology alone (its nodes, shared by copies of a
+    runtime node): the smallest normal memory node's capacity, and per affinity of a request
+    without memory types the types and initial zone ``GetOffer`` resolves it to
+    (``validateRequest``, ``findInitialZone``, ``ensureNormalMemory``) with the zone's type and
+    capacity (None: the resolution fails)."""
+
+    __slots__ = ("nodes", "smallest", "resolved")
+
+    def __init__(self, alloc: Allocator):
+        self.nodes = alloc.nodes
+        sizes = [n.capacity for n in self.nodes.values() if n.has_memory and n.normal]
+        self.smallest = min(sizes) if sizes else -1
+        self.resolved: dict[int, tuple[int, int, int, int] | None] = {}
+
+
+_TOPOLOGIES: dict[int, _MemoryTopology] = {}
+
+
+def _topology(alloc: Allocator) -> _MemoryTopology:
+    nodes = alloc.nodes
+    got = _TOPOLOGIES.get(id(nodes))
+    if got is None or got.nodes is not nodes:
+        if len(_TOPOLOGIES) > 64:
+            _TOPOLOGIES.clear()
+        got = _TOPOLOGIES[id(nodes)] = _MemoryTopology(alloc)
+    return got
 
 
 def _smallest_normal(alloc: Allocator) -> int:
-    """The capacity of the allocator's smallest normal memory node (-1: none; the nodes are
-    shared by copies of a runtime node, so the answer is kept per nodes)."""
-    nodes = alloc.nodes
-    got = _SMALLEST.get(id(nodes))
-    if got is None or got[0] is not nodes:
-        sizes = [n.capacity for n in nodes.values() if n.has_memory and n.normal]
-        if len(_SMALLEST) > 64:
-            _SMALLEST.clear()
-        got = _SMALLEST[id(nodes)] = (nodes, min(sizes) if sizes else -1)
-    return got[1]
+    """The capacity of the allocator's smallest normal memory node (-1: none)."""
+    return _topology(alloc).smallest
+
+
+def _resolved(alloc: Allocator, affinity: int) -> tuple[int, int, int, int] | None:
+    """(types, zone, the zone's types, its capacity) a request of ``affinity`` and no memory
+    types resolves to on ``alloc``'s machine, by the allocator's own code (None: it fails)."""
+    resolved = _topology(alloc).resolved
+    if affinity in resolved:
+        return resolved[affinity]
+    rid = "kubetwin/probe"
+    while rid in alloc.requests:   # an id no request has: the resolution reads the machine alone
+        rid += "+"
+    probe = Request(rid, "", 0, affinity)
+    got: tuple[int, int, int, int] | None
+    try:
+        alloc._validate_request(probe)
+        alloc._find_initial_zone(probe)
+        alloc._ensure_normal_memory(probe)
+        got = (probe.types, probe.zone, alloc._zone_type(probe.zone), alloc._zone_capacity(probe.zone))
+    except MemoryError_:
+        got = None
+    resolved[affinity] = got
+    return got

@@ -173,3 +173,31 @@ def test_new_containers_memory_zone_is_the_plain_offers_zone(monkeypatch: pytest
                 [(z, sorted(zone.users)) for z, zone in a.zones.items()], dict(a.users), a.version, a.overcommits)
 
     assert allocator_after(True) == allocator_after(False)
+
+
+@pytest.mark.parametrize("machine", MACHINE_FILES)
+def test_a_requests_resolution_is_the_allocators_for_every_affinity(machine: str) -> None:
+    # types, initial zone, the zone's types and capacity: what GetOffer resolves a request of
+    # no memory types to, kept per affinity on the machine (failures as None)
+    from kubetwin.runtime.libmem import Allocator, MemoryError_, Request
+
+    alloc = Allocator(System(_machine(machine)))
+    for affinity in range(1 << len(alloc.nodes)):
+        req = Request("r", "", 0, affinity)
+        try:
+            alloc._validate_request(req)
+            alloc._find_initial_zone(req)
+            alloc._ensure_normal_memory(req)
+            want: Any = (req.types, req.zone, alloc._zone_type(req.zone), alloc._zone_capacity(req.zone))
+        except MemoryError_:
+            want = None
+        assert fastalloc._resolved(alloc, affinity) == want, affinity
+        assert fastalloc._resolved(alloc, affinity) == want, affinity   # the remembered answer
+
+
+def test_the_smallest_normal_memory_node_bounds_the_fast_offers() -> None:
+    from kubetwin.runtime.libmem import Allocator
+
+    alloc = Allocator(System(load_machine("2s2n16c2t")))
+    sizes = [n.capacity for n in alloc.nodes.values() if n.has_memory and n.normal]
+    assert fastalloc._smallest_normal(alloc) == min(sizes)
