@@ -18,7 +18,8 @@ class), in a policy without ``preserve`` expressions, of a type without ``groupB
   the chain gets there, made as ``newBalloon`` makes it; one of ``minCPUs`` through the plain
   code);
 * the inflate: the tree allocator's answer remembered per (type's allocator, current CPUs,
-  free CPUs, change) — a pure function, like :mod:`.cputree_memo` but on a flat key —, the CPU
+  free CPUs, change) — a pure function, like :mod:`.cputree_memo` but on a flat key — and, for
+  an allocator with no devices to be close to or far from, asked of its flat tree at once; the CPU
   allocator through the policy's remembering one, the idle CPUs shared again on masks, the
   balloons whose shared CPUs changed re-pinned, then the end of the resize as
   :meth:`.fast.FastBalloonsPolicy._pin_resized` has it;
@@ -29,7 +30,8 @@ class), in a policy without ``preserve`` expressions, of a type without ``groupB
   covers the balloon's nodes keeps it (``Realloc`` returns at once), and a new container's
   memory offer, when the node's memory limits with its own add up to at most the smallest
   normal memory node (no zone can be overcommitted then: every zone holds a normal node and
-  no more than every limit), is its initial zone, assigned as ``GetOffer`` and ``Commit``
+  no more than every limit), is its initial zone (resolved once per affinity and machine by
+  the allocator's own code), assigned as ``GetOffer`` and ``Commit``
   leave the allocator (the request, its zone, the allocator's version, empty zones cleaned);
   any other case through the plain ``allocMem``.
 

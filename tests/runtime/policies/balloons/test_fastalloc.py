@@ -46,6 +46,8 @@ def _pod(rng: random.Random, k: int, type_names: list[str], plain_share: float) 
             ann["hide-hyperthreads.resource-policy.nri.io"] = rng.choice(("true", "false"))
         if rng.random() < 0.15:
             ann["memory-type.resource-policy.nri.io"] = rng.choice(("dram", "pmem"))
+        if rng.random() < 0.08:
+            ann["memory.preserve.resource-policy.nri.io"] = rng.choice(("true", "false"))
         ann["example.com/other"] = "x"
         meta["annotations"] = ann
     return pod_from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": containers}})
