@@ -125,8 +125,9 @@ A/B runs). Placement figures identical; not met.
 
 Session 11, balloons' own cost per creation (:mod:`kubetwin.runtime.policies.balloons.fastalloc`;
 ``--plain`` turns it off): ``allocate_resources`` 135-150 -> 93-102 us a creation in ``simulate``
-at 1,000 x 10,000 (A/B against main e40c9c8, load 10 to 12); at 5,000 x 50,000 the step moved
-within the noise (6.74 / 5.68 -> 5.58 / 5.65 s, two pairs). Placement figures identical; not met.
+at 1,000 x 10,000 and 127 -> 80 us at 5,000 x 50,000 (A/B against main e40c9c8, load 10 to 12);
+the step at 5,000 x 50,000 6.74 / 5.68 / 6.86 -> 5.58 / 5.65 / 5.64 s (three pairs, about the
+noise). Placement figures identical; not met.
 """
 
 from __future__ import annotations
