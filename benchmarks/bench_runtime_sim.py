@@ -131,6 +131,12 @@ held nodes, third pass"). Placement figures identical; not met.
 Session 11, topology-aware's own cost per creation (``fastpick``, ``fastpin.apply_grant``,
 the ranking over pool ids): 188 -> 145 us a creation inside ``allocate_resources`` at 5,000 x
 50,000 (0.96 -> 0.74 s); whole runs do not resolve it at the load measured (docs/scale.md).
+
+Session 11, balloons' own cost per creation (:mod:`kubetwin.runtime.policies.balloons.fastalloc`;
+``--plain`` turns it off): ``allocate_resources`` 135-150 -> 93-102 us a creation in ``simulate``
+at 1,000 x 10,000 and 127 -> 80 us at 5,000 x 50,000 (A/B against main e40c9c8, load 10 to 12);
+the step at 5,000 x 50,000 6.74 / 5.68 / 6.86 -> 5.58 / 5.65 / 5.64 s (three pairs, about the
+noise). Placement figures identical; not met.
 """
 
 from __future__ import annotations
@@ -237,10 +243,12 @@ def main() -> None:
         cache.ESTIMATES_KEPT = False
         fastmerge.ENABLED = False
         from kubetwin.runtime.policies.balloons import fast as balloons_fast
+        from kubetwin.runtime.policies.balloons import fastalloc as balloons_fastalloc
         from kubetwin.runtime.policies.balloons import fastpin as balloons_fastpin
 
         balloons_fast.ENABLED = False
         balloons_fastpin.ENABLED = False
+        balloons_fastalloc.ENABLED = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     _time("kubelet static + single-numa-node", lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)),
           a.repeat)

@@ -48,7 +48,7 @@ from ...libmem import memset_string
 from ...resmgr.cache import Cache, CachedContainer
 from ...resmgr.expression import KEY_NAMESPACE, KEY_QOS_CLASS
 from ...sysfs import System
-from . import fastpin
+from . import fastalloc, fastpin
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import (
     BALLOON_KEY,
@@ -78,7 +78,7 @@ class FlatTree:
     pre-order), and the answers of ``resizeCpusMaxLocalSet`` found on it."""
 
     __slots__ = ("root", "masks", "sizes", "children", "lows", "widths", "ranks", "answers", "branches", "unions",
-                 "nested")
+                 "nested", "only_child")
 
     def __init__(self, root: CpuTreeNode):
         masks: list[list[int]] = []
@@ -141,6 +141,11 @@ class FlatTree:
         self.nested = all(sum(m.bit_count() for m in level) == u.bit_count() for level, u in zip(self.masks, self.unions)) \
             and all(level[k] & ~self.masks[d - 1][p] == 0 for d, level in enumerate(self.masks) if d
                     for k, p in enumerate(parents[d]))
+        #: per depth: every node of it is the only child of its parent, with the parent's CPUs
+        #: (an L2 cache of one core): its counts are its parent's, so a search keeps them all
+        self.only_child = tuple(d > 0 and all(len(kids[d - 1][p]) == 1 and level[k] == masks[d - 1][p]
+                                              for k, p in enumerate(parents[d]))
+                                for d, level in enumerate(masks))
 
     def level_branches(self, level: str) -> tuple[int, ...]:
         """The CPU masks of the ``level`` nodes the plain walk of ``cpus_in_level`` stops at."""
@@ -235,11 +240,15 @@ class FlatTree:
     def _best_nodes(self, cand: int, depth: int, cpus: int, most: bool) -> list[int]:
         """The nodes at ``depth`` meeting ``cand`` whose vector of counts of ``cpus`` (root
         first) is the largest (``most``) or the smallest: :meth:`_best_vectors` on masks."""
-        masks, children = self.masks, self.children
+        masks, children, only_child = self.masks, self.children, self.only_child
         keep = [0]
         for d in range(1, depth + 1):
+            below = children[d - 1]
+            if only_child[d]:   # each kept node's one child, equal to it: meets ``cand``, same counts
+                keep = [below[p][0] for p in keep]
+                continue
             level = masks[d]
-            kids = [k for p in keep for k in children[d - 1][p] if level[k] & cand]
+            kids = [k for p in keep for k in below[p] if level[k] & cand]
             if len(kids) > 1 and cpus:
                 counts = [(level[k] & cpus).bit_count() for k in kids]
                 best = max(counts) if most else min(counts)
@@ -337,6 +346,9 @@ class FastCpuTreeAllocator(CpuTreeAllocator):
                  close: list[list[CPUSet]] | None = None, far: list[list[CPUSet]] | None = None):
         super().__init__(root, topology_balancing, close, far)
         self.flat = flat_tree(root)
+        #: :mod:`.fastalloc`'s resizes by (current CPUs, free CPUs, change): a pure function of
+        #: this allocator, which never changes
+        self.resizes: dict[tuple[int, int, int], tuple[CPUSet, CPUSet]] = {}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "FastCpuTreeAllocator":
         return self
@@ -565,7 +577,10 @@ class FastBalloonsPolicy(BalloonsPolicy):
         self.placements = None
         self.joining = c
         try:
-            super().allocate_resources(c)
+            if fastalloc.ENABLED and fastalloc.handles(self, c):
+                fastalloc.allocate_resources(self, c)
+            else:
+                super().allocate_resources(c)
         finally:
             self.joining = None
 

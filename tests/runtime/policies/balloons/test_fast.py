@@ -379,3 +379,10 @@ def test_a_tree_whose_levels_overlap_is_searched_on_positions() -> None:
     flat = fast.FlatTree(root)
     assert not flat.nested
     assert flat._search(True, 0, 0b1111, 1) == flat._search_positions(True, 0, 0b1111, 1)
+
+
+def test_the_flat_tree_knows_levels_whose_nodes_are_their_parents_only_child() -> None:
+    # simulate's machine: each L2 cache holds one core, so the core level repeats the L2 level
+    # (its nodes are skipped in a search: their counts are their parents')
+    flat = fast.FlatTree(cpu_tree_from_system(System(load_machine("2s2n16c2t"))))
+    assert flat.only_child == (False, False, True, False, False, True, False)
