@@ -17,8 +17,9 @@ admission is done beforehand and not timed), then delete them in a random order.
 creation and per deletion of the whole path and of the generic part (whole − policy), the
 median of ``--repeat`` runs, with the garbage collector set as ``simulate`` sets it.
 
-``--plain``: the generic path's fast paths off (:mod:`kubetwin.runtime.nri.message_copy` and
-:mod:`kubetwin.runtime.nri.fastmerge`), for A/B runs in one checkout.
+``--plain``: the generic path's fast paths off (:mod:`kubetwin.runtime.nri.message_copy`,
+:mod:`kubetwin.runtime.nri.fastmerge` and :mod:`kubetwin.runtime.fastcreate`), for A/B runs in
+one checkout.
 
 Tenth session (docs/scale.md, "the generic NRI path, second pass"), ``main`` eedfc31 and this
 code alternated, five pairs, load average 10 to 15 (inflated figures), CPU µs of the generic
@@ -148,6 +149,9 @@ def _plain() -> None:
 
     cache.ESTIMATES_KEPT = False
     fastmerge.ENABLED = False
+    from kubetwin.runtime import fastcreate
+
+    fastcreate.ENABLED = False
 
 
 def main() -> None:

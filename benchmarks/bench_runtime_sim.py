@@ -227,6 +227,9 @@ def main() -> None:
 
         cache.ESTIMATES_KEPT = False
         fastmerge.ENABLED = False
+        from kubetwin.runtime import fastcreate
+
+        fastcreate.ENABLED = False
         from kubetwin.runtime.policies.balloons import fast as balloons_fast
         from kubetwin.runtime.policies.balloons import fastpin as balloons_fastpin
 
