@@ -275,21 +275,27 @@ class CachedContainer:
 
     @property
     def namespace(self) -> str:
-        return self.pod.namespace
+        return self.cache.pods[self.pod_id].namespace
 
     @property
     def qos_class(self) -> str:
-        return self.pod.qos_class
+        return self.cache.pods[self.pod_id].qos_class
 
     def pretty_name(self) -> str:
         return f"{self.pod.pretty_name()}/{self.name}"
 
     # --- annotations ---------------------------------------------------------------------------
     def effective_annotation(self, key: str) -> tuple[str, bool]:
-        return self.pod.effective_annotation(key, self.name)
+        pod = self.cache.pods[self.pod_id]
+        if not pod.sandbox.annotations:   # most pods: nothing to look up (the policies ask ~10 times a creation)
+            return "", False
+        return pod.effective_annotation(key, self.name)
 
     def query_effective_annotation(self, key: str) -> tuple[str, int, bool]:
-        return self.pod.query_effective_annotation(key, self.name)
+        pod = self.cache.pods[self.pod_id]
+        if not pod.sandbox.annotations:
+            return "", UNSCOPED, False
+        return pod.query_effective_annotation(key, self.name)
 
     def preserve_cpu_resources(self) -> bool:
         v, ok = self.effective_annotation(PRESERVE_CPU_KEY)
