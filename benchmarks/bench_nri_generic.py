@@ -148,6 +148,7 @@ def _plain() -> None:
     from kubetwin.runtime.resmgr import cache
 
     cache.ESTIMATES_KEPT = False
+    cache.QUICK_REQUESTS = False
     fastmerge.ENABLED = False
     from kubetwin.runtime import fastcreate
 

@@ -226,6 +226,7 @@ def main() -> None:
         from kubetwin.runtime.resmgr import cache
 
         cache.ESTIMATES_KEPT = False
+        cache.QUICK_REQUESTS = False
         fastmerge.ENABLED = False
         from kubetwin.runtime import fastcreate
 

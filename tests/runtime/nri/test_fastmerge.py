@@ -49,6 +49,7 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fastmerge, "ENABLED", False)
     monkeypatch.setattr(message_copy, "SHARED_CONTAINER", False)
     monkeypatch.setattr(cache, "ESTIMATES_KEPT", False)
+    monkeypatch.setattr(cache, "QUICK_REQUESTS", False)
     monkeypatch.setattr(fastcreate, "ENABLED", False)
 
 
