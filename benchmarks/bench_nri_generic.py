@@ -26,6 +26,11 @@ code alternated, five pairs, load average 10 to 15 (inflated figures), CPU µs o
 part per pod: creation topology-aware 108-151 -> 85-111 (median ratio 0.74), balloons 95-139 ->
 74-97 (0.80); deletion topology-aware 44-55 -> 37-44, balloons 42-57 -> 36-45.
 
+Eleventh session (docs/scale.md, "the generic NRI path, third pass": forms per pod shape,
+:mod:`kubetwin.runtime.fastcreate`; the cache's quick ``Set*`` calls), ``main`` e40c9c8 and this
+code alternated, ``--nodes 400``, three pairs, load average 12 to 14: generic part per creation
+topology-aware 78-89 -> 69-76 µs (whole creation 209-234 -> 196-212), balloons 67-75 -> 64-73.
+
 Not an upstream module: a kubetwin micro-benchmark of containerd/nri v0.12.2 ``pkg/adaptation``
 and nri-plugins v0.14.0 ``pkg/resmgr`` as :mod:`kubetwin.runtime.node` drives them.
 """
