@@ -17,13 +17,19 @@ admission is done beforehand and not timed), then delete them in a random order.
 creation and per deletion of the whole path and of the generic part (whole − policy), the
 median of ``--repeat`` runs, with the garbage collector set as ``simulate`` sets it.
 
-``--plain``: the generic path's fast paths off (:mod:`kubetwin.runtime.nri.message_copy` and
-:mod:`kubetwin.runtime.nri.fastmerge`), for A/B runs in one checkout.
+``--plain``: the generic path's fast paths off (:mod:`kubetwin.runtime.nri.message_copy`,
+:mod:`kubetwin.runtime.nri.fastmerge` and :mod:`kubetwin.runtime.fastcreate`), for A/B runs in
+one checkout.
 
 Tenth session (docs/scale.md, "the generic NRI path, second pass"), ``main`` eedfc31 and this
 code alternated, five pairs, load average 10 to 15 (inflated figures), CPU µs of the generic
 part per pod: creation topology-aware 108-151 -> 85-111 (median ratio 0.74), balloons 95-139 ->
 74-97 (0.80); deletion topology-aware 44-55 -> 37-44, balloons 42-57 -> 36-45.
+
+Eleventh session (docs/scale.md, "the generic NRI path, third pass": forms per pod shape,
+:mod:`kubetwin.runtime.fastcreate`; the cache's quick ``Set*`` calls), ``main`` e40c9c8 and this
+code alternated, ``--nodes 400``, three pairs, load average 12 to 14: generic part per creation
+topology-aware 78-89 -> 69-76 µs (whole creation 209-234 -> 196-212), balloons 67-75 -> 64-73.
 
 Not an upstream module: a kubetwin micro-benchmark of containerd/nri v0.12.2 ``pkg/adaptation``
 and nri-plugins v0.14.0 ``pkg/resmgr`` as :mod:`kubetwin.runtime.node` drives them.
@@ -147,7 +153,11 @@ def _plain() -> None:
     from kubetwin.runtime.resmgr import cache
 
     cache.ESTIMATES_KEPT = False
+    cache.QUICK_REQUESTS = False
     fastmerge.ENABLED = False
+    from kubetwin.runtime import fastcreate
+
+    fastcreate.ENABLED = False
 
 
 def main() -> None:

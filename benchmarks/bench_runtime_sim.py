@@ -241,7 +241,11 @@ def main() -> None:
         from kubetwin.runtime.resmgr import cache
 
         cache.ESTIMATES_KEPT = False
+        cache.QUICK_REQUESTS = False
         fastmerge.ENABLED = False
+        from kubetwin.runtime import fastcreate
+
+        fastcreate.ENABLED = False
         from kubetwin.runtime.policies.balloons import fast as balloons_fast
         from kubetwin.runtime.policies.balloons import fastalloc as balloons_fastalloc
         from kubetwin.runtime.policies.balloons import fastpin as balloons_fastpin

@@ -36,6 +36,7 @@ from ..machine.model import Machine
 from ..model.cpuset import CPUSet
 from ..model.kubelet_config import KubeletConfiguration
 from ..model.pod import Pod, is_sidecar
+from . import fastcreate
 from .config import PolicyResource
 from .nri import api
 from .nri.adaptation import Adaptation, PluginError, apply_update
@@ -149,10 +150,16 @@ class RuntimeNode:
             self.kubelet.remove(pod)
             return self._reject(pod, "CreatePodSandboxError", f"NRI RunPodSandbox failed: {exc}")
         self.pods[pod.key] = rec
+        # forms per pod shape (a fast path) where the CRI resources come once per shape
+        forms = fastcreate.ENABLED and cri is not None and not self.traced
+        twin = None
         for j, (c, init) in enumerate(pod.all_containers()):
             kind = ("sidecar" if is_sidecar(c) else "init") if init else "app"
             resources, qos = container_resources_for(self.kubelet, pod, c) if cri is None else cri[j]
-            ctr = self._container(pod, rec, c, resources)
+            if forms:
+                ctr, twin = fastcreate.container(sandbox, c.name, _hex_id("container", sandbox.uid, c.name), resources)
+            else:
+                ctr = self._container(pod, rec, c, resources)
             record = ContainerRecord(c.name, kind, ctr, cri=resources, qos=qos)
             try:
                 if self.traced:
@@ -161,7 +168,7 @@ class RuntimeNode:
                     record.replies = self.adaptation.trace[-1].replies
                     record.owners = result.owners.to_json().get(ctr.id, {})
                 else:   # nothing reads the merged adjustment nor its owners
-                    updates = self.adaptation.create_container_updates(sandbox, ctr)
+                    updates = self.adaptation.create_container_updates(sandbox, ctr, twin)
             except PluginError as exc:
                 self._undo_create(sandbox, ctr)
                 self._teardown(rec)
@@ -249,10 +256,11 @@ class RuntimeNode:
         if not updates:
             return
         by_id = {r.ctr.id: r for p in self.pods.values() for r in p.containers}
+        apply = fastcreate.apply_update if fastcreate.ENABLED else apply_update
         for u in updates:
             record = by_id.get(u.container_id)
             if record is not None and record.state != "exited":
-                apply_update(record.ctr, u)
+                apply(record.ctr, u)
 
     # --- what the runtime passes to NRI --------------------------------------------------------
     def _sandbox(self, pod: Pod, qos: str | None = None) -> api.PodSandbox:
@@ -261,7 +269,8 @@ class RuntimeNode:
             qos = _pod_qos(self.kubelet, pod)
         meta, uid = pod.metadata, pod.uid
         name, namespace = meta.name, meta.namespace
-        parent = self.layout.path(self.layout.pod(qos, uid)) or ""
+        parent = (fastcreate.cgroup_parent(self.layout, qos, uid) if fastcreate.ENABLED
+                  else self.layout.path(self.layout.pod(qos, uid)) or "")
         labels = {**meta.labels, "io.kubernetes.pod.name": name, "io.kubernetes.pod.namespace": namespace,
                   "io.kubernetes.pod.uid": uid}
         return api.PodSandbox(id=_hex_id("sandbox", uid), name=name, uid=uid, namespace=namespace,

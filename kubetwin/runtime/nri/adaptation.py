@@ -246,11 +246,14 @@ class Adaptation:
             self._record(entry)
         return result.adjustment, result.reply_updates, result
 
-    def create_container_updates(self, pod: PodSandbox, container: Container) -> list[ContainerUpdate]:
+    def create_container_updates(self, pod: PodSandbox, container: Container,
+                                 twin: Callable[[], Container | None] | None = None) -> list[ContainerUpdate]:
         """:meth:`create_container` for a runtime that reads neither the merged adjustment nor
         the field owners: the container adjusted, the updates of other containers returned.
         With one plugin subscribed and its reply of a plain shape (:mod:`.fastmerge`, a fast
-        path) the merge is only its writes; otherwise :meth:`create_container`."""
+        path) the merge is only its writes; otherwise :meth:`create_container`. ``twin``: the
+        runtime's builder of the plugin's resources-only copy of the prepared container
+        (:mod:`..fastcreate`, a fast path), used where that copy would be made."""
         subscribed = self.subscribed.get("CREATE_CONTAINER", [])
         if not fastmerge.ENABLED or self.traced or _tracing.ACTIVE is not None or len(subscribed) != 1:
             return self.create_container(pod, container)[1]
@@ -258,7 +261,7 @@ class Adaptation:
         fastmerge.prepare(container)
         try:
             reply = _call(r.plugin.create_container, pod if "CREATE_CONTAINER" in r.readonly_pod else clone(pod),
-                          _container_copy(r, "CREATE_CONTAINER", container))
+                          _container_copy(r, "CREATE_CONTAINER", container, twin))
             adjust, updates, _ = _create_reply(reply, r.name)
             if fastmerge.plain_adjustment(adjust) and fastmerge.passable_updates(updates, container.id):
                 if adjust is not None:
@@ -355,10 +358,16 @@ _CREATE_CONTAINER = 1 << (EVENT["CREATE_CONTAINER"] - 1)
 _STOP_CONTAINER = 1 << (EVENT["STOP_CONTAINER"] - 1)
 
 
-def _container_copy(r: Registered, event: str, container: Container) -> Container:
+def _container_copy(r: Registered, event: str, container: Container,
+                    twin: Callable[[], Container | None] | None = None) -> Container:
     """The container message plugin ``r`` gets for ``event``: its own copy (NRI sends each plugin
-    its own message), sharing what neither side writes when the plugin writes only resources."""
+    its own message), sharing what neither side writes when the plugin writes only resources
+    (``twin``: the runtime's builder of that copy, when it has one)."""
     if event in r.resources_only:
+        if twin is not None and message_copy.SHARED_CONTAINER:
+            made = twin()
+            if made is not None:
+                return made
         copied: Container = message_copy.resources_only_copy(container, clone)
         return copied
     return clone(container)

@@ -26,9 +26,12 @@ from ..nri.api import Container as NRIContainer
 from ..nri.api import (
     ContainerAdjustment,
     ContainerUpdate,
+    LinuxContainerAdjustment,
+    LinuxContainerUpdate,
     LinuxCPU,
     LinuxIOPriority,
     LinuxMemory,
+    LinuxResources,
     LinuxScheduler,
     Mount,
     PodSandbox,
@@ -73,6 +76,9 @@ _ctime = itertools.count(1)
 #: keep ``estimateResourceRequirements``' answers per argument tuple (a fast path: a pure function
 #: of its arguments, answering an immutable value; False: computed for every container)
 ESTIMATES_KEPT = True
+#: the ``Set*`` calls reach the pending request's resources and the container's own in one step
+#: (a fast path: the same messages made on the way; False: through NRI's ``SetLinux*`` helpers)
+QUICK_REQUESTS = True
 _ESTIMATES: dict[tuple[int, int, int, int, str, int, int], Requirements] = {}
 
 
@@ -275,21 +281,27 @@ class CachedContainer:
 
     @property
     def namespace(self) -> str:
-        return self.pod.namespace
+        return self.cache.pods[self.pod_id].namespace
 
     @property
     def qos_class(self) -> str:
-        return self.pod.qos_class
+        return self.cache.pods[self.pod_id].qos_class
 
     def pretty_name(self) -> str:
         return f"{self.pod.pretty_name()}/{self.name}"
 
     # --- annotations ---------------------------------------------------------------------------
     def effective_annotation(self, key: str) -> tuple[str, bool]:
-        return self.pod.effective_annotation(key, self.name)
+        pod = self.cache.pods[self.pod_id]
+        if not pod.sandbox.annotations:   # most pods: nothing to look up (the policies ask ~10 times a creation)
+            return "", False
+        return pod.effective_annotation(key, self.name)
 
     def query_effective_annotation(self, key: str) -> tuple[str, int, bool]:
-        return self.pod.query_effective_annotation(key, self.name)
+        pod = self.cache.pods[self.pod_id]
+        if not pod.sandbox.annotations:
+            return "", UNSCOPED, False
+        return pod.query_effective_annotation(key, self.name)
 
     def preserve_cpu_resources(self) -> bool:
         v, ok = self.effective_annotation(PRESERVE_CPU_KEY)
@@ -393,32 +405,87 @@ class CachedContainer:
         return req if isinstance(req, ContainerUpdate) else None
 
     def set_cpu_shares(self, value: int) -> None:
+        if QUICK_REQUESTS:
+            self._request_cpu().shares = self._own_cpu().shares = value
+            return
         self._pending().set_linux_cpu_shares(value)
         self._cpu().shares = value
 
     def set_cpu_quota(self, value: int) -> None:
+        if QUICK_REQUESTS:
+            self._request_cpu().quota = self._own_cpu().quota = value
+            return
         self._pending().set_linux_cpu_quota(value)
         self._cpu().quota = value
 
     def set_cpu_period(self, value: int) -> None:
+        if QUICK_REQUESTS:
+            self._request_cpu().period = self._own_cpu().period = value
+            return
         self._pending().set_linux_cpu_period(value)
         self._cpu().period = value
 
     def set_cpuset_cpus(self, value: str) -> None:
+        if QUICK_REQUESTS:
+            self._request_cpu().cpus = self._own_cpu().cpus = value
+            return
         self._pending().set_linux_cpuset_cpus(value)
         self._cpu().cpus = value
 
     def set_cpuset_mems(self, value: str) -> None:
+        if QUICK_REQUESTS:
+            self._request_cpu().mems = self._own_cpu().mems = value
+            return
         self._pending().set_linux_cpuset_mems(value)
         self._cpu().mems = value
 
     def set_memory_limit(self, value: int) -> None:
+        if QUICK_REQUESTS:
+            self._request_resources().ensure_memory().limit = self._own_resources().ensure_memory().limit = value
+            return
         self._pending().set_linux_memory_limit(value)
         self._memory().limit = value
 
     def set_memory_swap(self, value: int) -> None:
+        if QUICK_REQUESTS:
+            self._request_resources().ensure_memory().swap = self._own_resources().ensure_memory().swap = value
+            return
         self._pending().set_linux_memory_swap(value)
         self._memory().swap = value
+
+    # the quick reach of both resources (:data:`QUICK_REQUESTS`): the same messages NRI's
+    # ``SetLinux*`` helpers and ``linux.resources`` create on the way, made in one step
+    def _request_resources(self) -> LinuxResources:
+        """The pending request's ``linux.resources``, memory and CPU present (``_res()``)."""
+        req = self._pending()
+        if req.linux is None:
+            res = LinuxResources(LinuxMemory(), LinuxCPU())
+            if type(req) is ContainerUpdate:
+                req.linux = LinuxContainerUpdate(res)
+                return res
+            if type(req) is ContainerAdjustment:
+                req.linux = LinuxContainerAdjustment(resources=res)
+                return res
+        return req._res()
+
+    def _request_cpu(self) -> LinuxCPU:
+        cpu = self._request_resources().cpu
+        assert cpu is not None   # _res() ensures it
+        return cpu
+
+    def _own_resources(self) -> LinuxResources:
+        """The cached container's ``linux.resources``, memory and CPU present (``resources()``)."""
+        lx = self.ctr.linux
+        if lx is not None:
+            res = lx.resources
+            if res is not None and res.memory is not None and res.cpu is not None:
+                return res
+        return self.ctr.resources()
+
+    def _own_cpu(self) -> LinuxCPU:
+        cpu = self._own_resources().cpu
+        assert cpu is not None   # resources() ensures it
+        return cpu
 
     def set_rdt_class(self, value: str) -> None:
         req = self._pending()

@@ -14,6 +14,7 @@ import pytest
 
 from kubetwin.model.kubelet_config import KubeletConfiguration
 from kubetwin.model.pod import pod_from_dict
+from kubetwin.runtime import fastcreate
 from kubetwin.runtime.node import RuntimeNode
 from kubetwin.runtime.nri import api, fastmerge, message_copy
 from kubetwin.runtime.nri.adaptation import Adaptation, PluginError
@@ -48,6 +49,8 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fastmerge, "ENABLED", False)
     monkeypatch.setattr(message_copy, "SHARED_CONTAINER", False)
     monkeypatch.setattr(cache, "ESTIMATES_KEPT", False)
+    monkeypatch.setattr(cache, "QUICK_REQUESTS", False)
+    monkeypatch.setattr(fastcreate, "ENABLED", False)
 
 
 # --- random replies of one plugin ----------------------------------------------------------------
