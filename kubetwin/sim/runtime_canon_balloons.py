@@ -59,11 +59,10 @@ its fast path :mod:`..runtime.policies.balloons.fast`, which give the same answe
    its capacity is at least the smallest normal memory node's; the usage of a zone is a sum of
    limits of the node's requests. When the limits of all the node's requests add up to at most
    that node's capacity (:func:`order_free`), no zone is overcommitted at any step of any order.
-   The table checks it after every creation it answers by a miss (the sum only grows by the new
-   pod's requests during a creation): a node past the bound leaves the table for the plain path
-   and the answer is not kept. Deletions release requests before anything else and add none, so
-   every state the table holds stays within the bound. The rest of libmem — its zones (in the
-   key), the requests' zones (in the key), the offers' version counter (read only within one
+   The table checks it on the real node after every event it answers by a miss (during a
+   creation the sum only grows, by the new pod's requests; a deletion releases requests before
+   anything else and adds none); past the bound see below. The rest of libmem — its zones (in
+   the key), the requests' zones (in the key), the offers' version counter (read only within one
    call) — is covered.
 4. *Everything else the policy holds* is fixed at start (types, reserved and allowed CPUs,
    ``ifreeCpus``, the CPU tree, the allocators — the fast policy's remembered answers are pure
@@ -75,6 +74,25 @@ Hence A and B take every event alike — the new pod's rows (``pool`` ``type[ins
 exclusive CPUs: its balloon's when it holds one pod, misalignment, Block I/O class), refusals and
 warnings (the table leaves then anyway) and the node figures (sums and unions over containers) —
 and, with the bound held, by induction every sequence of events.
+
+Past the bound
+--------------
+Only states within the bound are joined (``Table.canon``); a state a real node reaches past it, or
+whose libmem requests were not made in the order their containers were created
+(:func:`created_in_order`: a container whose memory offer failed gets its request at a later
+pinning), is a new state of its own (``Table.ordered``), never joined: every node in it came the
+same way from a joined state, so they are alike as on a table of histories. A creation that takes
+a node from a joined state past the bound may read the order of its pods (which balloon's pods
+are pinned first, which of two equal requests libmem moves), so its answer is kept for that order
+alone: the edge ``(state, event)`` is a marker (``next == -1``) and the answer sits at
+``(state, ("o", event, ranks))`` (:func:`ordered_event`), ``ranks`` being the canonical positions
+of the node's pods in the order they were created — in a joined state the requests were made in
+that order, so it is the order of ``Request.created`` and of every balloon's ``PodIDs`` (pods are
+added last and taken out, never moved). The real node that answers such a miss must hold the
+node's own order (:func:`same_order`; else the node leaves the table), and a real node replayed
+for a node past such a creation is taken from after it (:func:`replay_floor`). A state reached
+from an ordered one back within the bound (and made in order) is joined again: from there on, the
+argument above holds.
 
 Not keyed so (measured, ``docs/scale.md``): the balloons' CPU sets relabelled by a symmetry of the
 machine — the tree allocator and the CPU allocator break ties by CPU and tree-node ids, which a
