@@ -206,14 +206,16 @@ def created_in_order(rn: "RuntimeNode", evs: dict[str, int]) -> bool:
     requests = policy.mem_allocator.requests
     if len(requests) < 2:
         return True
-    rank: dict[str, tuple[int, int]] = {}
-    for i, key in enumerate(evs):
-        for j, r in enumerate(rn.pods[key].containers):
-            rank[r.ctr.id] = (i, j)
-    if any(rid not in rank for rid in requests):
-        return False
-    seq = [rank[rid] for rid in sorted(requests, key=lambda rid: requests[rid].created)]
-    return all(a < b for a, b in zip(seq, seq[1:]))
+    last, seen = -1, 0
+    for key in evs:
+        for r in rn.pods[key].containers:
+            req = requests.get(r.ctr.id)
+            if req is not None:
+                if req.created <= last:
+                    return False
+                last = req.created
+                seen += 1
+    return seen == len(requests)   # no request of a container that is gone
 
 
 def replay_floor(history: list[tuple[str, Any, Hashable]]) -> int:
