@@ -137,6 +137,12 @@ Session 11, balloons' own cost per creation (:mod:`kubetwin.runtime.policies.bal
 at 1,000 x 10,000 and 127 -> 80 us at 5,000 x 50,000 (A/B against main e40c9c8, load 10 to 12);
 the step at 5,000 x 50,000 6.74 / 5.68 / 6.86 -> 5.58 / 5.65 / 5.64 s (three pairs, about the
 noise). Placement figures identical; not met.
+
+Session 11, balloons states keyed by live pods (:mod:`kubetwin.sim.runtime_canon_balloons`: the
+order of the pods inside a balloon dropped, below a memory bound): misses 7,582 -> 5,892,
+replayed creations 2,046 -> 1,361, copies of held nodes 2,922 -> 2,494 at 5,000 x 50,000
+(6,267 -> 6,212 misses at 1,000 x 10,000, where the key's ~75 us a miss costs more than it
+saves); the whole runs' A/B is within the noise (docs/scale.md). Placement figures identical.
 """
 
 from __future__ import annotations

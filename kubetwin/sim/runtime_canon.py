@@ -7,8 +7,8 @@ then everything after behaves the same. With this module on, a miss that lands i
 table already holds (by :func:`snapshot`'s key) joins it instead of making a new one, so all the
 later events from both histories share one set of edges.
 
-Only nri-plugins' ``topology-aware`` policy is keyed so (:func:`applies`); ``balloons`` keeps the
-history key (see "Balloons" below).
+Only nri-plugins' ``topology-aware`` policy is keyed so (:func:`applies`); ``balloons`` has a key
+of its own (:mod:`.runtime_canon_balloons`, see "Balloons" below).
 
 The key (:func:`snapshot`)
 --------------------------
@@ -89,17 +89,9 @@ carry over unchanged.
 
 Balloons
 --------
-Not keyed here (measured, not built: ``docs/scale.md``, "a pod key for balloons"). What balloons
-reads of order: the list of balloons (creation order) — its fill methods take the first of
-equally good candidates of a type and ``new`` the first empty one —; each balloon's instance
-index (the first free one, and every row's ``pool``) and CPUs (the tree allocator reads the free
-ones); and each balloon's pods in order of assignment (``PodIDs``), read only as the order in
-which ``updatePinning`` pins its containers, so the order of libmem's calls — immaterial unless
-an overcommit can arise in some order (a node's memory limits above its smallest normal memory
-node). A key carrying all of them joins no state at 5,000 x 50,000; one that drops the pods'
-order inside a balloon (sound with that guard) cuts misses by 22 % (7,582 -> 5,892), below the
-25 % this was to be built for; even a key blind to which CPUs balloons hold cuts 33 %.
-Balloons nodes keep the history key.
+Keyed by :mod:`.runtime_canon_balloons`: balloons reads the order of its list of balloons (kept in
+that key) and the order of each balloon's pods only as the order libmem's calls come in, which
+matters only when a zone can be overcommitted — a memory bound that module checks.
 
 Not an upstream module: a kubetwin fast path over nri-plugins v0.14.0's ``topology-aware``
 policy (``cmd/plugins/topology-aware/policy``, ``pkg/resmgr/lib/memory``), kept plain in

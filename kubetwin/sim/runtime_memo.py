@@ -38,6 +38,10 @@ so the table is used only when:
   pods by name);
 * the plain path answered without a rejection and without a warning (both name the pod).
 
+On pod-keyed states (:mod:`.runtime_canon` for ``topology-aware``, :mod:`.runtime_canon_balloons`
+for ``balloons``) a creation whose answer may depend on the order the node's pods came in (an
+overcommit libmem handled; a balloons node's memory past its bound) is not kept either.
+
 Any other case turns the node back to the plain path for the rest of the run (with its history
 replayed on a real node first). ``tests/sim/test_runtime_memo.py`` holds the table's answers
 against the plain path's on random workloads.
@@ -56,7 +60,7 @@ from typing import TYPE_CHECKING, Any, Hashable
 import msgspec
 
 from ..model.meta import enc_hook
-from . import runtime_canon, runtime_hit
+from . import runtime_canon, runtime_canon_balloons, runtime_hit
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -161,6 +165,15 @@ class Table:
     replayed: int = 0
     #: canonical states (:mod:`.runtime_canon`): state key -> state; None: states are histories
     canon: dict[Hashable, int] | None = None
+    #: canonical states: the key of a real node's state (:func:`.runtime_canon.snapshot`, or
+    #: :func:`.runtime_canon_balloons.snapshot` on balloons nodes)
+    keyer: Any = None
+    #: canonical states: whether a real node's state is one whose pods' order no answer reads
+    #: (None: always; :func:`.runtime_canon_balloons.order_free` on balloons nodes)
+    guard: Any = None
+    #: canonical states the guard does not hold for: never joined, their nodes alike by their path
+    #: (:mod:`.runtime_canon_balloons`, "Past the bound")
+    ordered: set[int] = field(default_factory=set)
     #: canonical states: event key -> its number in state keys
     ev_ids: dict[Hashable, int] = field(default_factory=dict)
     joins: int = 0                            # misses that landed in a state the table held
@@ -413,7 +426,10 @@ class MemoNodes:
             table = self.tables[key] = Table(sn, template_for(machine, cfg).fork(),
                                              CgroupLayout(cfg.cgroup_driver, cfg.cgroup_root, cfg.cgroups_per_qos))
             if runtime_canon.applies(rp):
-                table.canon = {}
+                table.canon, table.keyer = {}, runtime_canon.snapshot
+            elif runtime_canon_balloons.applies(rp):
+                table.canon, table.keyer = {}, runtime_canon_balloons.snapshot
+                table.guard = runtime_canon_balloons.order_free
         v = self.nodes[i] = Virtual(table)
         return v
 
@@ -432,7 +448,12 @@ class MemoNodes:
         if ev is None:
             self._leave(i, v, kubelet)
             return False, None
+        base = ev
         edge = table.edges.get((v.state, ev))
+        if edge is not None and edge.next < 0:
+            # the answer depends on the order the node's pods came in: the edge of that order
+            ev = runtime_canon_balloons.ordered_event(base, v)
+            edge = table.edges.get((v.state, ev))
         rt = self.rt
         rt.versions[i] += 1
         if edge is not None and fast:
@@ -454,20 +475,30 @@ class MemoNodes:
         real = self._real(v)
         self._keep_copy(v, real)
         warned = warn_calls()
-        overcommits = runtime_canon.overcommits(real.rn) if table.canon is not None else 0
+        counted = table.canon is not None and table.guard is None
+        overcommits = runtime_canon.overcommits(real.rn) if counted else 0
         refused = real.rn.start_pod(pod, self._cri(table, ev, pod))
+        crossed = table.guard is not None and v.state not in table.ordered and not table.guard(real.rn)
         if refused is not None or warn_calls() != warned or (
-                table.canon is not None and runtime_canon.overcommits(real.rn) != overcommits):
+                counted and runtime_canon.overcommits(real.rn) != overcommits) or (
+                crossed and not runtime_canon_balloons.same_order(v, real)):
             # the answer names the pod (or, on canonical states, may depend on the order the
-            # node's pods came in): this node leaves the table, its own history replayed
+            # node's pods came in, and the real node's order is not this node's): this node
+            # leaves the table, its own history replayed
             rn = self._leave(i, v, kubelet)
             rt.versions[i] -= 1
             return True, rt.started(i, rn, sp, rn.start_pod(pod))
+        if crossed:
+            # past the bound from a joined state: the answer is kept for this node's order alone
+            table.edges.setdefault((v.state, base), Edge(-1))
+            ev = runtime_canon_balloons.ordered_event(base, v)
         rows = rt.record(i, real.rn, sp)
         templates = tuple({k: val for k, val in row.items() if k not in _ROW_IDENTITY} for row in rows)
         edge = table.edges[(v.state, ev)] = Edge(0, templates, sp.cpus, sp.mems)
         if table.canon is not None:
-            real.evs[pod.key] = table.ev_ids.setdefault(ev, len(table.ev_ids))
+            n = real.evs[pod.key] = table.ev_ids.setdefault(base, len(table.ev_ids))
+            if ev is not base:
+                table.ev_ids[ev] = n   # the same pod shape: one number in state keys
         self._arrive(table, edge, real, pod.key)
         self._advance(v, edge.next, ("c", pod, ev), pod.key, edge)
         v.real = table.states[edge.next].held = real
@@ -532,9 +563,15 @@ class MemoNodes:
             if created is not None:
                 real.keys.append(created)
             return
-        key, order = runtime_canon.snapshot(real.rn, real.evs)
+        key, order = table.keyer(real.rn, real.evs)
         edge.perm, edge.born = runtime_canon.permutation(real.keys, order, created)
         real.keys = order
+        if table.guard is not None and not (table.guard(real.rn) and
+                                            runtime_canon_balloons.created_in_order(real.rn, real.evs)):
+            edge.next = table.new_state()
+            table.ordered.add(edge.next)
+            table.states[edge.next].figures = _figures(real.rn)
+            return
         nxt = table.canon.get(key)
         if nxt is not None:
             table.joins += 1
@@ -601,10 +638,12 @@ class MemoNodes:
             table.copied_held += 1
             return Real(clone_runtime_node(st.held.rn, sn.runtime, sn.kubelet), list(st.held.keys), dict(st.held.evs))
         k = len(v.path) - 1
-        while k >= 0 and table.states[v.path[k]].parked is None and table.states[v.path[k]].snapshot is None:
+        # on balloons states: not from before the node's last ordered creation (another order there)
+        floor = runtime_canon_balloons.replay_floor(v.history) if table.guard is not None else 0
+        while k >= floor and table.states[v.path[k]].parked is None and table.states[v.path[k]].snapshot is None:
             k -= 1
-        parked = table.states[v.path[k]].parked if k >= 0 else None
-        snap = table.states[v.path[k]].snapshot if k >= 0 else None
+        parked = table.states[v.path[k]].parked if k >= floor else None
+        snap = table.states[v.path[k]].snapshot if k >= floor else None
         if parked is None and snap is not None:
             table.restored += 1
             real = Real(table.snapshots.restore(snap[0]), list(snap[1]), dict(snap[2]))
