@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Hashable
 import msgspec
 
 from ..model.meta import enc_hook
-from . import runtime_canon, runtime_hit
+from . import runtime_canon, runtime_fig, runtime_hit
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -121,6 +121,8 @@ class State:
     snapshot: tuple[bytes, list[str], dict[str, int]] | None = None
     #: a real node in this state held by a node that came here by a miss (not parked yet)
     held: Real | None = None
+    #: canonical states: the state's key, its figures made from it when read (:mod:`.runtime_fig`)
+    key: Any = None
 
 
 @dataclass
@@ -154,6 +156,8 @@ class Table:
     snapshots: Any = None
     restored: int = 0
     copied_held: int = 0
+    #: canonical states: what figures from keys read besides the key (:mod:`.runtime_fig`)
+    key_figures: Any = None
 
     def new_state(self) -> int:
         self.states.append(State())
@@ -392,6 +396,8 @@ class MemoNodes:
                                              CgroupLayout(cfg.cgroup_driver, cfg.cgroup_root, cfg.cgroups_per_qos))
             if runtime_canon.applies(rp):
                 table.canon = {}
+                if runtime_fig.ENABLED:
+                    table.key_figures = runtime_fig.KeyFigures(sn.machine)
         v = self.nodes[i] = Virtual(table)
         return v
 
@@ -441,11 +447,13 @@ class MemoNodes:
             rn = self._leave(i, v, kubelet)
             rt.versions[i] -= 1
             return True, rt.started(i, rn, sp, rn.start_pod(pod))
-        rows = rt.record(i, real.rn, sp)
+        rows = runtime_fig.record(rt, i, real.rn, sp) if runtime_fig.ENABLED else rt.record(i, real.rn, sp)
         templates = tuple({k: val for k, val in row.items() if k not in _ROW_IDENTITY} for row in rows)
         edge = table.edges[(v.state, ev)] = Edge(0, templates, sp.cpus, sp.mems)
         if table.canon is not None:
-            real.evs[pod.key] = table.ev_ids.setdefault(ev, len(table.ev_ids))
+            num = real.evs[pod.key] = table.ev_ids.setdefault(ev, len(table.ev_ids))
+            if table.key_figures is not None:
+                table.key_figures.pods.setdefault(num, pod)
         self._arrive(table, edge, real, pod.key)
         self._advance(v, edge.next, ("c", pod, ev), pod.key, edge)
         v.real = table.states[edge.next].held = real
@@ -490,6 +498,8 @@ class MemoNodes:
         if v is None or not v.history:
             return None
         st = v.table.states[v.state]
+        if st.figures is None and st.key is not None:
+            st.figures = runtime_fig.key_figures(v.table.key_figures, st.key)
         if st.figures is None:
             real = self._real(v)
             st.figures = compute(real.rn)
@@ -517,7 +527,11 @@ class MemoNodes:
             edge.next = nxt
             return
         edge.next = table.canon[key] = table.new_state()
-        table.states[edge.next].figures = _figures(real.rn)
+        if table.key_figures is not None:
+            runtime_fig.keep_key(table.key_figures, real.rn)
+            table.states[edge.next].key = key
+        else:
+            table.states[edge.next].figures = _figures(real.rn)
 
     @staticmethod
     def _advance(v: Virtual, nxt: int, event: tuple[str, Any, Hashable], key: str | None, edge: Edge) -> None:
