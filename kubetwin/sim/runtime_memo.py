@@ -335,9 +335,11 @@ _ROW_IDENTITY = ("pod", "time", "node")
 def _figures(rn: "RuntimeNode") -> Any:
     """A new state's node figures, while a real node is in it: cheaper than a replay to the
     state at the end of the run (a state never changes, so its figures do not either)."""
-    from .runtime_policies import runtime_figures
+    from . import runtime_policies
 
-    return runtime_figures(rn)
+    if runtime_fig.ENABLED and runtime_policies.LEAN_FIGURES:
+        return runtime_fig.state_figures(rn)
+    return runtime_policies.runtime_figures(rn)
 
 
 def _snapshot(table: Table, st: State, real: Real) -> bool:

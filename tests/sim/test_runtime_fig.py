@@ -137,3 +137,28 @@ def test_states_keep_their_keys_only_on_pod_keyed_tables() -> None:
         assert (t.key_figures is not None) == (t.canon is not None)
         # a state made by a miss keeps its key, not figures (those are made when read)
         assert all(st.key is not None for st in t.states[1:])
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons", "balloons-plain"))
+def test_a_new_states_lean_figures_are_its_real_nodes_figures(monkeypatch: pytest.MonkeyPatch, policy: str) -> None:
+    if policy != "topology-aware" and not BALLOONS_CASE.is_file():
+        pytest.skip("the shared conformance cases are not here")
+    from kubetwin.runtime.policies.balloons import fast as balloons_fast
+
+    checked: list[bool] = []
+    arrive = runtime_memo.MemoNodes._arrive
+
+    def checking(table: Any, edge: Any, real: Any, created: Any) -> None:
+        got = runtime_fig.state_figures(real.rn)
+        assert got == runtime_policies.runtime_figures(real.rn)
+        checked.append(got[0] > 0)
+        arrive(table, edge, real, created)
+
+    monkeypatch.setattr(runtime_memo.MemoNodes, "_arrive", staticmethod(checking))
+    # balloons-plain: the plain balloons policy (no map of every container's placement)
+    monkeypatch.setattr(balloons_fast, "ENABLED", policy != "balloons-plain")
+    monkeypatch.setattr(runtime_canon, "ENABLED", False)   # history-keyed states: figures at every new one
+    rp = _topology_aware() if policy == "topology-aware" else _balloons()
+    annotations = TOPOLOGY_AWARE_ANNOTATIONS if policy == "topology-aware" else BALLOONS_ANNOTATIONS
+    _run(rp, MACHINES[0], list(_pods(random.Random(8), 160, annotations)), table=True, lean=True)
+    assert any(checked)
