@@ -520,7 +520,7 @@ class MemoNodes:
             if created is not None:
                 real.keys.append(created)
             return
-        key, order = runtime_canon.snapshot(real.rn, real.evs)
+        key, order = (runtime_fig.snapshot if runtime_fig.ENABLED else runtime_canon.snapshot)(real.rn, real.evs)
         edge.perm, edge.born = runtime_canon.permutation(real.keys, order, created)
         real.keys = order
         nxt = table.canon.get(key)

@@ -162,3 +162,21 @@ def test_a_new_states_lean_figures_are_its_real_nodes_figures(monkeypatch: pytes
     annotations = TOPOLOGY_AWARE_ANNOTATIONS if policy == "topology-aware" else BALLOONS_ANNOTATIONS
     _run(rp, MACHINES[0], list(_pods(random.Random(8), 160, annotations)), table=True, lean=True)
     assert any(checked)
+
+
+@pytest.mark.parametrize("machine", MACHINES)
+def test_the_lean_canonical_key_is_runtime_canons_key(monkeypatch: pytest.MonkeyPatch, machine: str) -> None:
+    checked: list[int] = []
+    arrive = runtime_memo.MemoNodes._arrive
+
+    def checking(table: Any, edge: Any, real: Any, created: Any) -> None:
+        if table.canon is not None:
+            got = runtime_fig.snapshot(real.rn, real.evs)
+            assert got == runtime_canon.snapshot(real.rn, real.evs)
+            checked.append(len(got[1]))
+        arrive(table, edge, real, created)
+
+    monkeypatch.setattr(runtime_memo.MemoNodes, "_arrive", staticmethod(checking))
+    _run(_topology_aware(), machine, list(_pods(random.Random(9), 160, TOPOLOGY_AWARE_ANNOTATIONS)),
+         table=True, lean=True)
+    assert max(checked) > 1
