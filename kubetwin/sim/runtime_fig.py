@@ -51,6 +51,12 @@ if TYPE_CHECKING:
 ENABLED = True
 
 
+def figures_from_keys() -> bool:
+    """Whether a new pod-keyed table keeps keys for figures (off with this module or with
+    :data:`.runtime_policies.LEAN_FIGURES`: the plain figures at every new state)."""
+    return ENABLED and runtime_policies.LEAN_FIGURES
+
+
 class KeyFigures:
     """What a table's figures from keys read besides the key: the machine, the policy's reserved
     CPUs (fixed at start-up), a pod of each event number (the shape: its containers' CPU

@@ -398,7 +398,7 @@ class MemoNodes:
                                              CgroupLayout(cfg.cgroup_driver, cfg.cgroup_root, cfg.cgroups_per_qos))
             if runtime_canon.applies(rp):
                 table.canon = {}
-                if runtime_fig.ENABLED:
+                if runtime_fig.figures_from_keys():
                     table.key_figures = runtime_fig.KeyFigures(sn.machine)
         v = self.nodes[i] = Virtual(table)
         return v

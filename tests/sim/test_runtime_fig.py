@@ -108,10 +108,8 @@ def test_init_containers_and_deletions_are_in_the_compared_runs() -> None:
     assert any(a.duration is not None for a in arrivals)
 
 
-@pytest.mark.parametrize("lean_figures", (True, False))
 @pytest.mark.parametrize("seed", (5, 6))
-def test_figures_from_a_states_key_are_its_real_nodes_figures(monkeypatch: pytest.MonkeyPatch, seed: int,
-                                                              lean_figures: bool) -> None:
+def test_figures_from_a_states_key_are_its_real_nodes_figures(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
     checked: list[bool] = []
     arrive = runtime_memo.MemoNodes._arrive
 
@@ -120,11 +118,15 @@ def test_figures_from_a_states_key_are_its_real_nodes_figures(monkeypatch: pytes
         if table.key_figures is not None:
             key, _ = runtime_canon.snapshot(real.rn, real.evs)
             got = runtime_fig.key_figures(table.key_figures, key)
-            assert got == runtime_policies.runtime_figures(real.rn)
+            assert got == runtime_policies.runtime_figures(real.rn)   # the lean walk
+            runtime_policies.LEAN_FIGURES = False
+            try:
+                assert got == runtime_policies.runtime_figures(real.rn)   # the plain walk
+            finally:
+                runtime_policies.LEAN_FIGURES = True
             checked.append(got[0] > 0)
 
     monkeypatch.setattr(runtime_memo.MemoNodes, "_arrive", staticmethod(checking))
-    monkeypatch.setattr(runtime_policies, "LEAN_FIGURES", lean_figures)
     arrivals = list(_pods(random.Random(seed), 160, TOPOLOGY_AWARE_ANNOTATIONS))
     _run(_topology_aware(), MACHINES[0], arrivals, table=True, lean=True)
     assert any(checked)
@@ -180,3 +182,13 @@ def test_the_lean_canonical_key_is_runtime_canons_key(monkeypatch: pytest.Monkey
     _run(_topology_aware(), machine, list(_pods(random.Random(9), 160, TOPOLOGY_AWARE_ANNOTATIONS)),
          table=True, lean=True)
     assert max(checked) > 1
+
+
+def test_plain_figures_switched_on_keep_figures_not_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime_policies, "LEAN_FIGURES", False)
+    arrivals = list(_pods(random.Random(7), 80, TOPOLOGY_AWARE_ANNOTATIONS))
+    out, _, sim = _run(_topology_aware(), MACHINES[1], arrivals, table=True, lean=True)
+    tables = list(sim.runtime.memo.tables.values())
+    assert tables and all(t.key_figures is None and t.canon is not None for t in tables)
+    assert all(st.key is None and st.figures is not None for t in tables for st in t.states[1:])
+    assert out == _run(_topology_aware(), MACHINES[1], arrivals, table=False, lean=False)[0]
