@@ -9,7 +9,8 @@ plain path answered the first time — the next state, the new pod's placement r
 memory nodes — and every later node that takes the same edge reads it instead of running the
 policy. A node only holds a history and its state; a real :class:`..runtime.node.RuntimeNode`
 is needed for an edge the table does not know (a *miss*), and a new state's node figures (for
-the end of the run) are taken from it then. Such a real node is kept with the state it is in
+the end of the run) are taken from it then (on pod-keyed states they are made from the state's
+key when read: :mod:`.runtime_fig`). Such a real node is kept with the state it is in
 ("parked"); a miss takes the one parked at the node's state, or the one parked nearest on the
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
