@@ -126,7 +126,8 @@ A/B runs). Placement figures identical; not met.
 Session 11, the table's bookkeeping per miss (:mod:`kubetwin.sim.runtime_fig`: figures of pod-keyed
 states from their keys, for end states only; a leaner canonical key, state figures and rows):
 timed on the run's own misses, 0.40 -> 0.13 s (topology-aware), 0.30 -> 0.17 s (balloons);
-placement figures identical (docs/scale.md). Not met.
+whole runs (quiet, medians of three) + topology-aware 8.96 -> 8.86 s, + balloons 10.72 -> 10.49 s
+(kubelet none ~5.56 s); placement figures identical (docs/scale.md). Not met.
 """
 
 from __future__ import annotations
