@@ -143,6 +143,12 @@ order of the pods inside a balloon dropped, below a memory bound): misses 7,582 
 replayed creations 2,046 -> 1,361, copies of held nodes 2,922 -> 2,494 at 5,000 x 50,000
 (6,267 -> 6,212 misses at 1,000 x 10,000, where the key's ~75 us a miss costs more than it
 saves); the whole runs' A/B is within the noise (docs/scale.md). Placement figures identical.
+
+Session 11, the table's bookkeeping per miss (:mod:`kubetwin.sim.runtime_fig`: figures of pod-keyed
+states from their keys, for end states only; a leaner canonical key, state figures and rows):
+timed on the run's own misses, 0.40 -> 0.13 s (topology-aware), 0.30 -> 0.17 s (balloons);
+whole runs (quiet, medians of three) + topology-aware 8.96 -> 8.86 s, + balloons 10.72 -> 10.49 s
+(kubelet none ~5.56 s); placement figures identical (docs/scale.md). Not met.
 """
 
 from __future__ import annotations
@@ -223,9 +229,10 @@ def main() -> None:
 
         runtime_snapshot.ENABLED = True
     if a.plain:
-        from kubetwin.sim import runtime_hit, runtime_memo, runtime_policies
+        from kubetwin.sim import runtime_fig, runtime_hit, runtime_memo, runtime_policies
 
         runtime_memo.ENABLED = False
+        runtime_fig.ENABLED = False
         runtime_hit.ENABLED = False
         runtime_memo.FAST_PARENT = False
         runtime_policies.FAST_COPY = False

@@ -9,7 +9,8 @@ plain path answered the first time — the next state, the new pod's placement r
 memory nodes — and every later node that takes the same edge reads it instead of running the
 policy. A node only holds a history and its state; a real :class:`..runtime.node.RuntimeNode`
 is needed for an edge the table does not know (a *miss*), and a new state's node figures (for
-the end of the run) are taken from it then. Such a real node is kept with the state it is in
+the end of the run) are taken from it then (on pod-keyed states they are made from the state's
+key when read: :mod:`.runtime_fig`). Such a real node is kept with the state it is in
 ("parked"); a miss takes the one parked at the node's state, or the one parked nearest on the
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
@@ -60,7 +61,7 @@ from typing import TYPE_CHECKING, Any, Hashable
 import msgspec
 
 from ..model.meta import enc_hook
-from . import runtime_canon, runtime_canon_balloons, runtime_hit
+from . import runtime_canon, runtime_canon_balloons, runtime_fig, runtime_hit
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -139,6 +140,8 @@ class State:
     snapshot: tuple[bytes, list[str], dict[str, int]] | None = None
     #: a real node in this state held by a node that came here by a miss (not parked yet)
     held: Real | None = None
+    #: canonical states: the state's key, its figures made from it when read (:mod:`.runtime_fig`)
+    key: Any = None
 
 
 @dataclass
@@ -181,6 +184,8 @@ class Table:
     snapshots: Any = None
     restored: int = 0
     copied_held: int = 0
+    #: canonical states: what figures from keys read besides the key (:mod:`.runtime_fig`)
+    key_figures: Any = None
 
     def new_state(self) -> int:
         self.states.append(State())
@@ -366,9 +371,11 @@ def _settle(sim: Any) -> None:
 def _figures(rn: "RuntimeNode") -> Any:
     """A new state's node figures, while a real node is in it: cheaper than a replay to the
     state at the end of the run (a state never changes, so its figures do not either)."""
-    from .runtime_policies import runtime_figures
+    from . import runtime_policies
 
-    return runtime_figures(rn)
+    if runtime_fig.ENABLED and runtime_policies.LEAN_FIGURES:
+        return runtime_fig.state_figures(rn)
+    return runtime_policies.runtime_figures(rn)
 
 
 def _snapshot(table: Table, st: State, real: Real) -> bool:
@@ -426,7 +433,10 @@ class MemoNodes:
             table = self.tables[key] = Table(sn, template_for(machine, cfg).fork(),
                                              CgroupLayout(cfg.cgroup_driver, cfg.cgroup_root, cfg.cgroups_per_qos))
             if runtime_canon.applies(rp):
-                table.canon, table.keyer = {}, runtime_canon.snapshot
+                table.canon = {}
+                table.keyer = runtime_fig.snapshot if runtime_fig.ENABLED else runtime_canon.snapshot
+                if runtime_fig.figures_from_keys():
+                    table.key_figures = runtime_fig.KeyFigures(sn.machine)
             elif runtime_canon_balloons.applies(rp):
                 table.canon, table.keyer = {}, runtime_canon_balloons.snapshot
                 table.guard = runtime_canon_balloons.order_free
@@ -492,13 +502,15 @@ class MemoNodes:
             # past the bound from a joined state: the answer is kept for this node's order alone
             table.edges.setdefault((v.state, base), Edge(-1))
             ev = runtime_canon_balloons.ordered_event(base, v)
-        rows = rt.record(i, real.rn, sp)
+        rows = runtime_fig.record(rt, i, real.rn, sp) if runtime_fig.ENABLED else rt.record(i, real.rn, sp)
         templates = tuple({k: val for k, val in row.items() if k not in _ROW_IDENTITY} for row in rows)
         edge = table.edges[(v.state, ev)] = Edge(0, templates, sp.cpus, sp.mems)
         if table.canon is not None:
-            n = real.evs[pod.key] = table.ev_ids.setdefault(base, len(table.ev_ids))
+            num = real.evs[pod.key] = table.ev_ids.setdefault(base, len(table.ev_ids))
             if ev is not base:
-                table.ev_ids[ev] = n   # the same pod shape: one number in state keys
+                table.ev_ids[ev] = num   # the same pod shape: one number in state keys
+            if table.key_figures is not None:
+                table.key_figures.pods.setdefault(num, pod)
         self._arrive(table, edge, real, pod.key)
         self._advance(v, edge.next, ("c", pod, ev), pod.key, edge)
         v.real = table.states[edge.next].held = real
@@ -545,6 +557,8 @@ class MemoNodes:
         if v is None or not v.history:
             return None
         st = v.table.states[v.state]
+        if st.figures is None and st.key is not None:
+            st.figures = runtime_fig.key_figures(v.table.key_figures, st.key)
         if st.figures is None:
             real = self._real(v)
             st.figures = compute(real.rn)
@@ -578,7 +592,11 @@ class MemoNodes:
             edge.next = nxt
             return
         edge.next = table.canon[key] = table.new_state()
-        table.states[edge.next].figures = _figures(real.rn)
+        if table.key_figures is not None:
+            runtime_fig.keep_key(table.key_figures, real.rn)
+            table.states[edge.next].key = key
+        else:
+            table.states[edge.next].figures = _figures(real.rn)
 
     @staticmethod
     def _advance(v: Virtual, nxt: int, event: tuple[str, Any, Hashable], key: str | None, edge: Edge) -> None:

@@ -1,0 +1,268 @@
+"""The table's per-state and per-miss bookkeeping made lean: figures from state keys, rows of a miss.
+
+:mod:`.runtime_memo`'s table takes the node figures of every new state while a real node is in
+it (:func:`.runtime_policies.runtime_figures`), and the placement rows of every miss
+(:meth:`.runtime_policies.RuntimePolicies.record`). At 5,000 nodes x 50,000 pods a node ends the
+run in only a third of the states (topology-aware: 1,272 of 3,977; balloons: 2,437 of 7,583),
+so most states' figures are never read. This module:
+
+* **figures from the canonical key** (pod-keyed states, :mod:`.runtime_canon`): the key of a
+  state already holds, per container, everything the figures read — its runtime state, its
+  ``cpuset`` CPUs and memory nodes, the policy's grant with its exclusive CPUs — and the pod
+  shape (the event number) that says how many CPUs each container wants. So a state keeps its
+  key and its figures are computed from it only when read (at the end of the run, for the
+  states a node ends in), no real node needed. The key holds a grant for a container the
+  resource manager's cache holds (topology-aware grants and caches containers at creation and
+  drops both at removal), which is what the figures read the exclusive CPUs through;
+* **the canonical key** of a miss's new state (:func:`snapshot`): :func:`.runtime_canon.snapshot`'s
+  value (the test holds the two equal), read with fewer calls — a container's CPU resources read
+  directly, the pools' free supplies as attributes, the pods sorted by a C key function;
+* **figures of a new state keyed by history** (balloons, :func:`state_figures`): taken while the
+  real node is there as before, with fewer calls per container (the policy's map of every
+  container's placement asked once, the CPU resources read directly);
+* **the rows of a miss** (:func:`record`): :meth:`.runtime_policies.RuntimePolicies.record`
+  with the wanted CPUs read once per pod object, the misalignment answered once per (cpuset
+  text, mems text, wanted CPUs) as the lean figures do, and the pod's exclusive CPUs and memory
+  nodes kept as masks.
+
+``ENABLED = False`` keeps the table's own bookkeeping (figures at every new state through
+:func:`.runtime_policies.runtime_figures`, rows through ``record``);
+``runtime_policies.LEAN_FIGURES = False`` the plain figures as well;
+``tests/sim/test_runtime_fig.py`` compares the two, and the plain NRI path, on random workloads.
+
+Not an upstream module: a kubetwin fast path over nri-plugins' policies (``cmd/plugins``);
+the figures are kubetwin's own (:mod:`kubetwin.report.placement`).
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any, Hashable
+
+from ..model.cpuset import CPUSet
+from . import runtime_policies
+
+if TYPE_CHECKING:
+    from ..runtime.node import RuntimeNode
+    from .loop import SimPod
+    from .runtime_policies import RuntimePolicies
+
+#: figures from state keys, lean rows of a miss (False: the table's own bookkeeping)
+ENABLED = True
+
+
+def figures_from_keys() -> bool:
+    """Whether a new pod-keyed table keeps keys for figures (off with this module or with
+    :data:`.runtime_policies.LEAN_FIGURES`: the plain figures at every new state)."""
+    return ENABLED and runtime_policies.LEAN_FIGURES
+
+
+class KeyFigures:
+    """What a table's figures from keys read besides the key: the machine, the policy's reserved
+    CPUs (fixed at start-up), a pod of each event number (the shape: its containers' CPU
+    requests)."""
+
+    __slots__ = ("machine", "reserved", "pods")
+
+    def __init__(self, machine: Any):
+        self.machine = machine
+        self.reserved: CPUSet | None = None   # read off the first real node that makes a state
+        self.pods: dict[int, Any] = {}
+
+
+def keep_key(kf: KeyFigures, rn: "RuntimeNode") -> None:
+    """Before a state keeps its key instead of its figures: the reserved CPUs read once."""
+    if kf.reserved is None:
+        # topology-aware's reserved CPUs are set at start-up and never change
+        kf.reserved = rn.resmgr.policy.reserved_cpus() if rn.resmgr is not None else CPUSet()
+
+
+def key_figures(kf: KeyFigures, key: Any) -> tuple[int, int, int, CPUSet, CPUSet]:
+    """:func:`.runtime_policies.runtime_figures` of a node in the state of ``key`` (a key of
+    :func:`.runtime_canon.snapshot`): containers, unpinned and misaligned containers, exclusive
+    CPUs, reserved CPUs."""
+    lay = runtime_policies._layout(kf.machine)
+    known = lay.misaligned_text
+    machine = kf.machine
+    exclusive = 0
+    containers = unpinned = misplaced = 0
+    for ev, ctrs in key[0]:
+        wanted: dict[str, int] | None = None
+        for name, state, cpus, mems, _shares, grant, _req in ctrs:
+            if state == "exited":
+                continue
+            containers += 1
+            if grant:
+                exclusive |= grant[3]
+            if not cpus:
+                unpinned += 1
+                continue
+            if wanted is None:
+                wanted = runtime_policies._pod_wanted(lay, kf.pods[ev])
+            k = (cpus, mems, wanted.get(name, 1))
+            bad = known.get(k)
+            if bad is None:
+                if len(known) > 65536:
+                    known.clear()
+                bad = known[k] = runtime_policies.misaligned(machine, runtime_policies._cpuset(cpus),
+                                                             runtime_policies._cpuset(mems) if mems else CPUSet(),
+                                                             k[2])
+            if bad:
+                misplaced += 1
+    assert kf.reserved is not None
+    return containers, unpinned, misplaced, CPUSet.from_mask(exclusive), kf.reserved
+
+
+def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod") -> list[dict[str, Any]]:
+    """:meth:`.runtime_policies.RuntimePolicies.record`: the rows of ``sp``'s containers just
+    placed on ``rn`` (appended to ``rt.placed``), the pod's exclusive CPUs and memory nodes."""
+    rec = rn.pods[sp.pod.key]
+    pod = rec.pod
+    lay = runtime_policies._layout(rn.machine)
+    known = lay.misaligned_text
+    resmgr = rn.resmgr
+    cached = resmgr.cache.containers if resmgr is not None else None
+    placement = resmgr.policy.container_placement if resmgr is not None else None
+    text = runtime_policies._cpuset_text
+    none = text(CPUSet())
+    now, node = rt.sim.now, rt.sim.cluster.names[i]
+    wanted: dict[str, int] | None = None
+    exclusive = mems_mask = 0
+    rows = []
+    for c in rec.containers:
+        if c.state == "exited":
+            continue
+        res = c.ctr.resources()
+        cpu = res.ensure_cpu()
+        cpus, mems = cpu.cpus, cpu.mems
+        pool = ""
+        excl: CPUSet | None = None
+        if cached is not None and placement is not None:
+            cc = cached.get(c.ctr.id)
+            got = placement(cc) if cc is not None else None
+            if got is not None:
+                pool, excl = got
+        bad: bool | None = False
+        if cpus:
+            if wanted is None:
+                wanted = runtime_policies._pod_wanted(lay, pod)
+            k = (cpus, mems, wanted.get(c.name, 1))
+            bad = known.get(k)
+            if bad is None:
+                if len(known) > 65536:
+                    known.clear()
+                bad = known[k] = runtime_policies.misaligned(rn.machine, runtime_policies._cpuset(cpus),
+                                                             runtime_policies._cpuset(mems) if mems else CPUSet(),
+                                                             k[2])
+        row: dict[str, Any] = {"pod": pod.key, "container": c.name, "qosClass": c.qos, "cpusetCpus": cpus,
+                               "cpusetMems": mems, "exclusive": text(excl) if excl is not None else none,
+                               "pool": pool, "misaligned": bad}
+        if res.blockio_class is not None:
+            row["blockioClass"] = res.blockio_class
+        row["time"] = now
+        row["node"] = node
+        rows.append(row)
+        if excl is not None:
+            exclusive |= excl.mask
+        if mems:
+            mems_mask |= runtime_policies._cpuset(mems).mask
+    rt.placed.extend(rows)
+    sp.cpus = text(CPUSet.from_mask(exclusive))
+    sp.mems = ",".join(str(m) for m in CPUSet.from_mask(mems_mask)) if exclusive else ""
+    return rows
+
+
+def state_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
+    """:func:`.runtime_policies._lean_runtime_figures` of a new state's real node (states keyed by
+    history: balloons), with fewer calls per container: a policy that keeps every container's
+    placement in one map (balloons' fast path, ``_placements``) is asked once, and a container's
+    CPU resources are read directly (through ``resources()``, which fills in what is missing, only
+    when something is)."""
+    resmgr = rn.resmgr
+    if resmgr is None:
+        return runtime_policies.runtime_figures(rn)
+    lay = runtime_policies._layout(rn.machine)
+    known = lay.misaligned_text
+    wanted_by = lay.wanted
+    cached = resmgr.cache.containers
+    policy = resmgr.policy
+    every = getattr(policy, "_placements", None)
+    placements: dict[str, tuple[str, CPUSet]] | None = every() if every is not None else None
+    placement = policy.container_placement
+    exclusive = 0
+    containers = unpinned = misplaced = 0
+    for p in rn.pods.values():
+        wanted: dict[str, int] | None = None
+        for r in p.containers:
+            if r.state == "exited":
+                continue
+            containers += 1
+            ctr = r.ctr
+            if placements is not None:
+                got = placements.get(ctr.id) if ctr.id in cached else None
+            else:
+                c = cached.get(ctr.id)
+                got = placement(c) if c is not None else None
+            if got is not None:
+                exclusive |= got[1].mask
+            linux = ctr.linux
+            res = linux.resources if linux is not None else None
+            cpu = res.cpu if res is not None else None
+            if cpu is None or res is None or res.memory is None:
+                cpu = ctr.resources().ensure_cpu()
+            cpus = cpu.cpus
+            if not cpus:
+                unpinned += 1
+                continue
+            if wanted is None:
+                pod = p.pod
+                have = wanted_by.get(id(pod))
+                wanted = have[1] if have is not None and have[0] is pod else runtime_policies._pod_wanted(lay, pod)
+            key = (cpus, cpu.mems, wanted.get(r.name, 1))
+            bad = known.get(key)
+            if bad is None:
+                if len(known) > 65536:
+                    known.clear()
+                bad = known[key] = runtime_policies.misaligned(rn.machine, runtime_policies._cpuset(cpus),
+                                                               runtime_policies._cpuset(cpu.mems) if cpu.mems
+                                                               else CPUSet(), key[2])
+            if bad:
+                misplaced += 1
+    return containers, unpinned, misplaced, CPUSet.from_mask(exclusive), policy.reserved_cpus()
+
+
+_FIRST = itemgetter(0)
+
+
+def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str]]:
+    """:func:`.runtime_canon.snapshot` (the same value: ``(key, pods in canonical order)``) with
+    fewer calls per container and pool."""
+    assert rn.resmgr is not None
+    policy: Any = rn.resmgr.policy
+    grants = policy.allocations
+    requests = policy.mem_allocator.requests
+    descs = []
+    for key, rec in rn.pods.items():
+        ctrs = []
+        for r in rec.containers:
+            ctr = r.ctr
+            cid = ctr.id
+            linux = ctr.linux
+            res = linux.resources if linux is not None else None
+            cpu: Any = res.cpu if res is not None else None
+            if cpu is None or res is None or res.memory is None:
+                cpu = ctr.resources().cpu
+            g = grants.get(cid)
+            m = requests.get(cid)
+            ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if cpu.shares is None else cpu.shares,
+                         (g.node.id, g.cpu_type, g.cpu_class, g.exclusive.mask, g.cpu_portion, g.mem_type,
+                          g.mem_size, g.mem_zone, g.cold_start) if g is not None else (),
+                         (m.limit, m.priority, m.types, m.affinity, m.zone, m.strict) if m is not None else ()))
+        descs.append(((evs[key], tuple(ctrs)), key))
+    descs.sort(key=_FIRST)
+    pools = []
+    for n in policy.pools:
+        s = n.free_supply()
+        pools.append((s.isolated.mask, s.reserved.mask, s.sharable.mask, s.granted_reserved, s.granted_shared))
+    node = (tuple(pools), tuple(sorted(policy.cpu_class_of.items())), tuple(sorted(policy.mem_allocator.zones)))
+    return (tuple([d for d, _ in descs]), node), [k for _, k in descs]
