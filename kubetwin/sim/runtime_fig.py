@@ -17,8 +17,8 @@ so most states' figures are never read. This module:
 * **the canonical key** of a miss's new state (:func:`snapshot`): :func:`.runtime_canon.snapshot`'s
   value (the test holds the two equal), read with fewer calls — a container's CPU resources read
   directly, the pools' free supplies as attributes, the pods sorted by a C key function;
-* **figures of a new state keyed by history** (balloons, :func:`state_figures`): taken while the
-  real node is there as before, with fewer calls per container (the policy's map of every
+* **figures of a new state not made from its key** (balloons): taken while the real node is there
+  as before, by :func:`.runtime_policies._lean_runtime_figures` (the policy's map of every
   container's placement asked once, the CPU resources read directly);
 * **the rows of a miss** (:func:`record`): :meth:`.runtime_policies.RuntimePolicies.record`
   with the wanted CPUs read once per pod object, the misalignment answered once per (cpuset
@@ -170,65 +170,6 @@ def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod") -> li
     sp.cpus = text(CPUSet.from_mask(exclusive))
     sp.mems = ",".join(str(m) for m in CPUSet.from_mask(mems_mask)) if exclusive else ""
     return rows
-
-
-def state_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
-    """:func:`.runtime_policies._lean_runtime_figures` of a new state's real node (states keyed by
-    history: balloons), with fewer calls per container: a policy that keeps every container's
-    placement in one map (balloons' fast path, ``_placements``) is asked once, and a container's
-    CPU resources are read directly (through ``resources()``, which fills in what is missing, only
-    when something is)."""
-    resmgr = rn.resmgr
-    if resmgr is None:
-        return runtime_policies.runtime_figures(rn)
-    lay = runtime_policies._layout(rn.machine)
-    known = lay.misaligned_text
-    wanted_by = lay.wanted
-    cached = resmgr.cache.containers
-    policy = resmgr.policy
-    every = getattr(policy, "_placements", None)
-    placements: dict[str, tuple[str, CPUSet]] | None = every() if every is not None else None
-    placement = policy.container_placement
-    exclusive = 0
-    containers = unpinned = misplaced = 0
-    for p in rn.pods.values():
-        wanted: dict[str, int] | None = None
-        for r in p.containers:
-            if r.state == "exited":
-                continue
-            containers += 1
-            ctr = r.ctr
-            if placements is not None:
-                got = placements.get(ctr.id) if ctr.id in cached else None
-            else:
-                c = cached.get(ctr.id)
-                got = placement(c) if c is not None else None
-            if got is not None:
-                exclusive |= got[1].mask
-            linux = ctr.linux
-            res = linux.resources if linux is not None else None
-            cpu = res.cpu if res is not None else None
-            if cpu is None or res is None or res.memory is None:
-                cpu = ctr.resources().ensure_cpu()
-            cpus = cpu.cpus
-            if not cpus:
-                unpinned += 1
-                continue
-            if wanted is None:
-                pod = p.pod
-                have = wanted_by.get(id(pod))
-                wanted = have[1] if have is not None and have[0] is pod else runtime_policies._pod_wanted(lay, pod)
-            key = (cpus, cpu.mems, wanted.get(r.name, 1))
-            bad = known.get(key)
-            if bad is None:
-                if len(known) > 65536:
-                    known.clear()
-                bad = known[key] = runtime_policies.misaligned(rn.machine, runtime_policies._cpuset(cpus),
-                                                               runtime_policies._cpuset(cpu.mems) if cpu.mems
-                                                               else CPUSet(), key[2])
-            if bad:
-                misplaced += 1
-    return containers, unpinned, misplaced, CPUSet.from_mask(exclusive), policy.reserved_cpus()
 
 
 _FIRST = itemgetter(0)

@@ -373,8 +373,6 @@ def _figures(rn: "RuntimeNode") -> Any:
     state at the end of the run (a state never changes, so its figures do not either)."""
     from . import runtime_policies
 
-    if runtime_fig.ENABLED and runtime_policies.LEAN_FIGURES:
-        return runtime_fig.state_figures(rn)
     return runtime_policies.runtime_figures(rn)
 
 

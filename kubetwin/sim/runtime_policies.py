@@ -522,15 +522,20 @@ def runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
 
 def _lean_runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPUSet]:
     """:func:`runtime_figures` without a placement row per container (a fast path: ``simulate``'s
-    table of node histories takes them for every new state): the exclusive CPUs as one mask, the
-    misalignment answered once per (cpuset text, mems text, wanted CPUs), the wanted CPUs read
-    once per pod object (:func:`_pod_wanted`)."""
+    table of node states takes them for every new state it cannot key by pods): the exclusive
+    CPUs as one mask, the misalignment answered once per (cpuset text, mems text, wanted CPUs), the
+    wanted CPUs read once per pod object (:func:`_pod_wanted`), a policy that keeps every
+    container's placement in one map (balloons' fast path, ``_placements``) asked once, and a
+    container's CPU resources read directly (through ``resources()``, which fills in what is
+    missing, only when something is)."""
     lay = _layout(rn.machine)
     known = lay.misaligned_text
     wanted_by = lay.wanted
     resmgr = rn.resmgr
     cached = resmgr.cache.containers if resmgr is not None else None
     placement = resmgr.policy.container_placement if resmgr is not None else None
+    every = getattr(resmgr.policy, "_placements", None) if resmgr is not None else None
+    placements: dict[str, tuple[str, CPUSet]] | None = every() if every is not None else None
     exclusive = 0
     containers = unpinned = misplaced = 0
     for p in rn.pods.values():
@@ -539,12 +544,20 @@ def _lean_runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPU
             if r.state == "exited":
                 continue
             containers += 1
+            ctr = r.ctr
             if cached is not None and placement is not None:
-                c = cached.get(r.ctr.id)
-                got = placement(c) if c is not None else None
+                if placements is not None:
+                    got = placements.get(ctr.id) if ctr.id in cached else None
+                else:
+                    c = cached.get(ctr.id)
+                    got = placement(c) if c is not None else None
                 if got is not None:
                     exclusive |= got[1].mask
-            cpu = r.ctr.resources().ensure_cpu()
+            linux = ctr.linux
+            res = linux.resources if linux is not None else None
+            cpu = res.cpu if res is not None else None
+            if cpu is None or res is None or res.memory is None:
+                cpu = ctr.resources().ensure_cpu()
             cpus = cpu.cpus
             if not cpus:
                 unpinned += 1

@@ -151,8 +151,10 @@ def test_a_new_states_lean_figures_are_its_real_nodes_figures(monkeypatch: pytes
     arrive = runtime_memo.MemoNodes._arrive
 
     def checking(table: Any, edge: Any, real: Any, created: Any) -> None:
-        got = runtime_fig.state_figures(real.rn)
-        assert got == runtime_policies.runtime_figures(real.rn)
+        got = runtime_policies._lean_runtime_figures(real.rn)
+        monkeypatch.setattr(runtime_policies, "LEAN_FIGURES", False)
+        assert got == runtime_policies.runtime_figures(real.rn)   # through a placement row per container
+        monkeypatch.setattr(runtime_policies, "LEAN_FIGURES", True)
         checked.append(got[0] > 0)
         arrive(table, edge, real, created)
 
