@@ -229,10 +229,11 @@ def main() -> None:
 
         runtime_snapshot.ENABLED = True
     if a.plain:
-        from kubetwin.sim import runtime_fig, runtime_hit, runtime_memo, runtime_policies
+        from kubetwin.sim import runtime_fig, runtime_fig_balloons, runtime_hit, runtime_memo, runtime_policies
 
         runtime_memo.ENABLED = False
         runtime_fig.ENABLED = False
+        runtime_fig_balloons.ENABLED = False
         runtime_hit.ENABLED = False
         runtime_memo.FAST_PARENT = False
         runtime_policies.FAST_COPY = False

@@ -35,7 +35,7 @@ Not an upstream module: a kubetwin fast path over nri-plugins v0.14.0's ``balloo
 
 from __future__ import annotations
 
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, Hashable
 
 from ..model.cpuset import CPUSet
@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 ENABLED = True
 
 _FIRST = itemgetter(0)
+#: a libmem request as the key holds it
+_REQUEST = attrgetter("limit", "priority", "types", "affinity", "zone", "strict")
 
 #: per list of balloon types (by identity, the list held): each type's position
 _TYPES: dict[int, tuple[list[Any], dict[int, int]]] = {}
@@ -85,6 +87,8 @@ def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str
                          tuple(sorted([(g, n) for g, n in groups.items() if n])) if groups else ()))
     descs = []
     nowhere = ()
+    request = _REQUEST
+    get_where, get_request = where.get, requests.get
     for key, rec in rn.pods.items():
         ctrs = []
         for r in rec.containers:
@@ -95,11 +99,10 @@ def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str
             cpu: Any = res.cpu if res is not None else None
             if cpu is None or res is None or res.memory is None:
                 cpu = ctr.resources().cpu
-            m = requests.get(cid)
+            m = get_request(cid)
             shares = cpu.shares
             ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if shares is None else shares,
-                         where.get(cid, nowhere),
-                         (m.limit, m.priority, m.types, m.affinity, m.zone, m.strict) if m is not None else nowhere))
+                         get_where(cid, nowhere), request(m) if m is not None else nowhere))
         descs.append(((evs[key], tuple(ctrs)), key))
     descs.sort(key=_FIRST)
     zones = policy.mem_allocator.zones

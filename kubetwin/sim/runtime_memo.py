@@ -10,8 +10,8 @@ memory nodes — and every later node that takes the same edge reads it instead 
 policy. A node only holds a history and its state; a real :class:`..runtime.node.RuntimeNode`
 is needed for an edge the table does not know (a *miss*), and a new state's node figures (for
 the end of the run) are taken from it then (on pod-keyed states they are made from the state's
-key when read: :mod:`.runtime_fig`). Such a real node is kept with the state it is in
-("parked"); a miss takes the one parked at the node's state, or the one parked nearest on the
+key when read: :mod:`.runtime_fig`, :mod:`.runtime_fig_balloons`). Such a real node is kept with
+the state it is in ("parked"); a miss takes the one parked at the node's state, or the one parked nearest on the
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
 the start, met by many nodes; none by default) stay there: a miss below them takes a copy
