@@ -149,6 +149,12 @@ states from their keys, for end states only; a leaner canonical key, state figur
 timed on the run's own misses, 0.40 -> 0.13 s (topology-aware), 0.30 -> 0.17 s (balloons);
 whole runs (quiet, medians of three) + topology-aware 8.96 -> 8.86 s, + balloons 10.72 -> 10.49 s
 (kubelet none ~5.56 s); placement figures identical (docs/scale.md). Not met.
+
+Session 11, the balloons table's bookkeeping (:mod:`kubetwin.sim.runtime_fig_balloons`: a leaner
+balloons key, guard and order check, figures of joined states from their keys; ``--plain`` turns
+it off): ``simulate`` of the balloons scenario alone 8.65 -> 8.37 s (medians of five, A/B against
+s11-integ, load ~1.9), the step ~3.25 -> ~2.97 s (+60 % -> +55 %); at 1,000 x 10,000 3.20 ->
+3.07 s, still above the history key's 2.90 s there. Placement figures identical. Not met.
 """
 
 from __future__ import annotations
@@ -229,10 +235,11 @@ def main() -> None:
 
         runtime_snapshot.ENABLED = True
     if a.plain:
-        from kubetwin.sim import runtime_fig, runtime_hit, runtime_memo, runtime_policies
+        from kubetwin.sim import runtime_fig, runtime_fig_balloons, runtime_hit, runtime_memo, runtime_policies
 
         runtime_memo.ENABLED = False
         runtime_fig.ENABLED = False
+        runtime_fig_balloons.ENABLED = False
         runtime_hit.ENABLED = False
         runtime_memo.FAST_PARENT = False
         runtime_policies.FAST_COPY = False

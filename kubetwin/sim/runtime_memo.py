@@ -10,8 +10,8 @@ memory nodes — and every later node that takes the same edge reads it instead 
 policy. A node only holds a history and its state; a real :class:`..runtime.node.RuntimeNode`
 is needed for an edge the table does not know (a *miss*), and a new state's node figures (for
 the end of the run) are taken from it then (on pod-keyed states they are made from the state's
-key when read: :mod:`.runtime_fig`). Such a real node is kept with the state it is in
-("parked"); a miss takes the one parked at the node's state, or the one parked nearest on the
+key when read: :mod:`.runtime_fig`, :mod:`.runtime_fig_balloons`). Such a real node is kept with
+the state it is in ("parked"); a miss takes the one parked at the node's state, or the one parked nearest on the
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
 the start, met by many nodes; none by default) stay there: a miss below them takes a copy
@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any, Hashable
 import msgspec
 
 from ..model.meta import enc_hook
-from . import runtime_canon, runtime_canon_balloons, runtime_fig, runtime_hit
+from . import runtime_canon, runtime_canon_balloons, runtime_fig, runtime_fig_balloons, runtime_hit
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -186,6 +186,9 @@ class Table:
     copied_held: int = 0
     #: canonical states: what figures from keys read besides the key (:mod:`.runtime_fig`)
     key_figures: Any = None
+    #: balloons states: whether a real node's libmem requests were made in creation order
+    #: (:func:`.runtime_canon_balloons.created_in_order`, or :mod:`.runtime_fig_balloons`' lean one)
+    in_order: Any = runtime_canon_balloons.created_in_order
 
     def new_state(self) -> int:
         self.states.append(State())
@@ -438,6 +441,11 @@ class MemoNodes:
             elif runtime_canon_balloons.applies(rp):
                 table.canon, table.keyer = {}, runtime_canon_balloons.snapshot
                 table.guard = runtime_canon_balloons.order_free
+                if runtime_fig_balloons.ENABLED:
+                    table.keyer, table.guard = runtime_fig_balloons.snapshot, runtime_fig_balloons.Guard()
+                    table.in_order = runtime_fig_balloons.created_in_order
+                    if runtime_fig.figures_from_keys():
+                        table.key_figures = runtime_fig_balloons.KeyFigures(sn.machine)
         v = self.nodes[i] = Virtual(table)
         return v
 
@@ -556,7 +564,9 @@ class MemoNodes:
             return None
         st = v.table.states[v.state]
         if st.figures is None and st.key is not None:
-            st.figures = runtime_fig.key_figures(v.table.key_figures, st.key)
+            kf = v.table.key_figures
+            st.figures = (runtime_fig_balloons.key_figures(kf, st.key) if type(kf) is runtime_fig_balloons.KeyFigures
+                          else runtime_fig.key_figures(kf, st.key))
         if st.figures is None:
             real = self._real(v)
             st.figures = compute(real.rn)
@@ -578,8 +588,7 @@ class MemoNodes:
         key, order = table.keyer(real.rn, real.evs)
         edge.perm, edge.born = runtime_canon.permutation(real.keys, order, created)
         real.keys = order
-        if table.guard is not None and not (table.guard(real.rn) and
-                                            runtime_canon_balloons.created_in_order(real.rn, real.evs)):
+        if table.guard is not None and not (table.guard(real.rn) and table.in_order(real.rn, real.evs)):
             edge.next = table.new_state()
             table.ordered.add(edge.next)
             table.states[edge.next].figures = _figures(real.rn)
@@ -591,7 +600,10 @@ class MemoNodes:
             return
         edge.next = table.canon[key] = table.new_state()
         if table.key_figures is not None:
-            runtime_fig.keep_key(table.key_figures, real.rn)
+            if type(table.key_figures) is runtime_fig_balloons.KeyFigures:
+                runtime_fig_balloons.keep_key(table.key_figures, real.rn)
+            else:
+                runtime_fig.keep_key(table.key_figures, real.rn)
             table.states[edge.next].key = key
         else:
             table.states[edge.next].figures = _figures(real.rn)

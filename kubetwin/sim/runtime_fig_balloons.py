@@ -1,0 +1,236 @@
+"""The balloons table's per-miss bookkeeping made lean: its state key, guard and figures from keys.
+
+:mod:`.runtime_canon_balloons` keys ``balloons`` states by their live pods; at 1,000 nodes x
+10,000 pods its key cost more than it saved (6,267 -> 6,212 misses, +0.35 s CPU): per miss a
+key (~50 us at 5,000 x 50,000), the order guard twice and the creation-order check, and the
+figures of every new state taken while its real node is there (only a third of the states are
+ever read). This module does for balloons what :mod:`.runtime_fig` does for ``topology-aware``:
+
+* **the key** (:func:`snapshot`): :func:`.runtime_canon_balloons.snapshot`'s value (a test holds
+  the two equal at every miss of random runs), read with fewer calls — a container's CPU
+  resources read directly (``resources()`` only when something is missing, as it fills it in),
+  the balloon types' positions kept per list of types, empty ``groupBy`` counts skipped, the
+  pods sorted by a C key function;
+* **the guard** (:class:`Guard`, per table): :func:`.runtime_canon_balloons.order_free` with the
+  memory bound (a function of the machine's memory nodes, the same for every node of a table)
+  read once, and :func:`created_in_order` with fewer calls;
+* **figures from the key** (:func:`key_figures`): the key holds per container its runtime state,
+  ``cpuset`` CPUs and memory nodes and its balloon (by position), and per balloon its type (by
+  position) and CPUs — all the figures read: a container's exclusive CPUs are its balloon's when
+  the balloon holds one pod (upstream's ``PodIDs``: its pods with containers, each pod's entry
+  dropped with its last container, so the pods whose containers sit in that balloon) and is
+  not a ``reserved`` one (:meth:`..runtime.policies.balloons.policy.BalloonsPolicy.container_placement`);
+  the reserved CPUs are ``reservedResources`` (fixed at start) or the reserved balloons' CPUs.
+  So a joined state keeps its key and its figures are made when read (end states only), as on
+  topology-aware tables. States past the bound (``Table.ordered``) keep their eager figures.
+
+``ENABLED = False`` keeps :mod:`.runtime_canon_balloons`' own functions and the eager figures;
+``tests/sim/test_runtime_fig_balloons.py`` holds the lean key equal to the plain one, the lean
+guard to the plain one, and figures from keys to the real node's, at every miss of random runs.
+
+Not an upstream module: a kubetwin fast path over nri-plugins v0.14.0's ``balloons`` policy
+(``cmd/plugins/balloons/policy/balloons-policy.go``); the figures are kubetwin's own
+(:mod:`kubetwin.report.placement`).
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter, itemgetter
+from typing import TYPE_CHECKING, Any, Hashable
+
+from ..model.cpuset import CPUSet
+from . import runtime_canon_balloons, runtime_fig, runtime_policies
+
+if TYPE_CHECKING:
+    from ..runtime.node import RuntimeNode
+
+#: lean key, guard and figures from keys on balloons tables (False: runtime_canon_balloons' own)
+ENABLED = True
+
+_FIRST = itemgetter(0)
+#: a libmem request as the key holds it
+_REQUEST = attrgetter("limit", "priority", "types", "affinity", "zone", "strict")
+
+#: per list of balloon types (by identity, the list held): each type's position
+_TYPES: dict[int, tuple[list[Any], dict[int, int]]] = {}
+
+
+def _type_positions(defs: list[Any]) -> dict[int, int]:
+    got = _TYPES.get(id(defs))
+    if got is not None and got[0] is defs:
+        return got[1]
+    if len(_TYPES) >= 4096:
+        _TYPES.clear()
+    pos = {id(d): i for i, d in enumerate(defs)}
+    _TYPES[id(defs)] = (defs, pos)
+    return pos
+
+
+def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str]]:
+    """:func:`.runtime_canon_balloons.snapshot` (the same value: ``(key, pods in canonical
+    order)``) with fewer calls per container and balloon."""
+    assert rn.resmgr is not None
+    policy: Any = rn.resmgr.policy
+    requests = policy.mem_allocator.requests
+    types = _type_positions(policy.defs)
+    where: dict[str, tuple[int, int]] = {}
+    balloons = []
+    for bi, b in enumerate(policy.balloons):
+        for ids in b.pod_ids.values():
+            if len(ids) == 1:
+                where[ids[0]] = (bi, 0)
+            else:
+                for k, cid in enumerate(ids):
+                    where[cid] = (bi, k)
+        groups = b.groups
+        balloons.append((types[id(b.defn)], b.instance, b.cpus.mask, b.mems, b.shared_idle_cpus.mask,
+                         tuple(sorted([(g, n) for g, n in groups.items() if n])) if groups else ()))
+    descs = []
+    nowhere = ()
+    request = _REQUEST
+    get_where, get_request = where.get, requests.get
+    for key, rec in rn.pods.items():
+        ctrs = []
+        for r in rec.containers:
+            ctr = r.ctr
+            cid = ctr.id
+            linux = ctr.linux
+            res = linux.resources if linux is not None else None
+            cpu: Any = res.cpu if res is not None else None
+            if cpu is None or res is None or res.memory is None:
+                cpu = ctr.resources().cpu
+            m = get_request(cid)
+            shares = cpu.shares
+            ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if shares is None else shares,
+                         get_where(cid, nowhere), request(m) if m is not None else nowhere))
+        descs.append(((evs[key], tuple(ctrs)), key))
+    descs.sort(key=_FIRST)
+    zones = policy.mem_allocator.zones
+    node = (policy.free_cpus.mask, tuple(balloons), tuple(sorted(zones)) if zones else ())
+    return (tuple([d for d, _ in descs]), node), [k for _, k in descs]
+
+
+class Guard:
+    """:func:`.runtime_canon_balloons.order_free` for the nodes of one table: the memory bound
+    (the smallest normal memory node's capacity, fixed by the machine the table's nodes share)
+    read off the first node asked."""
+
+    __slots__ = ("bound",)
+
+    def __init__(self) -> None:
+        self.bound: int | None = None
+
+    def __call__(self, rn: "RuntimeNode") -> bool:
+        assert rn.resmgr is not None
+        policy: Any = rn.resmgr.policy
+        requests = policy.mem_allocator.requests
+        if not requests:
+            return True
+        bound = self.bound
+        if bound is None:
+            bound = self.bound = runtime_canon_balloons.memory_bound(rn)
+        total = 0
+        for r in requests.values():
+            total += r.limit
+        return total <= bound
+
+
+def created_in_order(rn: "RuntimeNode", evs: dict[str, int]) -> bool:
+    """:func:`.runtime_canon_balloons.created_in_order` with fewer calls."""
+    assert rn.resmgr is not None
+    policy: Any = rn.resmgr.policy
+    requests = policy.mem_allocator.requests
+    if len(requests) < 2:
+        return True
+    last, seen = -1, 0
+    pods = rn.pods
+    get = requests.get
+    for key in evs:
+        for r in pods[key].containers:
+            req = get(r.ctr.id)
+            if req is not None:
+                if req.created <= last:
+                    return False
+                last = req.created
+                seen += 1
+    return seen == len(requests)
+
+
+class KeyFigures(runtime_fig.KeyFigures):
+    """What balloons figures from keys read besides the key: the machine, ``reservedResources``
+    (fixed at start), the reserved type's position, which types' balloons never hold CPUs alone
+    (``reserved``), a pod of each event number (its containers' CPU requests)."""
+
+    __slots__ = ("reserved_type", "shared_types")
+
+    def __init__(self, machine: Any):
+        super().__init__(machine)
+        self.reserved_type = -1
+        self.shared_types: frozenset[int] = frozenset()
+
+
+def keep_key(kf: KeyFigures, rn: "RuntimeNode") -> None:
+    """Before a state keeps its key instead of its figures: what is fixed at start read once."""
+    if kf.reserved is None:
+        assert rn.resmgr is not None
+        policy: Any = rn.resmgr.policy
+        kf.reserved = policy.reserved
+        kf.reserved_type = next(i for i, d in enumerate(policy.defs) if d is policy.reserved_def)
+        # a balloon named ``reserved[...]`` holds no CPUs alone (``container_placement``)
+        kf.shared_types = frozenset(i for i, d in enumerate(policy.defs) if (d.name + "[").startswith("reserved["))
+
+
+def key_figures(kf: KeyFigures, key: Any) -> tuple[int, int, int, CPUSet, CPUSet]:
+    """:func:`.runtime_policies.runtime_figures` of a node in the state of ``key`` (a key of
+    :func:`.runtime_canon_balloons.snapshot`): containers, unpinned and misaligned containers,
+    exclusive CPUs, reserved CPUs."""
+    pods, (_free, balloons, _zones) = key
+    lay = runtime_policies._layout(kf.machine)
+    known = lay.misaligned_text
+    machine = kf.machine
+    # the pods of each balloon (a pod counts once however many of its containers sit there)
+    held: dict[int, int] = {}
+    for _ev, ctrs in pods:
+        seen = set()
+        for c in ctrs:
+            w = c[5]
+            if w and w[0] not in seen:
+                seen.add(w[0])
+                held[w[0]] = held.get(w[0], 0) + 1
+    shared = kf.shared_types
+    exclusive = 0
+    containers = unpinned = misplaced = 0
+    for ev, ctrs in pods:
+        wanted: dict[str, int] | None = None
+        for name, state, cpus, mems, _shares, w, _req in ctrs:
+            if state == "exited":
+                continue
+            containers += 1
+            if w:
+                b = balloons[w[0]]
+                if held[w[0]] == 1 and b[2] and b[0] not in shared:
+                    exclusive |= b[2]
+            if not cpus:
+                unpinned += 1
+                continue
+            if wanted is None:
+                wanted = runtime_policies._pod_wanted(lay, kf.pods[ev])
+            k = (cpus, mems, wanted.get(name, 1))
+            bad = known.get(k)
+            if bad is None:
+                if len(known) > 65536:
+                    known.clear()
+                bad = known[k] = runtime_policies.misaligned(machine, runtime_policies._cpuset(cpus),
+                                                             runtime_policies._cpuset(mems) if mems else CPUSet(),
+                                                             k[2])
+            if bad:
+                misplaced += 1
+    reserved = kf.reserved
+    assert reserved is not None
+    if not reserved:
+        mask = 0
+        for b in balloons:
+            if b[0] == kf.reserved_type:
+                mask |= b[2]
+        reserved = CPUSet.from_mask(mask)
+    return containers, unpinned, misplaced, CPUSet.from_mask(exclusive), reserved
