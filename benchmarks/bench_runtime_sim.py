@@ -155,6 +155,10 @@ balloons key, guard and order check, figures of joined states from their keys; `
 it off): ``simulate`` of the balloons scenario alone 8.65 -> 8.37 s (medians of five, A/B against
 s11-integ, load ~1.9), the step ~3.25 -> ~2.97 s (+60 % -> +55 %); at 1,000 x 10,000 3.20 ->
 3.07 s, still above the history key's 2.90 s there. Placement figures identical. Not met.
+
+Session 11, everything merged (quiet, one run each): topology-aware +47 % (kubelet none 5.43 s, + policy
+7.97 s), balloons +58 % (5.40 -> 8.53 s); e40c9c8 in the same minutes +66 % / +93 % (simulate alone).
+Not met.
 """
 
 from __future__ import annotations
