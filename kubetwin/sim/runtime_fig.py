@@ -102,11 +102,7 @@ def key_figures(kf: KeyFigures, key: Any) -> tuple[int, int, int, CPUSet, CPUSet
             k = (cpus, mems, wanted.get(name, 1))
             bad = known.get(k)
             if bad is None:
-                if len(known) > 65536:
-                    known.clear()
-                bad = known[k] = runtime_policies.misaligned(machine, runtime_policies._cpuset(cpus),
-                                                             runtime_policies._cpuset(mems) if mems else CPUSet(),
-                                                             k[2])
+                bad = runtime_policies.misaligned_text(lay, machine, k)
             if bad:
                 misplaced += 1
     assert kf.reserved is not None
@@ -149,11 +145,7 @@ def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod") -> li
             k = (cpus, mems, wanted.get(c.name, 1))
             bad = known.get(k)
             if bad is None:
-                if len(known) > 65536:
-                    known.clear()
-                bad = known[k] = runtime_policies.misaligned(rn.machine, runtime_policies._cpuset(cpus),
-                                                             runtime_policies._cpuset(mems) if mems else CPUSet(),
-                                                             k[2])
+                bad = runtime_policies.misaligned_text(lay, rn.machine, k)
         row: dict[str, Any] = {"pod": pod.key, "container": c.name, "qosClass": c.qos, "cpusetCpus": cpus,
                                "cpusetMems": mems, "exclusive": text(excl) if excl is not None else none,
                                "pool": pool, "misaligned": bad}

@@ -218,11 +218,7 @@ def key_figures(kf: KeyFigures, key: Any) -> tuple[int, int, int, CPUSet, CPUSet
             k = (cpus, mems, wanted.get(name, 1))
             bad = known.get(k)
             if bad is None:
-                if len(known) > 65536:
-                    known.clear()
-                bad = known[k] = runtime_policies.misaligned(machine, runtime_policies._cpuset(cpus),
-                                                             runtime_policies._cpuset(mems) if mems else CPUSet(),
-                                                             k[2])
+                bad = runtime_policies.misaligned_text(lay, machine, k)
             if bad:
                 misplaced += 1
     reserved = kf.reserved

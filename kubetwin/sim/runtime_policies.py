@@ -569,14 +569,22 @@ def _lean_runtime_figures(rn: "RuntimeNode") -> tuple[int, int, int, CPUSet, CPU
             key = (cpus, cpu.mems, wanted.get(r.name, 1))
             bad = known.get(key)
             if bad is None:
-                if len(known) > 65536:
-                    known.clear()
-                bad = known[key] = misaligned(rn.machine, _cpuset(cpus),
-                                              _cpuset(cpu.mems) if cpu.mems else CPUSet(), key[2])
+                bad = misaligned_text(lay, rn.machine, key)
             if bad:
                 misplaced += 1
     reserved = resmgr.policy.reserved_cpus() if resmgr is not None else CPUSet()
     return containers, unpinned, misplaced, CPUSet.from_mask(exclusive), reserved
+
+
+def misaligned_text(lay: _Layout, machine: Any, key: tuple[str, str, int]) -> bool:
+    """:func:`misaligned` of ``key`` (cpuset.cpus text, cpuset.mems text, wanted CPUs), kept in
+    the layout's ``misaligned_text`` (the lean walks read that map first and call this on a miss)."""
+    known = lay.misaligned_text
+    if len(known) > 65536:
+        known.clear()
+    cpus, mems, wanted = key
+    bad = known[key] = misaligned(machine, _cpuset(cpus), _cpuset(mems) if mems else CPUSet(), wanted)
+    return bad
 
 
 def _pod_wanted(lay: _Layout, pod: Any) -> dict[str, int]:
