@@ -121,12 +121,14 @@ def _maker(cri: dict[str, Any]) -> ResourcesMaker:
     mems = cri.get("cpusetMems") or ""
     limit = cri["memoryLimitInBytes"] if cri.get("memoryLimitInBytes") else None
     swap = cri["memorySwapLimitInBytes"] if cri.get("memorySwapLimitInBytes") else None
-    pages = tuple((h["pageSize"], h["limit"]) for h in cri.get("hugepageLimits") or [])
+    # one entry per page size, shared by every message made (an entry is replaced, never written:
+    # what :mod:`..sim.runtime_copy` shares between copies for the same reason)
+    limits = tuple(HugepageLimit(h["pageSize"], h["limit"]) for h in cri.get("hugepageLimits") or [])
     unified = dict(cri.get("unified") or {})
 
     def make() -> LinuxResources:
         return LinuxResources(LinuxMemory(limit, None, swap), LinuxCPU(shares, quota, period, None, None, cpus, mems),
-                              [HugepageLimit(p, n) for p, n in pages], None, None, {**unified})
+                              [*limits], None, None, {**unified})
 
     return make
 
@@ -213,9 +215,9 @@ def apply_update(ctr: Container, update: ContainerUpdate) -> None:
     if type(src) is not LinuxResources:
         plain_apply_update(ctr, update)
         return
-    lxc = ctr.linux
-    dst = lxc.resources if lxc is not None else None
-    if dst is None or dst.memory is None or dst.cpu is None:
+    own = ctr.linux
+    dst = own.resources if own is not None else None
+    if dst is None or dst.memory is None or dst.cpu is None:   # else what ctr.resources() gives
         dst = ctr.resources()
     mem, cpu = src.memory, src.cpu
     if (mem is not None and type(mem) is not LinuxMemory) or (cpu is not None and type(cpu) is not LinuxCPU) \
@@ -223,30 +225,19 @@ def apply_update(ctr: Container, update: ContainerUpdate) -> None:
         plain_apply_update(ctr, update)
         return
     if mem is not None:
-        got = {k: v for k, v in mem.__dict__.items() if v is not None}
-        if got:
-            if got.keys() <= _MEMORY_SCALARS:
-                dst.memory.__dict__.update(got)
-            else:
-                dm = dst.memory.__dict__
-                for attr, v in got.items():
-                    if attr in _MEMORY_SCALARS:
-                        dm[attr] = v
+        dm = dst.memory.__dict__
+        for attr, v in mem.__dict__.items():
+            if v is not None and attr in _MEMORY_SCALARS:
+                dm[attr] = v
     if cpu is not None:
-        got = {k: v for k, v in cpu.__dict__.items() if v is not None}
-        if got:
-            # cpusets only when not empty, the other values whenever set
-            if "cpus" in got and not got["cpus"]:
-                del got["cpus"]
-            if "mems" in got and not got["mems"]:
-                del got["mems"]
-            if got.keys() <= _CPU_FIELDS:
-                dst.cpu.__dict__.update(got)
-            else:
-                dc = dst.cpu.__dict__
-                for attr, v in got.items():
-                    if attr in _CPU_FIELDS:
-                        dc[attr] = v
+        dc = dst.cpu.__dict__
+        for attr, v in cpu.__dict__.items():
+            if v is not None and attr in _CPU_SCALARS:
+                dc[attr] = v
+        if cpu.cpus:
+            dc["cpus"] = cpu.cpus
+        if cpu.mems:
+            dc["mems"] = cpu.mems
     for lim in src.hugepage_limits:
         dst.hugepage_limits = [h for h in dst.hugepage_limits if h.page_size != lim.page_size] + [lim]
     if src.unified:
@@ -262,4 +253,3 @@ def apply_update(ctr: Container, update: ContainerUpdate) -> None:
 _MEMORY_SCALARS = frozenset({"limit", "reservation", "swap", "kernel", "kernel_tcp", "swappiness", "disable_oom_killer",
                              "use_hierarchy"})
 _CPU_SCALARS = frozenset({"shares", "quota", "period", "realtime_runtime", "realtime_period"})
-_CPU_FIELDS = _CPU_SCALARS | {"cpus", "mems"}

@@ -35,6 +35,7 @@ containerd/nri v0.12.2 ``pkg/adaptation`` as :mod:`.node` models them, with nri-
 
 from __future__ import annotations
 
+from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
 from .. import tracing as _tracing
@@ -90,10 +91,10 @@ def _lone(sub: dict[str, list[Registered]]) -> Registered | None:
 def start_pod(node: RuntimeNode, r: Registered, pod: Pod, cri: Any) -> Rejection | None:
     """:meth:`.node.RuntimeNode.start_pod` with the kubelet's CRI resources ``cri`` given and
     ``r`` (:func:`lone_plugin`) the only plugin: the same records, messages, cache and answer."""
-    ContainerRecord, PodRecord, _hex_id = _NODE or _node()
+    ContainerRecord, PodRecord = _NODE or _node()
     rm: ResourceManager = r.plugin   # type: ignore[assignment]
     sandbox = fastcreate.sandbox(node, pod, cri[0][1]) if cri else node._sandbox(pod)
-    rec = PodRecord(pod, sandbox)
+    rec = PodRecord(pod, sandbox, [])
     try:
         _call(rm.run_pod_sandbox, sandbox)
     except PluginError as exc:
@@ -105,8 +106,9 @@ def start_pod(node: RuntimeNode, r: Registered, pod: Pod, cri: Any) -> Rejection
         kind = ("sidecar" if is_sidecar(c) else "init") if init else "app"
         resources, qos = cri[j]
         cname = c.name
-        ctr, mine = fastcreate.prepared(sandbox, cname, _hex_id("container", uid, cname), resources)
-        record = ContainerRecord(cname, kind, ctr, cri=resources, qos=qos)
+        cid = sha256(f"container\x00{uid}\x00{cname}".encode()).hexdigest()   # as node._hex_id makes it
+        ctr, mine = fastcreate.prepared(sandbox, cname, cid, resources)
+        record = ContainerRecord(cname, kind, ctr, "created", {}, [], resources, qos, {})
         try:
             updates = _create(r, rm, sandbox, ctr, mine)
         except PluginError as exc:
@@ -129,16 +131,33 @@ def start_pod(node: RuntimeNode, r: Registered, pod: Pod, cri: Any) -> Rejection
     return None
 
 
-_NODE: tuple[Any, Any, Any] | None = None
+_NODE: tuple[Any, Any] | None = None
 
 
-def _node() -> tuple[Any, Any, Any]:
-    """:mod:`.node`'s records and ids (read once: :mod:`.node` imports this module)."""
+def _node() -> tuple[Any, Any]:
+    """:mod:`.node`'s records (read once: :mod:`.node` imports this module)."""
     global _NODE
-    from .node import ContainerRecord, PodRecord, _hex_id
+    from .node import ContainerRecord, PodRecord
 
-    _NODE = (ContainerRecord, PodRecord, _hex_id)
+    _NODE = (ContainerRecord, PodRecord)
     return _NODE
+
+
+def _reply(reply: Any, name: str) -> tuple[ContainerAdjustment | None, list[ContainerUpdate]]:
+    """:func:`.nri.adaptation._create_reply` without the evictions (not acted on, as in
+    :meth:`.nri.adaptation.Adaptation.create_container_updates`): the resource manager's own
+    shape, an adjustment and a list of updates, taken as it is (the list not copied: nobody else
+    keeps it); any other through the adaptation's checks."""
+    if type(reply) is tuple and len(reply) == 2:
+        adjust, updates = reply
+        if type(updates) is list and (adjust is None or type(adjust) is ContainerAdjustment):
+            for u in updates:
+                if type(u) is not ContainerUpdate:
+                    break
+            else:
+                return adjust, updates
+    adjust, updates, _ = _create_reply(reply, name)
+    return adjust, updates
 
 
 def _create(r: Registered, rm: ResourceManager, pod: PodSandbox, ctr: Container, mine: Container
@@ -147,12 +166,7 @@ def _create(r: Registered, rm: ResourceManager, pod: PodSandbox, ctr: Container,
     ``ctr`` prepared and ``mine`` its copy: the container adjusted, the other containers' updates."""
     try:
         reply = _call(rm.create_container, pod, mine)
-        if type(reply) is tuple and len(reply) == 2 and type(reply[1]) is list \
-                and (reply[0] is None or type(reply[0]) is ContainerAdjustment) \
-                and all(type(u) is ContainerUpdate for u in reply[1]):
-            adjust, updates = reply   # what _create_reply gives for it, the list not copied (nobody keeps it)
-        else:
-            adjust, updates, _ = _create_reply(reply, r.name)
+        adjust, updates = _reply(reply, r.name)
         if fastmerge.plain_adjustment(adjust) and fastmerge.passable_updates(updates, ctr.id):
             if adjust is not None:
                 fastmerge.apply_adjustment(ctr, adjust)

@@ -98,8 +98,7 @@ class ResourceManager(Plugin):
             self.cache.pending_containers()
             self.cache.delete_container(c.id)
             raise PolicyError(f"failed to allocate resources: {exc}") from None
-        c.add_mount(Mount(destination="/.nri-resource-policy", source=f"{STATE_DIR}/containers/{c.id}",
-                          type="bind", options=["bind", "ro", "rslave"]))
+        c.add_mount(Mount("/.nri-resource-policy", "bind", f"{STATE_DIR}/containers/{c.id}", ["bind", "ro", "rslave"]))
         c.state = CREATED
         adjust = c.take_pending_adjustment()
         if adjust is not None:
