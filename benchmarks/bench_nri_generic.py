@@ -18,8 +18,8 @@ creation and per deletion of the whole path and of the generic part (whole − p
 median of ``--repeat`` runs, with the garbage collector set as ``simulate`` sets it.
 
 ``--plain``: the generic path's fast paths off (:mod:`kubetwin.runtime.nri.message_copy`,
-:mod:`kubetwin.runtime.nri.fastmerge` and :mod:`kubetwin.runtime.fastcreate`), for A/B runs in
-one checkout.
+:mod:`kubetwin.runtime.nri.fastmerge`, :mod:`kubetwin.runtime.fastcreate` and
+:mod:`kubetwin.runtime.fastpod`), for A/B runs in one checkout.
 
 Tenth session (docs/scale.md, "the generic NRI path, second pass"), ``main`` eedfc31 and this
 code alternated, five pairs, load average 10 to 15 (inflated figures), CPU µs of the generic
@@ -155,9 +155,10 @@ def _plain() -> None:
     cache.ESTIMATES_KEPT = False
     cache.QUICK_REQUESTS = False
     fastmerge.ENABLED = False
-    from kubetwin.runtime import fastcreate
+    from kubetwin.runtime import fastcreate, fastpod
 
     fastcreate.ENABLED = False
+    fastpod.ENABLED = False
 
 
 def main() -> None:

@@ -267,9 +267,10 @@ def main() -> None:
         cache.ESTIMATES_KEPT = False
         cache.QUICK_REQUESTS = False
         fastmerge.ENABLED = False
-        from kubetwin.runtime import fastcreate
+        from kubetwin.runtime import fastcreate, fastpod
 
         fastcreate.ENABLED = False
+        fastpod.ENABLED = False
         from kubetwin.runtime.policies.balloons import fast as balloons_fast
         from kubetwin.runtime.policies.balloons import fastalloc as balloons_fastalloc
         from kubetwin.runtime.policies.balloons import fastpin as balloons_fastpin

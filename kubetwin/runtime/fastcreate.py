@@ -35,9 +35,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import fields
-from typing import Any
+from hashlib import sha256
+from typing import TYPE_CHECKING, Any
 
 from ..kubelet.cgroup_paths import CgroupLayout
+from ..model.pod import Pod, standin_uid
 from .nri import api
 from .nri.adaptation import apply_update as plain_apply_update
 from .nri.api import (
@@ -51,6 +53,9 @@ from .nri.api import (
     LinuxMemory,
     LinuxResources,
 )
+
+if TYPE_CHECKING:
+    from .node import RuntimeNode
 
 #: build the creation's messages from forms per pod shape (False: :mod:`.node`'s plain builders)
 ENABLED = True
@@ -74,6 +79,19 @@ def cgroup_parent(layout: CgroupLayout, qos: str, uid: str) -> str:
     if base is None:
         return ""
     return f"{'' if base == '/' else base}/pod{uid}"
+
+
+def sandbox(node: RuntimeNode, pod: Pod, qos: str) -> api.PodSandbox:
+    """:meth:`.node.RuntimeNode._sandbox` of ``pod`` in QoS class ``qos``, built in one step."""
+    meta = pod.metadata
+    name, namespace = meta.name, meta.namespace
+    uid = meta.uid or standin_uid(namespace, name)
+    parent = cgroup_parent(node.layout, qos, uid)
+    labels = {**meta.labels, "io.kubernetes.pod.name": name, "io.kubernetes.pod.namespace": namespace,
+              "io.kubernetes.pod.uid": uid}
+    sid = sha256(f"sandbox\x00{uid}".encode()).hexdigest()
+    return api.PodSandbox(sid, name, uid, namespace, labels, {**meta.annotations}, "",
+                          api.LinuxPodSandbox(None, None, parent, "", [], None), 0, [])
 
 
 # --- the NRI resources of a CRI dict --------------------------------------------------------------
@@ -103,12 +121,14 @@ def _maker(cri: dict[str, Any]) -> ResourcesMaker:
     mems = cri.get("cpusetMems") or ""
     limit = cri["memoryLimitInBytes"] if cri.get("memoryLimitInBytes") else None
     swap = cri["memorySwapLimitInBytes"] if cri.get("memorySwapLimitInBytes") else None
-    pages = tuple((h["pageSize"], h["limit"]) for h in cri.get("hugepageLimits") or [])
+    # one entry per page size, shared by every message made (an entry is replaced, never written:
+    # what :mod:`..sim.runtime_copy` shares between copies for the same reason)
+    limits = tuple(HugepageLimit(h["pageSize"], h["limit"]) for h in cri.get("hugepageLimits") or [])
     unified = dict(cri.get("unified") or {})
 
     def make() -> LinuxResources:
         return LinuxResources(LinuxMemory(limit, None, swap), LinuxCPU(shares, quota, period, None, None, cpus, mems),
-                              [HugepageLimit(p, n) for p, n in pages], None, None, {**unified})
+                              [*limits], None, None, {**unified})
 
     return make
 
@@ -151,6 +171,32 @@ def container(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]
     return ctr, twin
 
 
+def prepared(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]) -> tuple[Container, Container]:
+    """:func:`container` as the adaptation prepares it (:func:`.nri.fastmerge.prepare`: empty hooks)
+    and its resources-only copy, made at once (:mod:`.fastpod`: nothing comes between them)."""
+    uid, name, namespace, sid = sandbox.uid, sandbox.name, sandbox.namespace, sandbox.id
+    make = resources_maker(cri)
+    parent = sandbox.linux.cgroup_parent if sandbox.linux else ""
+    oom = cri.get("oomScoreAdj")
+    path = f"{parent}/{cid}" if parent else ""
+    labels = {"io.kubernetes.container.name": cname, "io.kubernetes.pod.name": name,
+              "io.kubernetes.pod.namespace": namespace, "io.kubernetes.pod.uid": uid}
+    annotations = {"io.kubernetes.cri.container-type": "container", "io.kubernetes.cri.container-name": cname,
+                   "io.kubernetes.cri.sandbox-id": sid, "io.kubernetes.cri.sandbox-name": name,
+                   "io.kubernetes.cri.sandbox-namespace": namespace,
+                   "io.kubernetes.cri.sandbox-uid": uid}
+    namespaces: list[api.LinuxNamespace] = []
+    devices: list[api.LinuxDevice] = []
+    args: list[str] = []
+    env: list[str] = []
+    mounts: list[api.Mount] = []
+    ctr = Container(cid, sid, cname, "CONTAINER_UNKNOWN", labels, annotations, args, env, mounts,
+                    Hooks([], [], [], [], [], []), LinuxContainer(namespaces, devices, make(), oom, path))
+    mine = Container(cid, sid, cname, "CONTAINER_UNKNOWN", labels, {**annotations}, args, env, mounts,
+                     Hooks([], [], [], [], [], []), LinuxContainer(namespaces, devices, make(), oom, path))
+    return ctr, mine
+
+
 _N_CONTAINER = len(fields(Container))
 _N_LINUX = len(fields(LinuxContainer))
 
@@ -169,7 +215,10 @@ def apply_update(ctr: Container, update: ContainerUpdate) -> None:
     if type(src) is not LinuxResources:
         plain_apply_update(ctr, update)
         return
-    dst = ctr.resources()
+    own = ctr.linux
+    dst = own.resources if own is not None else None
+    if dst is None or dst.memory is None or dst.cpu is None:   # else what ctr.resources() gives
+        dst = ctr.resources()
     mem, cpu = src.memory, src.cpu
     if (mem is not None and type(mem) is not LinuxMemory) or (cpu is not None and type(cpu) is not LinuxCPU) \
             or type(dst.memory) is not LinuxMemory or type(dst.cpu) is not LinuxCPU:

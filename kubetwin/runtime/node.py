@@ -36,7 +36,7 @@ from ..machine.model import Machine
 from ..model.cpuset import CPUSet
 from ..model.kubelet_config import KubeletConfiguration
 from ..model.pod import Pod, is_sidecar
-from . import fastcreate
+from . import fastcreate, fastpod
 from .config import PolicyResource
 from .nri import api
 from .nri.adaptation import Adaptation, PluginError, apply_update
@@ -123,6 +123,9 @@ class RuntimeNode:
             self.adaptation.register(p)
         self.adaptation.synchronize([], [])
         self.pods: dict[str, PodRecord] = {}
+        #: the records of :attr:`pods` by container id, as :meth:`_apply_updates` finds them (None:
+        #: to be rebuilt, after a pod left)
+        self.by_container: dict[str, ContainerRecord] | None = {}
         self.rejected: list[Rejection] = []
 
     # --- the kubelet's calls -------------------------------------------------------------------
@@ -142,6 +145,10 @@ class RuntimeNode:
         (in :meth:`Pod.all_containers` order) when the caller has them already — ``simulate``'s
         table of node histories computes them once per pod shape, the kubelet's managers being off
         (:mod:`kubetwin.sim.runtime_memo`); by default the kubelet computes them now."""
+        if cri is not None and fastpod.ENABLED:
+            lone = fastpod.lone_plugin(self)
+            if lone is not None:
+                return fastpod.start_pod(self, lone, pod, cri)
         sandbox = self._sandbox(pod, cri[0][1] if cri else None)
         rec = PodRecord(pod, sandbox)
         try:
@@ -174,6 +181,7 @@ class RuntimeNode:
                 self._teardown(rec)
                 return self._reject(pod, "CreateContainerError", str(exc))
             rec.containers.append(record)
+            self.index(record)
             self._apply_updates(updates)
             ctr.state = "CONTAINER_CREATED"
             self.adaptation.post_create_container(sandbox, ctr)
@@ -237,6 +245,7 @@ class RuntimeNode:
         self.adaptation.remove_pod_sandbox(rec.sandbox)
         self.kubelet.remove(rec.pod)
         self.pods.pop(rec.key, None)
+        self.by_container = None
 
     def _stop(self, rec: PodRecord, record: ContainerRecord) -> None:
         try:
@@ -252,10 +261,21 @@ class RuntimeNode:
         self.rejected.append(r)
         return r
 
+    def index(self, record: ContainerRecord) -> None:
+        """``record`` joins :attr:`by_container` (the last of :attr:`pods`' records: it wins, as in
+        the plain lookup)."""
+        if self.by_container is not None:
+            self.by_container[record.ctr.id] = record
+
     def _apply_updates(self, updates: list[api.ContainerUpdate]) -> None:
         if not updates:
             return
-        by_id = {r.ctr.id: r for p in self.pods.values() for r in p.containers}
+        if fastcreate.ENABLED:   # the records by id kept (a fast path): rebuilt only after a pod left
+            by_id = self.by_container
+            if by_id is None:
+                by_id = self.by_container = {r.ctr.id: r for p in self.pods.values() for r in p.containers}
+        else:
+            by_id = {r.ctr.id: r for p in self.pods.values() for r in p.containers}
         apply = fastcreate.apply_update if fastcreate.ENABLED else apply_update
         for u in updates:
             record = by_id.get(u.container_id)

@@ -123,6 +123,8 @@ class Adaptation:
         self.trace: list[TraceEntry] = []
         #: keep every event and the plugins' replies as JSON (reports); ``simulate`` keeps none
         self.traced = traced
+        #: :attr:`subscribed` and the lone plugin found for it (:func:`..fastpod.lone_plugin` keeps it)
+        self.lone: tuple[dict[str, list[Registered]], Registered | None] | None = None
 
     # --- registration --------------------------------------------------------------------------
     def register(self, plugin: Plugin, config: str = "") -> Registered:

@@ -272,7 +272,8 @@ class CachedContainer:
         self.scheduler: LinuxScheduler | None = None
         self.io_priority: LinuxIOPriority | None = None
         self.requirements = self._estimate()
-        self._set_default_classes()
+        if cache.pods[self.pod_id].sandbox.annotations:   # most pods: no class annotated
+            self._set_default_classes()
 
     # --- identity ------------------------------------------------------------------------------
     @property
@@ -344,12 +345,16 @@ class CachedContainer:
 
     # --- resources -----------------------------------------------------------------------------
     def _estimate(self) -> Requirements:
-        annotated = self._annotated_resources()
-        if annotated is not None:
-            return annotated
-        cpu, mem = self._cpu(), self._memory()
+        pod = self.cache.pods[self.pod_id]
+        if pod.sandbox.annotations:   # most pods: none, so no resources annotated
+            annotated = self._annotated_resources()
+            if annotated is not None:
+                return annotated
+        res = self.ctr.resources()   # memory and CPU present
+        cpu, mem = res.cpu, res.memory
+        assert cpu is not None and mem is not None
         oom = self.ctr.linux.oom_score_adj if self.ctr.linux is not None else None
-        args = (cpu.shares or 0, cpu.quota or 0, cpu.period or 0, mem.limit or 0, self.qos_class, oom or 0,
+        args = (cpu.shares or 0, cpu.quota or 0, cpu.period or 0, mem.limit or 0, pod.qos_class, oom or 0,
                 self.cache.memory_capacity)
         if not ESTIMATES_KEPT:
             return estimate_resource_requirements(*args)

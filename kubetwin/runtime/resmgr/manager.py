@@ -98,8 +98,7 @@ class ResourceManager(Plugin):
             self.cache.pending_containers()
             self.cache.delete_container(c.id)
             raise PolicyError(f"failed to allocate resources: {exc}") from None
-        c.add_mount(Mount(destination="/.nri-resource-policy", source=f"{STATE_DIR}/containers/{c.id}",
-                          type="bind", options=["bind", "ro", "rslave"]))
+        c.add_mount(Mount("/.nri-resource-policy", "bind", f"{STATE_DIR}/containers/{c.id}", ["bind", "ro", "rslave"]))
         c.state = CREATED
         adjust = c.take_pending_adjustment()
         if adjust is not None:
@@ -155,14 +154,22 @@ class ResourceManager(Plugin):
     # --- helpers -------------------------------------------------------------------------------
     def _pending_updates(self, skip: str | None = None) -> list[ContainerUpdate]:
         out = []
+        classes = self._default_classes()
         for c in self.cache.pending_containers():
             if skip is not None and c.id == skip:
                 continue
             u = c.take_pending_update()
             if u is not None:
-                self._set_default_classes(c, u)
+                if classes:
+                    self._set_default_classes(c, u)
                 out.append(u)
         return out
+
+    def _default_classes(self) -> bool:
+        """Whether :meth:`_set_default_classes` may set anything (the pod's QoS class as default
+        RDT or Block I/O class)."""
+        return bool((self.rdt.get("enable") and self.rdt.get("usePodQoSAsDefaultClass"))
+                    or (self.blockio.get("enable") and self.blockio.get("usePodQoSAsDefaultClass")))
 
     def _set_default_classes(self, c: CachedContainer, req: ContainerAdjustment | ContainerUpdate) -> None:
         if self.rdt.get("enable") and self.rdt.get("usePodQoSAsDefaultClass") and c.rdt_class() == "":
