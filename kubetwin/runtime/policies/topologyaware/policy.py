@@ -29,7 +29,7 @@ from ...resmgr.cache import UNLIMITED_BURSTABLE_KEY, Affinity, Cache, CachedCont
 from ...resmgr.expression import ALWAYS_TRUE, EQUALS, Expression
 from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource, sync_allocations
 from ...sysfs import System
-from . import fastpin, fastscore
+from . import fastpin, fastrequest, fastscore
 from .node import Node
 from .pools import build_pools, sort_pools_by_score
 from .preferences import (
@@ -246,6 +246,14 @@ class TopologyAwarePolicy:
 
     # --- placing -------------------------------------------------------------------------------
     def new_request(self, c: CachedContainer) -> Request:
+        if fastrequest.ENABLED:
+            req = fastrequest.new_request(self, c)
+            if req is not None:
+                return req
+        return self.plain_new_request(c)
+
+    def plain_new_request(self, c: CachedContainer) -> Request:
+        """``newRequest``: the container's CPU and memory preferences."""
         pod = c.pod
         full, fraction, limit, isolate, cpu_type, prio = cpu_allocation_preferences(self.cfg, pod, c,
                                                                                     self.default_prio)
