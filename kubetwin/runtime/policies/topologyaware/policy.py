@@ -319,10 +319,13 @@ class TopologyAwarePolicy:
                 aff = self.calculate_pool_affinities(c)
             except Exception as exc:  # noqa: BLE001 - malformed affinity annotations
                 raise PolicyError(f"failed to calculate affinity for container {c.pretty_name()}: {exc}") from None
-            scores, pools = (fastscore.sort_pools_by_score if fastscore.ENABLED else sort_pools_by_score)(
-                self, req, aff)
-            hinted = next((p for p in pools if p.name == pool_hint), None) if pool_hint else None
-            pool = hinted if hinted is not None else pools[0]
+            if fastscore.ENABLED and not self.explaining and not pool_hint:
+                scores, pool = fastscore.best_pool(self, req, aff)   # the first of the order alone
+            else:
+                scores, pools = (fastscore.sort_pools_by_score if fastscore.ENABLED else sort_pools_by_score)(
+                    self, req, aff)
+                hinted = next((p for p in pools if p.name == pool_hint), None) if pool_hint else None
+                pool = hinted if hinted is not None else pools[0]
             if self.explaining:
                 self.last_scores[c.id] = {
                     "request": req.describe(),
