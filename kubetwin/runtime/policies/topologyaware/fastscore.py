@@ -504,39 +504,57 @@ def best_pool(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]) -> tuple[
 
 def _first(p: "TopologyAwarePolicy", req: Any, f: _Figures, aff: list[float]) -> int | None:
     """The pool id Go's insertion sort (:func:`_sort`, up to 12 pools) puts first under
-    :func:`_less`, where it can be found without sorting; None elsewhere.
+    :func:`_less`, where it can be found without sorting; None elsewhere (requests with
+    topology hints, whose tie-breakers are not all keys, go to the sort).
 
-    - Requests that are neither isolated nor unlimited burstable, without topology hints:
-      every tie-breaker of the chain is then a comparison of a per-pool key, ending in the
-      pool id, so :func:`_less` is a strict total order and the first of the sort is its
-      minimum, found with one comparison per pool.
-    - Unlimited burstable requests (not isolated, without hints): their last tie-breakers
-      (the topology level, upstream's "sic" branch) are no order, but the ones before them
-      are keys (enough shared CPU, affinity, an offer, its zone's type, the zone's capacity).
-      When one pool has the strictly least such key, it beats every other pool in both
-      directions, and an insertion sort puts such a pool first whatever the order it meets
-      the pools in.
+    - Requests that are not unlimited burstable: every tie-breaker of the chain compares a
+      per-pool key, ending in the pool id — except, for isolated requests, the first one
+      ("enough isolated or enough shared CPU"), which is no order when some pools have enough
+      isolated CPUs and others not. Where all pools agree on that, :func:`_less` is a strict
+      total order and the first of the sort is its minimum, found with one comparison per pool.
+      Where they do not, the pools with enough of both beat every other pool in both
+      directions and are ordered among themselves, so the least of them comes first; without
+      such a pool, the sort decides.
+    - Unlimited burstable requests: their last tie-breakers (the topology level, upstream's
+      "sic" branch) are no order, but the ones before them are keys (enough shared CPU,
+      affinity, an offer, its zone's type, the zone's capacity). When one pool has the strictly
+      least such key, it beats every other pool in both directions.
+
+    Go's insertion sort puts a pool that beats every other pool in both directions first,
+    whatever the order it meets the pools in: it moves to the front when inserted, and no pool
+    inserted later moves past it.
     """
     n = len(f.zone)
-    if n > 12 or req.isolate or (f.hints is not None and req.container.topology_hints):
+    if n > 12 or (f.hints is not None and req.container.topology_hints):
         return None
-    unlimited = req.container.qos_class == "Burstable" and req.limit == UNLIMITED_CPU
-    if not unlimited:
-        less = _less(p, req, f, aff)
-        best = 0
-        for i in range(1, n):
-            if less(i, best):
-                best = i
-        return best
-    if req.cpu_type != CPU_NORMAL:
-        return None
+    if req.container.qos_class == "Burstable" and req.limit == UNLIMITED_CPU:
+        return None if req.isolate or req.cpu_type != CPU_NORMAL else _first_unlimited(p, req, f, aff)
+    candidates: list[int] | range = range(n)
+    if req.isolate:
+        iso, sh = f.isolated, f.shared
+        short = sum(1 for x in iso if x < 0)
+        if 0 < short < n:
+            candidates = [i for i in range(n) if iso[i] >= 0 and sh[i] >= 0]
+            if not candidates:
+                return None
+    less = _less(p, req, f, aff)
+    best = candidates[0]
+    for i in candidates[1:]:
+        if less(i, best):
+            best = i
+    return best
+
+
+def _first_unlimited(p: "TopologyAwarePolicy", req: Any, f: _Figures, aff: list[float]) -> int | None:
+    """:func:`_first` of an unlimited burstable request: the pool with the strictly least key of
+    the tie-breakers before the burstable ones, None when several share it."""
     sh, zone, mt = f.shared, f.zone, req.mem_type
     ztype = _zone_types(p, f)
     amount, lim = req.mem_amount_to_allocate(), req.mem_lim
     cap = _capacities(p, mt) if amount != lim else None
     best_key: tuple[Any, ...] | None = None
     best, ties = -1, 0
-    for i in range(n):
+    for i in range(len(zone)):
         m = zone[i]
         if m is None:
             key: tuple[Any, ...] = (sh[i] < 0, -aff[i], True, False, 0)
