@@ -11,6 +11,9 @@ priority) and the memory allocator's types. They are computed once per such shap
 plain code (:meth:`.policy.TopologyAwarePolicy.plain_new_request`) and remembered; a new
 :class:`.resources.Request` is made from them for each creation (the placement changes its
 ``cpu_type``). Pods with annotations and policies with CPU classes go the plain way.
+Likewise such a container's pool affinities (``calculatePoolAffinities``) are none when the
+policy registers no implicit affinities (:func:`no_affinities`): its explicit ones are
+annotations.
 ``tests/runtime/policies/topologyaware/test_fastrequest.py`` holds the requests equal to the
 plain ones.
 
@@ -59,3 +62,10 @@ def new_request(p: "TopologyAwarePolicy", c: "CachedContainer") -> Request | Non
         return r
     return Request(c, *fields)
 
+
+
+def no_affinities(p: "TopologyAwarePolicy", c: "CachedContainer") -> bool:
+    """Whether ``p.calculate_pool_affinities(c)`` is certainly ``{}``: the pod has no
+    annotations (the explicit affinities are annotations) and the policy registered no implicit
+    ones (``colocatePods``, ``colocateNamespaces``)."""
+    return not p.cache.implicit and not c.pod.sandbox.annotations

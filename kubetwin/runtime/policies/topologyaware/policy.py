@@ -316,7 +316,8 @@ class TopologyAwarePolicy:
                 self.last_scores[c.id] = {"request": req.describe(), "pool": pool.name, "reason": "reserved/preserve"}
         else:
             try:
-                aff = self.calculate_pool_affinities(c)
+                aff = {} if fastrequest.ENABLED and fastrequest.no_affinities(self, c) else \
+                    self.calculate_pool_affinities(c)
             except Exception as exc:  # noqa: BLE001 - malformed affinity annotations
                 raise PolicyError(f"failed to calculate affinity for container {c.pretty_name()}: {exc}") from None
             if fastscore.ENABLED and not self.explaining and not pool_hint:

@@ -68,3 +68,34 @@ def test_a_remembered_shape_gives_a_new_request_each_time(monkeypatch: pytest.Mo
     runs.run(runs.nodes(runs.MACHINES[0], 2, runs.topology_aware()), runs.arrivals(45, 60, [{}]))
     assert len(made) > 10 and len({id(r) for r in made}) == len(made)
     assert len(fastrequest._FIELDS) < len(made)   # shapes repeat
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_a_container_said_to_have_no_affinities_has_none(machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = fastrequest.no_affinities
+    said = {True: 0, False: 0}
+
+    def checked(p: TopologyAwarePolicy, c: Any) -> bool:
+        got = real(p, c)
+        said[got] += 1
+        if got:
+            assert p.calculate_pool_affinities(c) == {}
+        return got
+
+    monkeypatch.setattr(fastrequest, "no_affinities", checked)
+    result = runs.run(runs.nodes(machine, 4, runs.topology_aware()),
+                      runs.arrivals(46, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert runs.placed(result) > 0 and said[True] > 20 and said[False] > 5
+
+
+def test_implicit_affinities_or_annotations_are_not_none() -> None:
+    from types import SimpleNamespace
+
+    def container(annotations: dict[str, str]) -> Any:
+        return SimpleNamespace(pod=SimpleNamespace(sandbox=SimpleNamespace(annotations=annotations)))
+
+    plain = SimpleNamespace(cache=SimpleNamespace(implicit={}))
+    colocating = SimpleNamespace(cache=SimpleNamespace(implicit={"topology-aware:colocate-pods": lambda c, e: None}))
+    assert fastrequest.no_affinities(plain, container({}))  # type: ignore[arg-type]
+    assert not fastrequest.no_affinities(plain, container({"a": "b"}))  # type: ignore[arg-type]
+    assert not fastrequest.no_affinities(colocating, container({}))  # type: ignore[arg-type]
