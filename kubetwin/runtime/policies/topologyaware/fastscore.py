@@ -20,6 +20,10 @@ to — is kept per :class:`...sysfs.System` (:class:`_Machine`), so an offer is 
 check of :mod:`...libmem_offers` alone. A supply's own ``allocatable_shared_cpu`` (the CPU
 slicing and shared portions ask it) comes from :func:`allocatable_shared_cpu`: subtree sums
 built once, one pass over the grants, each grant's zero-CPU-request test kept on it.
+A placement without a pool hint and without ``--explain`` reads only the first pool of the
+order: :func:`best_pool` finds it without the sort where that is exact (:func:`_first`: one
+comparison per pool where the chain of tie-breakers is a strict total order, the strictly
+least key of the tie-breakers before the non-order ones otherwise; ``FIRST = False`` sorts).
 ``COMPARE = False`` ranks with the plain ``compareScores``; ``ENABLED = False`` runs all of the
 plain code. ``tests/runtime/policies/topologyaware/test_fastscore.py`` holds scores, rankings
 and every pool's allocatable shared CPU equal to the plain ones on random requests and states.
