@@ -250,11 +250,11 @@ def main() -> None:
         runtime_policies.LEAN_FIGURES = False
         from kubetwin.runtime import cpuallocator_keys, cpuallocator_memo, libmem_offers
         from kubetwin.runtime.policies.balloons import cputree_memo
-        from kubetwin.runtime.policies.topologyaware import fastpick, fastpin, fastscore, fastslice
+        from kubetwin.runtime.policies.topologyaware import fastpick, fastpin, fastrequest, fastscore, fastslice
         from kubetwin.runtime.resmgr.manager import ResourceManager
 
-        for module in (cpuallocator_keys, cpuallocator_memo, cputree_memo, fastpick, fastpin, fastscore, fastslice,
-                       libmem_offers):
+        for module in (cpuallocator_keys, cpuallocator_memo, cputree_memo, fastpick, fastpin, fastrequest, fastscore,
+                       fastslice, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
         ResourceManager._nri_readonly_events = frozenset()
         ResourceManager._nri_readonly_pods = frozenset()

@@ -20,6 +20,10 @@ to — is kept per :class:`...sysfs.System` (:class:`_Machine`), so an offer is 
 check of :mod:`...libmem_offers` alone. A supply's own ``allocatable_shared_cpu`` (the CPU
 slicing and shared portions ask it) comes from :func:`allocatable_shared_cpu`: subtree sums
 built once, one pass over the grants, each grant's zero-CPU-request test kept on it.
+A placement without a pool hint and without ``--explain`` reads only the first pool of the
+order: :func:`best_pool` finds it without the sort where that is exact (:func:`_first`: one
+comparison per pool where the chain of tie-breakers is a strict total order, the strictly
+least key of the tie-breakers before the non-order ones otherwise; ``FIRST = False`` sorts).
 ``COMPARE = False`` ranks with the plain ``compareScores``; ``ENABLED = False`` runs all of the
 plain code. ``tests/runtime/policies/topologyaware/test_fastscore.py`` holds scores, rankings
 and every pool's allocatable shared CPU equal to the plain ones on random requests and states.
@@ -252,7 +256,7 @@ class _Figures:
     move other requests or fail), else made when read (:meth:`offer`)."""
 
     __slots__ = ("p", "req", "isolated", "reserved", "shared", "allocatable_shared", "prio", "taken", "colocated",
-                 "hints", "combined", "zone", "offers", "errors", "lazy")
+                 "hints", "combined", "zone", "offers", "errors", "lazy", "ztype")
 
     def __init__(self, p: "TopologyAwarePolicy", req: Any) -> None:
         self.p, self.req = p, req
@@ -275,6 +279,8 @@ class _Figures:
         self.errors = [""] * k
         #: per pool (affinity, types asked, types and zone resolved) of an offer made when read
         self.lazy: list[tuple[int, int, int, int] | None] = [None] * k
+        #: per pool the type of its offer's zone (0: no offer), made when first read (:func:`_zone_types`)
+        self.ztype: list[int] | None = None
 
     def offer(self, i: int) -> Offer | None:
         o = self.offers[i]
@@ -477,6 +483,94 @@ def sort_pools_by_score(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]
 #: rank with :func:`_less` (False: the plain ``compare_scores``; for tests)
 COMPARE = True
 
+#: find the first pool without sorting where that is exact (:func:`best_pool`; False: always sort)
+FIRST = True
+
+
+def best_pool(p: "TopologyAwarePolicy", req: Any, aff: dict[int, int]) -> tuple[dict[int, Score], "Node"]:
+    """The scores and the first pool of :func:`sort_pools_by_score` (a placement without a pool
+    hint reads no other; ``--explain`` reads the whole order), found without the sort where
+    that gives the same pool (:func:`_first`)."""
+    if not COMPARE or not FIRST:
+        scores, ranked = sort_pools_by_score(p, req, aff)
+        return scores, ranked[0]
+    f = _figures(p, req)
+    scores = _Scores(f)
+    pools = p.pools
+    aff_list = [affinity_score(aff, n) for n in pools] if aff else [0.0] * len(pools)
+    i = _first(p, req, f, aff_list)
+    if i is None:
+        ids = list(range(len(pools)))
+        _sort(ids, _less(p, req, f, aff_list))
+        i = ids[0]
+    return scores, pools[i]
+
+
+def _first(p: "TopologyAwarePolicy", req: Any, f: _Figures, aff: list[float]) -> int | None:
+    """The pool id Go's insertion sort (:func:`_sort`, up to 12 pools) puts first under
+    :func:`_less`, where it can be found without sorting; None elsewhere (requests with
+    topology hints, whose tie-breakers are not all keys, go to the sort).
+
+    - Requests that are not unlimited burstable: every tie-breaker of the chain compares a
+      per-pool key, ending in the pool id — except, for isolated requests, the first one
+      ("enough isolated or enough shared CPU"), which is no order when some pools have enough
+      isolated CPUs and others not. Where all pools agree on that, :func:`_less` is a strict
+      total order and the first of the sort is its minimum, found with one comparison per pool.
+      Where they do not, the pools with enough of both beat every other pool in both
+      directions and are ordered among themselves, so the least of them comes first; without
+      such a pool, the sort decides.
+    - Unlimited burstable requests: their last tie-breakers (the topology level, upstream's
+      "sic" branch) are no order, but the ones before them are keys (enough shared CPU,
+      affinity, an offer, its zone's type, the zone's capacity). When one pool has the strictly
+      least such key, it beats every other pool in both directions.
+
+    Go's insertion sort puts a pool that beats every other pool in both directions first,
+    whatever the order it meets the pools in: it moves to the front when inserted, and no pool
+    inserted later moves past it.
+    """
+    n = len(f.zone)
+    if n > 12 or (f.hints is not None and req.container.topology_hints):
+        return None
+    if req.container.qos_class == "Burstable" and req.limit == UNLIMITED_CPU:
+        return None if req.isolate or req.cpu_type != CPU_NORMAL else _first_unlimited(p, req, f, aff)
+    candidates: list[int] | range = range(n)
+    if req.isolate:
+        iso, sh = f.isolated, f.shared
+        short = sum(1 for x in iso if x < 0)
+        if 0 < short < n:
+            candidates = [i for i in range(n) if iso[i] >= 0 and sh[i] >= 0]
+            if not candidates:
+                return None
+    less = _less(p, req, f, aff)
+    best = candidates[0]
+    for i in candidates[1:]:
+        if less(i, best):
+            best = i
+    return best
+
+
+def _first_unlimited(p: "TopologyAwarePolicy", req: Any, f: _Figures, aff: list[float]) -> int | None:
+    """:func:`_first` of an unlimited burstable request: the pool with the strictly least key of
+    the tie-breakers before the burstable ones, None when several share it."""
+    sh, zone, mt = f.shared, f.zone, req.mem_type
+    ztype = _zone_types(p, f)
+    amount, lim = req.mem_amount_to_allocate(), req.mem_lim
+    cap = _capacities(p, mt) if amount != lim else None
+    best_key: tuple[Any, ...] | None = None
+    best, ties = -1, 0
+    for i in range(len(zone)):
+        m = zone[i]
+        if m is None:
+            key: tuple[Any, ...] = (sh[i] < 0, -aff[i], True, False, 0)
+        else:
+            c = 0 if cap is None else ((cap[i] < lim) if lim != 0 else -cap[i])
+            key = (sh[i] < 0, -aff[i], False, ztype[i] != mt, c)
+        if best_key is None or key < best_key:
+            best_key, best, ties = key, i, 0
+        elif key == best_key:
+            ties += 1
+    return best if ties == 0 else None
+
 
 def _sort(ids: list[int], less: Callable[[int, int], bool]) -> None:
     """``sort.Slice``: Go's insertion sort for the few pools of a machine (up to 12), else
@@ -518,6 +612,22 @@ def _capacities(p: "TopologyAwarePolicy", mt: int) -> tuple[int, ...]:
     return got
 
 
+def _zone_types(p: "TopologyAwarePolicy", f: _Figures) -> list[int]:
+    """Per pool the type of its offer's zone (``a.zone_type``, remembered per machine; 0 where
+    the pool has no offer), kept on the figures."""
+    ztype = f.ztype
+    if ztype is None:
+        types = _machine(p).zone_types
+        ztype = f.ztype = [0] * len(f.zone)
+        for i, m in enumerate(f.zone):
+            if m is not None:
+                t = types.get(m)
+                if t is None:
+                    t = types[m] = p.mem_allocator.zone_type(m)
+                ztype[i] = t
+    return ztype
+
+
 def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: list[float]) -> Callable[[int, int], bool]:
     """:func:`.pools.compare_scores` for one request, over pool ids: what it reads of the
     request and of each pool's figures looked up once (the pool tree's from :func:`_tree` and
@@ -535,7 +645,6 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: list[float])
     prio_tiebreak = prio in (PRIORITY_LOW, PRIORITY_HIGH)
     typed = mt not in (MEMORY_UNSPEC, MEMORY_PRESERVE)
     isolate, full = request.isolate, request.full
-    alloc = p.mem_allocator
     iso, res, sh, coloc, b = f.isolated, f.reserved, f.shared, f.colocated, f.allocatable_shared
     zeros = [0] * len(iso)
     figures = f.prio_figures() if prio_tiebreak or (normal and prio == PRIORITY_NORMAL) else {}
@@ -545,14 +654,7 @@ def _less(p: "TopologyAwarePolicy", request: Any, f: _Figures, aff: list[float])
     # per pool: the offer's zone and type, the zone capacity of the request's type (read when
     # the memory request and limit differ)
     zone = f.zone
-    types = _machine(p).zone_types
-    ztype = list(zeros)
-    for i, m in enumerate(zone):
-        if m is not None:
-            t = types.get(m)
-            if t is None:
-                t = types[m] = alloc.zone_type(m)
-            ztype[i] = t
+    ztype = _zone_types(p, f)
     cap = _capacities(p, mt) if req_amount != lim else ()
     # per pool its depth, topology level, the level's value (read by unlimited burstable
     # requests) and memory types

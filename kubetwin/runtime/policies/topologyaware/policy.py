@@ -29,7 +29,7 @@ from ...resmgr.cache import UNLIMITED_BURSTABLE_KEY, Affinity, Cache, CachedCont
 from ...resmgr.expression import ALWAYS_TRUE, EQUALS, Expression
 from ...resmgr.policy import PolicyError, TopologyZone, ZoneResource, sync_allocations
 from ...sysfs import System
-from . import fastpin, fastscore
+from . import fastpin, fastrequest, fastscore
 from .node import Node
 from .pools import build_pools, sort_pools_by_score
 from .preferences import (
@@ -246,6 +246,14 @@ class TopologyAwarePolicy:
 
     # --- placing -------------------------------------------------------------------------------
     def new_request(self, c: CachedContainer) -> Request:
+        if fastrequest.ENABLED:
+            req = fastrequest.new_request(self, c)
+            if req is not None:
+                return req
+        return self.plain_new_request(c)
+
+    def plain_new_request(self, c: CachedContainer) -> Request:
+        """``newRequest``: the container's CPU and memory preferences."""
         pod = c.pod
         full, fraction, limit, isolate, cpu_type, prio = cpu_allocation_preferences(self.cfg, pod, c,
                                                                                     self.default_prio)
@@ -308,13 +316,17 @@ class TopologyAwarePolicy:
                 self.last_scores[c.id] = {"request": req.describe(), "pool": pool.name, "reason": "reserved/preserve"}
         else:
             try:
-                aff = self.calculate_pool_affinities(c)
+                aff = {} if fastrequest.ENABLED and fastrequest.no_affinities(self, c) else \
+                    self.calculate_pool_affinities(c)
             except Exception as exc:  # noqa: BLE001 - malformed affinity annotations
                 raise PolicyError(f"failed to calculate affinity for container {c.pretty_name()}: {exc}") from None
-            scores, pools = (fastscore.sort_pools_by_score if fastscore.ENABLED else sort_pools_by_score)(
-                self, req, aff)
-            hinted = next((p for p in pools if p.name == pool_hint), None) if pool_hint else None
-            pool = hinted if hinted is not None else pools[0]
+            if fastscore.ENABLED and not self.explaining and not pool_hint:
+                scores, pool = fastscore.best_pool(self, req, aff)   # the first of the order alone
+            else:
+                scores, pools = (fastscore.sort_pools_by_score if fastscore.ENABLED else sort_pools_by_score)(
+                    self, req, aff)
+                hinted = next((p for p in pools if p.name == pool_hint), None) if pool_hint else None
+                pool = hinted if hinted is not None else pools[0]
             if self.explaining:
                 self.last_scores[c.id] = {
                     "request": req.describe(),

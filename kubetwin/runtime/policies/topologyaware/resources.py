@@ -151,6 +151,10 @@ class Supply:
         return grant, updates
 
     def allocate_cpu(self, r: "Request") -> "Grant":
+        if fastslice.ENABLED:
+            fast: Grant | None = fastslice.allocate_shared(self, r)
+            if fast is not None:
+                return fast
         full, fraction, cpu_type = r.full, r.fraction, r.cpu_type
         if cpu_type == CPU_RESERVED and full > 0:
             fraction += full * 1000

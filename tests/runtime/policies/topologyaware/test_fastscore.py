@@ -38,6 +38,7 @@ def _compare_every_ranking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return fast_scores, fast_pools
 
     monkeypatch.setattr(fastscore, "sort_pools_by_score", both)
+    monkeypatch.setattr(fastscore, "FIRST", False)   # every placement through the whole ranking
     return seen
 
 
@@ -76,3 +77,91 @@ def test_only_traced_nodes_keep_the_pool_scores_explain_reads(traced: bool) -> N
     cid = n.pods["default/p"].containers[0].ctr.id
     why = n.resmgr.policy.explain(cid)  # type: ignore[attr-defined]
     assert (why is not None and why["pools"][0]["rank"] == 1) if traced else why is None
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+@pytest.mark.parametrize("seed", (14, 15))
+def test_the_first_pool_found_without_sorting_is_the_first_of_the_plain_ranking(
+        machine: str, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = fastscore._first
+    found = {"unlimited": 0, "isolated": 0, "other": 0, "sorted": 0}
+
+    def checked(p: Any, req: Any, f: Any, aff: list[float]) -> Any:
+        got = first(p, req, f, aff)
+        fastscore.ENABLED = False
+        try:
+            _, plain_pools = pools.sort_pools_by_score(p, req, {})  # the runs' pods have no affinities
+        finally:
+            fastscore.ENABLED = True
+        if got is None:
+            found["sorted"] += 1
+        else:
+            assert got == plain_pools[0].id
+            found["unlimited" if req.limit == fastscore.UNLIMITED_CPU else "isolated" if req.isolate else "other"] += 1
+        return got
+
+    monkeypatch.setattr(fastscore, "_first", checked)
+    result = runs.run(runs.nodes(machine, 4, runs.topology_aware()),
+                      runs.arrivals(seed, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert runs.placed(result) > 0
+    assert found["unlimited"] > 10 and found["isolated"] > 5 and found["other"] > 10, found
+
+
+def test_best_pool_with_first_off_is_the_first_of_the_sorted_pools(monkeypatch: pytest.MonkeyPatch) -> None:
+    arrivals = runs.arrivals(16, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS)
+    fast = runs.run(runs.nodes(runs.MACHINES[0], 4, runs.topology_aware()), arrivals)
+    monkeypatch.setattr(fastscore, "FIRST", False)
+    sorted_ = runs.run(runs.nodes(runs.MACHINES[0], 4, runs.topology_aware()), arrivals)
+    assert fast == sorted_ and runs.placed(fast) > 0
+
+
+@pytest.mark.parametrize("isolated", ("2-5", "2-3,34-35", "0-63"))
+def test_isolated_requests_with_isolated_cpus_in_some_pools_find_the_first_of_the_plain_ranking(
+        isolated: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    from kubetwin.machine import load_machine
+    from kubetwin.model.cpuset import CPUSet
+    from kubetwin.model.kubelet_config import KubeletConfiguration
+    from kubetwin.model.pod import pod_from_dict
+    from kubetwin.runtime.node import RuntimeNode
+
+    first = fastscore._first
+    found = {"mixed": 0, "same": 0, "sorted": 0}
+
+    def checked(p: Any, req: Any, f: Any, aff: list[float]) -> Any:
+        got = first(p, req, f, aff)
+        fastscore.ENABLED = False
+        try:
+            _, plain_pools = pools.sort_pools_by_score(p, req, {})
+        finally:
+            fastscore.ENABLED = True
+        if got is None:
+            found["sorted"] += 1
+        else:
+            assert got == plain_pools[0].id
+            if req.isolate:
+                short = sum(1 for x in f.isolated if x < 0)
+                found["mixed" if 0 < short < len(f.isolated) else "same"] += 1
+        return got
+
+    monkeypatch.setattr(fastscore, "_first", checked)
+    machine = load_machine(str(runs.SHARED / "machines" / runs.MACHINES[0]))
+    rn = RuntimeNode(machine, runs.topology_aware().resource, KubeletConfiguration.from_dict(runs.NONE),
+                     isolated=CPUSet.parse(isolated), traced=False)
+    rng = random.Random(17)
+    live: list[str] = []
+    for k in range(60):
+        if live and rng.random() < 0.3:
+            rn.delete_pod(live.pop(rng.randrange(len(live))))
+            continue
+        doc = runs.pod_doc(rng, [{}, {}, {"prefer-isolated-cpus.resource-policy.nri.io/pod": "true"}])
+        if rng.random() < 0.5:
+            doc["spec"]["containers"] = [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "64Mi"},
+                                                                     "limits": {"cpu": "1", "memory": "64Mi"}}}]
+        doc["metadata"].update(name=f"p{k}", uid=f"uid-{k}")
+        pod = pod_from_dict(doc)
+        if rn.create_pod(pod) is None:
+            live.append(pod.key)
+    assert found["mixed"] + found["same"] > 5, found
+    assert found["mixed"] > 0 or isolated == "0-63", found
