@@ -76,6 +76,8 @@ _PLAIN_REDUCE = object.__reduce_ex__
 #: is given its ``__dict__`` whole (a ``dict.copy()``), at about half the cost of filling the new
 #: object's own dict
 _PLAIN_SET: set[type] = set()
+#: of those, the ones without slots nor a ``__new__`` of their own: copied by the C kernel
+_NATIVE_PLAIN: set[type] = set()
 
 
 #: annotations of the fields of a frozen dataclass whose instances are shared (immutable values)
@@ -147,6 +149,8 @@ def _classify(t: type) -> int:
         return _OWN
     if t.__setattr__ is object.__setattr__:
         _PLAIN_SET.add(t)
+        if not _SLOTS[t] and t.__new__ is object.__new__:
+            _NATIVE_PLAIN.add(t)
     return _OBJECT
 
 
@@ -169,7 +173,9 @@ def _slots_copier(t: type) -> Callable[[Any, dict[int, Any]], Any] | None:
     lines.append("    return new")
     env: dict[str, Any] = {"new_": object.__new__, "T": t, "atoms": _ATOMS, "c": _copy, "id": id}
     exec("\n".join(lines), env)   # noqa: S102  (code built from the class's own slot names)
+    _ENVS.append(env)
     made: Callable[[Any, dict[int, Any]], Any] = env["copy"]
+    _SLOTTED[t] = slots
     return made
 
 
@@ -191,13 +197,21 @@ def _immutable(x: Any) -> None:
         _IMMUTABLE[id(x)] = x
 
 
+#: the slot names of the classes with a generated copier (the C kernel's copy of them)
+_SLOTTED: dict[type, tuple[str, ...]] = {}
+#: the namespaces of the generated copiers (their ``c``: the copier of the values, rebound by :func:`use_native`)
+_ENVS: list[dict[str, Any]] = []
+
+
 def copy_state(obj: Any, memo: dict[int, Any]) -> Any:
     """A deep copy of ``obj`` (``memo``: ``id(original) -> copy``, as ``copy.deepcopy`` takes it;
     objects already in it are used as they are)."""
     return _copy(obj, memo)
 
 
-def _copy(x: Any, memo: dict[int, Any]) -> Any:
+def _py_copy(x: Any, memo: dict[int, Any]) -> Any:
+    """The copy of ``x`` in Python (the C kernel's twin, and its fallback for every kind but dicts,
+    lists and plain objects)."""
     t = type(x)
     kind = _KIND.get(t)
     if kind is None:
@@ -525,3 +539,63 @@ def _never_written() -> tuple[type, ...]:
 
 _KIND.update(dict.fromkeys(_never_written(), _ATOM))
 _ATOMS.update(_never_written())
+
+
+# --- the C kernel -----------------------------------------------------------------------------------
+#: copy dicts, lists and plain objects with the C kernel ``kubetwin._kernel._graphcopy`` where it was
+#: built (the same graph as :func:`_py_copy`, its twin; ``KUBETWIN_PURE_PYTHON`` set, or False:
+#: Python only)
+NATIVE = True
+
+
+def _load_native() -> Callable[[Any, dict[int, Any]], Any] | None:
+    import os
+
+    if os.environ.get("KUBETWIN_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from .._kernel import _graphcopy
+    except ImportError:
+        return None
+    _graphcopy.configure(_ATOMS, _NATIVE_PLAIN, _OWN_COPY, _IMMUTABLE, _py_copy, *_native_shapes(), _SLOTTED)
+    made: Callable[[Any, dict[int, Any]], Any] = _graphcopy.copy
+    return made
+
+
+def _native_shapes() -> tuple[set[type], dict[type, tuple[bool, frozenset[str]]]]:
+    """What the C kernel does for the records and messages the Python copiers above copy (the
+    same graph): pod sandbox messages are shared (:func:`_sandbox_message`); a pod record, a
+    container record, a container message and its ``linux`` are new objects sharing every
+    attribute but the one named (:func:`_pod_record`, :func:`_container_record`,
+    :func:`_container_message`); a container's resources are copied as a plain object, their
+    memory and CPU parts are new objects with the same values (:func:`_resources`); the
+    resource manager's cached containers and pods as plain objects (:func:`_with_message`)."""
+    from ..runtime.node import ContainerRecord, PodRecord
+    from ..runtime.nri.api import Container, LinuxContainer, PodSandbox
+    from ..runtime.resmgr.cache import CachedContainer
+    from ..runtime.resmgr.cache import Pod as CachedPod
+
+    nothing: frozenset[str] = frozenset()
+    shapes = {PodRecord: (True, frozenset({"containers"})), ContainerRecord: (True, frozenset({"ctr"})),
+              Container: (True, frozenset({"linux"})), LinuxContainer: (True, frozenset({"resources"})),
+              _LinuxResources: (False, nothing), _LinuxMemory: (True, nothing), _LinuxCPU: (True, nothing),
+              CachedContainer: (False, nothing), CachedPod: (False, nothing)}
+    return {PodSandbox}, shapes
+
+
+_NATIVE_COPY = _load_native()
+_copy: Callable[[Any, dict[int, Any]], Any] = _py_copy
+
+
+def use_native(on: bool) -> bool:
+    """Copy with the C kernel (``on``, where it was built) or in Python only; True when the C
+    kernel copies now."""
+    global _copy, NATIVE
+    NATIVE = on
+    _copy = _NATIVE_COPY if on and _NATIVE_COPY is not None else _py_copy
+    for env in _ENVS:
+        env["c"] = _copy
+    return _copy is not _py_copy
+
+
+use_native(NATIVE)
