@@ -47,7 +47,12 @@ static PyObject *copy_value(PyObject *v, PyObject *memo) {
         Py_DECREF(key);
         return NULL;
     }
+    if (Py_EnterRecursiveCall(" while copying a runtime node")) {   /* deep graphs: RecursionError */
+        Py_DECREF(key);
+        return NULL;
+    }
     PyObject *out = copy_new(v, memo, key);
+    Py_LeaveRecursiveCall();
     Py_DECREF(key);
     return out;
 }
