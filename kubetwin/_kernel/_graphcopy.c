@@ -100,6 +100,10 @@ static PyObject *memo_or_self(PyObject *v, PyObject *memo) {
 /* a plain object with a shape: its dict copied, the attributes named (share false) or not named
    (share true) copied, the others shared (or their copy met already) */
 static PyObject *copy_shaped(PyObject *x, PyObject *memo, PyObject *key, PyObject *shape) {
+    if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 2 || !PyAnySet_Check(PyTuple_GET_ITEM(shape, 1))) {
+        PyErr_SetString(PyExc_TypeError, "a shape is (share: bool, names: frozenset)");
+        return NULL;
+    }
     int share = PyObject_IsTrue(PyTuple_GET_ITEM(shape, 0));
     PyObject *names = PyTuple_GET_ITEM(shape, 1);
     if (share < 0) return NULL;
@@ -139,6 +143,10 @@ fail:
 
 /* an object with slots: each slot set read and written by name, unset ones left unset */
 static PyObject *copy_slotted(PyObject *x, PyObject *memo, PyObject *key, PyObject *names) {
+    if (!PyTuple_Check(names)) {
+        PyErr_SetString(PyExc_TypeError, "slot names are a tuple");
+        return NULL;
+    }
     PyObject *new = PyBaseObject_Type.tp_new(Py_TYPE(x), empty, NULL);
     if (new == NULL) return NULL;
     if (PyDict_SetItem(memo, key, new) < 0) {
