@@ -3,7 +3,8 @@
  * the Python copier (runtime_copy._py_copy) with the same memo. The graph is the one the Python
  * copier gives, step by step: an atom (its type in the atoms set) is itself; an object in the memo
  * (keyed by id(), as copy.deepcopy's) is its copy there; a dict is copied whole and its values
- * that are not atoms replaced (a dict with a key that is not an atom goes to Python); a list gets
+ * that are not atoms replaced (a dict with a key that is neither an atom nor a tuple or frozenset
+ * remembered as immutable goes to Python); a list gets
  * a copy of each item; a plain object is object.__new__(type) given a copy of its __dict__ whose
  * values that are not atoms are replaced; a tuple or frozenset remembered as immutable is itself;
  * an object whose type has a copier of its own (owns) is that copier's answer. The copy of a dict,
@@ -181,9 +182,16 @@ static PyObject *copy_new(PyObject *x, PyObject *memo, PyObject *key) {
     if (t == &PyDict_Type) {
         Py_ssize_t pos = 0;
         PyObject *k, *v;
-        while (PyDict_Next(x, &pos, &k, &v)) {
+        while (PyDict_Next(x, &pos, &k, &v)) {   /* keys: atoms, or tuples remembered as immutable */
             int a = PySet_Contains(atoms, (PyObject *)Py_TYPE(k));
             if (a < 0) return NULL;
+            if (!a && (Py_IS_TYPE(k, &PyTuple_Type) || Py_IS_TYPE(k, &PyFrozenSet_Type))) {
+                PyObject *kid = PyLong_FromVoidPtr(k);
+                if (kid == NULL) return NULL;
+                a = PyDict_Contains(immutable, kid);
+                Py_DECREF(kid);
+                if (a < 0) return NULL;
+            }
             if (!a) return PyObject_CallFunctionObjArgs(fallback, x, memo, NULL);
         }
         PyObject *d = PyDict_Copy(x);

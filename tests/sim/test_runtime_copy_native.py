@@ -94,6 +94,8 @@ def _random_value(rng: random.Random, pool: list[Any], depth: int) -> Any:
             d[f"k{rng.randint(0, 20)}"] = _random_value(rng, pool, depth - 1)
         if rng.random() < 0.15:
             d[_Plain()] = _random_value(rng, pool, depth - 1)   # a key that is not an atom
+        if rng.random() < 0.2:
+            d[(rng.randint(0, 3), "t")] = _random_value(rng, pool, depth - 1)   # a tuple key of atoms
         return d
     if kind == 1:
         lst: list[Any] = []
@@ -153,6 +155,17 @@ def test_a_dict_with_object_keys_is_copied_by_the_python_copier_under_the_c_kern
     out = _copy([d, key], {}, True)
     copied = out[0]
     assert list(copied)[1] is out[1] and out[1] is not key and copied[out[1]] == [2]
+
+
+def test_a_dict_keyed_by_a_tuple_remembered_as_immutable_is_copied_by_the_c_kernel_with_the_same_keys() -> None:
+    plan = (7, "seven")
+    d = {plan: [1], "x": plan}
+    first = _copy(d, {}, True)   # the tuple is met and remembered (through the Python copier)
+    assert id(plan) in runtime_copy._IMMUTABLE and list(first)[0] is plan
+    again = _copy(d, {}, True)
+    assert list(again) == [plan, "x"] and list(again)[0] is plan and again["x"] is plan
+    assert again[plan] == [1] and again[plan] is not d[plan]
+    _same_graph(d, again, _copy(d, {}, False))
 
 
 @pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
