@@ -1,4 +1,6 @@
-"""The optional C kernel of the fused scheduling cycle (``kubetwin/_kernel/_fused.c``).
+"""The optional C kernels: the fused scheduling cycle (``kubetwin/_kernel/_fused.c``) and the
+generic steps of a runtime node's copy (``kubetwin/_kernel/_graphcopy.c``, twin: the Python
+copier of :mod:`kubetwin.sim.runtime_copy`).
 
 Everything else about the package is in ``pyproject.toml``. The extension is optional: where it
 cannot be built (no C compiler or Python headers), installing goes on and kubetwin runs its
@@ -13,4 +15,6 @@ from setuptools import Extension, setup
 ARGS = [] if sys.platform == "win32" else ["-O2", "-fwrapv", "-ffp-contract=off"]
 
 setup(ext_modules=[Extension("kubetwin._kernel._fused", ["kubetwin/_kernel/_fused.c"], optional=True,
-                             extra_compile_args=ARGS)])
+                             extra_compile_args=ARGS),
+                   Extension("kubetwin._kernel._graphcopy", ["kubetwin/_kernel/_graphcopy.c"], optional=True,
+                             extra_compile_args=[] if sys.platform == "win32" else ["-O2"])])

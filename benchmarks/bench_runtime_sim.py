@@ -248,6 +248,9 @@ def main() -> None:
         runtime_memo.FAST_PARENT = False
         runtime_policies.FAST_COPY = False
         runtime_policies.LEAN_FIGURES = False
+        from kubetwin.sim import runtime_copy
+
+        runtime_copy.use_native(False)   # (FAST_COPY off copies with copy.deepcopy already)
         from kubetwin.runtime import cpuallocator_keys, cpuallocator_memo, libmem_offers
         from kubetwin.runtime.policies.balloons import cputree_memo
         from kubetwin.runtime.policies.topologyaware import fastpick, fastpin, fastrequest, fastscore, fastslice

@@ -72,6 +72,12 @@ _ATOMS: set[type] = {t for t, k in _KIND.items() if k == _ATOM}
 _SLOTS: dict[type, tuple[str, ...]] = {}
 
 _PLAIN_REDUCE = object.__reduce_ex__
+#: plain objects whose attributes are set the plain way (no ``__setattr__`` of their own): a copy
+#: is given its ``__dict__`` whole (a ``dict.copy()``), at about half the cost of filling the new
+#: object's own dict
+_PLAIN_SET: set[type] = set()
+#: of those, the ones without slots nor a ``__new__`` of their own: copied by the C kernel
+_NATIVE_PLAIN: set[type] = set()
 
 
 #: annotations of the fields of a frozen dataclass whose instances are shared (immutable values)
@@ -141,6 +147,10 @@ def _classify(t: type) -> int:
     if made is not None:
         _OWN_COPY[t] = made
         return _OWN
+    if t.__setattr__ is object.__setattr__:
+        _PLAIN_SET.add(t)
+        if not _SLOTS[t] and t.__new__ is object.__new__:
+            _NATIVE_PLAIN.add(t)
     return _OBJECT
 
 
@@ -159,11 +169,13 @@ def _slots_copier(t: type) -> Callable[[Any, dict[int, Any]], Any] | None:
     lines = ["def copy(x, memo):", "    new = new_(T)", "    memo[id(x)] = new"]
     for n in slots:
         lines += ["    try:", f"        v = x.{n}", "    except AttributeError:", "        pass", "    else:",
-                  f"        new.{n} = v if type(v) in atoms else c(v, memo)"]
+                  f"        new.{n} = v if type(v) in atoms else (g if (g := memo.get(id(v))) is not None else c(v, memo))"]
     lines.append("    return new")
-    env: dict[str, Any] = {"new_": object.__new__, "T": t, "atoms": _ATOMS, "c": _copy}
+    env: dict[str, Any] = {"new_": object.__new__, "T": t, "atoms": _ATOMS, "c": _copy, "id": id}
     exec("\n".join(lines), env)   # noqa: S102  (code built from the class's own slot names)
+    _ENVS.append(env)
     made: Callable[[Any, dict[int, Any]], Any] = env["copy"]
+    _SLOTTED[t] = slots
     return made
 
 
@@ -185,13 +197,21 @@ def _immutable(x: Any) -> None:
         _IMMUTABLE[id(x)] = x
 
 
+#: the slot names of the classes with a generated copier (the C kernel's copy of them)
+_SLOTTED: dict[type, tuple[str, ...]] = {}
+#: the namespaces of the generated copiers (their ``c``: the copier of the values, rebound by :func:`use_native`)
+_ENVS: list[dict[str, Any]] = []
+
+
 def copy_state(obj: Any, memo: dict[int, Any]) -> Any:
     """A deep copy of ``obj`` (``memo``: ``id(original) -> copy``, as ``copy.deepcopy`` takes it;
     objects already in it are used as they are)."""
     return _copy(obj, memo)
 
 
-def _copy(x: Any, memo: dict[int, Any]) -> Any:
+def _py_copy(x: Any, memo: dict[int, Any]) -> Any:
+    """The copy of ``x`` in Python (the C kernel's twin, and its fallback for every kind but dicts,
+    lists and plain objects)."""
     t = type(x)
     kind = _KIND.get(t)
     if kind is None:
@@ -212,26 +232,43 @@ def _copy(x: Any, memo: dict[int, Any]) -> Any:
         for k, v in x.items():
             if type(k) not in atoms:
                 return _dict_keys(x, d, memo)
-            if type(v) not in atoms:
+            tv = type(v)
+            if tv not in atoms:
                 got = memo.get(id(v))   # met already (a back reference): no call
-                d[k] = got if got is not None else c(v, memo)
+                if got is None:
+                    if not v and (tv is dict or tv is list):   # empty: made here, no call
+                        got = memo[id(v)] = tv()
+                    else:
+                        got = c(v, memo)
+                d[k] = got
         return d
     if kind == _LIST:
         lst: list[Any] = []
         memo[i] = lst
-        lst.extend([v if type(v) in atoms else c(v, memo) for v in x])
+        lst.extend([v if type(v) in atoms else (g if (g := memo.get(id(v))) is not None else c(v, memo))
+                    for v in x])
         return lst
     if kind == _OBJECT:
         new = object.__new__(t)
         memo[i] = new
         state = getattr(x, "__dict__", None)
         if state is not None:
-            nd = new.__dict__
-            nd.update(state)   # atoms as they are; the rest replaced below
+            nd = state.copy()   # atoms as they are; the rest replaced below
+            if t in _PLAIN_SET:
+                new.__dict__ = nd   # a dict of its own given whole: faster than filling the new one
+            else:
+                new.__dict__.update(nd)
+                nd = new.__dict__
             for k, v in state.items():
-                if type(v) not in atoms:
+                tv = type(v)
+                if tv not in atoms:
                     got = memo.get(id(v))
-                    nd[k] = got if got is not None else c(v, memo)
+                    if got is None:
+                        if not v and (tv is dict or tv is list):
+                            got = memo[id(v)] = tv()
+                        else:
+                            got = c(v, memo)
+                    nd[k] = got
         for s in _SLOTS[t]:
             try:
                 v = object.__getattribute__(x, s)
@@ -339,7 +376,7 @@ _new = object.__new__
 def _shallow(x: Any, memo: dict[int, Any]) -> Any:
     new = _new(type(x))
     memo[id(x)] = new
-    new.__dict__.update(x.__dict__)
+    new.__dict__ = x.__dict__.copy()
     return new
 
 
@@ -351,14 +388,14 @@ def _container_message(ctr: Any, memo: dict[int, Any]) -> Any:
         return got
     new = _new(type(ctr))
     memo[id(ctr)] = new
-    new.__dict__.update(ctr.__dict__)
+    new.__dict__ = ctr.__dict__.copy()
     linux = ctr.linux
     if linux is not None:
         lx = memo.get(id(linux))
         if lx is None:
             lx = _new(type(linux))
             memo[id(linux)] = lx
-            lx.__dict__.update(linux.__dict__)
+            lx.__dict__ = linux.__dict__.copy()
             lx.resources = _resources(linux.resources, memo)
         new.linux = lx
     return new
@@ -375,15 +412,14 @@ def _resources(res: Any, memo: dict[int, Any]) -> Any:
         return _copy(res, memo)
     new = _new(_LinuxResources)
     memo[id(res)] = new
-    nd = new.__dict__
-    nd.update(res.__dict__)
+    nd = new.__dict__ = res.__dict__.copy()
     memory, cpu = res.memory, res.cpu
     if memory is not None:
         part = memo.get(id(memory))
         if part is None:
             if type(memory) is _LinuxMemory:
                 part = memo[id(memory)] = _new(_LinuxMemory)
-                part.__dict__.update(memory.__dict__)
+                part.__dict__ = memory.__dict__.copy()
             else:
                 part = _copy(memory, memo)
         nd["memory"] = part
@@ -392,7 +428,7 @@ def _resources(res: Any, memo: dict[int, Any]) -> Any:
         if part is None:
             if type(cpu) is _LinuxCPU:
                 part = memo[id(cpu)] = _new(_LinuxCPU)
-                part.__dict__.update(cpu.__dict__)
+                part.__dict__ = cpu.__dict__.copy()
             else:
                 part = _copy(cpu, memo)
         nd["cpu"] = part
@@ -454,15 +490,19 @@ def _with_message(field: str, message: Callable[[Any, dict[int, Any]], Any]
     def copy_one(x: Any, memo: dict[int, Any]) -> Any:
         new = object.__new__(type(x))
         memo[id(x)] = new
-        nd = new.__dict__
-        nd.update(x.__dict__)   # atoms as they are; the rest replaced below
+        nd = new.__dict__ = x.__dict__.copy()   # atoms as they are; the rest replaced below
         atoms = _ATOMS
         for k, v in x.__dict__.items():
             if k == field:
                 nd[k] = message(v, memo)
-            elif type(v) not in atoms:
+            elif (tv := type(v)) not in atoms:
                 got = memo.get(id(v))
-                nd[k] = got if got is not None else _copy(v, memo)
+                if got is None:
+                    if not v and (tv is dict or tv is list):   # its tags, hints, affinities: mostly empty
+                        got = memo[id(v)] = tv()
+                    else:
+                        got = _copy(v, memo)
+                nd[k] = got
         return new
     return copy_one
 
@@ -499,3 +539,63 @@ def _never_written() -> tuple[type, ...]:
 
 _KIND.update(dict.fromkeys(_never_written(), _ATOM))
 _ATOMS.update(_never_written())
+
+
+# --- the C kernel -----------------------------------------------------------------------------------
+#: copy dicts, lists and plain objects with the C kernel ``kubetwin._kernel._graphcopy`` where it was
+#: built (the same graph as :func:`_py_copy`, its twin; ``KUBETWIN_PURE_PYTHON`` set, or False:
+#: Python only)
+NATIVE = True
+
+
+def _load_native() -> Callable[[Any, dict[int, Any]], Any] | None:
+    import os
+
+    if os.environ.get("KUBETWIN_PURE_PYTHON", "") not in ("", "0"):
+        return None
+    try:
+        from .._kernel import _graphcopy
+    except ImportError:
+        return None
+    _graphcopy.configure(_ATOMS, _NATIVE_PLAIN, _OWN_COPY, _IMMUTABLE, _py_copy, *_native_shapes(), _SLOTTED)
+    made: Callable[[Any, dict[int, Any]], Any] = _graphcopy.copy
+    return made
+
+
+def _native_shapes() -> tuple[set[type], dict[type, tuple[bool, frozenset[str]]]]:
+    """What the C kernel does for the records and messages the Python copiers above copy (the
+    same graph): pod sandbox messages are shared (:func:`_sandbox_message`); a pod record, a
+    container record, a container message and its ``linux`` are new objects sharing every
+    attribute but the one named (:func:`_pod_record`, :func:`_container_record`,
+    :func:`_container_message`); a container's resources are copied as a plain object, their
+    memory and CPU parts are new objects with the same values (:func:`_resources`); the
+    resource manager's cached containers and pods as plain objects (:func:`_with_message`)."""
+    from ..runtime.node import ContainerRecord, PodRecord
+    from ..runtime.nri.api import Container, LinuxContainer, PodSandbox
+    from ..runtime.resmgr.cache import CachedContainer
+    from ..runtime.resmgr.cache import Pod as CachedPod
+
+    nothing: frozenset[str] = frozenset()
+    shapes = {PodRecord: (True, frozenset({"containers"})), ContainerRecord: (True, frozenset({"ctr"})),
+              Container: (True, frozenset({"linux"})), LinuxContainer: (True, frozenset({"resources"})),
+              _LinuxResources: (False, nothing), _LinuxMemory: (True, nothing), _LinuxCPU: (True, nothing),
+              CachedContainer: (False, nothing), CachedPod: (False, nothing)}
+    return {PodSandbox}, shapes
+
+
+_NATIVE_COPY = _load_native()
+_copy: Callable[[Any, dict[int, Any]], Any] = _py_copy
+
+
+def use_native(on: bool) -> bool:
+    """Copy with the C kernel (``on``, where it was built) or in Python only; True when the C
+    kernel copies now."""
+    global _copy, NATIVE
+    NATIVE = on
+    _copy = _NATIVE_COPY if on and _NATIVE_COPY is not None else _py_copy
+    for env in _ENVS:
+        env["c"] = _copy
+    return _copy is not _py_copy
+
+
+use_native(NATIVE)

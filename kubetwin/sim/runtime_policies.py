@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from ..errors import InputError
 from ..model.cpuset import CPUSet
@@ -178,12 +178,19 @@ FAST_COPY = True
 
 def _deepcopy(obj: Any, memo: dict[int, Any]) -> Any:
     if FAST_COPY:
-        from .runtime_copy import copy_state
+        global _copy_state
+        fast = _copy_state
+        if fast is None:   # imported once (an import statement per copy is a lookup in the machinery)
+            from .runtime_copy import copy_state
 
-        return copy_state(obj, memo)
+            fast = _copy_state = copy_state
+        return fast(obj, memo)
     import copy
 
     return copy.deepcopy(obj, memo)
+
+
+_copy_state: Callable[[Any, dict[int, Any]], Any] | None = None
 
 
 def _template(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> tuple["RuntimeNode", dict[int, Any]]:

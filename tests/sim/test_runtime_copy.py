@@ -1,6 +1,7 @@
 """``kubetwin.sim.runtime_copy.copy_state``: the graph ``copy.deepcopy`` gives (every mutable object
 copied once, shared references and cycles kept, memo objects used as given), with immutable values
-shared; a copied runtime node answers the next pods exactly as the node it was copied from."""
+shared; a copied runtime node answers the next pods exactly as the node it was copied from. Every
+test runs with the C kernel (``kubetwin._kernel._graphcopy``) and with the Python copier alone."""
 
 from __future__ import annotations
 
@@ -24,6 +25,15 @@ from kubetwin.sim.runtime_copy import copy_state
 from kubetwin.sim.runtime_policies import RuntimePolicy, clone_runtime_node, fork_runtime_node, shared_objects
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+
+
+@pytest.fixture(autouse=True, params=("native", "python"))
+def _copier(request: pytest.FixtureRequest) -> Any:
+    """Every test with the C kernel copying (where it was built) and with the Python copier alone."""
+    before = runtime_copy.NATIVE
+    runtime_copy.use_native(request.param == "native")
+    yield request.param
+    runtime_copy.use_native(before)
 
 
 @dataclass(eq=False)
