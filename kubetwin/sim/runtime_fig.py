@@ -36,6 +36,7 @@ the figures are kubetwin's own (:mod:`kubetwin.report.placement`).
 
 from __future__ import annotations
 
+import functools
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Hashable
 
@@ -124,6 +125,8 @@ def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod",
     resmgr = rn.resmgr
     cached = resmgr.cache.containers if resmgr is not None else None
     placement = resmgr.policy.container_placement if resmgr is not None else None
+    if resmgr is not None and getattr(resmgr.policy, "placements", False) is None:
+        placement = _one_placement(resmgr.policy)
     sim = rt.sim
     now, node = sim.now, sim.cluster.names[i]
     wanted: dict[str, int] | None = None
@@ -174,6 +177,16 @@ def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod",
     sp.cpus = _mask_text(exclusive)
     sp.mems = _mems_text(mems_mask) if exclusive else ""
     return rows
+
+
+def _one_placement(policy: Any) -> Any:
+    """The plain ``container_placement`` of balloons' fast policy, whose own reads a map of every
+    container's placement made anew after each allocation (``FastBalloonsPolicy._placements``,
+    "as the plain policy"): a miss's rows read its new pod's containers alone, so the plain
+    lookup (the first balloon holding the container) costs less than the map."""
+    from ..runtime.policies.balloons.policy import BalloonsPolicy
+
+    return functools.partial(BalloonsPolicy.container_placement, policy)
 
 
 #: cpuset text -> its mask, mask -> its text (the rows' texts read once per set, as

@@ -62,7 +62,7 @@ import msgspec
 
 from ..diagnostics import warn_calls
 from ..model.meta import enc_hook
-from . import runtime_canon, runtime_canon_balloons, runtime_fig, runtime_fig_balloons, runtime_hit
+from . import runtime_canon, runtime_canon_balloons, runtime_fig, runtime_fig_balloons, runtime_hit, runtime_snapshot
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -383,8 +383,6 @@ def _figures(rn: "RuntimeNode") -> Any:
 def _snapshot(table: Table, st: State, real: Real) -> bool:
     """A snapshot of ``real`` kept at ``st`` (its state); False when snapshots are off or the
     node is not snapshot-safe."""
-    from . import runtime_snapshot
-
     if not runtime_snapshot.ENABLED:
         return False
     snaps = table.snapshots
