@@ -22,8 +22,10 @@ so most states' figures are never read. This module:
   container's placement asked once, the CPU resources read directly);
 * **the rows of a miss** (:func:`record`): :meth:`.runtime_policies.RuntimePolicies.record`
   with the wanted CPUs read once per pod object, the misalignment answered once per (cpuset
-  text, mems text, wanted CPUs) as the lean figures do, and the pod's exclusive CPUs and memory
-  nodes kept as masks.
+  text, mems text, wanted CPUs) as the lean figures do, the pod's exclusive CPUs and memory
+  nodes kept as masks (their texts kept per mask), the edge's row templates made with the rows,
+  and on balloons' fast policy the plain lookup of the new pod's containers instead of the map of
+  every container's placement it makes anew after each allocation.
 
 ``ENABLED = False`` keeps the table's own bookkeeping (figures at every new state through
 :func:`.runtime_policies.runtime_figures`, rows through ``record``);
