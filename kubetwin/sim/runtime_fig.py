@@ -22,8 +22,10 @@ so most states' figures are never read. This module:
   container's placement asked once, the CPU resources read directly);
 * **the rows of a miss** (:func:`record`): :meth:`.runtime_policies.RuntimePolicies.record`
   with the wanted CPUs read once per pod object, the misalignment answered once per (cpuset
-  text, mems text, wanted CPUs) as the lean figures do, and the pod's exclusive CPUs and memory
-  nodes kept as masks.
+  text, mems text, wanted CPUs) as the lean figures do, the pod's exclusive CPUs and memory
+  nodes kept as masks (their texts kept per mask), the edge's row templates made with the rows,
+  and on balloons' fast policy the plain lookup of the new pod's containers instead of the map of
+  every container's placement it makes anew after each allocation.
 
 ``ENABLED = False`` keeps the table's own bookkeeping (figures at every new state through
 :func:`.runtime_policies.runtime_figures`, rows through ``record``);
@@ -36,6 +38,7 @@ the figures are kubetwin's own (:mod:`kubetwin.report.placement`).
 
 from __future__ import annotations
 
+import functools
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Hashable
 
@@ -109,19 +112,25 @@ def key_figures(kf: KeyFigures, key: Any) -> tuple[int, int, int, CPUSet, CPUSet
     return containers, unpinned, misplaced, CPUSet.from_mask(exclusive), kf.reserved
 
 
-def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod") -> list[dict[str, Any]]:
+def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod",
+           templates: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """:meth:`.runtime_policies.RuntimePolicies.record`: the rows of ``sp``'s containers just
-    placed on ``rn`` (appended to ``rt.placed``), the pod's exclusive CPUs and memory nodes."""
+    placed on ``rn`` (appended to ``rt.placed``), the pod's exclusive CPUs and memory nodes.
+    ``templates``: filled with each row without its pod, time and node (what the table's edge
+    keeps), made here rather than filtered out of the rows after."""
     rec = rn.pods[sp.pod.key]
     pod = rec.pod
-    lay = runtime_policies._layout(rn.machine)
+    pod_key = pod.key
+    machine = rn.machine
+    lay = runtime_policies._layout(machine)
     known = lay.misaligned_text
     resmgr = rn.resmgr
     cached = resmgr.cache.containers if resmgr is not None else None
     placement = resmgr.policy.container_placement if resmgr is not None else None
-    text = runtime_policies._cpuset_text
-    none = text(CPUSet())
-    now, node = rt.sim.now, rt.sim.cluster.names[i]
+    if resmgr is not None and getattr(resmgr.policy, "placements", False) is None:
+        placement = _one_placement(resmgr.policy)
+    sim = rt.sim
+    now, node = sim.now, sim.cluster.names[i]
     wanted: dict[str, int] | None = None
     exclusive = mems_mask = 0
     rows = []
@@ -145,23 +154,69 @@ def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod") -> li
             k = (cpus, mems, wanted.get(c.name, 1))
             bad = known.get(k)
             if bad is None:
-                bad = runtime_policies.misaligned_text(lay, rn.machine, k)
-        row: dict[str, Any] = {"pod": pod.key, "container": c.name, "qosClass": c.qos, "cpusetCpus": cpus,
-                               "cpusetMems": mems, "exclusive": text(excl) if excl is not None else none,
-                               "pool": pool, "misaligned": bad}
-        if res.blockio_class is not None:
-            row["blockioClass"] = res.blockio_class
-        row["time"] = now
-        row["node"] = node
-        rows.append(row)
+                bad = runtime_policies.misaligned_text(lay, machine, k)
         if excl is not None:
-            exclusive |= excl.mask
+            m = excl.mask
+            exclusive |= m
+            etext = _mask_text(m)
+        else:
+            etext = _NONE_TEXT
+        tmpl: dict[str, Any] = {"container": c.name, "qosClass": c.qos, "cpusetCpus": cpus, "cpusetMems": mems,
+                                "exclusive": etext, "pool": pool, "misaligned": bad}
+        if res.blockio_class is not None:
+            tmpl["blockioClass"] = res.blockio_class
+        rows.append({"pod": pod_key, **tmpl, "time": now, "node": node})
+        if templates is not None:
+            templates.append(tmpl)
         if mems:
-            mems_mask |= runtime_policies._cpuset(mems).mask
+            mm = _MEMS_MASKS.get(mems)
+            if mm is None:
+                if len(_MEMS_MASKS) > 4096:
+                    _MEMS_MASKS.clear()
+                mm = _MEMS_MASKS[mems] = runtime_policies._cpuset(mems).mask
+            mems_mask |= mm
     rt.placed.extend(rows)
-    sp.cpus = text(CPUSet.from_mask(exclusive))
-    sp.mems = ",".join(str(m) for m in CPUSet.from_mask(mems_mask)) if exclusive else ""
+    sp.cpus = _mask_text(exclusive)
+    sp.mems = _mems_text(mems_mask) if exclusive else ""
     return rows
+
+
+def _one_placement(policy: Any) -> Any:
+    """The plain ``container_placement`` of balloons' fast policy, whose own reads a map of every
+    container's placement made anew after each allocation (``FastBalloonsPolicy._placements``,
+    "as the plain policy"): a miss's rows read its new pod's containers alone, so the plain
+    lookup (the first balloon holding the container) costs less than the map."""
+    from ..runtime.policies.balloons.policy import BalloonsPolicy
+
+    return functools.partial(BalloonsPolicy.container_placement, policy)
+
+
+#: cpuset text -> its mask, mask -> its text (the rows' texts read once per set, as
+#: :func:`.runtime_policies._cpuset_text` would give them)
+_MEMS_MASKS: dict[str, int] = {}
+_MASK_TEXTS: dict[int, str] = {}
+_MEMS_TEXTS: dict[int, str] = {}
+_NONE_TEXT = str(CPUSet())
+
+
+def _mask_text(mask: int) -> str:
+    """``str(CPUSet.from_mask(mask))``, kept per mask."""
+    got = _MASK_TEXTS.get(mask)
+    if got is None:
+        if len(_MASK_TEXTS) > 65536:
+            _MASK_TEXTS.clear()
+        got = _MASK_TEXTS[mask] = runtime_policies._cpuset_text(CPUSet.from_mask(mask))
+    return got
+
+
+def _mems_text(mask: int) -> str:
+    """The memory nodes of ``mask`` joined by commas (the plain record's ``sp.mems``), kept per mask."""
+    got = _MEMS_TEXTS.get(mask)
+    if got is None:
+        if len(_MEMS_TEXTS) > 4096:
+            _MEMS_TEXTS.clear()
+        got = _MEMS_TEXTS[mask] = ",".join(str(m) for m in CPUSet.from_mask(mask))
+    return got
 
 
 _FIRST = itemgetter(0)

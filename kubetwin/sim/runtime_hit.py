@@ -11,12 +11,14 @@ answer is the same, field by field:
   instead of two), with no import per call; for UIDs that cannot spell a QoS class in the cgroup
   parent (:func:`.runtime_memo._qos_substrings`) the whole key is read back by that encoding,
   one object per pod shape and table (so every node's history holds that one object);
-* :func:`take` applies an edge: the pod's placement rows (copied from forms made once per edge,
-  the keys in the plain path's order), its CPUs and memory nodes, the node's next state; on
-  pod-keyed states (:mod:`.runtime_canon`) the pods' positions are not renumbered per creation
-  but brought in by :func:`sync` when a deletion or a miss reads them (``Virtual.lag``: the
-  creations not in ``Virtual.slots`` yet) — the same permutations, applied later, or never on a
-  node whose last events are creations.
+* :func:`start` is the whole hit in one frame (the node, the key, the edge, the answer): the
+  pod's placement rows (copied from forms made once per edge, the keys in the plain path's
+  order), its CPUs and memory nodes, the node's next state; on pod-keyed states
+  (:mod:`.runtime_canon`) the pods' positions are not renumbered per creation — neither a hit's
+  nor a miss's (:meth:`.runtime_memo.MemoNodes._advance`) — but brought in by :func:`sync` when
+  a deletion (or balloons' order check) reads them (``Virtual.lag``: the creations not in
+  ``Virtual.slots`` yet): the same permutations, applied later, or never on a node whose last
+  events are creations.
 
 ``ENABLED = False`` applies hits as :meth:`.runtime_memo.MemoNodes.start` spells them (the plain
 fast path), for equivalence tests and A/B runs; ``tests/sim/test_runtime_hit.py`` compares the
@@ -37,9 +39,9 @@ from . import runtime_memo
 if TYPE_CHECKING:
     from ..model.pod import Pod
     from .loop import SimPod
-    from .runtime_memo import Edge, MemoNodes, Table, Virtual
+    from .runtime_memo import MemoNodes, Table, Virtual
 
-#: hits through :func:`event_key` and :func:`take` (False: :mod:`.runtime_memo`'s own code)
+#: hits through :func:`start` and :func:`event_key` (False: :mod:`.runtime_memo`'s own code)
 ENABLED = True
 
 _replace = msgspec.structs.replace
@@ -88,20 +90,40 @@ def event_key(table: "Table", pod: "Pod", kubelet: Any) -> Hashable | None:
     return key
 
 
-def take(memo: "MemoNodes", i: int, v: "Virtual", sp: "SimPod", edge: "Edge", ev: Hashable) -> None:
-    """Node ``i`` (on the table, in ``v``) takes ``edge`` for ``sp``'s creation (keyed ``ev``):
-    what :meth:`.runtime_memo.MemoNodes.start` does on a hit (``versions`` counted by the caller)."""
+def start(memo: "MemoNodes", i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, tuple[str, str] | None]:
+    """:meth:`.runtime_memo.MemoNodes.start` with its hit in one frame: the key, the edge, the
+    answer applied; a miss goes to the table's own code."""
+    v = memo.nodes.get(i)
+    if v is None:
+        v = memo._virtual(i, kubelet)
+        if v is None:
+            return False, None
     table = v.table
+    pod = sp.pod
+    ev = event_key(table, pod, kubelet)
+    if ev is None:
+        memo._leave(i, v, kubelet)
+        return False, None
+    state = v.state
+    edge = table.edges.get((state, ev))
+    base = ev
+    if edge is not None and edge.next < 0:
+        # the answer depends on the order the node's pods came in: the edge of that order
+        ev = runtime_memo.runtime_canon_balloons.ordered_event(base, v)
+        edge = table.edges.get((state, ev))
+    rt = memo.rt
+    rt.versions[i] += 1
+    if edge is None:
+        return memo._miss(i, v, sp, kubelet, ev, base)
     table.hits += 1
     if v.real is not None:
         runtime_memo.MemoNodes._park(v)
-    pod = sp.pod
-    key = pod.key
+    md = pod.metadata
+    key = f"{md.namespace}/{md.name}"   # ``pod.key``
     forms = edge.forms
     if forms is None:
         forms = edge.forms = tuple({"pod": None, **t, "time": None, "node": None} for t in edge.rows)
     if forms:
-        rt = memo.rt
         sim = rt.sim
         now, name = sim.now, sim.cluster.names[i]
         placed = rt.placed
@@ -120,11 +142,12 @@ def take(memo: "MemoNodes", i: int, v: "Virtual", sp: "SimPod", edge: "Edge", ev
         v.slots[key] = v.created
         v.created += 1
     else:
-        v.lag += 1   # the pods' positions when a deletion or a miss needs them
+        v.lag += 1   # the pods' positions when a deletion needs them
+    return True, None
 
 
 def sync(v: "Virtual") -> None:
-    """``v.slots`` after the last ``v.lag`` events (creations :func:`take` answered on canonical
+    """``v.slots`` after the last ``v.lag`` events (creations :func:`start` answered, or misses kept, on canonical
     states): each edge's permutation applied in order, as :func:`.runtime_canon.remap` does — an
     edge that keeps the old positions and puts the new pod after them adds its slot alone."""
     edges = v.table.edges

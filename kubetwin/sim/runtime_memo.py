@@ -60,8 +60,9 @@ from typing import TYPE_CHECKING, Any, Hashable
 
 import msgspec
 
+from ..diagnostics import warn_calls
 from ..model.meta import enc_hook
-from . import runtime_canon, runtime_canon_balloons, runtime_fig, runtime_fig_balloons, runtime_hit
+from . import runtime_canon, runtime_canon_balloons, runtime_fig, runtime_fig_balloons, runtime_hit, runtime_snapshot
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -131,7 +132,7 @@ class Edge:
     forms: tuple[dict[str, Any], ...] | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class State:
     parked: Real | None = None
     figures: Any = None                       # the node figures of this state (set when it is made)
@@ -382,8 +383,6 @@ def _figures(rn: "RuntimeNode") -> Any:
 def _snapshot(table: Table, st: State, real: Real) -> bool:
     """A snapshot of ``real`` kept at ``st`` (its state); False when snapshots are off or the
     node is not snapshot-safe."""
-    from . import runtime_snapshot
-
     if not runtime_snapshot.ENABLED:
         return False
     snaps = table.snapshots
@@ -451,7 +450,10 @@ class MemoNodes:
 
     # --- the run's calls -----------------------------------------------------------------------
     def start(self, i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, tuple[str, str] | None]:
-        """``(handled, failure)``: handled is False when node ``i`` is on the plain path."""
+        """``(handled, failure)``: handled is False when node ``i`` is on the plain path. With
+        :data:`.runtime_hit.ENABLED` the caller asks :func:`.runtime_hit.start` instead."""
+        if runtime_hit.ENABLED:
+            return runtime_hit.start(self, i, sp, kubelet)
         v = self.nodes.get(i)
         if v is None:
             v = self._virtual(i, kubelet)
@@ -459,8 +461,7 @@ class MemoNodes:
                 return False, None
         table = v.table
         pod = sp.pod
-        fast = runtime_hit.ENABLED
-        ev = runtime_hit.event_key(table, pod, kubelet) if fast else pod_event(pod, table.layout, kubelet, table.qos)
+        ev = pod_event(pod, table.layout, kubelet, table.qos)
         if ev is None:
             self._leave(i, v, kubelet)
             return False, None
@@ -472,9 +473,6 @@ class MemoNodes:
             edge = table.edges.get((v.state, ev))
         rt = self.rt
         rt.versions[i] += 1
-        if edge is not None and fast:
-            runtime_hit.take(self, i, v, sp, edge, ev)
-            return True, None
         if edge is not None:
             table.hits += 1
             self._park(v)
@@ -485,9 +483,17 @@ class MemoNodes:
             sp.cpus, sp.mems = edge.cpus, edge.mems
             self._advance(v, edge.next, ("c", pod, ev), key, edge)
             return True, None
-        table.misses += 1
-        from ..diagnostics import warn_calls
+        return self._miss(i, v, sp, kubelet, ev, base)
 
+    def _miss(self, i: int, v: Virtual, sp: "SimPod", kubelet: Any, ev: Hashable,
+              base: Hashable) -> tuple[bool, tuple[str, str] | None]:
+        """:meth:`start` for an event the table does not know in ``v``'s state (``ev``: its key
+        there, ``base``: the pod's own; ``versions`` counted by the caller): the plain NRI path on
+        a real node, its answer kept as a new edge."""
+        table = v.table
+        pod = sp.pod
+        rt = self.rt
+        table.misses += 1
         real = self._real(v)
         self._keep_copy(v, real)
         warned = warn_calls()
@@ -508,8 +514,13 @@ class MemoNodes:
             # past the bound from a joined state: the answer is kept for this node's order alone
             table.edges.setdefault((v.state, base), Edge(-1))
             ev = runtime_canon_balloons.ordered_event(base, v)
-        rows = runtime_fig.record(rt, i, real.rn, sp) if runtime_fig.ENABLED else rt.record(i, real.rn, sp)
-        templates = tuple({k: val for k, val in row.items() if k not in _ROW_IDENTITY} for row in rows)
+        if runtime_fig.ENABLED:
+            made: list[dict[str, Any]] = []
+            runtime_fig.record(rt, i, real.rn, sp, made)
+            templates = tuple(made)
+        else:
+            rows = rt.record(i, real.rn, sp)
+            templates = tuple({k: val for k, val in row.items() if k not in _ROW_IDENTITY} for row in rows)
         edge = table.edges[(v.state, ev)] = Edge(0, templates, sp.cpus, sp.mems)
         if table.canon is not None:
             num = real.evs[pod.key] = table.ev_ids.setdefault(base, len(table.ev_ids))
@@ -610,6 +621,14 @@ class MemoNodes:
 
     @staticmethod
     def _advance(v: Virtual, nxt: int, event: tuple[str, Any, Hashable], key: str | None, edge: Edge) -> None:
+        if key is not None and v.table.canon is not None and runtime_hit.ENABLED:
+            # a creation on pod-keyed states: its positions brought in when a deletion reads them,
+            # as a hit's are (:func:`.runtime_hit.sync`)
+            v.state = nxt
+            v.path.append(nxt)
+            v.history.append(event)
+            v.lag += 1
+            return
         if v.lag:
             runtime_hit.sync(v)
         v.state = nxt

@@ -258,9 +258,10 @@ class RuntimePolicies:
         self._install_nrt(sim)
         #: nodes kept on the plain path (not on the fast path's table, :mod:`.runtime_memo`)
         self.plain: set[int] = set()
-        from . import runtime_memo
+        from . import runtime_hit, runtime_memo
 
         self.memo = runtime_memo.MemoNodes(self) if runtime_memo.ENABLED else None
+        self._hit = runtime_hit
 
     def _install_nrt(self, sim: "Simulator") -> None:
         """Scheduling against NRI-managed nodes: with NodeResourceTopologyMatch in the profile, the
@@ -300,8 +301,10 @@ class RuntimePolicies:
     def start(self, i: int, sp: "SimPod", kubelet: Any) -> tuple[str, str] | None:
         """After the kubelet admitted ``sp`` on node ``i``: sandbox and containers through NRI.
         Returns the failure (reason, message) — the kubelet has then released the pod."""
-        if self.memo is not None:
-            handled, failure = self.memo.start(i, sp, kubelet)
+        memo = self.memo
+        if memo is not None:
+            hit = self._hit   # the lean hit in one frame (:func:`.runtime_hit.start`), or the table's own
+            handled, failure = hit.start(memo, i, sp, kubelet) if hit.ENABLED else memo.start(i, sp, kubelet)
             if handled:
                 return failure
         rn = self._node(i, kubelet)

@@ -194,3 +194,54 @@ def test_plain_figures_switched_on_keep_figures_not_keys(monkeypatch: pytest.Mon
     assert tables and all(t.key_figures is None and t.canon is not None for t in tables)
     assert all(st.key is None and st.figures is not None for t in tables for st in t.states[1:])
     assert out == _run(_topology_aware(), MACHINES[1], arrivals, table=False, lean=False)[0]
+
+
+@pytest.mark.parametrize("seed", (1, 2))
+def test_texts_kept_per_mask_are_the_plain_texts(seed: int) -> None:
+    from kubetwin.model.cpuset import CPUSet
+
+    rng = random.Random(seed)
+    for _ in range(300):
+        mask = rng.getrandbits(rng.choice((4, 16, 64, 256))) if rng.random() < 0.9 else 0
+        assert runtime_fig._mask_text(mask) == runtime_policies._cpuset_text(CPUSet.from_mask(mask))
+        assert runtime_fig._mask_text(mask) == runtime_fig._mask_text(mask)   # read back
+        assert runtime_fig._mems_text(mask) == ",".join(str(m) for m in CPUSet.from_mask(mask))
+    assert runtime_fig._NONE_TEXT == runtime_policies._cpuset_text(CPUSet())
+
+
+def test_a_misss_row_templates_are_its_rows_without_pod_time_and_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[int] = []
+    record = runtime_fig.record
+
+    def checking(rt: Any, i: int, rn: Any, sp: Any, templates: Any = None) -> Any:
+        assert templates == []
+        rows = record(rt, i, rn, sp, templates)
+        assert templates == [{k: v for k, v in r.items() if k not in ("pod", "time", "node")} for r in rows]
+        assert [["pod", *t, "time", "node"] for t in templates] == [list(r) for r in rows]   # the keys' order
+        seen.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(runtime_fig, "record", checking)
+    _run(_topology_aware(), MACHINES[0], list(_pods(random.Random(3), 120, TOPOLOGY_AWARE_ANNOTATIONS)),
+         table=True, lean=True)
+    assert seen
+
+
+def test_balloons_plain_placement_lookup_is_the_fast_policys_map() -> None:
+    if not BALLOONS_CASE.is_file():
+        pytest.skip("the shared conformance cases are not here")
+    _, _, sim = _run(_balloons(), MACHINES[0], list(_pods(random.Random(4), 160, BALLOONS_ANNOTATIONS)),
+                     table=True, lean=True)
+    checked = 0
+    for t in sim.runtime.memo.tables.values():
+        for st in t.states:
+            for real in (st.parked, st.held):
+                if real is None or real.rn.resmgr is None:
+                    continue
+                policy: Any = real.rn.resmgr.policy
+                one = runtime_fig._one_placement(policy)
+                policy.placements = None   # the map made anew, as after an allocation
+                for c in real.rn.resmgr.cache.containers.values():
+                    assert one(c) == policy.container_placement(c)
+                    checked += 1
+    assert checked

@@ -135,3 +135,27 @@ def test_event_keys_are_pod_events_keys(layout: CgroupLayout) -> None:
     assert keys == again == plain
     assert None in keys and len({k for k in keys if k is not None}) > 4
     assert table.hit_keys
+
+
+def test_a_miss_on_pod_keyed_states_leaves_its_positions_to_be_brought_in_late() -> None:
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    lean, own, _ = _same(rp, MACHINES[0], 8, [{}], pods=160, nodes=12, staying=160)   # creations only
+    after_miss = 0
+    for i, v in lean.runtime.memo.nodes.items():
+        assert v.lag == sum(1 for kind, _, _ in v.history if kind == "c")   # never brought in: no deletion
+        after_miss += v.real is not None   # the node's last event was a miss
+        runtime_hit.sync(v)
+        assert v.slots == own.runtime.memo.nodes[i].slots
+    assert after_miss
+
+
+def test_runtime_policies_ask_the_lean_hit_not_the_tables_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(*_: Any) -> Any:
+        raise AssertionError("MemoNodes.start asked with runtime_hit on")
+
+    monkeypatch.setattr(runtime_memo.MemoNodes, "start", refused)
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    arrivals = list(_pods(random.Random(9), 60, [{}]))
+    _, _, sim = _run(rp, MACHINES[0], arrivals, table=True, lean=True, nodes=4)
+    tables = sim.runtime.memo.tables.values()
+    assert sum(t.hits for t in tables) > 0 and sum(t.misses for t in tables) > 0
