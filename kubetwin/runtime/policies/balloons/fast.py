@@ -70,6 +70,10 @@ REMEMBER_REQUESTS = True
 #: the tree search on CPU masks (False: on node positions; for equivalence tests and A/B runs)
 SEARCH_MASKS = True
 
+#: a container's placement asked before the map of every container's is made: found alone (False:
+#: the map made at the first ask; for equivalence tests and A/B runs)
+LONE_PLACEMENT = True
+
 #: remembered answers per tree before the table starts afresh
 MAX_ANSWERS = 1 << 16
 
@@ -560,7 +564,19 @@ class FastBalloonsPolicy(BalloonsPolicy):
         return bool(bln.defn.hide_hyperthreads), False, 0
 
     def container_placement(self, c: CachedContainer) -> tuple[str, CPUSet] | None:
-        """As the plain policy, from :meth:`_placements`."""
+        """As the plain policy, from :meth:`_placements` when the map of this state is made; else
+        (:data:`LONE_PLACEMENT`) the container's balloon alone — ``simulate`` asks for the new
+        pod's containers once per state, and the whole map walks every container."""
+        got = self.placements
+        if got is None and LONE_PLACEMENT:
+            pod_id, cid = c.pod_id, c.id
+            for b in self.balloons:
+                ids = b.pod_ids.get(pod_id)
+                if ids is not None and cid in ids:
+                    pool = b.pretty_name()
+                    alone = len(b.pod_ids) == 1 and not b.cpus.is_empty() and not pool.startswith("reserved[")
+                    return pool, b.cpus if alone else CPUSet()
+            return None
         return self._placements().get(c.id)
 
     def _placements(self) -> dict[str, tuple[str, CPUSet]]:
