@@ -329,6 +329,8 @@ def _inflate(p: "FastBalloonsPolicy", bln: Balloon, milli: int) -> None:
 def _pins_without_moves(p: "FastBalloonsPolicy", bln: Balloon) -> bool:
     """:meth:`.fast.FastBalloonsPolicy._pins_without_moves`, a pod without annotations read as
     :func:`update_pinning` reads it (memory not preserved, no memory types)."""
+    if not bln.pod_ids:
+        return True   # no container to pin (a new balloon)
     defn = bln.defn
     if not (p.pin_memory if defn.pin_memory is None else defn.pin_memory):
         return True
@@ -489,10 +491,11 @@ def _new_zone(p: "FastBalloonsPolicy", c: CachedContainer, nodes: int) -> int:
     total = limit
     for r in alloc.requests.values():
         total += r.limit
-    if total > _smallest_normal(alloc):
+    topology = _topology(alloc)
+    if total > topology.smallest:
         return p._alloc_mem(c, nodes, 0)
     req = container_request(c.id, c.pretty_name(), c.qos_class, limit, nodes, 0)
-    got = _resolved(alloc, nodes)
+    got = _resolved(alloc, nodes, topology)
     if got is None:
         return nodes   # as ``GetOffer`` fails before it changes anything: allocMem falls back
     types, zone, zone_type, capacity = got
@@ -540,10 +543,12 @@ def _smallest_normal(alloc: Allocator) -> int:
     return _topology(alloc).smallest
 
 
-def _resolved(alloc: Allocator, affinity: int) -> tuple[int, int, int, int] | None:
+def _resolved(alloc: Allocator, affinity: int, topology: _MemoryTopology | None = None
+              ) -> tuple[int, int, int, int] | None:
     """(types, zone, the zone's types, its capacity) a request of ``affinity`` and no memory
-    types resolves to on ``alloc``'s machine, by the allocator's own code (None: it fails)."""
-    resolved = _topology(alloc).resolved
+    types resolves to on ``alloc``'s machine (its :func:`_topology`), by the allocator's own
+    code (None: it fails)."""
+    resolved = (topology or _topology(alloc)).resolved
     if affinity in resolved:
         return resolved[affinity]
     rid = "kubetwin/probe"
