@@ -456,7 +456,14 @@ def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
                     cpus_text = text
                 # SetCpusetCpus, SetCPUShares: the pending request found once
                 pending = c._pending()._res().cpu
-                own = c.ctr.resources().cpu
+                # the container's own CPU resources: read where ``resources()`` would find them
+                # all there (it fills in what is missing)
+                ctr = c.ctr
+                lx = ctr.linux
+                res = lx.resources if lx is not None else None
+                own = res.cpu if res is not None and res.memory is not None else None
+                if own is None:
+                    own = ctr.resources().cpu
                 assert pending is not None and own is not None
                 pending.cpus = own.cpus = cpus_text
                 req = (c.resource_updates or c.requirements).cpu_request
