@@ -123,9 +123,9 @@ class SplitTree:
         #: per CPUs needed, per split node, per its CPUs to pick from: (the deepest depth with room
         #: below the split, -1: none; the positions there with room)
         self.rooms: dict[int, tuple[dict[int, tuple[int, tuple[int, ...]]], ...]] = {}
-        #: per (depth, CPUs needed, growing, balancing), per split node, per (its current CPUs, its
+        #: per (depth, CPUs needed, growing, balancing, the balloon has CPUs), per split node, per (its current CPUs, its
         #: free CPUs): its best candidate
-        self.bests: dict[tuple[int, int, bool, bool], tuple[dict[tuple[int, int], _Best], ...]] = {}
+        self.bests: dict[tuple[int, int, bool, bool, bool], tuple[dict[tuple[int, int], _Best], ...]] = {}
 
     def search(self, balancing: bool, current: int, free: int, delta: int) -> int:
         """:meth:`.fast.FlatTree._search_masks`: the mask of the branch picked, -1 when none has room."""
@@ -153,7 +153,7 @@ class SplitTree:
         most_cur, most_free = grow, grow and balancing
         if deepest == self.split:
             return self._best_split(found, current, free, most_cur, most_free, grow)
-        kind = (deepest, need, grow, balancing)
+        kind = (deepest, need, grow, balancing, current != 0)
         bests = self.bests.get(kind)
         if bests is None:
             bests = self.bests[kind] = tuple({} for _ in split_masks)
@@ -174,11 +174,14 @@ class SplitTree:
             if best is None:
                 if len(kept) >= MAX_ANSWERS:
                     kept.clear()
-                best = kept[(cur_k, free_k)] = self._best(room[1], deepest, most_cur, most_free, cur_k, free_k, grow)
+                best = kept[(cur_k, free_k)] = self._best(room[1], deepest, most_cur, most_free, cur_k, free_k, grow,
+                                                          current != 0)
             if not many:
                 return best[3]
             up = self.upper[k]
-            key = ((((pack(up, current, most_cur) << lower_bits | best[0]) << upper_bits
+            # no balloon CPUs (a new balloon): every count of them zero, the same for each node
+            mine = pack(up, current, most_cur) if current else 0
+            key = ((((mine << lower_bits | best[0]) << upper_bits
                      | pack(up, free, most_free)) << lower_bits | best[1]) << rank_bits) | best[2]
             if best_key < 0 or key < best_key:
                 best_key, best_mask = key, best[3]
@@ -233,8 +236,10 @@ class SplitTree:
         return -1, ()
 
     def _best(self, room: tuple[int, ...], depth: int, most_cur: bool, most_free: bool, current: int, free: int,
-              grow: bool) -> _Best:
-        """The best of a split node's candidates ``room`` at ``depth`` (its own CPUs: ``current``, ``free``)."""
+              grow: bool, any_current: bool) -> _Best:
+        """The best of a split node's candidates ``room`` at ``depth`` (its own CPUs: ``current``, ``free``;
+        ``any_current``: the balloon has CPUs anywhere — without, every count of them is zero and
+        left out of the keys, in every split node alike)."""
         masks, lower, ranks = self.flat.masks[depth], self.lower[depth], self.flat.ranks[depth]
         lower_bits, rank_bits, rank_top = self.width * self.lower_len[depth], self.rank_bits, (1 << self.rank_bits) - 1
         pack = self._pack
@@ -242,7 +247,7 @@ class SplitTree:
         best_key = -1
         for x in room:
             anc = lower[x]
-            lc, lf = pack(anc, current, most_cur), pack(anc, free, most_free)
+            lc, lf = pack(anc, current, most_cur) if any_current else 0, pack(anc, free, most_free)
             rank = ranks[x] if grow else rank_top - ranks[x]
             key = ((lc << lower_bits | lf) << rank_bits) | rank
             if best is None or key < best_key:

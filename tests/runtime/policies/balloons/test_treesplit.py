@@ -99,7 +99,7 @@ def test_each_numa_nodes_best_branch_is_remembered_per_its_own_cpus() -> None:
     other = ((1 << 128) - 1) & ~numa0
     split.search(True, 0, numa0 | other, 1)
     split.search(True, 0, numa0 | (other & (other - 1)), 1)   # another free CPU elsewhere: NUMA node 0's the same
-    tables = split.bests[(6, 1, True, True)]
+    tables = split.bests[(6, 1, True, True, False)]
     assert len(tables[0]) == 1
 
 
