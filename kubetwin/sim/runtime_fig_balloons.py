@@ -83,7 +83,7 @@ def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str
                 for k, cid in enumerate(ids):
                     where[cid] = (bi, k)
         groups = b.groups
-        balloons.append((types[id(b.defn)], b.instance, b.cpus.mask, b.mems, b.shared_idle_cpus.mask,
+        balloons.append((types[id(b.defn)], b.instance, b.cpus._mask, b.mems, b.shared_idle_cpus._mask,
                          tuple(sorted([(g, n) for g, n in groups.items() if n])) if groups else ()))
     descs = []
     nowhere = ()
@@ -106,7 +106,7 @@ def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str
         descs.append(((evs[key], tuple(ctrs)), key))
     descs.sort(key=_FIRST)
     zones = policy.mem_allocator.zones
-    node = (policy.free_cpus.mask, tuple(balloons), tuple(sorted(zones)) if zones else ())
+    node = (policy.free_cpus._mask, tuple(balloons), tuple(sorted(zones)) if zones else ())
     return (tuple([d for d, _ in descs]), node), [k for _, k in descs]
 
 

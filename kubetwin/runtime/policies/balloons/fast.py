@@ -26,7 +26,8 @@ linear walks over balloons and their containers. What is here gives the same ans
   remembered.
 * Pinning through :mod:`.fastpin` (texts once per balloon); the fill-method chain on each
   balloon's requests summed once per placement (:data:`REMEMBER_REQUESTS`); the tree search on
-  CPU masks where the tree nests and its levels are disjoint (:data:`SEARCH_MASKS`).
+  CPU masks where the tree nests and its levels are disjoint (:data:`SEARCH_MASKS`), cut at
+  its NUMA nodes with each one's best branch remembered per its own CPUs (:mod:`.treesplit`).
 
 ``ENABLED`` (False: the plain policy) is for equivalence tests and A/B runs;
 ``tests/runtime/policies/balloons/test_fast.py`` holds the fast answers against the plain ones.
@@ -48,7 +49,7 @@ from ...libmem import memset_string
 from ...resmgr.cache import Cache, CachedContainer
 from ...resmgr.expression import KEY_NAMESPACE, KEY_QOS_CLASS
 from ...sysfs import System
-from . import fastalloc, fastpin
+from . import fastalloc, fastpin, treesplit
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import (
     BALLOON_KEY,
@@ -69,6 +70,10 @@ REMEMBER_REQUESTS = True
 #: the tree search on CPU masks (False: on node positions; for equivalence tests and A/B runs)
 SEARCH_MASKS = True
 
+#: a container's placement asked before the map of every container's is made: found alone (False:
+#: the map made at the first ask; for equivalence tests and A/B runs)
+LONE_PLACEMENT = True
+
 #: remembered answers per tree before the table starts afresh
 MAX_ANSWERS = 1 << 16
 
@@ -78,7 +83,7 @@ class FlatTree:
     pre-order), and the answers of ``resizeCpusMaxLocalSet`` found on it."""
 
     __slots__ = ("root", "masks", "sizes", "children", "lows", "widths", "ranks", "answers", "branches", "unions",
-                 "nested", "only_child")
+                 "nested", "only_child", "split")
 
     def __init__(self, root: CpuTreeNode):
         masks: list[list[int]] = []
@@ -146,6 +151,8 @@ class FlatTree:
         self.only_child = tuple(d > 0 and all(len(kids[d - 1][p]) == 1 and level[k] == masks[d - 1][p]
                                               for k, p in enumerate(parents[d]))
                                 for d, level in enumerate(masks))
+        #: the tree cut at its NUMA nodes, their answers remembered (:mod:`.treesplit`; None: not split)
+        self.split = treesplit.split_tree(self)
 
     def level_branches(self, level: str) -> tuple[int, ...]:
         """The CPU masks of the ``level`` nodes the plain walk of ``cpus_in_level`` stops at."""
@@ -191,6 +198,8 @@ class FlatTree:
 
     def _search(self, balancing: bool, current: int, free: int, delta: int) -> int:
         if SEARCH_MASKS and self.nested:
+            if treesplit.ENABLED and self.split is not None:
+                return self.split.search(balancing, current, free, delta)
             return self._search_masks(balancing, current, free, delta)
         return self._search_positions(balancing, current, free, delta)
 
@@ -555,7 +564,19 @@ class FastBalloonsPolicy(BalloonsPolicy):
         return bool(bln.defn.hide_hyperthreads), False, 0
 
     def container_placement(self, c: CachedContainer) -> tuple[str, CPUSet] | None:
-        """As the plain policy, from :meth:`_placements`."""
+        """As the plain policy, from :meth:`_placements` when the map of this state is made; else
+        (:data:`LONE_PLACEMENT`) the container's balloon alone — ``simulate`` asks for the new
+        pod's containers once per state, and the whole map walks every container."""
+        got = self.placements
+        if got is None and LONE_PLACEMENT:
+            pod_id, cid = c.pod_id, c.id
+            for b in self.balloons:
+                ids = b.pod_ids.get(pod_id)
+                if ids is not None and cid in ids:
+                    pool = b.pretty_name()
+                    alone = len(b.pod_ids) == 1 and not b.cpus.is_empty() and not pool.startswith("reserved[")
+                    return pool, b.cpus if alone else CPUSet()
+            return None
         return self._placements().get(c.id)
 
     def _placements(self) -> dict[str, tuple[str, CPUSet]]:

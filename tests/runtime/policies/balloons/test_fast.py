@@ -386,3 +386,37 @@ def test_the_flat_tree_knows_levels_whose_nodes_are_their_parents_only_child() -
     # (its nodes are skipped in a search: their counts are their parents')
     flat = fast.FlatTree(cpu_tree_from_system(System(load_machine("2s2n16c2t"))))
     assert flat.only_child == (False, False, True, False, False, True, False)
+
+
+@pytest.mark.parametrize("machine", MACHINE_FILES[:3])
+def test_a_containers_placement_found_alone_is_the_one_the_map_of_every_container_holds(
+        machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = _machine(machine)
+    rng = random.Random(f"lone/{machine}")
+    cpus = System(m).cpu_set.size()
+    doc = _policy_doc(rng, cpus)
+    names = [bt["name"] for bt in doc["spec"]["balloonTypes"]]
+    monkeypatch.setattr(fast, "ENABLED", True)
+    config = KubeletConfiguration.from_dict({"kubeReserved": {"cpu": "1", "memory": "1Gi"}})
+    try:
+        rn = RuntimeNode(m, decode_policy(doc, "policy.yaml"), config)
+    except (PolicyError, InputError):
+        pytest.skip("a policy that does not start")
+    assert rn.resmgr is not None
+    policy = rn.resmgr.policy
+    assert isinstance(policy, fast.FastBalloonsPolicy)
+    asked = 0
+    for kind, arg in _steps(rng, 40, names):
+        if kind == "create":
+            rn.create_pod(arg)
+        else:
+            rn.delete_pod(arg)
+        cached = list(rn.resmgr.cache.containers.values())
+        alone = [policy.container_placement(c) for c in cached]
+        assert policy.placements is None   # found alone: no map made
+        every = policy._placements()
+        assert alone == [every.get(c.id) for c in cached]
+        assert [policy.container_placement(c) for c in cached] == alone   # now from the map
+        policy.placements = None
+        asked += len(cached)
+    assert asked

@@ -203,3 +203,33 @@ def test_the_smallest_normal_memory_node_bounds_the_fast_offers() -> None:
     alloc = Allocator(System(load_machine("2s2n16c2t")))
     sizes = [n.capacity for n in alloc.nodes.values() if n.has_memory and n.normal]
     assert fastalloc._smallest_normal(alloc) == min(sizes)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_inflated_shared_balloon_is_pinned_once_where_the_pins_write_the_same(seed: int,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # the chart's shared balloons: a Burstable pod joining one inflates it, its shared idle CPUs
+    # shrink, and the plain flow pins its containers for that, at the end of the resize and for
+    # the new container; with PIN_ONCE the last alone — the same NRI replies, fewer pins
+    from kubetwin.runtime.config import load_policy
+
+    m = load_machine("2s2n16c2t")
+    doc = {"apiVersion": "config.nri/v1alpha1", "kind": "BalloonsPolicy", "metadata": {"name": "default"},
+           "spec": load_policy("balloons").spec}
+    steps = list(_steps(random.Random(f"pin-once/{seed}"), 60, [], plain_share=1.0))
+    pinned: list[int] = []
+    pin = fastalloc.update_pinning
+
+    def counting(p: Any, blns: list[Any]) -> None:
+        pinned.append(sum(b.container_count() for b in blns))
+        pin(p, blns)
+
+    monkeypatch.setattr(fastalloc, "update_pinning", counting)
+    runs, pins = [], []
+    for once in (False, True):
+        monkeypatch.setattr(fastalloc, "PIN_ONCE", once)
+        pinned.clear()
+        runs.append(_run(m, doc, steps, CPUSet(), True, monkeypatch))
+        pins.append(sum(pinned))
+    assert runs[1] == runs[0]
+    assert pins[1] < pins[0]
