@@ -152,16 +152,19 @@ def update_shared_allocations(p: "TopologyAwarePolicy", grant: Any) -> None:
         if cpu_type == CPU_RESERVED or cpu_type == CPU_PRESERVE:
             continue
         exclusive = other.exclusive
-        if (other.cpu_portion == 0 or cpu_type != CPU_NORMAL) and exclusive:
+        mask = exclusive._mask
+        if mask and (other.cpu_portion == 0 or cpu_type != CPU_NORMAL):
             continue   # exclusive CPUs alone (``shared_portion() == 0``)
         c = other.container
-        if gid is not None and c.id == gid:
+        if c.id == gid:
             continue
-        hide = hides_hyperthreads(other)
+        hide = other.__dict__.get("_hide_hyperthreads")
+        if hide is None:
+            hide = hides_hyperthreads(other)
         node = other.node
-        key = (node.id, exclusive.mask, hide)
+        key = (node.id, mask, hide)
         text = texts.get(key)
         if text is None:
             shared = node.free_supply().sharable
-            text = texts[key] = cpuset_text(sys, shared if not exclusive else exclusive | shared, hide)
+            text = texts[key] = cpuset_text(sys, shared if not mask else exclusive | shared, bool(hide))
         c.set_cpuset_cpus(text)
