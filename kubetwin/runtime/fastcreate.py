@@ -225,15 +225,19 @@ def apply_update(ctr: Container, update: ContainerUpdate) -> None:
         plain_apply_update(ctr, update)
         return
     if mem is not None:
-        dm = dst.memory.__dict__
-        for attr, v in mem.__dict__.items():
-            if v is not None and attr in _MEMORY_SCALARS:
-                dm[attr] = v
+        src_mem = mem.__dict__
+        if src_mem != _NO_MEMORY:   # else nothing set (the resource manager's re-pinning)
+            dm = dst.memory.__dict__
+            for attr, v in src_mem.items():
+                if v is not None and attr in _MEMORY_SCALARS:
+                    dm[attr] = v
     if cpu is not None:
         dc = dst.cpu.__dict__
-        for attr, v in cpu.__dict__.items():
-            if v is not None and attr in _CPU_SCALARS:
-                dc[attr] = v
+        src_cpu = cpu.__dict__
+        if {**src_cpu, "cpus": "", "mems": ""} != _NO_CPU:   # else only cpuset texts set
+            for attr, v in src_cpu.items():
+                if v is not None and attr in _CPU_SCALARS:
+                    dc[attr] = v
         if cpu.cpus:
             dc["cpus"] = cpu.cpus
         if cpu.mems:
@@ -253,3 +257,7 @@ def apply_update(ctr: Container, update: ContainerUpdate) -> None:
 _MEMORY_SCALARS = frozenset({"limit", "reservation", "swap", "kernel", "kernel_tcp", "swappiness", "disable_oom_killer",
                              "use_hierarchy"})
 _CPU_SCALARS = frozenset({"shares", "quota", "period", "realtime_runtime", "realtime_period"})
+#: the fields of an empty ``LinuxMemory`` / ``LinuxCPU``: an update's message equal to them sets
+#: no scalar (the loops above skipped)
+_NO_MEMORY = LinuxMemory().__dict__.copy()
+_NO_CPU = LinuxCPU().__dict__.copy()
