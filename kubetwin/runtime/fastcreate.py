@@ -233,11 +233,9 @@ def apply_update(ctr: Container, update: ContainerUpdate) -> None:
                     dm[attr] = v
     if cpu is not None:
         dc = dst.cpu.__dict__
-        src_cpu = cpu.__dict__
-        if {**src_cpu, "cpus": "", "mems": ""} != _NO_CPU:   # else only cpuset texts set
-            for attr, v in src_cpu.items():
-                if v is not None and attr in _CPU_SCALARS:
-                    dc[attr] = v
+        for attr, v in cpu.__dict__.items():
+            if v is not None and attr in _CPU_SCALARS:
+                dc[attr] = v
         if cpu.cpus:
             dc["cpus"] = cpu.cpus
         if cpu.mems:
@@ -257,7 +255,6 @@ def apply_update(ctr: Container, update: ContainerUpdate) -> None:
 _MEMORY_SCALARS = frozenset({"limit", "reservation", "swap", "kernel", "kernel_tcp", "swappiness", "disable_oom_killer",
                              "use_hierarchy"})
 _CPU_SCALARS = frozenset({"shares", "quota", "period", "realtime_runtime", "realtime_period"})
-#: the fields of an empty ``LinuxMemory`` / ``LinuxCPU``: an update's message equal to them sets
-#: no scalar (the loops above skipped)
+#: the fields of an empty ``LinuxMemory``: an update's memory equal to them sets nothing (its loop
+#: above skipped: the resource manager's updates of cpusets and shares carry an empty one)
 _NO_MEMORY = LinuxMemory().__dict__.copy()
-_NO_CPU = LinuxCPU().__dict__.copy()
