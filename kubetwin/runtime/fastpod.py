@@ -179,7 +179,7 @@ def _create(r: Registered, rm: ResourceManager, pod: PodSandbox, ctr: Container,
     try:
         reply = _call(rm.create_container_held, pod, mine, records)
         adjust, updates = _reply(reply, r.name)
-        if fastmerge.plain_adjustment(adjust) and fastmerge.passable_updates(updates, ctr.id):
+        if fastmerge.plain_adjustment(adjust) and (not updates or fastmerge.passable_updates(updates, ctr.id)):
             if adjust is not None:
                 fastmerge.apply_adjustment(ctr, adjust)
             return updates

@@ -169,6 +169,8 @@ class ResourceManager(Plugin):
 
     # --- helpers -------------------------------------------------------------------------------
     def _pending_updates(self, skip: str | None = None) -> list[ContainerUpdate]:
+        if not self.cache.pending:   # nothing pending (re-pinning changed no value): no update
+            return []
         out = []
         classes = self._default_classes()
         for c in self.cache.pending_containers():
