@@ -18,7 +18,11 @@ what each event does is known before the pod comes:
   and its resources present) with the resource manager's resources-only copy beside it
   (:func:`.fastcreate.prepared`), the reply of a plain shape written as :mod:`.nri.fastmerge`
   writes it — any other reply through the plain merge (:class:`.nri.result.Result`), with its
-  owners and errors, as :meth:`.nri.adaptation.Adaptation.create_container_updates` does.
+  owners and errors, as :meth:`.nri.adaptation.Adaptation.create_container_updates` does. The
+  runtime's records are lent to the resource manager for the call
+  (:meth:`.resmgr.manager.ResourceManager.create_container_held`): its reply is applied as it is
+  or merged alone, so the cache skips a re-pinning value the runtime holds already
+  (:data:`.resmgr.cache.SAME_SKIPPED`).
 
 The records, the rejections, the undo of a failed creation and the updates of other containers
 are the runtime's own (:class:`.node.RuntimeNode`). Any other node — traced, another plugin

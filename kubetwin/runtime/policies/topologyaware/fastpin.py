@@ -8,7 +8,9 @@ Here the text is made once per (pool, exclusive CPUs, hiding) in a pass and reme
 machine and mask; whether a container hides hyperthreads (a pod annotation: the sandbox's
 annotations never change) is kept on its grant. The containers are pinned in the same order
 with the same values (``set_cpuset_cpus``: upstream marks every one of them pending, changed or
-not, and so does kubetwin), so the NRI updates are the plain code's. A new grant is applied
+not, and so does the cache — except, on :mod:`..fastpod`'s creations, a value the container and
+the runtime's record of it hold already: :data:`...resmgr.cache.SAME_SKIPPED`), so the NRI
+updates are the plain code's. A new grant is applied
 (:func:`apply_grant`) with the same container calls in the same order, its memory nodes' text
 remembered per mask and no scheduling-class lookup where its answer is known to be none.
 ``tests/runtime/test_fast_paths.py`` holds containers, updates and exports equal with this
