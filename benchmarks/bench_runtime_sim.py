@@ -269,6 +269,7 @@ def main() -> None:
 
         cache.ESTIMATES_KEPT = False
         cache.QUICK_REQUESTS = False
+        cache.SAME_SKIPPED = False
         fastmerge.ENABLED = False
         from kubetwin.runtime import fastcreate, fastpod
 

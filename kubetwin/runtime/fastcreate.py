@@ -225,10 +225,12 @@ def apply_update(ctr: Container, update: ContainerUpdate) -> None:
         plain_apply_update(ctr, update)
         return
     if mem is not None:
-        dm = dst.memory.__dict__
-        for attr, v in mem.__dict__.items():
-            if v is not None and attr in _MEMORY_SCALARS:
-                dm[attr] = v
+        src_mem = mem.__dict__
+        if src_mem != _NO_MEMORY:   # else nothing set (the resource manager's re-pinning)
+            dm = dst.memory.__dict__
+            for attr, v in src_mem.items():
+                if v is not None and attr in _MEMORY_SCALARS:
+                    dm[attr] = v
     if cpu is not None:
         dc = dst.cpu.__dict__
         for attr, v in cpu.__dict__.items():
@@ -253,3 +255,6 @@ def apply_update(ctr: Container, update: ContainerUpdate) -> None:
 _MEMORY_SCALARS = frozenset({"limit", "reservation", "swap", "kernel", "kernel_tcp", "swappiness", "disable_oom_killer",
                              "use_hierarchy"})
 _CPU_SCALARS = frozenset({"shares", "quota", "period", "realtime_runtime", "realtime_period"})
+#: the fields of an empty ``LinuxMemory``: an update's memory equal to them sets nothing (its loop
+#: above skipped: the resource manager's updates of cpusets and shares carry an empty one)
+_NO_MEMORY = LinuxMemory().__dict__.copy()

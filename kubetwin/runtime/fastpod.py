@@ -18,7 +18,11 @@ what each event does is known before the pod comes:
   and its resources present) with the resource manager's resources-only copy beside it
   (:func:`.fastcreate.prepared`), the reply of a plain shape written as :mod:`.nri.fastmerge`
   writes it — any other reply through the plain merge (:class:`.nri.result.Result`), with its
-  owners and errors, as :meth:`.nri.adaptation.Adaptation.create_container_updates` does.
+  owners and errors, as :meth:`.nri.adaptation.Adaptation.create_container_updates` does. The
+  runtime's records are lent to the resource manager for the call
+  (:meth:`.resmgr.manager.ResourceManager.create_container_held`): its reply is applied as it is
+  or merged alone, so the cache skips a re-pinning value the runtime holds already
+  (:data:`.resmgr.cache.SAME_SKIPPED`).
 
 The records, the rejections, the undo of a failed creation and the updates of other containers
 are the runtime's own (:class:`.node.RuntimeNode`). Any other node — traced, another plugin
@@ -110,7 +114,7 @@ def start_pod(node: RuntimeNode, r: Registered, pod: Pod, cri: Any) -> Rejection
         ctr, mine = fastcreate.prepared(sandbox, cname, cid, resources)
         record = ContainerRecord(cname, kind, ctr, "created", {}, [], resources, qos, {})
         try:
-            updates = _create(r, rm, sandbox, ctr, mine)
+            updates = _create(r, rm, sandbox, ctr, mine, _records(node))
         except PluginError as exc:
             node._undo_create(sandbox, ctr)
             node._teardown(rec)
@@ -160,14 +164,26 @@ def _reply(reply: Any, name: str) -> tuple[ContainerAdjustment | None, list[Cont
     return adjust, updates
 
 
-def _create(r: Registered, rm: ResourceManager, pod: PodSandbox, ctr: Container, mine: Container
-            ) -> list[ContainerUpdate]:
+def _records(node: RuntimeNode) -> dict[str, Any]:
+    """The runtime's records by container id as :meth:`.node.RuntimeNode._apply_updates` finds
+    them (:attr:`.node.RuntimeNode.by_container`, rebuilt here when a pod left: the same table)."""
+    records = node.by_container
+    if records is None:
+        records = node.by_container = {c.ctr.id: c for p in node.pods.values() for c in p.containers}
+    return records
+
+
+def _create(r: Registered, rm: ResourceManager, pod: PodSandbox, ctr: Container, mine: Container,
+            records: dict[str, Any]) -> list[ContainerUpdate]:
     """:meth:`.nri.adaptation.Adaptation.create_container_updates` for the lone resource manager,
-    ``ctr`` prepared and ``mine`` its copy: the container adjusted, the other containers' updates."""
+    ``ctr`` prepared and ``mine`` its copy: the container adjusted, the other containers' updates.
+    The runtime's ``records`` are lent to the resource manager
+    (:meth:`.resmgr.manager.ResourceManager.create_container_held`): its reply is applied as it is
+    or merged alone, so an update of values the runtime holds already changes nothing."""
     try:
-        reply = _call(rm.create_container, pod, mine)
+        reply = _call(rm.create_container_held, pod, mine, records)
         adjust, updates = _reply(reply, r.name)
-        if fastmerge.plain_adjustment(adjust) and fastmerge.passable_updates(updates, ctr.id):
+        if fastmerge.plain_adjustment(adjust) and (not updates or fastmerge.passable_updates(updates, ctr.id)):
             if adjust is not None:
                 fastmerge.apply_adjustment(ctr, adjust)
             return updates

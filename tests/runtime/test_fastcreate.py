@@ -258,3 +258,14 @@ def test_the_resource_managers_copy_comes_from_the_form(monkeypatch: pytest.Monk
     monkeypatch.setattr(message_copy, "resources_only_copy", counted)
     _node_trace(runs.MACHINES[0], "topology-aware", _steps(3, runs.TOPOLOGY_AWARE_ANNOTATIONS, 20))
     assert copies == []
+
+
+def test_an_update_of_cpuset_texts_alone_is_applied_as_the_runtime_applies_it() -> None:
+    rng = random.Random(3)
+    for cpus, mems in (("0-3", ""), ("", "1"), ("4", "0"), ("", "")):
+        base = Container(id="c", linux=api.LinuxContainer(resources=nri_resources_from_cri(_random_cri(rng))))
+        fast, plain = api.clone(base), api.clone(base)
+        u = ContainerUpdate("c", LinuxContainerUpdate(LinuxResources(LinuxMemory(), LinuxCPU(cpus=cpus, mems=mems))))
+        fastcreate.apply_update(fast, u)
+        apply_update(plain, u)
+        assert fast == plain and to_json(fast) == to_json(plain)

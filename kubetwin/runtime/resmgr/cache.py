@@ -79,6 +79,11 @@ ESTIMATES_KEPT = True
 #: the ``Set*`` calls reach the pending request's resources and the container's own in one step
 #: (a fast path: the same messages made on the way; False: through NRI's ``SetLinux*`` helpers)
 QUICK_REQUESTS = True
+#: a CPU ``Set*`` call (cpuset CPUs, memory nodes, shares) whose value the container and the
+#: runtime's own record of it hold already, nothing pending for it, is skipped while the runtime
+#: lends its records (:attr:`Cache.runtime`; a fast path: the update it would make changes nothing
+#: the runtime ends with. False: every call makes its request, as upstream)
+SAME_SKIPPED = True
 _ESTIMATES: dict[tuple[int, int, int, int, str, int, int], Requirements] = {}
 
 
@@ -409,8 +414,40 @@ class CachedContainer:
         self.pending = False
         return req if isinstance(req, ContainerUpdate) else None
 
+    def _fresh(self, attr: str, value: Any) -> None:
+        """``Set*`` of ``linux.resources.cpu.<attr>`` on a container past its creation with
+        nothing pending (:data:`QUICK_REQUESTS`): its update made at once, as ``_request_cpu``
+        makes it (an update with memory and CPU resources, this field set), and its own field
+        written. Skipped (:data:`SAME_SKIPPED`) when the runtime lends its records
+        (:attr:`Cache.runtime`) and both the cached message and the runtime's record of the
+        container have memory and CPU resources holding ``value`` already: the runtime writes an
+        update's fields over its own, so that update would change nothing it ends with."""
+        lx = self.ctr.linux
+        res = lx.resources if lx is not None else None
+        own = res.cpu if res is not None and res.memory is not None else None
+        if own is None:
+            own = self._own_cpu()
+        elif getattr(own, attr) == value:
+            records = self.cache.runtime
+            record = records.get(self.id) if records is not None else None
+            if record is not None:
+                lx = record.ctr.linux
+                res = lx.resources if lx is not None else None
+                cpu = res.cpu if res is not None and res.memory is not None else None
+                if cpu is not None and getattr(cpu, attr) == value:
+                    return
+        cpu = LinuxCPU()
+        setattr(cpu, attr, value)
+        self.request = ContainerUpdate(self.id, LinuxContainerUpdate(LinuxResources(LinuxMemory(), cpu)))
+        self.pending = True
+        self.cache.mark_pending(self)
+        setattr(own, attr, value)
+
     def set_cpu_shares(self, value: int) -> None:
         if QUICK_REQUESTS:
+            if self.request is None and self.state != CREATING:
+                self._fresh("shares", value)
+                return
             self._request_cpu().shares = self._own_cpu().shares = value
             return
         self._pending().set_linux_cpu_shares(value)
@@ -432,6 +469,9 @@ class CachedContainer:
 
     def set_cpuset_cpus(self, value: str) -> None:
         if QUICK_REQUESTS:
+            if self.request is None and self.state != CREATING:
+                self._fresh("cpus", value)
+                return
             self._request_cpu().cpus = self._own_cpu().cpus = value
             return
         self._pending().set_linux_cpuset_cpus(value)
@@ -439,6 +479,9 @@ class CachedContainer:
 
     def set_cpuset_mems(self, value: str) -> None:
         if QUICK_REQUESTS:
+            if self.request is None and self.state != CREATING:
+                self._fresh("mems", value)
+                return
             self._request_cpu().mems = self._own_cpu().mems = value
             return
         self._pending().set_linux_cpuset_mems(value)
@@ -561,6 +604,9 @@ class Cache:
         self.pending: dict[str, CachedContainer] = {}
         self.rdt_control = False
         self.blockio_control = False
+        #: the runtime's records of its containers by id, lent for one creation
+        #: (:meth:`.manager.ResourceManager.create_container_held`): :data:`SAME_SKIPPED`'s test
+        self.runtime: dict[str, Any] | None = None
 
     def insert_pod(self, sandbox: PodSandbox) -> Pod:
         pod = Pod(self, sandbox)

@@ -30,6 +30,7 @@ from ..nri.api import (
     event_mask,
 )
 from ..nri.stub import Plugin
+from . import cache as _cache
 from .cache import CREATED, CREATING, EXITED, RUNNING, STALE, Cache, CachedContainer, CacheError
 from .policy import Backend, PolicyError
 
@@ -106,6 +107,21 @@ class ResourceManager(Plugin):
         updates = self._pending_updates(skip=c.id)
         return adjust, updates
 
+    def create_container_held(self, pod: PodSandbox, container: Container, records: dict[str, Any]
+                              ) -> tuple[ContainerAdjustment | None, list[ContainerUpdate]]:
+        """:meth:`create_container` with the runtime's records of its containers by id lent to
+        the cache (:data:`.cache.SAME_SKIPPED`): for a runtime that applies this plugin's reply as
+        it is (the lone plugin, :mod:`..fastpod`). Not lent when the updates get default classes
+        (an update of an unchanged value would still carry them)."""
+        cache = self.cache
+        if not _cache.SAME_SKIPPED or self._default_classes():
+            return self.create_container(pod, container)
+        cache.runtime = records
+        try:
+            return self.create_container(pod, container)
+        finally:
+            cache.runtime = None
+
     def start_container(self, pod: PodSandbox, container: Container) -> None:
         c = self.cache.lookup_container(container.id)
         if c is None:
@@ -153,6 +169,8 @@ class ResourceManager(Plugin):
 
     # --- helpers -------------------------------------------------------------------------------
     def _pending_updates(self, skip: str | None = None) -> list[ContainerUpdate]:
+        if not self.cache.pending:   # nothing pending (re-pinning changed no value): no update
+            return []
         out = []
         classes = self._default_classes()
         for c in self.cache.pending_containers():

@@ -8,7 +8,9 @@ Here the text is made once per (pool, exclusive CPUs, hiding) in a pass and reme
 machine and mask; whether a container hides hyperthreads (a pod annotation: the sandbox's
 annotations never change) is kept on its grant. The containers are pinned in the same order
 with the same values (``set_cpuset_cpus``: upstream marks every one of them pending, changed or
-not, and so does kubetwin), so the NRI updates are the plain code's. A new grant is applied
+not, and so does the cache — except, on :mod:`..fastpod`'s creations, a value the container and
+the runtime's record of it hold already: :data:`...resmgr.cache.SAME_SKIPPED`), so the NRI
+updates are the plain code's. A new grant is applied
 (:func:`apply_grant`) with the same container calls in the same order, its memory nodes' text
 remembered per mask and no scheduling-class lookup where its answer is known to be none.
 ``tests/runtime/test_fast_paths.py`` holds containers, updates and exports equal with this
@@ -152,16 +154,19 @@ def update_shared_allocations(p: "TopologyAwarePolicy", grant: Any) -> None:
         if cpu_type == CPU_RESERVED or cpu_type == CPU_PRESERVE:
             continue
         exclusive = other.exclusive
-        if (other.cpu_portion == 0 or cpu_type != CPU_NORMAL) and exclusive:
+        mask = exclusive._mask
+        if mask and (other.cpu_portion == 0 or cpu_type != CPU_NORMAL):
             continue   # exclusive CPUs alone (``shared_portion() == 0``)
         c = other.container
-        if gid is not None and c.id == gid:
+        if c.id == gid:
             continue
-        hide = hides_hyperthreads(other)
+        hide = other.__dict__.get("_hide_hyperthreads")
+        if hide is None:
+            hide = hides_hyperthreads(other)
         node = other.node
-        key = (node.id, exclusive.mask, hide)
+        key = (node.id, mask, hide)
         text = texts.get(key)
         if text is None:
             shared = node.free_supply().sharable
-            text = texts[key] = cpuset_text(sys, shared if not exclusive else exclusive | shared, hide)
+            text = texts[key] = cpuset_text(sys, shared if not mask else exclusive | shared, bool(hide))
         c.set_cpuset_cpus(text)
