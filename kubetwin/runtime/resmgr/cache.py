@@ -397,6 +397,25 @@ class CachedContainer:
         self.cache.mark_pending(self)
         return self.request
 
+    def _pending_cpu(self) -> LinuxCPU:
+        """``_pending()._res().cpu``: the pending request's CPU resources, memory and CPU present.
+        A container with nothing pending gets its request made in one step (:data:`QUICK_REQUESTS`:
+        the five messages ``_pending`` and ``_res()`` make through as many calls and tests, the
+        same ones — an adjustment while it is created, an update afterwards)."""
+        if QUICK_REQUESTS and self.request is None:
+            cpu = LinuxCPU()
+            res = LinuxResources(LinuxMemory(), cpu)
+            if self.state == CREATING:
+                self.request = ContainerAdjustment(linux=LinuxContainerAdjustment(resources=res))
+            else:
+                self.request = ContainerUpdate(self.id, LinuxContainerUpdate(res))
+            self.pending = True
+            self.cache.pending[self.id] = self
+            return cpu
+        got = self._pending()._res().cpu
+        assert got is not None   # _res() ensures it
+        return got
+
     def add_mount(self, mount: Mount) -> None:
         """A mount for the container being created (only a creation's adjustment carries one)."""
         req = self._pending()

@@ -169,7 +169,11 @@ class ResourceManager(Plugin):
 
     # --- helpers -------------------------------------------------------------------------------
     def _pending_updates(self, skip: str | None = None) -> list[ContainerUpdate]:
-        if not self.cache.pending:   # nothing pending (re-pinning changed no value): no update
+        pending = self.cache.pending
+        if not pending:   # nothing pending (re-pinning changed no value): no update
+            return []
+        if skip is not None and len(pending) == 1 and skip in pending:   # the created container alone
+            pending.clear()
             return []
         out = []
         classes = self._default_classes()

@@ -49,7 +49,7 @@ def test_skipped_unchanged_values_give_the_plain_records_messages_caches_topolog
     counts.clear()
     monkeypatch.setattr(cache, "SAME_SKIPPED", False)
     assert skipped == _trace(machine, policy, steps)
-    if policy == "topology-aware":   # balloons' pinning writes its requests itself; classes: never lent
+    if policy != "classes":   # classes: records never lent
         assert fewer < sum(counts), "no unchanged value was skipped"
 
 
@@ -163,3 +163,95 @@ def test_records_are_lent_for_one_creation_and_not_when_updates_get_default_clas
 def test_records_are_not_lent_with_the_switch_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cache, "SAME_SKIPPED", False)
     test_records_are_lent_for_one_creation_and_not_when_updates_get_default_classes("classes", False, monkeypatch)
+
+
+# --- balloons' own pinning (fastalloc.update_pinning writes its requests itself) ----------------------
+def _balloons_node(count: int = 6) -> tuple[Any, Any]:
+    """A balloons node after ``count`` creations of pods without annotations (the fast allocation's case)."""
+    rn = _node(runs.MACHINES[0], "balloons")
+    shapes: dict[str, Any] = {}
+    from ..test_fastpod import _create
+
+    for op, pod in _steps(11, [{}], count):
+        if op == "create":
+            _create(rn, pod, shapes)
+    rm = rn.resmgr
+    assert rm is not None and not rm.cache.pending
+    return rn, rm.policy
+
+
+def _pinned(p: Any) -> list[Any]:
+    """The balloons holding containers."""
+    got = [b for b in p.balloons if b.pod_ids]
+    assert got
+    return got
+
+
+def _requests(p: Any) -> dict[str, Any]:
+    """The pending requests by container id, taken."""
+    out = {c.id: to_json(c.request) for c in p.cache.pending_containers()}
+    for c in p.cache.containers.values():
+        c.request, c.pending = None, False
+    return out
+
+
+def test_balloons_pinning_of_containers_holding_their_values_makes_no_update() -> None:
+    from kubetwin.runtime.policies.balloons import fastalloc
+
+    rn, p = _balloons_node()
+    p.cache.runtime = rn.by_container
+    try:
+        fastalloc.update_pinning(p, _pinned(p))
+    finally:
+        p.cache.runtime = None
+    assert _requests(p) == {}
+    fastalloc.update_pinning(p, _pinned(p))   # no records lent: every container its update, as upstream
+    assert len(_requests(p)) == sum(len(ids) for b in _pinned(p) for ids in b.pod_ids.values())
+
+
+def test_balloons_pinning_of_a_value_the_runtime_record_does_not_hold_makes_the_plain_update() -> None:
+    from kubetwin.runtime.policies.balloons import fastalloc
+
+    rn, p = _balloons_node()
+    fastalloc.update_pinning(p, _pinned(p))
+    plain = _requests(p)
+    cid = next(iter(plain))
+    record = rn.by_container[cid]
+    record.ctr.linux.resources.cpu.cpus = "0"   # the runtime never got the cache's value
+    p.cache.runtime = rn.by_container
+    try:
+        fastalloc.update_pinning(p, _pinned(p))
+    finally:
+        p.cache.runtime = None
+    assert _requests(p) == {cid: plain[cid]}
+
+
+def test_balloons_pinning_skips_nothing_with_the_switch_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kubetwin.runtime.policies.balloons import fastalloc
+
+    rn, p = _balloons_node()
+    monkeypatch.setattr(cache, "SAME_SKIPPED", False)
+    p.cache.runtime = rn.by_container
+    try:
+        fastalloc.update_pinning(p, _pinned(p))
+    finally:
+        p.cache.runtime = None
+    assert len(_requests(p)) == sum(len(ids) for b in _pinned(p) for ids in b.pod_ids.values())
+
+
+@pytest.mark.parametrize("state", [cache.CREATING, cache.RUNNING])
+def test_a_pending_cpu_request_made_in_one_step_is_the_one_pending_and_res_make(
+        state: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    made = []
+    for quick in (True, False):
+        monkeypatch.setattr(cache, "QUICK_REQUESTS", quick)
+        c, cc, _ = _running()
+        cc.state = state
+        cpu = cc._pending_cpu()
+        cpu.cpus = "0-3"
+        assert c.pending_containers() == [cc] and cc.pending
+        req = cc.request
+        assert req is not None and req.linux is not None and req.linux.resources is not None
+        assert req.linux.resources.cpu is cpu
+        made.append((type(req), type(req.linux), to_json(req)))
+    assert made[0] == made[1]

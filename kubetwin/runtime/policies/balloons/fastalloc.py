@@ -53,13 +53,15 @@ Not an upstream module: a kubetwin fast path over containers/nri-plugins v0.14.0
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from ....model.cpuset import EMPTY, CPUSet
 from ...cpuallocator import AllocationError
 from ...kubernetes import milli_cpu_to_shares
 from ...libmem import Allocator, MemoryError_, Request, Zone, container_request
-from ...resmgr.cache import CachedContainer
+from ...nri.api import LinuxCPU
+from ...resmgr import cache as _cache
+from ...resmgr.cache import CREATING, CachedContainer
 from ...resmgr.policy import PolicyError
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import NO_LIMIT, Balloon, BalloonDef, _error
@@ -417,16 +419,19 @@ def _shares(milli: int) -> int:
 
 def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
     """``updatePinning(blns)`` of the plain policy with CPUs pinned: the same containers, the
-    same fields set to the same values, marked pending in the same order."""
+    same fields set to the same values, marked pending in the same order — but a container
+    :func:`_unchanged` is left alone (:data:`.resmgr.cache.SAME_SKIPPED`)."""
     if not p.pin_cpu:
         p._update_pinning(blns)
         return
     texts = p.machine_texts
-    containers = p.cache.containers
-    pods = p.cache.pods
+    cache = p.cache
+    containers = cache.containers
+    pods = cache.pods
+    records = cache.runtime if _cache.SAME_SKIPPED else None
     alloc = p.mem_allocator
     users, requests = alloc.users, alloc.requests
-    mems_of, memsets, shares_of = texts.mems, texts.memsets, _SHARES
+    mems_of, memsets, texts_of, shares_of = texts.mems, texts.memsets, texts.texts, _SHARES
     for bln in blns:
         mask = bln.cpus._mask | bln.shared_idle_cpus._mask
         pinnable = CPUSet.from_mask(mask)
@@ -437,7 +442,9 @@ def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
         defn = bln.defn
         pin_mem = p.pin_memory if defn.pin_memory is None else defn.pin_memory
         hide = bool(defn.hide_hyperthreads)
-        text = texts.text(pinnable)
+        text = texts_of.get(mask)
+        if text is None:
+            text = texts.text(pinnable)
         single_text = ""
         for ids in bln.pod_ids.values():
             for cid in ids:
@@ -454,37 +461,70 @@ def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
                     cpus_text = single_text
                 else:
                     cpus_text = text
-                # SetCpusetCpus, SetCPUShares: the pending request found once
-                pending = c._pending()._res().cpu
+                req = (c.resource_updates or c.requirements).cpu_request
+                shares: int | None = None
+                if req is not None:
+                    shares = shares_of.get(req)
+                    if shares is None:
+                        shares = _shares(req)
                 # the container's own CPU resources: read where ``resources()`` would find them
                 # all there (it fills in what is missing)
                 ctr = c.ctr
                 lx = ctr.linux
                 res = lx.resources if lx is not None else None
                 own = res.cpu if res is not None and res.memory is not None else None
+                # a memory zone ``Realloc`` answers at once (nothing to widen): read without the call
+                held = requests.get(cid) if pin_mem and types == 0 and users.get(cid) is not None else None
+                zone = held.zone if held is not None and (
+                    mems == 0 or held.zone & mems == mems or (held.affinity == mems and held.types == 0)) else None
+                if (records is not None and own is not None and c.request is None and c.state != CREATING
+                        and not preserve and (zone is not None or not pin_mem)
+                        and _unchanged(own, records.get(cid), cpus_text, shares,
+                                       _memset(memsets, texts, zone) if zone is not None else None)):
+                    continue
+                # SetCpusetCpus, SetCPUShares: the pending request found once
+                pending = c._pending_cpu()
                 if own is None:
                     own = ctr.resources().cpu
-                assert pending is not None and own is not None
+                    assert own is not None
                 pending.cpus = own.cpus = cpus_text
-                req = (c.resource_updates or c.requirements).cpu_request
-                if req is not None:
-                    shares = shares_of.get(req)
-                    pending.shares = own.shares = shares if shares is not None else _shares(req)
+                if shares is not None:
+                    pending.shares = own.shares = shares
                 if not pin_mem:
                     continue
                 if preserve:
                     raise _error(f"{c.pretty_name()}: memory.preserve is not modelled by kubetwin's balloons policy")
-                held = requests.get(cid) if types == 0 and users.get(cid) is not None else None
-                if held is not None and (mems == 0 or held.zone & mems == mems
-                                         or (held.affinity == mems and held.types == 0)):
-                    zone = held.zone   # ``Realloc`` answers at once: nothing to widen
-                elif types == 0 and users.get(cid) is None and cid not in requests:
-                    zone = _new_zone(p, c, mems)
-                else:
-                    zone = p._alloc_mem(c, mems, types)
+                if zone is None:
+                    if types == 0 and users.get(cid) is None and cid not in requests:
+                        zone = _new_zone(p, c, mems)
+                    else:
+                        zone = p._alloc_mem(c, mems, types)
                 # SetCpusetMems (the container pending already, before those allocMem touched)
-                memset = memsets.get(zone)
-                pending.mems = own.mems = memset if memset is not None else texts.memset(zone)
+                pending.mems = own.mems = _memset(memsets, texts, zone)
+
+
+def _memset(memsets: dict[int, str], texts: Any, zone: int) -> str:
+    """The memory-set text of ``zone`` (remembered by the machine's texts)."""
+    got = memsets.get(zone)
+    return got if got is not None else texts.memset(zone)
+
+
+def _unchanged(own: LinuxCPU, record: Any, cpus: str, shares: int | None, memset: str | None) -> bool:
+    """Whether pinning a container past its creation, nothing pending for it, to ``cpus``, CPU
+    ``shares`` (None: not set) and memory set ``memset`` (None: memory not pinned) changes nothing:
+    its cached CPU resources ``own`` and the runtime's ``record`` of it (its container's memory
+    and CPU resources present) hold every value already. The plain ``Set*`` calls would make an
+    update of those values, which the runtime writes over its own (:data:`.resmgr.cache.SAME_SKIPPED`:
+    the same test as the cache's setters, on the three at once)."""
+    if own.cpus != cpus or (shares is not None and own.shares != shares) or (memset is not None and own.mems != memset):
+        return False
+    if record is None:
+        return False
+    lx = record.ctr.linux
+    res = lx.resources if lx is not None else None
+    cpu = res.cpu if res is not None and res.memory is not None else None
+    return (cpu is not None and cpu.cpus == cpus and (shares is None or cpu.shares == shares)
+            and (memset is None or cpu.mems == memset))
 
 
 def _new_zone(p: "FastBalloonsPolicy", c: CachedContainer, nodes: int) -> int:
