@@ -29,8 +29,10 @@ class), in a policy without ``preserve`` expressions, of a type without ``groupB
 * pinning: per balloon the pinnable CPUs, their memory nodes and texts once (as :mod:`.fastpin`);
   per container the pending request found once for its three ``Set*`` calls (the same fields
   of the request and of the container set to the same values, the container marked pending
-  at the first call as upstream marks it); a container already holding a memory zone that
-  covers the balloon's nodes keeps it (``Realloc`` returns at once), and a new container's
+  at the first call as upstream marks it), or, while the runtime lends its records
+  (:data:`..resmgr.cache.SAME_SKIPPED`), no request at all for a container past its creation
+  whose cached values and runtime record hold all three already; a container already holding
+  a memory zone that covers the balloon's nodes keeps it (``Realloc`` returns at once), and a new container's
   memory offer, when the node's memory limits with its own add up to at most the smallest
   normal memory node (no zone can be overcommitted then: every zone holds a normal node and
   no more than every limit), is its initial zone (resolved once per affinity and machine by
