@@ -259,6 +259,7 @@ def main() -> None:
         for module in (cpuallocator_keys, cpuallocator_memo, cputree_memo, fastpick, fastpin, fastrequest, fastscore,
                        fastslice, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
+        fastscore.ALL_FIT = False
         ResourceManager._nri_readonly_events = frozenset()
         ResourceManager._nri_readonly_pods = frozenset()
         from kubetwin.runtime.nri import fastmerge, message_copy

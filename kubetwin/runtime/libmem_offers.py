@@ -8,7 +8,9 @@ just "the request in its zone", and whether a zone would be is read off each zon
 memory, summed once per state (:class:`FreeMemory`). The request is validated and its initial
 zone found by the allocator's own code, an offer that would overcommit is made by the plain
 ``get_offer``, and what a plain offer leaves behind is left too (the zone it made, empty, until
-the next commit; the request's zone reset). ``tests/runtime/test_libmem_offers.py`` holds the
+the next commit; the request's zone reset). When the limits of every request the allocator holds,
+plus the new one, are within every zone's capacity, no zone can be overcommitted at all:
+:func:`all_fit` says so without the sums. ``tests/runtime/test_libmem_offers.py`` holds the
 offers and the allocator states equal to the plain ones.
 
 Not an upstream module: a kubetwin fast path over containers/nri-plugins v0.14.0
@@ -155,6 +157,29 @@ class FreeMemory:
             return self.a.get_offer(req)
         finally:
             self._sum()
+
+
+def all_fit(a: Allocator, limit: int, floor: int) -> bool:
+    """Whether :meth:`FreeMemory.fits` would say yes for a request of ``limit`` in every zone of
+    capacity at least ``floor`` (the least of the zones asked about), without the sums: when
+    the limits of every request the allocator holds, plus this one, are within the capacity of
+    every zone it holds and of every zone asked about, no zone is or would be overcommitted (a
+    zone's free memory is its capacity less the limits of some of those requests). False: ask
+    :meth:`FreeMemory.fits` zone by zone (nothing is changed here)."""
+    if limit < 0 or a.journal is not None:
+        return False
+    total = limit
+    least = floor
+    for z in a.zones.values():
+        c = z.capacity
+        if c < least:
+            least = c
+        for r in z.users.values():
+            u = r.limit
+            if u < 0:
+                return False
+            total += u
+    return total <= least
 
 
 def resolved_offer(a: Allocator, req: Request, types: int, zone: int) -> Offer:

@@ -145,3 +145,41 @@ def test_offers_checked_by_fits_and_made_when_read_are_the_plain_allocators(mach
         if a.requests and rng.random() < 0.2:
             a.release(rng.choice(sorted(a.requests)))
     assert fitted > 50 and refused > 0
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+@pytest.mark.parametrize("seed", (58, 59))
+def test_all_fit_says_yes_only_where_fits_says_yes_in_every_zone_asked(machine: str, seed: int) -> None:
+    """``all_fit`` (every request's limit, plus this one, within every zone's capacity) answers
+    yes only where ``fits`` says yes for every zone of at least that capacity, and changes
+    nothing; random states up to overcommit reach both answers."""
+    from kubetwin.runtime.libmem_offers import all_fit
+    from kubetwin.runtime.policies.topologyaware.fastscore import _Machine
+
+    rng = random.Random(seed)
+    system = System(load_machine(str(runs.SHARED / "machines" / machine)), CPUSet())
+    a = Allocator(system)
+    known = _Machine(system)
+    yes = no = 0
+    for k in range(60):
+        node = max(n.capacity for n in a.nodes.values())
+        limit = int(node * rng.choice((0, 0.01, 0.2, 0.6, 0.9, 1.5)))
+        asked = [known.resolve(a, r.affinity, r.types) for r in (_request(rng, a, 1000 * k + j) for j in range(4))]
+        resolved = [r for r in asked if r is not None and r[1]]
+        if resolved:
+            before = _state(a)
+            if all_fit(a, limit, min(r[3] for r in resolved)):
+                free = FreeMemory(copy.deepcopy(a))
+                assert all(free.fits(r[1], r[2], r[3], limit) for r in resolved)
+                yes += 1
+            else:
+                no += 1
+            assert _state(a) == before
+        req = _request(rng, a, 1000 * k + 999)
+        try:
+            a.get_offer(req).commit()
+        except MemoryError_:
+            pass
+        if a.requests and rng.random() < 0.2:
+            a.release(rng.choice(sorted(a.requests)))
+    assert yes > 5 and no > 0

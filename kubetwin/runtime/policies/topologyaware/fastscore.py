@@ -24,6 +24,10 @@ A placement without a pool hint and without ``--explain`` reads only the first p
 order: :func:`best_pool` finds it without the sort where that is exact (:func:`_first`: one
 comparison per pool where the chain of tie-breakers is a strict total order, the strictly
 least key of the tie-breakers before the non-order ones otherwise; ``FIRST = False`` sorts).
+Where no zone can be overcommitted — every request's memory limit, plus this one, within the
+capacity of every zone the allocator holds and of every zone the pools' offers resolve to
+(:func:`...libmem_offers.all_fit`) — every pool's offer is "the request in its zone", read
+without the free-memory sums and ``fits`` per pool (``ALL_FIT = False``: per pool).
 ``COMPARE = False`` ranks with the plain ``compareScores``; ``ENABLED = False`` runs all of the
 plain code. ``tests/runtime/policies/topologyaware/test_fastscore.py`` holds scores, rankings
 and every pool's allocatable shared CPU equal to the plain ones on random requests and states.
@@ -40,7 +44,7 @@ from ... import libmem_offers
 from ...config import TOPOLOGY_LEVEL_VALUES
 from ...cpuallocator import PRIORITY_HIGH, PRIORITY_LOW, PRIORITY_NORMAL
 from ...gosort import sort_slice
-from ...libmem import Allocator, MemoryError_, Offer, container_request, mask_of
+from ...libmem import Allocator, MemoryError_, Offer, Zone, container_request, mask_of
 from ...libmem import Request as MemRequest
 from ...resmgr.policy import PolicyError
 from ...sysfs import EFFICIENT_CORE, PERFORMANCE_CORE
@@ -377,14 +381,29 @@ def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
                 f.errors[n.id] = str(exc)
         return f
     a = p.mem_allocator
-    free = libmem_offers.FreeMemory(a)
     machine = _machine(p)
     amount = req.mem_amount_to_allocate()
     known = req.container.id in a.requests   # an update: the allocator's own way
-    fits = free.fits
     lazy, zones = f.lazy, f.zone
+    plan = _offer_plan(p, machine, req.mem_type, mem_root)
+    if ALL_FIT and not known:
+        floor = _plan_floor(p, req.mem_type, mem_root, plan)
+        if floor is not None and libmem_offers.all_fit(a, amount, floor):
+            # every pool's offer is "the request in its zone": what ``fits`` leaves behind (each
+            # new zone, empty, in the allocator, in the pools' order) left here too
+            held = a.zones
+            for i, (affinity, mtyp, resolved) in enumerate(plan):
+                assert resolved is not None
+                types, zone, zone_type, capacity = resolved
+                if zone not in held:
+                    held[zone] = Zone(zone, zone_type, capacity)
+                lazy[i] = (affinity, mtyp, types, zone)
+                zones[i] = zone
+            return f
+    free = libmem_offers.FreeMemory(a)
+    fits = free.fits
     plain_offer: Callable[["Node"], Offer] | None = None
-    for n, (affinity, mtyp, resolved) in zip(pools, _offer_plan(p, machine, req.mem_type, mem_root)):
+    for n, (affinity, mtyp, resolved) in zip(pools, plan):
         i = n.id
         if resolved is not None and not known and fits(resolved[1], resolved[2], resolved[3], amount):
             lazy[i] = (affinity, mtyp, resolved[0], resolved[1])
@@ -424,6 +443,30 @@ def _offer_plan(p: "TopologyAwarePolicy", machine: _Machine, mem_type: int, mem_
                 mtyp = mem_type
             plan.append((affinity, mtyp, machine.resolve(a, affinity, mtyp)))
         plans[key] = got = tuple(plan)   # of ints: copies of the node share it
+    return got
+
+
+#: answer every pool's offer at once where no zone can be overcommitted (:func:`_plan_floor`,
+#: :func:`...libmem_offers.all_fit`; False: :meth:`...libmem_offers.FreeMemory.fits` per pool)
+ALL_FIT = True
+
+
+def _plan_floor(p: "TopologyAwarePolicy", mem_type: int, mem_root: bool,
+                plan: tuple[tuple[int, int, tuple[int, int, int, int] | None], ...]) -> int | None:
+    """The least capacity of the zones an offer plan resolves to; None when some pool's request
+    is not resolved (the allocator refuses it) or resolves to no zone (``fits``' plain test).
+    Kept on the policy with the plan (a function of it)."""
+    floors = p.__dict__.get("_plan_floors")
+    if floors is None:
+        floors = p.__dict__["_plan_floors"] = {}
+    key = (mem_type, mem_root)
+    if key in floors:
+        got: int | None = floors[key]
+        return got
+    got = None
+    if all(r is not None and r[1] for _, _, r in plan):
+        got = min(r[3] for _, _, r in plan if r is not None)
+    floors[key] = got
     return got
 
 

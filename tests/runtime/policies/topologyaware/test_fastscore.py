@@ -165,3 +165,60 @@ def test_isolated_requests_with_isolated_cpus_in_some_pools_find_the_first_of_th
             live.append(pod.key)
     assert found["mixed"] + found["same"] > 5, found
     assert found["mixed"] > 0 or isolated == "0-63", found
+
+
+def _zones(a: Any) -> list[Any]:
+    return [(z, zone.types, zone.capacity, sorted(zone.users)) for z, zone in a.zones.items()]
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_offers_all_fitting_at_once_are_the_per_pool_offers(machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At every ranking, the figures made with ``ALL_FIT`` (every pool's offer "the request in
+    its zone" at once) equal those made with ``fits`` per pool on a copy of the allocator —
+    each pool's zone, offer to be made, error — and the allocator is left the same (the new
+    empty zones, in the same order)."""
+    import copy
+
+    from kubetwin.runtime import libmem_offers
+
+    fast = fastscore._figures
+    all_fit = libmem_offers.all_fit
+    seen = {True: 0, False: 0}
+
+    def counted(a: Any, limit: int, floor: int) -> bool:
+        got = all_fit(a, limit, floor)
+        if fastscore.ALL_FIT:
+            seen[got] += 1
+        return got
+
+    def both(p: Any, req: Any) -> Any:
+        held = p.mem_allocator
+        p.mem_allocator = copy.deepcopy(held)
+        monkeypatch.setattr(fastscore, "ALL_FIT", False)
+        try:
+            plain = fast(p, req)
+            plain_zones = _zones(p.mem_allocator)
+        finally:
+            p.mem_allocator = held
+            monkeypatch.setattr(fastscore, "ALL_FIT", True)
+        got = fast(p, req)
+        assert (got.zone, got.lazy, got.errors) == (plain.zone, plain.lazy, plain.errors)
+        assert [o and o.node_mask() for o in got.offers] == [o and o.node_mask() for o in plain.offers]
+        assert _zones(held) == plain_zones
+        return got
+
+    monkeypatch.setattr(fastscore, "_figures", both)
+    monkeypatch.setattr(libmem_offers, "all_fit", counted)
+    arrivals = runs.arrivals(14, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS)
+    result = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    assert runs.placed(result) > 0 and seen[True] > 20   # (the refusals: test_libmem_offers.py)
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_a_run_with_offers_all_fitting_at_once_places_as_with_fits_per_pool(machine: str,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    arrivals = runs.arrivals(15, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS)
+    fast = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    monkeypatch.setattr(fastscore, "ALL_FIT", False)
+    plain = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    assert fast == plain
