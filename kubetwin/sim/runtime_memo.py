@@ -62,7 +62,15 @@ import msgspec
 
 from ..diagnostics import warn_calls
 from ..model.meta import enc_hook
-from . import runtime_canon, runtime_canon_balloons, runtime_fig, runtime_fig_balloons, runtime_hit, runtime_snapshot
+from . import (
+    runtime_canon,
+    runtime_canon_balloons,
+    runtime_fig,
+    runtime_fig_balloons,
+    runtime_hit,
+    runtime_inckey,
+    runtime_snapshot,
+)
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -106,12 +114,15 @@ class Real:
     on a table with canonical states (:mod:`.runtime_canon`) its live pods in canonical order
     (slot: position), and each one's event key (as the table's number)."""
 
-    __slots__ = ("rn", "keys", "evs")
+    __slots__ = ("rn", "keys", "evs", "since")
 
     def __init__(self, rn: "RuntimeNode", keys: list[str] | None = None, evs: dict[str, int] | None = None):
         self.rn = rn
         self.keys = keys if keys is not None else []
         self.evs = evs if evs is not None else {}
+        #: during a miss's creation: the key of the state it left and the containers updated
+        #: since (:mod:`.runtime_inckey`), for the new state's key
+        self.since: tuple[Any, set[str]] | None = None
 
 
 @dataclass(slots=True)
@@ -190,6 +201,8 @@ class Table:
     #: balloons states: whether a real node's libmem requests were made in creation order
     #: (:func:`.runtime_canon_balloons.created_in_order`, or :mod:`.runtime_fig_balloons`' lean one)
     in_order: Any = runtime_canon_balloons.created_in_order
+    #: container id -> pod key, for keys made from their parent's (:mod:`.runtime_inckey`)
+    owners: dict[str, str] = field(default_factory=dict)
 
     def new_state(self) -> int:
         self.states.append(State())
@@ -499,7 +512,15 @@ class MemoNodes:
         warned = warn_calls()
         counted = table.canon is not None and table.guard is None
         overcommits = runtime_canon.overcommits(real.rn) if counted else 0
-        refused = real.rn.start_pod(pod, self._cri(table, ev, pod))
+        parent = table.states[v.state].key if counted and runtime_inckey.INCREMENTAL else None
+        if parent is not None:
+            touched = runtime_inckey.watch(real.rn)
+            try:
+                refused = real.rn.start_pod(pod, self._cri(table, ev, pod))
+            finally:
+                runtime_inckey.unwatch(real.rn)
+        else:
+            refused = real.rn.start_pod(pod, self._cri(table, ev, pod))
         crossed = table.guard is not None and v.state not in table.ordered and not table.guard(real.rn)
         if refused is not None or warn_calls() != warned or (
                 counted and runtime_canon.overcommits(real.rn) != overcommits) or (
@@ -528,6 +549,8 @@ class MemoNodes:
                 table.ev_ids[ev] = num   # the same pod shape: one number in state keys
             if table.key_figures is not None:
                 table.key_figures.pods.setdefault(num, pod)
+        if parent is not None:
+            real.since = (parent, touched)
         self._arrive(table, edge, real, pod.key)
         self._advance(v, edge.next, ("c", pod, ev), pod.key, edge)
         v.real = table.states[edge.next].held = real
@@ -596,7 +619,16 @@ class MemoNodes:
             if created is not None:
                 real.keys.append(created)
             return
-        key, order = table.keyer(real.rn, real.evs)
+        since = real.since
+        if since is not None:
+            real.since = None
+            if created is not None and table.keyer is runtime_fig.snapshot:
+                key, order = runtime_inckey.creation_key(real.rn, real.evs, since[0], real.keys, created, since[1],
+                                                         table.owners)
+            else:
+                key, order = table.keyer(real.rn, real.evs)
+        else:
+            key, order = table.keyer(real.rn, real.evs)
         edge.perm, edge.born = runtime_canon.permutation(real.keys, order, created)
         real.keys = order
         if table.guard is not None and not (table.guard(real.rn) and table.in_order(real.rn, real.evs)):
@@ -610,6 +642,8 @@ class MemoNodes:
             edge.next = nxt
             return
         edge.next = table.canon[key] = table.new_state()
+        if runtime_inckey.INCREMENTAL:
+            table.states[edge.next].key = key   # the parent key of this state's misses
         if table.key_figures is not None:
             if type(table.key_figures) is runtime_fig_balloons.KeyFigures:
                 runtime_fig_balloons.keep_key(table.key_figures, real.rn)
