@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Hashable
 
-from . import runtime_fig
+from . import runtime_fig, runtime_fig_balloons
 
 if TYPE_CHECKING:
     from ..runtime.node import RuntimeNode
@@ -147,3 +147,105 @@ def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_ord
     if CHECK:
         assert got == runtime_fig.snapshot(rn, evs)
     return got
+
+
+def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str],
+                          created: str, touched: set[str], owners: dict[str, str]) -> tuple[Hashable, list[str]] | None:
+    """:func:`.runtime_fig_balloons.snapshot` of ``rn`` just after ``created`` started on it (a
+    creation that kept the node within its memory bound), from the parent state's key as
+    :func:`creation_key` does; None when a balloon left the list (the balloons after it moved, and
+    with them every container's position: the walk then). Another pod's containers keep their
+    balloons and their places in them (a creation adds the new pod's alone); an updated
+    container's ``cpuset`` and libmem request are read anew (a resized balloon moves its
+    containers' memory zones)."""
+    assert rn.resmgr is not None
+    policy: Any = rn.resmgr.policy
+    requests = policy.mem_allocator.requests
+    types = runtime_fig_balloons._type_positions(policy.defs)
+    old_balloons = parent[1][1]
+    sid = rn.pods[created].sandbox.id
+    where: dict[str, tuple[int, int]] = {}
+    balloons = []
+    for bi, b in enumerate(policy.balloons):
+        ids = b.pod_ids.get(sid)
+        if ids:
+            for k, cid in enumerate(ids):
+                where[cid] = (bi, k)
+        groups = b.groups
+        t = (types[id(b.defn)], b.instance, b.cpus._mask, b.mems, b.shared_idle_cpus._mask,
+             tuple(sorted([(g, n) for g, n in groups.items() if n])) if groups else ())
+        if bi < len(old_balloons) and (old_balloons[bi][0] != t[0] or old_balloons[bi][1] != t[1]):
+            return None
+        balloons.append(t)
+    if len(balloons) < len(old_balloons):
+        return None
+    pods = rn.pods
+    descs = list(parent[0])
+    new = pods[created]
+    nowhere = ()
+    request = runtime_fig_balloons._REQUEST
+    ctrs = []
+    for r in new.containers:
+        ctr = r.ctr
+        cid = ctr.id
+        owners[cid] = created
+        cpu = _cpu(ctr)
+        m = requests.get(cid)
+        shares = cpu.shares
+        ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if shares is None else shares,
+                     where.get(cid, nowhere), request(m) if m is not None else nowhere))
+    mine = (evs[created], tuple(ctrs))
+    seen: set[str] = set()
+    for cid in touched:
+        pk = owners.get(cid)
+        if pk is None:
+            for k, rec in pods.items():
+                for r in rec.containers:
+                    owners[r.ctr.id] = k
+            pk = owners.get(cid)
+        if pk is None or pk == created or pk in seen:
+            continue
+        seen.add(pk)
+        j = parent_order.index(pk)
+        descs[j] = _updated_balloons(pods[pk], descs[j], requests)
+    pos = {k: i for i, k in enumerate(pods)}
+    items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
+    items.append((mine, pos[created], created))
+    items.sort()
+    zones = policy.mem_allocator.zones
+    node = (policy.free_cpus._mask, tuple(balloons), tuple(sorted(zones)) if zones else ())
+    got = (tuple([d for d, _, _ in items]), node), [k for _, _, k in items]
+    if CHECK:
+        assert got == runtime_fig_balloons.snapshot(rn, evs)
+    return got
+
+
+def _cpu(ctr: Any) -> Any:
+    """A container's CPU resources, as the walks read them (``resources()`` only when something
+    is missing, as it fills it in)."""
+    linux = ctr.linux
+    res = linux.resources if linux is not None else None
+    cpu = res.cpu if res is not None else None
+    if cpu is None or res is None or res.memory is None:
+        cpu = ctr.resources().cpu
+    return cpu
+
+
+def _updated_balloons(rec: Any, old: tuple[int, tuple[Any, ...]], requests: dict[str, Any]) -> tuple[int, tuple[Any, ...]]:
+    """:func:`_updated` on a balloons node: the ``cpuset`` and the libmem request read anew, the
+    name, runtime state and balloon position kept."""
+    ctrs = []
+    same = True
+    request = runtime_fig_balloons._REQUEST
+    for r, o in zip(rec.containers, old[1]):
+        ctr = r.ctr
+        cpu = _cpu(ctr)
+        m = requests.get(ctr.id)
+        got = (o[0], o[1], cpu.cpus, cpu.mems, -1 if cpu.shares is None else cpu.shares, o[5],
+               request(m) if m is not None else ())
+        if got == o:
+            ctrs.append(o)
+        else:
+            same = False
+            ctrs.append(got)
+    return old if same else (old[0], tuple(ctrs))

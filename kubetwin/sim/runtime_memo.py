@@ -512,7 +512,8 @@ class MemoNodes:
         warned = warn_calls()
         counted = table.canon is not None and table.guard is None
         overcommits = runtime_canon.overcommits(real.rn) if counted else 0
-        parent = table.states[v.state].key if counted and runtime_inckey.INCREMENTAL else None
+        parent = (table.states[v.state].key if runtime_inckey.INCREMENTAL and table.canon is not None
+                  and (table.keyer is runtime_fig.snapshot or table.keyer is runtime_fig_balloons.snapshot) else None)
         if parent is not None:
             touched = runtime_inckey.watch(real.rn)
             try:
@@ -549,7 +550,7 @@ class MemoNodes:
                 table.ev_ids[ev] = num   # the same pod shape: one number in state keys
             if table.key_figures is not None:
                 table.key_figures.pods.setdefault(num, pod)
-        if parent is not None:
+        if parent is not None and not crossed:
             real.since = (parent, touched)
         self._arrive(table, edge, real, pod.key)
         self._advance(v, edge.next, ("c", pod, ev), pod.key, edge)
@@ -622,11 +623,14 @@ class MemoNodes:
         since = real.since
         if since is not None:
             real.since = None
+            got = None
             if created is not None and table.keyer is runtime_fig.snapshot:
-                key, order = runtime_inckey.creation_key(real.rn, real.evs, since[0], real.keys, created, since[1],
-                                                         table.owners)
-            else:
-                key, order = table.keyer(real.rn, real.evs)
+                got = runtime_inckey.creation_key(real.rn, real.evs, since[0], real.keys, created, since[1],
+                                                  table.owners)
+            elif created is not None and table.keyer is runtime_fig_balloons.snapshot:
+                got = runtime_inckey.balloons_creation_key(real.rn, real.evs, since[0], real.keys, created, since[1],
+                                                           table.owners)
+            key, order = got if got is not None else table.keyer(real.rn, real.evs)
         else:
             key, order = table.keyer(real.rn, real.evs)
         edge.perm, edge.born = runtime_canon.permutation(real.keys, order, created)
@@ -636,12 +640,14 @@ class MemoNodes:
             table.ordered.add(edge.next)
             table.states[edge.next].figures = _figures(real.rn)
             return
-        nxt = table.canon.get(key)
-        if nxt is not None:
+        # one lookup (a key's hash is a walk of its tuples, not kept: hashed once, not twice)
+        new = len(table.states)
+        nxt = table.canon.setdefault(key, new)
+        if nxt != new:
             table.joins += 1
             edge.next = nxt
             return
-        edge.next = table.canon[key] = table.new_state()
+        edge.next = table.new_state()
         if runtime_inckey.INCREMENTAL:
             table.states[edge.next].key = key   # the parent key of this state's misses
         if table.key_figures is not None:

@@ -1,7 +1,8 @@
 """A miss's key made from its parent state's key (``kubetwin.sim.runtime_inckey``): at every
-topology-aware miss of random runs (creations, deletions, init containers, sidecars, shared and
-exclusive CPUs) the incremental key and its pod order are the walk's; the runs' results are the
-walk's and the plain path's."""
+creation miss of random runs (creations, deletions, init containers, sidecars, shared and
+exclusive CPUs; balloons' configurations with light and heavy memory, within and past the memory
+bound) the incremental key and its pod order are the walk's; the runs' results are the walk's
+and the plain path's."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from typing import Any
 
 import pytest
 
-from kubetwin.sim import runtime_fig, runtime_inckey, runtime_memo
-from tests.runtime.fastpath_runs import BALLOONS_ANNOTATIONS, MACHINES, TOPOLOGY_AWARE_ANNOTATIONS
-from tests.runtime.fastpath_runs import balloons as _balloons
+from kubetwin.sim import runtime_canon_balloons, runtime_fig, runtime_fig_balloons, runtime_inckey, runtime_memo
+from tests.runtime.fastpath_runs import MACHINES, TOPOLOGY_AWARE_ANNOTATIONS
 from tests.runtime.fastpath_runs import topology_aware as _topology_aware
+from tests.sim.test_runtime_canon_balloons import CONFIGS, DUAL, _arrivals, _policy
+from tests.sim.test_runtime_canon_balloons import _run as _run_balloons
 from tests.sim.test_runtime_fig import _pods, _run
+from tests.sim.test_runtime_fig_balloons import MEMORIES, _annotations, _policies, _rp
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -55,12 +58,57 @@ def test_runs_with_incremental_keys_are_the_walks_and_the_plain_paths(monkeypatc
     assert inc == walked == plain
 
 
-def test_balloons_tables_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    made = _counting(monkeypatch)
-    sim = _run(_balloons(), MACHINES[0], list(_pods(random.Random(6), 120, BALLOONS_ANNOTATIONS)),
-               table=True, lean=True)[2]
-    assert sum(t.misses for t in sim.runtime.memo.tables.values()) > 0
-    assert not made
+def _counting_balloons(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
+    made: list[int | None] = []
+    key = runtime_inckey.balloons_creation_key
+
+    def counting(*args: Any) -> Any:
+        got = key(*args)
+        if got is not None:
+            assert got == runtime_fig_balloons.snapshot(args[0], args[1])
+            assert got == runtime_canon_balloons.snapshot(args[0], args[1])
+        made.append(None if got is None else len(got[1]))
+        return got
+
+    monkeypatch.setattr(runtime_inckey, "balloons_creation_key", counting)
+    return made
+
+
+@pytest.mark.parametrize("config", _policies())
+@pytest.mark.parametrize("machine", MACHINES)
+@pytest.mark.parametrize("memories", ("light", "heavy"))
+def test_a_balloons_creations_key_from_its_parents_is_the_walks(monkeypatch: pytest.MonkeyPatch, config: str,
+                                                                machine: str, memories: str) -> None:
+    made = _counting_balloons(monkeypatch)
+    arrivals = _arrivals(random.Random(91), 200, _annotations(config), MEMORIES[memories])
+    _, memo = _run_balloons(_rp(config), machine, 4, arrivals, table=True)
+    assert sum(t.misses for t in memo.tables.values()) > 0
+    assert made and max(m for m in made if m is not None) > 1
+
+
+@pytest.mark.parametrize("config", _policies())
+@pytest.mark.parametrize("seed", (92, 93))
+def test_balloons_runs_with_incremental_keys_are_the_walks_and_the_plain_paths(
+        monkeypatch: pytest.MonkeyPatch, config: str, seed: int) -> None:
+    arrivals = _arrivals(random.Random(seed), 200, _annotations(config), MEMORIES["heavy" if seed % 2 else "light"])
+    plain, _ = _run_balloons(_rp(config), DUAL, 6, arrivals, table=False)
+    monkeypatch.setattr(runtime_inckey, "INCREMENTAL", False)
+    walked, _ = _run_balloons(_rp(config), DUAL, 6, arrivals, table=True)
+    monkeypatch.setattr(runtime_inckey, "INCREMENTAL", True)
+    made = _counting_balloons(monkeypatch)
+    inc, memo = _run_balloons(_rp(config), DUAL, 6, arrivals, table=True)
+    assert made
+    assert inc == walked == plain
+
+
+def test_ordered_balloons_states_take_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the memory bound (``Table.ordered``) a state keeps no key: its misses walk."""
+    made = _counting_balloons(monkeypatch)
+    arrivals = _arrivals(random.Random(84), 160, [{}], MEMORIES["heavy"])
+    _, memo = _run_balloons(_policy(CONFIGS["chart"]), DUAL, 4, arrivals, table=True)
+    tables = list(memo.tables.values())
+    assert any(t.ordered for t in tables) and made
+    assert all(t.states[s].key is None for t in tables for s in t.ordered)
 
 
 def test_the_parent_key_is_kept_on_every_canonical_state() -> None:
