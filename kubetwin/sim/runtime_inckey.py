@@ -64,6 +64,15 @@ def unwatch(rn: "RuntimeNode") -> None:
     rn.__dict__.pop("_apply_updates", None)
 
 
+def _owner(owners: dict[str, str], pods: dict[str, Any], cid: str) -> str | None:
+    """The pod of container ``cid`` (None: none of ``pods``), every pod's containers entered in
+    ``owners`` (those created by replays are not there yet)."""
+    for key, rec in pods.items():
+        for r in rec.containers:
+            owners[r.ctr.id] = key
+    return owners.get(cid)
+
+
 def _pod_desc(rec: Any, ev: int, grants: dict[str, Any], requests: dict[str, Any]) -> tuple[int, tuple[Any, ...]]:
     """One pod's descriptor, as :func:`.runtime_fig.snapshot` makes it."""
     ctrs = []
@@ -124,10 +133,7 @@ def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_ord
     for cid in touched:
         pk = owners.get(cid)
         if pk is None:
-            for k, rec in pods.items():
-                for r in rec.containers:
-                    owners[r.ctr.id] = k
-            pk = owners.get(cid)
+            pk = _owner(owners, pods, cid)
         if pk is None or pk == created or pk in seen:
             continue
         seen.add(pk)
@@ -199,10 +205,7 @@ def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, p
     for cid in touched:
         pk = owners.get(cid)
         if pk is None:
-            for k, rec in pods.items():
-                for r in rec.containers:
-                    owners[r.ctr.id] = k
-            pk = owners.get(cid)
+            pk = _owner(owners, pods, cid)
         if pk is None or pk == created or pk in seen:
             continue
         seen.add(pk)
