@@ -20,29 +20,38 @@ So :func:`creation_key` takes the parent state's descriptors (kept on ``State.ke
 the real node's pods in the parent's canonical order, ``Real.keys``), replaces those of the pods
 with a watched container, adds the new pod's, sorts them as the walk does (by descriptor, ties by
 the real node's own pod order) and reads the node's part (pools' free supplies, CPU classes,
-memory zones) anew — the walk's value exactly. Deletions, the first state, and ``balloons``
-tables take the walk (:func:`.runtime_fig.snapshot`, :func:`.runtime_fig_balloons.snapshot`).
+memory zones) anew — the walk's value exactly.
 
-``INCREMENTAL = False`` keeps the walk after every miss; ``CHECK = True`` (tests) compares the two
-at every miss. ``tests/sim/test_runtime_inckey.py`` holds them equal on random workloads.
+``balloons`` (:func:`balloons_creation_key`, the value of :func:`.runtime_fig_balloons.snapshot`):
+a container's descriptor also holds its balloon's position in the policy's list and its own in
+its pod's entry there. A creation adds the new pod's entries alone and appends new balloons, so
+another pod's positions stay, unless a balloon left the list (the ones after it move: the walk
+then, found by a balloon of another type or instance at a parent position). An updated
+container's libmem request is read anew as well as its ``cpuset`` (a resized balloon moves its
+containers' memory zones); every balloon's part (CPUs, memory nodes, shared idle CPUs, groups) and
+the free CPUs are read anew. Only states within the memory bound keep a key (no overcommit can
+move another request); past it (``Table.ordered``) and on a creation that crosses it, the walk.
+Deletions and the first state take the walk on both policies.
 
-Not an upstream module: a kubetwin fast path over nri-plugins v0.14.0's ``topology-aware`` policy
-(``cmd/plugins/topology-aware/policy``).
+``INCREMENTAL = False`` keeps the walk after every miss (``bench_runtime_sim.py --plain``);
+``tests/sim/test_runtime_inckey.py`` holds the two equal (and :mod:`.runtime_canon`'s and
+:mod:`.runtime_canon_balloons`' keys) at every creation miss of random runs.
+
+Not an upstream module: a kubetwin fast path over nri-plugins v0.14.0's ``topology-aware`` and
+``balloons`` policies (``cmd/plugins/topology-aware/policy``, ``cmd/plugins/balloons/policy``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Hashable
 
-from . import runtime_fig, runtime_fig_balloons
+from . import runtime_fig_balloons
 
 if TYPE_CHECKING:
     from ..runtime.node import RuntimeNode
 
 #: a creation's key from its parent state's key (False: the walk after every miss)
 INCREMENTAL = True
-#: compare every incremental key with the walk's (tests)
-CHECK = False
 
 
 def watch(rn: "RuntimeNode") -> set[str]:
@@ -149,10 +158,7 @@ def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_ord
         s = n.free_supply()
         pools.append((s.isolated.mask, s.reserved.mask, s.sharable.mask, s.granted_reserved, s.granted_shared))
     node = (tuple(pools), tuple(sorted(policy.cpu_class_of.items())), tuple(sorted(policy.mem_allocator.zones)))
-    got = (tuple([d for d, _, _ in items]), node), [k for _, _, k in items]
-    if CHECK:
-        assert got == runtime_fig.snapshot(rn, evs)
-    return got
+    return (tuple([d for d, _, _ in items]), node), [k for _, _, k in items]
 
 
 def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str],
@@ -217,10 +223,7 @@ def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, p
     items.sort()
     zones = policy.mem_allocator.zones
     node = (policy.free_cpus._mask, tuple(balloons), tuple(sorted(zones)) if zones else ())
-    got = (tuple([d for d, _, _ in items]), node), [k for _, _, k in items]
-    if CHECK:
-        assert got == runtime_fig_balloons.snapshot(rn, evs)
-    return got
+    return (tuple([d for d, _, _ in items]), node), [k for _, _, k in items]
 
 
 def _cpu(ctr: Any) -> Any:

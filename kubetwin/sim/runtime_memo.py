@@ -10,7 +10,8 @@ memory nodes — and every later node that takes the same edge reads it instead 
 policy. A node only holds a history and its state; a real :class:`..runtime.node.RuntimeNode`
 is needed for an edge the table does not know (a *miss*), and a new state's node figures (for
 the end of the run) are taken from it then (on pod-keyed states they are made from the state's
-key when read: :mod:`.runtime_fig`, :mod:`.runtime_fig_balloons`). Such a real node is kept with
+key when read: :mod:`.runtime_fig`, :mod:`.runtime_fig_balloons`; a creation miss's key is made
+from its parent state's: :mod:`.runtime_inckey`). Such a real node is kept with
 the state it is in ("parked"); a miss takes the one parked at the node's state, or the one parked nearest on the
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
@@ -152,7 +153,8 @@ class State:
     snapshot: tuple[bytes, list[str], dict[str, int]] | None = None
     #: a real node in this state held by a node that came here by a miss (not parked yet)
     held: Real | None = None
-    #: canonical states: the state's key, its figures made from it when read (:mod:`.runtime_fig`)
+    #: canonical states: the state's key, its figures made from it when read (:mod:`.runtime_fig`),
+    #: and the key its misses' keys are made from (:mod:`.runtime_inckey`)
     key: Any = None
 
 

@@ -11,7 +11,14 @@ from typing import Any
 
 import pytest
 
-from kubetwin.sim import runtime_canon_balloons, runtime_fig, runtime_fig_balloons, runtime_inckey, runtime_memo
+from kubetwin.sim import (
+    runtime_canon,
+    runtime_canon_balloons,
+    runtime_fig,
+    runtime_fig_balloons,
+    runtime_inckey,
+    runtime_memo,
+)
 from tests.runtime.fastpath_runs import MACHINES, TOPOLOGY_AWARE_ANNOTATIONS
 from tests.runtime.fastpath_runs import topology_aware as _topology_aware
 from tests.sim.test_runtime_canon_balloons import CONFIGS, DUAL, _arrivals, _policy
@@ -27,6 +34,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     def counting(*args: Any) -> Any:
         got = key(*args)
         assert got == runtime_fig.snapshot(args[0], args[1])
+        assert got == runtime_canon.snapshot(args[0], args[1])
         made.append(len(got[1]))
         return got
 
