@@ -10,7 +10,8 @@ memory nodes — and every later node that takes the same edge reads it instead 
 policy. A node only holds a history and its state; a real :class:`..runtime.node.RuntimeNode`
 is needed for an edge the table does not know (a *miss*), and a new state's node figures (for
 the end of the run) are taken from it then (on pod-keyed states they are made from the state's
-key when read: :mod:`.runtime_fig`, :mod:`.runtime_fig_balloons`). Such a real node is kept with
+key when read: :mod:`.runtime_fig`, :mod:`.runtime_fig_balloons`; a creation miss's key is made
+from its parent state's: :mod:`.runtime_inckey`). Such a real node is kept with
 the state it is in ("parked"); a miss takes the one parked at the node's state, or the one parked nearest on the
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
@@ -62,7 +63,15 @@ import msgspec
 
 from ..diagnostics import warn_calls
 from ..model.meta import enc_hook
-from . import runtime_canon, runtime_canon_balloons, runtime_fig, runtime_fig_balloons, runtime_hit, runtime_snapshot
+from . import (
+    runtime_canon,
+    runtime_canon_balloons,
+    runtime_fig,
+    runtime_fig_balloons,
+    runtime_hit,
+    runtime_inckey,
+    runtime_snapshot,
+)
 
 if TYPE_CHECKING:
     from ..model.pod import Pod
@@ -106,12 +115,15 @@ class Real:
     on a table with canonical states (:mod:`.runtime_canon`) its live pods in canonical order
     (slot: position), and each one's event key (as the table's number)."""
 
-    __slots__ = ("rn", "keys", "evs")
+    __slots__ = ("rn", "keys", "evs", "since")
 
     def __init__(self, rn: "RuntimeNode", keys: list[str] | None = None, evs: dict[str, int] | None = None):
         self.rn = rn
         self.keys = keys if keys is not None else []
         self.evs = evs if evs is not None else {}
+        #: during a miss's creation: the key of the state it left and the containers updated
+        #: since (:mod:`.runtime_inckey`), for the new state's key
+        self.since: tuple[Any, set[str]] | None = None
 
 
 @dataclass(slots=True)
@@ -141,7 +153,8 @@ class State:
     snapshot: tuple[bytes, list[str], dict[str, int]] | None = None
     #: a real node in this state held by a node that came here by a miss (not parked yet)
     held: Real | None = None
-    #: canonical states: the state's key, its figures made from it when read (:mod:`.runtime_fig`)
+    #: canonical states: the state's key, its figures made from it when read (:mod:`.runtime_fig`),
+    #: and the key its misses' keys are made from (:mod:`.runtime_inckey`)
     key: Any = None
 
 
@@ -190,6 +203,8 @@ class Table:
     #: balloons states: whether a real node's libmem requests were made in creation order
     #: (:func:`.runtime_canon_balloons.created_in_order`, or :mod:`.runtime_fig_balloons`' lean one)
     in_order: Any = runtime_canon_balloons.created_in_order
+    #: container id -> pod key, for keys made from their parent's (:mod:`.runtime_inckey`)
+    owners: dict[str, str] = field(default_factory=dict)
 
     def new_state(self) -> int:
         self.states.append(State())
@@ -499,7 +514,16 @@ class MemoNodes:
         warned = warn_calls()
         counted = table.canon is not None and table.guard is None
         overcommits = runtime_canon.overcommits(real.rn) if counted else 0
-        refused = real.rn.start_pod(pod, self._cri(table, ev, pod))
+        parent = (table.states[v.state].key if runtime_inckey.INCREMENTAL and table.canon is not None
+                  and (table.keyer is runtime_fig.snapshot or table.keyer is runtime_fig_balloons.snapshot) else None)
+        if parent is not None:
+            touched = runtime_inckey.watch(real.rn)
+            try:
+                refused = real.rn.start_pod(pod, self._cri(table, ev, pod))
+            finally:
+                runtime_inckey.unwatch(real.rn)
+        else:
+            refused = real.rn.start_pod(pod, self._cri(table, ev, pod))
         crossed = table.guard is not None and v.state not in table.ordered and not table.guard(real.rn)
         if refused is not None or warn_calls() != warned or (
                 counted and runtime_canon.overcommits(real.rn) != overcommits) or (
@@ -528,6 +552,8 @@ class MemoNodes:
                 table.ev_ids[ev] = num   # the same pod shape: one number in state keys
             if table.key_figures is not None:
                 table.key_figures.pods.setdefault(num, pod)
+        if parent is not None and not crossed:
+            real.since = (parent, touched)
         self._arrive(table, edge, real, pod.key)
         self._advance(v, edge.next, ("c", pod, ev), pod.key, edge)
         v.real = table.states[edge.next].held = real
@@ -596,7 +622,19 @@ class MemoNodes:
             if created is not None:
                 real.keys.append(created)
             return
-        key, order = table.keyer(real.rn, real.evs)
+        since = real.since
+        if since is not None:
+            real.since = None
+            got = None
+            if created is not None and table.keyer is runtime_fig.snapshot:
+                got = runtime_inckey.creation_key(real.rn, real.evs, since[0], real.keys, created, since[1],
+                                                  table.owners)
+            elif created is not None and table.keyer is runtime_fig_balloons.snapshot:
+                got = runtime_inckey.balloons_creation_key(real.rn, real.evs, since[0], real.keys, created, since[1],
+                                                           table.owners)
+            key, order = got if got is not None else table.keyer(real.rn, real.evs)
+        else:
+            key, order = table.keyer(real.rn, real.evs)
         edge.perm, edge.born = runtime_canon.permutation(real.keys, order, created)
         real.keys = order
         if table.guard is not None and not (table.guard(real.rn) and table.in_order(real.rn, real.evs)):
@@ -604,12 +642,16 @@ class MemoNodes:
             table.ordered.add(edge.next)
             table.states[edge.next].figures = _figures(real.rn)
             return
-        nxt = table.canon.get(key)
-        if nxt is not None:
+        # one lookup (a key's hash is a walk of its tuples, not kept: hashed once, not twice)
+        new = len(table.states)
+        nxt = table.canon.setdefault(key, new)
+        if nxt != new:
             table.joins += 1
             edge.next = nxt
             return
-        edge.next = table.canon[key] = table.new_state()
+        edge.next = table.new_state()
+        if runtime_inckey.INCREMENTAL:
+            table.states[edge.next].key = key   # the parent key of this state's misses
         if table.key_figures is not None:
             if type(table.key_figures) is runtime_fig_balloons.KeyFigures:
                 runtime_fig_balloons.keep_key(table.key_figures, real.rn)

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 import pytest
 
 from kubetwin.model.pod import pod_from_dict
-from kubetwin.sim import runtime_canon, runtime_fig, runtime_memo, runtime_policies
+from kubetwin.sim import runtime_canon, runtime_fig, runtime_inckey, runtime_memo, runtime_policies
 from kubetwin.sim.loop import Simulator
 from kubetwin.sim.runtime_policies import RuntimePolicy
 from kubetwin.sim.scenario import Scenario, parse_scheduler_config
@@ -192,7 +192,9 @@ def test_plain_figures_switched_on_keep_figures_not_keys(monkeypatch: pytest.Mon
     out, _, sim = _run(_topology_aware(), MACHINES[1], arrivals, table=True, lean=True)
     tables = list(sim.runtime.memo.tables.values())
     assert tables and all(t.key_figures is None and t.canon is not None for t in tables)
-    assert all(st.key is None and st.figures is not None for t in tables for st in t.states[1:])
+    assert all(st.figures is not None for t in tables for st in t.states[1:])
+    # keys kept only as the parent keys of later misses (runtime_inckey)
+    assert all((st.key is not None) == runtime_inckey.INCREMENTAL for t in tables for st in t.states[1:])
     assert out == _run(_topology_aware(), MACHINES[1], arrivals, table=False, lean=False)[0]
 
 

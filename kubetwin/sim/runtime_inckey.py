@@ -1,0 +1,257 @@
+"""A miss's canonical key made from its parent state's key: only what the creation changed read.
+
+After each miss :mod:`.runtime_memo`'s pod-keyed table keys the real node's new state
+(:func:`.runtime_fig.snapshot`, the value of :func:`.runtime_canon.snapshot`) by walking every
+live container of the node. A creation on a ``topology-aware`` node changes few of them: the new
+pod's containers, and the containers whose NRI resources the creation's updates rewrote (the
+shared pool's ``cpuset`` after an exclusive grant: ``updateSharedAllocations``). Everything else
+a pod's descriptor holds is unchanged by a creation that stays on the table:
+
+* its containers' runtime states (only the new pod's init containers exit);
+* their ``cpuset`` CPUs, memory nodes and CPU shares: written only by NRI updates, which the
+  runtime applies by container id (:meth:`..runtime.node.RuntimeNode._apply_updates`, watched
+  here for the ids it is given);
+* their grants: a creation's grant is the new container's; another grant's memory zone moves
+  only when libmem moves its request (an overcommit handled — the table leaves then:
+  :func:`.runtime_canon.overcommits`) and its ``cpuset`` memory nodes come as an NRI update;
+* their libmem requests: moved only by an overcommit handled, as above.
+
+So :func:`creation_key` takes the parent state's descriptors (kept on ``State.key``, aligned with
+the real node's pods in the parent's canonical order, ``Real.keys``), replaces those of the pods
+with a watched container, adds the new pod's, sorts them as the walk does (by descriptor, ties by
+the real node's own pod order) and reads the node's part (pools' free supplies, CPU classes,
+memory zones) anew — the walk's value exactly.
+
+``balloons`` (:func:`balloons_creation_key`, the value of :func:`.runtime_fig_balloons.snapshot`):
+a container's descriptor also holds its balloon's position in the policy's list and its own in
+its pod's entry there. A creation adds the new pod's entries alone and appends new balloons, so
+another pod's positions stay, unless a balloon left the list (the ones after it move: the walk
+then, found by a balloon of another type or instance at a parent position). An updated
+container's libmem request is read anew as well as its ``cpuset`` (a resized balloon moves its
+containers' memory zones); every balloon's part (CPUs, memory nodes, shared idle CPUs, groups) and
+the free CPUs are read anew. Only states within the memory bound keep a key (no overcommit can
+move another request); past it (``Table.ordered``) and on a creation that crosses it, the walk.
+Deletions and the first state take the walk on both policies.
+
+``INCREMENTAL = False`` keeps the walk after every miss (``bench_runtime_sim.py --plain``);
+``tests/sim/test_runtime_inckey.py`` holds the two equal (and :mod:`.runtime_canon`'s and
+:mod:`.runtime_canon_balloons`' keys) at every creation miss of random runs.
+
+Not an upstream module: a kubetwin fast path over nri-plugins v0.14.0's ``topology-aware`` and
+``balloons`` policies (``cmd/plugins/topology-aware/policy``, ``cmd/plugins/balloons/policy``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Hashable
+
+from . import runtime_fig_balloons
+
+if TYPE_CHECKING:
+    from ..runtime.node import RuntimeNode
+
+#: a creation's key from its parent state's key (False: the walk after every miss)
+INCREMENTAL = True
+
+
+def watch(rn: "RuntimeNode") -> set[str]:
+    """Until :func:`unwatch`: the ids of the containers ``rn``'s runtime is given NRI updates for
+    (the instance's ``_apply_updates`` wrapped; the class's own called as before)."""
+    touched: set[str] = set()
+    plain = type(rn)._apply_updates
+
+    def applying(updates: Any) -> None:
+        for u in updates:
+            touched.add(u.container_id)
+        plain(rn, updates)
+
+    rn._apply_updates = applying   # type: ignore[method-assign]
+    return touched
+
+
+def unwatch(rn: "RuntimeNode") -> None:
+    rn.__dict__.pop("_apply_updates", None)
+
+
+def _owner(owners: dict[str, str], pods: dict[str, Any], cid: str) -> str | None:
+    """The pod of container ``cid`` (None: none of ``pods``), every pod's containers entered in
+    ``owners`` (those created by replays are not there yet)."""
+    for key, rec in pods.items():
+        for r in rec.containers:
+            owners[r.ctr.id] = key
+    return owners.get(cid)
+
+
+def _pod_desc(rec: Any, ev: int, grants: dict[str, Any], requests: dict[str, Any]) -> tuple[int, tuple[Any, ...]]:
+    """One pod's descriptor, as :func:`.runtime_fig.snapshot` makes it."""
+    ctrs = []
+    for r in rec.containers:
+        ctr = r.ctr
+        cid = ctr.id
+        linux = ctr.linux
+        res = linux.resources if linux is not None else None
+        cpu: Any = res.cpu if res is not None else None
+        if cpu is None or res is None or res.memory is None:
+            cpu = ctr.resources().cpu
+        g = grants.get(cid)
+        m = requests.get(cid)
+        ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if cpu.shares is None else cpu.shares,
+                     (g.node.id, g.cpu_type, g.cpu_class, g.exclusive.mask, g.cpu_portion, g.mem_type,
+                      g.mem_size, g.mem_zone, g.cold_start) if g is not None else (),
+                     (m.limit, m.priority, m.types, m.affinity, m.zone, m.strict) if m is not None else ()))
+    return ev, tuple(ctrs)
+
+
+def _updated(rec: Any, old: tuple[int, tuple[Any, ...]]) -> tuple[int, tuple[Any, ...]]:
+    """An older pod's descriptor after NRI updates of its containers: their ``cpuset`` CPUs,
+    memory nodes and CPU shares read anew, the rest (name, runtime state, grant, libmem request:
+    unchanged by another pod's creation) kept; ``old`` itself when nothing changed."""
+    ctrs = []
+    same = True
+    for r, o in zip(rec.containers, old[1]):
+        ctr = r.ctr
+        linux = ctr.linux
+        res = linux.resources if linux is not None else None
+        cpu: Any = res.cpu if res is not None else None
+        if cpu is None or res is None or res.memory is None:
+            cpu = ctr.resources().cpu
+        cpus, mems, shares = cpu.cpus, cpu.mems, -1 if cpu.shares is None else cpu.shares
+        if cpus == o[2] and mems == o[3] and shares == o[4]:
+            ctrs.append(o)
+        else:
+            same = False
+            ctrs.append((o[0], o[1], cpus, mems, shares, o[5], o[6]))
+    return old if same else (old[0], tuple(ctrs))
+
+
+def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str], created: str,
+                 touched: set[str], owners: dict[str, str]) -> tuple[Hashable, list[str]]:
+    """:func:`.runtime_fig.snapshot` of ``rn`` just after ``created`` started on it, from the key
+    of the state it was in (``parent``, its pods ``parent_order``) and the ids of the containers
+    updated meanwhile (``touched``). ``owners``: container id -> pod key, filled here."""
+    assert rn.resmgr is not None
+    policy: Any = rn.resmgr.policy
+    grants = policy.allocations
+    requests = policy.mem_allocator.requests
+    pods = rn.pods
+    descs = list(parent[0])
+    new = pods[created]
+    for r in new.containers:
+        owners[r.ctr.id] = created
+    seen: set[str] = set()
+    for cid in touched:
+        pk = owners.get(cid)
+        if pk is None:
+            pk = _owner(owners, pods, cid)
+        if pk is None or pk == created or pk in seen:
+            continue
+        seen.add(pk)
+        j = parent_order.index(pk)
+        old = descs[j]
+        descs[j] = _updated(pods[pk], old)
+    pos = {k: i for i, k in enumerate(pods)}
+    items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
+    items.append((_pod_desc(new, evs[created], grants, requests), pos[created], created))
+    items.sort()
+    pools = []
+    for n in policy.pools:
+        s = n.free_supply()
+        pools.append((s.isolated.mask, s.reserved.mask, s.sharable.mask, s.granted_reserved, s.granted_shared))
+    node = (tuple(pools), tuple(sorted(policy.cpu_class_of.items())), tuple(sorted(policy.mem_allocator.zones)))
+    return (tuple([d for d, _, _ in items]), node), [k for _, _, k in items]
+
+
+def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str],
+                          created: str, touched: set[str], owners: dict[str, str]) -> tuple[Hashable, list[str]] | None:
+    """:func:`.runtime_fig_balloons.snapshot` of ``rn`` just after ``created`` started on it (a
+    creation that kept the node within its memory bound), from the parent state's key as
+    :func:`creation_key` does; None when a balloon left the list (the balloons after it moved, and
+    with them every container's position: the walk then). Another pod's containers keep their
+    balloons and their places in them (a creation adds the new pod's alone); an updated
+    container's ``cpuset`` and libmem request are read anew (a resized balloon moves its
+    containers' memory zones)."""
+    assert rn.resmgr is not None
+    policy: Any = rn.resmgr.policy
+    requests = policy.mem_allocator.requests
+    types = runtime_fig_balloons._type_positions(policy.defs)
+    old_balloons = parent[1][1]
+    sid = rn.pods[created].sandbox.id
+    where: dict[str, tuple[int, int]] = {}
+    balloons = []
+    for bi, b in enumerate(policy.balloons):
+        ids = b.pod_ids.get(sid)
+        if ids:
+            for k, cid in enumerate(ids):
+                where[cid] = (bi, k)
+        groups = b.groups
+        t = (types[id(b.defn)], b.instance, b.cpus._mask, b.mems, b.shared_idle_cpus._mask,
+             tuple(sorted([(g, n) for g, n in groups.items() if n])) if groups else ())
+        if bi < len(old_balloons) and (old_balloons[bi][0] != t[0] or old_balloons[bi][1] != t[1]):
+            return None
+        balloons.append(t)
+    if len(balloons) < len(old_balloons):
+        return None
+    pods = rn.pods
+    descs = list(parent[0])
+    new = pods[created]
+    nowhere = ()
+    request = runtime_fig_balloons._REQUEST
+    ctrs = []
+    for r in new.containers:
+        ctr = r.ctr
+        cid = ctr.id
+        owners[cid] = created
+        cpu = _cpu(ctr)
+        m = requests.get(cid)
+        shares = cpu.shares
+        ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if shares is None else shares,
+                     where.get(cid, nowhere), request(m) if m is not None else nowhere))
+    mine = (evs[created], tuple(ctrs))
+    seen: set[str] = set()
+    for cid in touched:
+        pk = owners.get(cid)
+        if pk is None:
+            pk = _owner(owners, pods, cid)
+        if pk is None or pk == created or pk in seen:
+            continue
+        seen.add(pk)
+        j = parent_order.index(pk)
+        descs[j] = _updated_balloons(pods[pk], descs[j], requests)
+    pos = {k: i for i, k in enumerate(pods)}
+    items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
+    items.append((mine, pos[created], created))
+    items.sort()
+    zones = policy.mem_allocator.zones
+    node = (policy.free_cpus._mask, tuple(balloons), tuple(sorted(zones)) if zones else ())
+    return (tuple([d for d, _, _ in items]), node), [k for _, _, k in items]
+
+
+def _cpu(ctr: Any) -> Any:
+    """A container's CPU resources, as the walks read them (``resources()`` only when something
+    is missing, as it fills it in)."""
+    linux = ctr.linux
+    res = linux.resources if linux is not None else None
+    cpu = res.cpu if res is not None else None
+    if cpu is None or res is None or res.memory is None:
+        cpu = ctr.resources().cpu
+    return cpu
+
+
+def _updated_balloons(rec: Any, old: tuple[int, tuple[Any, ...]], requests: dict[str, Any]) -> tuple[int, tuple[Any, ...]]:
+    """:func:`_updated` on a balloons node: the ``cpuset`` and the libmem request read anew, the
+    name, runtime state and balloon position kept."""
+    ctrs = []
+    same = True
+    request = runtime_fig_balloons._REQUEST
+    for r, o in zip(rec.containers, old[1]):
+        ctr = r.ctr
+        cpu = _cpu(ctr)
+        m = requests.get(ctr.id)
+        got = (o[0], o[1], cpu.cpus, cpu.mems, -1 if cpu.shares is None else cpu.shares, o[5],
+               request(m) if m is not None else ())
+        if got == o:
+            ctrs.append(o)
+        else:
+            same = False
+            ctrs.append(got)
+    return old if same else (old[0], tuple(ctrs))
