@@ -23,9 +23,9 @@ so most states' figures are never read. This module:
 * **the rows of a miss** (:func:`record`): :meth:`.runtime_policies.RuntimePolicies.record`
   with the wanted CPUs read once per pod object, the misalignment answered once per (cpuset
   text, mems text, wanted CPUs) as the lean figures do, the pod's exclusive CPUs and memory
-  nodes kept as masks (their texts kept per mask), the edge's row templates made with the rows,
-  and on balloons' fast policy the plain lookup of the new pod's containers instead of the map of
-  every container's placement it makes anew after each allocation.
+  nodes kept as masks (their texts kept per mask), the edge's row templates made with the rows
+  (balloons' fast policy answers a lone container's placement without its map of every
+  container: ``policies.balloons.fast.LONE_PLACEMENT``).
 
 ``ENABLED = False`` keeps the table's own bookkeeping (figures at every new state through
 :func:`.runtime_policies.runtime_figures`, rows through ``record``);
@@ -38,7 +38,6 @@ the figures are kubetwin's own (:mod:`kubetwin.report.placement`).
 
 from __future__ import annotations
 
-import functools
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Hashable
 
@@ -127,8 +126,6 @@ def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod",
     resmgr = rn.resmgr
     cached = resmgr.cache.containers if resmgr is not None else None
     placement = resmgr.policy.container_placement if resmgr is not None else None
-    if resmgr is not None and getattr(resmgr.policy, "placements", False) is None:
-        placement = _one_placement(resmgr.policy)
     sim = rt.sim
     now, node = sim.now, sim.cluster.names[i]
     wanted: dict[str, int] | None = None
@@ -179,16 +176,6 @@ def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod",
     sp.cpus = _mask_text(exclusive)
     sp.mems = _mems_text(mems_mask) if exclusive else ""
     return rows
-
-
-def _one_placement(policy: Any) -> Any:
-    """The plain ``container_placement`` of balloons' fast policy, whose own reads a map of every
-    container's placement made anew after each allocation (``FastBalloonsPolicy._placements``,
-    "as the plain policy"): a miss's rows read its new pod's containers alone, so the plain
-    lookup (the first balloon holding the container) costs less than the map."""
-    from ..runtime.policies.balloons.policy import BalloonsPolicy
-
-    return functools.partial(BalloonsPolicy.container_placement, policy)
 
 
 #: cpuset text -> its mask, mask -> its text (the rows' texts read once per set, as

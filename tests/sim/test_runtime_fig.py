@@ -227,23 +227,3 @@ def test_a_misss_row_templates_are_its_rows_without_pod_time_and_node(monkeypatc
     _run(_topology_aware(), MACHINES[0], list(_pods(random.Random(3), 120, TOPOLOGY_AWARE_ANNOTATIONS)),
          table=True, lean=True)
     assert seen
-
-
-def test_balloons_plain_placement_lookup_is_the_fast_policys_map() -> None:
-    if not BALLOONS_CASE.is_file():
-        pytest.skip("the shared conformance cases are not here")
-    _, _, sim = _run(_balloons(), MACHINES[0], list(_pods(random.Random(4), 160, BALLOONS_ANNOTATIONS)),
-                     table=True, lean=True)
-    checked = 0
-    for t in sim.runtime.memo.tables.values():
-        for st in t.states:
-            for real in (st.parked, st.held):
-                if real is None or real.rn.resmgr is None:
-                    continue
-                policy: Any = real.rn.resmgr.policy
-                one = runtime_fig._one_placement(policy)
-                policy.placements = None   # the map made anew, as after an allocation
-                for c in real.rn.resmgr.cache.containers.values():
-                    assert one(c) == policy.container_placement(c)
-                    checked += 1
-    assert checked
