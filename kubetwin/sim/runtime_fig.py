@@ -209,6 +209,45 @@ def _mems_text(mask: int) -> str:
 _FIRST = itemgetter(0)
 
 
+def container_cpu(ctr: Any) -> Any:
+    """A container's CPU resources as the state keys read them (``resources()`` only when
+    something is missing, as it fills it in)."""
+    linux = ctr.linux
+    res = linux.resources if linux is not None else None
+    cpu = res.cpu if res is not None else None
+    if cpu is None or res is None or res.memory is None:
+        cpu = ctr.resources().cpu
+    return cpu
+
+
+def pod_descriptor(rec: Any, ev: int, grants: dict[str, Any], requests: dict[str, Any]) -> tuple[int, tuple[Any, ...]]:
+    """One pod's part of a topology-aware state key: its event number and, per container, its
+    name, runtime state, ``cpuset`` CPUs, memory nodes and shares, grant and libmem request (one
+    definition for :func:`snapshot` and :mod:`.runtime_inckey`)."""
+    ctrs = []
+    for r in rec.containers:
+        ctr = r.ctr
+        cid = ctr.id
+        cpu = container_cpu(ctr)
+        g = grants.get(cid)
+        m = requests.get(cid)
+        ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if cpu.shares is None else cpu.shares,
+                     (g.node.id, g.cpu_type, g.cpu_class, g.exclusive.mask, g.cpu_portion, g.mem_type,
+                      g.mem_size, g.mem_zone, g.cold_start) if g is not None else (),
+                     (m.limit, m.priority, m.types, m.affinity, m.zone, m.strict) if m is not None else ()))
+    return ev, tuple(ctrs)
+
+
+def node_part(policy: Any) -> tuple[Any, ...]:
+    """The node's part of a topology-aware state key: every pool's free supply, the CPU classes,
+    the memory zones (one definition for :func:`snapshot` and :mod:`.runtime_inckey`)."""
+    pools = []
+    for n in policy.pools:
+        s = n.free_supply()
+        pools.append((s.isolated.mask, s.reserved.mask, s.sharable.mask, s.granted_reserved, s.granted_shared))
+    return tuple(pools), tuple(sorted(policy.cpu_class_of.items())), tuple(sorted(policy.mem_allocator.zones))
+
+
 def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str]]:
     """:func:`.runtime_canon.snapshot` (the same value: ``(key, pods in canonical order)``) with
     fewer calls per container and pool."""
@@ -216,28 +255,6 @@ def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str
     policy: Any = rn.resmgr.policy
     grants = policy.allocations
     requests = policy.mem_allocator.requests
-    descs = []
-    for key, rec in rn.pods.items():
-        ctrs = []
-        for r in rec.containers:
-            ctr = r.ctr
-            cid = ctr.id
-            linux = ctr.linux
-            res = linux.resources if linux is not None else None
-            cpu: Any = res.cpu if res is not None else None
-            if cpu is None or res is None or res.memory is None:
-                cpu = ctr.resources().cpu
-            g = grants.get(cid)
-            m = requests.get(cid)
-            ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if cpu.shares is None else cpu.shares,
-                         (g.node.id, g.cpu_type, g.cpu_class, g.exclusive.mask, g.cpu_portion, g.mem_type,
-                          g.mem_size, g.mem_zone, g.cold_start) if g is not None else (),
-                         (m.limit, m.priority, m.types, m.affinity, m.zone, m.strict) if m is not None else ()))
-        descs.append(((evs[key], tuple(ctrs)), key))
+    descs = [(pod_descriptor(rec, evs[key], grants, requests), key) for key, rec in rn.pods.items()]
     descs.sort(key=_FIRST)
-    pools = []
-    for n in policy.pools:
-        s = n.free_supply()
-        pools.append((s.isolated.mask, s.reserved.mask, s.sharable.mask, s.granted_reserved, s.granted_shared))
-    node = (tuple(pools), tuple(sorted(policy.cpu_class_of.items())), tuple(sorted(policy.mem_allocator.zones)))
-    return (tuple([d for d, _ in descs]), node), [k for _, k in descs]
+    return (tuple([d for d, _ in descs]), node_part(policy)), [k for _, k in descs]

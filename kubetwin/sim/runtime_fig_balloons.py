@@ -66,6 +66,31 @@ def _type_positions(defs: list[Any]) -> dict[int, int]:
     return pos
 
 
+def balloon_entry(types: dict[int, int], b: Any) -> tuple[Any, ...]:
+    """One balloon's part of a balloons state key: its type's position, instance, CPUs, memory
+    nodes, shared idle CPUs and non-empty groups (one definition for :func:`snapshot` and
+    :mod:`.runtime_inckey`)."""
+    groups = b.groups
+    return (types[id(b.defn)], b.instance, b.cpus._mask, b.mems, b.shared_idle_cpus._mask,
+            tuple(sorted([(g, n) for g, n in groups.items() if n])) if groups else ())
+
+
+def container_descriptor(r: Any, place: tuple[int, ...], m: Any) -> tuple[Any, ...]:
+    """One container's part of a balloons state key: name, runtime state, ``cpuset`` CPUs,
+    memory nodes and shares, its place in its balloon (``()``: none), its libmem request (one
+    definition for :func:`snapshot` and :mod:`.runtime_inckey`)."""
+    cpu = runtime_fig.container_cpu(r.ctr)
+    shares = cpu.shares
+    return (r.name, r.state, cpu.cpus, cpu.mems, -1 if shares is None else shares, place,
+            _REQUEST(m) if m is not None else ())
+
+
+def node_part(policy: Any, balloons: list[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """The node's part of a balloons state key: free CPUs, every balloon's entry, memory zones."""
+    zones = policy.mem_allocator.zones
+    return policy.free_cpus._mask, tuple(balloons), tuple(sorted(zones)) if zones else ()
+
+
 def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str]]:
     """:func:`.runtime_canon_balloons.snapshot` (the same value: ``(key, pods in canonical
     order)``) with fewer calls per container and balloon."""
@@ -82,32 +107,16 @@ def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str
             else:
                 for k, cid in enumerate(ids):
                     where[cid] = (bi, k)
-        groups = b.groups
-        balloons.append((types[id(b.defn)], b.instance, b.cpus._mask, b.mems, b.shared_idle_cpus._mask,
-                         tuple(sorted([(g, n) for g, n in groups.items() if n])) if groups else ()))
+        balloons.append(balloon_entry(types, b))
     descs = []
     nowhere = ()
-    request = _REQUEST
     get_where, get_request = where.get, requests.get
     for key, rec in rn.pods.items():
-        ctrs = []
-        for r in rec.containers:
-            ctr = r.ctr
-            cid = ctr.id
-            linux = ctr.linux
-            res = linux.resources if linux is not None else None
-            cpu: Any = res.cpu if res is not None else None
-            if cpu is None or res is None or res.memory is None:
-                cpu = ctr.resources().cpu
-            m = get_request(cid)
-            shares = cpu.shares
-            ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if shares is None else shares,
-                         get_where(cid, nowhere), request(m) if m is not None else nowhere))
-        descs.append(((evs[key], tuple(ctrs)), key))
+        ctrs = tuple([container_descriptor(r, get_where(r.ctr.id, nowhere), get_request(r.ctr.id))
+                      for r in rec.containers])
+        descs.append(((evs[key], ctrs), key))
     descs.sort(key=_FIRST)
-    zones = policy.mem_allocator.zones
-    node = (policy.free_cpus._mask, tuple(balloons), tuple(sorted(zones)) if zones else ())
-    return (tuple([d for d, _ in descs]), node), [k for _, k in descs]
+    return (tuple([d for d, _ in descs]), node_part(policy, balloons)), [k for _, k in descs]
 
 
 class Guard:

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Hashable
 
-from . import runtime_fig_balloons
+from . import runtime_fig, runtime_fig_balloons
 
 if TYPE_CHECKING:
     from ..runtime.node import RuntimeNode
@@ -82,26 +82,6 @@ def _owner(owners: dict[str, str], pods: dict[str, Any], cid: str) -> str | None
     return owners.get(cid)
 
 
-def _pod_desc(rec: Any, ev: int, grants: dict[str, Any], requests: dict[str, Any]) -> tuple[int, tuple[Any, ...]]:
-    """One pod's descriptor, as :func:`.runtime_fig.snapshot` makes it."""
-    ctrs = []
-    for r in rec.containers:
-        ctr = r.ctr
-        cid = ctr.id
-        linux = ctr.linux
-        res = linux.resources if linux is not None else None
-        cpu: Any = res.cpu if res is not None else None
-        if cpu is None or res is None or res.memory is None:
-            cpu = ctr.resources().cpu
-        g = grants.get(cid)
-        m = requests.get(cid)
-        ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if cpu.shares is None else cpu.shares,
-                     (g.node.id, g.cpu_type, g.cpu_class, g.exclusive.mask, g.cpu_portion, g.mem_type,
-                      g.mem_size, g.mem_zone, g.cold_start) if g is not None else (),
-                     (m.limit, m.priority, m.types, m.affinity, m.zone, m.strict) if m is not None else ()))
-    return ev, tuple(ctrs)
-
-
 def _updated(rec: Any, old: tuple[int, tuple[Any, ...]]) -> tuple[int, tuple[Any, ...]]:
     """An older pod's descriptor after NRI updates of its containers: their ``cpuset`` CPUs,
     memory nodes and CPU shares read anew, the rest (name, runtime state, grant, libmem request:
@@ -109,12 +89,7 @@ def _updated(rec: Any, old: tuple[int, tuple[Any, ...]]) -> tuple[int, tuple[Any
     ctrs = []
     same = True
     for r, o in zip(rec.containers, old[1]):
-        ctr = r.ctr
-        linux = ctr.linux
-        res = linux.resources if linux is not None else None
-        cpu: Any = res.cpu if res is not None else None
-        if cpu is None or res is None or res.memory is None:
-            cpu = ctr.resources().cpu
+        cpu = runtime_fig.container_cpu(r.ctr)
         cpus, mems, shares = cpu.cpus, cpu.mems, -1 if cpu.shares is None else cpu.shares
         if cpus == o[2] and mems == o[3] and shares == o[4]:
             ctrs.append(o)
@@ -151,14 +126,9 @@ def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_ord
         descs[j] = _updated(pods[pk], old)
     pos = {k: i for i, k in enumerate(pods)}
     items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
-    items.append((_pod_desc(new, evs[created], grants, requests), pos[created], created))
+    items.append((runtime_fig.pod_descriptor(new, evs[created], grants, requests), pos[created], created))
     items.sort()
-    pools = []
-    for n in policy.pools:
-        s = n.free_supply()
-        pools.append((s.isolated.mask, s.reserved.mask, s.sharable.mask, s.granted_reserved, s.granted_shared))
-    node = (tuple(pools), tuple(sorted(policy.cpu_class_of.items())), tuple(sorted(policy.mem_allocator.zones)))
-    return (tuple([d for d, _, _ in items]), node), [k for _, _, k in items]
+    return (tuple([d for d, _, _ in items]), runtime_fig.node_part(policy)), [k for _, _, k in items]
 
 
 def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str],
@@ -183,9 +153,7 @@ def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, p
         if ids:
             for k, cid in enumerate(ids):
                 where[cid] = (bi, k)
-        groups = b.groups
-        t = (types[id(b.defn)], b.instance, b.cpus._mask, b.mems, b.shared_idle_cpus._mask,
-             tuple(sorted([(g, n) for g, n in groups.items() if n])) if groups else ())
+        t = runtime_fig_balloons.balloon_entry(types, b)
         if bi < len(old_balloons) and (old_balloons[bi][0] != t[0] or old_balloons[bi][1] != t[1]):
             return None
         balloons.append(t)
@@ -195,17 +163,11 @@ def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, p
     descs = list(parent[0])
     new = pods[created]
     nowhere = ()
-    request = runtime_fig_balloons._REQUEST
     ctrs = []
     for r in new.containers:
-        ctr = r.ctr
-        cid = ctr.id
+        cid = r.ctr.id
         owners[cid] = created
-        cpu = _cpu(ctr)
-        m = requests.get(cid)
-        shares = cpu.shares
-        ctrs.append((r.name, r.state, cpu.cpus, cpu.mems, -1 if shares is None else shares,
-                     where.get(cid, nowhere), request(m) if m is not None else nowhere))
+        ctrs.append(runtime_fig_balloons.container_descriptor(r, where.get(cid, nowhere), requests.get(cid)))
     mine = (evs[created], tuple(ctrs))
     seen: set[str] = set()
     for cid in touched:
@@ -221,20 +183,8 @@ def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, p
     items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
     items.append((mine, pos[created], created))
     items.sort()
-    zones = policy.mem_allocator.zones
-    node = (policy.free_cpus._mask, tuple(balloons), tuple(sorted(zones)) if zones else ())
-    return (tuple([d for d, _, _ in items]), node), [k for _, _, k in items]
-
-
-def _cpu(ctr: Any) -> Any:
-    """A container's CPU resources, as the walks read them (``resources()`` only when something
-    is missing, as it fills it in)."""
-    linux = ctr.linux
-    res = linux.resources if linux is not None else None
-    cpu = res.cpu if res is not None else None
-    if cpu is None or res is None or res.memory is None:
-        cpu = ctr.resources().cpu
-    return cpu
+    return (tuple([d for d, _, _ in items]), runtime_fig_balloons.node_part(policy, balloons)), \
+        [k for _, _, k in items]
 
 
 def _updated_balloons(rec: Any, old: tuple[int, tuple[Any, ...]], requests: dict[str, Any]) -> tuple[int, tuple[Any, ...]]:
@@ -242,13 +192,8 @@ def _updated_balloons(rec: Any, old: tuple[int, tuple[Any, ...]], requests: dict
     name, runtime state and balloon position kept."""
     ctrs = []
     same = True
-    request = runtime_fig_balloons._REQUEST
     for r, o in zip(rec.containers, old[1]):
-        ctr = r.ctr
-        cpu = _cpu(ctr)
-        m = requests.get(ctr.id)
-        got = (o[0], o[1], cpu.cpus, cpu.mems, -1 if cpu.shares is None else cpu.shares, o[5],
-               request(m) if m is not None else ())
+        got = runtime_fig_balloons.container_descriptor(r, o[5], requests.get(r.ctr.id))
         if got == o:
             ctrs.append(o)
         else:
