@@ -134,23 +134,30 @@ def _maker(cri: dict[str, Any]) -> ResourcesMaker:
 
 
 # --- the container and the resource manager's copy of it --------------------------------------------
-def container(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]
-              ) -> tuple[Container, Callable[[], Container | None]]:
-    """:meth:`.node.RuntimeNode._container` for container ``cname`` (id ``cid``) of ``sandbox``,
-    and a builder of its :func:`.nri.message_copy.resources_only_copy` once the adaptation has
-    prepared it (:func:`.nri.fastmerge.prepare`: empty hooks, ``linux`` and resources present),
-    made right after that (None when the container is no longer as built: make the copy)."""
+def _identity(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]
+              ) -> tuple[Callable[[], Any], Any, str, dict[str, str], dict[str, str]]:
+    """What every message of container ``cname`` (id ``cid``) of ``sandbox`` is built from: the
+    maker of its resources, its OOM score adjustment, cgroup path, labels and annotations (as
+    :meth:`.node.RuntimeNode._container` sets them)."""
     uid, name, namespace, sid = sandbox.uid, sandbox.name, sandbox.namespace, sandbox.id
-    make = resources_maker(cri)
     parent = sandbox.linux.cgroup_parent if sandbox.linux else ""
-    oom = cri.get("oomScoreAdj")
-    path = f"{parent}/{cid}" if parent else ""
     labels = {"io.kubernetes.container.name": cname, "io.kubernetes.pod.name": name,
               "io.kubernetes.pod.namespace": namespace, "io.kubernetes.pod.uid": uid}
     annotations = {"io.kubernetes.cri.container-type": "container", "io.kubernetes.cri.container-name": cname,
                    "io.kubernetes.cri.sandbox-id": sid, "io.kubernetes.cri.sandbox-name": name,
                    "io.kubernetes.cri.sandbox-namespace": namespace,
                    "io.kubernetes.cri.sandbox-uid": uid}
+    return resources_maker(cri), cri.get("oomScoreAdj"), f"{parent}/{cid}" if parent else "", labels, annotations
+
+
+def container(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]
+              ) -> tuple[Container, Callable[[], Container | None]]:
+    """:meth:`.node.RuntimeNode._container` for container ``cname`` (id ``cid``) of ``sandbox``,
+    and a builder of its :func:`.nri.message_copy.resources_only_copy` once the adaptation has
+    prepared it (:func:`.nri.fastmerge.prepare`: empty hooks, ``linux`` and resources present),
+    made right after that (None when the container is no longer as built: make the copy)."""
+    sid = sandbox.id
+    make, oom, path, labels, annotations = _identity(sandbox, cname, cid, cri)
     lx = LinuxContainer([], [], make(), oom, path)
     ctr = Container(cid, sid, cname, "CONTAINER_UNKNOWN", labels, annotations, linux=lx)
 
@@ -174,17 +181,8 @@ def container(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]
 def prepared(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]) -> tuple[Container, Container]:
     """:func:`container` as the adaptation prepares it (:func:`.nri.fastmerge.prepare`: empty hooks)
     and its resources-only copy, made at once (:mod:`.fastpod`: nothing comes between them)."""
-    uid, name, namespace, sid = sandbox.uid, sandbox.name, sandbox.namespace, sandbox.id
-    make = resources_maker(cri)
-    parent = sandbox.linux.cgroup_parent if sandbox.linux else ""
-    oom = cri.get("oomScoreAdj")
-    path = f"{parent}/{cid}" if parent else ""
-    labels = {"io.kubernetes.container.name": cname, "io.kubernetes.pod.name": name,
-              "io.kubernetes.pod.namespace": namespace, "io.kubernetes.pod.uid": uid}
-    annotations = {"io.kubernetes.cri.container-type": "container", "io.kubernetes.cri.container-name": cname,
-                   "io.kubernetes.cri.sandbox-id": sid, "io.kubernetes.cri.sandbox-name": name,
-                   "io.kubernetes.cri.sandbox-namespace": namespace,
-                   "io.kubernetes.cri.sandbox-uid": uid}
+    sid = sandbox.id
+    make, oom, path, labels, annotations = _identity(sandbox, cname, cid, cri)
     namespaces: list[api.LinuxNamespace] = []
     devices: list[api.LinuxDevice] = []
     args: list[str] = []

@@ -43,7 +43,7 @@ Not an upstream module: a kubetwin fast path over nri-plugins v0.14.0's ``topolo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Hashable
+from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 from . import runtime_fig, runtime_fig_balloons
 
@@ -99,20 +99,15 @@ def _updated(rec: Any, old: tuple[int, tuple[Any, ...]]) -> tuple[int, tuple[Any
     return old if same else (old[0], tuple(ctrs))
 
 
-def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str], created: str,
-                 touched: set[str], owners: dict[str, str]) -> tuple[Hashable, list[str]]:
-    """:func:`.runtime_fig.snapshot` of ``rn`` just after ``created`` started on it, from the key
-    of the state it was in (``parent``, its pods ``parent_order``) and the ids of the containers
-    updated meanwhile (``touched``). ``owners``: container id -> pod key, filled here."""
-    assert rn.resmgr is not None
-    policy: Any = rn.resmgr.policy
-    grants = policy.allocations
-    requests = policy.mem_allocator.requests
-    pods = rn.pods
-    descs = list(parent[0])
-    new = pods[created]
-    for r in new.containers:
-        owners[r.ctr.id] = created
+def _pods_part(pods: dict[str, Any], parent: tuple[Any, ...], parent_order: list[str], created: str,
+               mine: tuple[int, tuple[Any, ...]], touched: set[str], owners: dict[str, str],
+               updated: Callable[[Any, tuple[int, tuple[Any, ...]]], tuple[int, tuple[Any, ...]]]
+               ) -> tuple[tuple[Any, ...], list[str]]:
+    """The pods' part of a state key after ``created`` (its descriptor ``mine``) started: the
+    parent's descriptors (``parent``, pods ``parent_order``) with those of the pods whose
+    containers were updated (``touched``) made anew by ``updated``, sorted as the walks sort them
+    (descriptor, ties by the node's own pod order); and the pods in that order."""
+    descs = list(parent)
     seen: set[str] = set()
     for cid in touched:
         pk = owners.get(cid)
@@ -122,13 +117,30 @@ def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_ord
             continue
         seen.add(pk)
         j = parent_order.index(pk)
-        old = descs[j]
-        descs[j] = _updated(pods[pk], old)
+        descs[j] = updated(pods[pk], descs[j])
     pos = {k: i for i, k in enumerate(pods)}
     items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
-    items.append((runtime_fig.pod_descriptor(new, evs[created], grants, requests), pos[created], created))
+    items.append((mine, pos[created], created))
     items.sort()
-    return (tuple([d for d, _, _ in items]), runtime_fig.node_part(policy)), [k for _, _, k in items]
+    return tuple([d for d, _, _ in items]), [k for _, _, k in items]
+
+
+def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str], created: str,
+                 touched: set[str], owners: dict[str, str]) -> tuple[Hashable, list[str]]:
+    """:func:`.runtime_fig.snapshot` of ``rn`` just after ``created`` started on it, from the key
+    of the state it was in (``parent``, its pods ``parent_order``) and the ids of the containers
+    updated meanwhile (``touched``). ``owners``: container id -> pod key, filled here."""
+    assert rn.resmgr is not None
+    policy: Any = rn.resmgr.policy
+    grants = policy.allocations
+    requests = policy.mem_allocator.requests
+    new = rn.pods[created]
+    for r in new.containers:
+        owners[r.ctr.id] = created
+    descs, order = _pods_part(rn.pods, parent[0], parent_order, created,
+                              runtime_fig.pod_descriptor(new, evs[created], grants, requests), touched, owners,
+                              _updated)
+    return (descs, runtime_fig.node_part(policy)), order
 
 
 def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str],
@@ -159,32 +171,16 @@ def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, p
         balloons.append(t)
     if len(balloons) < len(old_balloons):
         return None
-    pods = rn.pods
-    descs = list(parent[0])
-    new = pods[created]
+    new = rn.pods[created]
     nowhere = ()
     ctrs = []
     for r in new.containers:
         cid = r.ctr.id
         owners[cid] = created
         ctrs.append(runtime_fig_balloons.container_descriptor(r, where.get(cid, nowhere), requests.get(cid)))
-    mine = (evs[created], tuple(ctrs))
-    seen: set[str] = set()
-    for cid in touched:
-        pk = owners.get(cid)
-        if pk is None:
-            pk = _owner(owners, pods, cid)
-        if pk is None or pk == created or pk in seen:
-            continue
-        seen.add(pk)
-        j = parent_order.index(pk)
-        descs[j] = _updated_balloons(pods[pk], descs[j], requests)
-    pos = {k: i for i, k in enumerate(pods)}
-    items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
-    items.append((mine, pos[created], created))
-    items.sort()
-    return (tuple([d for d, _, _ in items]), runtime_fig_balloons.node_part(policy, balloons)), \
-        [k for _, _, k in items]
+    descs, order = _pods_part(rn.pods, parent[0], parent_order, created, (evs[created], tuple(ctrs)), touched,
+                              owners, lambda rec, old: _updated_balloons(rec, old, requests))
+    return (descs, runtime_fig_balloons.node_part(policy, balloons)), order
 
 
 def _updated_balloons(rec: Any, old: tuple[int, tuple[Any, ...]], requests: dict[str, Any]) -> tuple[int, tuple[Any, ...]]:
