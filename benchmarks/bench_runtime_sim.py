@@ -281,6 +281,7 @@ def main() -> None:
                        fastslice, libmem_offers):
             module.ENABLED = False   # type: ignore[attr-defined]
         fastscore.ALL_FIT = False
+        fastscore.KEYED = False
         ResourceManager._nri_readonly_events = frozenset()
         ResourceManager._nri_readonly_pods = frozenset()
         from kubetwin.runtime.nri import fastmerge, message_copy

@@ -260,7 +260,7 @@ class _Figures:
     move other requests or fail), else made when read (:meth:`offer`)."""
 
     __slots__ = ("p", "req", "isolated", "reserved", "shared", "allocatable_shared", "prio", "taken", "colocated",
-                 "hints", "combined", "zone", "offers", "errors", "lazy", "ztype")
+                 "hints", "combined", "zone", "offers", "errors", "lazy", "ztype", "planned")
 
     def __init__(self, p: "TopologyAwarePolicy", req: Any) -> None:
         self.p, self.req = p, req
@@ -285,6 +285,9 @@ class _Figures:
         self.lazy: list[tuple[int, int, int, int] | None] = [None] * k
         #: per pool the type of its offer's zone (0: no offer), made when first read (:func:`_zone_types`)
         self.ztype: list[int] | None = None
+        #: every pool's offer is "the request in its zone" of the offer plan (:func:`_offer_plan`,
+        #: answered at once by :func:`...libmem_offers.all_fit`): the zones are the plan's
+        self.planned = False
 
     def offer(self, i: int) -> Offer | None:
         o = self.offers[i]
@@ -399,6 +402,7 @@ def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
                     held[zone] = Zone(zone, zone_type, capacity)
                 lazy[i] = (affinity, mtyp, types, zone)
                 zones[i] = zone
+            f.planned = True
             return f
     free = libmem_offers.FreeMemory(a)
     fits = free.fits
@@ -584,12 +588,113 @@ def _first(p: "TopologyAwarePolicy", req: Any, f: _Figures, aff: list[float]) ->
             candidates = [i for i in range(n) if iso[i] >= 0 and sh[i] >= 0]
             if not candidates:
                 return None
+    if KEYED:
+        got = _first_keyed(p, req, f, aff, candidates)
+        if got is not None:
+            return got
     less = _less(p, req, f, aff)
     best = candidates[0]
     for i in candidates[1:]:
         if less(i, best):
             best = i
     return best
+
+
+#: find the first pool of the common requests by their keys (:func:`_first_keyed`; False: by
+#: :func:`_less`, one comparison per pool)
+KEYED = True
+
+
+def _first_keyed(p: "TopologyAwarePolicy", req: Any, f: _Figures, aff: list[float],
+                 candidates: list[int] | range) -> int | None:
+    """:func:`_first`'s least pool under :func:`_less` for the common requests — normal CPU, not
+    burstable, no CPU priority preferred, no affinity, every pool's offer in its planned zone
+    (:attr:`_Figures.planned`), no pool with isolated CPUs to spare — without the comparison's
+    closure; None for any other request.
+
+    For such a request the chain of tie-breakers reads, in order: whether the pool has enough
+    shared CPU (the isolated half of that test never decides among ``candidates``: see
+    :func:`_first`), its zone's type, the zone capacity against the memory limit (when request
+    and limit differ), the zone's size, whether the pool has the request's memory type, the
+    pool's depth — all functions of the pool tree and the request's memory type and limit,
+    ranked once per policy (:func:`_static_ranks`) — then the shared CPU left (when whole CPUs
+    are asked and either pool has some left) or the colocated grants and the shared CPU left,
+    then the pool id. Each step compares a per-pool key, so the first of the sort is the least
+    pool, found here with the same steps in one scan."""
+    if req.cpu_type != CPU_NORMAL or not f.planned or req.prio in _PRIOS or req.container.qos_class == "Burstable":
+        return None
+    for a in aff:
+        if a:
+            return None
+    if req.isolate:
+        for x in f.isolated:
+            if x > 0:
+                return None
+    rank = _static_ranks(p, req, f)
+    sh, coloc = f.shared, f.colocated
+    whole = req.full > 0
+    best = -1
+    for i in candidates:
+        if best < 0:
+            best = i
+            continue
+        s1, s2 = sh[i], sh[best]
+        if (s1 < 0) != (s2 < 0):
+            if s2 < 0:
+                best = i
+            continue
+        r1, r2 = rank[i], rank[best]
+        if r1 != r2:
+            if r1 < r2:
+                best = i
+            continue
+        if whole and (s1 > 0 or s2 > 0):
+            if s1 > s2:
+                best = i
+            continue   # equal: the lower id, ``best``
+        c1, c2 = coloc[i], coloc[best]
+        if c1 != c2:
+            if c1 < c2:
+                best = i
+            continue
+        if s1 > s2:
+            best = i
+    return best if best >= 0 else None
+
+
+_PRIOS = (PRIORITY_LOW, PRIORITY_HIGH, PRIORITY_NORMAL)
+
+
+def _static_ranks(p: "TopologyAwarePolicy", req: Any, f: _Figures) -> tuple[int, ...]:
+    """Per pool id the rank of its key of :func:`_less`'s tie-breakers that read only the pool
+    tree and the request's memory (the planned zone's type against the request's, the zone
+    capacity against the limit when request and limit differ, the zone's size, the pool's
+    memory types, its depth; equal keys, equal ranks). The planned zones are a function of the
+    memory type (:func:`_offer_plan`), so the ranks are kept on the policy per memory type and
+    limit (tuples of ints: copies of the node share them)."""
+    mt = req.mem_type
+    lim = req.mem_lim
+    capped = req.mem_amount_to_allocate() != lim
+    key = (mt, capped, lim if capped else 0)
+    table = p.__dict__.get("_static_ranks")
+    if table is None:
+        table = p.__dict__["_static_ranks"] = {}
+    got: tuple[int, ...] | None = table.get(key)
+    if got is None:
+        zone = f.zone
+        ztype = _zone_types(p, f)
+        cap = _capacities(p, mt) if capped else ()
+        depth, _, _, mem_types = _tree(p)
+        typed = mt not in (MEMORY_UNSPEC, MEMORY_PRESERVE)
+        keys = []
+        for i, m in enumerate(zone):
+            assert m is not None
+            c = 0 if not capped else ((1 if cap[i] < lim else 0) if lim != 0 else -cap[i])
+            keys.append((0 if ztype[i] == mt else 1, c, m.bit_count(),
+                         (0 if mem_types[i] & mt == mt else 1) if typed else 0, -depth[i]))
+        order = sorted(set(keys))
+        got = table[key] = tuple(order.index(k) for k in keys)
+    return got
 
 
 def _first_unlimited(p: "TopologyAwarePolicy", req: Any, f: _Figures, aff: list[float]) -> int | None:

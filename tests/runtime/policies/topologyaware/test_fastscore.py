@@ -222,3 +222,70 @@ def test_a_run_with_offers_all_fitting_at_once_places_as_with_fits_per_pool(mach
     monkeypatch.setattr(fastscore, "ALL_FIT", False)
     plain = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
     assert fast == plain
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+@pytest.mark.parametrize("seed", (18, 19))
+def test_the_first_pool_found_by_keys_is_the_first_of_the_plain_ranking(
+        machine: str, seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wherever ``_first_keyed`` answers (common requests: whole CPUs, fractions, best effort),
+    its pool is the first of the plain ranking; other requests it leaves to the comparisons."""
+    keyed = fastscore._first_keyed
+    found = {"whole": 0, "fraction": 0, "none": 0, "left": 0}
+
+    def checked(p: Any, req: Any, f: Any, aff: list[float], candidates: Any) -> Any:
+        got = keyed(p, req, f, aff, candidates)
+        fastscore.ENABLED = False
+        try:
+            _, plain_pools = pools.sort_pools_by_score(p, req, {})  # the runs' pods have no affinities
+        finally:
+            fastscore.ENABLED = True
+        if got is None:
+            found["left"] += 1
+        else:
+            assert got == plain_pools[0].id
+            found["whole" if req.full else "fraction" if req.fraction else "none"] += 1
+        return got
+
+    monkeypatch.setattr(fastscore, "_first_keyed", checked)
+    result = runs.run(runs.nodes(machine, 4, runs.topology_aware()),
+                      runs.arrivals(seed, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert runs.placed(result) > 0
+    assert found["whole"] > 10 and found["fraction"] > 5 and found["none"] > 2, found
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_a_run_with_first_pools_found_by_keys_places_as_by_comparisons(machine: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    arrivals = runs.arrivals(20, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS)
+    fast = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    monkeypatch.setattr(fastscore, "KEYED", False)
+    plain = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    assert fast == plain and runs.placed(fast) > 0
+
+
+def test_first_pools_by_keys_leave_pools_with_isolated_cpus_to_spare_to_the_comparisons(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An isolated request where some pool has isolated CPUs left over: the comparisons' own
+    tie-breaker on them, so the keys do not answer."""
+    from kubetwin.machine import load_machine
+    from kubetwin.model.cpuset import CPUSet
+    from kubetwin.model.kubelet_config import KubeletConfiguration
+    from kubetwin.runtime.node import RuntimeNode
+
+    from ...test_update_container import guaranteed
+
+    answers: list[Any] = []
+    keyed = fastscore._first_keyed
+
+    def seen(*args: Any) -> Any:
+        got = keyed(*args)
+        answers.append((args[1].isolate, got))
+        return got
+
+    monkeypatch.setattr(fastscore, "_first_keyed", seen)
+    machine = load_machine(str(runs.SHARED / "machines" / runs.MACHINES[0]))
+    rn = RuntimeNode(machine, runs.topology_aware().resource, KubeletConfiguration.from_dict(runs.NONE),
+                     isolated=CPUSet.parse("2-5"), traced=False)
+    assert rn.create_pod(guaranteed("p", "1")) is None
+    assert any(iso for iso, _ in answers) and all(got is None for iso, got in answers if iso)
