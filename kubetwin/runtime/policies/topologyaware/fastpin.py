@@ -100,7 +100,7 @@ def memset_text(mask: int) -> str:
 def apply_grant(p: "TopologyAwarePolicy", grant: Any) -> None:
     """``p.apply_grant(grant)``: the same container calls with the same values in the same
     order (cpuset CPUs, CPU shares, CPU classes, cpuset memory nodes, scheduling class); the
-    memory nodes' text remembered per mask, and no scheduling class looked up for a pod without
+    cpuset text and the memory nodes' text remembered per mask, and no scheduling class looked up for a pod without
     annotations when the policy maps no namespace and no QoS class to one (the lookup's
     answer: none)."""
     c = grant.container
@@ -120,7 +120,9 @@ def apply_grant(p: "TopologyAwarePolicy", grant: Any) -> None:
     if cfg.pin_cpu:
         if cpu_type != CPU_PRESERVE:
             if cpus:
-                p._set_preferred_cpuset(c, cpus)
+                # ``p._set_preferred_cpuset(c, cpus)``, which finds this grant again by the
+                # container's id for its hiding of hyperthreads (the container's own preference)
+                c.set_cpuset_cpus(cpuset_text(p.sys, cpus, hides_hyperthreads(grant)))
             else:
                 c.set_cpuset_cpus("")
         c.set_cpu_shares(milli_cpu_to_shares(portion if portion else 1000 * exclusive.size()))

@@ -13,7 +13,9 @@ plain code (:meth:`.policy.TopologyAwarePolicy.plain_new_request`) and remembere
 ``cpu_type``). Pods with annotations and policies with CPU classes go the plain way.
 Likewise such a container's pool affinities (``calculatePoolAffinities``) are none when the
 policy registers no implicit affinities (:func:`no_affinities`): its explicit ones are
-annotations.
+annotations; and a grant for such a container has no strict preference to verify
+(:func:`no_strict_preferences`: strict topology hints and required isolated CPUs are
+annotations too).
 ``tests/runtime/policies/topologyaware/test_fastrequest.py`` holds the requests equal to the
 plain ones.
 
@@ -25,11 +27,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .resources import Request
+from . import resources
 
 if TYPE_CHECKING:
     from ...resmgr.cache import CachedContainer
     from .policy import TopologyAwarePolicy
+    from .resources import Request
 
 #: remember requests per shape (False: every request from the plain code, for A/B runs and tests)
 ENABLED = True
@@ -40,7 +43,7 @@ MAX_SHAPES = 1 << 12
 _FIELDS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
 
 
-def new_request(p: "TopologyAwarePolicy", c: "CachedContainer") -> Request | None:
+def new_request(p: "TopologyAwarePolicy", c: "CachedContainer") -> "Request | None":
     """``p.plain_new_request(c)`` for a container of a pod without annotations on a policy
     without CPU classes (None for the others: the plain code answers)."""
     pod = c.pod
@@ -60,7 +63,7 @@ def new_request(p: "TopologyAwarePolicy", c: "CachedContainer") -> Request | Non
             _FIELDS.clear()
         _FIELDS[key] = fields
         return r
-    return Request(c, *fields)
+    return resources.Request(c, *fields)
 
 
 
@@ -69,3 +72,11 @@ def no_affinities(p: "TopologyAwarePolicy", c: "CachedContainer") -> bool:
     annotations (the explicit affinities are annotations) and the policy registered no implicit
     ones (``colocatePods``, ``colocateNamespaces``)."""
     return not p.cache.implicit and not c.pod.sandbox.annotations
+
+
+def no_strict_preferences(r: "Request") -> bool:
+    """Whether ``r.verify_strict_preferences(g)`` certainly passes: the container's pod has no
+    annotations, so neither strict topology hints (``strictTopologyHints``) nor required
+    isolated CPUs (``require-isolated-cpus``) are asked for — both are annotations, looked up
+    there for every grant (the second by a function-level import)."""
+    return not r.container.pod.sandbox.annotations

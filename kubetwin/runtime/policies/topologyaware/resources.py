@@ -22,7 +22,7 @@ from ...libmem import Offer
 from ...resmgr.cache import CachedContainer
 from ...resmgr.policy import PolicyError
 from ...sysfs import EFFICIENT_CORE, PERFORMANCE_CORE
-from . import fastpick, fastslice
+from . import fastpick, fastrequest, fastslice
 from .preferences import CPU_NORMAL, CPU_RESERVED, CPU_TYPE_NAMES, memory_type_str
 
 if TYPE_CHECKING:
@@ -134,11 +134,12 @@ class Supply:
         if o is None:
             raise PolicyError("nil libmem offer")
         grant = self.allocate_cpu(r)
-        try:
-            r.verify_strict_preferences(grant)
-        except PolicyError:
-            self.release_cpu(grant)
-            raise
+        if not (fastrequest.ENABLED and fastrequest.no_strict_preferences(r)):
+            try:
+                r.verify_strict_preferences(grant)
+            except PolicyError:
+                self.release_cpu(grant)
+                raise
         try:
             zone, updates = o.commit()
         except Exception as exc:  # noqa: BLE001 - libmem errors

@@ -99,3 +99,56 @@ def test_implicit_affinities_or_annotations_are_not_none() -> None:
     assert fastrequest.no_affinities(plain, container({}))  # type: ignore[arg-type]
     assert not fastrequest.no_affinities(plain, container({"a": "b"}))  # type: ignore[arg-type]
     assert not fastrequest.no_affinities(colocating, container({}))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_a_grant_said_to_have_no_strict_preferences_passes_their_check(machine: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Wherever ``no_strict_preferences`` says so (an annotation-free pod), the plain check of
+    every grant of random workloads passes; pods with annotations are checked the plain way."""
+    from kubetwin.runtime.policies.topologyaware import resources
+
+    real = fastrequest.no_strict_preferences
+    seen = {"skipped": 0, "checked": 0}
+
+    def both(r: Any) -> bool:
+        got = real(r)
+        seen["skipped" if got else "checked"] += 1
+        return got
+
+    verify = resources.Request.verify_strict_preferences
+
+    def checked(r: Any, g: Any) -> None:
+        if real(r):
+            verify(r, g)   # raises if the skip were wrong
+        verify(r, g)
+
+    monkeypatch.setattr(fastrequest, "no_strict_preferences", both)
+    monkeypatch.setattr(resources.Request, "verify_strict_preferences", checked)
+    result = runs.run(runs.nodes(machine, 4, runs.topology_aware()),
+                      runs.arrivals(45, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert runs.placed(result) > 0 and seen["skipped"] > 20 and seen["checked"] > 20, seen
+
+
+def test_strict_isolated_cpus_asked_by_annotation_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pod requiring isolated CPUs on a machine without any: the plain check refuses it,
+    with the fast path on as off."""
+    from kubetwin.machine import load_machine
+    from kubetwin.model.kubelet_config import KubeletConfiguration
+    from kubetwin.model.pod import pod_from_dict
+    from kubetwin.runtime.node import RuntimeNode
+
+    res = {"cpu": "1", "memory": "64Mi"}
+    doc = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "p", "namespace": "default", "uid": "uid-p",
+                        "annotations": {"require-isolated-cpus.resource-policy.nri.io/pod": "true"}},
+           "spec": {"containers": [{"name": "c", "resources": {"requests": res, "limits": res}}]}}
+
+    def refused() -> bool:
+        rn = RuntimeNode(load_machine(str(runs.SHARED / "machines" / runs.MACHINES[0])), runs.topology_aware().resource,
+                         KubeletConfiguration.from_dict(runs.NONE), traced=False)
+        return rn.create_pod(pod_from_dict(doc)) is not None
+
+    assert refused()
+    monkeypatch.setattr(fastrequest, "ENABLED", False)
+    assert refused()
