@@ -282,6 +282,8 @@ def main() -> None:
             module.ENABLED = False   # type: ignore[attr-defined]
         fastscore.ALL_FIT = False
         fastscore.KEYED = False
+        fastscore.PLANNED = False
+        fastpick.ACCOUNTED = False
         ResourceManager._nri_readonly_events = frozenset()
         ResourceManager._nri_readonly_pods = frozenset()
         from kubetwin.runtime.nri import fastmerge, message_copy

@@ -14,7 +14,9 @@ same sets and counts, the same pick. Anything the fast pick cannot answer exactl
 CPUs, a pool short of shared CPU, an allocator error — goes the plain way, which computes its
 own figures and raises its own errors (nothing is changed before). Figures left by a ranking
 that did not end in a pick (a refused offer, a reserved request) are dropped by the next pick
-(another request object).
+(another request object). The grant's exclusive CPUs are then taken from the other pools of its
+subtree and its ancestors by masks, over pool ids kept per policy (:func:`account_allocate`),
+not by the tree walks with a closure and a supply method per pool.
 ``tests/runtime/policies/topologyaware/test_fastpick.py`` holds picks, containers and NRI
 updates equal with this off (``ENABLED = False``: ``Supply.pick_exclusive_cpus`` as upstream has
 it).
@@ -104,3 +106,49 @@ def pick(supply: Any, r: Any, cnt: int, shared: list[int]) -> CPUSet | None:
         return None
     result: CPUSet = got
     return result
+
+
+#: account a grant's exclusive CPUs in the other pools by masks (:func:`account_allocate`;
+#: False: ``Grant.account_allocate_cpu``'s walks, as upstream)
+ACCOUNTED = True
+
+
+def _accounted(p: "TopologyAwarePolicy", i: int) -> tuple[int, ...]:
+    """The pools ``Grant.account_allocate_cpu`` walks from pool ``i`` that it changes: its
+    subtree depth-first, then its ancestors, without ``i`` itself (its own supply skips the
+    grant: the pick took the CPUs); per policy as tuples of ids (the tree is fixed)."""
+    table = p.__dict__.get("_accounted_pools")
+    if table is None or len(table) != len(p.pools):
+        out = []
+        for n in p.pools:
+            ids: list[int] = []
+
+            def visit(m: Any, ids: list[int] = ids) -> bool:
+                ids.append(m.id)
+                return False
+
+            n.depth_first(visit)
+            ids.extend(a.id for a in n.ancestors())
+            out.append(tuple(j for j in ids if j != n.id))
+        table = p.__dict__["_accounted_pools"] = tuple(out)
+    got: tuple[int, ...] = table[i]
+    return got
+
+
+def account_allocate(g: Any) -> None:
+    """``g.account_allocate_cpu()`` for a grant with exclusive CPUs: every pool of the grant's
+    subtree and every ancestor loses them from its isolated and sharable CPUs (``Supply.
+    account_allocate_cpu``), the set kept where it holds none of them (the same value: sets
+    are never changed in place)."""
+    node = g.node
+    p = node.policy
+    pools = p.pools
+    xm = g.exclusive._mask
+    for i in _accounted(p, node.id):
+        s = pools[i].freeres
+        m = s.isolated._mask
+        if m & xm:
+            s.isolated = CPUSet.from_mask(m & ~xm)
+        m = s.sharable._mask
+        if m & xm:
+            s.sharable = CPUSet.from_mask(m & ~xm)

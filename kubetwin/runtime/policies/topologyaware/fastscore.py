@@ -365,7 +365,7 @@ def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
         f.reserved = reserved
         f.taken = 1000 * full + part   # the ``prio`` figures: made when read (:meth:`_Figures.prio_figures`)
         if req.isolate:
-            iso = f.isolated = [_free(n).isolated.size() - full for n in pools]
+            iso = f.isolated = [_free(n).isolated._mask.bit_count() - full for n in pools]
             f.shared = [sh - part - (1000 * full if iso[i] < 0 else 0) for i, sh in enumerate(shared)]
         else:
             f.shared = [sh - 1000 * full - part for sh in shared]
@@ -395,6 +395,14 @@ def _figures(p: "TopologyAwarePolicy", req: Any) -> _Figures:
             # every pool's offer is "the request in its zone": what ``fits`` leaves behind (each
             # new zone, empty, in the allocator, in the pools' order) left here too
             held = a.zones
+            if PLANNED:
+                planned_lazy, planned_zones, distinct = _planned(p, req.mem_type, mem_root, plan)
+                for zone, zone_type, capacity in distinct:
+                    if zone not in held:
+                        held[zone] = Zone(zone, zone_type, capacity)
+                f.lazy, f.zone = list(planned_lazy), list(planned_zones)
+                f.planned = True
+                return f
             for i, (affinity, mtyp, resolved) in enumerate(plan):
                 assert resolved is not None
                 types, zone, zone_type, capacity = resolved
@@ -453,6 +461,36 @@ def _offer_plan(p: "TopologyAwarePolicy", machine: _Machine, mem_type: int, mem_
 #: answer every pool's offer at once where no zone can be overcommitted (:func:`_plan_floor`,
 #: :func:`...libmem_offers.all_fit`; False: :meth:`...libmem_offers.FreeMemory.fits` per pool)
 ALL_FIT = True
+
+
+#: read the offers made at once from tuples kept per plan (:func:`_planned`; False: built per request)
+PLANNED = True
+
+
+def _planned(p: "TopologyAwarePolicy", mem_type: int, mem_root: bool,
+             plan: tuple[tuple[int, int, tuple[int, int, int, int] | None], ...]
+             ) -> tuple[tuple[tuple[int, int, int, int], ...], tuple[int, ...], tuple[tuple[int, int, int], ...]]:
+    """What the offers made at once (:func:`...libmem_offers.all_fit`) leave per pool — the
+    offer to make when read (affinity, types asked, types and zone resolved) and its zone — and
+    the zones they add to the allocator where it lacks them (zone, type, capacity, each once, in
+    the order the pools first name them): functions of the plan, kept on the policy with it."""
+    kept = p.__dict__.get("_planned")
+    if kept is None:
+        kept = p.__dict__["_planned"] = {}
+    key = (mem_type, mem_root)
+    got = kept.get(key)
+    if got is None or got[0] is not plan:
+        lazy = []
+        zones = []
+        distinct: dict[int, tuple[int, int, int]] = {}
+        for affinity, mtyp, resolved in plan:
+            assert resolved is not None
+            types, zone, zone_type, capacity = resolved
+            lazy.append((affinity, mtyp, types, zone))
+            zones.append(zone)
+            distinct.setdefault(zone, (zone, zone_type, capacity))
+        got = kept[key] = (plan, tuple(lazy), tuple(zones), tuple(distinct.values()))
+    return got[1], got[2], got[3]
 
 
 def _plan_floor(p: "TopologyAwarePolicy", mem_type: int, mem_root: bool,

@@ -371,6 +371,9 @@ class Grant:
     def account_allocate_cpu(self) -> None:
         if fastslice.ENABLED and not self.exclusive:
             return   # no pool changes
+        if fastpick.ENABLED and fastpick.ACCOUNTED:
+            fastpick.account_allocate(self)
+            return
         def allocate(n: Node) -> bool:
             n.free_supply().account_allocate_cpu(self)
             return False

@@ -98,3 +98,42 @@ def test_random_sequences_give_the_plain_containers_replies_and_exports(machine:
     plain = _trace(machine, seed)
     assert fast == plain
     assert '"cpus"' in plain
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_every_grant_accounted_by_masks_leaves_the_pools_as_the_plain_walks(machine: str,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """At every grant with exclusive CPUs of random workloads, the pools' isolated and sharable
+    CPUs after the accounting by masks equal those after the plain walks (run from the same
+    supplies)."""
+    real = fastpick.account_allocate
+    seen = [0]
+
+    def both(g: Any) -> None:
+        pools = g.node.policy.pools
+        before = [(n.freeres.isolated, n.freeres.sharable) for n in pools]
+        real(g)
+        fast = [(n.freeres.isolated.mask, n.freeres.sharable.mask) for n in pools]
+        for n, (iso, sh) in zip(pools, before):
+            n.freeres.isolated, n.freeres.sharable = iso, sh
+        monkeypatch.setattr(fastpick, "ACCOUNTED", False)
+        try:
+            g.account_allocate_cpu()
+        finally:
+            monkeypatch.setattr(fastpick, "ACCOUNTED", True)
+        assert [(n.freeres.isolated.mask, n.freeres.sharable.mask) for n in pools] == fast
+        seen[0] += 1
+
+    monkeypatch.setattr(fastpick, "account_allocate", both)
+    result = runs.run(runs.nodes(machine, 4, runs.topology_aware()),
+                      runs.arrivals(23, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert runs.placed(result) > 0 and seen[0] > 10
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_random_sequences_accounted_by_masks_give_the_plain_containers_replies_and_exports(
+        machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast = _trace(machine, 7)
+    monkeypatch.setattr(fastpick, "ACCOUNTED", False)
+    plain = _trace(machine, 7)
+    assert fast == plain and '"cpus"' in plain

@@ -289,3 +289,50 @@ def test_first_pools_by_keys_leave_pools_with_isolated_cpus_to_spare_to_the_comp
                      isolated=CPUSet.parse("2-5"), traced=False)
     assert rn.create_pod(guaranteed("p", "1")) is None
     assert any(iso for iso, _ in answers) and all(got is None for iso, got in answers if iso)
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_offers_read_from_the_plan_are_the_offers_built_per_request(machine: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """At every ranking whose offers are made at once, the zones and offers to be made kept per
+    plan (``PLANNED``) equal those built for the request, and the allocator gets the same new
+    empty zones in the same order; the lists are the figures' own (an offer read clears its
+    entry)."""
+    import copy
+
+    fast = fastscore._figures
+    seen = [0]
+
+    def both(p: Any, req: Any) -> Any:
+        held = p.mem_allocator
+        p.mem_allocator = copy.deepcopy(held)
+        monkeypatch.setattr(fastscore, "PLANNED", False)
+        try:
+            built = fast(p, req)
+            built_zones = _zones(p.mem_allocator)
+        finally:
+            p.mem_allocator = held
+            monkeypatch.setattr(fastscore, "PLANNED", True)
+        got = fast(p, req)
+        assert (got.zone, got.lazy, got.planned) == (built.zone, built.lazy, built.planned)
+        assert _zones(held) == built_zones
+        if got.planned:
+            seen[0] += 1
+            kept = p.__dict__["_planned"][(req.mem_type, req.mem_type == 8)]
+            assert got.lazy is not kept[1] and got.zone is not kept[2]
+        return got
+
+    monkeypatch.setattr(fastscore, "_figures", both)
+    result = runs.run(runs.nodes(machine, 4, runs.topology_aware()),
+                      runs.arrivals(21, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert runs.placed(result) > 0 and seen[0] > 20
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_a_run_with_offers_read_from_the_plan_places_as_with_offers_built_per_request(
+        machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    arrivals = runs.arrivals(22, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS)
+    fast = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    monkeypatch.setattr(fastscore, "PLANNED", False)
+    plain = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    assert fast == plain and runs.placed(fast) > 0
