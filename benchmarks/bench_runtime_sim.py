@@ -284,6 +284,7 @@ def main() -> None:
         fastscore.KEYED = False
         fastscore.PLANNED = False
         fastpick.ACCOUNTED = False
+        fastscore.COUNTED = False
         ResourceManager._nri_readonly_events = frozenset()
         ResourceManager._nri_readonly_pods = frozenset()
         from kubetwin.runtime.nri import fastmerge, message_copy

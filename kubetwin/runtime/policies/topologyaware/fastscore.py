@@ -123,18 +123,23 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], li
     directly), the tree's shape from :func:`_parents`."""
     pools = p.pools
     k = len(pools)
-    colocated = [0] * k
-    zero = [False] * k   # per pool: a grant without a CPU request in it or below it
-    for g in p.allocations.values():
-        i = g.node.id
-        if g.cpu_type == cpu_type:
-            colocated[i] += 1
-        if not zero[i]:
-            z = g.__dict__.get("_zero_cpu_request")
-            if z is None:
-                z = _zero_cpu_request(g)
-            if z:
-                zero[i] = True
+    counts = _counts(p) if COUNTED else None
+    if counts is not None:
+        colocated = list(counts[1][cpu_type]) if 0 <= cpu_type < len(counts[1]) else [0] * k
+        zero = [z > 0 for z in counts[2]]
+    else:
+        colocated = [0] * k
+        zero = [False] * k   # per pool: a grant without a CPU request in it or below it
+        for g in p.allocations.values():
+            i = g.node.id
+            if g.cpu_type == cpu_type:
+                colocated[i] += 1
+            if not zero[i]:
+                z = g.__dict__.get("_zero_cpu_request")
+                if z is None:
+                    z = _zero_cpu_request(g)
+                if z:
+                    zero[i] = True
     # ``p.pools`` lists children before parents (ids in that order): subtree sums forward, the
     # ancestors' minimums backward (parents first)
     parents = _parents(p)
@@ -172,6 +177,78 @@ def pool_figures(p: "TopologyAwarePolicy", cpu_type: int) -> tuple[list[int], li
         reserved[i] = -1 if size == 0 else res
         shared[i] = sh - 1 if zero[i] else sh
     return reserved, shared, colocated
+
+
+#: keep each pool's count of grants per CPU type and of grants without a CPU request on the
+#: policy, changed by every grant and release (:func:`granted`, :func:`released`), so a ranking
+#: reads no grant (False: one pass over the grants per ranking)
+COUNTED = True
+
+#: the CPU types counted (``CPU_NORMAL``, ``CPU_RESERVED``, ``CPU_PRESERVE``: 0, 1, 2)
+_TYPES = 3
+
+
+def _counts(p: "TopologyAwarePolicy") -> tuple[int, tuple[tuple[int, ...], ...], tuple[int, ...]]:
+    """The policy's grant counts: (the number of grants counted, per CPU type each pool's grants
+    of that type, each pool's grants without a CPU request), taken from the policy where they
+    were kept for its grants as they are, else counted in one pass and kept. Tuples of ints:
+    copies of the node share them, and each change makes new ones."""
+    got = p.__dict__.get("_grant_counts")
+    if got is not None and got[0] == len(p.allocations):
+        return got
+    k = len(p.pools)
+    by_type = [[0] * k for _ in range(_TYPES)]
+    zero = [0] * k
+    for g in p.allocations.values():
+        i = g.node.id
+        t = g.cpu_type
+        if 0 <= t < _TYPES:
+            by_type[t][i] += 1
+        z = g.__dict__.get("_zero_cpu_request")
+        if z is None:
+            z = _zero_cpu_request(g)
+        if z:
+            zero[i] += 1
+    got = p.__dict__["_grant_counts"] = (len(p.allocations), tuple(tuple(c) for c in by_type), tuple(zero))
+    return got
+
+
+def granted(p: "TopologyAwarePolicy", g: Any) -> None:
+    """``g`` was just added to ``p.allocations``: the kept counts (if they were those of the
+    grants before it) count it too; otherwise they are dropped (counted again when read)."""
+    _changed(p, g, 1)
+
+
+def released(p: "TopologyAwarePolicy", g: Any) -> None:
+    """``g`` was just removed from ``p.allocations``: the kept counts (if they were those of
+    the grants before) no longer count it; otherwise they are dropped."""
+    _changed(p, g, -1)
+
+
+def _changed(p: "TopologyAwarePolicy", g: Any, d: int) -> None:
+    d_ = p.__dict__
+    got = d_.get("_grant_counts")
+    if got is None:
+        return
+    if not (ENABLED and COUNTED) or got[0] != len(p.allocations) - d:
+        del d_["_grant_counts"]   # not the counts of the grants before this change
+        return
+    i = g.node.id
+    t = g.cpu_type
+    by_type = got[1]
+    if 0 <= t < _TYPES:
+        row = list(by_type[t])
+        row[i] += d
+        by_type = by_type[:t] + (tuple(row),) + by_type[t + 1:]
+    zero = got[2]
+    z = g.__dict__.get("_zero_cpu_request")
+    if z is None:
+        z = _zero_cpu_request(g)
+    if z:
+        row = list(zero)
+        row[i] += d
+        zero = tuple(row)
+    d_["_grant_counts"] = (got[0] + d, by_type, zero)
 
 
 def _parents(p: "TopologyAwarePolicy") -> tuple[int, ...]:

@@ -349,6 +349,7 @@ class TopologyAwarePolicy:
                 if self.cfg.pin_memory:
                     g.container.set_cpuset_mems(memset_string(zone))
         self.allocations[c.id] = grant
+        fastscore.granted(self, grant)
         return grant
 
     def get_mem_offer(self, pool: Node, req: Request):
@@ -479,6 +480,7 @@ class TopologyAwarePolicy:
         except MemoryError_:
             pass
         del self.allocations[c.id]
+        fastscore.released(self, grant)
         if self.cfg.cpu_classes:
             for cpu in grant.exclusive:
                 self.cpu_class_of[cpu] = self.cfg.shared_pool_cpu_class

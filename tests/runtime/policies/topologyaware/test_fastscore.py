@@ -336,3 +336,59 @@ def test_a_run_with_offers_read_from_the_plan_places_as_with_offers_built_per_re
     monkeypatch.setattr(fastscore, "PLANNED", False)
     plain = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
     assert fast == plain and runs.placed(fast) > 0
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_grant_counts_kept_on_the_policy_are_those_of_its_grants_at_every_ranking(
+        machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At every ranking of random workloads (grants and releases), the counts the policy kept
+    through its grants and releases equal a count of its grants, and most rankings read them
+    as kept (not counted again)."""
+    counts = fastscore._counts
+    seen = {"kept": 0, "counted": 0}
+
+    def checked(p: Any) -> Any:
+        kept = p.__dict__.get("_grant_counts")
+        got = counts(p)
+        seen["kept" if got is kept else "counted"] += 1
+        del p.__dict__["_grant_counts"]
+        fresh = counts(p)
+        assert got == fresh
+        return got
+
+    monkeypatch.setattr(fastscore, "_counts", checked)
+    result = runs.run(runs.nodes(machine, 4, runs.topology_aware()),
+                      runs.arrivals(24, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert runs.placed(result) > 0 and seen["kept"] > 3 * seen["counted"] > 0, seen
+
+
+def test_grant_counts_are_dropped_when_not_those_of_the_grants_before_a_change() -> None:
+    """A grant or release that finds the kept counts stale (another number of grants) drops
+    them, and the next ranking counts again."""
+    from types import SimpleNamespace
+
+    p: Any = SimpleNamespace(pools=[0, 1], allocations={})
+    g: Any = SimpleNamespace(node=SimpleNamespace(id=1), cpu_type=0, _zero_cpu_request=False)
+    fastscore._counts(p)
+    assert p.__dict__["_grant_counts"] == (0, ((0, 0), (0, 0), (0, 0)), (0, 0))
+    p.allocations["a"] = g
+    fastscore.granted(p, g)
+    assert p.__dict__["_grant_counts"] == (1, ((0, 1), (0, 0), (0, 0)), (0, 0))
+    p.allocations["b"] = g
+    p.allocations["c"] = g
+    fastscore.granted(p, g)   # two added, one told: stale
+    assert "_grant_counts" not in p.__dict__
+    assert fastscore._counts(p) == (3, ((0, 3), (0, 0), (0, 0)), (0, 0))
+    del p.allocations["c"]
+    fastscore.released(p, g)
+    assert p.__dict__["_grant_counts"] == (2, ((0, 2), (0, 0), (0, 0)), (0, 0))
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_a_run_with_grant_counts_kept_places_as_with_a_pass_over_the_grants(machine: str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    arrivals = runs.arrivals(25, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS)
+    fast = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    monkeypatch.setattr(fastscore, "COUNTED", False)
+    plain = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    assert fast == plain and runs.placed(fast) > 0
