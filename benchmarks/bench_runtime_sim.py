@@ -285,6 +285,7 @@ def main() -> None:
         fastscore.PLANNED = False
         fastpick.ACCOUNTED = False
         fastscore.COUNTED = False
+        fastpin.KEPT = False
         ResourceManager._nri_readonly_events = frozenset()
         ResourceManager._nri_readonly_pods = frozenset()
         from kubetwin.runtime.nri import fastmerge, message_copy

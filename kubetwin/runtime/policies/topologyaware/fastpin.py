@@ -10,7 +10,11 @@ annotations never change) is kept on its grant. The containers are pinned in the
 with the same values (``set_cpuset_cpus``: upstream marks every one of them pending, changed or
 not, and so does the cache — except, on :mod:`..fastpod`'s creations, a value the container and
 the runtime's record of it hold already: :data:`...resmgr.cache.SAME_SKIPPED`), so the NRI
-updates are the plain code's. A new grant is applied
+updates are the plain code's. Which grants it pins (not reserved or preserved CPU, not
+exclusive CPUs alone) is fixed per grant, so the ids of their containers are kept on the policy
+in the order of its grants, changed by each grant and release (:data:`KEPT`): the pass reads
+only those grants, not the grants of exclusive CPUs alone (half of them in ``simulate``'s
+benchmark, each a cold object between two creations of a node). A new grant is applied
 (:func:`apply_grant`) with the same container calls in the same order, its memory nodes' text
 remembered per mask and no scheduling-class lookup where its answer is known to be none.
 ``tests/runtime/test_fast_paths.py`` holds containers, updates and exports equal with this
@@ -141,9 +145,66 @@ def apply_grant(p: "TopologyAwarePolicy", grant: Any) -> None:
         p._apply_scheduling_class(c, sc)
 
 
+def _repinned(g: Any) -> bool:
+    """Whether ``updateSharedAllocations`` re-pins the grant's container: not reserved or
+    preserved CPU, not exclusive CPUs alone (``shared_portion() == 0``). Fixed for the grant's
+    life (its CPU type, exclusive CPUs and portion are set before it is stored)."""
+    cpu_type = g.cpu_type
+    if cpu_type == CPU_RESERVED or cpu_type == CPU_PRESERVE:
+        return False
+    return not (g.exclusive._mask and (g.cpu_portion == 0 or cpu_type != CPU_NORMAL))
+
+
+#: keep the ids of the containers re-pinned after each creation and deletion on the policy, in
+#: the order of its grants, changed by every grant and release (:func:`granted`,
+#: :func:`released`), so the re-pinning reads no grant of exclusive CPUs alone (False: every grant)
+KEPT = True
+
+
+def _kept(p: "TopologyAwarePolicy") -> tuple[str, ...]:
+    """The ids of the containers the re-pinning pins, in ``p.allocations``' order: kept on the
+    policy for its grants as they are (the number of grants counted with them), else found in
+    one pass and kept (a tuple of strings: copies of the node share it)."""
+    got = p.__dict__.get("_repinned")
+    if got is not None and got[0] == len(p.allocations):
+        ids: tuple[str, ...] = got[1]
+        return ids
+    ids = tuple(cid for cid, g in p.allocations.items() if _repinned(g))
+    p.__dict__["_repinned"] = (len(p.allocations), ids)
+    return ids
+
+
+def granted(p: "TopologyAwarePolicy", g: Any) -> None:
+    """``g`` was just added to ``p.allocations`` (last, under its container's id): the kept ids
+    (if they were those of the grants before it) take its container's if it is re-pinned;
+    otherwise they are dropped (found again when read)."""
+    d = p.__dict__
+    got = d.get("_repinned")
+    if got is None:
+        return
+    if not (ENABLED and KEPT) or got[0] != len(p.allocations) - 1:
+        del d["_repinned"]
+        return
+    d["_repinned"] = (got[0] + 1, got[1] + (g.container.id,) if _repinned(g) else got[1])
+
+
+def released(p: "TopologyAwarePolicy", g: Any) -> None:
+    """``g`` was just removed from ``p.allocations``: the kept ids (if they were those of the
+    grants before) lose its container's; otherwise they are dropped."""
+    d = p.__dict__
+    got = d.get("_repinned")
+    if got is None:
+        return
+    if not (ENABLED and KEPT) or got[0] != len(p.allocations) + 1:
+        del d["_repinned"]
+        return
+    cid = g.container.id
+    d["_repinned"] = (got[0] - 1, tuple(x for x in got[1] if x != cid) if cid in got[1] else got[1])
+
+
 def update_shared_allocations(p: "TopologyAwarePolicy", grant: Any) -> None:
     """``p.update_shared_allocations(grant)``: the same containers pinned to the same CPUs, in
-    the same order."""
+    the same order (with :data:`KEPT`, only the grants it pins are read)."""
     if grant is not None and grant.cpu_type == CPU_RESERVED:
         return
     if not p.cfg.pin_cpu:
@@ -151,7 +212,9 @@ def update_shared_allocations(p: "TopologyAwarePolicy", grant: Any) -> None:
     sys = p.sys
     gid = grant.container.id if grant is not None else None
     texts: dict[tuple[int, int, bool], str] = {}
-    for other in list(p.allocations.values()):
+    allocations = p.allocations
+    others = [allocations[cid] for cid in _kept(p)] if KEPT else list(allocations.values())
+    for other in others:
         cpu_type = other.cpu_type
         if cpu_type == CPU_RESERVED or cpu_type == CPU_PRESERVE:
             continue

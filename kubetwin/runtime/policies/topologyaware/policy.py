@@ -350,6 +350,7 @@ class TopologyAwarePolicy:
                     g.container.set_cpuset_mems(memset_string(zone))
         self.allocations[c.id] = grant
         fastscore.granted(self, grant)
+        fastpin.granted(self, grant)
         return grant
 
     def get_mem_offer(self, pool: Node, req: Request):
@@ -481,6 +482,7 @@ class TopologyAwarePolicy:
             pass
         del self.allocations[c.id]
         fastscore.released(self, grant)
+        fastpin.released(self, grant)
         if self.cfg.cpu_classes:
             for cpu in grant.exclusive:
                 self.cpu_class_of[cpu] = self.cfg.shared_pool_cpu_class

@@ -101,3 +101,60 @@ def test_grants_applied_by_the_fast_path_give_the_plain_containers_and_replies(
     plain = _grants_trace(machine, rp, annotations, 17)
     assert fast == plain
     assert ('"SCHED_FIFO"' in plain) == classes and '"cpus"' in plain
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_the_kept_re_pinned_containers_are_those_of_a_pass_over_the_grants_at_every_re_pinning(
+        machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At every re-pinning of random workloads (grants and releases), the container ids the
+    policy kept equal those a pass over its grants picks, in the same order, and most passes
+    read them as kept."""
+    kept = fastpin._kept
+    seen = {"kept": 0, "found": 0}
+
+    def checked(p: Any) -> Any:
+        before = p.__dict__.get("_repinned")
+        got = kept(p)
+        seen["kept" if before is not None and got is before[1] else "found"] += 1
+        assert got == tuple(cid for cid, g in p.allocations.items() if fastpin._repinned(g))
+        return got
+
+    monkeypatch.setattr(fastpin, "_kept", checked)
+    result = runs.run(runs.nodes(machine, 4, runs.topology_aware()),
+                      runs.arrivals(32, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS))
+    assert runs.placed(result) > 0 and seen["kept"] > 3 * seen["found"] > 0, seen
+
+
+def test_the_re_pinned_containers_are_dropped_when_not_those_of_the_grants_before_a_change() -> None:
+    from types import SimpleNamespace
+
+    from kubetwin.model.cpuset import EMPTY
+
+    def grant(cid: str, exclusive: CPUSet, portion: int) -> Any:
+        return SimpleNamespace(cpu_type=0, exclusive=exclusive, cpu_portion=portion,
+                               container=SimpleNamespace(id=cid))
+
+    shared, alone = grant("a", EMPTY, 500), grant("b", CPUSet.parse("2"), 0)
+    p: Any = SimpleNamespace(allocations={})
+    assert fastpin._kept(p) == ()
+    p.allocations["a"] = shared
+    fastpin.granted(p, shared)
+    p.allocations["b"] = alone
+    fastpin.granted(p, alone)
+    assert p.__dict__["_repinned"] == (2, ("a",))
+    del p.allocations["a"]
+    fastpin.released(p, shared)
+    assert p.__dict__["_repinned"] == (1, ())
+    p.allocations["a"] = shared
+    p.allocations["c"] = shared
+    fastpin.granted(p, shared)   # two added, one told: stale
+    assert "_repinned" not in p.__dict__ and fastpin._kept(p) == ("a", "c")
+
+
+@pytest.mark.parametrize("machine", runs.MACHINES)
+def test_a_run_re_pinning_the_kept_containers_ends_as_with_every_grant_read(machine: str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    arrivals = runs.arrivals(33, 150, runs.TOPOLOGY_AWARE_ANNOTATIONS)
+    fast = runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
+    monkeypatch.setattr(fastpin, "KEPT", False)
+    assert fast == runs.run(runs.nodes(machine, 4, runs.topology_aware()), arrivals)
