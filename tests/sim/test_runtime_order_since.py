@@ -172,3 +172,41 @@ def test_another_node_with_the_same_history_is_not_proved_by_this_ones_answer(
     other.resmgr.policy.mem_allocator.requests.update(rn.resmgr.policy.mem_allocator.requests)
     _add(other, other_evs, "new")
     assert _proved(other, other_evs, monkeypatch) == (True, False)
+
+
+# --- the guard's last answer ---------------------------------------------------------------------
+@pytest.mark.parametrize("memories", sorted(MEMORIES))
+def test_the_guards_kept_answer_is_the_sum_of_the_limits(monkeypatch: pytest.MonkeyPatch, memories: str) -> None:
+    asked: list[bool] = []
+    call = runtime_fig_balloons.Guard.__call__
+
+    def checking(self: Any, rn: Any) -> bool:
+        alloc = rn.resmgr.policy.mem_allocator
+        last = self.last
+        kept = last is not None and last[0] is alloc and last[1] == alloc.version and last[2] == len(alloc.requests)
+        got = call(self, rn)
+        assert got == runtime_canon_balloons.order_free(rn)
+        asked.append(kept)
+        return got
+
+    monkeypatch.setattr(runtime_fig_balloons.Guard, "__call__", checking)
+    arrivals = _arrivals(random.Random(64), 200, [{}], MEMORIES[memories])
+    _run(_policy(CONFIGS["chart"]), DUAL, 4, arrivals, table=True)
+    assert any(asked) and not all(asked)
+
+
+def test_the_guard_sums_again_after_a_request_is_made() -> None:
+    guard = runtime_fig_balloons.Guard()
+    guard.bound = 10
+    rn = _node()
+    alloc = rn.resmgr.policy.mem_allocator
+    alloc.version = 0
+    alloc.requests["a"] = SimpleNamespace(limit=6)
+    assert guard(rn)
+    alloc.requests["b"] = SimpleNamespace(limit=6)   # a commit: libmem's version moves
+    alloc.version += 1
+    assert not guard(rn)
+    other = _node()
+    other.resmgr.policy.mem_allocator.version = 1
+    other.resmgr.policy.mem_allocator.requests["a"] = SimpleNamespace(limit=6)
+    assert guard(other)   # another node: its own sum
