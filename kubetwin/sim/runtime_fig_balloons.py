@@ -13,7 +13,10 @@ ever read). This module does for balloons what :mod:`.runtime_fig` does for ``to
   pods sorted by a C key function;
 * **the guard** (:class:`Guard`, per table): :func:`.runtime_canon_balloons.order_free` with the
   memory bound (a function of the machine's memory nodes, the same for every node of a table)
-  read once, and :func:`created_in_order` with fewer calls;
+  read once and its last answer kept for the same node's requests (:data:`GUARD_MEMO`: a miss
+  asks twice in one state), and :func:`created_in_order` with fewer calls — after a creation,
+  from the node's last True answer when only the new pod and its requests came since
+  (:data:`INCREMENTAL_ORDER`, :func:`_since`; the walk of every pod otherwise);
 * **figures from the key** (:func:`key_figures`): the key holds per container its runtime state,
   ``cpuset`` CPUs and memory nodes and its balloon (by position), and per balloon its type (by
   position) and CPUs — all the figures read: a container's exclusive CPUs are its balloon's when
@@ -24,7 +27,9 @@ ever read). This module does for balloons what :mod:`.runtime_fig` does for ``to
   So a joined state keeps its key and its figures are made when read (end states only), as on
   topology-aware tables. States past the bound (``Table.ordered``) keep their eager figures.
 
-``ENABLED = False`` keeps :mod:`.runtime_canon_balloons`' own functions and the eager figures;
+``ENABLED = False`` keeps :mod:`.runtime_canon_balloons`' own functions and the eager figures
+(``GUARD_MEMO = False``: the sum at every call; ``INCREMENTAL_ORDER = False``: the walk at every
+call; ``tests/sim/test_runtime_order_since.py`` holds both equal to the plain answers);
 ``tests/sim/test_runtime_fig_balloons.py`` holds the lean key equal to the plain one, the lean
 guard to the plain one, and figures from keys to the real node's, at every miss of random runs.
 

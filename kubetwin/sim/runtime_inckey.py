@@ -33,6 +33,14 @@ the free CPUs are read anew. Only states within the memory bound keep a key (no 
 move another request); past it (``Table.ordered``) and on a creation that crosses it, the walk.
 Deletions and the first state take the walk on both policies.
 
+The pods' order (:func:`_pods_part`) is not sorted anew: the parent's is sorted, so the pods whose
+descriptors changed go back in by a search and the new pod (the node's last) after its equals
+(:func:`_inserted`); equal pods stay in the node's own order, as the walk's sort leaves them
+(checked unless the parent order is an :class:`Order`, which only this module makes). The edge's
+positions come with the searches (no :func:`.runtime_canon.permutation`), and equal descriptors
+are one object (:func:`_shared`), so comparing them stops at the identity. ``INSERT = False``:
+the sort and ``permutation``.
+
 ``INCREMENTAL = False`` keeps the walk after every miss (``bench_runtime_sim.py --plain``);
 ``tests/sim/test_runtime_inckey.py`` holds the two equal (and :mod:`.runtime_canon`'s and
 :mod:`.runtime_canon_balloons`' keys) at every creation miss of random runs.
