@@ -263,7 +263,6 @@ def main() -> None:
         runtime_fig.ENABLED = False
         runtime_fig_balloons.ENABLED = False
         runtime_fig_balloons.INCREMENTAL_ORDER = False
-        runtime_fig_balloons.GUARD_MEMO = False
         runtime_hit.ENABLED = False
         runtime_memo.FAST_PARENT = False
         from kubetwin.sim import runtime_inckey

@@ -13,8 +13,7 @@ ever read). This module does for balloons what :mod:`.runtime_fig` does for ``to
   pods sorted by a C key function;
 * **the guard** (:class:`Guard`, per table): :func:`.runtime_canon_balloons.order_free` with the
   memory bound (a function of the machine's memory nodes, the same for every node of a table)
-  read once and its last answer kept for the same node's requests (:data:`GUARD_MEMO`: a miss
-  asks twice in one state), and :func:`created_in_order` with fewer calls — after a creation,
+  read once, and :func:`created_in_order` with fewer calls — after a creation,
   from the node's last True answer when only the new pod and its requests came since
   (:data:`INCREMENTAL_ORDER`, :func:`_since`; the walk of every pod otherwise);
 * **figures from the key** (:func:`key_figures`): the key holds per container its runtime state,
@@ -28,8 +27,8 @@ ever read). This module does for balloons what :mod:`.runtime_fig` does for ``to
   topology-aware tables. States past the bound (``Table.ordered``) keep their eager figures.
 
 ``ENABLED = False`` keeps :mod:`.runtime_canon_balloons`' own functions and the eager figures
-(``GUARD_MEMO = False``: the sum at every call; ``INCREMENTAL_ORDER = False``: the walk at every
-call; ``tests/sim/test_runtime_order_since.py`` holds both equal to the plain answers);
+(``INCREMENTAL_ORDER = False``: the walk at every call; ``tests/sim/test_runtime_order_since.py``
+holds the two equal);
 ``tests/sim/test_runtime_fig_balloons.py`` holds the lean key equal to the plain one, the lean
 guard to the plain one, and figures from keys to the real node's, at every miss of random runs.
 
@@ -127,43 +126,26 @@ def snapshot(rn: "RuntimeNode", evs: dict[str, int]) -> tuple[Hashable, list[str
 class Guard:
     """:func:`.runtime_canon_balloons.order_free` for the nodes of one table: the memory bound
     (the smallest normal memory node's capacity, fixed by the machine the table's nodes share)
-    read off the first node asked; with :data:`GUARD_MEMO`, the last answer kept for the node's
-    requests as they were (asked again in the same state: a miss asks in ``_miss`` and in
-    ``_arrive``)."""
+    read off the first node asked."""
 
-    __slots__ = ("bound", "last")
+    __slots__ = ("bound",)
 
     def __init__(self) -> None:
         self.bound: int | None = None
-        #: the last node's libmem allocator, its version and request count, and the answer
-        self.last: tuple[Any, int, int, bool] | None = None
 
     def __call__(self, rn: "RuntimeNode") -> bool:
         assert rn.resmgr is not None
         policy: Any = rn.resmgr.policy
-        alloc = policy.mem_allocator
-        requests = alloc.requests
+        requests = policy.mem_allocator.requests
         if not requests:
             return True
-        last = self.last
-        # libmem counts every change of its requests (a commit, a release: ``version``); a
-        # request's limit is set when it is made
-        if last is not None and last[0] is alloc and last[1] == alloc.version and last[2] == len(requests):
-            return last[3]
         bound = self.bound
         if bound is None:
             bound = self.bound = runtime_canon_balloons.memory_bound(rn)
         total = 0
         for r in requests.values():
             total += r.limit
-        free = total <= bound
-        if GUARD_MEMO:
-            self.last = (alloc, alloc.version, len(requests), free)
-        return free
-
-
-#: the guard's last answer kept for the same requests (False: summed at every call)
-GUARD_MEMO = True
+        return total <= bound
 
 
 def created_in_order(rn: "RuntimeNode", evs: dict[str, int]) -> bool:
