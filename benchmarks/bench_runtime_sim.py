@@ -268,7 +268,7 @@ def main() -> None:
         from kubetwin.sim import runtime_inckey
 
         runtime_inckey.INCREMENTAL = False
-        runtime_inckey.INSERT = False
+        runtime_inckey.POSITIONS = False
         runtime_policies.FAST_COPY = False
         runtime_policies.LEAN_FIGURES = False
         from kubetwin.sim import runtime_copy

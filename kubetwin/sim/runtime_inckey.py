@@ -33,13 +33,8 @@ the free CPUs are read anew. Only states within the memory bound keep a key (no 
 move another request); past it (``Table.ordered``) and on a creation that crosses it, the walk.
 Deletions and the first state take the walk on both policies.
 
-The pods' order (:func:`_pods_part`) is not sorted anew: the parent's is sorted, so the pods whose
-descriptors changed go back in by a search and the new pod (the node's last) after its equals
-(:func:`_inserted`); equal pods stay in the node's own order, as the walk's sort leaves them
-(checked unless the parent order is an :class:`Order`, which only this module makes). The edge's
-positions come with the searches (no :func:`.runtime_canon.permutation`), and equal descriptors
-are one object (:func:`_shared`), so comparing them stops at the identity. ``INSERT = False``:
-the sort and ``permutation``.
+The edge's positions (each old canonical position's new one, the new pod's) are read off the
+pods' sort (:data:`POSITIONS`), not found again by :func:`.runtime_canon.permutation`.
 
 ``INCREMENTAL = False`` keeps the walk after every miss (``bench_runtime_sim.py --plain``);
 ``tests/sim/test_runtime_inckey.py`` holds the two equal (and :mod:`.runtime_canon`'s and
@@ -51,7 +46,6 @@ Not an upstream module: a kubetwin fast path over nri-plugins v0.14.0's ``topolo
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, Any, Callable, Hashable
 
 from . import runtime_fig, runtime_fig_balloons
@@ -119,10 +113,10 @@ def _pods_part(pods: dict[str, Any], parent: tuple[Any, ...], parent_order: list
     """The pods' part of a state key after ``created`` (its descriptor ``mine``) started: the
     parent's descriptors (``parent``, pods ``parent_order``) with those of the pods whose
     containers were updated (``touched``) made anew by ``updated``, sorted as the walks sort them
-    (descriptor, ties by the node's own pod order); the pods in that order; and, when the order
-    was made by :func:`_inserted`, the edge's ``(perm, born)`` (``None, -1``: not known,
+    (descriptor, ties by the node's own pod order); the pods in that order; and with
+    :data:`POSITIONS` the edge's ``(perm, born)`` read off the sort (``None, -1`` when off:
     :func:`.runtime_canon.permutation` then)."""
-    changed: dict[int, tuple[int, tuple[Any, ...]]] = {}
+    descs = list(parent)
     seen: set[str] = set()
     for cid in touched:
         pk = owners.get(cid)
@@ -132,136 +126,42 @@ def _pods_part(pods: dict[str, Any], parent: tuple[Any, ...], parent_order: list
             continue
         seen.add(pk)
         j = parent_order.index(pk)
-        was = parent[j]
-        now = updated(pods[pk], was)
-        if now is not was:
-            changed[j] = _shared(now) if INSERT else now
-    if INSERT:
-        got = _inserted(pods, parent, parent_order, created, _shared(mine), changed)
-        if got is not None:
-            return got
-    descs = list(parent)
-    for j, now in changed.items():
-        descs[j] = now
+        descs[j] = updated(pods[pk], descs[j])
     pos = {k: i for i, k in enumerate(pods)}
-    items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
-    items.append((mine, pos[created], created))
-    items.sort()
-    return tuple([d for d, _, _ in items]), Order([k for _, _, k in items]), None, -1
+    if not POSITIONS:
+        items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
+        items.append((mine, pos[created], created))
+        items.sort()
+        return tuple([d for d, _, _ in items]), [k for _, _, k in items], None, -1
+    # each item's last element is its parent position (the new pod: n); the node's positions are
+    # distinct, so the sort never compares it and orders as above
+    n = len(parent_order)
+    ranked = [(desc, pos[k], j) for j, (desc, k) in enumerate(zip(descs, parent_order))]
+    ranked.append((mine, pos[created], n))
+    ranked.sort()
+    perm = [0] * n
+    order = []
+    born = -1
+    for p, (_, _, j) in enumerate(ranked):
+        if j == n:
+            born = p
+            order.append(created)
+        else:
+            perm[j] = p
+            order.append(parent_order[j])
+    return tuple([d for d, _, _ in ranked]), order, tuple(perm), born
 
 
-#: the pods put in the parent's order by searches, not sorted with it (False: the sort)
-INSERT = True
-
-#: (pods before, position of the new pod) -> the edge's ``perm`` (:func:`_inserted`)
-_PERMS: dict[tuple[int, int], tuple[int, ...]] = {}
-
-
-#: pod descriptor -> the one object of its value the keys made here hold (:func:`_shared`)
-_SHARED: dict[tuple[int, tuple[Any, ...]], tuple[int, tuple[Any, ...]]] = {}
-
-
-def _shared(d: tuple[int, tuple[Any, ...]]) -> tuple[int, tuple[Any, ...]]:
-    """The object of ``d``'s value the keys made here hold (``d`` itself when new): a node's
-    descriptors are compared by the searches of :func:`_inserted` far more often than they are
-    made, and equal ones that are one object compare by identity, without reading the tuples
-    (cold in a long run's heap). Cleared past a size: sharing is a speed, not a meaning."""
-    got = _SHARED.setdefault(d, d)
-    if got is d and len(_SHARED) > 1 << 17:
-        _SHARED.clear()
-    return got
-
-
-def _equal(a: tuple[int, tuple[Any, ...]], b: tuple[int, tuple[Any, ...]]) -> bool:
-    """Two pod descriptors equal: the same object (equal ones are shared, :func:`_inserted`), or
-    of one event number and equal, container by container."""
-    return a is b or (a[0] == b[0] and a == b)
-
-
-class Order(list[str]):
-    """A real node's pods in canonical order as :func:`_inserted` and :func:`_pods_part` make it:
-    equal descriptors in the node's own pod order, as the walk puts them. Only this module makes
-    one, always as the new ``Real.keys``; whatever changes a real node's pods otherwise gives it
-    a plain list (replays: :func:`.runtime_canon.follow`; copies and restores: ``list(...)``), so
-    a parent order of this type needs no check of its equal pods' order."""
-
-    __slots__ = ()
-
-
-def _inserted(pods: dict[str, Any], parent: tuple[Any, ...], parent_order: list[str], created: str,
-              mine: tuple[int, tuple[Any, ...]], changed: dict[int, tuple[int, tuple[Any, ...]]]
-              ) -> tuple[tuple[Any, ...], list[str], tuple[int, ...] | None, int] | None:
-    """:func:`_pods_part`'s sort made searches. The parent's descriptors are sorted; those left
-    where they were (all but ``changed``: parent position -> new descriptor) are in the walk's
-    order already when equal ones are in the node's own pod order (so when the parent order is an
-    :class:`Order`; checked on a plain list — a node that replayed another node's path may hold
-    its equal pods in that node's order: None then, the sort). Each changed pod goes back in by a
-    search, after its equals that come before it on the node; the new pod, the node's last (else
-    None), after all its equals (``bisect_right``). A descriptor put in next to an equal one is
-    replaced by it, so equal descriptors tend to be one object and comparing them stops at the
-    identity. The edge's ``(perm, born)`` comes with the order: with nothing changed the old
-    positions move by one from the new pod's on (kept per size and position), else each old
-    pod's place is followed through the searches."""
-    if next(reversed(pods)) != created:
-        return None
-    if changed:
-        kept = [j for j in range(len(parent)) if j not in changed]
-        descs = [parent[j] for j in kept]
-        keys = Order([parent_order[j] for j in kept])
-    else:
-        descs = parent   # type: ignore[assignment]
-        keys = parent_order   # type: ignore[assignment]
-    pos: dict[str, int] | None = None
-    if type(parent_order) is not Order:
-        for j in range(len(descs) - 1):
-            if _equal(descs[j], descs[j + 1]):
-                if pos is None:
-                    pos = {k: i for i, k in enumerate(pods)}
-                if pos[keys[j]] > pos[keys[j + 1]]:
-                    return None
-    if changed:
-        for j, d in changed.items():
-            k = parent_order[j]
-            at = bisect_left(descs, d)
-            end = bisect_right(descs, d, at)
-            if at < end:
-                if pos is None:
-                    pos = {k: i for i, k in enumerate(pods)}
-                p = pos[k]
-                d = descs[at]
-                while at < end and pos[keys[at]] < p:
-                    at += 1
-            descs.insert(at, d)
-            keys.insert(at, k)
-            kept.insert(at, j)
-        i = bisect_right(descs, mine)
-        if i and _equal(descs[i - 1], mine):
-            mine = descs[i - 1]
-        descs.insert(i, mine)
-        keys.insert(i, created)
-        moved = [0] * len(kept)
-        for p, j in enumerate(kept):
-            moved[j] = p if p < i else p + 1
-        return tuple(descs), keys, tuple(moved), i
-    n = len(parent)
-    i = bisect_right(parent, mine)
-    if i and _equal(parent[i - 1], mine):
-        mine = parent[i - 1]
-    perm = _PERMS.get((n, i))
-    if perm is None:
-        perm = _PERMS[(n, i)] = tuple(range(i)) + tuple(range(i + 1, n + 1))
-    order = Order(parent_order[:i])
-    order.append(created)
-    order += parent_order[i:]
-    return parent[:i] + (mine,) + parent[i:], order, perm, i
+#: the edge's positions read off the key's sort (False: :func:`.runtime_canon.permutation`)
+POSITIONS = True
 
 
 def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str], created: str,
                  touched: set[str], owners: dict[str, str]) -> Made:
     """:func:`.runtime_fig.snapshot` of ``rn`` just after ``created`` started on it, from the key
     of the state it was in (``parent``, its pods ``parent_order``) and the ids of the containers
-    updated meanwhile (``touched``), with the edge's ``(perm, born)`` when known (``perm`` None:
-    :func:`.runtime_canon.permutation`). ``owners``: container id -> pod key, filled here."""
+    updated meanwhile (``touched``), with the edge's ``(perm, born)`` (``perm`` None: not read
+    here, :func:`.runtime_canon.permutation`). ``owners``: container id -> pod key, filled here."""
     assert rn.resmgr is not None
     policy: Any = rn.resmgr.policy
     grants = policy.allocations
