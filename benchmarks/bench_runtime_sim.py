@@ -262,11 +262,13 @@ def main() -> None:
         runtime_memo.ENABLED = False
         runtime_fig.ENABLED = False
         runtime_fig_balloons.ENABLED = False
+        runtime_fig_balloons.INCREMENTAL_ORDER = False
         runtime_hit.ENABLED = False
         runtime_memo.FAST_PARENT = False
         from kubetwin.sim import runtime_inckey
 
         runtime_inckey.INCREMENTAL = False
+        runtime_inckey.POSITIONS = False
         runtime_policies.FAST_COPY = False
         runtime_policies.LEAN_FIGURES = False
         from kubetwin.sim import runtime_copy

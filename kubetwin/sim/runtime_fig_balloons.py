@@ -13,7 +13,9 @@ ever read). This module does for balloons what :mod:`.runtime_fig` does for ``to
   pods sorted by a C key function;
 * **the guard** (:class:`Guard`, per table): :func:`.runtime_canon_balloons.order_free` with the
   memory bound (a function of the machine's memory nodes, the same for every node of a table)
-  read once, and :func:`created_in_order` with fewer calls;
+  read once, and :func:`created_in_order` with fewer calls — after a creation,
+  from the node's last True answer when only the new pod and its requests came since
+  (:data:`INCREMENTAL_ORDER`, :func:`_since`; the walk of every pod otherwise);
 * **figures from the key** (:func:`key_figures`): the key holds per container its runtime state,
   ``cpuset`` CPUs and memory nodes and its balloon (by position), and per balloon its type (by
   position) and CPUs — all the figures read: a container's exclusive CPUs are its balloon's when
@@ -24,7 +26,9 @@ ever read). This module does for balloons what :mod:`.runtime_fig` does for ``to
   So a joined state keeps its key and its figures are made when read (end states only), as on
   topology-aware tables. States past the bound (``Table.ordered``) keep their eager figures.
 
-``ENABLED = False`` keeps :mod:`.runtime_canon_balloons`' own functions and the eager figures;
+``ENABLED = False`` keeps :mod:`.runtime_canon_balloons`' own functions and the eager figures
+(``INCREMENTAL_ORDER = False``: the walk at every call; ``tests/sim/test_runtime_order_since.py``
+holds the two equal);
 ``tests/sim/test_runtime_fig_balloons.py`` holds the lean key equal to the plain one, the lean
 guard to the plain one, and figures from keys to the real node's, at every miss of random runs.
 
@@ -145,24 +149,104 @@ class Guard:
 
 
 def created_in_order(rn: "RuntimeNode", evs: dict[str, int]) -> bool:
-    """:func:`.runtime_canon_balloons.created_in_order` with fewer calls."""
+    """:func:`.runtime_canon_balloons.created_in_order` with fewer calls; with
+    :data:`INCREMENTAL_ORDER`, after a creation on a node whose last answer was True, from that
+    answer (:func:`_since`)."""
     assert rn.resmgr is not None
     policy: Any = rn.resmgr.policy
     requests = policy.mem_allocator.requests
-    if len(requests) < 2:
-        return True
-    last, seen = -1, 0
     pods = rn.pods
+    if INCREMENTAL_ORDER:
+        seen = _SEEN.get(id(requests))
+        if seen is not None and seen[0] is requests and _since(seen, pods, evs, requests):
+            return True
+    last = _walk(pods, evs, requests)
+    if last is not None and INCREMENTAL_ORDER:
+        _remember(pods, evs, requests, last)
+    return last is not None or len(requests) < 2
+
+
+def _walk(pods: dict[str, Any], evs: dict[str, int], requests: dict[str, Any]) -> int | None:
+    """The creation counter of the last of ``requests`` when all of them belong to containers of
+    ``evs``' pods and were made in those containers' order (-1: none); None otherwise."""
+    last, seen = -1, 0
     get = requests.get
     for key in evs:
         for r in pods[key].containers:
             req = get(r.ctr.id)
             if req is not None:
                 if req.created <= last:
-                    return False
+                    return None
                 last = req.created
                 seen += 1
-    return seen == len(requests)
+    return last if seen == len(requests) else None   # no request of a container that is gone
+
+
+#: libmem's requests checked from the node's last answer after a creation (False: the walk of
+#: every pod at every miss, ``bench_runtime_sim.py --plain``)
+INCREMENTAL_ORDER = True
+
+#: id(a node's libmem requests) -> what its last True answer saw (:func:`_remember`)
+_SEEN: dict[int, tuple[Any, ...]] = {}
+
+
+def _remember(pods: dict[str, Any], evs: dict[str, int], requests: dict[str, Any], last: int) -> None:
+    """After a True answer (every request of a live container, made in their order; ``last``: the
+    counter of the last): the requests, the event map, the last pod (its key and record) and the
+    last request made, for :func:`_since`. Held by identity; cleared past a size (only a walk
+    more)."""
+    if len(_SEEN) >= 16384:
+        _SEEN.clear()
+    key = next(reversed(evs)) if evs else None
+    _SEEN[id(requests)] = (requests, evs, len(evs), key, pods.get(key) if key is not None else None,
+                           len(requests), next(reversed(requests.values())) if requests else None, last)
+
+
+def _since(seen: tuple[Any, ...], pods: dict[str, Any], evs: dict[str, int], requests: dict[str, Any]) -> bool:
+    """Whether the walk would answer True, from its last True answer on this node (``seen``: the
+    same requests) when exactly one pod came since — the new pod, last in ``evs`` — and the only
+    requests made since are its own: then the requests are the old ones (in their order, from
+    live containers, as the last answer saw) and the new pod's, made after them in its
+    containers' order. Proved without the walk:
+
+    * one pod came, none went: the same event map (``evs``, in creation order), one entry more,
+      the old last pod second to last and the same record (a pod deleted and made again under
+      its key has a new one): every entry after it came since, so the new pod alone;
+    * the requests are the old ones and the new pod's: one per new pod's container that holds
+      one (``k``) more than before, the last ``k`` (a dict keeps insertion order; libmem only adds
+      and deletes requests, and a request made since is after every old one) are the new pod's
+      and the one before them is the old last request — so none was deleted (the count) and no
+      other was made.
+
+    False: not proved (the walk then), not a False answer. Updates ``seen`` when True."""
+    (_requests, old_evs, n_evs, old_key, old_rec, n_requests, old_last, last) = seen
+    if old_evs is not evs or len(evs) != n_evs + 1:
+        return False
+    back = reversed(evs)
+    new = next(back)
+    if old_key is not None and (next(back) != old_key or pods.get(old_key) is not old_rec):
+        return False
+    rec = pods[new]
+    get = requests.get
+    mine = []
+    for r in rec.containers:
+        req = get(r.ctr.id)
+        if req is not None:
+            if req.created <= last:
+                return False
+            last = req.created
+            mine.append(req)
+    k = len(mine)
+    if len(requests) != n_requests + k:
+        return False
+    back_requests = reversed(requests.values())
+    for req in reversed(mine):
+        if next(back_requests) is not req:
+            return False
+    if n_requests and next(back_requests) is not old_last:
+        return False
+    _SEEN[id(requests)] = (requests, evs, n_evs + 1, new, rec, n_requests + k, mine[-1] if mine else old_last, last)
+    return True
 
 
 class KeyFigures(runtime_fig.KeyFigures):

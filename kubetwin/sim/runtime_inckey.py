@@ -33,6 +33,9 @@ the free CPUs are read anew. Only states within the memory bound keep a key (no 
 move another request); past it (``Table.ordered``) and on a creation that crosses it, the walk.
 Deletions and the first state take the walk on both policies.
 
+The edge's positions (each old canonical position's new one, the new pod's) are read off the
+pods' sort (:data:`POSITIONS`), not found again by :func:`.runtime_canon.permutation`.
+
 ``INCREMENTAL = False`` keeps the walk after every miss (``bench_runtime_sim.py --plain``);
 ``tests/sim/test_runtime_inckey.py`` holds the two equal (and :mod:`.runtime_canon`'s and
 :mod:`.runtime_canon_balloons`' keys) at every creation miss of random runs.
@@ -52,6 +55,10 @@ if TYPE_CHECKING:
 
 #: a creation's key from its parent state's key (False: the walk after every miss)
 INCREMENTAL = True
+
+#: a creation's key, its pods in canonical order and the edge's ``(perm, born)`` (``perm`` None:
+#: not known here, :func:`.runtime_canon.permutation` gives it)
+Made = tuple[Hashable, list[str], "tuple[int, ...] | None", int]
 
 
 def watch(rn: "RuntimeNode") -> set[str]:
@@ -102,11 +109,13 @@ def _updated(rec: Any, old: tuple[int, tuple[Any, ...]]) -> tuple[int, tuple[Any
 def _pods_part(pods: dict[str, Any], parent: tuple[Any, ...], parent_order: list[str], created: str,
                mine: tuple[int, tuple[Any, ...]], touched: set[str], owners: dict[str, str],
                updated: Callable[[Any, tuple[int, tuple[Any, ...]]], tuple[int, tuple[Any, ...]]]
-               ) -> tuple[tuple[Any, ...], list[str]]:
+               ) -> tuple[tuple[Any, ...], list[str], tuple[int, ...] | None, int]:
     """The pods' part of a state key after ``created`` (its descriptor ``mine``) started: the
     parent's descriptors (``parent``, pods ``parent_order``) with those of the pods whose
     containers were updated (``touched``) made anew by ``updated``, sorted as the walks sort them
-    (descriptor, ties by the node's own pod order); and the pods in that order."""
+    (descriptor, ties by the node's own pod order); the pods in that order; and with
+    :data:`POSITIONS` the edge's ``(perm, born)`` read off the sort (``None, -1`` when off:
+    :func:`.runtime_canon.permutation` then)."""
     descs = list(parent)
     seen: set[str] = set()
     for cid in touched:
@@ -119,17 +128,40 @@ def _pods_part(pods: dict[str, Any], parent: tuple[Any, ...], parent_order: list
         j = parent_order.index(pk)
         descs[j] = updated(pods[pk], descs[j])
     pos = {k: i for i, k in enumerate(pods)}
-    items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
-    items.append((mine, pos[created], created))
-    items.sort()
-    return tuple([d for d, _, _ in items]), [k for _, _, k in items]
+    if not POSITIONS:
+        items = [(desc, pos[k], k) for desc, k in zip(descs, parent_order)]
+        items.append((mine, pos[created], created))
+        items.sort()
+        return tuple([d for d, _, _ in items]), [k for _, _, k in items], None, -1
+    # each item's last element is its parent position (the new pod: n); the node's positions are
+    # distinct, so the sort never compares it and orders as above
+    n = len(parent_order)
+    ranked = [(desc, pos[k], j) for j, (desc, k) in enumerate(zip(descs, parent_order))]
+    ranked.append((mine, pos[created], n))
+    ranked.sort()
+    perm = [0] * n
+    order = []
+    born = -1
+    for p, (_, _, j) in enumerate(ranked):
+        if j == n:
+            born = p
+            order.append(created)
+        else:
+            perm[j] = p
+            order.append(parent_order[j])
+    return tuple([d for d, _, _ in ranked]), order, tuple(perm), born
+
+
+#: the edge's positions read off the key's sort (False: :func:`.runtime_canon.permutation`)
+POSITIONS = True
 
 
 def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str], created: str,
-                 touched: set[str], owners: dict[str, str]) -> tuple[Hashable, list[str]]:
+                 touched: set[str], owners: dict[str, str]) -> Made:
     """:func:`.runtime_fig.snapshot` of ``rn`` just after ``created`` started on it, from the key
     of the state it was in (``parent``, its pods ``parent_order``) and the ids of the containers
-    updated meanwhile (``touched``). ``owners``: container id -> pod key, filled here."""
+    updated meanwhile (``touched``), with the edge's ``(perm, born)`` (``perm`` None: not read
+    here, :func:`.runtime_canon.permutation`). ``owners``: container id -> pod key, filled here."""
     assert rn.resmgr is not None
     policy: Any = rn.resmgr.policy
     grants = policy.allocations
@@ -137,14 +169,14 @@ def creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_ord
     new = rn.pods[created]
     for r in new.containers:
         owners[r.ctr.id] = created
-    descs, order = _pods_part(rn.pods, parent[0], parent_order, created,
-                              runtime_fig.pod_descriptor(new, evs[created], grants, requests), touched, owners,
-                              _updated)
-    return (descs, runtime_fig.node_part(policy)), order
+    descs, order, perm, born = _pods_part(rn.pods, parent[0], parent_order, created,
+                                          runtime_fig.pod_descriptor(new, evs[created], grants, requests), touched,
+                                          owners, _updated)
+    return (descs, runtime_fig.node_part(policy)), order, perm, born
 
 
 def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, parent_order: list[str],
-                          created: str, touched: set[str], owners: dict[str, str]) -> tuple[Hashable, list[str]] | None:
+                          created: str, touched: set[str], owners: dict[str, str]) -> Made | None:
     """:func:`.runtime_fig_balloons.snapshot` of ``rn`` just after ``created`` started on it (a
     creation that kept the node within its memory bound), from the parent state's key as
     :func:`creation_key` does; None when a balloon left the list (the balloons after it moved, and
@@ -178,9 +210,9 @@ def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, p
         cid = r.ctr.id
         owners[cid] = created
         ctrs.append(runtime_fig_balloons.container_descriptor(r, where.get(cid, nowhere), requests.get(cid)))
-    descs, order = _pods_part(rn.pods, parent[0], parent_order, created, (evs[created], tuple(ctrs)), touched,
-                              owners, lambda rec, old: _updated_balloons(rec, old, requests))
-    return (descs, runtime_fig_balloons.node_part(policy, balloons)), order
+    descs, order, perm, born = _pods_part(rn.pods, parent[0], parent_order, created, (evs[created], tuple(ctrs)),
+                                          touched, owners, lambda rec, old: _updated_balloons(rec, old, requests))
+    return (descs, runtime_fig_balloons.node_part(policy, balloons)), order, perm, born
 
 
 def _updated_balloons(rec: Any, old: tuple[int, tuple[Any, ...]], requests: dict[str, Any]) -> tuple[int, tuple[Any, ...]]:

@@ -632,10 +632,18 @@ class MemoNodes:
             elif created is not None and table.keyer is runtime_fig_balloons.snapshot:
                 got = runtime_inckey.balloons_creation_key(real.rn, real.evs, since[0], real.keys, created, since[1],
                                                            table.owners)
-            key, order = got if got is not None else table.keyer(real.rn, real.evs)
+            if got is not None:
+                key, order, perm, born = got
+            else:
+                key, order = table.keyer(real.rn, real.evs)
+                perm = None
         else:
             key, order = table.keyer(real.rn, real.evs)
-        edge.perm, edge.born = runtime_canon.permutation(real.keys, order, created)
+            perm = None
+        if perm is None:
+            edge.perm, edge.born = runtime_canon.permutation(real.keys, order, created)
+        else:
+            edge.perm, edge.born = perm, born
         real.keys = order
         if table.guard is not None and not (table.guard(real.rn) and table.in_order(real.rn, real.evs)):
             edge.next = table.new_state()

@@ -7,6 +7,7 @@ and the plain path's."""
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -27,14 +28,22 @@ from tests.sim.test_runtime_fig import _pods, _run
 from tests.sim.test_runtime_fig_balloons import MEMORIES, _annotations, _policies, _rp
 
 
+def _same_positions(got: Any, args: Any) -> None:
+    """The edge's positions given with the key (when given) are :func:`runtime_canon.permutation`'s."""
+    _key, order, perm, born = got
+    if perm is not None:
+        assert (perm, born) == runtime_canon.permutation(args[3], order, args[4])
+
+
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     made: list[int] = []
     key = runtime_inckey.creation_key
 
     def counting(*args: Any) -> Any:
         got = key(*args)
-        assert got == runtime_fig.snapshot(args[0], args[1])
-        assert got == runtime_canon.snapshot(args[0], args[1])
+        assert got[:2] == runtime_fig.snapshot(args[0], args[1])
+        assert got[:2] == runtime_canon.snapshot(args[0], args[1])
+        _same_positions(got, args)
         made.append(len(got[1]))
         return got
 
@@ -73,8 +82,9 @@ def _counting_balloons(monkeypatch: pytest.MonkeyPatch) -> list[int | None]:
     def counting(*args: Any) -> Any:
         got = key(*args)
         if got is not None:
-            assert got == runtime_fig_balloons.snapshot(args[0], args[1])
-            assert got == runtime_canon_balloons.snapshot(args[0], args[1])
+            assert got[:2] == runtime_fig_balloons.snapshot(args[0], args[1])
+            assert got[:2] == runtime_canon_balloons.snapshot(args[0], args[1])
+            _same_positions(got, args)
         made.append(None if got is None else len(got[1]))
         return got
 
@@ -139,3 +149,52 @@ def test_the_watch_leaves_no_trace_on_the_node(monkeypatch: pytest.MonkeyPatch) 
     _run(_topology_aware(), MACHINES[0], list(_pods(random.Random(8), 120, TOPOLOGY_AWARE_ANNOTATIONS)),
          table=True, lean=True)
     assert seen and all(seen)
+
+
+
+# --- the edge's positions read off the sort (runtime_inckey.POSITIONS), on made-up nodes ----------
+def _made_up(rng: random.Random) -> tuple[Any, ...]:
+    """A node of equal and unequal pods: its pods (in the node's order), a parent order of them
+    (the walk's, or with equal pods swapped as a replayed node may hold them), descriptors, the
+    new pod, the pods whose descriptors changed."""
+    n = rng.randint(0, 9)
+    shapes = [(rng.randint(0, 2), ((rng.choice("ab"), rng.randint(0, 2)),)) for _ in range(3)]
+    names = [f"p{i}" for i in range(n)]
+    rng.shuffle(names)
+    desc = {k: rng.choice(shapes) for k in names}
+    node = list(names)
+    parent_order = sorted(node, key=lambda k: (desc[k], node.index(k)))
+    if rng.random() < 0.3:   # a replayed node: equal pods in another node's order
+        for j in range(len(parent_order) - 1):
+            if desc[parent_order[j]] == desc[parent_order[j + 1]] and rng.random() < 0.5:
+                parent_order[j], parent_order[j + 1] = parent_order[j + 1], parent_order[j]
+    changed = {k: rng.choice(shapes) for k in node if rng.random() < 0.25}
+    created = "new"
+    pods: dict[str, Any] = {k: SimpleNamespace(key=k) for k in node}
+    if rng.random() < 0.1 and node:   # the new pod not the node's last
+        pods = {created: None, **pods}
+    else:
+        pods[created] = None
+    parent = tuple(desc[k] for k in parent_order)
+    mine = rng.choice(shapes + [(3, ())])
+    return pods, parent, parent_order, created, mine, changed
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_positions_read_off_the_sort_are_permutations(monkeypatch: pytest.MonkeyPatch, seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(400):
+        pods, parent, parent_order, created, mine, changed = _made_up(rng)
+        touched = {k + "/c" for k in changed}
+        owners = {k + "/c": k for k in pods if k != created}
+
+        def updated(rec: Any, old: Any, changed: dict[str, Any] = changed) -> Any:
+            return changed.get(rec.key, old)
+
+        got = {}
+        for on in (False, True):
+            monkeypatch.setattr(runtime_inckey, "POSITIONS", on)
+            got[on] = runtime_inckey._pods_part(pods, parent, parent_order, created, mine, touched, owners, updated)
+        assert got[True][:2] == got[False][:2]
+        assert got[False][2:] == (None, -1)
+        assert got[True][2:] == runtime_canon.permutation(parent_order, got[True][1], created)
