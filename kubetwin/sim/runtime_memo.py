@@ -743,7 +743,7 @@ class MemoNodes:
         floor = runtime_canon_balloons.replay_floor(v.history) if table.guard is not None else 0
         while k >= floor and table.states[v.path[k]].parked is None and table.states[v.path[k]].snapshot is None:
             k -= 1
-        if runtime_undo.ENABLED and (len(v.path) - 1 - k if k >= floor else len(v.path)) >= runtime_undo.MIN_REPLAY:
+        if runtime_undo.ENABLED and runtime_undo.worth(table, len(v.path) - 1 - k if k >= floor else len(v.path)):
             # a long replay ahead (a fork counted as one creation): a child state's node less the
             # pod its edge created, if that is a node in this state
             undone = runtime_undo.from_child(table, v.state)

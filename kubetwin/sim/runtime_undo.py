@@ -37,10 +37,19 @@ if TYPE_CHECKING:
 ENABLED = True
 
 #: try it before a replay of at least this many creations (a fork of a fresh node counted as
-#: one): a try costs about what three to five replayed creations do — in the run at 5,000 x
-#: 50,000, a try 0.35 ms (copy 0.19, deletion 0.13, key 0.03) and a replayed creation ~0.07 ms on
-#: balloons; 0.33 ms (0.23, 0.07, 0.03) and ~0.14 ms on topology-aware
-MIN_REPLAY = 4
+#: one), topology-aware: measured in the run at 5,000 x 50,000, a try 0.36-0.39 ms (copy 0.23,
+#: deletion 0.07, key 0.03) against ~0.11 ms a replayed creation; 3 gave the least replay + try
+#: CPU of 3, 4 and every replay (71-72 ms against 75-80 ms and 101-109 ms)
+MIN_REPLAY = 3
+#: the same on balloons tables: a try 0.43 ms (copy 0.19, deletion 0.13, key and order check
+#: 0.03, one try in five dropped) against ~0.07 ms a replayed creation — worth it on the longest
+#: replays only
+MIN_REPLAY_BALLOONS = 8
+
+
+def worth(table: "Table", creations: int) -> bool:
+    """Whether a try comes before a replay of ``creations`` creations on ``table``."""
+    return ENABLED and creations >= (MIN_REPLAY if table.guard is None else MIN_REPLAY_BALLOONS)
 
 
 def children(table: "Table", state: int) -> list[tuple[Hashable, int]]:
