@@ -17,7 +17,9 @@ order guard holds for it, exactly the test a miss that lands in a known state pa
 it (:meth:`.runtime_memo.MemoNodes._arrive`). A deletion that leads to the state is then one more
 history of it, answered as every joined history is; a copy whose key is another state's (or
 whose deletion warned) is dropped and the miss replays as before. One copy, one deletion and one
-key, against a fork and a whole history's creations.
+key, against a fork and a whole history's creations. Measured, that pays on topology-aware tables
+(a replayed creation ~0.11 ms in the run) and not on balloons' (~0.07 ms, and a costlier
+deletion): on those it is off by default (:data:`BALLOONS`).
 
 Not an upstream module: a kubetwin fast path over nri-plugins' policies (``cmd/plugins``); the
 deletion is the plain runtime's (``RuntimeNode.delete_pod``).
@@ -38,18 +40,19 @@ ENABLED = True
 
 #: try it before a replay of at least this many creations (a fork of a fresh node counted as
 #: one), topology-aware: measured in the run at 5,000 x 50,000, a try 0.36-0.39 ms (copy 0.23,
-#: deletion 0.07, key 0.03) against ~0.11 ms a replayed creation; 3 gave the least replay + try
-#: CPU of 3, 4 and every replay (71-72 ms against 75-80 ms and 101-109 ms)
+#: deletion 0.07, key 0.03) against ~0.11 ms a replayed creation; 3 gave the least CPU in replays
+#: and tries (71-72 ms; 4: 75-80 ms; no tries: 101-109 ms)
 MIN_REPLAY = 3
-#: the same on balloons tables: a try 0.43 ms (copy 0.19, deletion 0.13, key and order check
-#: 0.03, one try in five dropped) against ~0.07 ms a replayed creation — worth it on the longest
-#: replays only
-MIN_REPLAY_BALLOONS = 8
+#: tried on balloons tables too (off: measured, it does not pay there — in the run at 5,000 x
+#: 50,000 a try costs 0.35-0.5 ms (copy 0.19, deletion 0.13, key and order check 0.03, one try in
+#: five dropped) against ~0.07 ms a replayed creation: before replays of at least 4 creations,
+#: replays 91-93 -> 46-51 ms for tries of 59-64 ms; of at least 8, 91-93 -> 63-65 ms for 41-44 ms)
+BALLOONS = False
 
 
 def worth(table: "Table", creations: int) -> bool:
     """Whether a try comes before a replay of ``creations`` creations on ``table``."""
-    return ENABLED and creations >= (MIN_REPLAY if table.guard is None else MIN_REPLAY_BALLOONS)
+    return ENABLED and creations >= MIN_REPLAY and (table.guard is None or BALLOONS)
 
 
 def children(table: "Table", state: int) -> list[tuple[Hashable, int]]:

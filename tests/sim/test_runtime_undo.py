@@ -40,7 +40,7 @@ def test_nodes_made_from_a_childs_node_answer_as_the_plain_path(policy: str, mac
                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     # tried before every replay (not only long ones), so that most misses off a real node take it
     monkeypatch.setattr(runtime_undo, "MIN_REPLAY", 1)
-    monkeypatch.setattr(runtime_undo, "MIN_REPLAY_BALLOONS", 1)
+    monkeypatch.setattr(runtime_undo, "BALLOONS", True)
     memo = _same(machine, _policy(policy), seed, _ANNOTATIONS[policy], nodes=10, pods=240)
     assert sum(t.undone for t in memo.tables.values()) > 0
 
@@ -48,7 +48,7 @@ def test_nodes_made_from_a_childs_node_answer_as_the_plain_path(policy: str, mac
 @pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
 def test_nodes_made_from_a_childs_node_replace_replays(policy: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(runtime_undo, "MIN_REPLAY", 1)
-    monkeypatch.setattr(runtime_undo, "MIN_REPLAY_BALLOONS", 1)
+    monkeypatch.setattr(runtime_undo, "BALLOONS", True)
     arrivals = list(_arrivals(random.Random(11), 240, _ANNOTATIONS[policy]))
     replayed = {}
     for on in (False, True):
@@ -125,12 +125,13 @@ def test_the_switch_off_keeps_replays(monkeypatch: pytest.MonkeyPatch) -> None:
     assert table.undone == 0 and table.undo_failed == 0
 
 
-def test_a_try_comes_before_replays_long_enough_for_the_tables_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_try_comes_before_long_replays_and_on_balloons_tables_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     table = _table("topology-aware", monkeypatch)
     monkeypatch.setattr(runtime_undo, "ENABLED", True)
     assert not runtime_undo.worth(table, runtime_undo.MIN_REPLAY - 1) and runtime_undo.worth(table, runtime_undo.MIN_REPLAY)
     table.guard = object()   # a balloons table
-    assert not runtime_undo.worth(table, runtime_undo.MIN_REPLAY_BALLOONS - 1)
-    assert runtime_undo.worth(table, runtime_undo.MIN_REPLAY_BALLOONS)
+    assert not runtime_undo.worth(table, 100)
+    monkeypatch.setattr(runtime_undo, "BALLOONS", True)
+    assert runtime_undo.worth(table, runtime_undo.MIN_REPLAY)
     monkeypatch.setattr(runtime_undo, "ENABLED", False)
     assert not runtime_undo.worth(table, 100)
