@@ -5,7 +5,7 @@ The table of node histories (:mod:`.runtime_memo`) runs a *miss* on a real
 take the node parked nearest up the node's own path and replay the rest of its history on it —
 or, with none on the path, fork a fresh node and replay the whole history: at 5,000 nodes x
 50,000 pods ~120 fresh nodes a policy, 5-13 creations replayed on each (balloons 875 of its
-1,361 replayed creations, topology-aware 621 of 953), a fork ~0.3 ms and a creation 0.08-0.14 ms.
+1,361 replayed creations, topology-aware 621 of 953), a fork ~0.15 ms and a creation 0.07-0.11 ms.
 
 A state that has been left by a creation often has a real node in the state that creation led
 to (a *child*: parked there, or held by the node that came there by a miss). On pod-keyed states
