@@ -19,8 +19,8 @@ the start, met by many nodes; none by default) stay there: a miss below them tak
 (:mod:`.runtime_copy`). Before a long replay (or a fresh node's), a miss on topology-aware's
 pod-keyed states takes a copy of the node in a child state of its own less the pod that edge
 created, when its key says it is in the node's state (:mod:`.runtime_undo`). A miss in a state
-where another node holds the real node it came with (by a miss of its own, not moved on yet) takes a copy of that node, not a replay. With
-:mod:`.runtime_snapshot` on, a snapshot is kept at every state a real node leaves and a miss
+where another node holds the real node it came with (by a miss of its own, not moved on yet)
+takes a copy of that node, not a replay. With :mod:`.runtime_snapshot` on, a snapshot is kept at every state a real node leaves and a miss
 restores its own state's (no replays; off by default: it costs more than it saves). Misses and replays hand the runtime the kubelet's CRI resources of the
 pod's containers computed once per event (with the managers off they depend on the pod alone,
 as the key does), and the key reads each pod shape's QoS class once.
