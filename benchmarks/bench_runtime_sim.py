@@ -265,10 +265,11 @@ def main() -> None:
         runtime_fig_balloons.INCREMENTAL_ORDER = False
         runtime_hit.ENABLED = False
         runtime_memo.FAST_PARENT = False
-        from kubetwin.sim import runtime_inckey
+        from kubetwin.sim import runtime_inckey, runtime_undo
 
         runtime_inckey.INCREMENTAL = False
         runtime_inckey.POSITIONS = False
+        runtime_undo.ENABLED = False
         runtime_policies.FAST_COPY = False
         runtime_policies.LEAN_FIGURES = False
         from kubetwin.sim import runtime_copy

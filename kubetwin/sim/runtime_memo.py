@@ -16,9 +16,11 @@ the state it is in ("parked"); a miss takes the one parked at the node's state, 
 node's own path, and replays the rest of the node's history on it — the plain path, the same
 calls in the same order. Nodes parked in shallow states (at most :data:`CLONE_DEPTH` events from
 the start, met by many nodes; none by default) stay there: a miss below them takes a copy
-(:mod:`.runtime_copy`). A miss in a state where another node holds the real node it came with
-(by a miss of its own, not moved on yet) takes a copy of that node, not a replay. With
-:mod:`.runtime_snapshot` on, a snapshot is kept at every state a real node leaves and a miss
+(:mod:`.runtime_copy`). Before a long replay (or a fresh node's), a miss on topology-aware's
+pod-keyed states takes a copy of the node in a child state of its own less the pod that edge
+created, when its key says it is in the node's state (:mod:`.runtime_undo`). A miss in a state
+where another node holds the real node it came with (by a miss of its own, not moved on yet)
+takes a copy of that node, not a replay. With :mod:`.runtime_snapshot` on, a snapshot is kept at every state a real node leaves and a miss
 restores its own state's (no replays; off by default: it costs more than it saves). Misses and replays hand the runtime the kubelet's CRI resources of the
 pod's containers computed once per event (with the managers off they depend on the pod alone,
 as the key does), and the key reads each pod shape's QoS class once.
@@ -71,6 +73,7 @@ from . import (
     runtime_hit,
     runtime_inckey,
     runtime_snapshot,
+    runtime_undo,
 )
 
 if TYPE_CHECKING:
@@ -205,6 +208,15 @@ class Table:
     in_order: Any = runtime_canon_balloons.created_in_order
     #: container id -> pod key, for keys made from their parent's (:mod:`.runtime_inckey`)
     owners: dict[str, str] = field(default_factory=dict)
+    #: state -> its creation edges ``(event, next state)``, and how many of ``edges`` that index
+    #: has read (:func:`.runtime_undo.children`)
+    kids: dict[int, list[tuple[Hashable, int]]] = field(default_factory=dict)
+    kids_seen: int = 0
+    #: real nodes made from a child state's node, and tries dropped (:mod:`.runtime_undo`)
+    undone: int = 0
+    undo_failed: int = 0
+    #: (state, child state) pairs whose try failed (:mod:`.runtime_undo`)
+    undo_failed_at: set[tuple[int, int]] = field(default_factory=set)
 
     def new_state(self) -> int:
         self.states.append(State())
@@ -739,6 +751,12 @@ class MemoNodes:
         floor = runtime_canon_balloons.replay_floor(v.history) if table.guard is not None else 0
         while k >= floor and table.states[v.path[k]].parked is None and table.states[v.path[k]].snapshot is None:
             k -= 1
+        if runtime_undo.ENABLED and runtime_undo.worth(table, len(v.path) - 1 - k if k >= floor else len(v.path)):
+            # a long replay ahead (a fork counted as one creation): a child state's node less the
+            # pod its edge created, if that is a node in this state
+            undone = runtime_undo.from_child(table, v.state)
+            if undone is not None:
+                return undone
         parked = table.states[v.path[k]].parked if k >= floor else None
         snap = table.states[v.path[k]].snapshot if k >= floor else None
         if parked is None and snap is not None:
