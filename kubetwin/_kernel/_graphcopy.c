@@ -37,7 +37,8 @@ static PyObject *immutable = NULL; /* dict: id -> tuple or frozenset every copy 
 static PyObject *fallback = NULL; /* the Python copier: fallback(x, memo) */
 static PyObject *keep = NULL;     /* set of types whose instances are shared (unless the memo has a copy) */
 static PyObject *shapes = NULL;   /* dict: type -> (share: bool, names: frozenset) for objects copied
-                                     with every attribute shared, but names (share), or the reverse */
+                                     with every attribute shared as it is, but names (share), or
+                                     every attribute copied, but names shared (or their copy met) */
 static PyObject *slotted = NULL;  /* dict: type -> tuple of its slot names */
 static PyObject *empty = NULL;    /* () */
 static PyObject *remember = NULL; /* remember(t): a tuple each of whose items is its own copy (the
@@ -275,8 +276,9 @@ static PyObject *memo_or_self(PyObject *v, Memo *memo) {
     return v;
 }
 
-/* a plain object with a shape: its dict copied, the attributes named (share false) or not named
-   (share true) copied, the others shared (or their copy met already) */
+/* a plain object with a shape: its dict copied; share true: the attributes named copied, the others
+   shared as they are (what the Python copiers of the records and messages do: no memo read);
+   share false: the attributes not named copied, the named ones shared (or their copy met already) */
 static PyObject *copy_shaped(PyObject *x, Memo *memo, PyObject *shape) {
     if (!PyTuple_Check(shape) || PyTuple_GET_SIZE(shape) != 2 || !PyAnySet_Check(PyTuple_GET_ITEM(shape, 1))) {
         PyErr_SetString(PyExc_TypeError, "a shape is (share: bool, names: frozenset)");
@@ -301,6 +303,24 @@ static PyObject *copy_shaped(PyObject *x, Memo *memo, PyObject *shape) {
     if (nd == NULL || PyObject_GenericSetDict(new, nd, NULL) < 0) goto fail;
     Py_ssize_t pos = 0;
     PyObject *k, *v;
+    if (share) {   /* only the attributes named copied: the others stay as the dict's copy has them */
+        Py_hash_t hash;
+        while (_PySet_NextEntry(names, &pos, &k, &hash)) {
+            v = PyDict_GetItemWithError(nd, k);
+            if (v == NULL) {
+                if (PyErr_Occurred()) goto fail;
+                continue;
+            }
+            Py_INCREF(v);
+            PyObject *c = copy_value(v, memo);
+            int r = c == NULL ? -1 : (c == v ? 0 : PyDict_SetItem(nd, k, c));
+            Py_XDECREF(c);
+            Py_DECREF(v);
+            if (r < 0) goto fail;
+        }
+        Py_DECREF(nd);
+        return new;
+    }
     while (PyDict_Next(nd, &pos, &k, &v)) {   /* values replaced while walked, keys unchanged */
         int named = PySet_Contains(names, k);
         if (named < 0) goto fail;

@@ -85,6 +85,9 @@ _PLAIN_REDUCE = object.__reduce_ex__
 _PLAIN_SET: set[type] = set()
 #: of those, the ones without slots nor a ``__new__`` of their own: copied by the C kernel
 _NATIVE_PLAIN: set[type] = set()
+#: the types the C kernel shares unless the memo has a copy (pod sandbox messages): never copied
+#: by it as plain objects, whenever the Python copier first met them
+_KEEP: set[type] = set()
 
 
 #: annotations of the fields of a frozen dataclass whose instances are shared (immutable values)
@@ -157,7 +160,8 @@ def _classify(t: type) -> int:
     if t.__setattr__ is object.__setattr__:
         _PLAIN_SET.add(t)
         if not _SLOTS[t] and t.__new__ is object.__new__:
-            _NATIVE_PLAIN.add(t)
+            if t not in _KEEP:
+                _NATIVE_PLAIN.add(t)
     return _OBJECT
 
 
@@ -636,7 +640,8 @@ def _load_native() -> Callable[[Any, dict[int, Any]], Any] | None:
 
 def _native_shapes() -> tuple[set[type], dict[type, tuple[bool, frozenset[str]]]]:
     """What the C kernel does for the records and messages the Python copiers above copy (the
-    same graph): pod sandbox messages are shared (:func:`_sandbox_message`); a pod record, a
+    same graph): pod sandbox messages are shared (:func:`_sandbox_message`: or the memo's copy,
+    as the kernel reads a pod record's ``sandbox``, a name of its shape); a pod record, a
     container record, a container message and its ``linux`` are new objects sharing every
     attribute but the one named (:func:`_pod_record`, :func:`_container_record`,
     :func:`_container_message`); a container's resources are copied as a plain object, their
@@ -648,14 +653,16 @@ def _native_shapes() -> tuple[set[type], dict[type, tuple[bool, frozenset[str]]]
     from ..runtime.resmgr.cache import Pod as CachedPod
 
     nothing: frozenset[str] = frozenset()
-    shapes = {PodRecord: (True, frozenset({"containers"})), ContainerRecord: (True, frozenset({"ctr"})),
+    shapes = {PodRecord: (True, frozenset({"containers", "sandbox"})), ContainerRecord: (True, frozenset({"ctr"})),
               Container: (True, frozenset({"linux"})), LinuxContainer: (True, frozenset({"resources"})),
               _LinuxResources: (False, nothing), _LinuxMemory: (True, nothing), _LinuxCPU: (True, nothing),
               CachedContainer: (False, nothing), CachedPod: (False, nothing)}
     _SHAPES.clear()
     _SHAPES.update(shapes)
     _shape_unwritten()
-    return {PodSandbox}, _SHAPES
+    _KEEP.add(PodSandbox)
+    _NATIVE_PLAIN.difference_update(_KEEP)
+    return _KEEP, _SHAPES
 
 
 #: the C kernel's shapes (given to it once; :func:`share_unwritten` changes them in place)

@@ -299,3 +299,15 @@ def test_a_detached_copy_of_a_runtime_node_with_the_started_nodes_base_is_the_py
     one = _detached(rn, {id(rn.kubelet): rn.kubelet}, base, True)
     _same_graph(rn, one, _detached(rn, {id(rn.kubelet): rn.kubelet}, base, False))
     assert len(base) == size and one.kubelet is rn.kubelet
+
+
+def test_a_pod_sandbox_the_python_copier_met_first_is_still_shared_by_the_c_kernel() -> None:
+    rn, rp, config = _started("balloons", 2)
+    sandbox = next(iter(rn.pods.values())).sandbox
+    _copy(_Plain([sandbox]), {}, False)   # the Python copier classifies the sandbox's type
+    assert type(sandbox) not in runtime_copy._NATIVE_PLAIN
+    m = dict(_template(rn.machine, rp, config, rn.kubelet)[1])
+    m[id(rn.kubelet)] = rn.kubelet
+    twin = _copy(rn, m, True)
+    for key, rec in rn.pods.items():
+        assert twin.pods[key].sandbox is rec.sandbox and twin.resmgr.cache.pods[rec.sandbox.id].sandbox is rec.sandbox
