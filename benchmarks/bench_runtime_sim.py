@@ -275,6 +275,8 @@ def main() -> None:
         from kubetwin.sim import runtime_copy
 
         runtime_copy.use_native(False)   # (FAST_COPY off copies with copy.deepcopy already)
+        runtime_copy.use_detached(False)
+        runtime_copy.share_unwritten(False)   # before any node starts (read_only_parts)
         from kubetwin.runtime import cpuallocator_keys, cpuallocator_memo, libmem_offers
         from kubetwin.runtime.policies.balloons import cputree_memo
         from kubetwin.runtime.policies.topologyaware import fastpick, fastpin, fastrequest, fastscore, fastslice

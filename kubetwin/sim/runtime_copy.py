@@ -42,6 +42,13 @@ the policy, the cache, a pool's parent) are read from the memo without a call; a
 message chain (message, ``linux``, resources, memory, CPU and the flat lists and dict under them)
 is copied in line.
 
+Thirteenth session: what neither a node nor its copy ever writes again is shared, not copied
+(:data:`SHARE_UNWRITTEN`: a container's hugepage-limit and device lists, a cached container's tags
+and topology hints, the started node's empty plugin lists and topology-aware's leaf pools' child
+lists), and :func:`copy_detached` (the copies of :mod:`.runtime_policies`) lets the C kernel keep
+the memo in a table of its own keyed by address, the started node's shared objects in a table kept
+from one copy to the next (:data:`DETACHED`); the kernel copies tuples itself.
+
 Not an upstream module: a kubetwin fast path for the simulation of nri-plugins' policies.
 """
 
@@ -78,6 +85,9 @@ _PLAIN_REDUCE = object.__reduce_ex__
 _PLAIN_SET: set[type] = set()
 #: of those, the ones without slots nor a ``__new__`` of their own: copied by the C kernel
 _NATIVE_PLAIN: set[type] = set()
+#: the types the C kernel shares unless the memo has a copy (pod sandbox messages): never copied
+#: by it as plain objects, whenever the Python copier first met them
+_KEEP: set[type] = set()
 
 
 #: annotations of the fields of a frozen dataclass whose instances are shared (immutable values)
@@ -150,7 +160,8 @@ def _classify(t: type) -> int:
     if t.__setattr__ is object.__setattr__:
         _PLAIN_SET.add(t)
         if not _SLOTS[t] and t.__new__ is object.__new__:
-            _NATIVE_PLAIN.add(t)
+            if t not in _KEEP:
+                _NATIVE_PLAIN.add(t)
     return _OBJECT
 
 
@@ -207,6 +218,22 @@ def copy_state(obj: Any, memo: dict[int, Any]) -> Any:
     """A deep copy of ``obj`` (``memo``: ``id(original) -> copy``, as ``copy.deepcopy`` takes it;
     objects already in it are used as they are)."""
     return _copy(obj, memo)
+
+
+def copy_detached(obj: Any, memo: dict[int, Any], base: dict[int, Any] | None = None) -> Any:
+    """:func:`copy_state` with the memo ``base`` updated with ``memo``, for a caller that throws the
+    memo away after: the C kernel reads ``memo`` but fills it only for the Python copiers it calls
+    (with what they read: the base's entries and the copies made so far), and keeps its own table
+    of ``base`` (a dict given again and again unchanged: the objects every copy of a started node
+    shares) from one call to the next (:data:`DETACHED`; else, and with the Python copier, a dict
+    of both filled as ever)."""
+    if base is None:
+        return _copy_detached(obj, memo)
+    if _copy_detached is not _copy:
+        return _copy_detached(obj, memo, base)   # type: ignore[call-arg]
+    merged = dict(base)
+    merged.update(memo)
+    return _copy(obj, merged)
 
 
 def _py_copy(x: Any, memo: dict[int, Any]) -> Any:
@@ -346,6 +373,27 @@ def read_only_parts(rn: Any) -> list[Any]:
     if type(alloc) is CPUAllocator:
         out.append(alloc)
     out.extend(_memory_topology(policy))
+    if SHARE_UNWRITTEN:
+        out.extend(_empty_lists(rn))
+    return out
+
+
+def _empty_lists(rn: Any) -> list[Any]:
+    """Empty lists of a started node that nothing fills later: the plugins subscribed to an event
+    nobody subscribed to (:attr:`..runtime.nri.adaptation.Adaptation.subscribed`, a new dict of new
+    lists at each registration, only read after) and the children of topology-aware's leaf pools
+    (``Node.children``: filled as the pool tree is built at start-up, only read after)."""
+    from ..runtime.nri.adaptation import Adaptation
+    from ..runtime.policies.topologyaware.node import Node
+
+    out: list[Any] = []
+    ad = getattr(rn, "adaptation", None)
+    if type(ad) is Adaptation:
+        out += [lst for lst in ad.subscribed.values() if type(lst) is list and not lst]
+    rm = getattr(rn, "resmgr", None)
+    for pool in getattr(rm.policy, "pools", None) or () if rm is not None else ():
+        if type(pool) is Node and type(pool.children) is list and not pool.children:
+            out.append(pool.children)
     return out
 
 
@@ -371,6 +419,23 @@ def _memory_topology(policy: Any) -> list[Any]:
 
 # --- pod and container messages kept by the runtime and the resource manager ----------------------
 _new = object.__new__
+
+#: share with the original what neither it nor its copy ever writes again (False: copied, as
+#: before; :func:`share_unwritten`). A container's ``hugepage_limits`` and ``devices`` lists are
+#: written in place only while the container is created (the merge of the plugins' adjustments,
+#: :meth:`..runtime.nri.result.Result._merge_resources` with ``creating``, and
+#: :func:`..runtime.nri.fastmerge.apply_adjustment`, both on the container being created); after
+#: that an update replaces the hugepage limits with a new list
+#: (:func:`..runtime.nri.adaptation.apply_update` and its fast twin) and never touches the devices;
+#: nothing writes a device rule's fields. A cached container's ``tags`` and ``topology_hints``
+#: (``pkg/resmgr/cache``) are made empty with it and never written (only read). The started
+#: node's plugin lists per event and topology-aware's leaf pools' child lists are shared through
+#: :func:`read_only_parts`.
+SHARE_UNWRITTEN = True
+#: the attributes of a cached container never written after its creation
+_CACHED_UNWRITTEN = frozenset({"tags", "topology_hints"})
+#: the fields of a container's ``LinuxResources`` never written in place after its creation
+_RESOURCES_UNWRITTEN = frozenset({"hugepage_limits", "devices"})
 
 
 def _shallow(x: Any, memo: dict[int, Any]) -> Any:
@@ -432,9 +497,14 @@ def _resources(res: Any, memo: dict[int, Any]) -> Any:
             else:
                 part = _copy(cpu, memo)
         nd["cpu"] = part
-    nd["hugepage_limits"] = _flat(res.hugepage_limits, memo)
+    if SHARE_UNWRITTEN:   # never written in place once the container is created: shared
+        limits, devices = res.hugepage_limits, res.devices
+        nd["hugepage_limits"] = limits if type(limits) in _ATOMS else memo.get(id(limits), limits)
+        nd["devices"] = devices if type(devices) in _ATOMS else memo.get(id(devices), devices)
+    else:
+        nd["hugepage_limits"] = _flat(res.hugepage_limits, memo)
+        nd["devices"] = _flat(res.devices, memo)
     nd["unified"] = _flat(res.unified, memo)
-    nd["devices"] = _flat(res.devices, memo)
     if res.pids is not None:
         nd["pids"] = _copy(res.pids, memo)
     return new
@@ -484,17 +554,22 @@ def _container_record(x: Any, memo: dict[int, Any]) -> Any:
     return new
 
 
-def _with_message(field: str, message: Callable[[Any, dict[int, Any]], Any]
+def _with_message(field: str, message: Callable[[Any, dict[int, Any]], Any], unwritten: frozenset[str] = frozenset()
                   ) -> Callable[[Any, dict[int, Any]], Any]:
-    """A resource-manager cache object: every attribute copied, its message as above."""
+    """A resource-manager cache object: every attribute copied, its message as above, those named
+    ``unwritten`` shared (:data:`SHARE_UNWRITTEN`)."""
     def copy_one(x: Any, memo: dict[int, Any]) -> Any:
         new = object.__new__(type(x))
         memo[id(x)] = new
         nd = new.__dict__ = x.__dict__.copy()   # atoms as they are; the rest replaced below
         atoms = _ATOMS
+        share = unwritten if SHARE_UNWRITTEN else frozenset()
         for k, v in x.__dict__.items():
             if k == field:
                 nd[k] = message(v, memo)
+            elif k in share:
+                if type(v) not in atoms:
+                    nd[k] = memo.get(id(v), v)
             elif (tv := type(v)) not in atoms:
                 got = memo.get(id(v))
                 if got is None:
@@ -513,7 +588,7 @@ def _own_copies() -> dict[type, Callable[[Any, dict[int, Any]], Any]]:
     from ..runtime.resmgr.cache import Pod as CachedPod
 
     return {PodRecord: _pod_record, ContainerRecord: _container_record,
-            CachedContainer: _with_message("ctr", _container_message),
+            CachedContainer: _with_message("ctr", _container_message, _CACHED_UNWRITTEN),
             CachedPod: _with_message("sandbox", _sandbox_message)}
 
 
@@ -557,14 +632,16 @@ def _load_native() -> Callable[[Any, dict[int, Any]], Any] | None:
         from .._kernel import _graphcopy
     except ImportError:
         return None
-    _graphcopy.configure(_ATOMS, _NATIVE_PLAIN, _OWN_COPY, _IMMUTABLE, _py_copy, *_native_shapes(), _SLOTTED)
+    _graphcopy.configure(_ATOMS, _NATIVE_PLAIN, _OWN_COPY, _IMMUTABLE, _py_copy, *_native_shapes(), _SLOTTED,
+                         _immutable)
     made: Callable[[Any, dict[int, Any]], Any] = _graphcopy.copy
     return made
 
 
 def _native_shapes() -> tuple[set[type], dict[type, tuple[bool, frozenset[str]]]]:
     """What the C kernel does for the records and messages the Python copiers above copy (the
-    same graph): pod sandbox messages are shared (:func:`_sandbox_message`); a pod record, a
+    same graph): pod sandbox messages are shared (:func:`_sandbox_message`: or the memo's copy,
+    as the kernel reads a pod record's ``sandbox``, a name of its shape); a pod record, a
     container record, a container message and its ``linux`` are new objects sharing every
     attribute but the one named (:func:`_pod_record`, :func:`_container_record`,
     :func:`_container_message`); a container's resources are copied as a plain object, their
@@ -576,26 +653,78 @@ def _native_shapes() -> tuple[set[type], dict[type, tuple[bool, frozenset[str]]]
     from ..runtime.resmgr.cache import Pod as CachedPod
 
     nothing: frozenset[str] = frozenset()
-    shapes = {PodRecord: (True, frozenset({"containers"})), ContainerRecord: (True, frozenset({"ctr"})),
+    shapes = {PodRecord: (True, frozenset({"containers", "sandbox"})), ContainerRecord: (True, frozenset({"ctr"})),
               Container: (True, frozenset({"linux"})), LinuxContainer: (True, frozenset({"resources"})),
               _LinuxResources: (False, nothing), _LinuxMemory: (True, nothing), _LinuxCPU: (True, nothing),
               CachedContainer: (False, nothing), CachedPod: (False, nothing)}
-    return {PodSandbox}, shapes
+    _SHAPES.clear()
+    _SHAPES.update(shapes)
+    _shape_unwritten()
+    _KEEP.add(PodSandbox)
+    _NATIVE_PLAIN.difference_update(_KEEP)
+    return _KEEP, _SHAPES
+
+
+#: the C kernel's shapes (given to it once; :func:`share_unwritten` changes them in place)
+_SHAPES: dict[type, tuple[bool, frozenset[str]]] = {}
+
+
+def _shape_unwritten() -> None:
+    """The kernel's shapes of a container's resources and of a cached container: what
+    :data:`SHARE_UNWRITTEN` shares, shared (or, off, nothing shared)."""
+    from ..runtime.resmgr.cache import CachedContainer
+
+    on = SHARE_UNWRITTEN
+    _SHAPES[_LinuxResources] = (False, _RESOURCES_UNWRITTEN if on else frozenset())
+    _SHAPES[CachedContainer] = (False, _CACHED_UNWRITTEN if on else frozenset())
+
+
+def share_unwritten(on: bool) -> None:
+    """Share what is never written again (``on``, :data:`SHARE_UNWRITTEN`) or copy it, in both
+    copiers (set before the run: the started nodes kept by :mod:`.runtime_policies` keep what
+    they share)."""
+    global SHARE_UNWRITTEN
+    SHARE_UNWRITTEN = on
+    _shape_unwritten()
 
 
 _NATIVE_COPY = _load_native()
 _copy: Callable[[Any, dict[int, Any]], Any] = _py_copy
+_copy_detached: Callable[[Any, dict[int, Any]], Any] = _py_copy
+
+#: :func:`copy_detached` leaves the memo unfilled under the C kernel (False: :func:`copy_state`).
+#: The kernel keeps what it copies in a table keyed by address and writes it to the memo only
+#: for a Python copier and at the end of :func:`copy_state`: an int object and a dict insertion
+#: per object copied, and their release with the memo, are what this saves
+DETACHED = True
+
+
+def _detached() -> Callable[[Any, dict[int, Any]], Any]:
+    if _copy is not _py_copy and DETACHED:
+        from .._kernel import _graphcopy
+
+        made: Callable[[Any, dict[int, Any]], Any] = _graphcopy.copy_detached
+        return made
+    return _copy
 
 
 def use_native(on: bool) -> bool:
     """Copy with the C kernel (``on``, where it was built) or in Python only; True when the C
     kernel copies now."""
-    global _copy, NATIVE
+    global _copy, _copy_detached, NATIVE
     NATIVE = on
     _copy = _NATIVE_COPY if on and _NATIVE_COPY is not None else _py_copy
+    _copy_detached = _detached()
     for env in _ENVS:
         env["c"] = _copy
     return _copy is not _py_copy
+
+
+def use_detached(on: bool) -> None:
+    """:data:`DETACHED` on or off (A/B runs)."""
+    global DETACHED, _copy_detached
+    DETACHED = on
+    _copy_detached = _detached()
 
 
 use_native(NATIVE)

@@ -153,17 +153,13 @@ def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any
     if rp.plugin is not None:
         return new_runtime_node(machine, rp, config, kubelet)
     started, shared = _template(machine, rp, config, kubelet)
-    memo = dict(shared)
-    memo[id(started.kubelet)] = kubelet
-    return _deepcopy(started, memo)
+    return _deepcopy(started, {id(started.kubelet): kubelet}, shared)
 
 
 def clone_runtime_node(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> "RuntimeNode":
     """A copy of ``rn`` (a node forked by :func:`fork_runtime_node`) in its current state, below
     the same kubelet, sharing what the fork shares."""
-    memo = dict(_template(rn.machine, rp, config, rn.kubelet)[1])
-    memo[id(rn.kubelet)] = rn.kubelet
-    return _deepcopy(rn, memo)
+    return _deepcopy(rn, {id(rn.kubelet): rn.kubelet}, _template(rn.machine, rp, config, rn.kubelet)[1])
 
 
 def shared_objects(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> list[Any]:
@@ -176,21 +172,23 @@ def shared_objects(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> list[An
 FAST_COPY = True
 
 
-def _deepcopy(obj: Any, memo: dict[int, Any]) -> Any:
+def _deepcopy(obj: Any, memo: dict[int, Any], shared: dict[int, Any]) -> Any:
+    """A copy of ``obj`` with the memo ``shared`` (the template's, never changed) updated with ``memo``."""
     if FAST_COPY:
         global _copy_state
         fast = _copy_state
-        if fast is None:   # imported once (an import statement per copy is a lookup in the machinery)
-            from .runtime_copy import copy_state
+        if fast is None:   # imported once (an import statement per copy is a lookup in the machinery);
+            # the memo is thrown away after the copy: the kernel needn't fill it
+            from .runtime_copy import copy_detached
 
-            fast = _copy_state = copy_state
-        return fast(obj, memo)
+            fast = _copy_state = copy_detached
+        return fast(obj, memo, shared)
     import copy
 
-    return copy.deepcopy(obj, memo)
+    return copy.deepcopy(obj, {**shared, **memo})
 
 
-_copy_state: Callable[[Any, dict[int, Any]], Any] | None = None
+_copy_state: Callable[[Any, dict[int, Any], dict[int, Any]], Any] | None = None
 
 
 def _template(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> tuple["RuntimeNode", dict[int, Any]]:

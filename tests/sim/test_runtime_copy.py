@@ -190,7 +190,7 @@ def test_pod_records_share_their_sandbox_and_container_fields_but_not_the_resour
     for cid, c in rn.resmgr.cache.containers.items():
         t = twin.resmgr.cache.containers[cid]
         assert t.ctr is not c.ctr and t.ctr.annotations is c.ctr.annotations and t.cache is twin.resmgr.cache
-        assert t.ctr.linux.resources is not c.ctr.linux.resources and t.tags is not c.tags
+        assert t.ctr.linux.resources is not c.ctr.linux.resources and t.tags is c.tags
 
 
 @pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
@@ -254,18 +254,18 @@ def test_a_deepcopy_that_returns_self_is_shared_and_any_other_is_called() -> Non
     assert out.items[1] is not counted and out.items[1] is out.items[2] and _Counted.copies == before + 1
 
 
-def test_hugepage_limits_are_shared_and_the_resources_around_them_copied() -> None:
+def test_hugepage_limits_and_devices_are_shared_and_the_resources_around_them_copied() -> None:
     rn, rp, config = _started("topology-aware", 2)
     twin = clone_runtime_node(rn, rp, config)
     for key, rec in rn.pods.items():
         for a, b in zip(rec.containers, twin.pods[key].containers):
             ra, rb = a.ctr.linux.resources, b.ctr.linux.resources
             assert rb == ra and rb.memory is not ra.memory and rb.cpu is not ra.cpu
-            assert rb.hugepage_limits is not ra.hugepage_limits and rb.unified is not ra.unified
-            assert all(x is y for x, y in zip(ra.hugepage_limits, rb.hugepage_limits))
+            assert rb.hugepage_limits is ra.hugepage_limits and rb.devices is ra.devices
+            assert rb.unified is not ra.unified
 
 
-def test_devices_and_unified_entries_that_are_not_atoms_are_copied_as_deepcopy_does() -> None:
+def test_devices_are_shared_whatever_their_rules_and_unified_entries_not_atoms_copied_as_deepcopy_does() -> None:
     rn, rp, config = _started("topology-aware", 1)
     rec = next(iter(rn.pods.values())).containers[0]
     res = rec.ctr.linux.resources
@@ -274,7 +274,7 @@ def test_devices_and_unified_entries_that_are_not_atoms_are_copied_as_deepcopy_d
     res.unified = {"memory.high": "max", "x": value}
     twin = clone_runtime_node(rn, rp, config)
     got = next(iter(twin.pods.values())).containers[0].ctr.linux.resources
-    assert got.devices[0] is not rule and got.devices[0] is got.devices[1]
+    assert got.devices is res.devices   # never written once the container is created
     assert got.unified["x"] is not value and got.unified["memory.high"] == "max" and list(got.unified) == list(res.unified)
 
 
@@ -439,3 +439,38 @@ def test_no_object_of_the_original_changes_while_its_copy_runs_creations_deletio
     assert _pickled(rn, rp, config) == before
     assert _run_all(rn, events) == answers == _run_all(plain, events)
     assert _state(twin) == _state(rn) == _state(plain)
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+def test_the_started_nodes_empty_plugin_lists_and_leaf_pool_children_are_shared_by_forks_and_clones(
+        policy: str) -> None:
+    rn, rp, config = _started(policy, 2)
+    twin = clone_runtime_node(rn, rp, config)
+    empty = [e for e, lst in rn.adaptation.subscribed.items() if not lst]
+    assert empty and all(twin.adaptation.subscribed[e] is rn.adaptation.subscribed[e] for e in empty)
+    assert all(twin.adaptation.subscribed[e] is not lst for e, lst in rn.adaptation.subscribed.items() if lst)
+    pools = getattr(rn.resmgr.policy, "pools", ())
+    for a, b in zip(pools, getattr(twin.resmgr.policy, "pools", ())):
+        assert (b.children is a.children) == (not a.children)
+    assert policy == "balloons" or any(not p.children for p in pools)
+
+
+def test_a_cached_containers_tags_and_topology_hints_are_shared_by_its_copies() -> None:
+    rn, rp, config = _started("balloons", 2)
+    twin = clone_runtime_node(rn, rp, config)
+    for cid, c in rn.resmgr.cache.containers.items():
+        t = twin.resmgr.cache.containers[cid]
+        assert t is not c and t.tags is c.tags and t.topology_hints is c.topology_hints
+
+
+def test_with_sharing_off_what_is_never_written_is_copied() -> None:
+    rn, rp, config = _started("topology-aware", 2)
+    runtime_copy.share_unwritten(False)
+    try:
+        twin = clone_runtime_node(rn, rp, config)
+    finally:
+        runtime_copy.share_unwritten(True)
+    for cid, c in rn.resmgr.cache.containers.items():
+        t = twin.resmgr.cache.containers[cid]
+        assert t.tags is not c.tags and t.ctr.linux.resources.devices is not c.ctr.linux.resources.devices
+        assert t.ctr.linux.resources.hugepage_limits is not c.ctr.linux.resources.hugepage_limits

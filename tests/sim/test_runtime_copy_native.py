@@ -66,6 +66,8 @@ def _same_graph(orig: Any, one: Any, two: Any) -> None:
         o, a, b = stack.pop()
         assert type(a) is type(b), (type(a), type(b))
         assert (a is o) == (b is o), type(o)
+        if a is b and a is not o:   # the same object in both: one the memo gave for o
+            continue
         kids = _children(a)
         if kids is None:
             assert a is b
@@ -199,9 +201,113 @@ def test_the_c_kernel_shares_what_the_records_and_messages_never_write() -> None
             assert b.ctr.linux is not a.ctr.linux and b.ctr.linux.devices is a.ctr.linux.devices
             res, new = a.ctr.linux.resources, b.ctr.linux.resources
             assert new is not res and new == res and new.cpu is not res.cpu and new.memory is not res.memory
-            assert new.unified is not res.unified and new.hugepage_limits is not res.hugepage_limits
+            assert new.unified is not res.unified and new.hugepage_limits is res.hugepage_limits
+            assert new.devices is res.devices
     assert rn.resmgr is not None and twin.resmgr is not None
     for cid, c in rn.resmgr.cache.containers.items():
         t = twin.resmgr.cache.containers[cid]
         assert t.cache is twin.resmgr.cache and t.ctr is not c.ctr and t.ctr.annotations is c.ctr.annotations
-        assert t.tags is not c.tags and t.pod.sandbox is c.pod.sandbox
+        assert t.tags is c.tags and t.topology_hints is c.topology_hints and t.pod.sandbox is c.pod.sandbox
+
+
+def _detached(x: Any, memo: dict[int, Any], base: dict[int, Any] | None, native: bool) -> Any:
+    before = runtime_copy.NATIVE
+    runtime_copy.use_native(native)
+    try:
+        return runtime_copy.copy_detached(x, memo, base)
+    finally:
+        runtime_copy.use_native(before)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_a_detached_copy_with_a_base_gives_the_graph_of_the_merged_memo(seed: int) -> None:
+    # the kernel's own tables of the memo and of the base (kept from one call to the next) against
+    # the Python copier given one dict of both
+    rng = random.Random(100 + seed)
+    pool: list[Any] = []
+    value = [_random_value(rng, pool, 5) for _ in range(4)]
+    base: dict[int, Any] = {}
+    for kept in rng.sample(pool, min(len(pool), 3)):
+        base[id(kept)] = kept if rng.random() < 0.7 else _Plain(name="other")
+    memo: dict[int, Any] = {}
+    if pool and rng.random() < 0.5:
+        kept = rng.choice(pool)
+        memo[id(kept)] = _Plain(name="given")   # the memo wins over the base, as in dict(base) | memo
+    for _ in range(2):   # the base's table made, then read again
+        out = _detached(value, dict(memo), base, True)
+        _same_graph(value, out, _detached(value, dict(memo), base, False))
+
+
+def test_a_detached_copy_the_kernel_makes_alone_leaves_the_memo_as_given() -> None:
+    keep = _Plain(name="keep")
+    memo = {id(keep): keep}
+    out = _detached(_Plain([keep, [1], {"a": [2]}]), memo, None, True)
+    assert memo == {id(keep): keep} and out.items[0] is keep
+
+
+def test_a_base_changed_between_two_copies_is_read_again() -> None:
+    keep, other = _Plain(name="keep"), _Plain(name="other")
+    box = _Plain([keep])
+    base: dict[int, Any] = {}
+    assert _detached(box, {}, base, True).items[0] is not keep
+    base[id(keep)] = other
+    assert _detached(box, {}, base, True).items[0] is other
+
+
+def test_a_python_copier_within_a_detached_copy_sees_the_base_and_what_the_kernel_copied() -> None:
+    # a dict with an object key goes to the Python copier: it must find the base's objects and the
+    # kernel's copies made before it (the kernel's table written to the memo first), and the kernel
+    # must find the copies the Python copier made (read back after)
+    kept, met = _Plain(name="kept"), _Plain(name="met")
+    key = _Plain(name="key")
+    value = [met, {key: [kept, met]}, key, kept]
+    out = _detached(value, {}, {id(kept): kept}, True)
+    inner = out[1]
+    (k, v), = inner.items()
+    assert out[0] is not met and v[1] is out[0] and v[0] is kept and out[3] is kept
+    assert k is out[2] and k is not key
+
+
+def test_the_c_kernel_copies_a_tuple_with_mutable_items_as_a_new_tuple_and_shares_one_of_atoms() -> None:
+    item = [1]
+    mixed, plain = (item, "a"), (3, "b")
+    out = _copy([mixed, mixed, plain, item], {}, True)
+    assert out[0] is not mixed and out[0] is out[1] and out[0][0] is out[3] and out[3] is not item
+    assert out[2] is plain and id(plain) in runtime_copy._IMMUTABLE
+    _same_graph([mixed, plain], _copy([mixed, plain], {}, True), _copy([mixed, plain], {}, False))
+
+
+def test_a_cycle_through_a_tuple_is_copied_as_the_python_copier_copies_it() -> None:
+    holder = _Plain(name="holder")
+    pair = (holder, 1)
+    holder.peer = pair
+    _same_graph(holder, _copy(holder, {}, True), _copy(holder, {}, False))
+    out = _copy(holder, {}, True)
+    assert out.peer[0] is out and out.peer is not pair
+
+
+@pytest.mark.parametrize("policy", ("topology-aware", "balloons"))
+@pytest.mark.parametrize("seed", range(2))
+def test_a_detached_copy_of_a_runtime_node_with_the_started_nodes_base_is_the_python_copiers_graph(
+        policy: str, seed: int) -> None:
+    rng = random.Random(seed)
+    rn, rp, config = _started(policy, 2)
+    for k in range(2, 2 + rng.randint(1, 4)):
+        assert rn.start_pod(_pod(k, rng.choice(("1", "2", "500m")), rng.random() < 0.5)) is None
+    base = _template(rn.machine, rp, config, rn.kubelet)[1]
+    size = len(base)
+    one = _detached(rn, {id(rn.kubelet): rn.kubelet}, base, True)
+    _same_graph(rn, one, _detached(rn, {id(rn.kubelet): rn.kubelet}, base, False))
+    assert len(base) == size and one.kubelet is rn.kubelet
+
+
+def test_a_pod_sandbox_the_python_copier_met_first_is_still_shared_by_the_c_kernel() -> None:
+    rn, rp, config = _started("balloons", 2)
+    sandbox = next(iter(rn.pods.values())).sandbox
+    _copy(_Plain([sandbox]), {}, False)   # the Python copier classifies the sandbox's type
+    assert type(sandbox) not in runtime_copy._NATIVE_PLAIN
+    m = dict(_template(rn.machine, rp, config, rn.kubelet)[1])
+    m[id(rn.kubelet)] = rn.kubelet
+    twin = _copy(rn, m, True)
+    for key, rec in rn.pods.items():
+        assert twin.pods[key].sandbox is rec.sandbox and twin.resmgr.cache.pods[rec.sandbox.id].sandbox is rec.sandbox
