@@ -449,17 +449,17 @@ def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
     mems_of, memsets, texts_of, shares_of = texts.mems, texts.memsets, texts.texts, _SHARES
     for bln in blns:
         mask = bln.cpus._mask | bln.shared_idle_cpus._mask
-        pinnable = CPUSet.from_mask(mask)
+        # the pinnable CPUs as a set only where a text or memory nodes are not remembered yet
         mems = mems_of.get(mask)
         if mems is None:
-            mems = p._closest_mems(pinnable)
+            mems = p._closest_mems(CPUSet.from_mask(mask))
         bln.mems = mems
         defn = bln.defn
         pin_mem = p.pin_memory if defn.pin_memory is None else defn.pin_memory
         hide = bool(defn.hide_hyperthreads)
         text = texts_of.get(mask)
         if text is None:
-            text = texts.text(pinnable)
+            text = texts.text(CPUSet.from_mask(mask))
         single_text = ""
         for ids in bln.pod_ids.values():
             for cid in ids:
@@ -472,7 +472,7 @@ def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
                     single, preserve, types = hide, False, 0
                 if single:
                     if not single_text:
-                        single_text = texts.text(p._single_threads(pinnable))
+                        single_text = texts.text(p._single_threads(CPUSet.from_mask(mask)))
                     cpus_text = single_text
                 else:
                     cpus_text = text
