@@ -310,10 +310,12 @@ def main() -> None:
         from kubetwin.runtime.policies.balloons import fast as balloons_fast
         from kubetwin.runtime.policies.balloons import fastalloc as balloons_fastalloc
         from kubetwin.runtime.policies.balloons import fastpin as balloons_fastpin
+        from kubetwin.runtime.policies.balloons import treekernel as balloons_treekernel
         from kubetwin.runtime.policies.balloons import treesplit as balloons_treesplit
 
         balloons_fast.ENABLED = False
         balloons_treesplit.ENABLED = False
+        balloons_treekernel.ENABLED = False
         balloons_fastpin.ENABLED = False
         balloons_fastalloc.ENABLED = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())

@@ -45,10 +45,6 @@ from .api import (
 #: merge a lone plugin's plain-shaped reply by its writes alone (False: always :mod:`.result`)
 ENABLED = True
 
-_MEMORY = ("limit", "reservation", "swap", "kernel", "kernel_tcp", "swappiness", "disable_oom_killer",
-           "use_hierarchy")
-_CPU = ("shares", "quota", "period", "realtime_runtime", "realtime_period")
-
 
 def plain_adjustment(adjust: ContainerAdjustment | None) -> bool:
     """Whether ``adjust`` (one plugin's) sets only what :func:`apply_adjustment` writes, and no
@@ -99,9 +95,13 @@ def apply_adjustment(ctr: Container, adjust: ContainerAdjustment) -> None:
     resources present)."""
     mounts = adjust.mounts
     if mounts:
-        mod = {m.destination for m in mounts}
-        kept = [m for m in ctr.mounts if m.destination not in mod]
-        kept.extend(mounts)
+        own_mounts = ctr.mounts
+        if own_mounts:
+            mod = {m.destination for m in mounts}
+            kept = [m for m in own_mounts if m.destination not in mod]
+            kept.extend(mounts)
+        else:   # nothing to replace (a prepared container has no mounts of its own): a new list
+            kept = [*mounts]
         ctr.mounts = kept
     lx = adjust.linux
     if lx is None:
@@ -110,21 +110,42 @@ def apply_adjustment(ctr: Container, adjust: ContainerAdjustment) -> None:
     assert linux is not None
     res = lx.resources
     if res is not None:
-        target = ctr.resources()
+        target = linux.resources
+        if target is None or target.memory is None or target.cpu is None:   # else what ctr.resources() gives
+            target = ctr.resources()
+        # each scalar field set in the adjustment written by name (the merge's writes, without a loop of getattr)
         mem = res.memory
         if mem is not None:
             tm = target.ensure_memory()
-            for attr in _MEMORY:
-                v = getattr(mem, attr)
-                if v is not None:
-                    setattr(tm, attr, v)
+            if (v := mem.limit) is not None:
+                tm.limit = v
+            if (v := mem.reservation) is not None:
+                tm.reservation = v
+            if (v := mem.swap) is not None:
+                tm.swap = v
+            if (v := mem.kernel) is not None:
+                tm.kernel = v
+            if (v := mem.kernel_tcp) is not None:
+                tm.kernel_tcp = v
+            if (v := mem.swappiness) is not None:
+                tm.swappiness = v
+            if (v := mem.disable_oom_killer) is not None:
+                tm.disable_oom_killer = v
+            if (v := mem.use_hierarchy) is not None:
+                tm.use_hierarchy = v
         cpu = res.cpu
         if cpu is not None:
             tc = target.ensure_cpu()
-            for attr in _CPU:
-                v = getattr(cpu, attr)
-                if v is not None:
-                    setattr(tc, attr, v)
+            if (v := cpu.shares) is not None:
+                tc.shares = v
+            if (v := cpu.quota) is not None:
+                tc.quota = v
+            if (v := cpu.period) is not None:
+                tc.period = v
+            if (v := cpu.realtime_runtime) is not None:
+                tc.realtime_runtime = v
+            if (v := cpu.realtime_period) is not None:
+                tc.realtime_period = v
             if cpu.cpus:
                 tc.cpus = cpu.cpus
             if cpu.mems:

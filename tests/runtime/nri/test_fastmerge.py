@@ -146,7 +146,7 @@ class _Scripted(Plugin):
 
 def _container(rng: random.Random) -> Container:
     c = Container(id="created", pod_sandbox_id="pod", name="c", annotations={"keep": "1"},
-                  mounts=[Mount(destination=rng.choice(["/data", "/etc"]))],
+                  mounts=[Mount(destination=rng.choice(["/data", "/etc"]))] if rng.random() < 0.7 else [],
                   env=["FOO=0"] if rng.random() < 0.5 else [],
                   linux=LinuxContainer(resources=LinuxResources(cpu=LinuxCPU(shares=2, cpus="0-7"))) if rng.random() < 0.8
                   else None)
@@ -384,3 +384,36 @@ def test_simulate_gives_the_plain_merges_placements_with_the_table_of_histories_
     _plain(monkeypatch)
     assert fast == both()
     assert runs.placed(fast[0]) > 20
+
+
+def test_an_adjustments_mounts_on_a_container_without_mounts_are_a_list_of_its_own() -> None:
+    shared: list[Mount] = []
+    ctr = Container(id="c", mounts=shared, linux=LinuxContainer(resources=LinuxResources(LinuxMemory(), LinuxCPU())))
+    adj = ContainerAdjustment(mounts=[Mount(destination="/data")])
+    fastmerge.apply_adjustment(ctr, adj)
+    assert ctr.mounts == adj.mounts and ctr.mounts is not adj.mounts and shared == []
+
+
+def test_an_adjustments_memory_and_cpu_fields_are_written_each_by_name() -> None:
+    rng = random.Random("fields")
+    for _ in range(200):
+        mem = LinuxMemory(**{f: rng.choice((None, 1, 2)) for f in ("limit", "reservation", "swap", "kernel",
+                                                                      "kernel_tcp", "swappiness")},
+                          disable_oom_killer=rng.choice((None, True, False)), use_hierarchy=rng.choice((None, True)))
+        cpu = LinuxCPU(**{f: rng.choice((None, 3, 4)) for f in ("shares", "quota", "period", "realtime_runtime",
+                                                                   "realtime_period")},
+                       cpus=rng.choice(("", "0-3")), mems=rng.choice(("", "1")))
+        before = LinuxResources(LinuxMemory(limit=9, swap=9), LinuxCPU(shares=9, cpus="7", mems="0"))
+        ctr = Container(id="c", linux=LinuxContainer(resources=api.LinuxResources(
+            LinuxMemory(**vars(before.memory)), LinuxCPU(**vars(before.cpu)))))
+        fastmerge.apply_adjustment(ctr, ContainerAdjustment(linux=api.LinuxContainerAdjustment(
+            resources=LinuxResources(mem, cpu))))
+        got = ctr.linux.resources   # type: ignore[union-attr]
+        assert got is not None and got.memory is not None and got.cpu is not None
+        for f, v in vars(mem).items():
+            assert getattr(got.memory, f) == (v if v is not None else getattr(before.memory, f))
+        for f, v in vars(cpu).items():
+            if f in ("cpus", "mems"):
+                assert getattr(got.cpu, f) == (v or getattr(before.cpu, f))
+            else:
+                assert getattr(got.cpu, f) == (v if v is not None else getattr(before.cpu, f))

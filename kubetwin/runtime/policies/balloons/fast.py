@@ -49,7 +49,7 @@ from ...libmem import memset_string
 from ...resmgr.cache import Cache, CachedContainer
 from ...resmgr.expression import KEY_NAMESPACE, KEY_QOS_CLASS
 from ...sysfs import System
-from . import fastalloc, fastpin, treesplit
+from . import fastalloc, fastpin, treekernel, treesplit
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import (
     BALLOON_KEY,
@@ -83,7 +83,7 @@ class FlatTree:
     pre-order), and the answers of ``resizeCpusMaxLocalSet`` found on it."""
 
     __slots__ = ("root", "masks", "sizes", "children", "lows", "widths", "ranks", "answers", "branches", "unions",
-                 "nested", "only_child", "split")
+                 "nested", "only_child", "split", "kernel")
 
     def __init__(self, root: CpuTreeNode):
         masks: list[list[int]] = []
@@ -153,6 +153,8 @@ class FlatTree:
                                 for d, level in enumerate(masks))
         #: the tree cut at its NUMA nodes, their answers remembered (:mod:`.treesplit`; None: not split)
         self.split = treesplit.split_tree(self)
+        #: the tree for the C search (:mod:`.treekernel`; None: not built here, or a tree that does not nest)
+        self.kernel = treekernel.build(self)
 
     def level_branches(self, level: str) -> tuple[int, ...]:
         """The CPU masks of the ``level`` nodes the plain walk of ``cpus_in_level`` stops at."""
@@ -184,7 +186,14 @@ class FlatTree:
 
     def best(self, balancing: bool, current: int, free: int, delta: int) -> int:
         """The mask of the branch ``resizeCpusMaxLocalSet`` picks (``delta`` > 0: to add CPUs
-        from, else to remove CPUs from); TreeError when no branch has room."""
+        from, else to remove CPUs from); TreeError when no branch has room. With the C search
+        (:mod:`.treekernel`) asked at once: nothing remembered."""
+        kernel = self.kernel
+        if kernel is not None and treekernel.ENABLED and SEARCH_MASKS:
+            branch = treekernel.search(kernel, balancing, current, free, delta)
+            if branch < 0:
+                raise TreeError("not enough free CPUs")
+            return branch
         key = (balancing, delta, current, free)
         got = self.answers.get(key)
         if got is None:

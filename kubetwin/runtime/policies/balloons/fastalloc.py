@@ -65,6 +65,7 @@ from ...nri.api import LinuxCPU
 from ...resmgr import cache as _cache
 from ...resmgr.cache import CREATING, CachedContainer
 from ...resmgr.policy import PolicyError
+from . import treekernel
 from .cputree import CpuTreeAllocator, CpuTreeNode, TreeError
 from .policy import NO_LIMIT, Balloon, BalloonDef, _error
 
@@ -290,21 +291,33 @@ def _inflate(p: "FastBalloonsPolicy", bln: Balloon, milli: int) -> None:
     delta = new - old
     tree = bln.tree
     current, free = bln.cpus, p.free_cpus
-    table = getattr(tree, "resizes", None)
-    key = (current._mask, free._mask, delta)
-    got = table.get(key) if table is not None else None
-    if got is None:
+    flat = getattr(tree, "flat", None)
+    if (flat is not None and flat.kernel is not None and treekernel.ENABLED and not tree.close and not tree.far
+            and free._mask.bit_count() > delta):
+        # the C search asked at once (:mod:`.treekernel`): no table of resizes to look up and fill
         try:
-            got = _resize_cpus(tree, current, free, delta)
+            branch = flat.best(tree.topology_balancing, current._mask, free._mask, delta)
         except TreeError as exc:
             raise _error(f"resize/inflate: failed to choose a cpuset for allocating additional {delta} CPUs: "
                          f"{exc}") from None
-        if table is not None:
-            if len(table) >= MAX_RESIZES:
-                table.clear()
-            table[key] = got
+        frm = CPUSet.from_mask(branch & free._mask)
+    else:
+        table = getattr(tree, "resizes", None)
+        key = (current._mask, free._mask, delta)
+        got = table.get(key) if table is not None else None
+        if got is None:
+            try:
+                got = _resize_cpus(tree, current, free, delta)
+            except TreeError as exc:
+                raise _error(f"resize/inflate: failed to choose a cpuset for allocating additional {delta} CPUs: "
+                             f"{exc}") from None
+            if table is not None:
+                if len(table) >= MAX_RESIZES:
+                    table.clear()
+                table[key] = got
+        frm = got[0]
     try:
-        added, _ = p.cpu_allocator.allocate_cpus(got[0], delta, d.priority)
+        added, _ = p.cpu_allocator.allocate_cpus(frm, delta, d.priority)
     except AllocationError as exc:
         raise _error(f"resize/inflate: allocating {delta} CPUs for {bln.pretty_name()} failed: {exc}") from None
     am = added._mask
@@ -436,17 +449,17 @@ def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
     mems_of, memsets, texts_of, shares_of = texts.mems, texts.memsets, texts.texts, _SHARES
     for bln in blns:
         mask = bln.cpus._mask | bln.shared_idle_cpus._mask
-        pinnable = CPUSet.from_mask(mask)
+        # the pinnable CPUs as a set only where a text or memory nodes are not remembered yet
         mems = mems_of.get(mask)
         if mems is None:
-            mems = p._closest_mems(pinnable)
+            mems = p._closest_mems(CPUSet.from_mask(mask))
         bln.mems = mems
         defn = bln.defn
         pin_mem = p.pin_memory if defn.pin_memory is None else defn.pin_memory
         hide = bool(defn.hide_hyperthreads)
         text = texts_of.get(mask)
         if text is None:
-            text = texts.text(pinnable)
+            text = texts.text(CPUSet.from_mask(mask))
         single_text = ""
         for ids in bln.pod_ids.values():
             for cid in ids:
@@ -459,7 +472,7 @@ def update_pinning(p: "FastBalloonsPolicy", blns: list[Balloon]) -> None:
                     single, preserve, types = hide, False, 0
                 if single:
                     if not single_text:
-                        single_text = texts.text(p._single_threads(pinnable))
+                        single_text = texts.text(p._single_threads(CPUSet.from_mask(mask)))
                     cpus_text = single_text
                 else:
                     cpus_text = text

@@ -31,7 +31,7 @@ from kubetwin.runtime.cpuallocator import (
 )
 from kubetwin.runtime.node import RuntimeNode
 from kubetwin.runtime.nri import api
-from kubetwin.runtime.policies.balloons import cputree_memo, fast
+from kubetwin.runtime.policies.balloons import cputree_memo, fast, treekernel
 from kubetwin.runtime.policies.balloons.cputree import CpuTreeAllocator, TreeError, cpu_tree_from_system, cpus_in_level
 from kubetwin.runtime.resmgr.policy import PolicyError, new_policy
 from kubetwin.runtime.sysfs import System
@@ -119,7 +119,8 @@ def test_the_flat_tree_finds_the_idle_cpus_of_a_level_as_the_plain_walk(machine:
         assert flat.cpus_in_level(level, balloon, candidates) == cpus_in_level(tree, level, balloon, candidates)
 
 
-def test_the_flat_tree_remembers_answers_per_current_and_free_cpus() -> None:
+def test_the_flat_tree_remembers_answers_per_current_and_free_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(treekernel, "ENABLED", False)   # the C search remembers nothing
     system = System(_machine(MACHINE_FILES[0]))
     alloc = fast.FastCpuTreeAllocator(cpu_tree_from_system(system), True)
     alloc.flat.answers.clear()
