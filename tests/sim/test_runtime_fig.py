@@ -215,9 +215,9 @@ def test_a_misss_row_templates_are_its_rows_without_pod_time_and_node(monkeypatc
     seen: list[int] = []
     record = runtime_fig.record
 
-    def checking(rt: Any, i: int, rn: Any, sp: Any, templates: Any = None) -> Any:
+    def checking(rt: Any, i: int, rn: Any, sp: Any, templates: Any = None, *rest: Any) -> Any:
         assert templates == []
-        rows = record(rt, i, rn, sp, templates)
+        rows = record(rt, i, rn, sp, templates, *rest)
         assert templates == [{k: v for k, v in r.items() if k not in ("pod", "time", "node")} for r in rows]
         assert [["pod", *t, "time", "node"] for t in templates] == [list(r) for r in rows]   # the keys' order
         seen.append(len(rows))
