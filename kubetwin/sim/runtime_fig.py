@@ -139,13 +139,19 @@ def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod",
     for c in rec.containers:
         if c.state == "exited":
             continue
-        res = c.ctr.resources()
-        cpu = res.ensure_cpu()
+        # ``c.ctr.resources().ensure_cpu()``, the calls made only when something is missing
+        # (they fill it in)
+        ctr = c.ctr
+        linux = ctr.linux
+        res = linux.resources if linux is not None else None
+        if res is None or res.cpu is None or res.memory is None:
+            res = ctr.resources()
+        cpu: Any = res.cpu
         cpus, mems = cpu.cpus, cpu.mems
         pool = ""
         excl: CPUSet | None = None
         if cached is not None and placement is not None:
-            cc = cached.get(c.ctr.id)
+            cc = cached.get(ctr.id)
             got = placement(cc) if cc is not None else None
             if got is not None:
                 pool, excl = got

@@ -141,8 +141,8 @@ def start(memo: "MemoNodes", i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, 
         ev = runtime_memo.runtime_canon_balloons.ordered_event(base, v)
         edge = table.edges.get((state, ev))
     rt = memo.rt
-    rt.versions[i] += 1
     if edge is None:
+        rt.versions[i] += 1
         return memo._miss(i, v, sp, kubelet, ev, base)
     table.hits += 1
     if v.real is not None:
