@@ -209,6 +209,8 @@ class Table:
     in_order: Any = runtime_canon_balloons.created_in_order
     #: container id -> pod key, for keys made from their parent's (:mod:`.runtime_inckey`)
     owners: dict[str, str] = field(default_factory=dict)
+    #: the placement rows' forms as hits copy them, one per content (:mod:`.runtime_hit`)
+    forms: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = field(default_factory=dict)
     #: creation event key -> each container name's wanted CPUs, for the rows of its misses
     #: (:func:`.runtime_fig.record`)
     wanted: dict[Hashable, dict[str, int]] = field(default_factory=dict)
