@@ -10,10 +10,15 @@ answer is the same, field by field:
   its name and UID encoded once (each ``Quantity`` through its own ``__str__``, one Python call
   instead of two), with no import per call; for UIDs that cannot spell a QoS class in the cgroup
   parent (:func:`.runtime_memo._qos_substrings`) the whole key is read back by that encoding,
-  one object per pod shape and table (so every node's history holds that one object);
+  one object per pod shape and table (so every node's history holds that one object), together
+  with that key's creation edges by state (``Table.by_event``): the hit's edge is found by the
+  state alone, no ``(state, key)`` tuple made, hashed and compared;
 * :func:`start` is the whole hit in one frame (the node, the key, the edge, the answer): the
   pod's placement rows (copied from forms made once per edge, the keys in the plain path's
-  order), its CPUs and memory nodes, the node's next state; on pod-keyed states
+  order, one form object per content and table: a few hundred shared by thousands of edges
+  stay in the cache), its CPUs and memory nodes, the node's next state; a hit does not count
+  the node's NodeResourceTopology version (``RuntimePolicies.versions``: read only by
+  ``live_nrt``, which is never installed where nodes are on the table); on pod-keyed states
   (:mod:`.runtime_canon`) the pods' positions are not renumbered per creation — neither a hit's
   nor a miss's (:meth:`.runtime_memo.MemoNodes._advance`) — but brought in by :func:`sync` when
   a deletion (or balloons' order check) reads them (``Virtual.lag``: the creations not in
