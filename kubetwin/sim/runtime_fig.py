@@ -112,14 +112,19 @@ def key_figures(kf: KeyFigures, key: Any) -> tuple[int, int, int, CPUSet, CPUSet
 
 
 def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod",
-           templates: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+           templates: list[dict[str, Any]] | None = None, pod_key: str | None = None,
+           wanted_by: dict[Hashable, dict[str, int]] | None = None, shape: Hashable = None) -> list[dict[str, Any]]:
     """:meth:`.runtime_policies.RuntimePolicies.record`: the rows of ``sp``'s containers just
     placed on ``rn`` (appended to ``rt.placed``), the pod's exclusive CPUs and memory nodes.
     ``templates``: filled with each row without its pod, time and node (what the table's edge
-    keeps), made here rather than filtered out of the rows after."""
-    rec = rn.pods[sp.pod.key]
+    keeps), made here rather than filtered out of the rows after. ``pod_key``: ``sp.pod.key``
+    when the caller has it. ``wanted_by``: each container name's wanted CPUs kept per pod shape
+    (``shape``: the pod's event key, which spells out its containers' names and CPU requests),
+    not per pod object — a miss's pod is new to the run."""
+    if pod_key is None:
+        pod_key = sp.pod.key
+    rec = rn.pods[pod_key]
     pod = rec.pod
-    pod_key = pod.key
     machine = rn.machine
     lay = runtime_policies._layout(machine)
     known = lay.misaligned_text
@@ -134,20 +139,31 @@ def record(rt: "RuntimePolicies", i: int, rn: "RuntimeNode", sp: "SimPod",
     for c in rec.containers:
         if c.state == "exited":
             continue
-        res = c.ctr.resources()
-        cpu = res.ensure_cpu()
+        # ``c.ctr.resources().ensure_cpu()``, the calls made only when something is missing
+        # (they fill it in)
+        ctr = c.ctr
+        linux = ctr.linux
+        res = linux.resources if linux is not None else None
+        if res is None or res.cpu is None or res.memory is None:
+            res = ctr.resources()
+        cpu: Any = res.cpu
         cpus, mems = cpu.cpus, cpu.mems
         pool = ""
         excl: CPUSet | None = None
         if cached is not None and placement is not None:
-            cc = cached.get(c.ctr.id)
+            cc = cached.get(ctr.id)
             got = placement(cc) if cc is not None else None
             if got is not None:
                 pool, excl = got
         bad: bool | None = False
         if cpus:
             if wanted is None:
-                wanted = runtime_policies._pod_wanted(lay, pod)
+                if wanted_by is None:
+                    wanted = runtime_policies._pod_wanted(lay, pod)
+                else:
+                    wanted = wanted_by.get(shape)
+                    if wanted is None:
+                        wanted = wanted_by[shape] = runtime_policies.pod_wanted(pod)
             k = (cpus, mems, wanted.get(c.name, 1))
             bad = known.get(k)
             if bad is None:

@@ -10,10 +10,15 @@ answer is the same, field by field:
   its name and UID encoded once (each ``Quantity`` through its own ``__str__``, one Python call
   instead of two), with no import per call; for UIDs that cannot spell a QoS class in the cgroup
   parent (:func:`.runtime_memo._qos_substrings`) the whole key is read back by that encoding,
-  one object per pod shape and table (so every node's history holds that one object);
+  one object per pod shape and table (so every node's history holds that one object), together
+  with that key's creation edges by state (``Table.by_event``): the hit's edge is found by the
+  state alone, no ``(state, key)`` tuple made, hashed and compared;
 * :func:`start` is the whole hit in one frame (the node, the key, the edge, the answer): the
   pod's placement rows (copied from forms made once per edge, the keys in the plain path's
-  order), its CPUs and memory nodes, the node's next state; on pod-keyed states
+  order, one form object per content and table: a few hundred shared by thousands of edges
+  stay in the cache), its CPUs and memory nodes, the node's next state; a hit does not count
+  the node's NodeResourceTopology version (``RuntimePolicies.versions``: read only by
+  ``live_nrt``, which is never installed where nodes are on the table); on pod-keyed states
   (:mod:`.runtime_canon`) the pods' positions are not renumbered per creation — neither a hit's
   nor a miss's (:meth:`.runtime_memo.MemoNodes._advance`) — but brought in by :func:`sync` when
   a deletion (or balloons' order check) reads them (``Virtual.lag``: the creations not in
@@ -39,7 +44,7 @@ from . import runtime_memo
 if TYPE_CHECKING:
     from ..model.pod import Pod
     from .loop import SimPod
-    from .runtime_memo import MemoNodes, Table, Virtual
+    from .runtime_memo import Edge, MemoNodes, Table, Virtual
 
 #: hits through :func:`start` and :func:`event_key` (False: :mod:`.runtime_memo`'s own code)
 ENABLED = True
@@ -61,7 +66,13 @@ def _has_affinity(annotations: dict[str, str]) -> bool:
 
 def event_key(table: "Table", pod: "Pod", kubelet: Any) -> Hashable | None:
     """``pod_event(pod, table.layout, kubelet, table.qos)``, computed with less work per call."""
-    global _pod_qos
+    blank = _blank(pod)
+    return None if blank is None else _keyed(table, pod, kubelet, blank)[0]
+
+
+def _blank(pod: "Pod") -> bytes | None:
+    """The pod without its name, UID, start time and nominated node, encoded (:func:`.runtime_memo.pod_event`'s
+    bytes); None for a pod with (anti-)affinity annotations."""
     md = pod.metadata
     ann = md.annotations
     if ann and _has_affinity(ann):
@@ -69,9 +80,17 @@ def event_key(table: "Table", pod: "Pod", kubelet: Any) -> Hashable | None:
     status = pod.status
     if status.start_time is not None or status.nominated_node_name is not None:
         status = _replace(status, start_time=None, nominated_node_name=None)
-    blank = _ENCODER.encode(_replace(pod, metadata=_replace(md, name="", uid=""), status=status))
+    return _ENCODER.encode(_replace(pod, metadata=_replace(md, name="", uid=""), status=status))
+
+
+def _keyed(table: "Table", pod: "Pod", kubelet: Any, blank: bytes) -> tuple[Hashable, "dict[int, Edge] | None"]:
+    """The event key of a pod encoded as ``blank``, and — for UIDs that cannot spell a QoS class
+    (read back per ``blank`` after the first such pod) — the table's creation edges of that key
+    by state (``Table.by_event``'s dict; None for other UIDs: their edges are read by ``(state, key)``)."""
+    global _pod_qos
+    md = pod.metadata
     uid = md.uid or pod.uid
-    fast = runtime_memo.FAST_PARENT and "b" not in uid and ("/" not in uid or table.layout.driver != "systemd")
+    fast = runtime_memo.FAST_PARENT and "b" not in uid and ("/" not in uid or not table.systemd)
     if fast:
         got = table.hit_keys.get(blank)
         if got is not None:
@@ -86,8 +105,9 @@ def event_key(table: "Table", pod: "Pod", kubelet: Any) -> Hashable | None:
         cls = qos[blank] = _pod_qos(kubelet, pod)
     key = ("c", blank) + runtime_memo._qos_substrings(table.layout, cls, uid)
     if fast:
-        table.hit_keys[blank] = key
-    return key
+        got = table.hit_keys[blank] = (key, table.by_event.setdefault(key, {}))
+        return got
+    return key, None
 
 
 def start(memo: "MemoNodes", i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, tuple[str, str] | None]:
@@ -100,29 +120,42 @@ def start(memo: "MemoNodes", i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, 
             return False, None
     table = v.table
     pod = sp.pod
-    ev = event_key(table, pod, kubelet)
-    if ev is None:
+    # the key (:func:`event_key` with its common case in this frame): the pod's encoding read
+    # back per table to its key and its edges by state
+    md = pod.metadata
+    ann = md.annotations
+    if ann and _has_affinity(ann):
         memo._leave(i, v, kubelet)
         return False, None
+    status = pod.status
+    if status.start_time is not None or status.nominated_node_name is not None:
+        status = _replace(status, start_time=None, nominated_node_name=None)
+    blank = _ENCODER.encode(_replace(pod, metadata=_replace(md, name="", uid=""), status=status))
+    uid = md.uid or pod.uid
+    got: tuple[Hashable, dict[int, Edge] | None] | None = (
+        table.hit_keys.get(blank) if runtime_memo.FAST_PARENT and "b" not in uid
+        and ("/" not in uid or not table.systemd) else None)
+    if got is None:
+        got = _keyed(table, pod, kubelet, blank)
+    ev, by_state = got
     state = v.state
-    edge = table.edges.get((state, ev))
+    edge = by_state.get(state) if by_state is not None else table.edges.get((state, ev))
     base = ev
     if edge is not None and edge.next < 0:
         # the answer depends on the order the node's pods came in: the edge of that order
         ev = runtime_memo.runtime_canon_balloons.ordered_event(base, v)
         edge = table.edges.get((state, ev))
     rt = memo.rt
-    rt.versions[i] += 1
     if edge is None:
+        rt.versions[i] += 1
         return memo._miss(i, v, sp, kubelet, ev, base)
     table.hits += 1
     if v.real is not None:
         runtime_memo.MemoNodes._park(v)
-    md = pod.metadata
     key = f"{md.namespace}/{md.name}"   # ``pod.key``
     forms = edge.forms
     if forms is None:
-        forms = edge.forms = tuple({"pod": None, **t, "time": None, "node": None} for t in edge.rows)
+        forms = edge.forms = _forms(table, edge)
     if forms:
         sim = rt.sim
         now, name = sim.now, sim.cluster.names[i]
@@ -144,6 +177,23 @@ def start(memo: "MemoNodes", i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, 
     else:
         v.lag += 1   # the pods' positions when a deletion needs them
     return True, None
+
+
+def _forms(table: "Table", edge: "Edge") -> tuple[dict[str, Any], ...]:
+    """The edge's rows as a hit copies them (the keys in the plain path's order: pod, the
+    template's, time, node), each form one object per content and table: edges share a few
+    hundred forms among thousands (5,000 x 50,000, balloons: 274 in 3,142 edges; topology-aware
+    52 in 2,183), and a form copied at every hit stays in the cache — an edge's own form is cold
+    by the time its next hit copies it."""
+    out = []
+    for t in edge.rows:
+        form = {"pod": None, **t, "time": None, "node": None}
+        try:
+            form = table.forms.setdefault(tuple(form.items()), form)
+        except TypeError:   # a value that is not hashable: the form kept as the edge's own
+            pass
+        out.append(form)
+    return tuple(out)
 
 
 def sync(v: "Virtual") -> None:

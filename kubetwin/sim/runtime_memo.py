@@ -178,8 +178,12 @@ class Table:
     cri: dict[Hashable, tuple[tuple[dict[str, Any], str], ...]] = field(default_factory=dict)
     #: the QoS class of each pod shape (:func:`pod_event`)
     qos: dict[bytes, str] = field(default_factory=dict)
-    #: the event key of each pod shape, for UIDs that cannot spell a QoS class (:mod:`.runtime_hit`)
-    hit_keys: dict[bytes, Hashable] = field(default_factory=dict)
+    #: the event key of each pod shape, for UIDs that cannot spell a QoS class, with that key's
+    #: creation edges by state (the same dict as ``by_event``'s; :mod:`.runtime_hit`)
+    hit_keys: dict[bytes, tuple[Hashable, dict[int, "Edge"]]] = field(default_factory=dict)
+    #: creation event key -> its edges by state (each also in ``edges`` under ``(state, key)``):
+    #: a hit finds its edge by the state alone (:mod:`.runtime_hit`)
+    by_event: dict[Hashable, dict[int, "Edge"]] = field(default_factory=dict)
     hits: int = 0
     misses: int = 0
     replayed: int = 0
@@ -217,6 +221,16 @@ class Table:
     undo_failed: int = 0
     #: (state, child state) pairs whose try failed (:mod:`.runtime_undo`)
     undo_failed_at: set[tuple[int, int]] = field(default_factory=set)
+    #: the placement rows' forms as hits copy them, one per content (:mod:`.runtime_hit`)
+    forms: dict[tuple[tuple[str, Any], ...], dict[str, Any]] = field(default_factory=dict)
+    #: creation event key -> each container name's wanted CPUs, for the rows of its misses
+    #: (:func:`.runtime_fig.record`)
+    wanted: dict[Hashable, dict[str, int]] = field(default_factory=dict)
+    #: the layout's cgroup driver is systemd (a UID with ``/`` renders its cgroup parent apart there)
+    systemd: bool = field(init=False, default=False)
+
+    def __post_init__(self) -> None:
+        self.systemd = getattr(self.layout, "driver", None) == "systemd"
 
     def new_state(self) -> int:
         self.states.append(State())
@@ -548,26 +562,30 @@ class MemoNodes:
             return True, rt.started(i, rn, sp, rn.start_pod(pod))
         if crossed:
             # past the bound from a joined state: the answer is kept for this node's order alone
-            table.edges.setdefault((v.state, base), Edge(-1))
+            mark = table.edges.setdefault((v.state, base), Edge(-1))
+            table.by_event.setdefault(base, {}).setdefault(v.state, mark)
             ev = runtime_canon_balloons.ordered_event(base, v)
+        key = pod.key
         if runtime_fig.ENABLED:
             made: list[dict[str, Any]] = []
-            runtime_fig.record(rt, i, real.rn, sp, made)
+            runtime_fig.record(rt, i, real.rn, sp, made, key, table.wanted, base)
             templates = tuple(made)
         else:
             rows = rt.record(i, real.rn, sp)
             templates = tuple({k: val for k, val in row.items() if k not in _ROW_IDENTITY} for row in rows)
         edge = table.edges[(v.state, ev)] = Edge(0, templates, sp.cpus, sp.mems)
+        if ev is base:
+            table.by_event.setdefault(base, {})[v.state] = edge
         if table.canon is not None:
-            num = real.evs[pod.key] = table.ev_ids.setdefault(base, len(table.ev_ids))
+            num = real.evs[key] = table.ev_ids.setdefault(base, len(table.ev_ids))
             if ev is not base:
                 table.ev_ids[ev] = num   # the same pod shape: one number in state keys
             if table.key_figures is not None:
                 table.key_figures.pods.setdefault(num, pod)
         if parent is not None and not crossed:
             real.since = (parent, touched)
-        self._arrive(table, edge, real, pod.key)
-        self._advance(v, edge.next, ("c", pod, ev), pod.key, edge)
+        self._arrive(table, edge, real, key)
+        self._advance(v, edge.next, ("c", pod, ev), key, edge)
         v.real = table.states[edge.next].held = real
         _settle(self.rt.sim)
         return True, None

@@ -595,17 +595,23 @@ def misaligned_text(lay: _Layout, machine: Any, key: tuple[str, str, int]) -> bo
     return bad
 
 
+def pod_wanted(pod: Any) -> dict[str, int]:
+    """Each container name's wanted CPUs (the first container of a name, as :func:`_wanted_cpus`)."""
+    wanted: dict[str, int] = {}
+    for c, _ in pod.all_containers():
+        if c.name not in wanted:
+            req = c.requests.get("cpu")
+            wanted[c.name] = 1 if req is None else _whole_cpus(req)
+    return wanted
+
+
 def _pod_wanted(lay: _Layout, pod: Any) -> dict[str, int]:
     """Each container name's wanted CPUs (the first container of a name, as :func:`_wanted_cpus`),
     read once per pod object (pods are immutable; the figures of every new state read them)."""
     got = lay.wanted.get(id(pod))
     if got is not None and got[0] is pod:
         return got[1]
-    wanted: dict[str, int] = {}
-    for c, _ in pod.all_containers():
-        if c.name not in wanted:
-            req = c.requests.get("cpu")
-            wanted[c.name] = 1 if req is None else _whole_cpus(req)
+    wanted = pod_wanted(pod)
     if len(lay.wanted) > 65536:
         lay.wanted.clear()
     lay.wanted[id(pod)] = (pod, wanted)

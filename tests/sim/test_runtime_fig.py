@@ -215,9 +215,9 @@ def test_a_misss_row_templates_are_its_rows_without_pod_time_and_node(monkeypatc
     seen: list[int] = []
     record = runtime_fig.record
 
-    def checking(rt: Any, i: int, rn: Any, sp: Any, templates: Any = None) -> Any:
+    def checking(rt: Any, i: int, rn: Any, sp: Any, templates: Any = None, *rest: Any) -> Any:
         assert templates == []
-        rows = record(rt, i, rn, sp, templates)
+        rows = record(rt, i, rn, sp, templates, *rest)
         assert templates == [{k: v for k, v in r.items() if k not in ("pod", "time", "node")} for r in rows]
         assert [["pod", *t, "time", "node"] for t in templates] == [list(r) for r in rows]   # the keys' order
         seen.append(len(rows))
@@ -227,3 +227,18 @@ def test_a_misss_row_templates_are_its_rows_without_pod_time_and_node(monkeypatc
     _run(_topology_aware(), MACHINES[0], list(_pods(random.Random(3), 120, TOPOLOGY_AWARE_ANNOTATIONS)),
          table=True, lean=True)
     assert seen
+
+
+@pytest.mark.parametrize("seed", (21, 22))
+def test_a_misss_rows_read_its_wanted_cpus_once_per_event_key(seed: int) -> None:
+    _, _, sim = _run(_topology_aware(), MACHINES[0], list(_pods(random.Random(seed), 160, TOPOLOGY_AWARE_ANNOTATIONS)),
+                     table=True, lean=True)
+    checked = 0
+    for v in sim.runtime.memo.nodes.values():
+        table = v.table
+        for kind, pod, ev in v.history:
+            if kind == "c" and ev in table.wanted:
+                assert table.wanted[ev] == runtime_policies.pod_wanted(pod)
+                checked += 1
+    assert checked
+    assert all(len(t.wanted) <= len(t.ev_ids) for t in sim.runtime.memo.tables.values())

@@ -159,3 +159,52 @@ def test_runtime_policies_ask_the_lean_hit_not_the_tables_start(monkeypatch: pyt
     _, _, sim = _run(rp, MACHINES[0], arrivals, table=True, lean=True, nodes=4)
     tables = sim.runtime.memo.tables.values()
     assert sum(t.hits for t in tables) > 0 and sum(t.misses for t in tables) > 0
+
+
+def _lean_run(seed: int, rp: RuntimePolicy | None = None, annotations: list[dict[str, str]] | None = None,
+              pods: int = 200, nodes: int = 8) -> Simulator:
+    rp = rp or RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    arrivals = list(_pods(random.Random(seed), pods, annotations or [{}]))
+    return _run(rp, MACHINES[0], arrivals, table=True, lean=True, nodes=nodes)[2]
+
+
+@pytest.mark.parametrize("seed", (12, 13))
+def test_a_hit_finds_its_edge_by_state_in_its_events_own_index(seed: int) -> None:
+    sim = _lean_run(seed, annotations=[{}, {"prefer-shared-cpus.resource-policy.nri.io/pod": "true"}])
+    indexed = 0
+    for table in sim.runtime.memo.tables.values():
+        for ev, by_state in table.by_event.items():
+            for state, edge in by_state.items():
+                assert table.edges[(state, ev)] is edge
+                indexed += 1
+        # every creation edge of a pod's own key is in its event's index
+        for (state, ev), edge in table.edges.items():
+            if ev[0] == "c":
+                assert table.by_event[ev][state] is edge
+        for key, by_state in table.hit_keys.values():
+            assert table.by_event[key] is by_state
+    assert indexed
+
+
+@pytest.mark.parametrize("seed", (14, 15))
+def test_hits_copy_one_form_per_content_and_table(seed: int) -> None:
+    sim = _lean_run(seed, pods=240, nodes=6)
+    shared = 0
+    for table in sim.runtime.memo.tables.values():
+        forms = [f for edge in table.edges.values() if edge.forms for f in edge.forms]
+        for f in forms:
+            assert table.forms[tuple(f.items())] is f
+        assert len({id(f) for f in forms}) == len({tuple(f.items()) for f in forms})
+        shared += len(forms) - len({id(f) for f in forms})
+    assert shared > 0   # edges that share a form
+
+
+def test_a_hit_does_not_count_the_nodes_topology_version() -> None:
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    arrivals = [Arrival(a.time, a.pod) for a in _pods(random.Random(16), 120, [{}])]   # creations only
+    sim = _run(rp, MACHINES[0], arrivals, table=True, lean=True, nodes=4)[2]
+    assert sim.sched.handle.live_nrt is None   # nothing reads the versions of the table's nodes
+    memo = sim.runtime.memo
+    assert sum(t.hits for t in memo.tables.values()) > 0
+    # a miss (the NRI path ran) counts one version, a hit none
+    assert sum(sim.runtime.versions[i] for i in memo.nodes) == sum(t.misses for t in memo.tables.values())
