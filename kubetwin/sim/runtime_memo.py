@@ -446,6 +446,7 @@ class MemoNodes:
 
     def __init__(self, rt: "RuntimePolicies"):
         self.rt = rt
+        runtime_fig_balloons.forget()   # the last run's remembered order checks (their nodes are gone)
         self.tables: dict[tuple[int, int, int], Table] = {}
         self.nodes: dict[int, Virtual] = {}
         self._policy_ok: dict[int, bool] = {}

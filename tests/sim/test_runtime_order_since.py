@@ -173,3 +173,13 @@ def test_another_node_with_the_same_history_is_not_proved_by_this_ones_answer(
     _add(other, other_evs, "new")
     assert _proved(other, other_evs, monkeypatch) == (True, False)
 
+
+
+def test_a_new_run_forgets_the_last_runs_remembered_answers() -> None:
+    """The remembered order checks hold the nodes' requests and pod records: a new run's table
+    drops them, so no run keeps the last one's nodes alive (or pays for their heap)."""
+    from kubetwin.sim.runtime_memo import MemoNodes
+
+    runtime_fig_balloons._SEEN[0] = ({}, {}, 0, None, None, 0, None, -1)
+    MemoNodes(None)  # type: ignore[arg-type]
+    assert runtime_fig_balloons._SEEN == {}
