@@ -46,3 +46,17 @@ def use(compiled: bool) -> Any:
     else:
         pick, COMPILED = pick_py, False
     return before
+
+
+def current(module: Any, interface: int) -> bool:
+    """Whether a built kernel speaks the interface its Python side expects (``INTERFACE``): a
+    build older than the code (pulled without ``scripts/setup``) is not used — its Python twin
+    runs, with the same answers — and a warning says how to rebuild it."""
+    if getattr(module, "INTERFACE", None) == interface:
+        return True
+    import warnings
+
+    warnings.warn(f"kubetwin: the C kernel {module.__name__} was built from older sources and is not used "
+                  "(the Python twin runs, same results, slower): rebuild it with scripts/setup "
+                  "(or pip install -e .)", RuntimeWarning, stacklevel=2)
+    return False

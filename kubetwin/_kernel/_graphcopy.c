@@ -644,8 +644,17 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_graphcopy", NULL, -1, methods};
 
+/* the interface this build speaks (runtime_copy checks it: a build older than the Python code is
+   not used, the Python twin runs) */
+#define INTERFACE 2
+
 PyMODINIT_FUNC PyInit__graphcopy(void) {
     empty = PyTuple_New(0);
     if (empty == NULL) return NULL;
-    return PyModule_Create(&module);
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", INTERFACE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
 }

@@ -301,4 +301,15 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_treesearch", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__treesearch(void) { return PyModule_Create(&module); }
+/* the interface this build speaks (treekernel checks it: a build older than the Python code is
+   not used, the Python search runs) */
+#define INTERFACE 1
+
+PyMODINIT_FUNC PyInit__treesearch(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", INTERFACE) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -623,6 +623,11 @@ _ATOMS.update(_never_written())
 NATIVE = True
 
 
+#: the interface of ``_graphcopy`` this module speaks (its ``INTERFACE``; bumped with every change
+#: of what ``configure`` and the copies take)
+GRAPHCOPY_INTERFACE = 2
+
+
 def _load_native() -> Callable[[Any, dict[int, Any]], Any] | None:
     import os
 
@@ -631,6 +636,10 @@ def _load_native() -> Callable[[Any, dict[int, Any]], Any] | None:
     try:
         from .._kernel import _graphcopy
     except ImportError:
+        return None
+    from .._kernel import current
+
+    if not current(_graphcopy, GRAPHCOPY_INTERFACE):
         return None
     _graphcopy.configure(_ATOMS, _NATIVE_PLAIN, _OWN_COPY, _IMMUTABLE, _py_copy, *_native_shapes(), _SLOTTED,
                          _immutable)

@@ -33,12 +33,20 @@ if TYPE_CHECKING:
 ENABLED = True
 
 
+#: the interface of ``_treesearch`` this module speaks (its ``INTERFACE``)
+INTERFACE = 1
+
+
 def _load() -> tuple[Callable[..., Any], Callable[[Any, bool, int, int, int], int]] | None:
     if os.environ.get("KUBETWIN_PURE_PYTHON", "") not in ("", "0"):
         return None
     try:
         from ...._kernel import _treesearch
     except ImportError:   # not built here (no compiler at set-up): the Python search runs
+        return None
+    from ...._kernel import current
+
+    if not current(_treesearch, INTERFACE):
         return None
     return _treesearch.build, _treesearch.search
 
