@@ -6,7 +6,6 @@ shrinking, with and without balancing; and the ways it is asked."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,24 +14,10 @@ from kubetwin.machine import load_machine
 from kubetwin.model.cpuset import CPUSet
 from kubetwin.model.pod import pod_from_dict
 from kubetwin.runtime.policies.balloons import fast, fastalloc, treekernel
-from kubetwin.runtime.policies.balloons.cputree import CpuTreeNode, TreeError, cpu_tree_from_system
-from kubetwin.runtime.sysfs import System
+from kubetwin.runtime.policies.balloons.cputree import CpuTreeNode, TreeError
+from tests.runtime.policies.balloons.test_treesplit import MACHINE_FILES, _flat, _machine, _random_mask
 
 pytestmark = pytest.mark.skipif(not treekernel.COMPILED, reason="the C kernel is not built here")
-
-MACHINES = Path(__file__).resolve().parents[4].parent / "shared" / "conformance" / "machines"
-MACHINE_FILES = ("dual-socket-multi-numa-per-socket-ht.json", "single-socket-ht.json", "quad-socket-four-way-ht.json",
-                 "dual-socket-no-ht.json", "dual-socket-sub-numa-per-socket-ht-monolithic-uncore.json")
-
-
-def _machine(name: str) -> Any:
-    if not (MACHINES / name).is_file():
-        pytest.skip("the shared conformance machines are not here")
-    return load_machine(str(MACHINES / name))
-
-
-def _flat(machine: Any) -> fast.FlatTree:
-    return fast.FlatTree(cpu_tree_from_system(System(machine)))
 
 
 def _check(flat: fast.FlatTree, rng: random.Random, rounds: int, cur_p: tuple[float, ...],
@@ -41,8 +26,8 @@ def _check(flat: fast.FlatTree, rng: random.Random, rounds: int, cur_p: tuple[fl
     root = flat.masks[0][0]
     cpus = [c for c in range(root.bit_length()) if root >> c & 1]
     for _ in range(rounds):
-        current = sum(1 << c for c in cpus if rng.random() < (p := rng.choice(cur_p)))
-        free = sum(1 << c for c in cpus if rng.random() < (q := rng.choice(free_p))) & ~current
+        current = _random_mask(rng, cpus, p := rng.choice(cur_p))
+        free = _random_mask(rng, cpus, q := rng.choice(free_p)) & ~current
         delta = rng.choice(deltas)
         balancing = rng.random() < 0.5
         got = treekernel.search(flat.kernel, balancing, current, free, delta)
