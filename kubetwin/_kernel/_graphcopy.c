@@ -276,6 +276,25 @@ static PyObject *memo_or_self(PyObject *v, Memo *memo) {
     return v;
 }
 
+/* a new object of x's type, put in the memo, holding a copy of x's __dict__ as its own (*nd: that
+   copy, a new reference, for the caller to patch); NULL on error, *nd then NULL */
+static PyObject *new_with_dict(PyObject *x, Memo *memo, PyObject **nd) {
+    *nd = NULL;
+    PyObject *new = PyBaseObject_Type.tp_new(Py_TYPE(x), empty, NULL);   /* object.__new__(type(x)) */
+    if (new == NULL) return NULL;
+    if (memo_put(memo, x, new) < 0) goto fail;
+    PyObject *state = PyObject_GenericGetDict(x, NULL);
+    if (state == NULL) goto fail;
+    *nd = PyDict_Copy(state);
+    Py_DECREF(state);
+    if (*nd == NULL || PyObject_GenericSetDict(new, *nd, NULL) < 0) goto fail;
+    return new;
+fail:
+    Py_CLEAR(*nd);
+    Py_DECREF(new);
+    return NULL;
+}
+
 /* a plain object with a shape: its dict copied; share true: the attributes named copied, the others
    shared as they are (what the Python copiers of the records and messages do: no memo read);
    share false: the attributes not named copied, the named ones shared (or their copy met already) */
@@ -287,20 +306,9 @@ static PyObject *copy_shaped(PyObject *x, Memo *memo, PyObject *shape) {
     int share = PyObject_IsTrue(PyTuple_GET_ITEM(shape, 0));
     PyObject *names = PyTuple_GET_ITEM(shape, 1);
     if (share < 0) return NULL;
-    PyObject *new = PyBaseObject_Type.tp_new(Py_TYPE(x), empty, NULL);
+    PyObject *nd;
+    PyObject *new = new_with_dict(x, memo, &nd);
     if (new == NULL) return NULL;
-    if (memo_put(memo, x, new) < 0) {
-        Py_DECREF(new);
-        return NULL;
-    }
-    PyObject *state = PyObject_GenericGetDict(x, NULL);
-    if (state == NULL) {
-        Py_DECREF(new);
-        return NULL;
-    }
-    PyObject *nd = PyDict_Copy(state);
-    Py_DECREF(state);
-    if (nd == NULL || PyObject_GenericSetDict(new, nd, NULL) < 0) goto fail;
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     if (share) {   /* only the attributes named copied: the others stay as the dict's copy has them */
@@ -498,26 +506,15 @@ static PyObject *copy_new(PyObject *x, Memo *memo) {
         }
         return call_python(memo, fallback, x);
     }
-    PyObject *new = PyBaseObject_Type.tp_new(t, empty, NULL);   /* object.__new__(t) */
+    PyObject *nd;
+    PyObject *new = new_with_dict(x, memo, &nd);   /* t is type(x) */
     if (new == NULL) return NULL;
-    if (memo_put(memo, x, new) < 0) {
-        Py_DECREF(new);
-        return NULL;
-    }
-    PyObject *state = PyObject_GenericGetDict(x, NULL);
-    if (state == NULL) {
-        Py_DECREF(new);
-        return NULL;
-    }
-    PyObject *nd = PyDict_Copy(state);
-    if (nd == NULL || PyObject_GenericSetDict(new, nd, NULL) < 0 || replace_values(nd, memo) < 0) {
-        Py_XDECREF(nd);
-        Py_DECREF(state);
-        Py_DECREF(new);
-        return NULL;
-    }
+    int r = replace_values(nd, memo);
     Py_DECREF(nd);
-    Py_DECREF(state);
+    if (r < 0) {
+        Py_DECREF(new);
+        return NULL;
+    }
     return new;
 }
 
