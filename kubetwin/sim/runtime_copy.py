@@ -375,7 +375,18 @@ def read_only_parts(rn: Any) -> list[Any]:
     out.extend(_memory_topology(policy))
     if SHARE_UNWRITTEN:
         out.extend(_empty_lists(rn))
+        out.extend(_balloon_types(policy))
     return out
+
+
+def _balloon_types(policy: Any) -> list[Any]:
+    """balloons' list of balloon types (``BalloonsPolicy.defs``): filled at start
+    (``fillBuiltinBalloonDefs``), only read after; its types are shared already
+    (``BalloonDef.__deepcopy__``). Shared, the copies of a node hold one list, so what is kept per
+    list (:func:`.runtime_fig_balloons._type_positions`) is kept once per table, not per copy."""
+    from ..runtime.policies.balloons.policy import BalloonsPolicy
+
+    return [policy.defs] if isinstance(policy, BalloonsPolicy) and type(policy.defs) is list else []
 
 
 def _empty_lists(rn: Any) -> list[Any]:
@@ -429,8 +440,8 @@ _new = object.__new__
 #: (:func:`..runtime.nri.adaptation.apply_update` and its fast twin) and never touches the devices;
 #: nothing writes a device rule's fields. A cached container's ``tags`` and ``topology_hints``
 #: (``pkg/resmgr/cache``) are made empty with it and never written (only read). The started
-#: node's plugin lists per event and topology-aware's leaf pools' child lists are shared through
-#: :func:`read_only_parts`.
+#: node's plugin lists per event, topology-aware's leaf pools' child lists and balloons' list of
+#: balloon types are shared through :func:`read_only_parts`.
 SHARE_UNWRITTEN = True
 #: the attributes of a cached container never written after its creation
 _CACHED_UNWRITTEN = frozenset({"tags", "topology_hints"})

@@ -148,21 +148,38 @@ class Guard:
         return total <= bound
 
 
-def created_in_order(rn: "RuntimeNode", evs: dict[str, int]) -> bool:
+class OrderCheck:
+    """:func:`created_in_order` for the nodes of one table, with the table's own memory of their
+    last answers (``seen``: id(a node's libmem requests) -> what its last True answer saw,
+    :func:`_remember`). It lives and dies with the table: its entries hold the nodes' requests,
+    event maps and pod records, which must not outlive the run that made them (held at module
+    level, they kept ~150,000 objects of the last run alive and slowed every later run in the
+    process by their scattered heap)."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen: dict[int, tuple[Any, ...]] = {}
+
+    def __call__(self, rn: "RuntimeNode", evs: dict[str, int]) -> bool:
+        return created_in_order(rn, evs, self.seen)
+
+
+def created_in_order(rn: "RuntimeNode", evs: dict[str, int], seen: dict[int, tuple[Any, ...]]) -> bool:
     """:func:`.runtime_canon_balloons.created_in_order` with fewer calls; with
     :data:`INCREMENTAL_ORDER`, after a creation on a node whose last answer was True, from that
-    answer (:func:`_since`)."""
+    answer (:func:`_since`; ``seen``: the last answers, :class:`OrderCheck`)."""
     assert rn.resmgr is not None
     policy: Any = rn.resmgr.policy
     requests = policy.mem_allocator.requests
     pods = rn.pods
     if INCREMENTAL_ORDER:
-        seen = _SEEN.get(id(requests))
-        if seen is not None and seen[0] is requests and _since(seen, pods, evs, requests):
+        last_answer = seen.get(id(requests))
+        if last_answer is not None and last_answer[0] is requests and _since(seen, last_answer, pods, evs, requests):
             return True
     last = _walk(pods, evs, requests)
     if last is not None and INCREMENTAL_ORDER:
-        _remember(pods, evs, requests, last)
+        _remember(seen, pods, evs, requests, last)
     return last is not None or len(requests) < 2
 
 
@@ -186,34 +203,23 @@ def _walk(pods: dict[str, Any], evs: dict[str, int], requests: dict[str, Any]) -
 #: every pod at every miss, ``bench_runtime_sim.py --plain``)
 INCREMENTAL_ORDER = True
 
-#: id(a node's libmem requests) -> what its last True answer saw (:func:`_remember`); emptied
-#: when a run's table of states starts (:func:`forget`): its entries hold the nodes' requests,
-#: event maps and pod records, which must not outlive the run that made them
-_SEEN: dict[int, tuple[Any, ...]] = {}
-
-
-def forget() -> None:
-    """Drop every remembered answer (a new run: the last run's nodes are garbage, and entries
-    here would keep their requests and records alive — ~150,000 objects a run at 5,000 nodes x
-    50,000 pods, slowing every later run in the process)."""
-    _SEEN.clear()
-
-
-def _remember(pods: dict[str, Any], evs: dict[str, int], requests: dict[str, Any], last: int) -> None:
+def _remember(seen: dict[int, tuple[Any, ...]], pods: dict[str, Any], evs: dict[str, int], requests: dict[str, Any],
+              last: int) -> None:
     """After a True answer (every request of a live container, made in their order; ``last``: the
     counter of the last): the requests, the event map, the last pod (its key and record) and the
     last request made, for :func:`_since`. Held by identity; cleared past a size (only a walk
     more)."""
-    if len(_SEEN) >= 16384:
-        _SEEN.clear()
+    if len(seen) >= 16384:
+        seen.clear()
     key = next(reversed(evs)) if evs else None
-    _SEEN[id(requests)] = (requests, evs, len(evs), key, pods.get(key) if key is not None else None,
+    seen[id(requests)] = (requests, evs, len(evs), key, pods.get(key) if key is not None else None,
                            len(requests), next(reversed(requests.values())) if requests else None, last)
 
 
-def _since(seen: tuple[Any, ...], pods: dict[str, Any], evs: dict[str, int], requests: dict[str, Any]) -> bool:
+def _since(seen: dict[int, tuple[Any, ...]], last_answer: tuple[Any, ...], pods: dict[str, Any], evs: dict[str, int],
+           requests: dict[str, Any]) -> bool:
     """Whether the walk would answer True, from its last True answer on this node (``seen``: the
-    same requests) when exactly one pod came since — the new pod, last in ``evs`` — and the only
+    same requests, an entry of ``seen``) when exactly one pod came since — the new pod, last in ``evs`` — and the only
     requests made since are its own: then the requests are the old ones (in their order, from
     live containers, as the last answer saw) and the new pod's, made after them in its
     containers' order. Proved without the walk:
@@ -228,7 +234,7 @@ def _since(seen: tuple[Any, ...], pods: dict[str, Any], evs: dict[str, int], req
       other was made.
 
     False: not proved (the walk then), not a False answer. Updates ``seen`` when True."""
-    (_requests, old_evs, n_evs, old_key, old_rec, n_requests, old_last, last) = seen
+    (_requests, old_evs, n_evs, old_key, old_rec, n_requests, old_last, last) = last_answer
     if old_evs is not evs or len(evs) != n_evs + 1:
         return False
     back = reversed(evs)
@@ -254,7 +260,7 @@ def _since(seen: tuple[Any, ...], pods: dict[str, Any], evs: dict[str, int], req
             return False
     if n_requests and next(back_requests) is not old_last:
         return False
-    _SEEN[id(requests)] = (requests, evs, n_evs + 1, new, rec, n_requests + k, mine[-1] if mine else old_last, last)
+    seen[id(requests)] = (requests, evs, n_evs + 1, new, rec, n_requests + k, mine[-1] if mine else old_last, last)
     return True
 
 

@@ -208,7 +208,7 @@ class Table:
     #: canonical states: what figures from keys read besides the key (:mod:`.runtime_fig`)
     key_figures: Any = None
     #: balloons states: whether a real node's libmem requests were made in creation order
-    #: (:func:`.runtime_canon_balloons.created_in_order`, or :mod:`.runtime_fig_balloons`' lean one)
+    #: (:func:`.runtime_canon_balloons.created_in_order`, or a lean :class:`.runtime_fig_balloons.OrderCheck`)
     in_order: Any = runtime_canon_balloons.created_in_order
     #: container id -> pod key, for keys made from their parent's (:mod:`.runtime_inckey`)
     owners: dict[str, str] = field(default_factory=dict)
@@ -446,7 +446,6 @@ class MemoNodes:
 
     def __init__(self, rt: "RuntimePolicies"):
         self.rt = rt
-        runtime_fig_balloons.forget()   # the last run's remembered order checks (their nodes are gone)
         self.tables: dict[tuple[int, int, int], Table] = {}
         self.nodes: dict[int, Virtual] = {}
         self._policy_ok: dict[int, bool] = {}
@@ -484,7 +483,7 @@ class MemoNodes:
                 table.guard = runtime_canon_balloons.order_free
                 if runtime_fig_balloons.ENABLED:
                     table.keyer, table.guard = runtime_fig_balloons.snapshot, runtime_fig_balloons.Guard()
-                    table.in_order = runtime_fig_balloons.created_in_order
+                    table.in_order = runtime_fig_balloons.OrderCheck()
                     if runtime_fig.figures_from_keys():
                         table.key_figures = runtime_fig_balloons.KeyFigures(sn.machine)
         v = self.nodes[i] = Virtual(table)

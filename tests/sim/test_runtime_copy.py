@@ -305,6 +305,21 @@ def test_the_memory_topology_is_shared_by_clones_and_never_written(policy: str) 
     assert _memory_topology(rn) == before == _memory_topology(twin)
 
 
+def test_balloons_list_of_balloon_types_is_shared_by_clones_and_never_written() -> None:
+    rn, rp, config = _started("balloons", 3)
+    twin = clone_runtime_node(rn, rp, config)
+    defs = rn.resmgr.policy.defs
+    assert twin.resmgr.policy.defs is defs and twin.resmgr.policy is not rn.resmgr.policy
+    before = list(defs)
+    rng = random.Random(7)
+    for k in range(3, 30):
+        if rng.random() < 0.35 and twin.pods:
+            twin.delete_pod(rng.choice(sorted(twin.pods)))
+        else:
+            twin.start_pod(_pod(k, rng.choice(("1", "2", "500m", "6")), rng.random() < 0.5))
+    assert defs == before and all(a is b for a, b in zip(defs, before))
+
+
 def _events(rng: random.Random, start: int, count: int, live: list[str]) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for k in range(start, start + count):

@@ -62,12 +62,12 @@ def test_the_lean_key_is_runtime_canon_balloons_key(monkeypatch: pytest.MonkeyPa
 @pytest.mark.parametrize("memories", sorted(MEMORIES))
 def test_the_lean_guard_and_order_check_answer_as_the_plain_ones(monkeypatch: pytest.MonkeyPatch, config: str,
                                                                  memories: str) -> None:
-    guard = runtime_fig_balloons.Guard()
+    guard, order = runtime_fig_balloons.Guard(), runtime_fig_balloons.OrderCheck()
 
     def check(table: Any, real: Any) -> tuple[bool, bool]:
         free = guard(real.rn)
         assert free == runtime_canon_balloons.order_free(real.rn)
-        in_order = runtime_fig_balloons.created_in_order(real.rn, real.evs)
+        in_order = order(real.rn, real.evs)
         assert in_order == runtime_canon_balloons.created_in_order(real.rn, real.evs)
         return free, in_order
 

@@ -5,7 +5,9 @@ made-up nodes it proves True only when one pod came and only its requests were m
 
 from __future__ import annotations
 
+import gc
 import random
+import weakref
 from types import SimpleNamespace
 from typing import Any
 
@@ -29,8 +31,8 @@ def test_the_order_check_from_the_last_answer_is_the_walks(monkeypatch: pytest.M
         proved.append(got)
         return got
 
-    def checking(rn: Any, evs: dict[str, int]) -> bool:
-        got = check(rn, evs)
+    def checking(rn: Any, evs: dict[str, int], seen: dict[int, Any]) -> bool:
+        got = check(rn, evs, seen)
         assert got == runtime_canon_balloons.created_in_order(rn, evs)
         return got
 
@@ -59,6 +61,12 @@ def test_runs_with_the_order_check_from_the_last_answer_are_the_walks(monkeypatc
 _counter = iter(range(1, 1 << 30))
 
 
+@pytest.fixture
+def check() -> runtime_fig_balloons.OrderCheck:
+    """A table's order check, with no answer remembered yet."""
+    return runtime_fig_balloons.OrderCheck()
+
+
 def _node() -> Any:
     requests: dict[str, Any] = {}
     alloc = SimpleNamespace(requests=requests)
@@ -84,15 +92,16 @@ def _delete(rn: Any, evs: dict[str, int], key: str) -> None:
     del evs[key]
 
 
-def _started(n: int = 3) -> tuple[Any, dict[str, int]]:
+def _started(check: runtime_fig_balloons.OrderCheck, n: int = 3) -> tuple[Any, dict[str, int]]:
     rn, evs = _node(), {}
     for i in range(n):
         _add(rn, evs, f"p{i}")
-    assert runtime_fig_balloons.created_in_order(rn, evs)   # the walk, remembered
+    assert check(rn, evs)   # the walk, remembered
     return rn, evs
 
 
-def _proved(rn: Any, evs: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> tuple[bool, bool]:
+def _proved(check: runtime_fig_balloons.OrderCheck, rn: Any, evs: dict[str, int],
+            monkeypatch: pytest.MonkeyPatch) -> tuple[bool, bool]:
     """(the answer, whether it came from the last answer) — and the walk agrees."""
     came: list[bool] = []
     since = runtime_fig_balloons._since
@@ -102,84 +111,94 @@ def _proved(rn: Any, evs: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> tu
         return came[-1]
 
     monkeypatch.setattr(runtime_fig_balloons, "_since", counting)
-    got = runtime_fig_balloons.created_in_order(rn, evs)
+    got = check(rn, evs)
     assert got == runtime_canon_balloons.created_in_order(rn, evs)
     return got, bool(came and came[-1])
 
 
-def test_a_new_pods_requests_made_after_the_old_ones_are_proved_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    rn, evs = _started()
+def test_a_new_pods_requests_made_after_the_old_ones_are_proved_in_order(
+        check: runtime_fig_balloons.OrderCheck, monkeypatch: pytest.MonkeyPatch) -> None:
+    rn, evs = _started(check)
     _add(rn, evs, "new", containers=2)
-    assert _proved(rn, evs, monkeypatch) == (True, True)
+    assert _proved(check, rn, evs, monkeypatch) == (True, True)
     _add(rn, evs, "newer", requests=False)   # and again from that answer, a pod without requests
-    assert _proved(rn, evs, monkeypatch) == (True, True)
+    assert _proved(check, rn, evs, monkeypatch) == (True, True)
 
 
-def test_a_request_made_late_for_an_old_container_takes_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_request_made_late_for_an_old_container_takes_the_walk(
+        check: runtime_fig_balloons.OrderCheck, monkeypatch: pytest.MonkeyPatch) -> None:
     rn, evs = _node(), {}
     _add(rn, evs, "a")
     _add(rn, evs, "b", requests=False)
     _add(rn, evs, "c")
-    assert runtime_fig_balloons.created_in_order(rn, evs)
+    assert check(rn, evs)
     _request(rn, "b/0")   # b's offer failed before: its request comes at a later pinning
     _add(rn, evs, "new")
-    assert _proved(rn, evs, monkeypatch) == (False, False)
+    assert _proved(check, rn, evs, monkeypatch) == (False, False)
 
 
-def test_a_pod_deleted_since_takes_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    rn, evs = _started()
+def test_a_pod_deleted_since_takes_the_walk(
+        check: runtime_fig_balloons.OrderCheck, monkeypatch: pytest.MonkeyPatch) -> None:
+    rn, evs = _started(check)
     _delete(rn, evs, "p1")
     _add(rn, evs, "x")
     _add(rn, evs, "new")
-    got, proved = _proved(rn, evs, monkeypatch)
+    got, proved = _proved(check, rn, evs, monkeypatch)
     assert got and not proved
 
 
-def test_an_orphan_request_takes_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    rn, evs = _started()
+def test_an_orphan_request_takes_the_walk(
+        check: runtime_fig_balloons.OrderCheck, monkeypatch: pytest.MonkeyPatch) -> None:
+    rn, evs = _started(check)
     del rn.pods["p1"], evs["p1"]   # its request left behind
     _add(rn, evs, "x", requests=False)
     _add(rn, evs, "new")
-    assert _proved(rn, evs, monkeypatch) == (False, False)
+    assert _proved(check, rn, evs, monkeypatch) == (False, False)
 
 
-def test_the_last_pod_made_again_under_its_key_takes_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_last_pod_made_again_under_its_key_takes_the_walk(
+        check: runtime_fig_balloons.OrderCheck, monkeypatch: pytest.MonkeyPatch) -> None:
     rn, evs = _node(), {}
     _add(rn, evs, "a")
     _add(rn, evs, "b", requests=False)
-    assert runtime_fig_balloons.created_in_order(rn, evs)
+    assert check(rn, evs)
     del rn.pods["a"], evs["a"]   # a's request left behind, b made again
     _delete(rn, evs, "b")
     _add(rn, evs, "b", requests=False)
     _add(rn, evs, "new")
-    got, proved = _proved(rn, evs, monkeypatch)
+    got, proved = _proved(check, rn, evs, monkeypatch)
     assert not proved and got == runtime_canon_balloons.created_in_order(rn, evs)
 
 
-def test_a_new_pods_requests_out_of_its_containers_order_are_not_in_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    rn, evs = _started()
+def test_a_new_pods_requests_out_of_its_containers_order_are_not_in_order(
+        check: runtime_fig_balloons.OrderCheck, monkeypatch: pytest.MonkeyPatch) -> None:
+    rn, evs = _started(check)
     _add(rn, evs, "new", containers=2, requests=False)
     _request(rn, "new/1")
     _request(rn, "new/0")
-    assert _proved(rn, evs, monkeypatch) == (False, False)
+    assert _proved(check, rn, evs, monkeypatch) == (False, False)
 
 
 def test_another_node_with_the_same_history_is_not_proved_by_this_ones_answer(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    rn, evs = _started()
+        check: runtime_fig_balloons.OrderCheck, monkeypatch: pytest.MonkeyPatch) -> None:
+    rn, evs = _started(check)
     other, other_evs = _node(), dict(evs)
     other.pods = dict(rn.pods)
     other.resmgr.policy.mem_allocator.requests.update(rn.resmgr.policy.mem_allocator.requests)
     _add(other, other_evs, "new")
-    assert _proved(other, other_evs, monkeypatch) == (True, False)
+    assert _proved(check, other, other_evs, monkeypatch) == (True, False)
 
 
 
-def test_a_new_run_forgets_the_last_runs_remembered_answers() -> None:
-    """The remembered order checks hold the nodes' requests and pod records: a new run's table
-    drops them, so no run keeps the last one's nodes alive (or pays for their heap)."""
-    from kubetwin.sim.runtime_memo import MemoNodes
-
-    runtime_fig_balloons._SEEN[0] = ({}, {}, 0, None, None, 0, None, -1)
-    MemoNodes(None)  # type: ignore[arg-type]
-    assert runtime_fig_balloons._SEEN == {}
+def test_the_remembered_answers_go_with_their_tables_run() -> None:
+    """They hold the nodes' requests and pod records: each table keeps its own, so a run's nodes do
+    not outlive it (nor slow later runs in the process with their heap)."""
+    arrivals = _arrivals(random.Random(62), 60, [{}], MEMORIES["light"])
+    got, memo = _run(_policy(CONFIGS["chart"]), DUAL, 4, arrivals, table=True)
+    checks = [t.in_order for t in memo.tables.values()]
+    assert checks and all(type(c) is runtime_fig_balloons.OrderCheck for c in checks)
+    held = [weakref.ref(entry[4]) for c in checks for entry in c.seen.values() if entry[4] is not None]
+    assert held
+    del got, memo, checks
+    gc.collect()
+    assert all(ref() is None for ref in held)
