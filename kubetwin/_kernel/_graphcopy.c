@@ -276,11 +276,26 @@ static PyObject *memo_or_self(PyObject *v, Memo *memo) {
     return v;
 }
 
+/* allocate instances of types with a managed __dict__ bare (set_bare): object.__new__(t) without the
+   inline attribute values it gives them (CPython 3.11: a values array allocated, then turned into a
+   dict and freed again when the object is given its own __dict__ — what new_with_dict does at once);
+   the object is the one object.__new__ makes but for those values: its dict and values pointers are
+   NULL, which is what CPython leaves after a __dict__ is read and cleared, and GenericSetDict fills */
+static int bare = 1;
+
+static PyObject *new_bare(PyTypeObject *t) {
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+    if (bare && (t->tp_flags & Py_TPFLAGS_MANAGED_DICT) && !(t->tp_flags & Py_TPFLAGS_IS_ABSTRACT))
+        return t->tp_alloc(t, 0);
+#endif
+    return PyBaseObject_Type.tp_new(t, empty, NULL);   /* object.__new__(t) */
+}
+
 /* a new object of x's type, put in the memo, holding a copy of x's __dict__ as its own (*nd: that
    copy, a new reference, for the caller to patch); NULL on error, *nd then NULL */
 static PyObject *new_with_dict(PyObject *x, Memo *memo, PyObject **nd) {
     *nd = NULL;
-    PyObject *new = PyBaseObject_Type.tp_new(Py_TYPE(x), empty, NULL);   /* object.__new__(type(x)) */
+    PyObject *new = new_bare(Py_TYPE(x));
     if (new == NULL) return NULL;
     if (memo_put(memo, x, new) < 0) goto fail;
     PyObject *state = PyObject_GenericGetDict(x, NULL);
@@ -631,7 +646,21 @@ static PyObject *copy_detached(PyObject *self, PyObject *const *args, Py_ssize_t
     return copy_with(args, nargs, 0, NULL);
 }
 
+/* set_bare(on): new objects with a managed __dict__ allocated bare (on, the default) or through
+   object.__new__ (A/B runs); returns whether bare allocation is possible in this build */
+static PyObject *set_bare(PyObject *self, PyObject *on) {
+    int v = PyObject_IsTrue(on);
+    if (v < 0) return NULL;
+    bare = v;
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000
+    Py_RETURN_TRUE;
+#else
+    Py_RETURN_FALSE;
+#endif
+}
+
 static PyMethodDef methods[] = {
+    {"set_bare", set_bare, METH_O, "set_bare(on): new objects with a managed __dict__ allocated without inline values"},
     {"configure", configure, METH_VARARGS, "configure(atoms, plain, owns, immutable, fallback, keep, shapes, slotted[, remember])"},
     {"copy", (PyCFunction)(void (*)(void))copy, METH_FASTCALL, "copy(x, memo): the copy of x (the memo filled)"},
     {"copy_detached", (PyCFunction)(void (*)(void))copy_detached, METH_FASTCALL,
@@ -643,7 +672,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_graphcopy", NULL, -
 
 /* the interface this build speaks (runtime_copy checks it: a build older than the Python code is
    not used, the Python twin runs) */
-#define INTERFACE 2
+#define INTERFACE 3
 
 PyMODINIT_FUNC PyInit__graphcopy(void) {
     empty = PyTuple_New(0);

@@ -636,7 +636,7 @@ NATIVE = True
 
 #: the interface of ``_graphcopy`` this module speaks (its ``INTERFACE``; bumped with every change
 #: of what ``configure`` and the copies take)
-GRAPHCOPY_INTERFACE = 2
+GRAPHCOPY_INTERFACE = 3
 
 
 def _load_native() -> Callable[[Any, dict[int, Any]], Any] | None:
@@ -747,4 +747,25 @@ def use_detached(on: bool) -> None:
     _copy_detached = _detached()
 
 
+#: the C kernel allocates the plain objects it copies bare (fourteenth session): CPython 3.11's
+#: ``object.__new__`` gives an instance of a class with a managed ``__dict__`` an array of inline
+#: attribute values, which giving it its own ``__dict__`` (what every copy does at once) turns into
+#: a dict and frees again — two allocations and two frees per object copied for nothing; the kernel
+#: takes the type's ``tp_alloc`` instead (the same object, no values yet; 3.11 only, other versions
+#: as ``object.__new__``). False: as ``object.__new__`` (A/B runs, ``bench_runtime_sim.py --plain``)
+BARE_NEW = True
+
+
+def use_bare_new(on: bool) -> bool:
+    """:data:`BARE_NEW` on or off; True when the kernel now allocates bare."""
+    global BARE_NEW
+    BARE_NEW = on
+    if _NATIVE_COPY is None:
+        return False
+    from .._kernel import _graphcopy
+
+    return bool(_graphcopy.set_bare(on)) and on
+
+
 use_native(NATIVE)
+use_bare_new(BARE_NEW)
