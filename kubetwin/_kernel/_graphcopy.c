@@ -21,7 +21,10 @@
  * same size and version (at most 8 kept). After a Python copier returns, what it added to the memo
  * is read into the table (copiers only add entries, as copy.deepcopy's do: an entry is never
  * replaced). The slot of an address is taken from 24 bits of its hash: tables beyond 2^24 slots
- * stay right, only slower.
+ * stay right, only slower. copy_detached() may also be given the shapes of its copy (a node never
+ * resized shares more: runtime_copy.SHARE_UNRESIZED); the copies a Python copier makes within it
+ * inherit them. Plain objects with a managed __dict__ are allocated bare (set_bare: tp_alloc, no
+ * inline values, since each is given its own __dict__ at once).
  *
  * Not an upstream module: a kubetwin fast path for the simulation of many copies of a node.
  */
@@ -39,6 +42,8 @@ static PyObject *keep = NULL;     /* set of types whose instances are shared (un
 static PyObject *shapes = NULL;   /* dict: type -> (share: bool, names: frozenset) for objects copied
                                      with every attribute shared as it is, but names (share), or
                                      every attribute copied, but names shared (or their copy met) */
+static PyObject *shapes_now = NULL; /* the shapes of the copy under way (borrowed): shapes, or those a
+                                       detached copy was given (copies called within it inherit them) */
 static PyObject *slotted = NULL;  /* dict: type -> tuple of its slot names */
 static PyObject *empty = NULL;    /* () */
 static PyObject *remember = NULL; /* remember(t): a tuple each of whose items is its own copy (the
@@ -509,7 +514,7 @@ static PyObject *copy_new(PyObject *x, Memo *memo) {
                 Py_INCREF(x);
                 return x;
             }
-            PyObject *shape = PyDict_GetItemWithError(shapes, (PyObject *)t);
+            PyObject *shape = PyDict_GetItemWithError(shapes_now, (PyObject *)t);
             if (shape != NULL) return copy_shaped(x, memo, shape);
             if (PyErr_Occurred()) return NULL;
             PyObject *names = PyDict_GetItemWithError(slotted, (PyObject *)t);
@@ -545,6 +550,7 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_INCREF(sl);
     Py_XSETREF(keep, kp);
     Py_XSETREF(shapes, sh);
+    shapes_now = shapes;
     Py_XSETREF(slotted, sl);
     Py_INCREF(a);
     Py_INCREF(p);
@@ -561,7 +567,7 @@ static PyObject *configure(PyObject *self, PyObject *args) {
 
 /* the copy of args[0] with the memo args[1]; the memo filled with what was copied (flush) or left
    as given */
-static PyObject *copy_with(PyObject *const *args, Py_ssize_t nargs, int flush, Memo *base) {
+static PyObject *copy_with(PyObject *const *args, Py_ssize_t nargs, int flush, Memo *base, PyObject *given) {
     if (nargs != 2 || !PyDict_CheckExact(args[1])) {
         PyErr_SetString(PyExc_TypeError, "copy(x, memo: dict)");
         return NULL;
@@ -573,14 +579,17 @@ static PyObject *copy_with(PyObject *const *args, Py_ssize_t nargs, int flush, M
     Memo memo;
     if (memo_init(&memo, args[1]) < 0) return NULL;
     memo.base = base;
+    PyObject *before = shapes_now;
+    if (given != NULL) shapes_now = given;   /* the caller keeps it alive for the call */
     PyObject *out = copy_value(args[0], &memo);
+    shapes_now = before;
     if (out != NULL && flush && memo_flush(&memo) < 0) Py_CLEAR(out);
     memo_free(&memo);
     return out;
 }
 
 static PyObject *copy(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    return copy_with(args, nargs, 1, NULL);
+    return copy_with(args, nargs, 1, NULL, NULL);
 }
 
 /* the tables of the bases met last (a base: a dict of the memo given again and again, unchanged;
@@ -627,6 +636,16 @@ static int base_table(PyObject *d) {
 }
 
 static PyObject *copy_detached(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *given = NULL;   /* shapes for this copy (a 4th argument), else the configured ones */
+    if (nargs == 4) {
+        if (!PyDict_CheckExact(args[3])) {
+            PyErr_SetString(PyExc_TypeError, "copy_detached(x, memo: dict, base: dict, shapes: dict)");
+            return NULL;
+        }
+        given = args[3];
+        nargs = 3;
+    }
+    if (nargs == 3 && args[2] == Py_None) nargs = 2;   /* no base */
     if (nargs == 3) {
         if (!PyDict_CheckExact(args[2])) {
             PyErr_SetString(PyExc_TypeError, "copy_detached(x, memo: dict, base: dict)");
@@ -636,14 +655,14 @@ static PyObject *copy_detached(PyObject *self, PyObject *const *args, Py_ssize_t
         if (i == -2) return NULL;
         if (i == -1) {   /* every table busy (copies within copies): the base merged into the memo */
             if (PyDict_Merge(args[1], args[2], 0) < 0) return NULL;
-            return copy_with(args, 2, 0, NULL);
+            return copy_with(args, 2, 0, NULL, given);
         }
         base_busy[i]++;
-        PyObject *out = copy_with(args, 2, 0, &bases[i]);
+        PyObject *out = copy_with(args, 2, 0, &bases[i], given);
         base_busy[i]--;
         return out;
     }
-    return copy_with(args, nargs, 0, NULL);
+    return copy_with(args, nargs, 0, NULL, given);
 }
 
 /* set_bare(on): new objects with a managed __dict__ allocated bare (on, the default) or through
@@ -664,7 +683,8 @@ static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(atoms, plain, owns, immutable, fallback, keep, shapes, slotted[, remember])"},
     {"copy", (PyCFunction)(void (*)(void))copy, METH_FASTCALL, "copy(x, memo): the copy of x (the memo filled)"},
     {"copy_detached", (PyCFunction)(void (*)(void))copy_detached, METH_FASTCALL,
-     "copy_detached(x, memo[, base]): the copy of x, the memo left as given (base: a dict read as part of it)"},
+     "copy_detached(x, memo[, base[, shapes]]): the copy of x, the memo left as given (base: a dict read as part "
+     "of it; shapes: the shapes of this copy)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -672,7 +692,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_graphcopy", NULL, -
 
 /* the interface this build speaks (runtime_copy checks it: a build older than the Python code is
    not used, the Python twin runs) */
-#define INTERFACE 3
+#define INTERFACE 4
 
 PyMODINIT_FUNC PyInit__graphcopy(void) {
     empty = PyTuple_New(0);

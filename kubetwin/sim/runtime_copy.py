@@ -49,6 +49,12 @@ lists), and :func:`copy_detached` (the copies of :mod:`.runtime_policies`) lets 
 the memo in a table of its own keyed by address, the started node's shared objects in a table kept
 from one copy to the next (:data:`DETACHED`); the kernel copies tuples itself.
 
+Fourteenth session: the kernel allocates the plain objects it copies bare (:data:`BARE_NEW`: no
+inline attribute values made only to be dropped for the copy's own ``__dict__``), and a node never
+resized in place — the table's, :func:`.runtime_policies.clone_runtime_node` with ``resizable``
+False — shares its containers' memory parts and unified entries with its copy
+(:data:`SHARE_UNRESIZED`).
+
 Not an upstream module: a kubetwin fast path for the simulation of nri-plugins' policies.
 """
 
@@ -220,13 +226,17 @@ def copy_state(obj: Any, memo: dict[int, Any]) -> Any:
     return _copy(obj, memo)
 
 
-def copy_detached(obj: Any, memo: dict[int, Any], base: dict[int, Any] | None = None) -> Any:
+def copy_detached(obj: Any, memo: dict[int, Any], base: dict[int, Any] | None = None, resizable: bool = True) -> Any:
     """:func:`copy_state` with the memo ``base`` updated with ``memo``, for a caller that throws the
     memo away after: the C kernel reads ``memo`` but fills it only for the Python copiers it calls
     (with what they read: the base's entries and the copies made so far), and keeps its own table
     of ``base`` (a dict given again and again unchanged: the objects every copy of a started node
     shares) from one call to the next (:data:`DETACHED`; else, and with the Python copier, a dict
-    of both filled as ever)."""
+    of both filled as ever). ``resizable`` False: neither ``obj`` nor its copy is ever resized in
+    place, so their containers' memory parts and unified entries are shared
+    (:data:`SHARE_UNRESIZED`)."""
+    if not resizable and SHARE_UNRESIZED:
+        return _copy_unresized(obj, memo, base)
     if base is None:
         return _copy_detached(obj, memo)
     if _copy_detached is not _copy:
@@ -234,6 +244,25 @@ def copy_detached(obj: Any, memo: dict[int, Any], base: dict[int, Any] | None = 
     merged = dict(base)
     merged.update(memo)
     return _copy(obj, merged)
+
+
+def _copy_unresized(obj: Any, memo: dict[int, Any], base: dict[int, Any] | None) -> Any:
+    """:func:`copy_detached` of a node never resized (:data:`SHARE_UNRESIZED`): the kernel given the
+    shapes that share a container's memory part and unified entries, the Python copier told so."""
+    global _UNRESIZED
+    before = _UNRESIZED
+    _UNRESIZED = True
+    try:
+        if _copy is not _py_copy:
+            from .._kernel import _graphcopy
+
+            if DETACHED:
+                return _graphcopy.copy_detached(obj, memo, base, _SHAPES_UNRESIZED)
+            merged = {**base, **memo} if base is not None else memo
+            return _graphcopy.copy_detached(obj, merged, None, _SHAPES_UNRESIZED)
+        return _copy(obj, {**base, **memo} if base is not None else memo)
+    finally:
+        _UNRESIZED = before
 
 
 def _py_copy(x: Any, memo: dict[int, Any]) -> Any:
@@ -443,6 +472,24 @@ _new = object.__new__
 #: node's plugin lists per event, topology-aware's leaf pools' child lists and balloons' list of
 #: balloon types are shared through :func:`read_only_parts`.
 SHARE_UNWRITTEN = True
+#: share a container's memory part (``LinuxMemory``) and ``unified`` entries between a node and its
+#: copy when neither is ever resized in place (``copy_detached(..., resizable=False)``: the table's
+#: nodes, :func:`.runtime_policies.clone_runtime_node`; fourteenth session; False: copied, as
+#: before, :func:`share_unresized`). Once a container is created, both are written in place only by
+#: an in-place resize: the resource manager's ``set_memory_limit`` / ``set_memory_swap`` (on the
+#: cached message, called only by ``ResourceManager.update_container``, the NRI ``UpdateContainer``
+#: of a resize) and the runtime's ``apply_update`` of the resized container's own request
+#: (``RuntimeNode.update_container_resources``). The updates a creation or a deletion sends to the
+#: other containers carry the policies' CPU fields only (the cache's setters ``set_cpu_*`` /
+#: ``set_cpuset_*``: their memory part is an empty ``LinuxMemory``, nothing ``apply_update`` or
+#: its fast twin writes from; no policy adds unified entries to an update, ``dst.unified.update``
+#: of an empty dict writes nothing); the merge of the plugins' adjustments writes only the
+#: container being created (new objects, never shared); ``ensure_memory`` on a container without
+#: a memory part sets a new one on its resources (copied). The table's nodes see creations and
+#: deletions only (a resize never reaches a runtime node in ``simulate``)
+SHARE_UNRESIZED = True
+#: the Python copier's twin of the kernel's shapes for unresized nodes: set during such a copy
+_UNRESIZED = False
 #: the attributes of a cached container never written after its creation
 _CACHED_UNWRITTEN = frozenset({"tags", "topology_hints"})
 #: the fields of a container's ``LinuxResources`` never written in place after its creation
@@ -490,7 +537,9 @@ def _resources(res: Any, memo: dict[int, Any]) -> Any:
     memo[id(res)] = new
     nd = new.__dict__ = res.__dict__.copy()
     memory, cpu = res.memory, res.cpu
-    if memory is not None:
+    if _UNRESIZED and memory is not None:   # never written in place on an unresized node: shared
+        nd["memory"] = memo.get(id(memory), memory)
+    elif memory is not None:
         part = memo.get(id(memory))
         if part is None:
             if type(memory) is _LinuxMemory:
@@ -515,7 +564,9 @@ def _resources(res: Any, memo: dict[int, Any]) -> Any:
     else:
         nd["hugepage_limits"] = _flat(res.hugepage_limits, memo)
         nd["devices"] = _flat(res.devices, memo)
-    nd["unified"] = _flat(res.unified, memo)
+    unified = res.unified
+    nd["unified"] = (memo.get(id(unified), unified) if _UNRESIZED and type(unified) not in _ATOMS
+                     else _flat(unified, memo))
     if res.pids is not None:
         nd["pids"] = _copy(res.pids, memo)
     return new
@@ -636,7 +687,7 @@ NATIVE = True
 
 #: the interface of ``_graphcopy`` this module speaks (its ``INTERFACE``; bumped with every change
 #: of what ``configure`` and the copies take)
-GRAPHCOPY_INTERFACE = 3
+GRAPHCOPY_INTERFACE = 4
 
 
 def _load_native() -> Callable[[Any, dict[int, Any]], Any] | None:
@@ -689,14 +740,30 @@ def _native_shapes() -> tuple[set[type], dict[type, tuple[bool, frozenset[str]]]
 _SHAPES: dict[type, tuple[bool, frozenset[str]]] = {}
 
 
+#: the kernel's shapes for a copy of an unresized node (:data:`SHARE_UNRESIZED`): :data:`_SHAPES` with a
+#: container's resources sharing their memory part and unified entries too
+_SHAPES_UNRESIZED: dict[type, tuple[bool, frozenset[str]]] = {}
+#: the fields of a container's ``LinuxResources`` an unresized node never writes in place
+_RESOURCES_UNRESIZED = frozenset({"memory", "unified"})
+
+
 def _shape_unwritten() -> None:
     """The kernel's shapes of a container's resources and of a cached container: what
-    :data:`SHARE_UNWRITTEN` shares, shared (or, off, nothing shared)."""
+    :data:`SHARE_UNWRITTEN` shares, shared (or, off, nothing shared); and those of unresized nodes."""
     from ..runtime.resmgr.cache import CachedContainer
 
     on = SHARE_UNWRITTEN
     _SHAPES[_LinuxResources] = (False, _RESOURCES_UNWRITTEN if on else frozenset())
     _SHAPES[CachedContainer] = (False, _CACHED_UNWRITTEN if on else frozenset())
+    _SHAPES_UNRESIZED.clear()
+    _SHAPES_UNRESIZED.update(_SHAPES)
+    _SHAPES_UNRESIZED[_LinuxResources] = (False, _SHAPES[_LinuxResources][1] | _RESOURCES_UNRESIZED)
+
+
+def share_unresized(on: bool) -> None:
+    """:data:`SHARE_UNRESIZED` on or off (A/B runs, ``bench_runtime_sim.py --plain``)."""
+    global SHARE_UNRESIZED
+    SHARE_UNRESIZED = on
 
 
 def share_unwritten(on: bool) -> None:

@@ -743,7 +743,7 @@ class MemoNodes:
             from .runtime_policies import clone_runtime_node
 
             sn = v.table.node
-            st.parked = Real(clone_runtime_node(real.rn, sn.runtime, sn.kubelet), list(real.keys), dict(real.evs))
+            st.parked = Real(clone_runtime_node(real.rn, sn.runtime, sn.kubelet, resizable=False), list(real.keys), dict(real.evs))
 
     def _real(self, v: Virtual) -> Real:
         """A real node in ``v``'s state: the one it holds, the one parked there, or the one parked
@@ -763,7 +763,7 @@ class MemoNodes:
 
             sn = table.node
             table.copied_held += 1
-            return Real(clone_runtime_node(st.held.rn, sn.runtime, sn.kubelet), list(st.held.keys), dict(st.held.evs))
+            return Real(clone_runtime_node(st.held.rn, sn.runtime, sn.kubelet, resizable=False), list(st.held.keys), dict(st.held.evs))
         k = len(v.path) - 1
         # on balloons states: not from before the node's last ordered creation (another order there)
         floor = runtime_canon_balloons.replay_floor(v.history) if table.guard is not None else 0
@@ -790,7 +790,7 @@ class MemoNodes:
                 from .runtime_policies import clone_runtime_node
 
                 sn = table.node
-                real = Real(clone_runtime_node(parked.rn, sn.runtime, sn.kubelet), list(parked.keys), dict(parked.evs))
+                real = Real(clone_runtime_node(parked.rn, sn.runtime, sn.kubelet, resizable=False), list(parked.keys), dict(parked.evs))
         else:
             k = 0
             real = Real(self._fresh(v))

@@ -156,10 +156,12 @@ def fork_runtime_node(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any
     return _deepcopy(started, {id(started.kubelet): kubelet}, shared)
 
 
-def clone_runtime_node(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> "RuntimeNode":
+def clone_runtime_node(rn: "RuntimeNode", rp: RuntimePolicy, config: Any, resizable: bool = True) -> "RuntimeNode":
     """A copy of ``rn`` (a node forked by :func:`fork_runtime_node`) in its current state, below
-    the same kubelet, sharing what the fork shares."""
-    return _deepcopy(rn, {id(rn.kubelet): rn.kubelet}, _template(rn.machine, rp, config, rn.kubelet)[1])
+    the same kubelet, sharing what the fork shares. ``resizable`` False: neither ``rn`` nor the copy
+    is ever resized in place (``update_container_resources``; the table's nodes, which only create
+    and delete pods), so they share more (:data:`.runtime_copy.SHARE_UNRESIZED`)."""
+    return _deepcopy(rn, {id(rn.kubelet): rn.kubelet}, _template(rn.machine, rp, config, rn.kubelet)[1], resizable)
 
 
 def shared_objects(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> list[Any]:
@@ -172,8 +174,9 @@ def shared_objects(rn: "RuntimeNode", rp: RuntimePolicy, config: Any) -> list[An
 FAST_COPY = True
 
 
-def _deepcopy(obj: Any, memo: dict[int, Any], shared: dict[int, Any]) -> Any:
-    """A copy of ``obj`` with the memo ``shared`` (the template's, never changed) updated with ``memo``."""
+def _deepcopy(obj: Any, memo: dict[int, Any], shared: dict[int, Any], resizable: bool = True) -> Any:
+    """A copy of ``obj`` with the memo ``shared`` (the template's, never changed) updated with ``memo``
+    (``resizable``: see :func:`clone_runtime_node`)."""
     if FAST_COPY:
         global _copy_state
         fast = _copy_state
@@ -182,13 +185,13 @@ def _deepcopy(obj: Any, memo: dict[int, Any], shared: dict[int, Any]) -> Any:
             from .runtime_copy import copy_detached
 
             fast = _copy_state = copy_detached
-        return fast(obj, memo, shared)
+        return fast(obj, memo, shared) if resizable else fast(obj, memo, shared, False)
     import copy
 
     return copy.deepcopy(obj, {**shared, **memo})
 
 
-_copy_state: Callable[[Any, dict[int, Any], dict[int, Any]], Any] | None = None
+_copy_state: Callable[..., Any] | None = None
 
 
 def _template(machine: Any, rp: RuntimePolicy, config: Any, kubelet: Any) -> tuple["RuntimeNode", dict[int, Any]]:

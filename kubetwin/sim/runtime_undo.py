@@ -120,7 +120,7 @@ def _undone(table: "Table", state: int, src: "Real", gone: str) -> "Real | None"
     from .runtime_policies import clone_runtime_node
 
     sn = table.node
-    rn = clone_runtime_node(src.rn, sn.runtime, sn.kubelet)
+    rn = clone_runtime_node(src.rn, sn.runtime, sn.kubelet, resizable=False)
     warned = warn_calls()
     rn.delete_pod(gone)
     evs = dict(src.evs)
