@@ -303,6 +303,7 @@ def main() -> None:
         runtime_copy.use_detached(False)
         runtime_copy.use_bare_new(False)
         runtime_copy.share_unresized(False)
+        runtime_copy.use_direct_slots(False)
         runtime_copy.share_unwritten(False)   # before any node starts (read_only_parts)
         from kubetwin.runtime import cpuallocator_keys, cpuallocator_memo, libmem_offers
         from kubetwin.runtime.policies.balloons import cputree_memo

@@ -30,6 +30,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -367,7 +368,36 @@ fail:
     return NULL;
 }
 
-/* an object with slots: each slot set read and written by name, unset ones left unset */
+/* the offsets of a slotted type's slots (a bytes object of Py_ssize_t), or None where a name is not a
+   plain object slot of its own (a member descriptor of type T_OBJECT_EX, writable): read and written
+   by name then; kept per type (direct, set_direct) */
+static PyObject *slot_offsets = NULL;   /* dict: type -> bytes of offsets, or None */
+static int direct = 1;
+
+static PyObject *offsets_of(PyTypeObject *t, PyObject *names) {
+    PyObject *got = PyDict_GetItemWithError(slot_offsets, (PyObject *)t);
+    if (got != NULL || PyErr_Occurred()) return got;
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(Py_ssize_t));
+    if (out == NULL) return NULL;
+    Py_ssize_t *offs = (Py_ssize_t *)PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = _PyType_Lookup(t, PyTuple_GET_ITEM(names, i));   /* borrowed */
+        PyMemberDef *m = d != NULL && Py_IS_TYPE(d, &PyMemberDescr_Type) ? ((PyMemberDescrObject *)d)->d_member : NULL;
+        if (m == NULL || m->type != T_OBJECT_EX || (m->flags & READONLY) || m->offset <= 0
+                || (size_t)m->offset + sizeof(PyObject *) > (size_t)t->tp_basicsize) {
+            Py_SETREF(out, Py_NewRef(Py_None));
+            break;
+        }
+        offs[i] = m->offset;
+    }
+    int r = PyDict_SetItem(slot_offsets, (PyObject *)t, out);
+    Py_DECREF(out);
+    return r < 0 ? NULL : out;   /* the dict holds it */
+}
+
+/* an object with slots: each slot set read and written by name (or at its offset, the member
+   descriptor's own reading and writing), unset ones left unset */
 static PyObject *copy_slotted(PyObject *x, Memo *memo, PyObject *names) {
     if (!PyTuple_Check(names)) {
         PyErr_SetString(PyExc_TypeError, "slot names are a tuple");
@@ -380,6 +410,22 @@ static PyObject *copy_slotted(PyObject *x, Memo *memo, PyObject *names) {
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(names);
+    PyObject *offsets = direct ? offsets_of(Py_TYPE(x), names) : Py_None;
+    if (offsets == NULL) goto fail;
+    if (offsets != Py_None) {   /* each slot at its offset: NULL is unset (T_OBJECT_EX) */
+        const Py_ssize_t *offs = (const Py_ssize_t *)PyBytes_AS_STRING(offsets);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *v = *(PyObject **)((char *)x + offs[i]);
+            if (v == NULL) continue;
+            Py_INCREF(v);
+            PyObject *c = copy_value(v, memo);
+            Py_DECREF(v);
+            if (c == NULL) goto fail;
+            PyObject **slot = (PyObject **)((char *)new + offs[i]);
+            Py_XSETREF(*slot, c);   /* the new object's slot: NULL until now (unless a cycle set it) */
+        }
+        return new;
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyTuple_GET_ITEM(names, i);
         PyObject *v = PyObject_GetAttr(x, name);
@@ -678,7 +724,17 @@ static PyObject *set_bare(PyObject *self, PyObject *on) {
 #endif
 }
 
+/* set_direct(on): slotted objects' slots read and written at their offsets (on, the default) or by
+   name (A/B runs) */
+static PyObject *set_direct(PyObject *self, PyObject *on) {
+    int v = PyObject_IsTrue(on);
+    if (v < 0) return NULL;
+    direct = v;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_direct", set_direct, METH_O, "set_direct(on): slots copied at their offsets"},
     {"set_bare", set_bare, METH_O, "set_bare(on): new objects with a managed __dict__ allocated without inline values"},
     {"configure", configure, METH_VARARGS, "configure(atoms, plain, owns, immutable, fallback, keep, shapes, slotted[, remember])"},
     {"copy", (PyCFunction)(void (*)(void))copy, METH_FASTCALL, "copy(x, memo): the copy of x (the memo filled)"},
@@ -692,11 +748,13 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_graphcopy", NULL, -
 
 /* the interface this build speaks (runtime_copy checks it: a build older than the Python code is
    not used, the Python twin runs) */
-#define INTERFACE 4
+#define INTERFACE 5
 
 PyMODINIT_FUNC PyInit__graphcopy(void) {
     empty = PyTuple_New(0);
     if (empty == NULL) return NULL;
+    slot_offsets = PyDict_New();
+    if (slot_offsets == NULL) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && PyModule_AddIntConstant(m, "INTERFACE", INTERFACE) < 0) {
         Py_DECREF(m);

@@ -50,7 +50,8 @@ the memo in a table of its own keyed by address, the started node's shared objec
 from one copy to the next (:data:`DETACHED`); the kernel copies tuples itself.
 
 Fourteenth session: the kernel allocates the plain objects it copies bare (:data:`BARE_NEW`: no
-inline attribute values made only to be dropped for the copy's own ``__dict__``), and a node never
+inline attribute values made only to be dropped for the copy's own ``__dict__``) and copies slots at
+their offsets (:data:`DIRECT_SLOTS`), and a node never
 resized in place — the table's, :func:`.runtime_policies.clone_runtime_node` with ``resizable``
 False — shares its containers' memory parts and unified entries with its copy
 (:data:`SHARE_UNRESIZED`).
@@ -687,7 +688,7 @@ NATIVE = True
 
 #: the interface of ``_graphcopy`` this module speaks (its ``INTERFACE``; bumped with every change
 #: of what ``configure`` and the copies take)
-GRAPHCOPY_INTERFACE = 4
+GRAPHCOPY_INTERFACE = 5
 
 
 def _load_native() -> Callable[[Any, dict[int, Any]], Any] | None:
@@ -834,5 +835,23 @@ def use_bare_new(on: bool) -> bool:
     return bool(_graphcopy.set_bare(on)) and on
 
 
+#: the C kernel copies a slotted object's slots at their offsets (fourteenth session: the member
+#: descriptor's own reading and writing, without an attribute lookup by name per slot; libmem's
+#: requests and zones, the pools' supplies); slots that are not plain object slots of their class
+#: are read and written by name as before. False: by name (A/B runs, ``bench_runtime_sim.py --plain``)
+DIRECT_SLOTS = True
+
+
+def use_direct_slots(on: bool) -> None:
+    """:data:`DIRECT_SLOTS` on or off."""
+    global DIRECT_SLOTS
+    DIRECT_SLOTS = on
+    if _NATIVE_COPY is not None:
+        from .._kernel import _graphcopy
+
+        _graphcopy.set_direct(on)
+
+
 use_native(NATIVE)
 use_bare_new(BARE_NEW)
+use_direct_slots(DIRECT_SLOTS)
