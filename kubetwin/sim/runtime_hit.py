@@ -113,7 +113,7 @@ def _keyed(table: "Table", pod: "Pod", kubelet: Any, blank: bytes) -> tuple[Hash
 def start(memo: "MemoNodes", i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, tuple[str, str] | None]:
     """:meth:`.runtime_memo.MemoNodes.start` with its hit in one frame: the key, the edge, the
     answer applied; a miss goes to the table's own code."""
-    v = memo.nodes.get(i)
+    v = memo.at[i]   # ``memo.nodes.get(i)``
     if v is None:
         v = memo._virtual(i, kubelet)
         if v is None:
