@@ -145,6 +145,9 @@ class Edge:
     stays: bool | None = None
     #: the rows as a hit copies them: the identity keys in place, values to fill (:mod:`.runtime_hit`)
     forms: tuple[dict[str, Any], ...] | None = None
+    #: the one form of an edge of one row (``forms[0]``; None otherwise, or not made yet): a hit
+    #: copies it without reading the tuple — a cold object of its own (:mod:`.runtime_hit`)
+    form: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

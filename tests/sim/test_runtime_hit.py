@@ -221,3 +221,20 @@ def test_a_hit_finds_its_node_by_index_as_the_tables_nodes_hold_it(seed: int) ->
     for i, v in enumerate(memo.at):
         assert v is memo.nodes.get(i)
     assert sum(t.hits for t in memo.tables.values()) > 0
+
+
+@pytest.mark.parametrize("seed", (14, 15))
+def test_a_hit_copies_an_edge_of_one_row_from_its_form_alone(seed: int) -> None:
+    sim = _lean_run(seed, pods=240, nodes=6)
+    one = more = 0
+    for table in sim.runtime.memo.tables.values():
+        for edge in table.edges.values():
+            if edge.forms is None:   # no hit yet
+                assert edge.form is None
+            elif len(edge.forms) == 1:
+                assert edge.form is edge.forms[0]
+                one += 1
+            else:
+                assert edge.form is None
+                more += len(edge.forms) > 1
+    assert one and more   # edges of one container's row and of two
