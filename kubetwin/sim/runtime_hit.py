@@ -13,10 +13,12 @@ answer is the same, field by field:
   one object per pod shape and table (so every node's history holds that one object), together
   with that key's creation edges by state (``Table.by_event``): the hit's edge is found by the
   state alone, no ``(state, key)`` tuple made, hashed and compared;
-* :func:`start` is the whole hit in one frame (the node, the key, the edge, the answer): the
-  pod's placement rows (copied from forms made once per edge, the keys in the plain path's
-  order, one form object per content and table: a few hundred shared by thousands of edges
-  stay in the cache), its CPUs and memory nodes, the node's next state; a hit does not count
+* :func:`start` is the whole hit in one frame (the node — read from a list by index,
+  ``MemoNodes.at`` —, the key, the edge, the answer): the pod's placement rows (copied from
+  forms made once per edge, the keys in the plain path's order, one form object per content and
+  table: a few hundred shared by thousands of edges stay in the cache; an edge of one row keeps
+  its form in ``Edge.form`` too, so a hit does not read the edge's tuple of forms, a cold object
+  of its own), its CPUs and memory nodes, the node's next state; a hit does not count
   the node's NodeResourceTopology version (``RuntimePolicies.versions``: read only by
   ``live_nrt``, which is never installed where nodes are on the table); on pod-keyed states
   (:mod:`.runtime_canon`) the pods' positions are not renumbered per creation — neither a hit's
@@ -113,7 +115,7 @@ def _keyed(table: "Table", pod: "Pod", kubelet: Any, blank: bytes) -> tuple[Hash
 def start(memo: "MemoNodes", i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, tuple[str, str] | None]:
     """:meth:`.runtime_memo.MemoNodes.start` with its hit in one frame: the key, the edge, the
     answer applied; a miss goes to the table's own code."""
-    v = memo.nodes.get(i)
+    v = memo.at[i]   # ``memo.nodes.get(i)``
     if v is None:
         v = memo._virtual(i, kubelet)
         if v is None:
@@ -153,15 +155,25 @@ def start(memo: "MemoNodes", i: int, sp: "SimPod", kubelet: Any) -> tuple[bool, 
     if v.real is not None:
         runtime_memo.MemoNodes._park(v)
     key = f"{md.namespace}/{md.name}"   # ``pod.key``
-    forms = edge.forms
-    if forms is None:
-        forms = edge.forms = _forms(table, edge)
-    if forms:
+    form = edge.form
+    if form is None:
+        forms = edge.forms
+        if forms is None:
+            forms = edge.forms = _forms(table, edge)
+            form = edge.form = forms[0] if len(forms) == 1 else None
+    if form is not None:   # one row (one container), copied from the edge's form itself
+        row = form.copy()   # the keys in the plain path's order: pod, the template's, time, node
+        row["pod"] = key
+        sim = rt.sim
+        row["time"] = sim.now
+        row["node"] = sim.cluster.names[i]
+        rt.placed.append(row)
+    elif forms:
         sim = rt.sim
         now, name = sim.now, sim.cluster.names[i]
         placed = rt.placed
         for t in forms:
-            row = t.copy()   # the keys in the plain path's order: pod, the template's, time, node
+            row = t.copy()
             row["pod"] = key
             row["time"] = now
             row["node"] = name

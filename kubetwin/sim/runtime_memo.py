@@ -145,6 +145,9 @@ class Edge:
     stays: bool | None = None
     #: the rows as a hit copies them: the identity keys in place, values to fill (:mod:`.runtime_hit`)
     forms: tuple[dict[str, Any], ...] | None = None
+    #: the one form of an edge of one row (``forms[0]``; None otherwise, or not made yet): a hit
+    #: copies it without reading the tuple — a cold object of its own (:mod:`.runtime_hit`)
+    form: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)
@@ -448,6 +451,9 @@ class MemoNodes:
         self.rt = rt
         self.tables: dict[tuple[int, int, int], Table] = {}
         self.nodes: dict[int, Virtual] = {}
+        #: ``nodes`` by index (None: not on the table), read by a hit (:func:`.runtime_hit.start`):
+        #: one slot of a list instead of a dictionary's index, entry and key — cold lines in the run
+        self.at: list[Virtual | None] = [None] * len(rt.nodes)
         self._policy_ok: dict[int, bool] = {}
 
     # --- which nodes ---------------------------------------------------------------------------
@@ -486,7 +492,7 @@ class MemoNodes:
                     table.in_order = runtime_fig_balloons.OrderCheck()
                     if runtime_fig.figures_from_keys():
                         table.key_figures = runtime_fig_balloons.KeyFigures(sn.machine)
-        v = self.nodes[i] = Virtual(table)
+        v = self.nodes[i] = self.at[i] = Virtual(table)
         return v
 
     # --- the run's calls -----------------------------------------------------------------------
@@ -843,6 +849,7 @@ class MemoNodes:
         from .runtime_policies import fork_runtime_node
 
         del self.nodes[i]
+        self.at[i] = None
         if v.real is not None and v.table.states[v.state].held is v.real:
             v.table.states[v.state].held = None
         self.rt.plain.add(i)

@@ -208,3 +208,33 @@ def test_a_hit_does_not_count_the_nodes_topology_version() -> None:
     assert sum(t.hits for t in memo.tables.values()) > 0
     # a miss (the NRI path ran) counts one version, a hit none
     assert sum(sim.runtime.versions[i] for i in memo.nodes) == sum(t.misses for t in memo.tables.values())
+
+
+@pytest.mark.parametrize("seed", (17, 18))
+def test_a_hit_finds_its_node_by_index_as_the_tables_nodes_hold_it(seed: int) -> None:
+    # pods with an affinity annotation are never keyed: their nodes leave the table (``_leave``)
+    rp = RuntimePolicy("topology-aware", load_policy("topology-aware"))
+    sim, _, _ = _same(rp, MACHINES[0], seed, [{}] * 5 + [{"example.com/affinity": "x"}], pods=120, nodes=24)
+    memo = sim.runtime.memo
+    assert memo.rt.plain and memo.nodes   # nodes that left, nodes still on the table
+    assert len(memo.at) == len(sim.runtime.nodes)
+    for i, v in enumerate(memo.at):
+        assert v is memo.nodes.get(i)
+    assert sum(t.hits for t in memo.tables.values()) > 0
+
+
+@pytest.mark.parametrize("seed", (14, 15))
+def test_a_hit_copies_an_edge_of_one_row_from_its_form_alone(seed: int) -> None:
+    sim = _lean_run(seed, pods=240, nodes=6)
+    one = more = 0
+    for table in sim.runtime.memo.tables.values():
+        for edge in table.edges.values():
+            if edge.forms is None:   # no hit yet
+                assert edge.form is None
+            elif len(edge.forms) == 1:
+                assert edge.form is edge.forms[0]
+                one += 1
+            else:
+                assert edge.form is None
+                more += len(edge.forms) > 1
+    assert one and more   # edges of one container's row and of two
