@@ -216,6 +216,9 @@ class Table:
     #: balloons states: whether a real node's libmem requests were made in creation order
     #: (:func:`.runtime_canon_balloons.created_in_order`, or a lean :class:`.runtime_fig_balloons.OrderCheck`)
     in_order: Any = runtime_canon_balloons.created_in_order
+    #: during a creation miss: the guard answered True for its real node after the creation
+    #: (:data:`GUARD_ONCE`; ``_arrive`` takes it and clears it)
+    guarded: bool = False
     #: container id -> pod key, for keys made from their parent's (:mod:`.runtime_inckey`)
     owners: dict[str, str] = field(default_factory=dict)
     #: state -> its creation edges ``(event, next state)``, and how many of ``edges`` that index
@@ -592,8 +595,8 @@ class MemoNodes:
             real.since = (parent, touched)
         # the guard answered True above unless it was not asked (no guard, an ordered state) or
         # the node crossed the bound
-        self._arrive(table, edge, real, key, GUARD_ONCE and table.guard is not None and not crossed
-                     and v.state not in table.ordered)
+        table.guarded = GUARD_ONCE and table.guard is not None and not crossed and v.state not in table.ordered
+        self._arrive(table, edge, real, key)
         self._advance(v, edge.next, ("c", pod, ev), key, edge)
         v.real = table.states[edge.next].held = real
         _settle(self.rt.sim)
@@ -652,10 +655,11 @@ class MemoNodes:
 
     # --- states --------------------------------------------------------------------------------
     @staticmethod
-    def _arrive(table: Table, edge: Edge, real: Real, created: str | None, guarded: bool = False) -> None:
+    def _arrive(table: Table, edge: Edge, real: Real, created: str | None) -> None:
         """After a miss, ``real`` is in the edge's next state: a new one, or on canonical states
-        the one of its key if the table holds it (then its pods are put in that state's order).
-        ``guarded``: the table's guard already answered True for the node as it is now."""
+        the one of its key if the table holds it (then its pods are put in that state's order)."""
+        guarded = table.guarded   # the guard answered True for the node as it is now (GUARD_ONCE)
+        table.guarded = False
         if table.canon is None:
             edge.next = table.new_state()
             table.states[edge.next].figures = _figures(real.rn)

@@ -28,15 +28,16 @@ def _asking(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     seen = {"asked": 0, "taken": 0, "creation_misses": 0}
     arrive = runtime_memo.MemoNodes._arrive
 
-    def arriving(table: Any, edge: Any, real: Any, created: Any, guarded: bool = False) -> None:
+    def arriving(table: Any, edge: Any, real: Any, created: Any) -> None:
         if created is not None:
             seen["creation_misses"] += 1
-        if guarded:
+        if table.guarded:
             seen["taken"] += 1
             asked = seen["asked"]
             assert table.guard(real.rn)
             seen["asked"] = asked
-        arrive(table, edge, real, created, guarded)
+        arrive(table, edge, real, created)
+        assert not table.guarded
 
     monkeypatch.setattr(runtime_memo.MemoNodes, "_arrive", staticmethod(arriving))
     guard = runtime_memo.runtime_fig_balloons.Guard.__call__
