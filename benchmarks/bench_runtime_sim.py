@@ -290,6 +290,7 @@ def main() -> None:
         runtime_fig_balloons.INCREMENTAL_ORDER = False
         runtime_hit.ENABLED = False
         runtime_memo.FAST_PARENT = False
+        runtime_memo.GUARD_ONCE = False
         from kubetwin.sim import runtime_inckey, runtime_undo
 
         runtime_inckey.INCREMENTAL = False

@@ -72,8 +72,8 @@ def _type_positions(defs: list[Any]) -> dict[int, int]:
 
 def balloon_entry(types: dict[int, int], b: Any) -> tuple[Any, ...]:
     """One balloon's part of a balloons state key: its type's position, instance, CPUs, memory
-    nodes, shared idle CPUs and non-empty groups (one definition for :func:`snapshot` and
-    :mod:`.runtime_inckey`)."""
+    nodes, shared idle CPUs and non-empty groups (:func:`snapshot`'s; :mod:`.runtime_inckey`
+    makes the same tuple inline, and its tests hold the two keys equal)."""
     groups = b.groups
     return (types[id(b.defn)], b.instance, b.cpus._mask, b.mems, b.shared_idle_cpus._mask,
             tuple(sorted([(g, n) for g, n in groups.items() if n])) if groups else ())

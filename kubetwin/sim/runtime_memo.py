@@ -111,6 +111,12 @@ ENABLED = True
 #: leaves the collector alone.
 FREEZE_AFTER_MISS = True
 
+#: balloons' memory bound asked once a creation miss: :meth:`MemoNodes._miss` asks the guard
+#: whether the node crossed it, and when it did not, ``_arrive`` takes that answer instead of
+#: asking again (between the two only the new pod's placement is read: nothing moves a libmem
+#: request). False: asked twice, as before (``bench_runtime_sim.py --plain``)
+GUARD_ONCE = True
+
 
 class Real:
     """A started :class:`RuntimeNode` and the keys of the pods created on it, in history order
@@ -213,6 +219,9 @@ class Table:
     #: balloons states: whether a real node's libmem requests were made in creation order
     #: (:func:`.runtime_canon_balloons.created_in_order`, or a lean :class:`.runtime_fig_balloons.OrderCheck`)
     in_order: Any = runtime_canon_balloons.created_in_order
+    #: during a creation miss: the guard answered True for its real node after the creation
+    #: (:data:`GUARD_ONCE`; ``_arrive`` takes it and clears it)
+    guarded: bool = False
     #: container id -> pod key, for keys made from their parent's (:mod:`.runtime_inckey`)
     owners: dict[str, str] = field(default_factory=dict)
     #: state -> its creation edges ``(event, next state)``, and how many of ``edges`` that index
@@ -590,6 +599,9 @@ class MemoNodes:
                 table.key_figures.pods.setdefault(num, pod)
         if parent is not None and not crossed:
             real.since = (parent, touched)
+        # the guard answered True above unless it was not asked (no guard, an ordered state) or
+        # the node crossed the bound
+        table.guarded = GUARD_ONCE and table.guard is not None and not crossed and v.state not in table.ordered
         self._arrive(table, edge, real, key)
         self._advance(v, edge.next, ("c", pod, ev), key, edge)
         v.real = table.states[edge.next].held = real
@@ -652,6 +664,8 @@ class MemoNodes:
     def _arrive(table: Table, edge: Edge, real: Real, created: str | None) -> None:
         """After a miss, ``real`` is in the edge's next state: a new one, or on canonical states
         the one of its key if the table holds it (then its pods are put in that state's order)."""
+        guarded = table.guarded   # the guard answered True for the node as it is now (GUARD_ONCE)
+        table.guarded = False
         if table.canon is None:
             edge.next = table.new_state()
             table.states[edge.next].figures = _figures(real.rn)
@@ -681,7 +695,7 @@ class MemoNodes:
         else:
             edge.perm, edge.born = perm, born
         real.keys = order
-        if table.guard is not None and not (table.guard(real.rn) and table.in_order(real.rn, real.evs)):
+        if table.guard is not None and not ((guarded or table.guard(real.rn)) and table.in_order(real.rn, real.evs)):
             edge.next = table.new_state()
             table.ordered.add(edge.next)
             table.states[edge.next].figures = _figures(real.rn)
