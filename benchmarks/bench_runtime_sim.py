@@ -331,7 +331,9 @@ def main() -> None:
         from kubetwin.runtime import fastcreate, fastpod
 
         fastcreate.ENABLED = False
+        fastcreate.SHARED_EMPTIES = False
         fastpod.ENABLED = False
+        fastpod.SHARED_EMPTIES = False
         from kubetwin.runtime.policies.balloons import fast as balloons_fast
         from kubetwin.runtime.policies.balloons import fastalloc as balloons_fastalloc
         from kubetwin.runtime.policies.balloons import fastpin as balloons_fastpin
