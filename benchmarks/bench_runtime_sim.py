@@ -345,6 +345,7 @@ def main() -> None:
         balloons_treekernel.ENABLED = False
         balloons_fastpin.ENABLED = False
         balloons_fastalloc.ENABLED = False
+        balloons_fastalloc.WHOLE_BRANCH = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     static = _time("kubelet static + single-numa-node",
                    lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)), a.repeat)
