@@ -327,6 +327,7 @@ def main() -> None:
         cache.ESTIMATES_KEPT = False
         cache.QUICK_REQUESTS = False
         cache.SAME_SKIPPED = False
+        cache.SHARED_EMPTIES = False
         fastmerge.ENABLED = False
         from kubetwin.runtime import fastcreate, fastpod
 
