@@ -32,7 +32,7 @@ def _empties() -> list[Any]:
             hooks.start_container, hooks.poststart, hooks.poststop, fastpod._NO_ADJUSTMENT, fastpod._NO_REPLIES,
             fastpod._NO_OWNERS, cache._NO_HUGEPAGES, cache._NO_UNIFIED, cache._NO_RULES, cache._NO_ANNOTATIONS,
             cache._NO_ENV, cache._NO_DEVICES, cache._NO_NAMESPACES, cache._NO_SYSCTL, cache._NO_NET_DEVICES,
-            cache._NO_RLIMITS, cache._NO_CDI_DEVICES, cache._NO_ARGS]
+            cache._NO_RLIMITS, cache._NO_CDI_DEVICES, cache._NO_ARGS, cache._NO_TAGS, cache._NO_HINTS]
 
 
 def _both(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
@@ -103,11 +103,14 @@ def test_the_containers_share_the_empties_and_own_their_resources_and_the_copy_i
     assert theirs is not None and own is not None
     assert theirs == own and theirs is not own
     assert theirs.memory is not own.memory and theirs.cpu is not own.cpu
-    # the runtime's resources are its own lists (a merge may extend them); the copy's shared per CRI dict
-    _, again = fastcreate.prepared(sandbox, "d", "cid2", cri)
+    # lists shared per CRI dict; the runtime's unified map its own (an update writes it in place)
+    other, again = fastcreate.prepared(sandbox, "d", "cid2", cri)
     assert again.linux is not None and again.linux.resources is not None
-    assert again.linux.resources.hugepage_limits is own.hugepage_limits
-    assert theirs.hugepage_limits is not own.hugepage_limits
+    assert other.linux is not None and other.linux.resources is not None
+    assert again.linux.resources.hugepage_limits is own.hugepage_limits and again.linux.resources.unified is own.unified
+    assert other.linux.resources.hugepage_limits is theirs.hugepage_limits
+    assert other.linux.resources.devices is theirs.devices
+    assert other.linux.resources.unified is not theirs.unified
     # the same messages as the switch off builds
     off = fastcreate.SHARED_EMPTIES
     try:
@@ -150,3 +153,40 @@ def test_the_adjustment_of_a_container_being_created_is_the_plain_one_with_share
     assert shared_one == own and shared_one is not None
     assert shared_one.annotations is cache._NO_ANNOTATIONS and shared_one.mounts is not own.mounts
     assert not any(_empties())
+
+
+@pytest.mark.parametrize("plain_shape", (True, False))
+def test_hugepage_limits_and_device_rules_of_a_reply_go_to_the_containers_own_lists(
+        plain_shape: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the fast merge (a reply of the plain shape) and the plain merge (another shape) both write
+    # them: the container gets new lists, the ones shared per CRI dict stay as they were
+    plain = ResourceManager.create_container
+
+    def limited(self: ResourceManager, pod: api.PodSandbox, ctr: api.Container) -> Any:
+        adjust, updates = plain(self, pod, ctr)
+        adjust = adjust or api.ContainerAdjustment()
+        adjust.add_linux_hugepage_limit("4MB", 1 << 22)
+        adjust.ensure_linux().resources.devices.append(api.LinuxDeviceCgroup(True, "c", 1, 3, "rwm"))  # type: ignore[union-attr]
+        if not plain_shape:
+            adjust.add_annotation("seen-by", "test")
+        return adjust, updates
+
+    def outcome(on: bool) -> str:
+        with monkeypatch.context() as m:
+            _both(m, on)
+            rn = _node(runs.MACHINES[1], "topology-aware")
+            shapes: dict[str, Any] = {}
+            first = _create(rn, _pod("a"), shapes)
+            m.setattr(ResourceManager, "create_container", limited)
+            second = _create(rn, _pod("b"), shapes)
+            m.setattr(ResourceManager, "create_container", plain)
+            third = _create(rn, _pod("c"), shapes)
+            res = {k: rn.pods[f"default/{k}"].containers[0].ctr.resources() for k in "abc"}
+            assert len(res["b"].hugepage_limits) == len(res["a"].hugepage_limits) + 1 and res["b"].devices
+            assert not res["a"].devices and not res["c"].devices
+            assert len(res["c"].hugepage_limits) == len(res["a"].hugepage_limits)
+            return json.dumps([first, second, third, _state(rn)], sort_keys=True, default=str)
+
+    shared = outcome(True)
+    assert "4MB" in shared
+    assert shared == outcome(False)

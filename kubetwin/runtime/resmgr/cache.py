@@ -91,8 +91,12 @@ _ESTIMATES: dict[tuple[int, int, int, int, str, int, int], Requirements] = {}
 #: resources' hugepage limits, unified map and device rules. The cache writes a request's
 #: resources' scalars and classes and adds mounts (its own list); the runtime's merge of the reply
 #: (:class:`..nri.result.Result`, :func:`..nri.fastmerge.apply_adjustment`) only reads it. A fast
-#: path: 12 objects fewer made per creation (False: its own empty ones, as :meth:`_pending` makes)
+#: path: 12 objects fewer made per creation (False: its own empty ones, as :meth:`_pending` makes).
+#: Also a cached container's ``tags`` and ``topology_hints``: made empty, only ever read (node
+#: copies share them already, :mod:`...sim.runtime_copy`), one shared empty map each
 SHARED_EMPTIES = True
+_NO_TAGS: dict[str, str] = {}
+_NO_HINTS: dict[str, Any] = {}
 _NO_HUGEPAGES: list[Any] = []
 _NO_UNIFIED: dict[str, str] = {}
 _NO_RULES: list[Any] = []
@@ -289,8 +293,9 @@ class CachedContainer:
         self.name: str = ctr.name
         self.state = state
         self.ctime = next(_ctime)
-        self.tags: dict[str, str] = {}
-        self.topology_hints: dict[str, Any] = {}
+        # never written after this (only read): one shared empty pair with SHARED_EMPTIES
+        self.tags: dict[str, str] = _NO_TAGS if SHARED_EMPTIES else {}
+        self.topology_hints: dict[str, Any] = _NO_HINTS if SHARED_EMPTIES else {}
         self.request: ContainerAdjustment | ContainerUpdate | None = None
         self.pending = False
         self.resource_updates: Requirements | None = None
