@@ -1,6 +1,6 @@
 """The shared empty parts of the messages a creation on :mod:`kubetwin.runtime.fastpod`'s path makes
 (:data:`kubetwin.runtime.fastcreate.SHARED_EMPTIES`, :data:`kubetwin.runtime.fastpod.SHARED_EMPTIES`, the
-resource manager's adjustment: :data:`kubetwin.runtime.resmgr.cache.SHARED_EMPTIES`):
+cached container's tags and hints: :data:`kubetwin.runtime.resmgr.cache.SHARED_EMPTIES`):
 random create/delete sequences of both policies give the same records, messages, caches, topology and
 rejections with them on and off; nothing ever writes them (they are still empty after the runs and after
 replies merged by the plain merge, which writes the container's own); a sandbox of a pod with annotations
@@ -30,9 +30,7 @@ def _empties() -> list[Any]:
             fastcreate._KEPT_IPS, fastcreate._KEPT_ARGS, fastcreate._KEPT_ENV, fastcreate._KEPT_MOUNTS,
             fastcreate._KEPT_DEVICES, hooks.prestart, hooks.create_runtime, hooks.create_container,
             hooks.start_container, hooks.poststart, hooks.poststop, fastpod._NO_ADJUSTMENT, fastpod._NO_REPLIES,
-            fastpod._NO_OWNERS, cache._NO_HUGEPAGES, cache._NO_UNIFIED, cache._NO_RULES, cache._NO_ANNOTATIONS,
-            cache._NO_ENV, cache._NO_DEVICES, cache._NO_NAMESPACES, cache._NO_SYSCTL, cache._NO_NET_DEVICES,
-            cache._NO_RLIMITS, cache._NO_CDI_DEVICES, cache._NO_ARGS, cache._NO_TAGS, cache._NO_HINTS]
+            fastpod._NO_OWNERS, cache._NO_TAGS, cache._NO_HINTS]
 
 
 def _both(monkeypatch: pytest.MonkeyPatch, on: bool) -> None:
@@ -131,28 +129,6 @@ def test_a_sandbox_of_a_pod_with_annotations_owns_a_copy_of_them() -> None:
     bare = fastcreate.sandbox(rn, _pod("t"), "Guaranteed")
     assert bare.annotations is fastcreate._KEPT_ANNOTATIONS and bare.ips is fastcreate._KEPT_IPS
     assert bare == rn._sandbox(_pod("t"), "Guaranteed")
-
-
-def test_the_adjustment_of_a_container_being_created_is_the_plain_one_with_shared_empties(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    rn = _node(runs.MACHINES[0], "balloons")
-    shapes: dict[str, Any] = {}
-    assert _create(rn, _pod("a"), shapes) is None
-    assert rn.resmgr is not None
-    c = next(iter(rn.resmgr.containers()))
-    made = []
-    for shared in (True, False):
-        monkeypatch.setattr(cache, "SHARED_EMPTIES", shared)
-        c.request, c.state = None, cache.CREATING
-        c._pending_cpu().cpus = "1-2"
-        c.add_mount(api.Mount("/m", "bind", "/src", ["ro"]))
-        made.append(c.take_pending_adjustment())
-    c.state = cache.RUNNING
-    rn.resmgr.cache.pending.clear()
-    shared_one, own = made
-    assert shared_one == own and shared_one is not None
-    assert shared_one.annotations is cache._NO_ANNOTATIONS and shared_one.mounts is not own.mounts
-    assert not any(_empties())
 
 
 @pytest.mark.parametrize("plain_shape", (True, False))

@@ -85,30 +85,12 @@ QUICK_REQUESTS = True
 #: the runtime ends with. False: every call makes its request, as upstream)
 SAME_SKIPPED = True
 _ESTIMATES: dict[tuple[int, int, int, int, str, int, int], Requirements] = {}
-#: the adjustment :meth:`CachedContainer._pending_cpu` makes for a container being created holds
-#: one shared object for each empty part of it nothing writes in place: annotations, environment,
-#: rlimits, CDI devices, arguments, Linux devices, namespaces, sysctls, network devices, and its
-#: resources' hugepage limits, unified map and device rules. The cache writes a request's
-#: resources' scalars and classes and adds mounts (its own list); the runtime's merge of the reply
-#: (:class:`..nri.result.Result`, :func:`..nri.fastmerge.apply_adjustment`) only reads it. A fast
-#: path: 12 objects fewer made per creation (False: its own empty ones, as :meth:`_pending` makes).
-#: Also a cached container's ``tags`` and ``topology_hints``: made empty, only ever read (node
-#: copies share them already, :mod:`...sim.runtime_copy`), one shared empty map each
+#: a cached container's ``tags`` and ``topology_hints`` are made empty and only ever read (node
+#: copies share them already, :mod:`...sim.runtime_copy`): one shared empty map each (a fast
+#: path: two objects fewer made and kept per container; False: its own, as upstream makes them)
 SHARED_EMPTIES = True
 _NO_TAGS: dict[str, str] = {}
 _NO_HINTS: dict[str, Any] = {}
-_NO_HUGEPAGES: list[Any] = []
-_NO_UNIFIED: dict[str, str] = {}
-_NO_RULES: list[Any] = []
-_NO_ANNOTATIONS: dict[str, str] = {}
-_NO_ENV: list[Any] = []
-_NO_DEVICES: list[Any] = []
-_NO_NAMESPACES: list[Any] = []
-_NO_SYSCTL: dict[str, str] = {}
-_NO_NET_DEVICES: dict[str, Any] = {}
-_NO_RLIMITS: list[Any] = []
-_NO_CDI_DEVICES: list[Any] = []
-_NO_ARGS: list[str] = []
 
 
 class CacheError(ValueError):
@@ -429,19 +411,10 @@ class CachedContainer:
         same ones — an adjustment while it is created, an update afterwards)."""
         if QUICK_REQUESTS and self.request is None:
             cpu = LinuxCPU()
+            res = LinuxResources(LinuxMemory(), cpu)
             if self.state == CREATING:
-                if SHARED_EMPTIES:   # every field given: no factory runs
-                    res = LinuxResources(LinuxMemory(), cpu, _NO_HUGEPAGES, None, None, _NO_UNIFIED, _NO_RULES, None)
-                    self.request = ContainerAdjustment(
-                        _NO_ANNOTATIONS, [], _NO_ENV, None,
-                        LinuxContainerAdjustment(_NO_DEVICES, res, "", None, None, None, _NO_NAMESPACES, _NO_SYSCTL,
-                                                 _NO_NET_DEVICES, None, None, None),
-                        _NO_RLIMITS, _NO_CDI_DEVICES, _NO_ARGS)
-                else:
-                    res = LinuxResources(LinuxMemory(), cpu)
-                    self.request = ContainerAdjustment(linux=LinuxContainerAdjustment(resources=res))
+                self.request = ContainerAdjustment(linux=LinuxContainerAdjustment(resources=res))
             else:
-                res = LinuxResources(LinuxMemory(), cpu)
                 self.request = ContainerUpdate(self.id, LinuxContainerUpdate(res))
             self.pending = True
             self.cache.pending[self.id] = self
