@@ -331,11 +331,14 @@ def main() -> None:
         cache.ESTIMATES_KEPT = False
         cache.QUICK_REQUESTS = False
         cache.SAME_SKIPPED = False
+        cache.SHARED_EMPTIES = False
         fastmerge.ENABLED = False
         from kubetwin.runtime import fastcreate, fastpod
 
         fastcreate.ENABLED = False
+        fastcreate.SHARED_EMPTIES = False
         fastpod.ENABLED = False
+        fastpod.SHARED_EMPTIES = False
         from kubetwin.runtime.policies.balloons import fast as balloons_fast
         from kubetwin.runtime.policies.balloons import fastalloc as balloons_fastalloc
         from kubetwin.runtime.policies.balloons import fastpin as balloons_fastpin
@@ -347,6 +350,7 @@ def main() -> None:
         balloons_treekernel.ENABLED = False
         balloons_fastpin.ENABLED = False
         balloons_fastalloc.ENABLED = False
+        balloons_fastalloc.WHOLE_BRANCH = False
     policy = resolve_policy(a.policy, None, "--policy", Path.cwd())
     static = _time("kubelet static + single-numa-node",
                    lambda: _scenario("static", _nodes(a.nodes, STATIC), _pods(a.pods)), a.repeat)

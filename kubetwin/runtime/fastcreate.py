@@ -90,27 +90,64 @@ def sandbox(node: RuntimeNode, pod: Pod, qos: str) -> api.PodSandbox:
     labels = {**meta.labels, "io.kubernetes.pod.name": name, "io.kubernetes.pod.namespace": namespace,
               "io.kubernetes.pod.uid": uid}
     sid = sha256(f"sandbox\x00{uid}".encode()).hexdigest()
+    if SHARED_EMPTIES:   # a sandbox message never changes once sent: its empty parts shared
+        annotations = meta.annotations
+        return api.PodSandbox(sid, name, uid, namespace, labels, {**annotations} if annotations else _KEPT_ANNOTATIONS,
+                              "", api.LinuxPodSandbox(None, None, parent, "", _KEPT_NAMESPACES, None), 0, _KEPT_IPS)
     return api.PodSandbox(sid, name, uid, namespace, labels, {**meta.annotations}, "",
                           api.LinuxPodSandbox(None, None, parent, "", [], None), 0, [])
 
 
 # --- the NRI resources of a CRI dict --------------------------------------------------------------
 ResourcesMaker = Callable[[], LinuxResources]
-_MAKERS: dict[int, tuple[dict[str, Any], ResourcesMaker]] = {}
+_MAKERS: dict[int, tuple[dict[str, Any], ResourcesMaker, ResourcesMaker, ResourcesMaker]] = {}
 
 
 def resources_maker(cri: dict[str, Any]) -> ResourcesMaker:
     """A builder of :func:`.node.nri_resources_from_cri` ``(cri)`` (a new message each call),
     kept per CRI dict (by identity, the dict held so its id stays its own; the dict is read
     once, so it must not change afterwards — the kubelet's CRI resources of a pod shape never do)."""
+    return _makers(cri)[1]
+
+
+def _makers(cri: dict[str, Any]) -> tuple[dict[str, Any], ResourcesMaker, ResourcesMaker, ResourcesMaker]:
+    """(``cri``, its :func:`resources_maker`, the same for the cache's copy and for the runtime's
+    container made by :func:`prepared`: :func:`_kept_maker`)."""
     got = _MAKERS.get(id(cri))
     if got is not None and got[0] is cri:
-        return got[1]
+        return got
     if len(_MAKERS) >= 4096:   # bounded: pod shapes are few, but nothing promises it
         _MAKERS.clear()
-    maker = _maker(cri)
-    _MAKERS[id(cri)] = (cri, maker)
-    return maker
+    got = _MAKERS[id(cri)] = (cri, _maker(cri), _kept_maker(cri, False), _kept_maker(cri, True))
+    return got
+
+
+def _kept_maker(cri: dict[str, Any], runtime: bool) -> ResourcesMaker:
+    """:func:`_maker` for a container made by :func:`prepared` (:data:`SHARED_EMPTIES`): memory and
+    CPU its own (setters and merges write them); the hugepage limits and device rules one list per
+    CRI dict (written in place only by the plain merge, before which :func:`unshare` gives the
+    runtime's container its own; the fast merge and updates replace them); the unified map one
+    per CRI dict for the resource manager's copy (nobody writes it), its own for the ``runtime``'s
+    container (an update writes it in place)."""
+    plain = _maker(cri)
+    proto = plain()
+    limits, unified, devices = proto.hugepage_limits, proto.unified, proto.devices
+    mem, cpu = proto.memory, proto.cpu
+    assert mem is not None and cpu is not None
+    limit, swap = mem.limit, mem.swap
+    shares, quota, period, cpus, mems = cpu.shares, cpu.quota, cpu.period, cpu.cpus, cpu.mems
+    if runtime:
+        def make() -> LinuxResources:
+            return LinuxResources(LinuxMemory(limit, None, swap),
+                                  LinuxCPU(shares, quota, period, None, None, cpus, mems),
+                                  limits, None, None, {**unified}, devices, None)
+        return make
+
+    def kept() -> LinuxResources:
+        return LinuxResources(LinuxMemory(limit, None, swap), LinuxCPU(shares, quota, period, None, None, cpus, mems),
+                              limits, None, None, unified, devices, None)
+
+    return kept
 
 
 def _maker(cri: dict[str, Any]) -> ResourcesMaker:
@@ -135,10 +172,10 @@ def _maker(cri: dict[str, Any]) -> ResourcesMaker:
 
 # --- the container and the resource manager's copy of it --------------------------------------------
 def _identity(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]
-              ) -> tuple[Callable[[], Any], Any, str, dict[str, str], dict[str, str]]:
+              ) -> tuple[tuple[Any, ResourcesMaker, ResourcesMaker, ResourcesMaker], Any, str, dict[str, str], dict[str, str]]:
     """What every message of container ``cname`` (id ``cid``) of ``sandbox`` is built from: the
-    maker of its resources, its OOM score adjustment, cgroup path, labels and annotations (as
-    :meth:`.node.RuntimeNode._container` sets them)."""
+    makers of its resources (:func:`_makers`), its OOM score adjustment, cgroup path, labels and
+    annotations (as :meth:`.node.RuntimeNode._container` sets them)."""
     uid, name, namespace, sid = sandbox.uid, sandbox.name, sandbox.namespace, sandbox.id
     parent = sandbox.linux.cgroup_parent if sandbox.linux else ""
     labels = {"io.kubernetes.container.name": cname, "io.kubernetes.pod.name": name,
@@ -147,7 +184,7 @@ def _identity(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]
                    "io.kubernetes.cri.sandbox-id": sid, "io.kubernetes.cri.sandbox-name": name,
                    "io.kubernetes.cri.sandbox-namespace": namespace,
                    "io.kubernetes.cri.sandbox-uid": uid}
-    return resources_maker(cri), cri.get("oomScoreAdj"), f"{parent}/{cid}" if parent else "", labels, annotations
+    return _makers(cri), cri.get("oomScoreAdj"), f"{parent}/{cid}" if parent else "", labels, annotations
 
 
 def container(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]
@@ -157,7 +194,8 @@ def container(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]
     prepared it (:func:`.nri.fastmerge.prepare`: empty hooks, ``linux`` and resources present),
     made right after that (None when the container is no longer as built: make the copy)."""
     sid = sandbox.id
-    make, oom, path, labels, annotations = _identity(sandbox, cname, cid, cri)
+    makers, oom, path, labels, annotations = _identity(sandbox, cname, cid, cri)
+    make = makers[1]
     lx = LinuxContainer([], [], make(), oom, path)
     ctr = Container(cid, sid, cname, "CONTAINER_UNKNOWN", labels, annotations, linux=lx)
 
@@ -180,9 +218,25 @@ def container(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]
 
 def prepared(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any]) -> tuple[Container, Container]:
     """:func:`container` as the adaptation prepares it (:func:`.nri.fastmerge.prepare`: empty hooks)
-    and its resources-only copy, made at once (:mod:`.fastpod`: nothing comes between them)."""
+    and its resources-only copy, made at once (:mod:`.fastpod`: nothing comes between them). With
+    :data:`SHARED_EMPTIES` the copy's parts nobody writes are shared (see there)."""
     sid = sandbox.id
-    make, oom, path, labels, annotations = _identity(sandbox, cname, cid, cri)
+    makers, oom, path, labels, annotations = _identity(sandbox, cname, cid, cri)
+    if SHARED_EMPTIES:
+        # every field given (no factory runs): both containers' empty lists and maps the shared
+        # ones below, their labels shared (as the plain copy shares them), the copy's own
+        # annotations, each one's own resources
+        ctr = Container(cid, sid, cname, "CONTAINER_UNKNOWN", labels, annotations, _KEPT_ARGS, _KEPT_ENV, _KEPT_MOUNTS,
+                        _KEPT_HOOKS, LinuxContainer(_KEPT_NAMESPACES, _KEPT_DEVICES, makers[3](), oom, path, None, None,
+                                                    _KEPT_SYSCTL, _KEPT_NET_DEVICES, None, None),
+                        0, _KEPT_RLIMITS, 0, 0, 0, 0, "", "", _KEPT_CDI_DEVICES)
+        mine = Container(cid, sid, cname, "CONTAINER_UNKNOWN", labels, {**annotations}, _KEPT_ARGS, _KEPT_ENV,
+                         _KEPT_MOUNTS, _KEPT_HOOKS,
+                         LinuxContainer(_KEPT_NAMESPACES, _KEPT_DEVICES, makers[2](), oom, path, None, None,
+                                        _KEPT_SYSCTL, _KEPT_NET_DEVICES, None, None),
+                         0, _KEPT_RLIMITS, 0, 0, 0, 0, "", "", _KEPT_CDI_DEVICES)
+        return ctr, mine
+    make = makers[1]
     namespaces: list[api.LinuxNamespace] = []
     devices: list[api.LinuxDevice] = []
     args: list[str] = []
@@ -193,6 +247,60 @@ def prepared(sandbox: api.PodSandbox, cname: str, cid: str, cri: dict[str, Any])
     mine = Container(cid, sid, cname, "CONTAINER_UNKNOWN", labels, {**annotations}, args, env, mounts,
                      Hooks([], [], [], [], [], []), LinuxContainer(namespaces, devices, make(), oom, path))
     return ctr, mine
+
+
+def unshare(ctr: Container) -> None:
+    """Give the runtime's container made by :func:`prepared` its own hooks, rlimits, sysctls,
+    network devices, hugepage limits and device rules in place of the shared ones
+    (:data:`SHARED_EMPTIES`): before the plain merge of a reply (:class:`.nri.result.Result`),
+    which writes them in place."""
+    if ctr.hooks is _KEPT_HOOKS:
+        ctr.hooks = Hooks([], [], [], [], [], [])
+    if ctr.rlimits is _KEPT_RLIMITS:
+        ctr.rlimits = []
+    lx = ctr.linux
+    if lx is not None:
+        if lx.sysctl is _KEPT_SYSCTL:
+            lx.sysctl = {}
+        if lx.net_devices is _KEPT_NET_DEVICES:
+            lx.net_devices = {}
+        res = lx.resources
+        if res is not None:   # shared per CRI dict: a copy of each
+            res.hugepage_limits = [*res.hugepage_limits]
+            res.devices = [*res.devices]
+
+
+#: a sandbox made here (:func:`sandbox`: a message never changed once sent, shared by node copies,
+#: :mod:`..sim.runtime_copy`) holds one shared empty map of annotations (a pod without any), list
+#: of namespaces and list of IPs; a container created on :mod:`.fastpod`'s path (:func:`prepared`)
+#: and the resource manager's copy of it hold one shared object for each part nobody writes in
+#: place: arguments, environment, mounts, namespaces, devices (the plain merge of a reply and the
+#: fast one only ever replace those lists, as :func:`.nri.message_copy.resources_only_copy`
+#: relies on), hooks, rlimits, CDI devices, sysctls, network devices, and their resources'
+#: hugepage limits and device rules (one list per CRI dict; the copy's unified map too). Only the
+#: plain merge (:class:`.nri.result.Result`) writes hooks, rlimits, sysctls, network devices,
+#: hugepage limits or device rules of the runtime's container in place, during the creation:
+#: :mod:`.fastpod` gives the container its own first (:func:`unshare`); the fast merge writes
+#: none of the first four and replaces the last two (:func:`.nri.fastmerge.plain_adjustment`,
+#: :func:`.nri.fastmerge.apply_adjustment`), updates replace the hugepage limits; after the
+#: creation nothing writes any of them (node copies share them already, :mod:`..sim.runtime_copy`).
+#: The copy is the cache's, which writes nothing in it but its resources' memory and CPU parts
+#: and classes (:mod:`.resmgr.cache`); the plain copy makes those parts its own only because the
+#: runtime's may be written. 3 objects fewer made and kept per pod, some 30 per container
+#: (False: their own, as before)
+SHARED_EMPTIES = True
+_KEPT_HOOKS = Hooks([], [], [], [], [], [])
+_KEPT_RLIMITS: list[api.POSIXRlimit] = []
+_KEPT_CDI_DEVICES: list[api.CDIDevice] = []
+_KEPT_SYSCTL: dict[str, str] = {}
+_KEPT_NET_DEVICES: dict[str, api.LinuxNetDevice] = {}
+_KEPT_ANNOTATIONS: dict[str, str] = {}
+_KEPT_NAMESPACES: list[api.LinuxNamespace] = []
+_KEPT_IPS: list[str] = []
+_KEPT_ARGS: list[str] = []
+_KEPT_ENV: list[str] = []
+_KEPT_MOUNTS: list[api.Mount] = []
+_KEPT_DEVICES: list[api.LinuxDevice] = []
 
 
 _N_CONTAINER = len(fields(Container))

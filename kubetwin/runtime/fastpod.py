@@ -58,6 +58,16 @@ if TYPE_CHECKING:
 #: create a pod with the resource manager called directly (False: the adaptation's relay)
 ENABLED = True
 
+#: the runtime's record of a container created here holds one shared empty adjustment, list of
+#: replies and map of owners: only a traced node fills them, and it replaces them, never writes
+#: them in place (:meth:`.node.RuntimeNode.start_pod`, ``update_container_resources``; node copies
+#: share them already, :mod:`..sim.runtime_copy`). Three objects fewer made and kept per container
+#: (False: its own empty ones, as before)
+SHARED_EMPTIES = True
+_NO_ADJUSTMENT: dict[str, Any] = {}
+_NO_REPLIES: list[dict[str, Any]] = []
+_NO_OWNERS: dict[str, Any] = {}
+
 
 def lone_plugin(node: RuntimeNode) -> Registered | None:
     """The resource manager's registration when it is the node's lone plugin for a creation's
@@ -112,7 +122,10 @@ def start_pod(node: RuntimeNode, r: Registered, pod: Pod, cri: Any) -> Rejection
         cname = c.name
         cid = sha256(f"container\x00{uid}\x00{cname}".encode()).hexdigest()   # as node._hex_id makes it
         ctr, mine = fastcreate.prepared(sandbox, cname, cid, resources)
-        record = ContainerRecord(cname, kind, ctr, "created", {}, [], resources, qos, {})
+        if SHARED_EMPTIES:
+            record = ContainerRecord(cname, kind, ctr, "created", _NO_ADJUSTMENT, _NO_REPLIES, resources, qos, _NO_OWNERS)
+        else:
+            record = ContainerRecord(cname, kind, ctr, "created", {}, [], resources, qos, {})
         try:
             updates = _create(r, rm, sandbox, ctr, mine, _records(node))
         except PluginError as exc:
@@ -187,6 +200,7 @@ def _create(r: Registered, rm: ResourceManager, pod: PodSandbox, ctr: Container,
             if adjust is not None:
                 fastmerge.apply_adjustment(ctr, adjust)
             return updates
+        fastcreate.unshare(ctr)   # the merge writes parts of it in place
         result = Result(create=ctr)
         result.apply_create(adjust, updates, r.name)
     except (PluginError, RequestError, ConflictError) as exc:

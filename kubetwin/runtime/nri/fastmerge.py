@@ -150,10 +150,12 @@ def apply_adjustment(ctr: Container, adjust: ContainerAdjustment) -> None:
                 tc.cpus = cpu.cpus
             if cpu.mems:
                 tc.mems = cpu.mems
+        # new lists, not extended in place: a container made by :func:`..fastcreate.prepared`
+        # shares them with others of its CRI resources (:data:`..fastcreate.SHARED_EMPTIES`)
         if res.hugepage_limits:
-            target.hugepage_limits.extend(res.hugepage_limits)
+            target.hugepage_limits = [*target.hugepage_limits, *res.hugepage_limits]
         if res.devices:
-            target.devices.extend(res.devices)
+            target.devices = [*target.devices, *res.devices]
         if res.unified:
             target.unified.update(res.unified)
         if res.blockio_class is not None:

@@ -85,6 +85,12 @@ QUICK_REQUESTS = True
 #: the runtime ends with. False: every call makes its request, as upstream)
 SAME_SKIPPED = True
 _ESTIMATES: dict[tuple[int, int, int, int, str, int, int], Requirements] = {}
+#: a cached container's ``tags`` and ``topology_hints`` are made empty and only ever read (node
+#: copies share them already, :mod:`...sim.runtime_copy`): one shared empty map each (a fast
+#: path: two objects fewer made and kept per container; False: its own, as upstream makes them)
+SHARED_EMPTIES = True
+_NO_TAGS: dict[str, str] = {}
+_NO_HINTS: dict[str, Any] = {}
 
 
 class CacheError(ValueError):
@@ -269,8 +275,9 @@ class CachedContainer:
         self.name: str = ctr.name
         self.state = state
         self.ctime = next(_ctime)
-        self.tags: dict[str, str] = {}
-        self.topology_hints: dict[str, Any] = {}
+        # never written after this (only read): one shared empty pair with SHARED_EMPTIES
+        self.tags: dict[str, str] = _NO_TAGS if SHARED_EMPTIES else {}
+        self.topology_hints: dict[str, Any] = _NO_HINTS if SHARED_EMPTIES else {}
         self.request: ContainerAdjustment | ContainerUpdate | None = None
         self.pending = False
         self.resource_updates: Requirements | None = None

@@ -233,3 +233,67 @@ def test_an_inflated_shared_balloon_is_pinned_once_where_the_pins_write_the_same
         pins.append(sum(pinned))
     assert runs[1] == runs[0]
     assert pins[1] < pins[0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_inflate_of_exactly_the_chosen_cpus_takes_them_without_the_cpu_allocator(seed: int,
+                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # a new Guaranteed balloon inflated to a branch of the tree with exactly as many free CPUs
+    # as it needs: AllocateCpus would answer those CPUs themselves (WHOLE_BRANCH)
+    from kubetwin.runtime.config import load_policy
+    from kubetwin.runtime.cpuallocator import CPUAllocator
+
+    m = load_machine("2s2n16c2t")
+    doc = {"apiVersion": "config.nri/v1alpha1", "kind": "BalloonsPolicy", "metadata": {"name": "default"},
+           "spec": load_policy("balloons").spec}
+    steps = list(_steps(random.Random(f"whole/{seed}"), 60, [], plain_share=1.0))
+    asked: list[int] = []
+    allocate = CPUAllocator.allocate_cpus
+
+    def counting(self: Any, frm: CPUSet, cnt: int, prefer: int = 0) -> Any:
+        asked.append(cnt)
+        return allocate(self, frm, cnt, prefer)
+
+    monkeypatch.setattr(CPUAllocator, "allocate_cpus", counting)
+    runs, counts = [], []
+    for whole in (False, True):
+        monkeypatch.setattr(fastalloc, "WHOLE_BRANCH", whole)
+        monkeypatch.setattr(fast, "MAX_ANSWERS", 0)   # no remembered answers: every ask reaches the allocator
+        asked.clear()
+        runs.append(_run(m, doc, steps, CPUSet(), True, monkeypatch))
+        counts.append(len(asked))
+    assert runs[1] == runs[0]
+    assert counts[1] < counts[0]
+
+
+@pytest.mark.parametrize("machine", MACHINE_FILES[:3])
+def test_random_balloon_types_and_pods_allocate_the_same_with_and_without_whole_branches(
+        machine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    m = _machine(machine)
+    rng = random.Random(f"whole-random/{machine}")
+    cpus = System(m).cpu_set.size()
+    doc = _policy_doc(rng, cpus)
+    names = [bt["name"] for bt in doc["spec"]["balloonTypes"]]
+    steps = list(_steps(rng, 45, names))
+    runs = []
+    for whole in (False, True):
+        monkeypatch.setattr(fastalloc, "WHOLE_BRANCH", whole)
+        runs.append(_run(m, doc, steps, CPUSet(), True, monkeypatch))
+    assert runs[1] == runs[0]
+
+
+def test_only_the_plain_cpu_allocator_is_taken_to_answer_a_whole_branch_with_itself() -> None:
+    from kubetwin.runtime.cpuallocator import CPUAllocator
+
+    class Other(CPUAllocator):
+        pass
+
+    system = System(load_machine("2s2n16c2t"))
+    plain, other = CPUAllocator(system), Other(system)
+    assert fastalloc._asks_plain(plain)
+    assert fastalloc._asks_plain(fast.RememberingCPUAllocator(plain))
+    assert not fastalloc._asks_plain(other)
+    assert not fastalloc._asks_plain(fast.RememberingCPUAllocator(other))
+    # what the plain allocator answers for a set of exactly the CPUs asked
+    frm = CPUSet([3, 4, 9])
+    assert plain.allocate_cpus(frm, 3)[0] == frm
