@@ -16,8 +16,8 @@ runs); the figure that counts is CPU time (the machine is shared, wall time is n
 :mod:`kubetwin.sim.runtime_memo`; nodes copied with ``copy.deepcopy``, not
 :mod:`kubetwin.sim.runtime_copy`; none of the placement fast paths below), for A/B runs.
 
-The target (issue 12): the runtime step adds at most 30 % to the kubelet-none run. After session 13
-(below): topology-aware met (+21-27 %), balloons at the edge (+28-33 %, not met on every run). The
+The target (issue 12): the runtime step adds at most 30 % to the kubelet-none run. After session 14
+(below): topology-aware +17 %, balloons +21-27 % (medians of three), both met. The
 last line also prints the step as a share of the end-to-end benchmark (the first run). Each
 repeat runs on its own: the last run's result and scenario are dropped and collected before the
 next is built (session 13: a repeat used to run beside the previous one's result).
@@ -194,6 +194,17 @@ pairs each (``step.py``, quiet, CPU s): balloons step 1.62 / 1.72 -> 1.39 / 1.31
 topology-aware +27 % (4.94 -> 6.26 s); later runs in one process are slower than the first
 (6.39 / 6.82 / 7.00 s for three balloons runs, the same objects alive), so medians of three
 read a few points higher. Placement figures identical.
+
+Session 14 (docs/scale.md, the "fourteenth session" sections): a run's nodes no longer outlive it
+(balloons' remembered order checks belong to their table: held at module level they kept ~150,000
+objects of the last run alive, and every later run in the process paid for their scattered heap —
+three balloons runs now read 6.59 / 6.65 / 6.55 s); copies 15-19 % cheaper (objects allocated
+bare, memory parts shared by the table's never-resized nodes, slots copied at their offsets);
+hits read their node by index and a one-row edge's form; the memory bound asked once a miss;
+creations make fewer empty objects and skip the CPU allocator for a whole branch. This script,
+quiet, medians of three, alternated with main ea68ab0: balloons +27 / +27 / +22 / +21 % (main
++33 / +27 / +28 %), ``--repeat 1`` +27 %; topology-aware +17 %. **Met for both policies.**
+Placement figures identical.
 """
 
 from __future__ import annotations
