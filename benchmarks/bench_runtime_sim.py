@@ -202,9 +202,12 @@ three balloons runs now read 6.59 / 6.65 / 6.55 s); copies 15-19 % cheaper (obje
 bare, memory parts shared by the table's never-resized nodes, slots copied at their offsets);
 hits read their node by index and a one-row edge's form; the memory bound asked once a miss;
 creations make fewer empty objects and skip the CPU allocator for a whole branch. This script,
-quiet, medians of three, alternated with main ea68ab0: balloons +27 / +27 / +22 / +21 % (main
-+33 / +27 / +28 %), ``--repeat 1`` +27 %; topology-aware +17 %. **Met for both policies.**
-Placement figures identical.
+quiet, medians of three, alternated with main ea68ab0: balloons +27 / +27 / +22 / +21 / +25 /
++23 % (main +33 / +27 / +28 / +27 / +27 %), ``--repeat 1`` +27 %; topology-aware +17 %. **Met for
+both policies** by this script in every run. Single-sample pairs (kubelet none, then the policy,
+first runs of a fresh process) read balloons +28 to +32 % and topology-aware +20 %: the margin is
+a few points, and one code's step moves by +-0.15 s between processes. Placement figures
+identical.
 """
 
 from __future__ import annotations
