@@ -199,11 +199,7 @@ def balloons_creation_key(rn: "RuntimeNode", evs: dict[str, int], parent: Any, p
         if ids:
             for k, cid in enumerate(ids):
                 where[cid] = (bi, k)
-        # :func:`.runtime_fig_balloons.balloon_entry`'s value, made here: one call fewer a balloon
-        # (~9 a miss; the tests hold the key equal to the walk's, which calls it)
-        groups = b.groups
-        t = (types[id(b.defn)], b.instance, b.cpus._mask, b.mems, b.shared_idle_cpus._mask,
-             tuple(sorted([(g, n) for g, n in groups.items() if n])) if groups else ())
+        t = runtime_fig_balloons.balloon_entry(types, b)
         if bi < n_old:
             o = old_balloons[bi]
             if o[0] != t[0] or o[1] != t[1]:

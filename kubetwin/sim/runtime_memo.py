@@ -134,6 +134,16 @@ class Real:
         #: since (:mod:`.runtime_inckey`), for the new state's key
         self.since: tuple[Any, set[str]] | None = None
 
+    def copy(self, table: "Table") -> "Real":
+        """A copy of this real node (its own runtime node, keys and event numbers) for another
+        node of ``table``: the table's nodes are never resized in place, so the copy shares what
+        only a resize writes (``clone_runtime_node(resizable=False)``)."""
+        from .runtime_policies import clone_runtime_node
+
+        sn = table.node
+        return Real(clone_runtime_node(self.rn, sn.runtime, sn.kubelet, resizable=False), list(self.keys),
+                    dict(self.evs))
+
 
 @dataclass(slots=True)
 class Edge:
@@ -760,10 +770,7 @@ class MemoNodes:
         if st.snapshot is not None or (st.parked is None and _snapshot(v.table, st, real)):
             return
         if st.parked is None and len(v.path) - 1 <= CLONE_DEPTH:
-            from .runtime_policies import clone_runtime_node
-
-            sn = v.table.node
-            st.parked = Real(clone_runtime_node(real.rn, sn.runtime, sn.kubelet, resizable=False), list(real.keys), dict(real.evs))
+            st.parked = real.copy(v.table)
 
     def _real(self, v: Virtual) -> Real:
         """A real node in ``v``'s state: the one it holds, the one parked there, or the one parked
@@ -779,11 +786,8 @@ class MemoNodes:
         if st.parked is None and st.held is not None:
             # another node holds a real node in this state (it came here by a miss and has not
             # moved on): a copy of it, no replay
-            from .runtime_policies import clone_runtime_node
-
-            sn = table.node
             table.copied_held += 1
-            return Real(clone_runtime_node(st.held.rn, sn.runtime, sn.kubelet, resizable=False), list(st.held.keys), dict(st.held.evs))
+            return st.held.copy(table)
         k = len(v.path) - 1
         # on balloons states: not from before the node's last ordered creation (another order there)
         floor = runtime_canon_balloons.replay_floor(v.history) if table.guard is not None else 0
@@ -807,10 +811,7 @@ class MemoNodes:
                 real = parked
             else:
                 # a shallow state keeps its node for the many later misses below it: a copy goes on
-                from .runtime_policies import clone_runtime_node
-
-                sn = table.node
-                real = Real(clone_runtime_node(parked.rn, sn.runtime, sn.kubelet, resizable=False), list(parked.keys), dict(parked.evs))
+                real = parked.copy(table)
         else:
             k = 0
             real = Real(self._fresh(v))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import pickle
 import random
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -18,16 +17,9 @@ from kubetwin.sim import runtime_copy
 from kubetwin.sim.runtime_policies import _template
 
 from .test_runtime_copy import _placements, _pod, _started
-from .test_runtime_copy_native import _random_value, _same_graph
+from .test_runtime_copy_native import _Plain, _random_value, _same_graph
 
 pytestmark = pytest.mark.skipif(runtime_copy._NATIVE_COPY is None, reason="the C kernel is not built here")
-
-
-@dataclass(eq=False)
-class _Plain:
-    items: list[Any] = field(default_factory=list)
-    peer: Any = None
-    name: str = ""
 
 
 class _Later:
